@@ -1,0 +1,166 @@
+# deskd — one Makefile, pkg-config for every library.
+#
+#   make            build ./deskd
+#   make run        install what is missing, then serve on an embedded desktop
+#   make test       install what is missing, then unit + integration + conformance
+#   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      latency and throughput tables, peers side by side
+#   make fuzz       libFuzzer harnesses (clang), bounded time
+#   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
+
+PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
+       libavcodec libavformat libswscale libavutil \
+       x11 xext xtst xcomposite xdamage xfixes xrandr xkbcommon
+
+PREFIX ?= /usr/local
+CFLAGS ?= -O2 -g
+WARNFLAGS = -Wall -Wextra -pedantic -Wundef -Wshadow -Wpointer-arith -Wcast-align \
+	-Wwrite-strings -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 \
+	-Wno-unused-parameter -Wno-overlength-strings
+ifeq ($(CI),true)
+WARNFLAGS += -Werror
+endif
+
+SANITIZER ?=
+ifeq ($(SANITIZER),)
+BUILD = build
+SANFLAGS =
+else ifneq ($(filter $(SANITIZER),address undefined address,undefined undefined,address),)
+BUILD = build-san
+SANFLAGS = -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+$(error SANITIZER must be address, undefined or address,undefined, not '$(SANITIZER)')
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PROJECT_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I$(BUILD) \
+	$(WARNFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread
+LDLIBS = $(PKG_LIBS) -pthread -lm
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ifneq ($(V),1)
+Q = @
+QUIET_CC = @printf '  CC      %s\n' $@;
+QUIET_LINK = @printf '  LINK    %s\n' $@;
+QUIET_GEN = @printf '  GEN     %s\n' $@;
+endif
+
+# Each module is a static library; unit tests link only the module they test.
+MODULES = capture input record server
+capture_SRCS := $(wildcard capture/*.c)
+input_SRCS := $(wildcard input/*.c)
+record_SRCS := $(wildcard record/*.c)
+server_SRCS := $(filter-out server/main.c,$(wildcard server/*.c))
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+capture_OBJS := $(call obj,$(capture_SRCS))
+input_OBJS := $(call obj,$(input_SRCS))
+record_OBJS := $(call obj,$(record_SRCS))
+server_OBJS := $(call obj,$(server_SRCS)) $(BUILD)/web_assets.o
+MAIN_OBJ := $(BUILD)/server/main.o
+LIBS_A := $(BUILD)/libserver.a $(BUILD)/librecord.a $(BUILD)/libinput.a $(BUILD)/libcapture.a
+
+WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg web/*.ico))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FIXTURE := $(BUILD)/tests/fixture
+
+ifeq ($(BUILD),build)
+DESKD = deskd
+else
+DESKD = $(BUILD)/deskd
+endif
+
+.PHONY: all run test check bench fuzz clean install deps unit integration \
+	conformance check-headers e2e
+all: $(DESKD) $(FIXTURE)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) -DDESKD_VERSION='"$(VERSION)"' $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/lib%.a:
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/libcapture.a: $(capture_OBJS)
+$(BUILD)/libinput.a: $(input_OBJS)
+$(BUILD)/librecord.a: $(record_OBJS)
+$(BUILD)/libserver.a: $(server_OBJS)
+
+$(DESKD): $(MAIN_OBJ) $(LIBS_A)
+	$(QUIET_LINK)$(CC) $(SANFLAGS) -o $@ $(MAIN_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
+
+# The dashboard is compiled into the binary: a tiny generator turns web/ into C arrays.
+$(BUILD)/embed: scripts/embed.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) -O2 -o $@ $<
+$(BUILD)/web_assets.c: $(BUILD)/embed $(WEB_FILES)
+	$(QUIET_GEN)$(BUILD)/embed $@ $(WEB_FILES)
+$(BUILD)/web_assets.o: $(BUILD)/web_assets.c
+	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIBS_A)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ $< $(LIBS_A) $(LDLIBS)
+
+$(FIXTURE): tests/fixtures/fixture.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs x11 xkbcommon)
+
+deps:
+	@scripts/install-deps test
+	@scripts/npm-deps
+
+run:
+	@scripts/install-deps run
+	@$(MAKE) --no-print-directory all
+	./deskd $(ARGS)
+
+unit: $(UNIT_BINS)
+	@scripts/run-unit $(UNIT_BINS)
+
+integration: $(DESKD) $(FIXTURE)
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) scripts/run-integration
+
+test:
+	@scripts/install-deps test
+	@scripts/npm-deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory unit integration
+
+check:
+	@scripts/install-deps test
+	@scripts/npm-deps
+	@$(MAKE) --no-print-directory SANITIZER=address,undefined all
+	@$(MAKE) --no-print-directory SANITIZER=address,undefined \
+		$(patsubst build/%,build-san/%,$(UNIT_BINS))
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+bench: all
+	@scripts/install-deps bench
+	@scripts/npm-deps
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) node bench/run.mjs
+
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+fuzz:
+	@scripts/run-fuzz $(FUZZ_SECONDS) $(FUZZ_SRCS)
+
+check-headers:
+	@for h in capture/capture.h input/input.h record/record.h server/*.h; do \
+		echo "#include \"$$h\"" | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only - || exit 1; done
+
+install: $(DESKD)
+	install -D -m 0755 $(DESKD) $(DESTDIR)$(PREFIX)/bin/deskd
+
+clean:
+	rm -rf build build-san build-fuzz deskd
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

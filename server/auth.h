@@ -1,0 +1,18 @@
+#pragma once
+
+/* Tokens: the full token (from --token, --token-file, or generated and saved
+ * 0600 as <data-dir>/token) and the optional --view-token. */
+
+#include <stdbool.h>
+#include "server/http.h"
+
+struct options;
+
+/** Load or create the tokens; returns 0 or -errno (logged). */
+int auth_init(const struct options* opts);
+void auth_deinit(void);
+/** The full token, or NULL with --no-auth. */
+const char* auth_token(void);
+/** Role for a presented token (constant-time compare). NULL -> NONE.
+ *  With --no-auth every caller is FULL. */
+enum http_role auth_check_token(const char* token);

@@ -1,0 +1,95 @@
+#pragma once
+
+/* HTTP on the one port: an acceptor thread peeks at each new connection and
+ * hands WebSocket upgrades to libwebsockets (server/ws.h) and everything else
+ * to libmicrohttpd. This header is the only HTTP API the rest of server/ uses:
+ * routes, requests, responses and streams. Nothing here exposes MHD types.
+ *
+ * Every route but those marked HTTP_ROLE_NONE requires a bearer token; Host,
+ * Origin, auth and the body size limit are checked before a handler runs. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct options;
+
+enum http_role {
+	HTTP_ROLE_NONE = 0,	/* no token needed (healthz, dashboard files) */
+	HTTP_ROLE_VIEW,		/* the view token or the full token */
+	HTTP_ROLE_FULL,		/* the full token */
+};
+
+enum http_route_flags {
+	HTTP_ROUTE_PREFIX = 1 << 0,	/* path matches as a prefix */
+	HTTP_ROUTE_JSONRPC = 1 << 1,	/* transport errors as JSON-RPC bodies (/mcp) */
+};
+
+struct http_request;
+
+/** Handle a request. Runs on the HTTP thread: do not block. Respond exactly
+ *  once, now or later from any thread (hand long work to worker_spawn()). */
+typedef void (*http_handler_fn)(struct http_request* req, void* ud);
+
+struct http_route {
+	const char* method;	/* "GET", "POST", ...; NULL = any */
+	const char* path;
+	enum http_role min_role;
+	unsigned flags;
+	http_handler_fn handler;
+	void* ud;
+};
+
+/** Register a route before http_start(); the first match wins. */
+int http_add_route(const struct http_route* route);
+
+/** Start serving on opts->listen; writes the real URL ("http://127.0.0.1:PORT")
+ *  into url. Returns 0 or -errno. */
+int http_start(const struct options* opts, char* url, size_t url_size);
+/** Stop: closes streams, resumes and finishes suspended connections. */
+void http_stop(void);
+
+/* Request accessors; valid until the response is complete. */
+const char* http_request_method(const struct http_request* req);
+const char* http_request_path(const struct http_request* req);
+/** Case-insensitive header lookup; NULL if absent. */
+const char* http_request_header(const struct http_request* req, const char* name);
+/** Decoded query parameter; NULL if absent. */
+const char* http_request_query(const struct http_request* req, const char* name);
+/** The body (NUL-terminated for convenience); len may be NULL. */
+const char* http_request_body(const struct http_request* req, size_t* len);
+enum http_role http_request_role(const struct http_request* req);
+
+/** Respond with a complete body (copied). headers: NULL or a NULL-terminated
+ *  list of name, value pairs. Any thread, exactly once. */
+void http_respond(struct http_request* req, int status, const char* content_type,
+		const void* body, size_t len, const char* const* headers);
+/** Respond with JSON (body stolen). */
+void http_respond_json(struct http_request* req, int status, json_t* body,
+		const char* const* headers);
+/** {"error":{"code":code,"message":message}} with the given status. */
+void http_respond_error(struct http_request* req, int status, const char* code,
+		const char* message);
+
+/* Streams: a response whose body is written over time (SSE). The stream is
+ * reference-counted: http_respond_stream returns one reference for the
+ * caller; the connection holds its own. */
+struct http_stream;
+typedef void (*http_stream_close_fn)(void* ud);
+
+/** Start a streamed response (e.g. text/event-stream). Any thread, instead of
+ *  http_respond. on_close runs once, on an unspecified thread, when the client
+ *  goes away or after http_stream_end(); it may be NULL. */
+struct http_stream* http_respond_stream(struct http_request* req, int status,
+		const char* content_type, const char* const* headers,
+		http_stream_close_fn on_close, void* ud);
+/** Queue bytes; any thread. Returns 0, or -EPIPE once the client is gone. */
+int http_stream_write(struct http_stream* self, const void* data, size_t len);
+/** Finish the body; later writes fail with -EPIPE. */
+void http_stream_end(struct http_stream* self);
+bool http_stream_is_closed(const struct http_stream* self);
+void http_stream_ref(struct http_stream* self);
+void http_stream_unref(struct http_stream* self);
+
+/** The server's own origin ("http://127.0.0.1:PORT"), valid after http_start. */
+const char* http_own_origin(void);

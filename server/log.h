@@ -1,0 +1,39 @@
+#pragma once
+
+/* Logging to stderr, text or JSON lines; never stdout (stdio mode carries MCP). */
+
+#include <stdbool.h>
+
+enum log_level {
+	LOG_PANIC = 0,
+	LOG_ERROR,
+	LOG_WARNING,
+	LOG_INFO,
+	LOG_DEBUG,
+	LOG_TRACE,
+};
+
+/** Configure level and format; safe to call before any thread starts. */
+void log_init(enum log_level level, bool json);
+
+/** Parse "error", "warning", "info", "debug", "trace"; returns -1 if unknown. */
+int log_level_parse(const char* name);
+
+/** Is a message at this level printed? Cheap; use to skip costly formatting. */
+bool log_enabled(enum log_level level);
+
+/** Write one line; any thread. LOG_PANIC aborts after writing. */
+void log_write(enum log_level level, const char* file, int line,
+		const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#define log_msg(level, ...) log_write(level, __FILE__, __LINE__, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#ifdef NDEBUG
+#define log_trace(...) do { } while (0)
+#else
+#define log_trace(...) log_msg(LOG_TRACE, __VA_ARGS__)
+#endif
+#define log_panic(...) log_msg(LOG_PANIC, __VA_ARGS__)

@@ -1,0 +1,183 @@
+/* deskd: a computer-use server for Linux/X11. */
+
+#include "server/auth.h"
+#include "server/desktop.h"
+#include "server/doctor.h"
+#include "server/events.h"
+#include "server/http.h"
+#include "server/live.h"
+#include "server/log.h"
+#include "server/mcp.h"
+#include "server/options.h"
+#include "server/record_cli.h"
+#include "server/rest.h"
+#include "server/tools.h"
+#include "server/web.h"
+#include "server/worker.h"
+#include "server/ws.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef DESKD_VERSION
+#define DESKD_VERSION "0.0.0"
+#endif
+
+static int write_ready_file(const char* path, const char* url)
+{
+	char tmp[4096];
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	FILE* f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	fprintf(f, "{\"url\":\"%s\",\"mcp\":\"%s/mcp\",\"pid\":%ld,\"display\":\"%s\"}\n",
+			url, url, (long)getpid(), desktop_display_name());
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		int err = -errno;
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}
+
+static void print_banner(const char* url)
+{
+	const char* token = auth_token();
+	fprintf(stderr, "\n  deskd %s on display %s%s\n", DESKD_VERSION,
+			desktop_display_name(),
+			desktop_is_embedded() ? " (embedded Xvfb)" : "");
+	if (token) {
+		fprintf(stderr, "  Dashboard: %s/#token=%s\n", url, token);
+		fprintf(stderr, "  MCP:       %s/mcp\n", url);
+		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp"
+				" --header \"Authorization: Bearer %s\"\n\n", url, token);
+	} else {
+		fprintf(stderr, "  Dashboard: %s/\n", url);
+		fprintf(stderr, "  MCP:       %s/mcp  (no auth)\n", url);
+		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp\n\n",
+				url);
+	}
+}
+
+static int serve(struct options* opts)
+{
+	int rc = 1;
+	bool http = !opts->stdio || opts->listen_given;
+	char url[256] = "";
+
+	if (events_init() < 0 || tools_init() < 0)
+		return 1;
+	if (auth_init(opts) < 0)
+		goto auth_failure;
+	if (desktop_start(opts) < 0) {
+		log_error("no display: give --display :N, or install Xvfb for the embedded one (deskd doctor tells more)");
+		goto desktop_failure;
+	}
+	if (http) {
+		if (rest_register() < 0 || mcp_http_register() < 0
+				|| web_register() < 0 || live_init() < 0)
+			goto http_failure;
+		if (ws_start(opts) < 0)
+			goto http_failure;
+		if (http_start(opts, url, sizeof(url)) < 0) {
+			log_error("cannot listen on %s; pick another with --listen ADDR:PORT (port 0 picks a free one)",
+					opts->listen);
+			goto listen_failure;
+		}
+		print_banner(url);
+	}
+	if (opts->stdio && mcp_stdio_start() < 0)
+		goto stdio_failure;
+	if (opts->ready_file && write_ready_file(opts->ready_file, url) < 0)
+		log_warn("cannot write the ready file %s", opts->ready_file);
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	int sig = 0;
+	sigwait(&set, &sig);
+	log_info("%s: shutting down", strsignal(sig));
+	rc = 0;
+
+	if (opts->stdio)
+		mcp_stdio_stop();
+stdio_failure:
+	mcp_shutdown();
+	if (http)
+		http_stop();
+listen_failure:
+	if (http)
+		ws_stop();
+http_failure:
+	if (http)
+		live_deinit();
+	worker_drain(5000);
+	desktop_stop();
+desktop_failure:
+	auth_deinit();
+auth_failure:
+	tools_deinit();
+	events_deinit();
+	return rc;
+}
+
+int main(int argc, char* argv[])
+{
+	struct options opts;
+	char err[512];
+
+	/* Before any thread starts: signals go to sigwait in main only. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (options_parse(&opts, argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "deskd: %s\n", err);
+		options_deinit(&opts);
+		return 2;
+	}
+	options_set_global(&opts);
+	log_init((enum log_level)opts.log_level, opts.log_json);
+
+	int rc;
+	switch (opts.mode) {
+	case OPTIONS_HELP:
+		options_print_help(stdout);
+		rc = 0;
+		break;
+	case OPTIONS_VERSION:
+		printf("deskd %s\n", DESKD_VERSION);
+		rc = 0;
+		break;
+	case OPTIONS_DOCTOR:
+		rc = doctor_main(&opts);
+		break;
+	case OPTIONS_RECORD:
+		rc = record_cli_main(&opts);
+		break;
+	default:
+		rc = serve(&opts);
+		break;
+	}
+	options_deinit(&opts);
+	return rc;
+}

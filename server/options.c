@@ -1,0 +1,431 @@
+#include "server/options.h"
+#include "server/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+enum opt_kind { OPT_STRING, OPT_LIST, OPT_INT, OPT_FLAG, OPT_CUSTOM };
+
+struct opt_spec {
+	const char* name;	/* long name; env is DESKD_<NAME upper, - -> _> */
+	const char* metavar;
+	const char* help;
+	const char* def;	/* shown in --help and applied when unset */
+	enum opt_kind kind;
+	size_t offset;		/* field in struct options */
+	size_t count_offset;	/* for OPT_LIST */
+};
+
+#define F(field) offsetof(struct options, field)
+#define LIST(field) OPT_LIST, F(field), F(n_##field)
+
+static const struct opt_spec opts[] = {
+	{ "listen", "ADDR:PORT", "Address to serve on; port 0 picks a free one.",
+		"127.0.0.1:7800", OPT_STRING, F(listen), 0 },
+	{ "ready-file", "FILE", "Write {\"url\",\"pid\"} here (atomically) once serving.",
+		NULL, OPT_STRING, F(ready_file), 0 },
+	{ "display", ":N", "Use an existing X display (default $DISPLAY).",
+		NULL, OPT_STRING, F(display), 0 },
+	{ "virtual", "WxH", "Size of the embedded Xvfb started when no display is given.",
+		"1280x800", OPT_STRING, F(virtual_size), 0 },
+	{ "wm", "NAME", "Window manager for the embedded display; 'none' for none.",
+		"openbox if installed", OPT_STRING, F(wm), 0 },
+	{ "launch", "CMD", "Start a program on the display at startup (repeatable).",
+		NULL, LIST(launch) },
+	{ "token", "T", "Bearer token for HTTP (default: generated, saved in the data dir).",
+		NULL, OPT_STRING, F(token), 0 },
+	{ "token-file", "FILE", "Read the bearer token from FILE.",
+		NULL, OPT_STRING, F(token_file), 0 },
+	{ "view-token", "T", "A second token that may watch but not act.",
+		NULL, OPT_STRING, F(view_token), 0 },
+	{ "no-auth", NULL, "No token (loopback only).",
+		NULL, OPT_FLAG, F(no_auth), 0 },
+	{ "allow-origin", "ORIGIN", "Extra allowed browser origin (repeatable).",
+		NULL, LIST(allow_origin) },
+	{ "data-dir", "DIR", "Token file, recordings, screenshots.",
+		"$XDG_STATE_HOME/deskd", OPT_STRING, F(data_dir), 0 },
+	{ "output-root", "DIR", "A directory that 'out' paths may point into (repeatable).",
+		"the data dir", LIST(output_root) },
+	{ "max-image-dimension", "N", "Longest side of returned screenshots; 0 = native.",
+		"1280", OPT_INT, F(max_image_dimension), 0 },
+	{ "tools", "batch|split|both", "Tool surface: computer_use, computer_<type>, or both.",
+		"both", OPT_CUSTOM, F(tools), 0 },
+	{ "stdio", NULL, "MCP over stdin/stdout; HTTP only if --listen is given.",
+		NULL, OPT_FLAG, F(stdio), 0 },
+	{ "log-format", "text|json", "Log line format (stderr).",
+		"text", OPT_CUSTOM, F(log_json), 0 },
+	{ "log-level", "LEVEL", "error, warning, info, debug or trace.",
+		"info", OPT_CUSTOM, F(log_level), 0 },
+	{ "conformance-fixtures", NULL, "Add the MCP conformance suite's fixtures (tests only).",
+		NULL, OPT_FLAG, F(conformance_fixtures), 0 },
+	{ "max-recordings", "N", "How many recordings may run at once.",
+		"4", OPT_INT, F(max_recordings), 0 },
+	{ "max-body", "BYTES", "Largest accepted request body.",
+		"16777216", OPT_INT, F(max_body_bytes), 0 },
+	{ "window", "ID", "deskd record: the window to record.",
+		NULL, OPT_CUSTOM, F(record_window), 0 },
+	{ "out", "FILE", "deskd record: the MP4 to write.",
+		NULL, OPT_STRING, F(record_out), 0 },
+	{ "fps", "N", "deskd record: frames per second (1-60).",
+		"30", OPT_INT, F(record_fps), 0 },
+	{ 0 },
+};
+
+static const struct options* options__global;
+
+const struct options* options_get(void)
+{
+	return options__global;
+}
+
+void options_set_global(const struct options* self)
+{
+	options__global = self;
+}
+
+void options_print_help(FILE* out)
+{
+	fprintf(out,
+		"Usage: deskd [options]                    serve (default)\n"
+		"       deskd record --window ID --out FILE [--fps N]\n"
+		"       deskd doctor\n"
+		"       deskd --help | --version\n\n"
+		"Options (each also DESKD_<NAME> in the environment; the command line wins):\n");
+	for (const struct opt_spec* o = opts; o->name; o++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", o->name,
+				o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		fprintf(out, "  %-32s %s", left, o->help);
+		if (o->def)
+			fprintf(out, " [%s]", o->def);
+		fputc('\n', out);
+	}
+}
+
+static void* field(struct options* self, const struct opt_spec* o)
+{
+	return (char*)self + o->offset;
+}
+
+static int parse_int(const char* s, long min, long max, long* out)
+{
+	char* end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int set_value(struct options* self, const struct opt_spec* o,
+		const char* value, char* err, size_t err_size)
+{
+	long v;
+	switch (o->kind) {
+	case OPT_STRING: {
+		char** p = field(self, o);
+		free(*p);
+		*p = strdup(value);
+		return *p ? 0 : -ENOMEM;
+	}
+	case OPT_LIST: {
+		char** list = field(self, o);
+		int* n = (int*)((char*)self + o->count_offset);
+		if (*n >= OPTIONS_MAX_LIST) {
+			snprintf(err, err_size, "--%s: at most %d values", o->name,
+					OPTIONS_MAX_LIST);
+			return -EINVAL;
+		}
+		list[*n] = strdup(value);
+		if (!list[*n])
+			return -ENOMEM;
+		(*n)++;
+		return 0;
+	}
+	case OPT_INT:
+		if (parse_int(value, 0, 1L << 40, &v) < 0) {
+			snprintf(err, err_size, "--%s: '%s' is not a non-negative integer",
+					o->name, value);
+			return -EINVAL;
+		}
+		if (o->offset == F(max_body_bytes))
+			self->max_body_bytes = v;
+		else if (v > 1 << 30)
+			goto bad;
+		else
+			*(int*)field(self, o) = (int)v;
+		return 0;
+	case OPT_FLAG: {
+		bool on = !(strcmp(value, "0") == 0 || strcasecmp(value, "false") == 0
+				|| strcasecmp(value, "no") == 0);
+		*(bool*)field(self, o) = on;
+		return 0;
+	}
+	case OPT_CUSTOM:
+		if (o->offset == F(tools)) {
+			if (strcmp(value, "both") == 0)
+				self->tools = OPTIONS_TOOLS_BOTH;
+			else if (strcmp(value, "batch") == 0)
+				self->tools = OPTIONS_TOOLS_BATCH;
+			else if (strcmp(value, "split") == 0)
+				self->tools = OPTIONS_TOOLS_SPLIT;
+			else
+				goto bad;
+		} else if (o->offset == F(log_json)) {
+			if (strcmp(value, "json") == 0)
+				self->log_json = true;
+			else if (strcmp(value, "text") == 0)
+				self->log_json = false;
+			else
+				goto bad;
+		} else if (o->offset == F(log_level)) {
+			int l = log_level_parse(value);
+			if (l < 0)
+				goto bad;
+			self->log_level = l;
+		} else if (o->offset == F(record_window)) {
+			char* end;
+			errno = 0;
+			unsigned long id = strtoul(value, &end, 0);
+			if (errno || end == value || *end || id == 0 || id > 0xffffffffUL)
+				goto bad;
+			self->record_window = id;
+		}
+		return 0;
+	}
+bad:
+	snprintf(err, err_size, "--%s: bad value '%s'", o->name, value);
+	return -EINVAL;
+}
+
+static const struct opt_spec* find_opt(const char* name, size_t len)
+{
+	for (const struct opt_spec* o = opts; o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+static void env_name(const struct opt_spec* o, char* buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "DESKD_");
+	for (const char* p = o->name; *p && n + 1 < size; p++)
+		buf[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+	buf[n] = '\0';
+}
+
+static int parse_listen(struct options* self, char* err, size_t err_size)
+{
+	const char* s = self->listen;
+	const char* colon;
+	char host[256];
+	if (s[0] == '[') {
+		const char* close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			goto bad;
+		colon = close + 1;
+		size_t n = (size_t)(close - s - 1);
+		if (n >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, n);
+		host[n] = '\0';
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			goto bad;
+		size_t n = (size_t)(colon - s);
+		if (n == 0 || n >= sizeof(host))
+			goto bad;
+		memcpy(host, s, n);
+		host[n] = '\0';
+	}
+	long port;
+	if (parse_int(colon + 1, 0, 65535, &port) < 0)
+		goto bad;
+	free(self->listen_host);
+	self->listen_host = strdup(host);
+	self->listen_port = (int)port;
+	return self->listen_host ? 0 : -ENOMEM;
+bad:
+	snprintf(err, err_size, "--listen: '%s' is not ADDR:PORT", s);
+	return -EINVAL;
+}
+
+bool options_listen_is_loopback(const struct options* self)
+{
+	const char* h = self->listen_host;
+	return h && (strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0
+			|| strcmp(h, "localhost") == 0);
+}
+
+int options_parse(struct options* self, int argc, char* argv[],
+		char* err, size_t err_size)
+{
+	memset(self, 0, sizeof(*self));
+	bool given[sizeof(opts) / sizeof(opts[0])] = { false };
+	int rc;
+	int i = 1;
+
+	if (argc > 1 && argv[1][0] != '-') {
+		if (strcmp(argv[1], "record") == 0)
+			self->mode = OPTIONS_RECORD;
+		else if (strcmp(argv[1], "doctor") == 0)
+			self->mode = OPTIONS_DOCTOR;
+		else if (strcmp(argv[1], "serve") == 0)
+			self->mode = OPTIONS_SERVE;
+		else {
+			snprintf(err, err_size, "unknown command '%s' (try --help)", argv[1]);
+			return -EINVAL;
+		}
+		i = 2;
+	}
+
+	/* Command line first, remembering what it set; then the environment
+	 * fills the rest; then the defaults. */
+	for (; i < argc; i++) {
+		const char* a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			self->mode = OPTIONS_HELP;
+			return 0;
+		}
+		if (strcmp(a, "--version") == 0) {
+			self->mode = OPTIONS_VERSION;
+			return 0;
+		}
+		if (strncmp(a, "--", 2) != 0) {
+			snprintf(err, err_size, "unexpected argument '%s' (try --help)", a);
+			return -EINVAL;
+		}
+		const char* name = a + 2;
+		const char* eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		const struct opt_spec* o = find_opt(name, len);
+		if (!o) {
+			snprintf(err, err_size, "unknown option '%s' (try --help)", a);
+			return -EINVAL;
+		}
+		const char* value;
+		if (o->kind == OPT_FLAG) {
+			value = eq ? eq + 1 : "1";
+		} else if (eq) {
+			value = eq + 1;
+		} else if (i + 1 < argc) {
+			value = argv[++i];
+		} else {
+			snprintf(err, err_size, "--%s needs a value (%s)", o->name, o->metavar);
+			return -EINVAL;
+		}
+		if ((rc = set_value(self, o, value, err, err_size)) < 0)
+			return rc;
+		given[o - opts] = true;
+	}
+
+	for (const struct opt_spec* o = opts; o->name; o++) {
+		if (given[o - opts])
+			continue;
+		char env[64];
+		env_name(o, env, sizeof(env));
+		const char* value = getenv(env);
+		if (value && *value) {
+			if ((rc = set_value(self, o, value, err, err_size)) < 0)
+				return rc;
+			given[o - opts] = true;
+		}
+	}
+
+	self->listen_given = given[0];
+	if (!self->listen)
+		self->listen = strdup("127.0.0.1:7800");
+	if (!self->virtual_size)
+		self->virtual_size = strdup("1280x800");
+	if (!self->listen || !self->virtual_size)
+		return -ENOMEM;
+	if (!given[find_opt("max-image-dimension", 19) - opts])
+		self->max_image_dimension = 1280;
+	if (!given[find_opt("log-level", 9) - opts])
+		self->log_level = LOG_INFO;
+	if (!given[find_opt("max-recordings", 14) - opts])
+		self->max_recordings = 4;
+	if (!given[find_opt("max-body", 8) - opts])
+		self->max_body_bytes = 16L << 20;
+	if (!given[find_opt("fps", 3) - opts])
+		self->record_fps = 30;
+
+	if ((rc = parse_listen(self, err, err_size)) < 0)
+		return rc;
+	if (sscanf(self->virtual_size, "%dx%d", &self->virtual_width,
+			&self->virtual_height) != 2 || self->virtual_width < 16
+			|| self->virtual_height < 16 || self->virtual_width > 16384
+			|| self->virtual_height > 16384) {
+		snprintf(err, err_size, "--virtual: '%s' is not WxH (16..16384)",
+				self->virtual_size);
+		return -EINVAL;
+	}
+	if (!self->display) {
+		const char* d = getenv("DISPLAY");
+		if (d && *d && !given[find_opt("virtual", 7) - opts])
+			self->display = strdup(d);
+	}
+	if (!self->data_dir) {
+		const char* state = getenv("XDG_STATE_HOME");
+		const char* home = getenv("HOME");
+		char buf[4096];
+		if (state && *state)
+			snprintf(buf, sizeof(buf), "%s/deskd", state);
+		else if (home && *home)
+			snprintf(buf, sizeof(buf), "%s/.local/state/deskd", home);
+		else
+			snprintf(buf, sizeof(buf), "/tmp/deskd-%ld", (long)getuid());
+		self->data_dir = strdup(buf);
+		if (!self->data_dir)
+			return -ENOMEM;
+	}
+	if (self->no_auth && !options_listen_is_loopback(self)) {
+		snprintf(err, err_size, "--no-auth is allowed only when listening on loopback, not on %s",
+				self->listen_host);
+		return -EINVAL;
+	}
+	if (self->max_image_dimension != 0 && self->max_image_dimension < 16) {
+		snprintf(err, err_size, "--max-image-dimension: 0 (native) or at least 16");
+		return -EINVAL;
+	}
+	if (self->mode == OPTIONS_RECORD) {
+		if (!self->record_window || !self->record_out) {
+			snprintf(err, err_size, "deskd record needs --window ID and --out FILE");
+			return -EINVAL;
+		}
+		if (self->record_fps < 1 || self->record_fps > 60) {
+			snprintf(err, err_size, "--fps: 1 to 60");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void options_deinit(struct options* self)
+{
+	free(self->listen);
+	free(self->listen_host);
+	free(self->ready_file);
+	free(self->display);
+	free(self->virtual_size);
+	free(self->wm);
+	for (int i = 0; i < self->n_launch; i++)
+		free(self->launch[i]);
+	free(self->token);
+	free(self->token_file);
+	free(self->view_token);
+	for (int i = 0; i < self->n_allow_origin; i++)
+		free(self->allow_origin[i]);
+	free(self->data_dir);
+	for (int i = 0; i < self->n_output_root; i++)
+		free(self->output_root[i]);
+	free(self->record_out);
+	memset(self, 0, sizeof(*self));
+}

@@ -1,0 +1,79 @@
+#pragma once
+
+/* Command-line options: one table drives the parser, DESKD_<NAME> environment
+ * variables and --help. The command line wins over the environment. */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum options_mode {
+	OPTIONS_SERVE = 0,
+	OPTIONS_RECORD,	/* deskd record --window ID --out FILE [--fps N] */
+	OPTIONS_DOCTOR,
+	OPTIONS_HELP,
+	OPTIONS_VERSION,
+};
+
+enum options_tools {
+	OPTIONS_TOOLS_BOTH = 0,
+	OPTIONS_TOOLS_BATCH,
+	OPTIONS_TOOLS_SPLIT,
+};
+
+#define OPTIONS_MAX_LIST 16
+
+struct options {
+	enum options_mode mode;
+
+	char* listen;		/* "ADDR:PORT" */
+	char* listen_host;	/* parsed from listen, without brackets */
+	int listen_port;
+	bool listen_given;	/* --listen was set (matters with --stdio) */
+	char* ready_file;
+	char* display;		/* NULL: start an embedded Xvfb */
+	char* virtual_size;	/* "WxH" */
+	int virtual_width, virtual_height;
+	char* wm;		/* "none" disables; NULL: openbox if installed */
+	char* launch[OPTIONS_MAX_LIST];
+	int n_launch;
+	char* token;
+	char* token_file;
+	char* view_token;
+	bool no_auth;
+	char* allow_origin[OPTIONS_MAX_LIST];
+	int n_allow_origin;
+	char* data_dir;
+	char* output_root[OPTIONS_MAX_LIST];
+	int n_output_root;
+	int max_image_dimension;
+	enum options_tools tools;
+	bool stdio;
+	bool log_json;
+	int log_level;		/* enum log_level */
+	bool conformance_fixtures;
+	int max_recordings;
+	long max_body_bytes;
+
+	/* deskd record */
+	unsigned long record_window;
+	char* record_out;
+	int record_fps;
+};
+
+/** Parse argv (and DESKD_* from the environment) into self.
+ *  Returns 0, or -EINVAL after writing a one-line reason to err. */
+int options_parse(struct options* self, int argc, char* argv[],
+		char* err, size_t err_size);
+
+/** Print --help, generated from the option table. */
+void options_print_help(FILE* out);
+
+/** Free the strings owned by self. */
+void options_deinit(struct options* self);
+
+/** Is the listen host a loopback address (127.0.0.0/8, ::1, localhost)? */
+bool options_listen_is_loopback(const struct options* self);
+
+/** The options in force for this process; set once by main before threads start. */
+const struct options* options_get(void);
+void options_set_global(const struct options* self);

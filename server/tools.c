@@ -1,0 +1,514 @@
+#include "server/tools.h"
+#include "server/desktop.h"
+#include "server/events.h"
+#include "server/log.h"
+#include "server/options.h"
+#include "server/schema.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char* const code_names[] = {
+	[TOOL_OK] = "ok",
+	[TOOL_BAD_ARGUMENTS] = "bad_arguments",
+	[TOOL_UNKNOWN_KEY] = "unknown_key",
+	[TOOL_OUT_OF_BOUNDS] = "out_of_bounds",
+	[TOOL_WINDOW_NOT_FOUND] = "window_not_found",
+	[TOOL_DISPLAY_UNAVAILABLE] = "display_unavailable",
+	[TOOL_BAD_PATH] = "bad_path",
+	[TOOL_OUTPUT_EXISTS] = "output_exists",
+	[TOOL_RECORDING_ACTIVE] = "recording_active",
+	[TOOL_NO_RECORDING] = "no_recording",
+	[TOOL_TIMEOUT] = "timeout",
+	[TOOL_FORBIDDEN] = "forbidden",
+	[TOOL_INTERNAL] = "internal",
+};
+
+const char* tool_code_name(enum tool_code code)
+{
+	if ((size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
+		return "internal";
+	return code_names[code];
+}
+
+int tool_code_http_status(enum tool_code code)
+{
+	switch (code) {
+	case TOOL_OK: return 200;
+	case TOOL_BAD_ARGUMENTS:
+	case TOOL_UNKNOWN_KEY:
+	case TOOL_OUT_OF_BOUNDS:
+	case TOOL_BAD_PATH: return 400;
+	case TOOL_FORBIDDEN: return 403;
+	case TOOL_WINDOW_NOT_FOUND:
+	case TOOL_NO_RECORDING: return 404;
+	case TOOL_OUTPUT_EXISTS:
+	case TOOL_RECORDING_ACTIVE: return 409;
+	case TOOL_DISPLAY_UNAVAILABLE: return 503;
+	case TOOL_TIMEOUT: return 504;
+	case TOOL_INTERNAL: return 500;
+	}
+	return 500;
+}
+
+/* The table in force, with parsed schemas kept beside each tool. */
+struct tool_entry {
+	const struct tool_def* def;
+	json_t* input_schema;
+	json_t* output_schema;	/* success shape anyOf the error shape, or NULL */
+};
+
+static struct tool_entry* entries;
+static size_t n_entries;
+
+static json_t* parse_schema(const char* name, const char* text)
+{
+	json_error_t jerr;
+	json_t* schema = json_loads(text, 0, &jerr);
+	if (!schema)
+		log_panic("tool %s: bad schema at %d:%d: %s", name, jerr.line,
+				jerr.column, jerr.text);
+	return schema;
+}
+
+/* SDK clients validate error results against outputSchema too, so every
+ * output schema also accepts {code, message}. */
+static json_t* output_schema_with_errors(json_t* success)
+{
+	json_t* error_shape = json_pack("{s:[s,s], s:{s:{s:s}, s:{s:s}}}",
+			"required", "code", "message",
+			"properties", "code", "type", "string", "message", "type", "string");
+	json_t* out = json_pack("{s:s, s:[o,o]}", "type", "object", "anyOf",
+			success, error_shape);
+	/* Hoist $defs so $ref inside the success shape still resolves. */
+	json_t* defs = json_object_get(success, "$defs");
+	if (defs) {
+		json_object_set(out, "$defs", defs);
+		json_object_del(success, "$defs");
+	}
+	return out;
+}
+
+static bool wanted(const struct tool_def* def, const struct options* opts)
+{
+	if ((def->flags & TOOL_FIXTURE) && !(opts && opts->conformance_fixtures))
+		return false;
+	if (opts && (def->flags & TOOL_BATCH) && opts->tools == OPTIONS_TOOLS_SPLIT)
+		return false;
+	if (opts && (def->flags & TOOL_SPLIT) && opts->tools == OPTIONS_TOOLS_BATCH)
+		return false;
+	return true;
+}
+
+int tools_init(void)
+{
+	/* Fixtures first: the conformance suite looks for them on page one. */
+	const struct tool_def* const tables[] = {
+		tools_fixtures, tools_core, tools_capture, tools_input, tools_record,
+	};
+	const struct options* opts = options_get();
+	size_t cap = 0;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct tool_def* d = tables[t]; d->name; d++)
+			cap++;
+	entries = calloc(cap ? cap : 1, sizeof(*entries));
+	if (!entries)
+		return -ENOMEM;
+	n_entries = 0;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (const struct tool_def* d = tables[t]; d->name; d++) {
+			if (!wanted(d, opts))
+				continue;
+			struct tool_entry* e = &entries[n_entries++];
+			e->def = d;
+			e->input_schema = parse_schema(d->name, d->input_schema
+					? d->input_schema
+					: "{\"type\":\"object\",\"additionalProperties\":false}");
+			if (d->output_schema)
+				e->output_schema = output_schema_with_errors(
+						parse_schema(d->name, d->output_schema));
+		}
+	}
+	return 0;
+}
+
+void tools_deinit(void)
+{
+	for (size_t i = 0; i < n_entries; i++) {
+		json_decref(entries[i].input_schema);
+		json_decref(entries[i].output_schema);
+	}
+	free(entries);
+	entries = NULL;
+	n_entries = 0;
+}
+
+size_t tools_count(void)
+{
+	return n_entries;
+}
+
+const struct tool_def* tools_at(size_t i)
+{
+	return i < n_entries ? entries[i].def : NULL;
+}
+
+static struct tool_entry* find_entry(const struct tool_def* def)
+{
+	for (size_t i = 0; i < n_entries; i++)
+		if (entries[i].def == def)
+			return &entries[i];
+	return NULL;
+}
+
+const struct tool_def* tools_find(const char* name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < n_entries; i++)
+		if (strcmp(entries[i].def->name, name) == 0)
+			return entries[i].def;
+	return NULL;
+}
+
+json_t* tools_describe(const struct tool_def* tool)
+{
+	struct tool_entry* e = find_entry(tool);
+	if (!e)
+		return NULL;
+	unsigned f = tool->flags;
+	json_t* out = json_pack("{s:s, s:s, s:O, s:{s:b, s:b, s:b, s:b}}",
+			"name", tool->name,
+			"description", tool->description ? tool->description : tool->name,
+			"inputSchema", e->input_schema,
+			"annotations",
+			"readOnlyHint", (f & TOOL_READ_ONLY) != 0,
+			"destructiveHint", (f & TOOL_DESTRUCTIVE) != 0,
+			"idempotentHint", (f & TOOL_IDEMPOTENT) != 0,
+			"openWorldHint", (f & TOOL_OPEN_WORLD) != 0);
+	if (tool->title) {
+		json_object_set_new(out, "title", json_string(tool->title));
+		json_object_set_new(json_object_get(out, "annotations"), "title",
+				json_string(tool->title));
+	}
+	if (e->output_schema)
+		json_object_set(out, "outputSchema", e->output_schema);
+	return out;
+}
+
+int64_t tool_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
+		struct tool_result* out)
+{
+	tool_result_init(out);
+	json_t* empty = NULL;
+	if (!args)
+		args = empty = json_object();
+
+	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
+			tool->name, args);
+	int64_t started = tool_now_ms();
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+
+	struct tool_entry* e = find_entry(tool);
+	char err[512];
+	if (ctx->read_only && !(tool->flags & TOOL_READ_ONLY)) {
+		tool_result_error(out, TOOL_FORBIDDEN, NULL,
+				"the view token may only call read-only tools; %s acts on the desktop",
+				tool->name);
+	} else if (!json_is_object(args)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"arguments must be a JSON object");
+	} else if (e && schema_validate(e->input_schema, args, err, sizeof(err)) < 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s", err);
+	} else if (!(tool->flags & TOOL_NO_DISPLAY) && !desktop_available()) {
+		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
+				"the X display is not reachable; deskd reconnects when it is back");
+	} else {
+		bool locked = tool->flags & TOOL_DESKTOP_LOCK;
+		if (locked)
+			desktop_lock();
+		int rc = tool->handler(ctx, args, out);
+		if (locked)
+			desktop_unlock();
+		if (rc < 0 && !out->is_error)
+			tool_result_error(out, TOOL_INTERNAL, NULL, "%s failed: %s",
+					tool->name, strerror(-rc));
+	}
+
+	/* Guarantee the shape MCP clients validate. */
+	if (!out->is_error && e && e->output_schema && !out->structured)
+		out->structured = json_object();
+	if (json_array_size(out->content) == 0)
+		tool_result_text(out, out->is_error ? "error" : "ok");
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3
+			+ (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	(void)started;
+	const char* message = out->is_error && out->structured
+			? json_string_value(json_object_get(out->structured, "message")) : NULL;
+	events_tool_end(event, ctx->source, ctx->session_id, tool->name,
+			out->is_error ? tool_code_name(out->code) : "ok", ms, message, NULL);
+	json_decref(empty);
+}
+
+void tool_result_init(struct tool_result* self)
+{
+	memset(self, 0, sizeof(*self));
+	self->content = json_array();
+}
+
+void tool_result_deinit(struct tool_result* self)
+{
+	json_decref(self->content);
+	json_decref(self->structured);
+	free(self->image);
+	memset(self, 0, sizeof(*self));
+}
+
+void tool_result_text(struct tool_result* self, const char* text)
+{
+	json_array_append_new(self->content,
+			json_pack("{s:s, s:s}", "type", "text", "text", text));
+}
+
+void tool_result_ok(struct tool_result* self, json_t* structured)
+{
+	json_decref(self->structured);
+	self->structured = structured;
+	char* text = json_dumps(structured, JSON_COMPACT);
+	if (text) {
+		tool_result_text(self, text);
+		free(text);
+	}
+}
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char* base64(const unsigned char* in, size_t len, size_t* out_len)
+{
+	size_t n = 4 * ((len + 2) / 3);
+	char* out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0, i = 0;
+	for (; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = b64chars[v >> 18];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = b64chars[(v >> 6) & 63];
+		out[o++] = b64chars[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		out[o++] = b64chars[v >> 18];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	*out_len = o;
+	return out;
+}
+
+int tool_result_image(struct tool_result* self, const void* bytes, size_t len,
+		const char* mime)
+{
+	size_t n;
+	char* b64 = base64(bytes, len, &n);
+	if (!b64)
+		return -ENOMEM;
+	json_array_append_new(self->content, json_pack("{s:s, s:s%, s:s}",
+			"type", "image", "data", b64, n, "mimeType", mime));
+	free(b64);
+	if (!self->image) {
+		self->image = malloc(len ? len : 1);
+		if (!self->image)
+			return -ENOMEM;
+		memcpy(self->image, bytes, len);
+		self->image_len = len;
+		self->image_mime = strcmp(mime, "image/png") == 0 ? "image/png"
+				: strcmp(mime, "image/jpeg") == 0 ? "image/jpeg"
+				: "application/octet-stream";
+	}
+	return 0;
+}
+
+void tool_result_error(struct tool_result* self, enum tool_code code,
+		json_t* extra, const char* fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+
+	json_decref(self->structured);
+	self->structured = json_pack("{s:s, s:s}", "code", tool_code_name(code),
+			"message", message);
+	if (extra) {
+		json_object_update_missing(self->structured, extra);
+		json_decref(extra);
+	}
+	self->is_error = true;
+	self->code = code;
+	char text[1200];
+	snprintf(text, sizeof(text), "%s: %s", tool_code_name(code), message);
+	/* The error text comes first so clients that show content[0] see it. */
+	json_array_insert_new(self->content, 0,
+			json_pack("{s:s, s:s}", "type", "text", "text", text));
+}
+
+json_t* tool_result_to_json(const struct tool_result* self)
+{
+	json_t* out = json_pack("{s:O}", "content", self->content);
+	if (self->structured)
+		json_object_set(out, "structuredContent", self->structured);
+	if (self->is_error)
+		json_object_set_new(out, "isError", json_true());
+	return out;
+}
+
+/* Sessions: small per-client state. */
+#define SESSION_TARGETS 16
+#define SESSION_RECORDINGS 16
+
+struct tool_session {
+	pthread_mutex_t mutex;
+	struct {
+		uint32_t window;
+		int max_dimension;
+	} targets[SESSION_TARGETS];
+	int n_targets;
+	int next_evict;
+	char* recordings[SESSION_RECORDINGS];
+	int n_recordings;
+};
+
+struct tool_session* tool_session_new(void)
+{
+	struct tool_session* self = calloc(1, sizeof(*self));
+	if (!self)
+		return NULL;
+	pthread_mutex_init(&self->mutex, NULL);
+	return self;
+}
+
+void tool_session_destroy(struct tool_session* self)
+{
+	if (!self)
+		return;
+	for (int i = 0; i < self->n_recordings; i++)
+		free(self->recordings[i]);
+	pthread_mutex_destroy(&self->mutex);
+	free(self);
+}
+
+int tool_session_max_dimension(struct tool_session* self, uint32_t window)
+{
+	const struct options* opts = options_get();
+	int def = opts ? opts->max_image_dimension : 1280;
+	if (!self)
+		return def;
+	pthread_mutex_lock(&self->mutex);
+	for (int i = 0; i < self->n_targets; i++) {
+		if (self->targets[i].window == window) {
+			def = self->targets[i].max_dimension;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return def;
+}
+
+void tool_session_set_max_dimension(struct tool_session* self, uint32_t window,
+		int max_dimension)
+{
+	if (!self)
+		return;
+	pthread_mutex_lock(&self->mutex);
+	int slot = -1;
+	for (int i = 0; i < self->n_targets; i++)
+		if (self->targets[i].window == window)
+			slot = i;
+	if (slot < 0) {
+		if (self->n_targets < SESSION_TARGETS) {
+			slot = self->n_targets++;
+		} else {
+			slot = self->next_evict;
+			self->next_evict = (self->next_evict + 1) % SESSION_TARGETS;
+		}
+	}
+	self->targets[slot].window = window;
+	self->targets[slot].max_dimension = max_dimension;
+	pthread_mutex_unlock(&self->mutex);
+}
+
+void tool_session_add_recording(struct tool_session* self, const char* id)
+{
+	if (!self)
+		return;
+	pthread_mutex_lock(&self->mutex);
+	if (self->n_recordings < SESSION_RECORDINGS) {
+		char* copy = strdup(id);
+		if (copy)
+			self->recordings[self->n_recordings++] = copy;
+	}
+	pthread_mutex_unlock(&self->mutex);
+}
+
+void tool_session_end(struct tool_session* self)
+{
+	if (!self)
+		return;
+	pthread_mutex_lock(&self->mutex);
+	if (self->n_recordings)
+		tools_record_on_session_end(self->recordings, (size_t)self->n_recordings);
+	for (int i = 0; i < self->n_recordings; i++)
+		free(self->recordings[i]);
+	self->n_recordings = 0;
+	pthread_mutex_unlock(&self->mutex);
+}
+
+int64_t tool_arg_int(json_t* args, const char* key, int64_t def)
+{
+	json_t* v = json_object_get(args, key);
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (int64_t)json_real_value(v);
+	return def;
+}
+
+double tool_arg_double(json_t* args, const char* key, double def)
+{
+	json_t* v = json_object_get(args, key);
+	return json_is_number(v) ? json_number_value(v) : def;
+}
+
+bool tool_arg_bool(json_t* args, const char* key, bool def)
+{
+	json_t* v = json_object_get(args, key);
+	return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+const char* tool_arg_string(json_t* args, const char* key, const char* def)
+{
+	json_t* v = json_object_get(args, key);
+	return json_is_string(v) ? json_string_value(v) : def;
+}

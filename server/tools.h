@@ -1,0 +1,171 @@
+#pragma once
+
+/* The tool table: one list of tools drives MCP tools/list and tools/call, the
+ * REST routes (/api/v1/tools[/name]) and the dashboard. Handlers know nothing
+ * of the transport: they get validated JSON arguments and fill a tool_result.
+ *
+ * Ownership: jansson rules. Arguments are borrowed for the call. Everything
+ * put into a tool_result is owned by it; tool_result_deinit() frees it. */
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tool_flags {
+	TOOL_READ_ONLY = 1 << 0,	/* readOnlyHint; view tokens may call it */
+	TOOL_DESTRUCTIVE = 1 << 1,	/* destructiveHint */
+	TOOL_IDEMPOTENT = 1 << 2,	/* idempotentHint */
+	TOOL_OPEN_WORLD = 1 << 3,	/* openWorldHint */
+	TOOL_DESKTOP_LOCK = 1 << 4,	/* runs under the desktop lock (acts on the desktop) */
+	TOOL_FIXTURE = 1 << 5,		/* only with --conformance-fixtures */
+	TOOL_BATCH = 1 << 6,		/* only with --tools batch|both */
+	TOOL_SPLIT = 1 << 7,		/* only with --tools split|both */
+	TOOL_NO_DISPLAY = 1 << 8,	/* works without a display (status, doctor) */
+};
+
+/* Error codes of DESIGN.md section 6.2, as strings in structuredContent. */
+enum tool_code {
+	TOOL_OK = 0,
+	TOOL_BAD_ARGUMENTS,
+	TOOL_UNKNOWN_KEY,
+	TOOL_OUT_OF_BOUNDS,
+	TOOL_WINDOW_NOT_FOUND,
+	TOOL_DISPLAY_UNAVAILABLE,
+	TOOL_BAD_PATH,
+	TOOL_OUTPUT_EXISTS,
+	TOOL_RECORDING_ACTIVE,
+	TOOL_NO_RECORDING,
+	TOOL_TIMEOUT,
+	TOOL_FORBIDDEN,
+	TOOL_INTERNAL,
+};
+
+/** "bad_arguments" etc. */
+const char* tool_code_name(enum tool_code code);
+/** HTTP status for REST: 400, 403, 404, 409, 503, 504, 500. */
+int tool_code_http_status(enum tool_code code);
+
+struct tool_session;
+
+/* Per-call context, filled by the transport. */
+struct tool_ctx {
+	const char* source;		/* "mcp", "rest" or "cli" */
+	const char* session_id;		/* MCP session id, or NULL */
+	struct tool_session* session;	/* per-client state; NULL for REST */
+	bool read_only;			/* the caller holds the view token */
+	atomic_bool* cancelled;		/* set when the client cancels; poll it in long work */
+	int64_t deadline_ms;		/* monotonic ms; 0 = none. Long waits must respect it. */
+
+	/* Optional: progress and log notifications (MCP). May be NULL. */
+	void (*progress)(void* ud, double progress, double total, const char* message);
+	void (*log)(void* ud, const char* level, json_t* data); /* steals data */
+	void* notify_ud;
+
+	/* Optional: a server -> client request (MCP sampling/elicitation).
+	 * Blocks until the answer; returns the result (new reference) or NULL
+	 * with *error set (new reference) on failure. */
+	json_t* (*request)(void* ud, const char* method, json_t* params, json_t** error);
+	bool client_can_sample, client_can_elicit;
+};
+
+struct tool_result {
+	json_t* content;	/* array of content blocks */
+	json_t* structured;	/* structuredContent object, or NULL */
+	bool is_error;
+	enum tool_code code;	/* TOOL_OK unless is_error */
+	/* Extra: the first image's bytes, for REST GET /api/v1/screenshot
+	 * (borrowed by no one: owned here, freed by deinit). */
+	unsigned char* image;
+	size_t image_len;
+	const char* image_mime;
+};
+
+/** Handler: fill out and return 0, or return 0 after tool_result_error().
+ *  Runs on a worker thread, never the HTTP or WebSocket thread. */
+typedef int (*tool_handler_fn)(struct tool_ctx* ctx, json_t* args,
+		struct tool_result* out);
+
+struct tool_def {
+	const char* name;
+	const char* title;
+	const char* description;
+	const char* input_schema;	/* JSON text; validated before the handler runs */
+	const char* output_schema;	/* JSON text of the success shape, or NULL;
+					 * the error shape is added automatically */
+	unsigned flags;			/* enum tool_flags */
+	tool_handler_fn handler;
+};
+
+/* Each tool file contributes one table, ended by { 0 }. */
+extern const struct tool_def tools_core[];	/* server/tools_core.c: status, doctor */
+extern const struct tool_def tools_capture[];	/* server/tools_capture.c */
+extern const struct tool_def tools_input[];	/* server/tools_input.c */
+extern const struct tool_def tools_record[];	/* server/tools_record.c */
+extern const struct tool_def tools_fixtures[];	/* server/tools_fixtures.c */
+
+/** Build the table for the options in force (surface, fixtures); call once. */
+int tools_init(void);
+void tools_deinit(void);
+
+/** Tools in table order, filtered by options. */
+size_t tools_count(void);
+const struct tool_def* tools_at(size_t i);
+const struct tool_def* tools_find(const char* name);
+
+/** The MCP Tool object (name, title, description, inputSchema, outputSchema
+ *  that also accepts the error shape, annotations). New reference. */
+json_t* tools_describe(const struct tool_def* tool);
+
+/** Validate args, enforce view-only, take the desktop lock if flagged, emit
+ *  activity events, run the handler, and guarantee a well-formed result
+ *  (content array; structuredContent on success when the tool has an output
+ *  schema). args may be NULL (treated as {}). Always returns a filled result. */
+void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
+		struct tool_result* out);
+
+/* Result builders, for handlers. */
+void tool_result_init(struct tool_result* self);
+void tool_result_deinit(struct tool_result* self);
+/** Success: structured (stolen) becomes structuredContent and a text block. */
+void tool_result_ok(struct tool_result* self, json_t* structured);
+/** Append a text block. */
+void tool_result_text(struct tool_result* self, const char* text);
+/** Append an image block (base64 of bytes); keeps a copy of the bytes for REST
+ *  if it is the first image. */
+int tool_result_image(struct tool_result* self, const void* bytes, size_t len,
+		const char* mime);
+/** Error: isError, a text block "code: message", structuredContent
+ *  {code, message} plus extra's fields (extra stolen, may be NULL). */
+void tool_result_error(struct tool_result* self, enum tool_code code,
+		json_t* extra, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+/** The whole result as MCP CallToolResult JSON. New reference. */
+json_t* tool_result_to_json(const struct tool_result* self);
+
+/* Per-client state kept across calls (MCP session; REST has none). */
+struct tool_session* tool_session_new(void);
+void tool_session_destroy(struct tool_session* self);
+/** The max dimension in effect for a target (window 0 = screen): the session's
+ *  last max_dimension for it, else --max-image-dimension. self may be NULL. */
+int tool_session_max_dimension(struct tool_session* self, uint32_t window);
+void tool_session_set_max_dimension(struct tool_session* self, uint32_t window,
+		int max_dimension);
+/** Opaque slot for the recorder: the recording ids this session started. */
+void tool_session_add_recording(struct tool_session* self, const char* id);
+/** Called when the session ends: finalizes its recordings (tools_record.c). */
+void tool_session_end(struct tool_session* self);
+
+/* Argument helpers: return the value or the default when absent. Validation
+ * against the schema has already run, so types are right. */
+int64_t tool_arg_int(json_t* args, const char* key, int64_t def);
+double tool_arg_double(json_t* args, const char* key, double def);
+bool tool_arg_bool(json_t* args, const char* key, bool def);
+const char* tool_arg_string(json_t* args, const char* key, const char* def);
+
+/** Milliseconds on the monotonic clock. */
+int64_t tool_now_ms(void);
+
+/** Finalize and publish these recordings (a session ended); tools_record.c. */
+void tools_record_on_session_end(char* const* ids, size_t n);

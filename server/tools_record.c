@@ -1,0 +1,6 @@
+/* STUB: replaced by the owner of this file. */
+#include "server/tools.h"
+#include <errno.h>
+#include <stddef.h>
+const struct tool_def tools_record[] = { { 0 } };
+void tools_record_on_session_end(char* const* ids, size_t n) { }

@@ -1,0 +1,14 @@
+#pragma once
+
+/* WebSocket side of the one port (libwebsockets, one service thread). The
+ * acceptor hands over upgraded connections; ws.c owns the lws context. */
+
+#include <stddef.h>
+
+struct options;
+
+int ws_start(const struct options* opts);
+void ws_stop(void);
+/** Hand a connected socket whose request head (peeked, not consumed) asks for
+ *  a WebSocket upgrade. Any thread; takes ownership of fd. */
+int ws_adopt(int fd);

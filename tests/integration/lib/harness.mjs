@@ -1,0 +1,174 @@
+// Test harness: every test starts its own Xvfb (-displayfd), its own deskd on
+// port 0 and its own fixture app, and stops them by PID, also when it fails.
+// Never touches $DISPLAY or a fixed port. Logs of everything started are
+// printed when the test process fails.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
+export const DESKD_BIN = process.env.DESKD_BIN || join(ROOT, 'deskd');
+export const FIXTURE_BIN = process.env.FIXTURE_BIN || join(ROOT, 'build/tests/fixture');
+
+const started = new Set();   // { name, proc, log: string[] }
+const tempDirs = new Set();
+
+function killAll() {
+  for (const p of started) {
+    try { process.kill(p.proc.pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+}
+
+process.on('exit', (code) => {
+  if (code !== 0 || process.exitCode) {
+    for (const p of started.size ? started : []) {
+      process.stderr.write(`\n----- log of ${p.name} (pid ${p.proc.pid}) -----\n${p.log.join('')}\n`);
+    }
+    for (const p of allLogs) {
+      process.stderr.write(`\n----- log of ${p.name} (pid ${p.pid}, exited) -----\n${p.log.join('')}\n`);
+    }
+  }
+  killAll();
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => { killAll(); process.exit(130); });
+}
+
+const allLogs = [];   // processes that already exited, kept for failure dumps
+
+/** A fresh private temp directory, removed at exit. */
+export function tempDir(prefix = 'deskd-test-') {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(d);
+  return d;
+}
+
+/** Spawn a process, capture its output, register it for cleanup. */
+export function launch(name, cmd, args, opts = {}) {
+  const proc = spawn(cmd, args, { stdio: opts.stdio || ['ignore', 'pipe', 'pipe'], env: opts.env || process.env, cwd: opts.cwd });
+  const entry = { name, proc, log: [] };
+  const keep = (chunk) => {
+    entry.log.push(chunk.toString());
+    if (entry.log.length > 2000) entry.log.splice(0, 1000);
+  };
+  if (!opts.keepStdout && proc.stdout) proc.stdout.on('data', keep);
+  if (proc.stderr) proc.stderr.on('data', keep);
+  started.add(entry);
+  entry.exited = new Promise((res) => proc.on('exit', (code, signal) => {
+    started.delete(entry);
+    allLogs.push({ name, pid: proc.pid, log: entry.log });
+    if (allLogs.length > 50) allLogs.shift();
+    res({ code, signal });
+  }));
+  entry.stop = async (signal = 'SIGTERM', timeoutMs = 5000) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return entry.exited;
+    try { process.kill(proc.pid, signal); } catch { return entry.exited; }
+    const t = setTimeout(() => { try { process.kill(proc.pid, 'SIGKILL'); } catch { } }, timeoutMs);
+    const r = await entry.exited;
+    clearTimeout(t);
+    return r;
+  };
+  return entry;
+}
+
+/** Poll fn until it returns a truthy value (returned) or the timeout passes. */
+export async function waitUntil(fn, { timeout = 5000, interval = 20, what = 'condition' } = {}) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) { last = e; }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}` + (last instanceof Error ? `: ${last.message}` : ''));
+    await sleep(interval);
+  }
+}
+
+/** Start Xvfb on a display it picks itself (-displayfd). */
+export async function startXvfb({ width = 1280, height = 800, depth = 24 } = {}) {
+  const x = launch('Xvfb', 'Xvfb', ['-displayfd', '3', '-screen', '0', `${width}x${height}x${depth}`,
+    '-nolisten', 'tcp', '-noreset'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  const number = await new Promise((res, rej) => {
+    let buf = '';
+    const t = setTimeout(() => rej(new Error('Xvfb did not report a display')), 10000);
+    x.proc.stdio[3].on('data', (d) => {
+      buf += d.toString();
+      if (buf.includes('\n')) { clearTimeout(t); res(buf.trim()); }
+    });
+    x.proc.on('exit', () => { clearTimeout(t); rej(new Error('Xvfb exited: ' + x.log.join(''))); });
+  });
+  x.display = `:${number}`;
+  return x;
+}
+
+/** Start a window manager on the display (openbox), when asked. */
+export async function startWm(display, wm = 'openbox') {
+  const p = launch(wm, wm, wm === 'openbox' ? ['--sm-disable'] : [], { env: { ...process.env, DISPLAY: display } });
+  await sleep(300);
+  return p;
+}
+
+/** Start the fixture app; resolves once its window is mapped. */
+export async function startFixture(display, { title = 'deskd fixture', geometry = '400x300+100+80', pattern = 'gradient' } = {}) {
+  const dir = tempDir('deskd-fixture-');
+  const statePath = join(dir, 'state.json');
+  const p = launch(`fixture(${title})`, FIXTURE_BIN, ['--state', statePath, '--title', title, '--geometry', geometry, '--pattern', pattern],
+    { env: { ...process.env, DISPLAY: display } });
+  p.statePath = statePath;
+  p.state = () => JSON.parse(readFileSync(statePath, 'utf8'));
+  p.waitFor = (pred, opts = {}) => waitUntil(() => { const s = existsSync(statePath) && p.state(); return s && pred(s) && s; },
+    { what: 'fixture state', ...opts });
+  await p.waitFor((s) => s.events.some((e) => e.type === 'map'), { timeout: 10000 });
+  p.window = p.state().window;
+  return p;
+}
+
+/** Start deskd on port 0 with its own data dir; resolves when the ready file appears. */
+export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false } = {}) {
+  const dir = tempDir('deskd-data-');
+  const ready = join(dir, 'ready.json');
+  const argv = ['--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--log-level', 'debug'];
+  if (display) argv.push('--display', display);
+  if (noAuth) argv.push('--no-auth'); else argv.push('--token', token);
+  argv.push(...args);
+  const cleanEnv = { ...process.env, ...env };
+  delete cleanEnv.DISPLAY;
+  for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_') && !(k in env)) delete cleanEnv[k];
+  const p = launch('deskd', DESKD_BIN, argv, { env: cleanEnv });
+  const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')),
+    { timeout: 15000, what: 'deskd ready file' }).catch((e) => { throw new Error(e.message + '\n' + p.log.join('')); });
+  Object.assign(p, info, { token: noAuth ? null : token, dataDir: dir });
+  p.headers = (extra = {}) => ({ ...(p.token ? { authorization: `Bearer ${p.token}` } : {}), ...extra });
+  /** fetch relative to deskd's URL with the token. */
+  p.fetch = (path, init = {}) => fetch(p.url + path, { ...init, headers: p.headers(init.headers || {}) });
+  /** POST /api/v1/tools/NAME; returns { status, body }. */
+  p.tool = async (name, args = {}) => {
+    const r = await p.fetch(`/api/v1/tools/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
+    const text = await r.text();
+    let body;
+    try { body = JSON.parse(text); } catch { body = text; }
+    return { status: r.status, body };
+  };
+  return p;
+}
+
+/** A whole desktop for one test: Xvfb (+ optional WM) + deskd (+ optional fixture).
+ *  Registers cleanup with the test context t (node:test). */
+export async function desktop(t, { width, height, wm = null, fixture = null, deskdArgs = [], noAuth = false, token } = {}) {
+  const x = await startXvfb({ width, height });
+  const env = { display: x.display, x };
+  const cleanup = async () => {
+    for (const p of [env.fixture, env.deskd, env.wm, x]) if (p) await p.stop();
+  };
+  t.after(cleanup);
+  if (wm) env.wm = await startWm(x.display, wm);
+  if (fixture) env.fixture = await startFixture(x.display, fixture === true ? {} : fixture);
+  env.deskd = await startDeskd({ display: x.display, args: deskdArgs, noAuth, token });
+  return env;
+}
+
+export { sleep, ROOT, writeFileSync };

@@ -1,0 +1,128 @@
+/* Unit tests for server/: options, schema validation, tool results. */
+#include "server/options.h"
+#include "server/schema.h"
+#include "server/tools.h"
+#include "tests/unit/tst.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static void test_options(void)
+{
+	struct options o;
+	char err[256];
+	char** argv1 = (char**)(const char*[]){ "deskd", "--listen", "127.0.0.1:0", "--max-image-dimension=640",
+		"--launch", "xterm", "--launch", "xclock", "--no-auth", NULL };
+	TST_EQ_INT(options_parse(&o, 9, argv1, err, sizeof(err)), 0);
+	TST_EQ_STR(o.listen_host, "127.0.0.1");
+	TST_EQ_INT(o.listen_port, 0);
+	TST_EQ_INT(o.max_image_dimension, 640);
+	TST_EQ_INT(o.n_launch, 2);
+	TST_EQ_STR(o.launch[1], "xclock");
+	TST_CHECK(o.no_auth);
+	options_deinit(&o);
+
+	char** argv2 = (char**)(const char*[]){ "deskd", "--listen", "0.0.0.0:80", "--no-auth", NULL };
+	TST_EQ_INT(options_parse(&o, 4, argv2, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "loopback") != NULL);
+	options_deinit(&o);
+
+	char** argv3 = (char**)(const char*[]){ "deskd", "--listen", "[::1]:7800", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv3, err, sizeof(err)), 0);
+	TST_EQ_STR(o.listen_host, "::1");
+	TST_CHECK(options_listen_is_loopback(&o));
+	options_deinit(&o);
+
+	setenv("DESKD_MAX_IMAGE_DIMENSION", "800", 1);
+	char** argv4 = (char**)(const char*[]){ "deskd", NULL };
+	TST_EQ_INT(options_parse(&o, 1, argv4, err, sizeof(err)), 0);
+	TST_EQ_INT(o.max_image_dimension, 800);
+	options_deinit(&o);
+	char** argv5 = (char**)(const char*[]){ "deskd", "--max-image-dimension", "900", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv5, err, sizeof(err)), 0);
+	TST_EQ_INT(o.max_image_dimension, 900);	/* the command line wins */
+	options_deinit(&o);
+	unsetenv("DESKD_MAX_IMAGE_DIMENSION");
+
+	char** argv6 = (char**)(const char*[]){ "deskd", "record", "--window", "0x200001", "--out", "/tmp/x.mp4", NULL };
+	TST_EQ_INT(options_parse(&o, 6, argv6, err, sizeof(err)), 0);
+	TST_EQ_INT(o.mode, OPTIONS_RECORD);
+	TST_EQ_INT(o.record_window, 0x200001);
+	options_deinit(&o);
+
+	char** argv7 = (char**)(const char*[]){ "deskd", "--tools", "sideways", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv7, err, sizeof(err)), -EINVAL);
+	options_deinit(&o);
+}
+
+static int validate_text(json_t* schema, const char* text, char* err, size_t size)
+{
+	json_t* v = json_loads(text, 0, NULL);
+	int rc = schema_validate(schema, v, err, size);
+	json_decref(v);
+	return rc;
+}
+
+static void test_schema(void)
+{
+	json_t* schema = json_loads("{\"type\":\"object\",\"properties\":{"
+		"\"x\":{\"type\":\"integer\",\"minimum\":0},"
+		"\"fmt\":{\"enum\":[\"png\",\"jpeg\"]},"
+		"\"path\":{\"type\":\"array\",\"minItems\":2,\"items\":{\"$ref\":\"#/$defs/pt\"}}},"
+		"\"required\":[\"x\"],\"additionalProperties\":false,"
+		"\"$defs\":{\"pt\":{\"type\":\"object\",\"required\":[\"x\",\"y\"]}}}", 0, NULL);
+	char err[256];
+	TST_CHECK(schema != NULL);
+#define VALIDATE(text) validate_text(schema, text, err, sizeof(err))
+	TST_EQ_INT(VALIDATE("{\"x\":3}"), 0);
+	TST_EQ_INT(VALIDATE("{\"x\":3.0}"), 0);
+	TST_EQ_INT(VALIDATE("{\"x\":-1}"), -EINVAL);
+	TST_CHECK(strstr(err, "x: must be at least 0") != NULL);
+	TST_EQ_INT(VALIDATE("{}"), -EINVAL);
+	TST_CHECK(strstr(err, "x: is required") != NULL);
+	TST_EQ_INT(VALIDATE("{\"x\":1,\"y\":2}"), -EINVAL);
+	TST_CHECK(strstr(err, "y: is not a known argument") != NULL);
+	TST_EQ_INT(VALIDATE("{\"x\":1,\"fmt\":\"gif\"}"), -EINVAL);
+	TST_CHECK(strstr(err, "png, jpeg") != NULL);
+	TST_EQ_INT(VALIDATE("{\"x\":1,\"path\":[{\"x\":1,\"y\":2}]}"), -EINVAL);
+	TST_EQ_INT(VALIDATE("{\"x\":1,\"path\":[{\"x\":1,\"y\":2},{\"x\":1}]}"), -EINVAL);
+	TST_CHECK(strstr(err, "path[1].y: is required") != NULL);
+	TST_EQ_INT(VALIDATE("{\"x\":\"1\"}"), -EINVAL);
+	TST_CHECK(strstr(err, "expected integer, got string") != NULL);
+#undef VALIDATE
+	json_decref(schema);
+}
+
+static void test_results(void)
+{
+	struct tool_result r;
+	tool_result_init(&r);
+	tool_result_error(&r, TOOL_WINDOW_NOT_FOUND, json_pack("{s:i}", "failed_index", 2),
+			"no window %u", 7u);
+	json_t* j = tool_result_to_json(&r);
+	TST_CHECK(json_is_true(json_object_get(j, "isError")));
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(j, "structuredContent"), "code")),
+			"window_not_found");
+	TST_EQ_INT(json_integer_value(json_object_get(json_object_get(j, "structuredContent"),
+			"failed_index")), 2);
+	TST_EQ_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "content"), 0),
+			"text")), "window_not_found: no window 7");
+	json_decref(j);
+	tool_result_deinit(&r);
+
+	tool_result_init(&r);
+	TST_EQ_INT(tool_result_image(&r, "abcd", 4, "image/png"), 0);
+	TST_EQ_STR(json_string_value(json_object_get(json_array_get(r.content, 0), "data")),
+			"YWJjZA==");
+	TST_EQ_INT(r.image_len, 4);
+	tool_result_deinit(&r);
+	TST_EQ_INT(tool_code_http_status(TOOL_OUTPUT_EXISTS), 409);
+}
+
+int main(void)
+{
+	test_options();
+	test_schema();
+	test_results();
+	TST_END();
+}
