@@ -1,0 +1,42 @@
+// Shared helpers for make bench: timing, percentiles and plain-text tables.
+import { performance } from 'node:perf_hooks';
+import { spawnSync } from 'node:child_process';
+
+/** Run fn n times (after warmup runs); returns sorted durations in ms. */
+export async function time(fn, { n = 200, warmup = 10 } = {}) {
+  for (let i = 0; i < warmup; i++) await fn();
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+export function pct(sorted, p) {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function stats(sorted) {
+  return { p50: pct(sorted, 50), p95: pct(sorted, 95), n: sorted.length };
+}
+
+export const fmt = (ms) => (ms < 1 ? ms.toFixed(3) : ms < 100 ? ms.toFixed(2) : ms.toFixed(0));
+
+/** Print a table: header array + rows of arrays. */
+export function table(title, header, rows) {
+  const all = [header, ...rows].map((r) => r.map(String));
+  const w = header.map((_, i) => Math.max(...all.map((r) => (r[i] || '').length)));
+  const line = (r) => '| ' + r.map((c, i) => (c || '').padEnd(w[i])).join(' | ') + ' |';
+  console.log(`\n### ${title}\n`);
+  console.log(line(all[0]));
+  console.log('|' + w.map((x) => '-'.repeat(x + 2)).join('|') + '|');
+  for (const r of all.slice(1)) console.log(line(r));
+}
+
+/** Is a command on PATH? */
+export function have(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
