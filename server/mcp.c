@@ -6,3 +6,4 @@ int mcp_http_register(void) { return 0; }
 int mcp_stdio_start(void) { return -ENOSYS; }
 void mcp_stdio_stop(void) { }
 void mcp_shutdown(void) { }
+int mcp_session_count(void) { return 0; }

@@ -10,5 +10,7 @@ int mcp_http_register(void);
  *  SIGTERM so main shuts down. */
 int mcp_stdio_start(void);
 void mcp_stdio_stop(void);
+/** Live MCP sessions (HTTP and stdio), for status. */
+int mcp_session_count(void);
 /** End all sessions (finalizes their recordings); at shutdown. */
 void mcp_shutdown(void);

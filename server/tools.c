@@ -512,3 +512,27 @@ const char* tool_arg_string(json_t* args, const char* key, const char* def)
 	json_t* v = json_object_get(args, key);
 	return json_is_string(v) ? json_string_value(v) : def;
 }
+
+void tools_scaled_size(int w, int h, int max_dimension, int* out_w, int* out_h)
+{
+	int longest = w > h ? w : h;
+	if (max_dimension <= 0 || longest <= max_dimension) {
+		*out_w = w;
+		*out_h = h;
+		return;
+	}
+	/* Round to nearest; the longest side becomes exactly max_dimension. */
+	*out_w = (int)(((int64_t)w * max_dimension * 2 + longest) / (2 * (int64_t)longest));
+	*out_h = (int)(((int64_t)h * max_dimension * 2 + longest) / (2 * (int64_t)longest));
+	if (*out_w < 1)
+		*out_w = 1;
+	if (*out_h < 1)
+		*out_h = 1;
+}
+
+int tools_map_coordinate(int v, int physical, int image)
+{
+	if (image <= 0 || physical == image)
+		return v;
+	return (int)(((int64_t)v * physical) / image);
+}

@@ -169,3 +169,36 @@ int64_t tool_now_ms(void);
 
 /** Finalize and publish these recordings (a session ended); tools_record.c. */
 void tools_record_on_session_end(char* const* ids, size_t n);
+
+/* Coordinates (DESIGN.md section 6): the screenshot space of a target is a
+ * pure function of the target's size and the max dimension in effect. */
+
+/** Size of an image of a w x h target scaled so its longest side is at most
+ *  max_dimension (0 = native); never upscales; at least 1x1. */
+void tools_scaled_size(int w, int h, int max_dimension, int* out_w, int* out_h);
+/** Map one coordinate from image space to the target's desktop space:
+ *  floor(v * physical / image), exact for scale 1. */
+int tools_map_coordinate(int v, int physical, int image);
+
+/* A target resolved for coordinate mapping: the screen (window 0) or a
+ * window's client area, in absolute desktop pixels. */
+struct tool_target {
+	uint32_t window;		/* 0 = the whole screen */
+	int x, y, width, height;	/* desktop rectangle */
+	int image_width, image_height;	/* screenshot space for the max dimension in effect */
+};
+
+/** Resolve the target (tools_capture.c): fills out for the session's max
+ *  dimension. Returns TOOL_OK, or TOOL_WINDOW_NOT_FOUND /
+ *  TOOL_DISPLAY_UNAVAILABLE with a message in err. */
+enum tool_code tools_capture_target(struct tool_ctx* ctx, uint32_t window,
+		struct tool_target* out, char* err, size_t err_size);
+/** Wait until the target (0 = screen) had no damage for quiet_ms, at most
+ *  timeout_ms (tools_capture.c). Returns 0 when settled, -ETIMEDOUT. */
+int tools_capture_settle(uint32_t window, int quiet_ms, int timeout_ms);
+
+/* Recordings, for status, MCP resources and REST (tools_record.c). */
+/** Array of {id, window, path, state, frames, duration_seconds, bytes, ...}. New reference. */
+json_t* tools_record_list(void);
+/** Path of a finished recording's published file; 0 or -ENOENT. */
+int tools_record_path(const char* id, char* path, size_t size);
