@@ -132,24 +132,33 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 struct input_type_stats {
 	size_t chars;		/* code points typed */
 	size_t remapped;	/* of which went through a spare keycode */
-	size_t batches;		/* keymap rebinds (one settle wait each) */
+	size_t batches;		/* keymap rebinds (spare keycodes bound anew) */
 };
 
 /** Type UTF-8 text: keymap characters directly (Shift for level 2), others
- *  through spare keycodes in batches; "\n" and "\r\n" -> Return, "\t" -> Tab,
- *  "\b" -> BackSpace, ESC -> Escape. Every spare keycode is back to NoSymbol
- *  when this returns. Invalid UTF-8 or other control characters: -EILSEQ
- *  with the byte offset in *bad_offset, before anything is typed. */
+ *  through spare keycodes in batches (up to the pool size of distinct
+ *  characters bound at once); "\n" and "\r\n" -> Return, "\t" -> Tab,
+ *  "\b" -> BackSpace, ESC -> Escape. Spare keycodes go back to NoSymbol
+ *  INPUT_REUSE_MS after their last use (background thread). Invalid UTF-8
+ *  or other control characters: -EILSEQ with the byte offset in
+ *  *bad_offset, before anything is typed; -ENOSPC when characters are off
+ *  the keymap and the display has no spare keycode. */
 int input_type(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset);
 
-/** Tuning, for tests and the bench: the wait after a batch of remapped
- *  keys before the keymap changes again (default INPUT_REMAP_SETTLE_MS),
- *  and the minimum time before a spare keycode is bound to another symbol
- *  (default INPUT_REUSE_MS). */
-#define INPUT_REMAP_SETTLE_MS 20
+/** Tuning, for tests and the bench. bind_wait_ms: a wait after binding a
+ *  batch of spare keycodes before typing on them (default 0: clients see
+ *  the MappingNotify before the key events, in order). reuse_ms: the least
+ *  time between a key event on a spare keycode and any change of its
+ *  binding (rebinding or restoring to NoSymbol), because clients fetch the
+ *  keymap lazily, when they translate the key; a client that lags behind
+ *  by more than that gets another character or none (measured: the test
+ *  fixture, rewriting its state file on every event, lags 20-50 ms). Spare
+ *  keycodes are restored in the background reuse_ms after their last use,
+ *  and at once (after that guard) by input_destroy(). */
+#define INPUT_BIND_WAIT_MS 0
 #define INPUT_REUSE_MS 200
-void input_set_timing(struct input* self, int settle_ms, int reuse_ms);
+void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms);
 /** How many spare keycodes this display offers. */
 int input_spare_keycodes(struct input* self);
 

@@ -48,7 +48,10 @@ struct input {
 	bool pool[256];		/* keycode is a spare */
 	struct spare spares[MAX_SPARES];
 	int n_spares;
-	int settle_ms, reuse_ms;
+	int bind_wait_ms, reuse_ms;
+	pthread_cond_t cond;	/* wakes the restorer */
+	pthread_t restorer;
+	bool stop;
 
 	bool keys_down[256];
 	bool buttons_down[16];
@@ -264,27 +267,64 @@ static void send_bindings(struct input* self, const bool* change)
 	}
 }
 
-/* Restore every bound spare to NoSymbol, after the settle time since its
- * last use (clients fetch the keymap lazily, when they translate the key). */
-static int restore_spares(struct input* self)
+/* Restore bound spares to NoSymbol once reuse_ms passed since their last
+ * key event (clients fetch the keymap lazily, when they translate the key:
+ * changing it sooner turns a slow client's characters into other ones or
+ * drops them). wait: sleep until all are due instead of skipping the rest.
+ * Returns the earliest due time of those left bound (0 if none). */
+static int64_t restore_spares(struct input* self, bool wait)
 {
 	bool change[MAX_SPARES] = { false };
-	int64_t last = 0;
 	bool any = false;
+	int64_t next = 0, now = now_ms();
+	if (wait) {
+		int64_t last = 0;
+		for (int i = 0; i < self->n_spares; i++)
+			if (self->spares[i].sym != NoSymbol && self->spares[i].used_ms > last)
+				last = self->spares[i].used_ms;
+		if (last) {
+			sleep_ms(last + self->reuse_ms - now);
+			now = now_ms();
+		}
+	}
 	for (int i = 0; i < self->n_spares; i++) {
-		if (self->spares[i].sym == NoSymbol)
+		struct spare* sp = &self->spares[i];
+		if (sp->sym == NoSymbol)
 			continue;
-		if (self->spares[i].used_ms > last)
-			last = self->spares[i].used_ms;
-		self->spares[i].sym = NoSymbol;
+		int64_t due = sp->used_ms ? sp->used_ms + self->reuse_ms : 0;
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			continue;
+		}
+		sp->sym = NoSymbol;
 		change[i] = any = true;
 	}
-	if (!any)
-		return 0;
-	if (last)
-		sleep_ms(last + self->settle_ms - now_ms());
-	send_bindings(self, change);
-	return x_sync(self);
+	if (any) {
+		send_bindings(self, change);
+		x_sync(self);
+	}
+	return next;
+}
+
+/* The restorer thread: puts spare keycodes back to NoSymbol in the
+ * background when they are due, so typing never waits for it. */
+static void* restorer_main(void* data)
+{
+	struct input* self = data;
+	pthread_mutex_lock(&self->mutex);
+	while (!self->stop) {
+		int64_t next = self->dead ? 0 : restore_spares(self, false);
+		if (!next) {
+			pthread_cond_wait(&self->cond, &self->mutex);
+		} else {
+			struct timespec ts = { .tv_sec = next / 1000,
+				.tv_nsec = (next % 1000) * 1000000 };
+			pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
+		}
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return NULL;
 }
 
 /* ---- public ---- */
@@ -297,7 +337,12 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 		return NULL;
 	}
 	pthread_mutex_init(&self->mutex, NULL);
-	self->settle_ms = INPUT_REMAP_SETTLE_MS;
+	pthread_condattr_t cattr;
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&self->cond, &cattr);
+	pthread_condattr_destroy(&cattr);
+	self->bind_wait_ms = INPUT_BIND_WAIT_MS;
 	self->reuse_ms = INPUT_REUSE_MS;
 
 	self->dpy = XOpenDisplay(display_name);
@@ -334,13 +379,20 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 		snprintf(err, err_size, "X error while setting up input");
 		goto xtest_failure;
 	}
+	if (pthread_create(&self->restorer, NULL, restorer_main, self) != 0) {
+		snprintf(err, err_size, "cannot start a thread");
+		goto xtest_failure;
+	}
 	return self;
 
 xtest_failure:
+	if (self->map)
+		XFree(self->map);
 	registry_set(self->dpy, NULL);
 registry_failure:
 	XCloseDisplay(self->dpy);
 open_failure:
+	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
 	return NULL;
@@ -351,6 +403,12 @@ void input_destroy(struct input* self)
 	if (!self)
 		return;
 	pthread_mutex_lock(&self->mutex);
+	self->stop = true;
+	pthread_cond_signal(&self->cond);
+	pthread_mutex_unlock(&self->mutex);
+	pthread_join(self->restorer, NULL);
+
+	pthread_mutex_lock(&self->mutex);
 	if (!self->dead) {
 		for (int b = 1; b < 16; b++)
 			if (self->buttons_down[b])
@@ -359,13 +417,14 @@ void input_destroy(struct input* self)
 			if (self->keys_down[k])
 				XTestFakeKeyEvent(self->dpy, (unsigned)k, False, CurrentTime);
 		x_sync(self);
-		restore_spares(self);
+		restore_spares(self, true);
 	}
 	if (self->map)
 		XFree(self->map);
 	registry_set(self->dpy, NULL);
 	XCloseDisplay(self->dpy);
 	pthread_mutex_unlock(&self->mutex);
+	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
 }
@@ -378,11 +437,11 @@ bool input_alive(struct input* self)
 	return alive;
 }
 
-void input_set_timing(struct input* self, int settle_ms, int reuse_ms)
+void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms)
 {
 	pthread_mutex_lock(&self->mutex);
-	self->settle_ms = settle_ms < 0 ? 0 : settle_ms;
-	self->reuse_ms = reuse_ms < self->settle_ms ? self->settle_ms : reuse_ms;
+	self->bind_wait_ms = bind_wait_ms < 0 ? 0 : bind_wait_ms;
+	self->reuse_ms = reuse_ms < 0 ? 0 : reuse_ms;
 	pthread_mutex_unlock(&self->mutex);
 }
 
@@ -623,6 +682,10 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 	}
 	sleep_ms(wait_until - now_ms());
 	send_bindings(self, change);
+	if (self->bind_wait_ms) {
+		XSync(self->dpy, False);
+		sleep_ms(self->bind_wait_ms);
+	}
 	return 0;
 }
 
@@ -676,12 +739,11 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	if (n_missing) {
 		rc = x_sync(self);
 		int64_t t = now_ms();
-		for (int s = 0; s < self->n_spares; s++)
-			if (self->spares[s].sym != NoSymbol)
-				self->spares[s].used_ms = t;
-		int e = restore_spares(self);
-		if (rc == 0)
-			rc = e;
+		for (int i = 0; i < n_missing; i++)
+			for (int s = 0; s < self->n_spares; s++)
+				if (self->spares[s].keycode == kcs[missing_at[i]])
+					self->spares[s].used_ms = t;
+		pthread_cond_signal(&self->cond);
 	}
 	return rc;
 }
@@ -808,6 +870,10 @@ static void bind_batch(struct input* self, const struct stroke* st,
 	}
 	sleep_ms(wait_until - now_ms());
 	send_bindings(self, change);
+	if (self->bind_wait_ms) {
+		XSync(self->dpy, False);
+		sleep_ms(self->bind_wait_ms);
+	}
 }
 
 static int type_locked(struct input* self, const char* text, size_t len,
@@ -902,9 +968,8 @@ static int type_locked(struct input* self, const char* text, size_t len,
 	int e = x_sync(self);
 	if (rc == 0)
 		rc = e;
-	e = restore_spares(self);
-	if (rc == 0)
-		rc = e;
+	if (batches)
+		pthread_cond_signal(&self->cond);
 	if (stats) {
 		stats->chars = n;
 		stats->remapped = remapped;
