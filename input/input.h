@@ -47,6 +47,10 @@ int input_utf8_next(const char* s, size_t len, size_t* pos, uint32_t* cp);
 /** Check a whole string; returns 0, or -EILSEQ with the byte offset of the
  *  first bad sequence in *bad_offset (may be NULL). */
 int input_utf8_validate(const char* s, size_t len, size_t* bad_offset);
+/** Can text be typed? 0; -EILSEQ for invalid UTF-8; -EINVAL for a control
+ *  character other than \n, \r, \t, \b and ESC. The byte offset of the
+ *  culprit goes to *bad_offset (may be NULL). */
+int input_text_check(const char* s, size_t len, size_t* bad_offset);
 
 /** The keysym for a key name: OpenAI names (CTRL, ENTER, ARROWLEFT, ...),
  *  xdotool/X keysym names (ctrl, Return, Left, F5, ...), any case, or one
@@ -55,6 +59,8 @@ int input_key_lookup(const char* name, uint32_t* keysym);
 /** Up to n names closest to an unknown name (edit distance, case-folded),
  *  written comma-separated into out. Returns how many were written. */
 int input_key_suggest(const char* name, char* out, size_t size, int n);
+/** The X name of a keysym ("Control_L", "a", "U20AC"), for messages. */
+int input_keysym_name(uint32_t keysym, char* out, size_t size);
 /** Is the keysym a modifier (Shift, Control, Alt, Super, Meta, Hyper)? */
 bool input_keysym_is_modifier(uint32_t keysym);
 
@@ -139,10 +145,10 @@ struct input_type_stats {
  *  through spare keycodes in batches (up to the pool size of distinct
  *  characters bound at once); "\n" and "\r\n" -> Return, "\t" -> Tab,
  *  "\b" -> BackSpace, ESC -> Escape. Spare keycodes go back to NoSymbol
- *  INPUT_REUSE_MS after their last use (background thread). Invalid UTF-8
- *  or other control characters: -EILSEQ with the byte offset in
- *  *bad_offset, before anything is typed; -ENOSPC when characters are off
- *  the keymap and the display has no spare keycode. */
+ *  INPUT_REUSE_MS after their last use (background thread). Errors of
+ *  input_text_check() (offset in *bad_offset) come before anything is
+ *  typed; -ENOSPC when characters are off the keymap and the display has
+ *  no spare keycode. */
 int input_type(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset);
 

@@ -296,3 +296,13 @@ int input_pixels_to_notches(double pixels)
 		n = 1;
 	return pixels < 0 ? -(int)n : (int)n;
 }
+
+int input_keysym_name(uint32_t keysym, char* out, size_t size)
+{
+	int n = xkb_keysym_get_name(keysym, out, size);
+	if (n < 0) {
+		snprintf(out, size, "0x%x", keysym);
+		return -ENOENT;
+	}
+	return 0;
+}

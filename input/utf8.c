@@ -60,3 +60,26 @@ int input_utf8_validate(const char* s, size_t len, size_t* bad_offset)
 	}
 	return 0;
 }
+
+int input_text_check(const char* s, size_t len, size_t* bad_offset)
+{
+	size_t pos = 0;
+	while (pos < len) {
+		size_t at = pos;
+		uint32_t cp;
+		if (input_utf8_next(s, len, &pos, &cp) < 0) {
+			if (bad_offset)
+				*bad_offset = at;
+			return -EILSEQ;
+		}
+		bool typable = cp == '\n' || cp == '\r' || cp == '\t' || cp == '\b'
+				|| cp == 0x1B || (cp >= 0x20 && cp != 0x7F
+				&& !(cp >= 0x80 && cp < 0xA0));
+		if (!typable) {
+			if (bad_offset)
+				*bad_offset = at;
+			return -EINVAL;
+		}
+	}
+	return 0;
+}

@@ -790,17 +790,14 @@ struct stroke {
 };
 
 /* Decode and plan; nothing is sent. */
-static int plan_text(struct input* self, const char* text, size_t len,
-		struct stroke* out, size_t* n_out, size_t* bad_offset)
+/* Plan the strokes; nothing is sent. The text was checked. */
+static void plan_text(struct input* self, const char* text, size_t len,
+		struct stroke* out, size_t* n_out)
 {
 	size_t pos = 0, n = 0;
 	while (pos < len) {
-		size_t at = pos;
-		uint32_t cp;
-		if (input_utf8_next(text, len, &pos, &cp) < 0) {
-			*bad_offset = at;
-			return -EILSEQ;
-		}
+		uint32_t cp = 0;
+		input_utf8_next(text, len, &pos, &cp);
 		KeySym sym;
 		switch (cp) {
 		case '\r':
@@ -812,16 +809,7 @@ static int plan_text(struct input* self, const char* text, size_t len,
 		case '\t': sym = XK_Tab; break;
 		case '\b': sym = XK_BackSpace; break;
 		case 0x1B: sym = XK_Escape; break;
-		default:
-			if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
-				*bad_offset = at;
-				return -EILSEQ;
-			}
-			sym = xkb_utf32_to_keysym(cp);
-			if (sym == NoSymbol) {
-				*bad_offset = at;
-				return -EILSEQ;
-			}
+		default: sym = xkb_utf32_to_keysym(cp); break;
 		}
 		struct stroke* s = &out[n++];
 		s->sym = sym;
@@ -829,7 +817,6 @@ static int plan_text(struct input* self, const char* text, size_t len,
 			s->kc = 0;
 	}
 	*n_out = n;
-	return 0;
 }
 
 static int spare_of(struct input* self, KeySym sym)
@@ -879,16 +866,17 @@ static void bind_batch(struct input* self, const struct stroke* st,
 static int type_locked(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset)
 {
-	int rc = refresh_keymap(self);
+	int rc = input_text_check(text, len, bad_offset);
+	if (rc < 0)
+		return rc;
+	rc = refresh_keymap(self);
 	if (rc < 0)
 		return rc;
 	struct stroke* st = malloc((len ? len : 1) * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	size_t n = 0;
-	rc = plan_text(self, text, len, st, &n, bad_offset);
-	if (rc < 0)
-		goto out;
+	plan_text(self, text, len, st, &n);
 	size_t remapped = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!st[i].kc)

@@ -79,6 +79,17 @@ static void test_utf8(void)
 		TST_EQ_INT(off, invalid[i].offset);
 	}
 	TST_EQ_INT(input_utf8_validate(ok, sizeof(ok) - 1, NULL), 0);
+
+	/* Typable text: \n \r \t \b ESC yes, other controls no. */
+	size_t off = 99;
+	TST_EQ_INT(input_text_check("a\tb\nc\r\n\b\x1b", 9, &off), 0);
+	TST_EQ_INT(input_text_check(ok, sizeof(ok) - 1, &off), 0);
+	TST_EQ_INT(input_text_check("ab\x01", 3, &off), -EINVAL);
+	TST_EQ_INT(off, 2);
+	TST_EQ_INT(input_text_check("\x7f", 1, &off), -EINVAL);
+	TST_EQ_INT(input_text_check("\xC2\x85", 2, &off), -EINVAL);	/* U+0085 */
+	TST_EQ_INT(input_text_check("x\xC3", 2, &off), -EILSEQ);
+	TST_EQ_INT(off, 1);
 }
 
 static uint32_t key(const char* name)
