@@ -498,11 +498,29 @@ static void start_wm(const char* display)
 	log_info("window manager %s started (pid %ld)", base, (long)pid);
 }
 
+int desktop_launch_script(const char* cmd, char* out, size_t size)
+{
+	/* Characters that make the command more than one simple command. */
+	static const char special[] = ";&|<>()$`\\\"'\n*?[]#~={}!";
+	bool simple = cmd[strspn(cmd, " \t")] != '\0' && !strpbrk(cmd, special);
+	int n = snprintf(out, size, "%s%s", simple ? "exec " : "", cmd);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return simple ? 1 : 0;
+}
+
 static void start_launch(int i, const char* display)
 {
 	if (g.launched[i].pid > 0)
 		return;
-	char* argv[] = { (char*)"sh", (char*)"-c", g.launch[i], NULL };
+	/* A simple command replaces the shell, so it gets the parent death
+	 * signal itself and is the one we stop. */
+	char script[8192];
+	if (desktop_launch_script(g.launch[i], script, sizeof(script)) < 0) {
+		log_warn("--launch command too long: '%.40s...'", g.launch[i]);
+		return;
+	}
+	char* argv[] = { (char*)"sh", (char*)"-c", script, NULL };
 	pid_t pid = spawn("/bin/sh", argv, display, -1, false);
 	if (pid < 0) {
 		log_warn("cannot launch '%s': %s", g.launch[i], strerror((int)-pid));

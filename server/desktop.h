@@ -64,3 +64,7 @@ int desktop_find_program(const char* name, const char* path, char* out,
 /** Parse what Xvfb wrote to -displayfd ("12\n"): the display number, or
  *  -EINVAL when it is not a complete line with a number. */
 int desktop_parse_display_number(const char* text, size_t len);
+/** The /bin/sh -c script for a --launch command: "exec CMD" when CMD is one
+ *  simple command (no shell syntax), else CMD. Returns 1 (exec added), 0, or
+ *  -ENAMETOOLONG. */
+int desktop_launch_script(const char* cmd, char* out, size_t size);
