@@ -34,6 +34,7 @@ struct frame {
 	int stride;		/* bytes per row, >= 4 * width */
 	uint8_t* data;		/* owned by the frame */
 	atomic_int refs;	/* private: use frame_ref/frame_unref */
+	size_t capacity;	/* private: size of the data block */
 };
 
 /** A new frame of w x h (contents undefined) with one reference, or NULL. */
