@@ -54,8 +54,33 @@ static int on_x_error(Display* dpy, XErrorEvent* ev)
 	return 0;
 }
 
+/* Xlib's default I/O error handler prints and exits before the
+ * per-connection exit handler gets a say, so a process-wide one that just
+ * returns is installed: the per-connection exit handler then decides (ours
+ * marks the context dead; Xlib's default for other connections still
+ * exits, as before). */
+static XIOErrorHandler previous_io_handler, default_io_handler;
+
+static int on_io_error(Display* dpy)
+{
+	bool ours = false;
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++)
+		if (registry[i] && registry[i]->dpy == dpy)
+			ours = true;
+	pthread_mutex_unlock(&registry_lock);
+	if (!ours && previous_io_handler && previous_io_handler != default_io_handler)
+		return previous_io_handler(dpy);
+	return 0;
+}
+
 static void install_handler(void)
 {
+	XIOErrorHandler current_io = XSetIOErrorHandler(NULL);
+	default_io_handler = XSetIOErrorHandler(current_io);
+	previous_io_handler = XSetIOErrorHandler(on_io_error);
+	if (previous_io_handler == on_io_error)
+		previous_io_handler = NULL;
 	/* XSetErrorHandler(NULL) installs the default and returns what was
 	 * there; setting that back returns the default's address. */
 	XErrorHandler current = XSetErrorHandler(NULL);
