@@ -873,12 +873,13 @@ static bool live_origin_allowed(const char* origin, const char* host)
 }
 
 /* Decide a new connection; returns the role, or HTTP_ROLE_NONE to refuse. */
-static enum http_role live_authorize(struct lws* wsi)
+static enum http_role live_authorize(struct lws* wsi, int* status)
 {
 	char uri[256], origin[512], host[256], buf[1024];
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0
 			|| strcmp(uri, "/live") != 0) {
 		log_debug("live: refused an upgrade for %s (only /live)", uri);
+		*status = 404;
 		return HTTP_ROLE_NONE;
 	}
 	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0)
@@ -888,12 +889,15 @@ static enum http_role live_authorize(struct lws* wsi)
 	if (!live_origin_allowed(origin, host)) {
 		log_info("live: refused a viewer from origin %s; allow it with --allow-origin",
 				origin);
+		*status = 403;
 		return HTTP_ROLE_NONE;
 	}
 	enum http_role role = auth_check_token(live_find_token(wsi, buf, sizeof(buf)));
 	memset(buf, 0, sizeof(buf));
-	if (role == HTTP_ROLE_NONE)
+	if (role == HTTP_ROLE_NONE) {
 		log_info("live: refused a viewer without a valid token");
+		*status = 401;
+	}
 	return role;
 }
 
@@ -1013,9 +1017,16 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 		pthread_mutex_unlock(&live__lock);
 		return 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
-		enum http_role role = live_authorize(wsi);
+		int status = 0;
+		enum http_role role = live_authorize(wsi, &status);
 		if (role == HTTP_ROLE_NONE) {
 			atomic_fetch_add(&live__stats.refused, 1);
+			/* A real status instead of a dropped connection, so clients
+			 * can tell a bad token (401) from a refused origin (403). */
+			lws_return_http_status(wsi, (unsigned)status,
+					status == 401 ? "missing or wrong token"
+					: status == 404 ? "the live view is at /live"
+					: "origin not allowed");
 			return -1;
 		}
 		if (c)
@@ -1025,8 +1036,10 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_ESTABLISHED:
 		if (!c)
 			return -1;
-		if (c->role == HTTP_ROLE_NONE)
-			c->role = live_authorize(wsi);
+		if (c->role == HTTP_ROLE_NONE) {
+			int status;
+			c->role = live_authorize(wsi, &status);
+		}
 		if (c->role == HTTP_ROLE_NONE)
 			return -1;
 		live_client_established(wsi, c);
