@@ -692,7 +692,10 @@ static int capture_call(struct batch* b, const char* tool, json_t* args,
 	}
 	if (b->window)
 		json_object_set_new(args, "window", json_integer(b->window));
-	if (b->max_dimension >= 0 && !json_object_get(args, "max_dimension"))
+	/* A screenshot in this batch fixed the space (REST has no session to
+	 * remember it); zoom's max_dimension only sizes its output. */
+	if (strcmp(tool, "screenshot") == 0 && b->max_dimension >= 0
+			&& !json_object_get(args, "max_dimension"))
 		json_object_set_new(args, "max_dimension", json_integer(b->max_dimension));
 	struct tool_result sub;
 	tool_result_init(&sub);
@@ -786,12 +789,14 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 
 	switch (k->act) {
 	case ACT_SCREENSHOT: {
-		if (a->max_dimension >= 0)
-			b->max_dimension = a->max_dimension;
 		json_t* args = json_object();
 		if (a->max_dimension >= 0)
 			json_object_set_new(args, "max_dimension", json_integer(a->max_dimension));
-		return capture_call(b, "screenshot", args, res, e);
+		if (capture_call(b, "screenshot", args, res, e) < 0)
+			return -1;
+		if (a->max_dimension >= 0)
+			b->max_dimension = a->max_dimension;
+		return 0;
 	}
 	case ACT_ZOOM: {
 		json_t* args = json_pack("{s:O}", "region", json_object_get(a->json, "region"));
@@ -1140,10 +1145,9 @@ SPLIT(zoom)
 #define OBJ_REQ(props, req) OBJ(props) ",\"required\":[" req "]}"
 #define OBJ_END(props) OBJ(props) "}"
 
-#define ACTION_TYPES "\"screenshot\",\"click\",\"double_click\",\"triple_click\",\"move\",\"drag\"," \
-	"\"mouse_down\",\"mouse_up\",\"scroll\",\"type\",\"keypress\",\"hold_key\",\"wait\",\"cursor_position\",\"zoom\"," \
-	"\"left_click\",\"right_click\",\"middle_click\",\"mouse_move\",\"left_click_drag\",\"left_mouse_down\"," \
-	"\"left_mouse_up\",\"key\""
+#define ACTION_TYPES "screenshot, click, double_click, triple_click, move, drag, mouse_down, mouse_up, " \
+	"scroll, type, keypress, hold_key, wait, cursor_position, zoom; Anthropic aliases: left_click, " \
+	"right_click, middle_click, mouse_move, left_click_drag, left_mouse_down, left_mouse_up, key."
 
 static const char batch_schema[] =
 	"{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"actions\"],\"properties\":{"
@@ -1153,8 +1157,8 @@ static const char batch_schema[] =
 	"\"screenshot_after\":{\"type\":\"boolean\",\"description\":\"After the actions, wait until the screen settles (50 ms quiet, at most 1 s) and return a screenshot.\"},"
 	P_SPACE "},"
 	"\"$defs\":{\"action\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-	"\"type\":{\"enum\":[" ACTION_TYPES "],\"description\":\"The action (\\\"action\\\" is accepted as this field's name too).\"},"
-	"\"action\":{\"enum\":[" ACTION_TYPES "]},"
+	"\"type\":{\"type\":\"string\",\"description\":\"The action: " ACTION_TYPES "\"},"
+	"\"action\":{\"type\":\"string\",\"description\":\"The same as type (Anthropic style).\"},"
 	P_X "," P_Y "," P_COORD "," P_SPACE "," P_BUTTON ","
 	"\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":"
 	"\"keypress/hold_key: the chord, [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\"; pointer actions: keys held during the action.\"},"
