@@ -38,6 +38,7 @@
 #define HTTP_STREAM_MAX_BUFFERED (64u << 20)	/* a reader this far behind is dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
 #define HTTP_MAX_CONNECTIONS 1024
+#define HTTP_DISCARD_MAX (16u << 20)	/* then a refused upload is cut off */
 
 struct kv {
 	char* name;
@@ -60,6 +61,7 @@ struct http_request {
 	struct kvlist query;
 	char* body;
 	size_t body_len, body_cap;
+	size_t discarded;		/* body bytes dropped after a refusal */
 	enum http_role role;
 
 	int verdict;			/* transport error status, or 0 */
@@ -581,15 +583,22 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 	}
 
 	if (*upload_data_size > 0) {
+		/* MHD accepts a response only before the body or after all of
+		 * it: a refused body is read and dropped (up to a bound). */
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (req->verdict)
-			return queue_verdict(req, conn);
+		if (req->verdict) {
+			req->discarded += n;
+			return req->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
 		int rc = body_append(req, upload_data, n);
 		if (rc == -E2BIG) {
 			set_verdict(req, 413, "payload_too_large", "request body too large");
 			req->verdict_close = true;
-			return queue_verdict(req, conn);
+			free(req->body);
+			req->body = NULL;
+			req->body_len = req->body_cap = 0;
+			return MHD_YES;
 		}
 		return rc < 0 ? MHD_NO : MHD_YES;
 	}

@@ -66,7 +66,7 @@ static void route_http(struct pending* p)
 }
 
 /* Look at what the client sent so far; route it when we know enough. */
-static void pending_check(struct pending* p, bool expired)
+static void pending_check(struct pending* p, bool expired, bool hangup)
 {
 	ssize_t n;
 	do
@@ -88,6 +88,15 @@ static void pending_check(struct pending* p, bool expired)
 		int fd = p->fd;
 		pending_release(p);
 		L.on_ws(fd, L.buf, netcheck_head_length(L.buf, (size_t)n));
+		return;
+	}
+	if (hangup && (kind == NETCHECK_HEAD_INCOMPLETE
+			|| !netcheck_head_length(L.buf, (size_t)n)
+			|| strspn(L.buf, "\r\n") == (size_t)n)) {
+		/* No whole request and the client will send no more. */
+		int fd = p->fd;
+		pending_release(p);
+		close(fd);
 		return;
 	}
 	if (kind == NETCHECK_HEAD_HTTP || expired)
@@ -169,7 +178,7 @@ static void* listener_main(void* arg)
 				/* A client that closed its side will send no more. */
 				bool done = events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR);
 				if (p->fd >= 0)
-					pending_check(p, done);
+					pending_check(p, false, done);
 			}
 		}
 		if (stop)
@@ -177,7 +186,7 @@ static void* listener_main(void* arg)
 		int64_t now = now_ms();
 		for (int i = 0; i < LISTENER_PENDING_MAX; i++)
 			if (L.pending[i].fd >= 0 && L.pending[i].deadline <= now)
-				pending_check(&L.pending[i], true);
+				pending_check(&L.pending[i], true, false);
 	}
 	return NULL;
 }
