@@ -57,8 +57,10 @@ describe('one port', () => {
     d = await startDeskd({ display: x.display, args: ['--view-token', VIEW] });
   });
   after(async () => {
-    if (d) await d.stop();
+    // A clean exit also means no leaks or sanitizer errors under ASan.
+    const r = d && await d.stop();
     if (x) await x.stop();
+    if (r) assert.equal(r.code, 0, 'deskd exits 0 on SIGTERM');
   });
 
   test('keep-alive: several requests share one connection', async () => {
@@ -325,7 +327,7 @@ describe('limits and startup', () => {
     const x = await startXvfb();
     t.after(() => x.stop());
     const d = await startDeskd({ display: x.display, args: ['--max-body', '1024'] });
-    t.after(() => d.stop());
+    t.after(async () => assert.equal((await d.stop()).code, 0));
     let r = await d.fetch('/api/v1/tools/no_such_tool_xyz', { method: 'POST', body: JSON.stringify({ pad: 'x'.repeat(2000) }) });
     assert.equal(r.status, 413);
     assert.equal((await r.json()).error.code, 'payload_too_large');
@@ -371,7 +373,7 @@ describe('limits and startup', () => {
     assert.match(a.p.log.join(''), new RegExp(token), 'the token is printed at startup');
     assert.equal((await a.p.stop()).code, 0);
     const b = await start();
-    t.after(() => b.p.stop());
+    t.after(async () => assert.equal((await b.p.stop()).code, 0));
     assert.equal(readFileSync(file, 'utf8').trim(), token);
     r = await fetch(b.url + '/api/v1/tools', { headers: { authorization: `Bearer ${token}` } });
     assert.equal(r.status, 200);
