@@ -845,7 +845,7 @@ int desktop_start(const struct options* opts)
 		resolve_programs(opts);
 		g.embedded = true;
 		if ((rc = start_embedded(-1)) < 0) {
-			log_error("cannot start the embedded Xvfb: %s", strerror(-rc));
+			log_error("cannot start the embedded Xvfb: %s; add --log-level debug to see its output", strerror(-rc));
 			goto embedded_failure;
 		}
 	}
