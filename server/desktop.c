@@ -231,10 +231,18 @@ static void on_x_io_exit(Display* dpy, void* ud)
 		*(bool*)ud = true;
 }
 
+/* Installed only where Xlib's default is in place: a module that installed
+ * its own (and chains to the previous one) keeps it. */
 static void install_x_handlers(void)
 {
-	XSetErrorHandler(on_x_error);
-	XSetIOErrorHandler(on_x_io_error);
+	XErrorHandler cur = XSetErrorHandler(NULL);
+	XErrorHandler def = XSetErrorHandler(cur);
+	if (cur == def)
+		XSetErrorHandler(on_x_error);
+	XIOErrorHandler cur_io = XSetIOErrorHandler(NULL);
+	XIOErrorHandler def_io = XSetIOErrorHandler(cur_io);
+	if (cur_io == def_io)
+		XSetIOErrorHandler(on_x_io_error);
 }
 
 /* Processes: fork + exec with the parent death signal, each in its own

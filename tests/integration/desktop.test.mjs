@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DESKD_BIN, launch, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
 
@@ -197,13 +198,26 @@ test('losing the external display: 503 and display_unavailable, then reconnect o
   const d = await startDeskd({ display: x.display });
   let x2 = null;
   t.after(async () => { await d.stop(); if (x2) await x2.stop(); await x.stop(); });
+  t.after(async () => { if (d.proc.exitCode === null) assert.deepEqual(await d.stop(), { code: 0, signal: null }); });
   assert.equal(await healthz(d), 200);
   let s = (await d.tool('status')).body.structuredContent;
   assert.equal(s.display.available, true);
   assert.equal(s.display.embedded, false);
   assert.equal(s.display.name, x.display);
 
+  // Kill it, and hold its number (the abstract socket Xvfb and Xlib try
+  // first) so another test's Xvfb -displayfd cannot take it meanwhile; the
+  // holder closes every connection, so deskd's reconnects fail fast.
   await x.stop('SIGKILL');
+  const hold = createServer((c) => c.destroy());
+  const held = await new Promise((res) => {
+    hold.once('error', () => res(false));
+    hold.listen('\0/tmp/.X11-unix/X' + x.display.slice(1), () => res(true));
+  });
+  if (!held) {
+    t.skip(`display ${x.display} was taken by another process at once; cannot test reconnecting to it`);
+    return;
+  }
   await waitUntil(async () => (await healthz(d)) === 503, { timeout: 5000, what: '/healthz 503' });
   const st = await d.tool('status');
   assert.equal(st.status, 200);
@@ -226,6 +240,7 @@ test('losing the external display: 503 and display_unavailable, then reconnect o
   }
 
   // An Xvfb on the same number brings it back.
+  await new Promise((res) => hold.close(res));
   x2 = launch('Xvfb (same number)', 'Xvfb', [x.display, '-screen', '0', '1024x768x24', '-nolisten', 'tcp', '-noreset']);
   await waitUntil(async () => (await healthz(d)) === 200, { timeout: 8000, what: '/healthz 200 again' });
   s = (await d.tool('status')).body.structuredContent;
