@@ -893,6 +893,7 @@ config_failure:
 
 void desktop_stop(void)
 {
+	bool stuck = false;
 	if (!g.started)
 		return;
 	pthread_mutex_lock(&g.mutex);
@@ -900,7 +901,15 @@ void desktop_stop(void)
 	pthread_cond_broadcast(&g.cond);
 	pthread_mutex_unlock(&g.mutex);
 	if (g.watcher_running) {
-		pthread_join(g.watcher, NULL);
+		/* Bounded: XOpenDisplay on a hung X server never returns. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 3;
+		if (pthread_timedjoin_np(g.watcher, NULL, &ts) != 0) {
+			log_warn("the display watcher is stuck (a hung X server?); stopping without it");
+			pthread_detach(g.watcher);
+			stuck = true;
+		}
 		g.watcher_running = false;
 	}
 	atomic_store(&available, false);
@@ -915,6 +924,7 @@ void desktop_stop(void)
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	list[0] = &g.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
-	free_config();
+	if (!stuck)	/* else the watcher may still read it */
+		free_config();
 	g.started = false;
 }

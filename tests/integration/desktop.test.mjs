@@ -2,7 +2,7 @@
 // `deskd doctor`, the status tool, and losing / getting back the display.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -159,6 +159,32 @@ test('deskd doctor flags a world-writable data dir and a readable token file', (
   chmodSync(dir, 0o700);
   assert.match(x.stdout, /FAIL\s+data dir\s+.*0777 is group\/world writable/);
   assert.match(x.stdout, /FAIL\s+token file\s+.*0644; run chmod 600/);
+});
+
+test('deskd doctor: a port in use fails; a missing Xvfb fails only without --display; a missing openbox is a note', async (t) => {
+  const dir = tempDir('deskd-doctor-');
+  const busy = createServer();
+  await new Promise((res) => busy.listen(0, '127.0.0.1', res));
+  t.after(() => busy.close());
+  const port = busy.address().port;
+  const r = await new Promise((res) => {
+    const p = spawn(DESKD_BIN, ['doctor', '--display', ':99999', '--listen', `127.0.0.1:${port}`, '--data-dir', dir],
+      { env: { ...cleanEnv(), PATH: '/nonexistent' } });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('exit', (code) => res({ code, out }));
+  });
+  assert.equal(r.code, 1);
+  assert.match(r.out, new RegExp(`FAIL\\s+listen port\\s+127\\.0\\.0\\.1:${port}: Address already in use`));
+  // With --display given, a missing Xvfb is only a note.
+  assert.match(r.out, /ok\s+Xvfb\s+not on PATH \(only needed without --display\)/);
+  assert.match(r.out, /ok\s+openbox\s+not on PATH \(optional/);
+
+  const r2 = spawnSync(DESKD_BIN, ['doctor', '--listen', '127.0.0.1:0', '--data-dir', dir],
+    { encoding: 'utf8', env: { ...cleanEnv(), PATH: '/nonexistent' }, timeout: 20000 });
+  assert.equal(r2.status, 1);
+  assert.match(r2.stdout, /FAIL\s+Xvfb\s+not on PATH: needed for the embedded display/);
+  assert.match(r2.stdout, /FAIL\s+display\s+no display/);
 });
 
 test('SIGTERM stops deskd and its Xvfb, WM and --launch programs', async (t) => {
