@@ -702,6 +702,7 @@ static void* watcher_main(void* ud)
 		if (g.embedded && (xvfb_died || g.xvfb.pid <= 0)) {
 			atomic_store(&available, false);
 			if (dpy) {
+				atomic_fetch_add(&disconnects, 1);
 				XCloseDisplay(dpy);
 				dpy = NULL;
 			}
