@@ -59,6 +59,8 @@ static struct {
 };
 
 static atomic_bool available;
+/* Written by desktop_stop to wake the watcher out of poll. */
+static int wake_pipe[2] = { -1, -1 };
 static atomic_uint disconnects;
 /* Display names never move: a new name goes into the next slot. */
 static char name_slots[DESKTOP_NAME_SLOTS][64];
@@ -747,8 +749,13 @@ static void* watcher_main(void* ud)
 			continue;
 		}
 
-		struct pollfd pfd = { ConnectionNumber(dpy), POLLIN, 0 };
-		int n = poll(&pfd, 1, 200);
+		struct pollfd pfd[2] = {
+			{ ConnectionNumber(dpy), POLLIN, 0 },
+			{ wake_pipe[0], POLLIN, 0 },
+		};
+		int n = poll(pfd, wake_pipe[0] >= 0 ? 2 : 1, 200);
+		if (n > 0 && (pfd[1].revents & POLLIN))
+			continue;	/* desktop_stop */
 		if (n > 0 || XPending(dpy) > 0)
 			drain_events(dpy, &dead, rr_base);
 		if (dead) {
@@ -859,6 +866,8 @@ int desktop_start(const struct options* opts)
 		}
 	}
 
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		wake_pipe[0] = wake_pipe[1] = -1;	/* then stop waits up to 200 ms */
 	rc = pthread_create(&g.watcher, NULL, watcher_main, NULL);
 	if (rc != 0) {
 		rc = -rc;
@@ -877,6 +886,11 @@ int desktop_start(const struct options* opts)
 	return 0;
 
 thread_failure:
+	for (int i = 0; i < 2; i++) {
+		if (wake_pipe[i] >= 0)
+			close(wake_pipe[i]);
+		wake_pipe[i] = -1;
+	}
 embedded_failure:
 	{
 		struct child* list[2 + OPTIONS_MAX_LIST];
@@ -901,6 +915,8 @@ void desktop_stop(void)
 	g.stopping = true;
 	pthread_cond_broadcast(&g.cond);
 	pthread_mutex_unlock(&g.mutex);
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0)
+		log_debug("cannot wake the display watcher: %s", strerror(errno));
 	if (g.watcher_running) {
 		/* Bounded: XOpenDisplay on a hung X server never returns. */
 		struct timespec ts;
@@ -925,7 +941,13 @@ void desktop_stop(void)
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	list[0] = &g.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
-	if (!stuck)	/* else the watcher may still read it */
+	if (!stuck) {	/* else the watcher may still use them */
 		free_config();
+		for (int i = 0; i < 2; i++) {
+			if (wake_pipe[i] >= 0)
+				close(wake_pipe[i]);
+			wake_pipe[i] = -1;
+		}
+	}
 	g.started = false;
 }
