@@ -127,11 +127,14 @@ unit: $(UNIT_BINS)
 integration: $(DESKD) $(FIXTURE)
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) scripts/run-integration
 
+conformance: $(DESKD)
+	@DESKD_BIN=$(abspath $(DESKD)) scripts/run-conformance
+
 test:
 	@scripts/install-deps test
 	@scripts/npm-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
-	@$(MAKE) --no-print-directory unit integration
+	@$(MAKE) --no-print-directory unit integration conformance
 
 check:
 	@scripts/install-deps test
@@ -140,7 +143,7 @@ check:
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined \
 		$(patsubst build/%,build-san/%,$(UNIT_BINS))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration
+		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration conformance
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
 bench: all

@@ -1315,7 +1315,6 @@ static void* reaper_main(void* arg)
 			mcp_session_end(expired[i]);
 			mcp_session_unref(expired[i]);
 		}
-		mcp_http_tick();
 		pthread_mutex_lock(&reg_mutex);
 	}
 	pthread_mutex_unlock(&reg_mutex);

@@ -96,10 +96,8 @@ int mcp_registry_add(struct mcp_session* session);
 struct mcp_session* mcp_registry_find(const char* id);
 /** Remove by id: returns the registry's reference, or NULL. */
 struct mcp_session* mcp_registry_remove(const char* id);
-/** Start the reaper thread (idle expiry, transport ticks). */
+/** Start the reaper thread (idle expiry). */
 int mcp_registry_start(void);
-/** Called about every second by the reaper (mcp_http.c: SSE keepalives). */
-void mcp_http_tick(void);
 
 /** For fixtures: close the current tool call's SSE connection now (the
  *  result is delivered when the client resumes with Last-Event-ID). */

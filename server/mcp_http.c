@@ -33,7 +33,6 @@
 #define STREAM_MAX_EVENTS 1024
 #define STREAM_MAX_BYTES (8u << 20)
 #define SESSION_MAX_STREAMS 32
-#define KEEPALIVE_MS 15000
 
 struct sse_event {
 	uint64_t seq;
@@ -50,13 +49,11 @@ struct hstream {
 	pthread_mutex_t mutex;
 	unsigned no;			/* 0 = the GET stream */
 	bool sse;
-	bool listed;			/* in the keepalive list */
 
 	/* write_mutex */
 	uint64_t seq;
 	struct sse_event* events;
 	size_t n_events, cap_events, bytes;
-	int64_t last_write;
 
 	/* mutex */
 	struct attach* attach;
@@ -86,11 +83,6 @@ struct hsess {
 	bool priming;			/* negotiated >= 2025-11-25 */
 };
 
-/* Live SSE streams, for keepalives. No references: try_ref under the lock. */
-static pthread_mutex_t live_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct hstream** live;
-static size_t n_live, cap_live;
-
 static const struct mcp_sink_impl hstream_impl;
 
 static void stream_ref(struct hstream* s)
@@ -98,29 +90,10 @@ static void stream_ref(struct hstream* s)
 	atomic_fetch_add(&s->refs, 1);
 }
 
-static bool stream_try_ref(struct hstream* s)
-{
-	int n = atomic_load(&s->refs);
-	while (n > 0)
-		if (atomic_compare_exchange_weak(&s->refs, &n, n + 1))
-			return true;
-	return false;
-}
-
 static void stream_unref(struct hstream* s)
 {
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
-	if (s->listed) {
-		pthread_mutex_lock(&live_mutex);
-		for (size_t i = 0; i < n_live; i++) {
-			if (live[i] == s) {
-				live[i] = live[--n_live];
-				break;
-			}
-		}
-		pthread_mutex_unlock(&live_mutex);
-	}
 	for (size_t i = 0; i < s->n_events; i++)
 		free(s->events[i].text);
 	free(s->events);
@@ -142,7 +115,6 @@ static struct hstream* stream_new(bool sse, bool read_only, const char* session_
 	pthread_mutex_init(&s->mutex, NULL);
 	s->sse = sse;
 	s->pending = 1;
-	s->last_write = tool_now_ms();
 	snprintf(s->session_id, sizeof(s->session_id), "%s", session_id);
 	if (!sse) {
 		s->responses = json_array();
@@ -150,22 +122,7 @@ static struct hstream* stream_new(bool sse, bool read_only, const char* session_
 			stream_unref(s);
 			return NULL;
 		}
-		return s;
 	}
-	pthread_mutex_lock(&live_mutex);
-	if (n_live == cap_live) {
-		size_t cap = cap_live ? cap_live * 2 : 64;
-		struct hstream** p = realloc(live, cap * sizeof(*p));
-		if (p) {
-			live = p;
-			cap_live = cap;
-		}
-	}
-	if (n_live < cap_live) {
-		live[n_live++] = s;
-		s->listed = true;
-	}
-	pthread_mutex_unlock(&live_mutex);
 	return s;
 }
 
@@ -252,7 +209,6 @@ static void stream_emit(struct hstream* s, json_t* msg)
 	if (conn) {
 		http_stream_write(conn, text, (size_t)len);
 		http_stream_unref(conn);
-		s->last_write = tool_now_ms();
 	}
 	stream_keep(s, seq, text, (size_t)len);
 	pthread_mutex_unlock(&s->write_mutex);
@@ -275,12 +231,6 @@ static void stream_end_conn(struct hstream* s, bool mark_ended)
 	pthread_mutex_unlock(&s->write_mutex);
 }
 
-static const char* const sse_headers_fmt[] = {
-	"Cache-Control", "no-cache, no-transform",
-	"X-Accel-Buffering", "no",
-	"Mcp-Session-Id", NULL,
-	NULL,
-};
 
 /* Attach a new SSE connection for req to s: prime it, replay events after
  * `after` (or none if after < 0), end it at once if s already ended. */
@@ -293,9 +243,8 @@ static int stream_attach(struct hstream* s, struct http_request* req, int64_t af
 	atomic_init(&a->refs, 2);
 	stream_ref(s);
 	a->stream = s;
-	const char* headers[sizeof(sse_headers_fmt) / sizeof(sse_headers_fmt[0])];
-	memcpy(headers, sse_headers_fmt, sizeof(headers));
-	headers[5] = s->session_id;
+	/* http.c adds Cache-Control and X-Accel-Buffering, and keepalives. */
+	const char* headers[] = { "Mcp-Session-Id", s->session_id, NULL };
 	struct http_stream* conn = http_respond_stream(req, 200, "text/event-stream",
 			headers, attach_on_close, a);
 	if (!conn) {
@@ -331,7 +280,6 @@ static int stream_attach(struct hstream* s, struct http_request* req, int64_t af
 		for (size_t i = 0; i < s->n_events; i++)
 			if (s->events[i].seq > (uint64_t)after)
 				http_stream_write(conn, s->events[i].text, s->events[i].len);
-	s->last_write = tool_now_ms();
 	if (ended)
 		http_stream_end(conn);
 	pthread_mutex_unlock(&s->write_mutex);
@@ -502,32 +450,6 @@ static struct hstream* hsess_find_stream(struct hsess* h, unsigned no)
 		stream_ref(found);
 	pthread_mutex_unlock(&h->mutex);
 	return found;
-}
-
-void mcp_http_tick(void)
-{
-	struct hstream* batch[256];
-	size_t n = 0;
-	int64_t now = tool_now_ms();
-	pthread_mutex_lock(&live_mutex);
-	for (size_t i = 0; i < n_live && n < 256; i++)
-		if (stream_try_ref(live[i]))
-			batch[n++] = live[i];
-	pthread_mutex_unlock(&live_mutex);
-	for (size_t i = 0; i < n; i++) {
-		struct hstream* s = batch[i];
-		pthread_mutex_lock(&s->write_mutex);
-		if (now - s->last_write >= KEEPALIVE_MS) {
-			struct http_stream* conn = stream_conn(s);
-			if (conn) {
-				http_stream_write(conn, ": keepalive\n\n", 13);
-				http_stream_unref(conn);
-			}
-			s->last_write = now;
-		}
-		pthread_mutex_unlock(&s->write_mutex);
-		stream_unref(s);
-	}
 }
 
 /* ---- Requests ---- */
