@@ -145,6 +145,24 @@ char* mcp_base64(const void* data, size_t len)
 	return out;
 }
 
+json_t* mcp_parse_error(const json_error_t* jerr)
+{
+	char reason[256];
+	switch (json_error_code(jerr)) {
+	case json_error_invalid_utf8:
+		snprintf(reason, sizeof(reason), "invalid UTF-8 at byte %d", jerr->position);
+		break;
+	case json_error_premature_end_of_input:
+		snprintf(reason, sizeof(reason), "the JSON text ends early (byte %d)", jerr->position);
+		break;
+	default:
+		snprintf(reason, sizeof(reason), "%s (byte %d)", jerr->text, jerr->position);
+		break;
+	}
+	return mcp_error_response(NULL, RPC_PARSE_ERROR, "Parse error",
+			json_pack("{s:s}", "reason", reason));
+}
+
 /* ---- Sessions ---- */
 
 struct mcp_call {
@@ -1196,8 +1214,7 @@ void mcp_session_handle_text(struct mcp_session* self, const char* text, size_t 
 	json_error_t jerr;
 	json_t* msg = json_loadb(text, len, 0, &jerr);
 	if (!msg) {
-		json_t* resp = mcp_error_response(NULL, RPC_PARSE_ERROR, "Parse error",
-				json_pack("{s:s, s:i}", "reason", jerr.text, "position", jerr.position));
+		json_t* resp = mcp_parse_error(&jerr);
 		sink->impl->done(sink, resp);
 		json_decref(resp);
 		return;

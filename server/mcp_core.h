@@ -53,6 +53,8 @@ enum mcp_msg_kind mcp_message_kind(json_t* msg);
 /** {"jsonrpc":"2.0","id":id|null,"error":{code,message,data?}}; id borrowed,
  *  data stolen (may be NULL). New reference. */
 json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* data);
+/** The -32700 response for a parse failure, with a readable reason. New reference. */
+json_t* mcp_parse_error(const json_error_t* jerr);
 /** Compact one-line JSON text (malloc'd), or NULL. */
 char* mcp_dump(json_t* msg);
 /** Base64 of bytes (malloc'd, NUL-terminated), or NULL. */

@@ -572,9 +572,7 @@ static void handle_post(struct http_request* req)
 	json_error_t jerr;
 	json_t* msg = json_loadb(body ? body : "", len, 0, &jerr);
 	if (!msg) {
-		json_t* resp = mcp_error_response(NULL, -32700, "Parse error",
-				json_pack("{s:s, s:i}", "reason", jerr.text, "position", jerr.position));
-		http_respond_json(req, 400, resp, NULL);
+		http_respond_json(req, 400, mcp_parse_error(&jerr), NULL);
 		return;
 	}
 
