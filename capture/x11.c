@@ -277,6 +277,8 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 	self->wm_state = atoms[8];
 	self->net_frame_extents = atoms[9];
 
+	/* Root ConfigureNotify keeps the screen size current. */
+	XSelectInput(self->dpy, self->root, StructureNotifyMask);
 	/* The screen is always tracked (slot 0). */
 	self->tracked[0].used = true;
 	self->tracked[0].window = 0;
@@ -497,6 +499,7 @@ int capture_screen(struct capture* self, const struct capture_rect* region,
 	*out = NULL;
 	if (self->io_error)
 		return connection_lost(self);
+	capture__drain(self);
 	struct capture_rect all = { 0, 0, self->screen_w, self->screen_h }, r;
 	if (!clip(region ? region : &all, self->screen_w, self->screen_h, &r))
 		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d screen",
@@ -573,6 +576,10 @@ void capture__drain(struct capture* self)
 			for (int i = 0; i < CAPTURE_MAX_TRACKED; i++)
 				if (self->tracked[i].used && self->tracked[i].damage == de->damage)
 					self->tracked[i].pending = true;
+		} else if (ev.type == ConfigureNotify && ev.xconfigure.window == self->root) {
+			/* The screen was resized (RandR). */
+			self->screen_w = ev.xconfigure.width;
+			self->screen_h = ev.xconfigure.height;
 		} else if (ev.type == DestroyNotify) {
 			struct capture_tracked* t = tracked_find(self, (uint32_t)ev.xdestroywindow.window);
 			if (t && t != &self->tracked[0])

@@ -30,6 +30,7 @@
 
 struct pooled {
 	struct capture* cap;
+	unsigned disconnects;	/* desktop_disconnects() when it was opened */
 	struct {
 		uint32_t window;
 		uint64_t counter;
@@ -77,17 +78,26 @@ static struct pooled* pool_get(char* err, size_t err_size)
 			return NULL;
 		}
 	}
-	if (pool_n_idle > 0) {
+	/* Contexts from before a display loss are dead even if they do not
+	 * know it yet. */
+	unsigned disconnects = desktop_disconnects();
+	while (pool_n_idle > 0) {
 		struct pooled* p = pool_idle[--pool_n_idle];
-		pthread_mutex_unlock(&pool_lock);
-		return p;
+		if (p->disconnects == disconnects && capture_connected(p->cap)) {
+			pthread_mutex_unlock(&pool_lock);
+			return p;
+		}
+		pooled_destroy(p);
+		pool_n_total--;
 	}
 	pool_n_total++;
 	pthread_mutex_unlock(&pool_lock);
 
 	struct pooled* p = calloc(1, sizeof(*p));
-	if (p)
+	if (p) {
+		p->disconnects = disconnects;
 		p->cap = capture_create(*name ? name : NULL, err, err_size);
+	}
 	else
 		snprintf(err, err_size, "out of memory");
 	if (!p || !p->cap) {
