@@ -311,8 +311,9 @@ test('out writes a 0600 file safely and refuses unsafe paths', async (t) => {
   assert.equal(viaLink.body.error.code, 'bad_path');
   assert.ok(!existsSync(join(root, 'real', 'x.png')));
 
-  const dotdot = await deskd.tool('screenshot', { out: join(root, 'real', '..', 'y.png') });
+  const dotdot = await deskd.tool('screenshot', { out: `${root}/real/../y.png` });  // not path.join: it would fold '..'
   assert.equal(dotdot.body.error.code, 'bad_path');
+  assert.ok(!existsSync(join(root, 'y.png')));
 
   const jpg = await deskd.tool('screenshot', { out: join(root, 'real', 'z.jpg'), format: 'jpeg' });
   assert.equal(jpg.status, 200, JSON.stringify(jpg.body));
