@@ -207,8 +207,8 @@ test('scaling metadata is exact; zoom returns full-resolution pixels; JPEG decod
     { what: 'the new window in a fresh screenshot' });
 });
 
-test('bad arguments get clear errors, never a crash', async (t) => {
-  const { deskd, fixture } = await desktop(t, { fixture: true });
+test('bad arguments get clear errors, never a crash; hidden windows; cursor overlay', async (t) => {
+  const { deskd, fixture, display } = await desktop(t, { fixture: true });
   const cases = [
     [{ max_dimension: 1 }, 400, 'bad_arguments'],
     [{ max_dimension: 15 }, 400, 'bad_arguments'],
@@ -243,6 +243,26 @@ test('bad arguments get clear errors, never a crash', async (t) => {
   // Still alive and well.
   const ok = await shot(deskd, { window: fixture.window });
   assert.equal(ok.meta.width, 400);
+
+  // An unmapped (hidden) window: a clear error, until window_focus shows it again.
+  const un = spawnSync('xdotool', ['windowunmap', '--sync', String(fixture.window)], { env: { ...process.env, DISPLAY: display } });
+  assert.equal(un.status, 0, String(un.stderr));
+  const hidden = await deskd.tool('screenshot', { window: fixture.window });
+  assert.equal(hidden.status, 400);
+  assert.equal(hidden.body.error.code, 'bad_arguments');
+  assert.match(hidden.body.error.message, /not mapped/);
+  const shown = await deskd.tool('window_focus', { window: fixture.window });
+  assert.equal(shown.status, 200, JSON.stringify(shown.body));
+  await waitUntil(async () => {
+    const r = await deskd.tool('screenshot', { window: fixture.window, max_dimension: 0 });
+    return r.status === 200 && decodePng(imageOf(r).bytes).px(50, 50).join() === gradient(50, 50).join();
+  }, { what: 'the window shown again' });
+
+  // cursor: the pointer is drawn into the image (Xvfb starts it mid-screen).
+  const region = [600, 360, 680, 440];
+  const plain = await shot(deskd, { region, max_dimension: 0 });
+  const withCursor = await shot(deskd, { region, max_dimension: 0, cursor: true });
+  assert.ok(!plain.bytes.equals(withCursor.bytes), 'the cursor changes the pixels');
 });
 
 test('wait_for_change reports changes and times out normally; focus and move under openbox', async (t) => {
