@@ -181,10 +181,12 @@ static uint8_t* put_chunk(uint8_t* p, const char* type, const uint8_t* data,
 
 static int png_bands(int height)
 {
-	static int cpus;
+	static atomic_int cached;
+	int cpus = atomic_load_explicit(&cached, memory_order_relaxed);
 	if (!cpus) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		cpus = n < 1 ? 1 : n > PNG_MAX_BANDS ? PNG_MAX_BANDS : (int)n;
+		atomic_store_explicit(&cached, cpus, memory_order_relaxed);
 	}
 	int n = height / PNG_MIN_BAND_ROWS;
 	if (n < 1)
