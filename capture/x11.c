@@ -39,10 +39,15 @@ static int on_x_error(Display* dpy, XErrorEvent* ev)
 	for (int i = 0; i < REGISTRY_MAX; i++) {
 		struct capture* c = registry[i];
 		if (c && c->dpy == dpy) {
+			ours = true;
+			/* A damage object dies with its window before we hear of
+			 * it; requests on it fail harmlessly and must not be
+			 * blamed on the request being checked. */
+			if (c->have_damage && ev->error_code == c->damage_error + BadDamage)
+				break;
 			c->x_error = ev->error_code;
 			c->x_request = ev->request_code;
 			c->x_minor = ev->minor_code;
-			ours = true;
 			break;
 		}
 	}
@@ -282,7 +287,7 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 	/* The screen is always tracked (slot 0). */
 	self->tracked[0].used = true;
 	self->tracked[0].window = 0;
-	self->tracked[0].counter = 1;
+	self->tracked[0].counter = ++self->change_clock;
 	if (self->have_damage)
 		self->tracked[0].damage = XDamageCreate(self->dpy, self->root,
 				XDamageReportNonEmpty);
@@ -559,7 +564,7 @@ static struct capture_tracked* tracked_get(struct capture* self, uint32_t window
 	}
 	t->used = true;
 	t->window = window;
-	t->counter = 1;
+	t->counter = ++self->change_clock;
 	*fresh = true;
 	/* DestroyNotify tells us when it goes. */
 	XSelectInput(self->dpy, window, StructureNotifyMask);
@@ -591,7 +596,7 @@ void capture__drain(struct capture* self)
 		struct capture_tracked* t = &self->tracked[i];
 		if (t->used && t->pending) {
 			t->pending = false;
-			t->counter++;
+			t->counter = ++self->change_clock;
 			if (!t->gone && t->damage) {
 				XDamageSubtract(self->dpy, t->damage, None, None);
 				subtracted = true;
@@ -748,7 +753,7 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
 				tracked_free(self, t);
 				return capture__fail(self, -ENOENT, "window %u does not exist", window);
 			}
-			t->counter++;
+			t->counter = ++self->change_clock;
 		}
 	}
 	XSync(self->dpy, False);

@@ -25,7 +25,7 @@
 
 /* ---- Context pool ---------------------------------------------------------- */
 
-#define POOL_MAX 8
+#define POOL_MAX 16
 #define SEEN_MAX 32
 
 struct pooled {
