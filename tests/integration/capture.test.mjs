@@ -143,6 +143,14 @@ test('screen and window screenshots show the pixels the fixture drew; covered an
   const none = await deskd.tool('windows', { app: 'no-such-app' });
   assert.deepEqual(none.body.structuredContent.windows, []);
 
+  // Titles are UTF-8 and cut at 256 characters.
+  const long = await startFixture(display, { title: 'é'.repeat(250) + '日本語テキスト' + 'x'.repeat(50), geometry: '50x50+0+0' });
+  t.after(() => long.stop());
+  const lw = (await deskd.tool('windows', { pid: long.state().pid })).body.structuredContent.windows[0];
+  assert.equal([...lw.title].length, 256);
+  assert.equal(lw.title, 'é'.repeat(250) + '日本語テキスト'.slice(0, 6));
+  await long.stop();
+
   // A gone window is window_not_found.
   await off.stop();
   const gone = await deskd.tool('screenshot', { window: off.window });
