@@ -301,6 +301,67 @@ static void cache_store(const struct cache_key* key, uint64_t gen, struct blob* 
 	blob_unref(old);
 }
 
+/* PNG states (capture_encode_png_cached): the previous image of a target
+ * and its compressed bands, so after a small change only the bands it
+ * touched are deflated again. Checked out for the encode, one user each. */
+#define PNG_STATES 4
+
+static struct {
+	struct cache_key key;
+	struct capture_png_state* state;
+	bool busy, used_slot;
+	uint64_t used;
+} png_states[PNG_STATES];
+
+/* The slot for key, marked busy, with *state (may be NULL: a new one is
+ * made by the encoder); -1 when every slot is busy. */
+static int png_state_take(const struct cache_key* key, struct capture_png_state** state)
+{
+	*state = NULL;
+	pthread_mutex_lock(&cache_lock);
+	int slot = -1;
+	for (int i = 0; i < PNG_STATES; i++)
+		if (png_states[i].used_slot && !png_states[i].busy
+				&& memcmp(&png_states[i].key, key, sizeof(*key)) == 0)
+			slot = i;
+	struct capture_png_state* old = NULL;
+	if (slot < 0) {
+		for (int i = 0; i < PNG_STATES; i++) {
+			if (png_states[i].busy)
+				continue;
+			if (slot < 0 || !png_states[i].used_slot
+					|| (png_states[slot].used_slot && png_states[i].used < png_states[slot].used))
+				slot = i;
+		}
+		if (slot >= 0) {
+			old = png_states[slot].state;
+			png_states[slot].state = NULL;
+			png_states[slot].key = *key;
+			png_states[slot].used_slot = true;
+		}
+	}
+	if (slot >= 0) {
+		png_states[slot].busy = true;
+		*state = png_states[slot].state;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	capture_png_state_free(old);
+	return slot;
+}
+
+static void png_state_give(int slot, struct capture_png_state* state)
+{
+	if (slot < 0) {
+		capture_png_state_free(state);
+		return;
+	}
+	pthread_mutex_lock(&cache_lock);
+	png_states[slot].state = state;
+	png_states[slot].busy = false;
+	png_states[slot].used = ++cache_clock;
+	pthread_mutex_unlock(&cache_lock);
+}
+
 /* The image block from the blob's base64 (no second encoding, no UTF-8
  * scan), and the raw bytes for REST's GET /api/v1/screenshot. */
 static int add_image(struct tool_result* out, const struct blob* b, const char* mime)
@@ -585,8 +646,17 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		}
 		uint8_t* data;
 		size_t len;
-		rc = jpeg ? capture_encode_jpeg(f, quality, &data, &len)
-				: capture_encode_png(f, &data, &len);
+		if (jpeg) {
+			rc = capture_encode_jpeg(f, quality, &data, &len);
+		} else {
+			struct cache_key pkey = key;
+			pkey.quality = 0;
+			struct capture_png_state* st;
+			int slot = png_state_take(&pkey, &st);
+			rc = slot >= 0 ? capture_encode_png_cached(&st, f, &data, &len)
+					: capture_encode_png(f, &data, &len);
+			png_state_give(slot, st);
+		}
 		if (rc < 0) {
 			tool_result_error(out, TOOL_INTERNAL, NULL, "encoding failed: %s", strerror(-rc));
 			goto done;
