@@ -2,12 +2,11 @@
  * covered and off-screen parts are right), XDamage to grab only when the
  * window changed, XShm to read the pixmap, XFixes for the pointer.
  *
- * X errors: Xlib's error handler is process-wide and other modules install
- * their own, so nothing here depends on which handler runs. Every check that
- * matters uses a synchronous call's return value (XGetWindowAttributes,
- * XGetGeometry, XShmGetImage, XGetImage). Our handler only records the error
- * for the calling thread and never exits. The I/O error exit handler is set
- * per connection, so a dead X server ends the recording, not the process. */
+ * X errors: every check that matters uses a synchronous call's return value
+ * (XGetWindowAttributes, XGetGeometry, XShmGetImage, XGetImage), so nothing
+ * depends on which process-wide handler runs; ours never exits. The I/O
+ * error exit handler is set per connection, so a dead X server ends the
+ * recording, not the process. */
 #include "record/wincap.h"
 
 #include <X11/Xlib.h>
@@ -58,27 +57,88 @@ struct wincap {
 	int cursor_x, cursor_y, win_x, win_y;
 };
 
-static _Thread_local int wincap_last_error;
+/* X errors: the handlers are process-wide and other modules (capture/)
+ * install theirs too, so each keeps a registry of its own connections and
+ * passes the others' errors on to the handler installed before it (unless
+ * that is Xlib's default, which prints and exits). */
+#define REGISTRY_MAX 64
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wincap* registry[REGISTRY_MAX];
+static XErrorHandler previous_handler, default_handler;
+static XIOErrorHandler previous_io_handler, default_io_handler;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+
+static bool registered(Display* dpy)
+{
+	bool ours = false;
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++)
+		if (registry[i] && registry[i]->dpy == dpy)
+			ours = true;
+	pthread_mutex_unlock(&registry_lock);
+	return ours;
+}
 
 static int wincap_error_handler(Display* dpy, XErrorEvent* ev)
 {
-	(void)dpy;
-	wincap_last_error = ev->error_code;
+	/* Our checks use the return values of synchronous calls: our own
+	 * errors need no recording, only never to be fatal. */
+	if (!registered(dpy) && previous_handler && previous_handler != default_handler)
+		return previous_handler(dpy, ev);
 	return 0;
+}
+
+static int wincap_io_handler(Display* dpy)
+{
+	if (!registered(dpy) && previous_io_handler && previous_io_handler != default_io_handler)
+		return previous_io_handler(dpy);
+	return 0;	/* then the connection's exit handler decides */
 }
 
 static void wincap_io_exit(Display* dpy, void* ud)
 {
 	struct wincap* self = ud;
 	(void)dpy;
-	self->io_error = true;
+	self->io_error = true;	/* returning leaves the connection dead */
 }
-
-static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 
 static void install_handler(void)
 {
-	XSetErrorHandler(wincap_error_handler);
+	XIOErrorHandler current_io = XSetIOErrorHandler(NULL);
+	default_io_handler = XSetIOErrorHandler(current_io);
+	previous_io_handler = XSetIOErrorHandler(wincap_io_handler);
+	if (previous_io_handler == wincap_io_handler)
+		previous_io_handler = NULL;
+	XErrorHandler current = XSetErrorHandler(NULL);
+	default_handler = XSetErrorHandler(current);
+	previous_handler = XSetErrorHandler(wincap_error_handler);
+	if (previous_handler == wincap_error_handler)
+		previous_handler = NULL;
+}
+
+static int registry_add(struct wincap* self)
+{
+	pthread_once(&handler_once, install_handler);
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++) {
+		if (!registry[i]) {
+			registry[i] = self;
+			pthread_mutex_unlock(&registry_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return -EMFILE;
+}
+
+static void registry_remove(struct wincap* self)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++)
+		if (registry[i] == self)
+			registry[i] = NULL;
+	pthread_mutex_unlock(&registry_lock);
 }
 
 static void set_err(char* err, size_t err_size, const char* fmt, ...)
@@ -200,7 +260,6 @@ int wincap_open(const char* display, unsigned long window, bool cursor,
 	int rc, ev, er, major, minor;
 
 	*out = NULL;
-	pthread_once(&handler_once, install_handler);
 	struct wincap* self = calloc(1, sizeof(*self));
 	if (!self)
 		return -ENOMEM;
@@ -212,6 +271,11 @@ int wincap_open(const char* display, unsigned long window, bool cursor,
 		goto display_failure;
 	}
 	XSetIOErrorExitHandler(self->dpy, wincap_io_exit, self);
+	if (registry_add(self) < 0) {
+		set_err(err, err_size, "too many recordings at once");
+		rc = -EMFILE;
+		goto extension_failure;
+	}
 	self->win = (Window)window;
 
 	if (!XCompositeQueryExtension(self->dpy, &ev, &er)
@@ -269,6 +333,7 @@ int wincap_open(const char* display, unsigned long window, bool cursor,
 window_failure:
 extension_failure:
 	XCloseDisplay(self->dpy);
+	registry_remove(self);
 display_failure:
 	free(self);
 	return rc;
@@ -296,6 +361,7 @@ void wincap_close(struct wincap* self)
 		XFree(self->image);
 	}
 	XCloseDisplay(self->dpy);
+	registry_remove(self);
 	free(self);
 }
 
