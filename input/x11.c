@@ -1286,6 +1286,7 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		}
 		struct stroke* s = &out[n++];
 		s->sym = sym;
+		s->shift = false;
 		if (!find_key(self, sym, &s->kc, &s->shift))
 			s->kc = 0;
 	}
