@@ -29,6 +29,9 @@ async function bad(deskd, name, args) {
 
 const events = (fx) => fx.state().events;
 const presses = (evs) => evs.filter((e) => e.type === 'button_press');
+const releases = (evs) => evs.filter((e) => e.type === 'button_release');
+/** n presses and their n releases arrived. */
+const clicks = (n) => (evs) => presses(evs).length >= n && releases(evs).length >= n;
 
 /** Run fn, then return the fixture events it caused (waits for count). */
 async function caused(fixtures, fn, pred, what = 'events') {
@@ -81,7 +84,7 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
         // the batch keeps the screenshot's space for its later actions.
         const { result, events: evs } = await caused(fixtures,
           () => ok(deskd, 'computer_use', { ...args, actions: [{ type: 'screenshot', max_dimension: md }, { type: 'click', x, y }] }),
-          (e) => presses(e).length >= 1, 'the click');
+          clicks(1), 'the click');
         const p = presses(evs)[0];
         const where = `target ${c.window || 'screen'} max_dimension ${md} (${iw}x${ih}) point (${x}, ${y})`;
         assert.deepEqual([p.root_x, p.root_y], [ex, ey], where);
@@ -101,13 +104,13 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
   t.after(() => d2.stop());
   for (const [x, y] of [[799, 499], [0, 0], [123, 321]]) {
     const ex = Math.floor(x * 1280 / 800), ey = Math.floor(y * 800 / 500);
-    const { events: evs } = await caused(fixtures, () => ok(d2, 'computer_click', { x, y }), (e) => presses(e).length >= 1);
+    const { events: evs } = await caused(fixtures, () => ok(d2, 'computer_click', { x, y }), clicks(1));
     assert.deepEqual([presses(evs)[0].root_x, presses(evs)[0].root_y], [ex, ey], `--max-image-dimension 800: (${x}, ${y})`);
   }
   const oob = await bad(d2, 'computer_click', { x: 800, y: 10 });
   assert.equal(oob.error.code, 'out_of_bounds');
   // coordinate_space desktop bypasses the mapping.
-  const { events: evd } = await caused(fixtures, () => ok(d2, 'computer_click', { x: 1279, y: 799, coordinate_space: 'desktop' }), (e) => presses(e).length >= 1);
+  const { events: evd } = await caused(fixtures, () => ok(d2, 'computer_click', { x: 1279, y: 799, coordinate_space: 'desktop' }), clicks(1));
   assert.deepEqual([presses(evd)[0].root_x, presses(evd)[0].root_y], [1279, 799]);
 });
 
@@ -123,7 +126,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
     { type: 'click', x: 14, y: 15, button: 'wheel' },
     { type: 'click', x: 16, y: 17, button: 'back' },
     { type: 'click', x: 18, y: 19, button: 'forward' },
-  ] }), (e) => presses(e).length >= 5);
+  ] }), clicks(5));
   assert.deepEqual(presses(e1).map((p) => [p.button, p.root_x, p.root_y]),
     [[3, 10, 11], [2, 12, 13], [2, 14, 15], [8, 16, 17], [9, 18, 19]]);
   assert.equal(e1.filter((e) => e.type === 'button_release').length, 5, 'every press is released');
@@ -131,7 +134,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
   // double and triple clicks: 2 and 3 press/release pairs of button 1
   const { events: e2 } = await caused(fx, () => ok(deskd, 'computer_use', { actions: [
     { type: 'double_click', x: 100, y: 100 }, { type: 'triple_click', x: 200, y: 200 }] }),
-  (e) => presses(e).length >= 5);
+  clicks(5));
   assert.deepEqual(presses(e2).map((p) => [p.button, p.root_x]), [[1, 100], [1, 100], [1, 200], [1, 200], [1, 200]]);
 
   // drag along a path: press at the first point, motion through every point
@@ -156,7 +159,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
     { type: 'scroll', x: 300, y: 300, scroll_y: -250 },
     { type: 'scroll', x: 300, y: 300, scroll_x: 100, scroll_y: 0 },
     { type: 'scroll', x: 300, y: 300, scroll_x: -20 },
-  ] }), (e) => presses(e).length >= 3 + 3 + 1 + 1);
+  ] }), clicks(3 + 3 + 1 + 1));
   const counts = (evs) => presses(evs).reduce((m, p) => (m[p.button] = (m[p.button] || 0) + 1, m), {});
   assert.deepEqual(counts(s.events), { 5: 3, 4: 3, 7: 1, 6: 1 });
   assert.deepEqual(s.result.results.map((r) => [r.notches_x, r.notches_y]), [[0, 3], [0, -3], [1, 0], [-1, 0]]);
@@ -167,7 +170,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
     { type: 'click', x: 21, y: 21, keys: ['shift', 'ctrl'] },
     { type: 'scroll', x: 22, y: 22, scroll_y: 100, keys: ['SHIFT'] },
     { type: 'click', x: 23, y: 23 },
-  ] }), (e) => presses(e).length >= 4);
+  ] }), clicks(4));
   assert.deepEqual(presses(m.events).map((p) => [p.button, p.state & (SHIFT | CONTROL)]),
     [[1, CONTROL], [1, SHIFT | CONTROL], [5, SHIFT], [1, 0]], 'modifiers held, then released');
 
@@ -372,7 +375,7 @@ test('Anthropic aliases work, in a window target\'s coordinate space', async (t)
     { action: 'wait', duration: 0.05 },
     { action: 'double_click', coordinate: [5, 5] },
     { action: 'type', text: 'añb' },
-  ] }), (e) => presses(e).length >= 4 + 1 + 1 + 2 + 1 + 2 && a.state().text === 'añb');
+  ] }), (e) => clicks(4 + 1 + 1 + 2 + 1 + 2)(e) && a.state().text === 'añb');
   const p = presses(evs).map((e) => [e.button, e.x, e.y, e.state & (SHIFT | CONTROL)]);
   assert.deepEqual(p, [
     [1, 10, 20, 0], [3, 11, 21, 0], [2, 12, 22, 0], [1, 13, 23, SHIFT],
@@ -406,7 +409,7 @@ test('with a window manager, a window target is raised and focused first', async
   assert.equal(b.state().text, 'to b');
   // A click in a's space lands where a's client area is, wherever the WM put it.
   const { events: evs } = await caused([a], () => ok(deskd, 'computer_use', { window: a.window, actions: [{ type: 'click', x: 7, y: 9 }] }),
-    (e) => presses(e).length >= 1);
+    clicks(1));
   const p = presses(evs)[0];
   assert.deepEqual([p.x, p.y], [7, 9]);
   assert.deepEqual([p.root_x - p.x, p.root_y - p.y], [a.state().x, a.state().y]);
