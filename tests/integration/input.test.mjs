@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, startDeskd, startFixture, waitUntil, sleep } from './lib/harness.mjs';
 
 const SHIFT = 1, CONTROL = 4, BUTTON1 = 256;
@@ -112,6 +114,41 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
   // coordinate_space desktop bypasses the mapping.
   const { events: evd } = await caused(fixtures, () => ok(d2, 'computer_click', { x: 1279, y: 799, coordinate_space: 'desktop' }), clicks(1));
   assert.deepEqual([presses(evd)[0].root_x, presses(evd)[0].root_y], [1279, 799]);
+});
+
+test('over MCP, a screenshot\'s max_dimension sets the session\'s space for later clicks; results validate', async (t) => {
+  const env = await desktop(t, { fixture: { geometry: '1280x800+0+0' } });
+  const { deskd, fixture } = env;
+  const client = new Client({ name: 'input-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'),
+    { requestInit: { headers: { Authorization: `Bearer ${deskd.token}` } } });
+  await client.connect(transport);
+  t.after(() => client.close());
+  const { tools } = await client.listTools();
+  for (const name of ['computer_use', 'computer_click', 'computer_type', 'computer_keypress', 'computer_scroll', 'computer_drag']) {
+    const tool = tools.find((x) => x.name === name);
+    assert.ok(tool, name + ' is listed');
+    assert.equal(tool.inputSchema.additionalProperties, false, name);
+  }
+  // The SDK validates structuredContent against each outputSchema.
+  const shot = await client.callTool({ name: 'screenshot', arguments: { max_dimension: 640 } });
+  assert.equal(shot.structuredContent.width, 640);
+  const { events: e1 } = await caused([fixture], () => client.callTool({ name: 'computer_click', arguments: { x: 639, y: 399 } }),
+    clicks(1));
+  assert.deepEqual([presses(e1)[0].root_x, presses(e1)[0].root_y], [1278, 798]);
+  const r = await client.callTool({ name: 'computer_use', arguments: { actions: [
+    { type: 'click', x: 320, y: 200 }, { type: 'screenshot', max_dimension: 500 }, { type: 'click', x: 499, y: 0 },
+    { type: 'zoom', region: [0, 0, 10, 10] }] } });
+  assert.ok(!r.isError, JSON.stringify(r).slice(0, 300));
+  assert.equal(r.content.filter((b) => b.type === 'image').length, 2, 'an image block per screenshot and zoom');
+  assert.deepEqual(r.structuredContent.results.map((x) => [x.action, x.status]),
+    [['click', 'ok'], ['screenshot', 'ok'], ['click', 'ok'], ['zoom', 'ok']]);
+  assert.deepEqual([r.structuredContent.results[2].desktop_x, r.structuredContent.results[2].desktop_y],
+    [Math.floor(499 * 1280 / 500), 0]);
+  const bad = await client.callTool({ name: 'computer_use', arguments: { actions: [{ type: 'click', x: 500, y: 0 }] } });
+  assert.equal(bad.isError, true);
+  assert.equal(bad.structuredContent.code, 'out_of_bounds');
+  assert.equal(bad.structuredContent.failed_index, 0);
 });
 
 test('buttons, double/triple clicks, drags, scroll notches and held modifiers arrive as sent', async (t) => {
