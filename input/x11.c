@@ -285,6 +285,21 @@ static bool key_is_alpha(struct input* self, KeyCode kc)
 	return lower != upper;
 }
 
+/* The key a symbol goes on: a letter with two cases binds {lower, upper}
+ * (upper with Shift, as on a real keyboard: both levels bound, so no
+ * case folding, and one spare serves both cases); others bind {sym, sym}. */
+static KeySym pair_lower(KeySym sym, KeySym* upper)
+{
+	KeySym lo, up;
+	XConvertCase(sym, &lo, &up);
+	if (lo != up && (sym == lo || sym == up)) {
+		*upper = up;
+		return lo;
+	}
+	*upper = sym;
+	return sym;
+}
+
 /* ---- spare keycodes ---- */
 
 static void find_spares(struct input* self)
@@ -647,7 +662,10 @@ static void send_bindings(struct input* self, const bool* change)
 		if (!change[i])
 			continue;
 		struct spare* sp = &self->spares[i];
-		KeySym syms[2] = { sp->sym, sp->sym };
+		KeySym upper = NoSymbol;
+		if (sp->sym != NoSymbol)
+			pair_lower(sp->sym, &upper);
+		KeySym syms[2] = { sp->sym, upper };
 		XChangeKeyboardMapping(self->dpy, sp->keycode, 2, syms, 1);
 		sp->gen = ++self->binds_sent;
 		sp->used_ms = 0;
@@ -1178,7 +1196,10 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 			if (shift)
 				need_shift = true;
 		} else {
-			missing[n_missing] = chord->keysyms[i];
+			KeySym upper;
+			missing[n_missing] = pair_lower(chord->keysyms[i], &upper);
+			if (missing[n_missing] != chord->keysyms[i])
+				need_shift = true;
 			missing_at[n_missing++] = i;
 		}
 	}
@@ -1287,8 +1308,13 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
-		if (!find_key(self, sym, &s->kc, &s->shift))
+		if (!find_key(self, sym, &s->kc, &s->shift)) {
+			/* Through a spare: its pair's lower case, Shift for upper. */
+			KeySym upper;
 			s->kc = 0;
+			s->sym = pair_lower(sym, &upper);
+			s->shift = sym != s->sym;
+		}
 	}
 	*n_out = n;
 }
@@ -1402,7 +1428,9 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			bool shift = st[k].shift;
 			if (!kc) {
 				kc = self->spares[spare_of(self, st[k].sym)].keycode;
-				shift = false;
+				KeySym upper;
+				if (caps && pair_lower(st[k].sym, &upper) != upper)
+					shift = !shift;
 			} else if (caps && key_is_alpha(self, kc)) {
 				shift = !shift;
 			}
