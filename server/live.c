@@ -1,57 +1,1086 @@
-/* Minimal live view: answers a /live WebSocket with the hello message.
- * The live helper replaces this file; all lws plumbing stays in ws.c. The
- * protocol must keep the name "deskd.live" (the subprotocol clients ask for). */
+/* The live view on /live (DESIGN.md section 7).
+ *
+ * Threads:
+ * - the lws service thread (ws.c) runs every callback here: it owns the
+ *   client list, the feed list and every lws call;
+ * - one producer thread per active feed (a target plus its settings) with
+ *   its own X connection (live_source): it waits for damage, paces itself to
+ *   the feed's fps, captures and encodes once, and publishes the frame as
+ *   the feed's "latest" (refcounted) before waking the service thread with
+ *   lws_cancel_service();
+ * - the events callback (any thread) appends to a bounded ring of serialized
+ *   events and wakes the service thread;
+ * - a worker builds each client's hello (the window list needs X).
+ *
+ * Backpressure: a client only ever holds a reference to the frame it is
+ * sending; when it becomes writable it takes the feed's newest frame and
+ * skips the ones in between. lws keeps at most the unsent rest of one
+ * message per client. Events come from a shared ring (a slow client skips to
+ * the oldest kept), so nothing grows per client. */
+
 #include "server/live.h"
+#include "server/auth.h"
 #include "server/desktop.h"
+#include "server/events.h"
+#include "server/http.h"
+#include "server/live_source.h"
 #include "server/log.h"
+#include "server/options.h"
+#include "server/worker.h"
 
 #include <libwebsockets.h>
-#include <stdio.h>
-#include <string.h>
 
-struct live_session {
-	char msg[LWS_PRE + 256];
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define LIVE_PROTOCOL "deskd.live"
+#define LIVE_MAX_MESSAGE (16 * 1024)	/* client messages; larger closes with 1009 */
+#define LIVE_EVENT_RING 256		/* events kept for slow clients and replay */
+#define LIVE_MAX_CTRL 8			/* queued control messages per client */
+#define LIVE_PING_US (10 * 1000 * 1000)	/* heartbeat tick */
+#define LIVE_DEAD_MS 35000		/* no pong or message for this long: close */
+#define LIVE_DEFAULT_FPS 15
+#define LIVE_MAX_FPS 60
+#define LIVE_DEFAULT_QUALITY 70
+#define LIVE_IDLE_POLL_MS 100		/* cursor poll while nothing changes */
+
+/* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
+
+struct live_buf {
+	atomic_int refs;
 	size_t len;
-	bool sent;
+	unsigned char data[];	/* LWS_PRE bytes, then len bytes of payload */
 };
 
-static int live_callback(struct lws* wsi, enum lws_callback_reasons reason, void* user,
-		void* in, size_t len)
+static struct live_buf* live_buf_new(const void* payload, size_t len)
 {
-	struct live_session* s = user;
-	switch (reason) {
-	case LWS_CALLBACK_ESTABLISHED: {
-		int w = 0, h = 0;
-		desktop_screen_size(&w, &h);
-		int n = snprintf(s->msg + LWS_PRE, sizeof(s->msg) - LWS_PRE,
-				"{\"type\":\"hello\",\"screen\":{\"width\":%d,\"height\":%d},\"windows\":[]}",
-				w, h);
-		s->len = n > 0 ? (size_t)n : 0;
-		s->sent = false;
-		lws_callback_on_writable(wsi);
-		break;
+	struct live_buf* self = malloc(sizeof(*self) + LWS_PRE + len + 1);
+	if (!self)
+		return NULL;
+	atomic_init(&self->refs, 1);
+	self->len = len;
+	if (payload)
+		memcpy(self->data + LWS_PRE, payload, len);
+	self->data[LWS_PRE + len] = 0;
+	return self;
+}
+
+/* Serialize json (stolen) compactly. */
+static struct live_buf* live_buf_json(json_t* json)
+{
+	if (!json)
+		return NULL;
+	char* text = json_dumps(json, JSON_COMPACT);
+	json_decref(json);
+	if (!text)
+		return NULL;
+	struct live_buf* self = live_buf_new(text, strlen(text));
+	free(text);
+	return self;
+}
+
+static struct live_buf* live_buf_ref(struct live_buf* self)
+{
+	if (self)
+		atomic_fetch_add(&self->refs, 1);
+	return self;
+}
+
+static void live_buf_unref(struct live_buf* self)
+{
+	if (self && atomic_fetch_sub(&self->refs, 1) == 1)
+		free(self);
+}
+
+/* ---- frames: a header text message and the JPEG that follows it ---- */
+
+struct live_frame {
+	atomic_int refs;
+	uint64_t seq;
+	uint64_t cursor_seq;	/* the feed's cursor state this frame carries */
+	struct live_buf* header;
+	struct live_buf* jpeg;
+};
+
+static struct live_frame* live_frame_ref(struct live_frame* self)
+{
+	if (self)
+		atomic_fetch_add(&self->refs, 1);
+	return self;
+}
+
+static void live_frame_unref(struct live_frame* self)
+{
+	if (self && atomic_fetch_sub(&self->refs, 1) == 1) {
+		live_buf_unref(self->header);
+		live_buf_unref(self->jpeg);
+		free(self);
 	}
-	case LWS_CALLBACK_SERVER_WRITEABLE:
-		if (!s->sent) {
-			if (lws_write(wsi, (unsigned char*)s->msg + LWS_PRE, s->len, LWS_WRITE_TEXT)
-					< (int)s->len)
-				return -1;
-			s->sent = true;
+}
+
+/* ---- feeds ---- */
+
+struct live_feed_key {
+	uint32_t window;	/* 0 = the screen */
+	int fps, quality, max_dimension;
+};
+
+struct live_feed {
+	atomic_int refs;	/* the feed list's and the producer's */
+	struct live_feed_key key;
+
+	/* Service thread only. */
+	struct live_feed* next;
+	int n_clients;
+	bool error_sent;
+
+	/* Under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	struct live_frame* latest;
+	struct live_buf* cursor;	/* {"type":"cursor",...} */
+	uint64_t cursor_seq;
+	struct live_buf* error;		/* {"type":"error",...}: the producer gave up */
+
+	atomic_uint_fast64_t latest_seq, latest_cursor_seq;
+	atomic_bool failed;
+};
+
+/* ---- clients (lws per-session data, zeroed by lws) ---- */
+
+struct live_client {
+	struct lws* wsi;
+	struct live_client* prev;
+	struct live_client* next;
+	uint64_t id;
+	enum http_role role;
+	bool established;
+
+	struct live_buf* hello;		/* set by the hello worker (via the outbox) */
+	bool hello_sent;
+	struct live_buf* ctrl[LIVE_MAX_CTRL];
+	int n_ctrl;
+	uint64_t event_seq;		/* last event sent */
+	bool ping_due;
+	int64_t last_rx_ms;
+
+	struct live_feed* feed;
+	uint64_t frame_seq;		/* last frame sent from this feed */
+	uint64_t cursor_seq;		/* last cursor state sent */
+	struct live_frame* pending;	/* header sent, JPEG not yet */
+
+	char* rx;
+	size_t rx_len, rx_cap;
+};
+
+/* ---- module state ---- */
+
+struct live_outbox_item {
+	struct live_outbox_item* next;
+	uint64_t client_id;
+	struct live_buf* hello;
+};
+
+static pthread_mutex_t live__lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t live__cond = PTHREAD_COND_INITIALIZER;
+static struct lws_context* live__ctx;		/* under live__lock */
+static bool live__shutdown;			/* under live__lock */
+static struct live_outbox_item* live__outbox;	/* under live__lock */
+static struct live_buf* live__events[LIVE_EVENT_RING];	/* under live__lock */
+static uint64_t live__event_next = 1;		/* seq of the next event */
+static int live__producers;			/* running producer threads */
+static int live__events_handle;
+
+/* Service thread only. */
+static struct live_client* live__clients;
+static struct live_feed* live__feeds;
+static uint64_t live__next_client_id = 1;
+
+static struct {
+	atomic_uint_fast64_t captures, encodes, frames_sent, frames_skipped,
+			bytes_sent, events_sent, cursor_sent, clients_total,
+			refused;
+	atomic_int clients, feeds;
+} live__stats;
+
+static int64_t live_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wake the service thread; any thread. */
+static void live_wake(void)
+{
+	pthread_mutex_lock(&live__lock);
+	if (live__ctx)
+		lws_cancel_service(live__ctx);
+	pthread_mutex_unlock(&live__lock);
+}
+
+/* ---- events ---- */
+
+static void live_on_event(void* ud, json_t* event)
+{
+	struct live_buf* buf = live_buf_json(json_incref(event));
+	if (!buf)
+		return;
+	pthread_mutex_lock(&live__lock);
+	size_t slot = live__event_next % LIVE_EVENT_RING;
+	live_buf_unref(live__events[slot]);
+	live__events[slot] = buf;
+	live__event_next++;
+	if (live__ctx)
+		lws_cancel_service(live__ctx);
+	pthread_mutex_unlock(&live__lock);
+}
+
+/* The next event after seq for a client, or NULL; *seq is advanced (skipping
+ * events that fell out of the ring). */
+static struct live_buf* live_next_event(uint64_t* seq)
+{
+	struct live_buf* out = NULL;
+	pthread_mutex_lock(&live__lock);
+	uint64_t first = live__event_next > LIVE_EVENT_RING
+			? live__event_next - LIVE_EVENT_RING : 1;
+	uint64_t want = *seq + 1 < first ? first : *seq + 1;
+	if (want < live__event_next) {
+		out = live_buf_ref(live__events[want % LIVE_EVENT_RING]);
+		*seq = want;
+	}
+	pthread_mutex_unlock(&live__lock);
+	return out;
+}
+
+static bool live_has_event(uint64_t seq)
+{
+	pthread_mutex_lock(&live__lock);
+	bool more = seq + 1 < live__event_next;
+	pthread_mutex_unlock(&live__lock);
+	return more;
+}
+
+/* ---- producer ---- */
+
+static const char* live_target_name(uint32_t window)
+{
+	return window ? "window" : "screen";
+}
+
+static void live_feed_unref(struct live_feed* self)
+{
+	if (!self || atomic_fetch_sub(&self->refs, 1) != 1)
+		return;
+	live_frame_unref(self->latest);
+	live_buf_unref(self->cursor);
+	live_buf_unref(self->error);
+	pthread_mutex_destroy(&self->lock);
+	pthread_cond_destroy(&self->cond);
+	free(self);
+}
+
+static void live_feed_fail(struct live_feed* self, const char* code, const char* message)
+{
+	json_t* msg = json_pack("{s:s, s:s, s:s, s:s}", "type", "error",
+			"code", code, "message", message,
+			"target", live_target_name(self->key.window));
+	if (msg && self->key.window)
+		json_object_set_new(msg, "window", json_integer(self->key.window));
+	struct live_buf* buf = live_buf_json(msg);
+	pthread_mutex_lock(&self->lock);
+	live_buf_unref(self->error);
+	self->error = buf;
+	pthread_mutex_unlock(&self->lock);
+	atomic_store(&self->failed, true);
+	live_wake();
+}
+
+static json_t* live_target_json(const struct live_feed* self, json_t* obj)
+{
+	json_object_set_new(obj, "target", json_string(live_target_name(self->key.window)));
+	if (self->key.window)
+		json_object_set_new(obj, "window", json_integer(self->key.window));
+	return obj;
+}
+
+static void live_feed_publish(struct live_feed* self, const struct live_source_frame* fr)
+{
+	struct live_frame* frame = calloc(1, sizeof(*frame));
+	if (!frame)
+		return;
+	atomic_init(&frame->refs, 1);
+	pthread_mutex_lock(&self->lock);
+	uint64_t seq = atomic_load(&self->latest_seq) + 1;
+	self->cursor_seq++;
+	uint64_t cursor_seq = self->cursor_seq;
+	pthread_mutex_unlock(&self->lock);
+
+	json_t* header = json_pack("{s:s, s:I, s:i, s:i, s:{s:i, s:i, s:b}, s:s}",
+			"type", "frame", "seq", (json_int_t)seq,
+			"width", fr->width, "height", fr->height,
+			"cursor", "x", fr->cursor_x, "y", fr->cursor_y,
+			"visible", fr->cursor_visible, "format", "jpeg");
+	frame->seq = seq;
+	frame->cursor_seq = cursor_seq;
+	frame->header = live_buf_json(header ? live_target_json(self, header) : NULL);
+	frame->jpeg = live_buf_new(fr->jpeg, fr->len);
+	if (!frame->header || !frame->jpeg) {
+		live_frame_unref(frame);
+		return;
+	}
+	pthread_mutex_lock(&self->lock);
+	struct live_frame* old = self->latest;
+	self->latest = frame;
+	atomic_store(&self->latest_seq, seq);
+	atomic_store(&self->latest_cursor_seq, cursor_seq);
+	pthread_mutex_unlock(&self->lock);
+	live_frame_unref(old);
+	live_wake();
+}
+
+static void live_feed_cursor(struct live_feed* self, int x, int y, bool visible)
+{
+	json_t* msg = json_pack("{s:s, s:i, s:i, s:b}", "type", "cursor",
+			"x", x, "y", y, "visible", visible);
+	struct live_buf* buf = live_buf_json(msg ? live_target_json(self, msg) : NULL);
+	if (!buf)
+		return;
+	pthread_mutex_lock(&self->lock);
+	live_buf_unref(self->cursor);
+	self->cursor = buf;
+	self->cursor_seq++;
+	atomic_store(&self->latest_cursor_seq, self->cursor_seq);
+	pthread_mutex_unlock(&self->lock);
+	live_wake();
+}
+
+/* Sleep until the monotonic deadline (ms) or until the feed stops. */
+static bool live_feed_sleep_until(struct live_feed* self, int64_t deadline_ms)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t wait_ms = deadline_ms - live_now_ms();
+	struct timespec until = now;
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&self->lock);
+	while (!self->stop && wait_ms > 0
+			&& pthread_cond_timedwait(&self->cond, &self->lock, &until) != ETIMEDOUT)
+		;
+	bool stop = self->stop;
+	pthread_mutex_unlock(&self->lock);
+	return !stop;
+}
+
+static bool live_feed_running(struct live_feed* self)
+{
+	pthread_mutex_lock(&self->lock);
+	bool stop = self->stop;
+	pthread_mutex_unlock(&self->lock);
+	return !stop;
+}
+
+static void* live_producer(void* arg)
+{
+	struct live_feed* self = arg;
+	const char* code = "internal";
+	char err[256] = "";
+	struct live_source* src = live_source_open(self->key.window,
+			self->key.max_dimension, &code, err, sizeof(err));
+	if (!src) {
+		log_debug("live: cannot watch %s %u: %s", live_target_name(self->key.window),
+				self->key.window, err);
+		live_feed_fail(self, code, err[0] ? err : "cannot capture the target");
+		goto out;
+	}
+	int64_t period_ms = 1000 / self->key.fps;
+	int64_t next_ms = 0;
+	int last_cx = -1, last_cy = -1;
+	bool first = true;
+	int poll_ms = period_ms > LIVE_IDLE_POLL_MS ? (int)period_ms : LIVE_IDLE_POLL_MS;
+
+	while (live_feed_running(self)) {
+		int rc = first ? 1 : live_source_wait(src, poll_ms);
+		if (rc < 0) {
+			live_feed_fail(self, rc == -ENOENT ? "window_not_found" : "display_unavailable",
+					rc == -ENOENT ? "the window is gone"
+					: "the display is not reachable");
+			break;
 		}
-		break;
-	case LWS_CALLBACK_RECEIVE:
-		break;
-	default:
-		return lws_callback_http_dummy(wsi, reason, user, in, len);
+		if (rc == 0) {
+			int x, y;
+			bool visible;
+			if (live_source_cursor(src, &x, &y, &visible) == 0
+					&& (x != last_cx || y != last_cy)) {
+				last_cx = x;
+				last_cy = y;
+				live_feed_cursor(self, x, y, visible);
+			}
+			continue;
+		}
+		/* At most fps frames a second, on an absolute schedule. */
+		if (!first && live_now_ms() < next_ms && !live_feed_sleep_until(self, next_ms))
+			break;
+		int64_t t = live_now_ms();
+		next_ms = next_ms + period_ms > t ? next_ms + period_ms : t + period_ms;
+		first = false;
+
+		struct live_source_frame fr;
+		rc = live_source_grab(src, self->key.quality, &fr);
+		atomic_fetch_add(&live__stats.captures, 1);
+		if (rc == -ENOENT) {
+			live_feed_fail(self, "window_not_found", "the window is gone");
+			break;
+		}
+		if (rc < 0) {
+			log_debug("live: capture failed: %s", strerror(-rc));
+			if (!live_feed_sleep_until(self, live_now_ms() + 200))
+				break;
+			continue;
+		}
+		atomic_fetch_add(&live__stats.encodes, 1);
+		last_cx = fr.cursor_x;
+		last_cy = fr.cursor_y;
+		live_feed_publish(self, &fr);
+	}
+	live_source_close(src);
+out:
+	live_feed_unref(self);
+	pthread_mutex_lock(&live__lock);
+	live__producers--;
+	pthread_cond_broadcast(&live__cond);
+	pthread_mutex_unlock(&live__lock);
+	return NULL;
+}
+
+/* ---- feed list (service thread) ---- */
+
+static struct live_feed* live_feed_get(const struct live_feed_key* key)
+{
+	for (struct live_feed* f = live__feeds; f; f = f->next)
+		if (memcmp(&f->key, key, sizeof(*key)) == 0 && !atomic_load(&f->failed)) {
+			f->n_clients++;
+			return f;
+		}
+
+	struct live_feed* self = calloc(1, sizeof(*self));
+	if (!self)
+		return NULL;
+	self->key = *key;
+	atomic_init(&self->refs, 2);	/* the list's and the producer's */
+	pthread_mutex_init(&self->lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&self->cond, &attr);
+	pthread_condattr_destroy(&attr);
+
+	pthread_attr_t tattr;
+	pthread_t thread;
+	pthread_attr_init(&tattr);
+	pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&live__lock);
+	live__producers++;
+	pthread_mutex_unlock(&live__lock);
+	int rc = pthread_create(&thread, &tattr, live_producer, self);
+	pthread_attr_destroy(&tattr);
+	if (rc != 0) {
+		pthread_mutex_lock(&live__lock);
+		live__producers--;
+		pthread_mutex_unlock(&live__lock);
+		atomic_store(&self->refs, 1);
+		live_feed_unref(self);
+		return NULL;
+	}
+	self->n_clients = 1;
+	self->next = live__feeds;
+	live__feeds = self;
+	atomic_fetch_add(&live__stats.feeds, 1);
+	log_debug("live: feed %s %u at %d fps, quality %d, max %d started",
+			live_target_name(key->window), key->window, key->fps,
+			key->quality, key->max_dimension);
+	return self;
+}
+
+static void live_feed_stop(struct live_feed* self)
+{
+	pthread_mutex_lock(&self->lock);
+	self->stop = true;
+	pthread_cond_broadcast(&self->cond);
+	pthread_mutex_unlock(&self->lock);
+}
+
+static void live_feed_put(struct live_feed* self)
+{
+	if (!self || --self->n_clients > 0)
+		return;
+	for (struct live_feed** p = &live__feeds; *p; p = &(*p)->next)
+		if (*p == self) {
+			*p = self->next;
+			break;
+		}
+	atomic_fetch_sub(&live__stats.feeds, 1);
+	live_feed_stop(self);
+	live_feed_unref(self);
+}
+
+/* ---- clients (service thread) ---- */
+
+static void live_client_ctrl(struct live_client* c, struct live_buf* buf)
+{
+	if (!buf)
+		return;
+	if (c->n_ctrl == LIVE_MAX_CTRL) {	/* a client flooding us with bad messages */
+		live_buf_unref(buf);
+		return;
+	}
+	c->ctrl[c->n_ctrl++] = buf;
+	lws_callback_on_writable(c->wsi);
+}
+
+static void live_client_error(struct live_client* c, const char* code, const char* message)
+{
+	live_client_ctrl(c, live_buf_json(json_pack("{s:s, s:s, s:s}", "type", "error",
+			"code", code, "message", message)));
+}
+
+static bool live_client_has_work(struct live_client* c)
+{
+	if (c->pending || c->ping_due || (c->hello && !c->hello_sent))
+		return true;
+	if (!c->hello_sent)
+		return false;
+	if (c->n_ctrl || live_has_event(c->event_seq))
+		return true;
+	struct live_feed* f = c->feed;
+	return f && (atomic_load(&f->latest_seq) > c->frame_seq
+			|| atomic_load(&f->latest_cursor_seq) > c->cursor_seq);
+}
+
+static int live_write(struct live_client* c, struct live_buf* buf,
+		enum lws_write_protocol kind)
+{
+	int n = lws_write(c->wsi, buf->data + LWS_PRE, buf->len, kind);
+	if (n < 0)
+		return -1;
+	atomic_fetch_add(&live__stats.bytes_sent, buf->len);
+	return 0;
+}
+
+/* One lws_write per WRITEABLE, in this order: the JPEG of a frame whose
+ * header went out, a ping, the hello, control messages, events, then the
+ * newest frame (or cursor position) of the watched feed. */
+static int live_client_writeable(struct live_client* c)
+{
+	int rc = 0;
+	if (c->pending) {
+		rc = live_write(c, c->pending->jpeg, LWS_WRITE_BINARY);
+		live_frame_unref(c->pending);
+		c->pending = NULL;
+		atomic_fetch_add(&live__stats.frames_sent, 1);
+	} else if (c->ping_due) {
+		unsigned char buf[LWS_PRE + 4];
+		c->ping_due = false;
+		rc = lws_write(c->wsi, buf + LWS_PRE, 0, LWS_WRITE_PING) < 0 ? -1 : 0;
+	} else if (!c->hello_sent) {
+		if (!c->hello)
+			return 0;
+		rc = live_write(c, c->hello, LWS_WRITE_TEXT);
+		c->hello_sent = true;
+	} else if (c->n_ctrl) {
+		struct live_buf* buf = c->ctrl[0];
+		memmove(c->ctrl, c->ctrl + 1, (size_t)(c->n_ctrl - 1) * sizeof(c->ctrl[0]));
+		c->n_ctrl--;
+		rc = live_write(c, buf, LWS_WRITE_TEXT);
+		live_buf_unref(buf);
+	} else {
+		struct live_buf* ev = live_next_event(&c->event_seq);
+		if (ev) {
+			rc = live_write(c, ev, LWS_WRITE_TEXT);
+			live_buf_unref(ev);
+			atomic_fetch_add(&live__stats.events_sent, 1);
+		} else if (c->feed) {
+			struct live_feed* f = c->feed;
+			struct live_frame* frame = NULL;
+			struct live_buf* cursor = NULL;
+			pthread_mutex_lock(&f->lock);
+			if (f->latest && f->latest->seq > c->frame_seq)
+				frame = live_frame_ref(f->latest);
+			else if (f->cursor && f->cursor_seq > c->cursor_seq) {
+				cursor = live_buf_ref(f->cursor);
+				c->cursor_seq = f->cursor_seq;
+			}
+			pthread_mutex_unlock(&f->lock);
+			if (frame) {
+				if (c->frame_seq && frame->seq > c->frame_seq + 1)
+					atomic_fetch_add(&live__stats.frames_skipped,
+							frame->seq - c->frame_seq - 1);
+				c->frame_seq = frame->seq;
+				if (frame->cursor_seq > c->cursor_seq)
+					c->cursor_seq = frame->cursor_seq;
+				rc = live_write(c, frame->header, LWS_WRITE_TEXT);
+				c->pending = frame;
+			} else if (cursor) {
+				rc = live_write(c, cursor, LWS_WRITE_TEXT);
+				live_buf_unref(cursor);
+				atomic_fetch_add(&live__stats.cursor_sent, 1);
+			}
+		}
+	}
+	if (rc == 0 && live_client_has_work(c))
+		lws_callback_on_writable(c->wsi);
+	return rc;
+}
+
+static void live_client_unwatch(struct live_client* c)
+{
+	live_feed_put(c->feed);
+	c->feed = NULL;
+	c->frame_seq = 0;
+	c->cursor_seq = 0;
+}
+
+static int live_json_int(json_t* obj, const char* name, int def, int min, int max,
+		int* out, char* err, size_t err_size)
+{
+	json_t* v = json_object_get(obj, name);
+	if (!v || json_is_null(v)) {
+		*out = def;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		snprintf(err, err_size, "%s must be an integer from %d to %d", name, min, max);
+		return -EINVAL;
+	}
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+/* Window ids: a number, or a string in decimal or 0x hex. */
+static int live_json_window(json_t* v, uint32_t* out)
+{
+	if (json_is_integer(v) && json_integer_value(v) > 0
+			&& json_integer_value(v) <= UINT32_MAX) {
+		*out = (uint32_t)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_string(v)) {
+		char* end;
+		errno = 0;
+		unsigned long long id = strtoull(json_string_value(v), &end, 0);
+		if (!errno && *end == 0 && id > 0 && id <= UINT32_MAX) {
+			*out = (uint32_t)id;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void live_client_watch(struct live_client* c, json_t* msg)
+{
+	char err[160];
+	struct live_feed_key key = { 0 };
+	const char* target = json_string_value(json_object_get(msg, "target"));
+	if (!target)
+		target = json_object_get(msg, "window") ? "window" : "screen";
+	if (strcmp(target, "window") == 0) {
+		if (live_json_window(json_object_get(msg, "window"), &key.window) < 0) {
+			live_client_error(c, "bad_arguments",
+					"watch a window with \"window\": <id from the window list>");
+			return;
+		}
+	} else if (strcmp(target, "screen") != 0) {
+		live_client_error(c, "bad_arguments", "target must be \"screen\" or \"window\"");
+		return;
+	}
+	const struct options* opts = options_get();
+	int def_max = opts ? opts->max_image_dimension : 1280;
+	if (live_json_int(msg, "fps", LIVE_DEFAULT_FPS, 1, LIVE_MAX_FPS, &key.fps,
+			err, sizeof(err)) < 0
+			|| live_json_int(msg, "quality", LIVE_DEFAULT_QUALITY, 1, 100,
+				&key.quality, err, sizeof(err)) < 0
+			|| live_json_int(msg, "max_dimension", def_max, 0, 16384,
+				&key.max_dimension, err, sizeof(err)) < 0) {
+		live_client_error(c, "bad_arguments", err);
+		return;
+	}
+	if (c->feed && memcmp(&c->feed->key, &key, sizeof(key)) == 0
+			&& !atomic_load(&c->feed->failed))
+		return;	/* already watching exactly this */
+	live_client_unwatch(c);
+	c->feed = live_feed_get(&key);
+	if (!c->feed)
+		live_client_error(c, "internal", "cannot start the capture for this target");
+	else
+		lws_callback_on_writable(c->wsi);
+}
+
+static void live_client_message(struct live_client* c, const char* text, size_t len)
+{
+	json_error_t jerr;
+	json_t* msg = json_loadb(text, len, 0, &jerr);
+	const char* type = json_string_value(json_object_get(msg, "type"));
+	if (!msg || !json_is_object(msg) || !type)
+		live_client_error(c, "bad_message",
+				"messages are JSON objects with a \"type\" (watch, unwatch)");
+	else if (strcmp(type, "watch") == 0)
+		live_client_watch(c, msg);
+	else if (strcmp(type, "unwatch") == 0)
+		live_client_unwatch(c);
+	else if (strcmp(type, "ping") != 0)
+		live_client_error(c, "bad_message", "unknown message type; use watch or unwatch");
+	json_decref(msg);
+}
+
+static int live_client_receive(struct live_client* c, const void* in, size_t len)
+{
+	c->last_rx_ms = live_now_ms();
+	if (lws_frame_is_binary(c->wsi)) {
+		/* Nothing binary is expected; ignore it (but still bounded). */
+		if (lws_is_final_fragment(c->wsi) && !lws_remaining_packet_payload(c->wsi))
+			c->rx_len = 0;
+		return 0;
+	}
+	if (c->rx_len + len > LIVE_MAX_MESSAGE) {
+		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+				(unsigned char*)"message too large", 17);
+		return -1;
+	}
+	if (c->rx_len + len + 1 > c->rx_cap) {
+		size_t cap = c->rx_cap ? c->rx_cap : 1024;
+		while (cap < c->rx_len + len + 1)
+			cap *= 2;
+		char* rx = realloc(c->rx, cap);
+		if (!rx)
+			return -1;
+		c->rx = rx;
+		c->rx_cap = cap;
+	}
+	memcpy(c->rx + c->rx_len, in, len);
+	c->rx_len += len;
+	if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi))
+		return 0;
+	live_client_message(c, c->rx, c->rx_len);
+	c->rx_len = 0;
+	if (c->rx_cap > 4096) {	/* don't keep a big buffer around */
+		free(c->rx);
+		c->rx = NULL;
+		c->rx_cap = 0;
 	}
 	return 0;
 }
 
+/* ---- hello (built on a worker: the window list needs X) ---- */
+
+static struct live_buf* live_hello(enum http_role role, bool with_windows)
+{
+	int w = 0, h = 0;
+	desktop_screen_size(&w, &h);
+	const struct options* opts = options_get();
+	json_t* windows = with_windows ? live_source_windows() : json_array();
+	return live_buf_json(json_pack("{s:s, s:{s:i, s:i}, s:o, s:s, s:i, s:b}",
+			"type", "hello", "screen", "width", w, "height", h,
+			"windows", windows ? windows : json_array(),
+			"role", role == HTTP_ROLE_FULL ? "full" : "view",
+			"max_image_dimension", opts ? opts->max_image_dimension : 1280,
+			"display", desktop_available()));
+}
+
+struct live_hello_job {
+	uint64_t client_id;
+	enum http_role role;
+};
+
+static void live_post_hello(uint64_t client_id, struct live_buf* hello)
+{
+	struct live_outbox_item* item = calloc(1, sizeof(*item));
+	pthread_mutex_lock(&live__lock);
+	if (!item || !hello || live__shutdown) {
+		pthread_mutex_unlock(&live__lock);
+		free(item);
+		live_buf_unref(hello);
+		return;
+	}
+	item->client_id = client_id;
+	item->hello = hello;
+	item->next = live__outbox;
+	live__outbox = item;
+	if (live__ctx)
+		lws_cancel_service(live__ctx);
+	pthread_mutex_unlock(&live__lock);
+}
+
+static void live_hello_worker(void* ud)
+{
+	struct live_hello_job* job = ud;
+	live_post_hello(job->client_id, live_hello(job->role, true));
+	free(job);
+}
+
+/* ---- auth ---- */
+
+/* The token from ?token= or from a "bearer.<token>" subprotocol. */
+static const char* live_find_token(struct lws* wsi, char* buf, size_t size)
+{
+	const char* token = lws_get_urlarg_by_name(wsi, "token=", buf, (int)size);
+	if (token && *token)
+		return token;
+	if (lws_hdr_copy(wsi, buf, (int)size, WSI_TOKEN_PROTOCOL) <= 0)
+		return NULL;
+	char* save = NULL;
+	for (char* p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t n = strlen(p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			p[--n] = 0;
+		if (strncmp(p, "bearer.", 7) == 0 && p[7])
+			return p + 7;
+	}
+	return NULL;
+}
+
+static bool live_origin_allowed(const char* origin, const char* host)
+{
+	if (!origin || !*origin)
+		return true;	/* not a browser, or a same-origin request of an old one */
+	const char* own = http_own_origin();
+	if (own && *own && strcasecmp(origin, own) == 0)
+		return true;
+	/* The page's own origin, as the browser saw it (Host is checked by the
+	 * acceptor against the listen address and loopback names). */
+	if (host && *host && strncasecmp(origin, "http://", 7) == 0
+			&& strcasecmp(origin + 7, host) == 0)
+		return true;
+	const struct options* opts = options_get();
+	for (int i = 0; opts && i < opts->n_allow_origin; i++)
+		if (strcasecmp(origin, opts->allow_origin[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Decide a new connection; returns the role, or HTTP_ROLE_NONE to refuse. */
+static enum http_role live_authorize(struct lws* wsi, int* status)
+{
+	char uri[256], origin[512], host[256], buf[1024];
+	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0
+			|| strcmp(uri, "/live") != 0) {
+		log_debug("live: refused an upgrade for %s (only /live)", uri);
+		*status = 404;
+		return HTTP_ROLE_NONE;
+	}
+	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0)
+		origin[0] = 0;
+	if (lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) < 0)
+		host[0] = 0;
+	if (!live_origin_allowed(origin, host)) {
+		log_info("live: refused a viewer from origin %s; allow it with --allow-origin",
+				origin);
+		*status = 403;
+		return HTTP_ROLE_NONE;
+	}
+	enum http_role role = auth_check_token(live_find_token(wsi, buf, sizeof(buf)));
+	memset(buf, 0, sizeof(buf));
+	if (role == HTTP_ROLE_NONE) {
+		log_info("live: refused a viewer without a valid token");
+		*status = 401;
+	}
+	return role;
+}
+
+/* ---- the service-thread side ---- */
+
+static void live_drain(void)
+{
+	pthread_mutex_lock(&live__lock);
+	struct live_outbox_item* items = live__outbox;
+	live__outbox = NULL;
+	pthread_mutex_unlock(&live__lock);
+	while (items) {
+		struct live_outbox_item* item = items;
+		items = item->next;
+		struct live_client* c = live__clients;
+		while (c && c->id != item->client_id)
+			c = c->next;
+		if (c && !c->hello) {
+			c->hello = item->hello;
+			item->hello = NULL;
+		}
+		live_buf_unref(item->hello);
+		free(item);
+	}
+
+	/* Feeds whose producer gave up: tell their viewers, then detach them. */
+	for (struct live_client* c = live__clients; c; c = c->next) {
+		struct live_feed* f = c->feed;
+		if (f && atomic_load(&f->failed)) {
+			pthread_mutex_lock(&f->lock);
+			struct live_buf* error = live_buf_ref(f->error);
+			pthread_mutex_unlock(&f->lock);
+			live_client_unwatch(c);
+			live_client_ctrl(c, error);
+		}
+	}
+	for (struct live_client* c = live__clients; c; c = c->next)
+		if (live_client_has_work(c))
+			lws_callback_on_writable(c->wsi);
+}
+
+static void live_client_closed(struct live_client* c)
+{
+	if (!c->established)
+		return;
+	c->established = false;
+	live_client_unwatch(c);
+	live_frame_unref(c->pending);
+	c->pending = NULL;
+	live_buf_unref(c->hello);
+	c->hello = NULL;
+	for (int i = 0; i < c->n_ctrl; i++)
+		live_buf_unref(c->ctrl[i]);
+	c->n_ctrl = 0;
+	free(c->rx);
+	c->rx = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		live__clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	atomic_fetch_sub(&live__stats.clients, 1);
+	log_debug("live: viewer %llu left", (unsigned long long)c->id);
+}
+
+static void live_client_established(struct lws* wsi, struct live_client* c)
+{
+	enum http_role role = c->role;
+	memset(c, 0, sizeof(*c));
+	c->wsi = wsi;
+	c->id = live__next_client_id++;
+	c->role = role;
+	c->established = true;
+	c->last_rx_ms = live_now_ms();
+	/* Replay the recent history: start just before the oldest kept event. */
+	pthread_mutex_lock(&live__lock);
+	c->event_seq = live__event_next > LIVE_EVENT_RING
+			? live__event_next - LIVE_EVENT_RING - 1 : 0;
+	pthread_mutex_unlock(&live__lock);
+	c->next = live__clients;
+	if (live__clients)
+		live__clients->prev = c;
+	live__clients = c;
+	atomic_fetch_add(&live__stats.clients, 1);
+	atomic_fetch_add(&live__stats.clients_total, 1);
+
+	struct live_hello_job* job = malloc(sizeof(*job));
+	if (job) {
+		job->client_id = c->id;
+		job->role = role;
+		if (worker_spawn(live_hello_worker, job) == 0)
+			job = NULL;
+	}
+	if (job) {	/* no worker: a hello without the window list */
+		free(job);
+		c->hello = live_hello(role, false);
+	}
+	lws_set_timer_usecs(wsi, LIVE_PING_US);
+	log_debug("live: viewer %llu joined (%s)", (unsigned long long)c->id,
+			role == HTTP_ROLE_FULL ? "full" : "view");
+}
+
+static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
+		void* user, void* in, size_t len)
+{
+	struct live_client* c = user;
+	switch (reason) {
+	case LWS_CALLBACK_PROTOCOL_INIT:
+		pthread_mutex_lock(&live__lock);
+		live__ctx = lws_get_context(wsi);
+		pthread_mutex_unlock(&live__lock);
+		return 0;
+	case LWS_CALLBACK_PROTOCOL_DESTROY:
+		pthread_mutex_lock(&live__lock);
+		live__ctx = NULL;
+		pthread_mutex_unlock(&live__lock);
+		return 0;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+		int status = 0;
+		enum http_role role = live_authorize(wsi, &status);
+		if (role == HTTP_ROLE_NONE) {
+			atomic_fetch_add(&live__stats.refused, 1);
+			/* A real status instead of a dropped connection, so clients
+			 * can tell a bad token (401) from a refused origin (403). */
+			lws_return_http_status(wsi, (unsigned)status,
+					status == 401 ? "missing or wrong token"
+					: status == 404 ? "the live view is at /live"
+					: "origin not allowed");
+			return -1;
+		}
+		if (c)
+			c->role = role;
+		return 0;
+	}
+	case LWS_CALLBACK_ESTABLISHED:
+		if (!c)
+			return -1;
+		if (c->role == HTTP_ROLE_NONE) {
+			int status;
+			c->role = live_authorize(wsi, &status);
+		}
+		if (c->role == HTTP_ROLE_NONE)
+			return -1;
+		live_client_established(wsi, c);
+		return 0;
+	case LWS_CALLBACK_CLOSED:
+		if (c)
+			live_client_closed(c);
+		return 0;
+	case LWS_CALLBACK_RECEIVE:
+		return c && c->established ? live_client_receive(c, in, len) : -1;
+	case LWS_CALLBACK_RECEIVE_PONG:
+		if (c)
+			c->last_rx_ms = live_now_ms();
+		return 0;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return c && c->established ? live_client_writeable(c) : 0;
+	case LWS_CALLBACK_TIMER:
+		if (!c || !c->established)
+			return 0;
+		if (live_now_ms() - c->last_rx_ms > LIVE_DEAD_MS) {
+			log_debug("live: viewer %llu stopped answering; closing",
+					(unsigned long long)c->id);
+			return -1;
+		}
+		c->ping_due = true;
+		lws_callback_on_writable(wsi);
+		lws_set_timer_usecs(wsi, LIVE_PING_US);
+		return 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		live_drain();
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
 static const struct lws_protocols live__protocols[] = {
 	{
-		.name = "deskd.live",
+		.name = LIVE_PROTOCOL,
 		.callback = live_callback,
-		.per_session_data_size = sizeof(struct live_session),
+		.per_session_data_size = sizeof(struct live_client),
 		.rx_buffer_size = 4096,
 	},
 	{ 0 },
@@ -64,9 +1093,73 @@ const struct lws_protocols* live_protocols(void)
 
 int live_init(void)
 {
+	pthread_mutex_lock(&live__lock);
+	live__shutdown = false;
+	pthread_mutex_unlock(&live__lock);
+	int handle = events_subscribe(live_on_event, NULL, 1);
+	if (handle < 0) {
+		log_error("live: cannot subscribe to activity events: %s", strerror(-handle));
+		return handle;
+	}
+	live__events_handle = handle;
 	return 0;
 }
 
 void live_deinit(void)
 {
+	if (live__events_handle > 0)
+		events_unsubscribe(live__events_handle);
+	live__events_handle = 0;
+
+	/* The service thread is gone (ws_stop ran): stop what is left. */
+	for (struct live_feed* f = live__feeds; f;) {
+		struct live_feed* next = f->next;
+		live_feed_stop(f);
+		live_feed_unref(f);
+		f = next;
+	}
+	live__feeds = NULL;
+	live__clients = NULL;
+
+	pthread_mutex_lock(&live__lock);
+	live__shutdown = true;
+	live__ctx = NULL;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	while (live__producers > 0
+			&& pthread_cond_timedwait(&live__cond, &live__lock, &until) != ETIMEDOUT)
+		;
+	if (live__producers > 0)
+		log_warn("live: %d capture threads did not stop in time", live__producers);
+	struct live_outbox_item* items = live__outbox;
+	live__outbox = NULL;
+	for (size_t i = 0; i < LIVE_EVENT_RING; i++) {
+		live_buf_unref(live__events[i]);
+		live__events[i] = NULL;
+	}
+	live__event_next = 1;
+	pthread_mutex_unlock(&live__lock);
+	while (items) {
+		struct live_outbox_item* next = items->next;
+		live_buf_unref(items->hello);
+		free(items);
+		items = next;
+	}
+}
+
+json_t* live_stats(void)
+{
+	return json_pack("{s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"clients", atomic_load(&live__stats.clients),
+			"feeds", atomic_load(&live__stats.feeds),
+			"clients_total", (json_int_t)atomic_load(&live__stats.clients_total),
+			"refused", (json_int_t)atomic_load(&live__stats.refused),
+			"captures", (json_int_t)atomic_load(&live__stats.captures),
+			"encodes", (json_int_t)atomic_load(&live__stats.encodes),
+			"frames_sent", (json_int_t)atomic_load(&live__stats.frames_sent),
+			"frames_skipped", (json_int_t)atomic_load(&live__stats.frames_skipped),
+			"cursor_sent", (json_int_t)atomic_load(&live__stats.cursor_sent),
+			"events_sent", (json_int_t)atomic_load(&live__stats.events_sent),
+			"bytes_sent", (json_int_t)atomic_load(&live__stats.bytes_sent));
 }

@@ -1,0 +1,434 @@
+/* PNG and JPEG encoders.
+ *
+ * PNG is written by hand (PITFALLS 28a): signature, IHDR, one IDAT, IEND.
+ * The filtered RGB rows are split into bands; each band is converted from
+ * BGRX and deflated (zlib level 1, raw deflate) on its own thread, ended with
+ * a sync flush (byte aligned, not final) except the last; the bands are then
+ * concatenated behind one zlib header, and the Adler-32 is combined with
+ * adler32_combine. Band k > 0 is primed with the last 32 KiB of band k-1's
+ * input as a dictionary, so the split costs almost no compression. */
+#include "capture/capture.h"
+#include "capture/bufpool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define PNG_MAX_THREADS 4
+#define PNG_STATE_BANDS 16
+#define PNG_MIN_BAND_ROWS 32
+/* PNG filter type used for every row: 2 (Up) compresses UI well and costs
+ * one subtraction per byte (PITFALLS 28). */
+#define PNG_FILTER_UP 2
+
+struct band {
+	const struct frame* src;
+	int y0, y1;		/* source rows [y0, y1) */
+	uint8_t* raw;		/* filtered rows: 1 + 3*w bytes each */
+	size_t raw_len, raw_cap;
+	uint8_t* out;		/* raw deflate stream */
+	size_t out_len, out_cap;
+	uLong adler;
+	bool last;
+	bool reused;		/* taken from a state: out is borrowed */
+	int rc;
+};
+
+/* BGRX row -> RGB row. */
+static void bgrx_to_rgb(uint8_t* dst, const uint8_t* src, int w)
+{
+	for (int x = 0; x < w; x++) {
+		dst[3 * x + 0] = src[4 * x + 2];
+		dst[3 * x + 1] = src[4 * x + 1];
+		dst[3 * x + 2] = src[4 * x + 0];
+	}
+}
+
+/* Filter Up: each byte minus the byte above (the row before y0 of this band
+ * is converted again, so bands are independent). */
+static int band_filter(struct band* b)
+{
+	const struct frame* f = b->src;
+	size_t rowlen = 1 + 3 * (size_t)f->width;
+	b->raw_len = rowlen * (size_t)(b->y1 - b->y0);
+	b->raw = capture__buf_get(b->raw_len, &b->raw_cap);
+	uint8_t* prev = calloc(1, 3 * (size_t)f->width);
+	uint8_t* cur = malloc(3 * (size_t)f->width);
+	if (!b->raw || !prev || !cur) {
+		free(prev);
+		free(cur);
+		return -ENOMEM;
+	}
+	if (b->y0 > 0)
+		bgrx_to_rgb(prev, f->data + (size_t)(b->y0 - 1) * (size_t)f->stride, f->width);
+	for (int y = b->y0; y < b->y1; y++) {
+		uint8_t* dst = b->raw + rowlen * (size_t)(y - b->y0);
+		bgrx_to_rgb(cur, f->data + (size_t)y * (size_t)f->stride, f->width);
+		dst[0] = PNG_FILTER_UP;
+		for (size_t i = 0; i < 3 * (size_t)f->width; i++)
+			dst[1 + i] = (uint8_t)(cur[i] - prev[i]);
+		uint8_t* t = prev;
+		prev = cur;
+		cur = t;
+	}
+	free(prev);
+	free(cur);
+	return 0;
+}
+
+static int band_deflate(struct band* b, const uint8_t* dict, size_t dict_len)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	int rc = 0;
+	if (dict_len && deflateSetDictionary(&z, dict, (uInt)dict_len) != Z_OK) {
+		rc = -EIO;
+		goto done;
+	}
+	size_t cap = deflateBound(&z, b->raw_len) + 64;
+	b->out = capture__buf_get(cap, &b->out_cap);
+	if (!b->out) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	z.next_in = b->raw;
+	z.avail_in = (uInt)b->raw_len;
+	z.next_out = b->out;
+	z.avail_out = (uInt)cap;
+	int zr = deflate(&z, b->last ? Z_FINISH : Z_SYNC_FLUSH);
+	if ((b->last && zr != Z_STREAM_END) || (!b->last && (zr != Z_OK || z.avail_in))) {
+		rc = -EIO;
+		goto done;
+	}
+	b->out_len = cap - z.avail_out;
+	b->adler = adler32(adler32(0L, Z_NULL, 0), b->raw, (uInt)b->raw_len);
+done:
+	deflateEnd(&z);
+	return rc;
+}
+
+static void* band_run(void* ud)
+{
+	struct band* b = ud;
+	b->rc = band_filter(b);
+	if (b->rc == 0) {
+		/* The dictionary: the filtered rows just before this band. Cheap
+		 * to recompute locally: filter up to 32 KiB worth of rows. */
+		const uint8_t* dict = NULL;
+		size_t dict_len = 0;
+		struct band pre = { .src = b->src };
+		if (b->y0 > 0) {
+			size_t rowlen = 1 + 3 * (size_t)b->src->width;
+			int rows = (int)((32768 + rowlen - 1) / rowlen);
+			pre.y0 = b->y0 - rows < 0 ? 0 : b->y0 - rows;
+			pre.y1 = b->y0;
+			if (band_filter(&pre) == 0) {
+				dict_len = pre.raw_len > 32768 ? 32768 : pre.raw_len;
+				dict = pre.raw + pre.raw_len - dict_len;
+			}
+		}
+		b->rc = band_deflate(b, dict, dict_len);
+		capture__buf_put(pre.raw, pre.raw_cap);
+	}
+	return NULL;
+}
+
+static void put32(uint8_t* p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Append a chunk: length, type, data, CRC over type + data. */
+static uint8_t* put_chunk(uint8_t* p, const char* type, const uint8_t* data,
+		size_t len, const struct band* bands, int n_bands)
+{
+	put32(p, (uint32_t)len);
+	memcpy(p + 4, type, 4);
+	uLong crc = crc32(0L, (const Bytef*)type, 4);
+	p += 8;
+	if (!bands) {
+		if (len) {
+			memcpy(p, data, len);
+			crc = crc32(crc, data, (uInt)len);
+			p += len;
+		}
+	} else {
+		/* IDAT from bands: zlib header, bands, adler. */
+		const uint8_t* start = p;
+		*p++ = 0x78;
+		*p++ = 0x01;
+		uLong adler = 1;
+		for (int i = 0; i < n_bands; i++) {
+			memcpy(p, bands[i].out, bands[i].out_len);
+			p += bands[i].out_len;
+			adler = i == 0 ? bands[i].adler
+					: adler32_combine(adler, bands[i].adler, (z_off_t)bands[i].raw_len);
+		}
+		put32(p, (uint32_t)adler);
+		p += 4;
+		crc = crc32(crc, start, (uInt)(p - start));
+	}
+	put32(p, (uint32_t)crc);
+	return p + 4;
+}
+
+static int png_cpus(void)
+{
+	static atomic_int cached;
+	int cpus = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (!cpus) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		cpus = n < 1 ? 1 : n > PNG_MAX_THREADS ? PNG_MAX_THREADS : (int)n;
+		atomic_store_explicit(&cached, cpus, memory_order_relaxed);
+	}
+	return cpus;
+}
+
+/* Bands to deflate, shared by the threads: each takes the next one. */
+struct png_job {
+	struct band* bands;
+	int n;
+	atomic_int next;
+};
+
+static void* png_job_run(void* ud)
+{
+	struct png_job* job = ud;
+	for (;;) {
+		int i = atomic_fetch_add(&job->next, 1);
+		if (i >= job->n)
+			return NULL;
+		if (!job->bands[i].reused)
+			band_run(&job->bands[i]);
+	}
+}
+
+/* What a state keeps of each band of the previous image. */
+struct png_saved {
+	uint8_t* out;
+	size_t out_len, out_cap, raw_len;
+	uLong adler;
+};
+
+struct capture_png_state {
+	struct frame* prev;
+	int width, height, n;
+	struct png_saved saved[PNG_STATE_BANDS];
+	int reused;
+};
+
+static void saved_release(struct png_saved* s)
+{
+	capture__buf_put(s->out, s->out_cap);
+	memset(s, 0, sizeof(*s));
+}
+
+void capture_png_state_free(struct capture_png_state* self)
+{
+	if (!self)
+		return;
+	for (int i = 0; i < PNG_STATE_BANDS; i++)
+		saved_release(&self->saved[i]);
+	frame_unref(self->prev);
+	free(self);
+}
+
+int capture_png_state_reused(const struct capture_png_state* self)
+{
+	return self ? self->reused : 0;
+}
+
+static bool rows_equal(const struct frame* a, const struct frame* b, int y0, int y1)
+{
+	size_t n = (size_t)a->width * 4;
+	for (int y = y0; y < y1; y++)
+		if (memcmp(a->data + (size_t)y * (size_t)a->stride,
+				b->data + (size_t)y * (size_t)b->stride, n) != 0)
+			return false;
+	return true;
+}
+
+static int png_encode(const struct frame* src, struct capture_png_state** statep,
+		uint8_t** out, size_t* len)
+{
+	*out = NULL;
+	*len = 0;
+	if (!src || src->width <= 0 || src->height <= 0)
+		return -EINVAL;
+	struct capture_png_state* state = NULL;
+	if (statep) {
+		if (!*statep)
+			*statep = calloc(1, sizeof(**statep));
+		state = *statep;
+	}
+	/* Without a state: one band per core. With one: more, smaller bands,
+	 * so a small change re-deflates little. */
+	int n = src->height / PNG_MIN_BAND_ROWS;
+	int cap = state ? PNG_STATE_BANDS : png_cpus();
+	n = n < 1 ? 1 : n > cap ? cap : n;
+	struct band bands[PNG_STATE_BANDS];
+	memset(bands, 0, sizeof(bands));
+	bool comparable = state && state->prev && state->width == src->width
+			&& state->height == src->height && state->n == n;
+	size_t rowlen = 1 + 3 * (size_t)src->width;
+	int dict_rows = (int)((32768 + rowlen - 1) / rowlen) + 1;
+	int dirty = 0;
+	for (int i = 0; i < n; i++) {
+		struct band* b = &bands[i];
+		b->src = src;
+		b->y0 = (int)((int64_t)src->height * i / n);
+		b->y1 = (int)((int64_t)src->height * (i + 1) / n);
+		b->last = i == n - 1;
+		/* A band's bytes depend on its rows and on the rows before it
+		 * (filter Up, and the deflate dictionary). */
+		int from = b->y0 - dict_rows < 0 ? 0 : b->y0 - dict_rows;
+		if (comparable && state->saved[i].out && rows_equal(src, state->prev, from, b->y1)) {
+			b->reused = true;
+			b->out = state->saved[i].out;
+			b->out_len = state->saved[i].out_len;
+			b->adler = state->saved[i].adler;
+			b->raw_len = state->saved[i].raw_len;
+		} else {
+			dirty++;
+		}
+	}
+	struct png_job job = { .bands = bands, .n = n };
+	atomic_init(&job.next, 0);
+	pthread_t threads[PNG_MAX_THREADS];
+	int n_threads = png_cpus() < dirty ? png_cpus() : dirty;
+	bool started[PNG_MAX_THREADS] = { false };
+	for (int i = 1; i < n_threads; i++)
+		started[i] = pthread_create(&threads[i], NULL, png_job_run, &job) == 0;
+	png_job_run(&job);
+	for (int i = 1; i < n_threads; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
+
+	int rc = 0;
+	size_t idat = 2 + 4;
+	for (int i = 0; i < n; i++) {
+		if (bands[i].rc < 0 && rc == 0)
+			rc = bands[i].rc;
+		idat += bands[i].out_len;
+	}
+	if (rc < 0)
+		goto done;
+
+	uint8_t ihdr[13];
+	put32(ihdr, (uint32_t)src->width);
+	put32(ihdr + 4, (uint32_t)src->height);
+	ihdr[8] = 8;	/* bit depth */
+	ihdr[9] = 2;	/* colour type RGB */
+	ihdr[10] = 0;	/* deflate */
+	ihdr[11] = 0;	/* adaptive filtering (per-row filter bytes) */
+	ihdr[12] = 0;	/* no interlace */
+	size_t total = 8 + (12 + 13) + (12 + idat) + 12;
+	uint8_t* buf = malloc(total);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	memcpy(buf, sig, 8);
+	uint8_t* p = buf + 8;
+	p = put_chunk(p, "IHDR", ihdr, 13, NULL, 0);
+	p = put_chunk(p, "IDAT", NULL, idat, bands, n);
+	p = put_chunk(p, "IEND", NULL, 0, NULL, 0);
+	*out = buf;
+	*len = (size_t)(p - buf);
+
+	if (state) {
+		/* Keep the new bands (the state takes their buffers). */
+		if (!comparable)
+			for (int i = 0; i < PNG_STATE_BANDS; i++)
+				saved_release(&state->saved[i]);
+		state->reused = n - dirty;
+		for (int i = 0; i < n; i++) {
+			if (bands[i].reused)
+				continue;
+			saved_release(&state->saved[i]);
+			state->saved[i] = (struct png_saved){ bands[i].out, bands[i].out_len,
+				bands[i].out_cap, bands[i].raw_len, bands[i].adler };
+			bands[i].out = NULL;
+		}
+		frame_unref(state->prev);
+		state->prev = frame_ref((struct frame*)src);
+		state->width = src->width;
+		state->height = src->height;
+		state->n = n;
+	}
+done:
+	for (int i = 0; i < n; i++) {
+		capture__buf_put(bands[i].raw, bands[i].raw_cap);
+		if (!bands[i].reused)
+			capture__buf_put(bands[i].out, bands[i].out_cap);
+	}
+	if (rc < 0 && state) {
+		/* Start over next time rather than trust a half-updated state. */
+		frame_unref(state->prev);
+		state->prev = NULL;
+	}
+	return rc;
+}
+
+int capture_encode_png(const struct frame* src, uint8_t** out, size_t* len)
+{
+	return png_encode(src, NULL, out, len);
+}
+
+int capture_encode_png_cached(struct capture_png_state** state,
+		const struct frame* src, uint8_t** out, size_t* len)
+{
+	return png_encode(src, state, out, len);
+}
+
+int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
+		size_t* len)
+{
+	*out = NULL;
+	*len = 0;
+	if (!src || src->width <= 0 || src->height <= 0 || quality < 1 || quality > 100)
+		return -EINVAL;
+	/* One compressor per thread, kept for the thread's lifetime would need
+	 * a destructor; tjInitCompress is cheap next to the encode. */
+	tjhandle tj = tjInitCompress();
+	if (!tj)
+		return -ENOMEM;
+	unsigned long cap = tjBufSize(src->width, src->height, TJSAMP_420);
+	size_t buf_cap;
+	unsigned char* buf = capture__buf_get(cap, &buf_cap);
+	int rc = 0;
+	if (!buf) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	unsigned long size = cap;
+	if (tjCompress2(tj, src->data, src->width, src->stride, src->height,
+			TJPF_BGRX, &buf, &size, TJSAMP_420, quality,
+			TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0) {
+		rc = -EIO;
+		goto copy_done;
+	}
+	*out = malloc(size ? size : 1);
+	if (!*out) {
+		rc = -ENOMEM;
+		goto copy_done;
+	}
+	memcpy(*out, buf, size);
+	*len = size;
+copy_done:
+	capture__buf_put(buf, buf_cap);
+done:
+	tjDestroy(tj);
+	return rc;
+}

@@ -1,0 +1,182 @@
+// The live view (/live): hello, frames only on change, one capture and one
+// encode per frame for any number of viewers, bounded memory with a client
+// that never reads, auth (token, view token, Origin), activity events.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { desktop, startXvfb, startDeskd, startFixture, sleep, waitUntil } from './lib/harness.mjs';
+import { openLive, jpegSize, metrics, procStats } from './lib/live.mjs';
+
+test('hello, then a frame of the watched window; frames only when it changes', async (t) => {
+  const env = await desktop(t, { fixture: { geometry: '400x300+100+80' } });
+  const { deskd, fixture } = env;
+  const c = await openLive(deskd);
+  t.after(() => c.close());
+  assert.equal(c.ws.protocol, 'deskd.live', 'the server answers the deskd.live subprotocol');
+  await c.until((x) => x.hello);
+  assert.equal(c.texts[0].type, 'hello', 'hello is the first message');
+  assert.deepEqual(c.hello.screen, { width: 1280, height: 800 });
+  assert.equal(c.hello.role, 'full');
+  const w = c.hello.windows.find((x) => x.id === fixture.window);
+  assert.ok(w, `the fixture window ${fixture.window} is in the hello's list`);
+  assert.equal(w.width, 400);
+
+  c.watch({ target: 'window', window: fixture.window, fps: 30 });
+  await c.until((x) => x.frames.length >= 1, { timeout: 5000 });
+  const f = c.frames[0];
+  assert.equal(f.header.target, 'window');
+  assert.equal(f.header.window, fixture.window);
+  assert.equal(f.header.format, 'jpeg');
+  assert.deepEqual([f.header.width, f.header.height], [400, 300]);
+  assert.deepEqual(jpegSize(f.jpeg), { width: 400, height: 300 }, 'the binary message is the JPEG the header describes');
+
+  // Nothing changes: no frames for a while.
+  await sleep(300);
+  const before = c.frames.length;
+  await sleep(1200);
+  assert.equal(c.frames.length, before, 'no frames while the window is still');
+
+  // The screen: one frame at once, then only on change.
+  c.watch({ target: 'screen', fps: 30 });
+  await c.until((x) => x.frames.some((fr) => fr.header.target === 'screen'), { timeout: 5000 });
+  await sleep(300);
+  const still = c.frames.length;
+  await sleep(1200);
+  assert.equal(c.frames.length, still, 'no frames while the screen is still');
+  const other = await startFixture(env.display, { title: 'change', geometry: '120x90+700+500', pattern: 'solid:ff0000' });
+  t.after(() => other.stop());
+  await c.until((x) => x.frames.length > still, { timeout: 3000, what: 'a frame after the screen changed' });
+  const last = c.frames.at(-1);
+  assert.deepEqual(jpegSize(last.jpeg), { width: 1280, height: 800 });
+  assert.ok(last.header.seq > c.frames[still - 1].header.seq, 'seq grows');
+  assert.deepEqual(c.errors, []);
+});
+
+test('20 viewers of one target cost one capture and one encode per frame', async (t) => {
+  const env = await desktop(t, { fixture: { geometry: '320x240+50+50', animate: 15 } });
+  const { deskd } = env;
+  const viewers = await Promise.all(Array.from({ length: 20 }, () => openLive(deskd)));
+  t.after(() => viewers.forEach((v) => v.close()));
+  for (const v of viewers) v.keepJpegs = false;
+  await Promise.all(viewers.map((v) => v.until((x) => x.hello)));
+  const m0 = await metrics(deskd);
+  for (const v of viewers) v.watch({ target: 'window', window: env.fixture.window, fps: 10 });
+  await sleep(2500);
+  await env.fixture.stop();   // the window goes away: the feed stops producing
+  await sleep(700);
+  const m1 = await metrics(deskd);
+  const d = (k) => (m1[k] || 0) - (m0[k] || 0);
+
+  const seqs = new Set();
+  let received = 0;
+  for (const v of viewers) {
+    assert.ok(v.frames.length >= 5, `each viewer got frames (${v.frames.length})`);
+    for (const f of v.frames) seqs.add(f.header.seq);
+    received += v.frames.length;
+  }
+  const encodes = d('deskd_live_encodes_total');
+  const captures = d('deskd_live_captures_total');
+  assert.ok(encodes > 0);
+  assert.equal(captures, encodes, 'one capture per encode');
+  // Every frame any viewer saw was encoded once; the producer encoded no
+  // frame per viewer: encodes equals the number of distinct frames (the last
+  // one may not have reached anyone before the window vanished).
+  assert.ok(encodes >= seqs.size && encodes <= seqs.size + 1,
+    `encodes ${encodes} vs ${seqs.size} distinct frames seen by 20 viewers`);
+  assert.equal(d('deskd_live_frames_sent_total'), received, 'frames sent = frames received');
+  assert.ok(encodes <= 10 * 3.5 + 2, `at most fps frames a second (${encodes} in ~3 s)`);
+  assert.ok(viewers.every((v) => v.errors.every((e) => e.code === 'window_not_found')));
+});
+
+test('a viewer that never reads neither grows memory nor slows the others', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const fixture = await startFixture(x.display, { geometry: '1280x800+0+0', animate: 30 });
+  t.after(() => fixture.stop());
+  // A small ASan quarantine, so RSS reflects live memory in sanitized builds.
+  const asan = (process.env.ASAN_OPTIONS ? process.env.ASAN_OPTIONS + ':' : '') + 'quarantine_size_mb=4';
+  const deskd = await startDeskd({ display: x.display, env: { ASAN_OPTIONS: asan } });
+  t.after(() => deskd.stop());
+
+  const stuck = await openLive(deskd);
+  t.after(() => stuck.close());
+  stuck.keepJpegs = false;
+  stuck.watch({ target: 'screen', fps: 30, max_dimension: 0 });
+  await stuck.until((c) => c.frames.length >= 1, { timeout: 5000 });
+  stuck.ws._socket.pause();   // stops reading: the kernel buffers fill up
+
+  const good = await openLive(deskd);
+  t.after(() => good.close());
+  good.keepJpegs = false;
+  good.watch({ target: 'screen', fps: 30, max_dimension: 0 });
+  await good.until((c) => c.frames.length >= 3, { timeout: 5000 });
+
+  await sleep(1500);   // let the stuck client's buffers fill
+  const s0 = procStats(deskd.proc.pid);
+  const n0 = good.frames.length;
+  const t0 = Date.now();
+  await sleep(3000);
+  const s1 = procStats(deskd.proc.pid);
+  const fps = ((good.frames.length - n0) * 1000) / (Date.now() - t0);
+  const frameSize = good.bytes / good.binaries;
+  t.diagnostic(`good viewer ${fps.toFixed(1)} fps; deskd RSS ${s0.rss} -> ${s1.rss} KiB; frame ${Math.round(frameSize / 1024)} KiB; stuck got ${stuck.frames.length}`);
+  assert.ok(s1.rss - s0.rss < 16 * 1024, `deskd RSS grew by ${s1.rss - s0.rss} KiB in 3 s with a client that never reads`);
+  assert.ok(fps >= 8, `the reading viewer still gets frames (${fps.toFixed(1)} fps)`);
+  assert.ok(stuck.frames.length < good.frames.length / 2, 'the stuck viewer was not sent everything');
+  const m = await metrics(deskd);
+  assert.ok(m.deskd_live_frames_skipped_total > 0, 'frames were skipped for the slow viewer');
+});
+
+test('tokens and origins: view token allowed, bad token and foreign Origin refused', async (t) => {
+  const { deskd } = await desktop(t, { deskdArgs: ['--view-token', 'view-secret-1'] });
+  const full = await openLive(deskd, { via: 'query' });
+  t.after(() => full.close());
+  await full.until((c) => c.hello);
+  assert.equal(full.hello.role, 'full');
+
+  const view = await openLive(deskd, { token: 'view-secret-1' });
+  t.after(() => view.close());
+  await view.until((c) => c.hello);
+  assert.equal(view.hello.role, 'view', 'the view token may watch');
+
+  const own = await openLive(deskd, { origin: deskd.url });
+  t.after(() => own.close());
+  await own.until((c) => c.hello);
+
+  await assert.rejects(openLive(deskd, { token: 'wrong' }), (e) => e.status === 401);
+  await assert.rejects(openLive(deskd, { token: null }), (e) => e.status === 401);
+  await assert.rejects(openLive(deskd, { via: 'query', token: 'wrong' }), (e) => e.status === 401);
+  await assert.rejects(openLive(deskd, { origin: 'http://evil.example' }), (e) => e.status === 403);
+
+  // Bad messages get an error, never a crash; a huge one closes the socket.
+  full.ws.send('not json');
+  full.watch({ target: 'window', window: 'nope' });
+  full.watch({ target: 'screen', fps: 1000 });
+  await full.until((c) => c.errors.length >= 3);
+  assert.deepEqual(full.errors.map((e) => e.code), ['bad_message', 'bad_arguments', 'bad_arguments']);
+  full.watch({ target: 'window', window: 0x7ffffff0 });
+  await full.until((c) => c.errors.some((e) => e.code === 'window_not_found'));
+  const closed = new Promise((res) => full.ws.once('close', (code) => res(code)));
+  full.ws.send('x'.repeat(100000));
+  assert.equal(await closed, 1009, 'an oversized message closes with 1009');
+  const r = await fetch(deskd.url + '/healthz');
+  assert.equal(r.status, 200, 'deskd is still up');
+});
+
+test('activity events reach viewers, with the recent history on connect', async (t) => {
+  const { deskd } = await desktop(t);
+  const before = await deskd.tool('windows', {});
+  assert.equal(before.status, 200);
+  const c = await openLive(deskd);
+  t.after(() => c.close());
+  await c.until((x) => x.events.some((e) => e.tool === 'windows' && e.status === 'ok'), { what: 'replayed events' });
+  assert.equal(c.texts[0].type, 'hello', 'the history comes after the hello');
+  const t0 = Date.now();
+  await deskd.tool('windows', { app: 'nothing-like-this' });
+  await c.until((x) => x.events.filter((e) => e.tool === 'windows' && e.status === 'ok').length >= 2, { timeout: 2000 });
+  assert.ok(Date.now() - t0 < 1000, 'a live event arrives within a second');
+  const started = c.events.filter((e) => e.tool === 'windows' && e.status === 'started');
+  assert.equal(started.length, 2);
+  assert.deepEqual(started[1].args, { app: 'nothing-like-this' });
+  const ids = new Set(c.events.map((e) => e.id + e.status));
+  assert.equal(ids.size, c.events.length, 'no event twice');
+});

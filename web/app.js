@@ -1,0 +1,721 @@
+// deskd dashboard: live view, activity timeline, windows, recordings, status.
+// Plain JS, no build step. The token comes from the URL fragment (#token=...),
+// is kept in sessionStorage and sent as a bearer header (REST) or as the
+// "bearer.<token>" WebSocket subprotocol (/live).
+'use strict';
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const TOKEN_KEY = 'deskd.token';
+  const CLICK_TYPES = new Set(['click', 'left_click', 'right_click', 'middle_click',
+    'double_click', 'triple_click']);
+  const MAX_TIMELINE = 400;
+
+  const state = {
+    token: null,
+    role: 'full',
+    screen: { width: 0, height: 0 },
+    maxDim: 1280,
+    windows: [],
+    watch: { target: 'screen', window: 0 },
+    frame: null,          // last frame header
+    cursor: null,         // {x, y, visible} in frame pixels
+    ws: null,
+    wsBackoff: 500,
+    pendingHeader: null,  // a frame header waiting for its JPEG
+    decoding: false,
+    nextJpeg: null,       // newest JPEG not yet decoded {header, blob}
+    calls: new Map(),     // event id -> { li, start, end }
+    flashes: [],          // { x, y, t0 } in frame pixels
+    recordings: [],
+    activeRec: null,      // { id, window }
+  };
+
+  // ---- token ----
+
+  function readToken() {
+    const m = /(?:^|[#&])token=([^&]*)/.exec(location.hash);
+    if (m) {
+      sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+      history.replaceState(null, '', location.pathname + location.search);
+    }
+    return sessionStorage.getItem(TOKEN_KEY);
+  }
+
+  function authHeaders(extra = {}) {
+    return state.token ? { ...extra, authorization: `Bearer ${state.token}` } : extra;
+  }
+
+  class HttpError extends Error {
+    constructor(status, code, message) {
+      super(message || `HTTP ${status}`);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  async function api(path, init = {}) {
+    const r = await fetch(path, { ...init, headers: authHeaders(init.headers || {}), cache: 'no-store' });
+    if (!r.ok) {
+      let code = null, message = null;
+      try {
+        const body = await r.json();
+        code = body.error && body.error.code;
+        message = body.error && body.error.message;
+      } catch { /* not JSON */ }
+      throw new HttpError(r.status, code, message || `${r.status} ${r.statusText}`);
+    }
+    const type = r.headers.get('content-type') || '';
+    return type.includes('json') ? r.json() : r;
+  }
+
+  function tool(name, args = {}) {
+    return api(`/api/v1/tools/${encodeURIComponent(name)}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args),
+    });
+  }
+
+  // ---- small DOM helpers ----
+
+  function el(tag, props = {}, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+
+  let toastTimer = 0;
+  function toast(text, isError = false) {
+    const t = $('toast');
+    t.textContent = text;
+    t.className = 'toast' + (isError ? ' err' : '');
+    t.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { t.hidden = true; }, isError ? 6000 : 3000);
+  }
+
+  const hex = (id) => '0x' + Number(id).toString(16);
+  const fmtBytes = (n) => n >= 1 << 20 ? (n / (1 << 20)).toFixed(1) + ' MB'
+    : n >= 1024 ? Math.round(n / 1024) + ' KB' : n + ' B';
+  const fmtTime = (ts) => {
+    const d = new Date(ts * 1000);
+    return d.toTimeString().slice(0, 8);
+  };
+
+  // ---- gate: missing or wrong token ----
+
+  function showGate(title, text, bad) {
+    $('app').hidden = true;
+    $('gate').hidden = false;
+    $('gate-title').textContent = title;
+    $('gate-text').textContent = text;
+    document.querySelector('#gate .card').classList.toggle('bad', !!bad);
+    setConn('down', 'not connected');
+    $('gate-token').focus();
+  }
+
+  $('gate-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const v = $('gate-token').value.trim();
+    if (!v) return;
+    sessionStorage.setItem(TOKEN_KEY, v);
+    $('gate-token').value = '';
+    start();
+  });
+
+  // ---- connection chip ----
+
+  function setConn(s, text) {
+    const c = $('conn');
+    c.dataset.state = s;
+    c.querySelector('span').textContent = text;
+  }
+
+  // ---- live view ----
+
+  const screenCanvas = $('screen');
+  const overlay = $('overlay');
+  const ctx2d = screenCanvas.getContext('2d');
+  const octx = overlay.getContext('2d');
+
+  function liveUrl() {
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    return `${proto}//${location.host}/live`;
+  }
+
+  function connectLive() {
+    let ws;
+    const url = liveUrl();
+    try {
+      ws = state.token ? new WebSocket(url, ['deskd.live', 'bearer.' + state.token])
+        : new WebSocket(url, ['deskd.live']);
+    } catch {
+      // A token with characters a subprotocol cannot carry: use the query.
+      ws = new WebSocket(url + '?token=' + encodeURIComponent(state.token || ''));
+    }
+    ws.binaryType = 'blob';
+    state.ws = ws;
+    state.pendingHeader = null;
+    setConn('connecting', 'connecting');
+    ws.addEventListener('open', () => {
+      state.wsBackoff = 500;
+      setConn('live', 'live');
+      sendWatch();
+    });
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data === 'string') onText(e.data);
+      else onBinary(e.data);
+    });
+    ws.addEventListener('close', () => {
+      if (state.ws !== ws) return;
+      state.ws = null;
+      setConn('down', 'reconnecting');
+      setTimeout(async () => {
+        // A rejected token closes the socket too; let REST tell us why.
+        try { await api('/api/v1/windows'); } catch (err) {
+          if (err.status === 401) { authFailed(); return; }
+        }
+        connectLive();
+      }, state.wsBackoff);
+      state.wsBackoff = Math.min(state.wsBackoff * 2, 8000);
+    });
+  }
+
+  function sendWatch() {
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+    const msg = { type: 'watch', target: state.watch.target, fps: Number($('fps').value) };
+    if (state.watch.target === 'window') msg.window = state.watch.window;
+    const size = $('size').value;
+    if (size !== '') msg.max_dimension = Number(size);
+    state.ws.send(JSON.stringify(msg));
+  }
+
+  function watch(target, window = 0) {
+    state.watch = { target, window };
+    state.frame = null;
+    state.cursor = null;
+    state.flashes = [];
+    $('stage-msg').textContent = 'Waiting for the first frame…';
+    $('stage-msg').hidden = false;
+    renderWindows();
+    updateTargetName();
+    updateRecButtons();
+    sendWatch();
+  }
+
+  function updateTargetName() {
+    if (state.watch.target === 'screen') {
+      $('target-name').textContent = 'Screen';
+    } else {
+      const w = state.windows.find((x) => x.id === state.watch.window);
+      $('target-name').textContent = w ? (w.title || w.app || hex(w.id)) : hex(state.watch.window);
+    }
+  }
+
+  function onText(text) {
+    let m;
+    try { m = JSON.parse(text); } catch { return; }
+    switch (m.type) {
+      case 'hello': onHello(m); break;
+      case 'frame': state.pendingHeader = m; break;
+      case 'cursor':
+        state.cursor = { x: m.x, y: m.y, visible: m.visible !== false };
+        drawOverlay();
+        break;
+      case 'event': onEvent(m); break;
+      case 'error':
+        if (m.target) {
+          $('stage-msg').textContent = `Cannot watch this ${m.target}: ${m.message}`;
+          $('stage-msg').hidden = false;
+          if (m.code === 'window_not_found') refreshWindows();
+        } else {
+          toast(`Live view: ${m.message}`, true);
+        }
+        break;
+      default: break;
+    }
+  }
+
+  function onHello(m) {
+    state.screen = m.screen || state.screen;
+    if (typeof m.max_image_dimension === 'number') state.maxDim = m.max_image_dimension;
+    setRole(m.role === 'view' ? 'view' : 'full');
+    if (Array.isArray(m.windows)) setWindows(m.windows);
+    $('display').textContent = `${state.screen.width}×${state.screen.height}` + (m.display === false ? ' · display down' : '');
+  }
+
+  function onBinary(blob) {
+    const header = state.pendingHeader;
+    state.pendingHeader = null;
+    if (!header) return;
+    // Decode one at a time; keep only the newest waiting JPEG.
+    state.nextJpeg = { header, blob };
+    if (!state.decoding) decodeNext();
+  }
+
+  async function decodeNext() {
+    const job = state.nextJpeg;
+    if (!job) return;
+    state.nextJpeg = null;
+    state.decoding = true;
+    try {
+      const bmp = await createImageBitmap(job.blob);
+      const h = job.header;
+      if (screenCanvas.width !== bmp.width || screenCanvas.height !== bmp.height) {
+        screenCanvas.width = overlay.width = bmp.width;
+        screenCanvas.height = overlay.height = bmp.height;
+      }
+      ctx2d.drawImage(bmp, 0, 0);
+      bmp.close();
+      state.frame = h;
+      if (h.cursor) state.cursor = { x: h.cursor.x, y: h.cursor.y, visible: h.cursor.visible !== false };
+      screenCanvas.dataset.seq = h.seq;
+      screenCanvas.dataset.target = h.target;
+      screenCanvas.dataset.window = h.window || 0;
+      $('stage-msg').hidden = true;
+      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}`;
+      drawOverlay();
+    } catch {
+      /* a broken JPEG: skip it */
+    }
+    state.decoding = false;
+    if (state.nextJpeg) decodeNext();
+  }
+
+  // Desktop pixels -> pixels of the current frame, or null if not visible.
+  function desktopToFrame(x, y) {
+    const f = state.frame;
+    if (!f) return null;
+    if (f.target === 'window') {
+      const w = state.windows.find((v) => v.id === f.window);
+      if (!w || !w.width) return null;
+      return { x: (x - w.x) * f.width / w.width, y: (y - w.y) * f.height / w.height };
+    }
+    if (!state.screen.width) return null;
+    return { x: x * f.width / state.screen.width, y: y * f.height / state.screen.height };
+  }
+
+  // A point in the agent's screenshot space of a target -> desktop pixels
+  // (DESIGN 6: the space is a function of the target's size and the max dimension).
+  function shotToDesktop(x, y, win, space, maxDim) {
+    let ox = 0, oy = 0, w = state.screen.width, h = state.screen.height;
+    if (win) {
+      const g = state.windows.find((v) => v.id === Number(win));
+      if (!g) return null;
+      ox = g.x; oy = g.y; w = g.width; h = g.height;
+    }
+    if (space === 'desktop') return win ? { x: ox + x, y: oy + y } : { x, y };
+    const md = typeof maxDim === 'number' ? maxDim : state.maxDim;
+    const s = md > 0 && Math.max(w, h) > md ? md / Math.max(w, h) : 1;
+    const sw = Math.max(1, Math.round(w * s)), sh = Math.max(1, Math.round(h * s));
+    return { x: ox + x * w / sw, y: oy + y * h / sh };
+  }
+
+  function clickPoints(tool, args) {
+    if (!args || typeof args !== 'object') return [];
+    const pts = [];
+    const take = (a, win, space, md) => {
+      let x = a.x, y = a.y;
+      if (Array.isArray(a.coordinate)) [x, y] = a.coordinate;
+      if (typeof x !== 'number' || typeof y !== 'number') return;
+      const d = shotToDesktop(x, y, win, a.coordinate_space || space, md);
+      if (d) pts.push(d);
+    };
+    if (Array.isArray(args.actions)) {
+      for (const a of args.actions) {
+        if (a && CLICK_TYPES.has(a.type)) take(a, args.window, args.coordinate_space, args.max_dimension);
+      }
+    } else {
+      const type = tool.replace(/^computer_/, '');
+      if (CLICK_TYPES.has(type)) take(args, args.window, args.coordinate_space, args.max_dimension);
+    }
+    return pts;
+  }
+
+  function flashAt(desktopPts) {
+    const now = performance.now();
+    for (const p of desktopPts) state.flashes.push({ dx: p.x, dy: p.y, t0: now });
+    if (state.flashes.length) requestAnimationFrame(drawOverlay);
+  }
+
+  function drawOverlay() {
+    const W = overlay.width, H = overlay.height;
+    if (!W || !H) return;
+    octx.clearRect(0, 0, W, H);
+    const scale = Math.max(1, W / (overlay.clientWidth || W));
+    const now = performance.now();
+    state.flashes = state.flashes.filter((f) => now - f.t0 < 700);
+    for (const f of state.flashes) {
+      const p = desktopToFrame(f.dx, f.dy);
+      if (!p) continue;
+      const k = (now - f.t0) / 700;
+      octx.beginPath();
+      octx.arc(p.x, p.y, (6 + 22 * k) * scale, 0, Math.PI * 2);
+      octx.strokeStyle = `rgba(255, 64, 64, ${1 - k})`;
+      octx.lineWidth = 3 * scale;
+      octx.stroke();
+      octx.beginPath();
+      octx.arc(p.x, p.y, 3 * scale, 0, Math.PI * 2);
+      octx.fillStyle = `rgba(255, 64, 64, ${1 - k})`;
+      octx.fill();
+    }
+    const c = state.cursor;
+    if (c && c.visible && c.x >= 0 && c.y >= 0 && c.x < W && c.y < H) {
+      // An arrow with its tip at the pointer.
+      const s = 1.1 * scale;
+      octx.save();
+      octx.translate(c.x, c.y);
+      octx.scale(s, s);
+      octx.beginPath();
+      octx.moveTo(0, 0); octx.lineTo(0, 17); octx.lineTo(4.5, 13); octx.lineTo(8, 20.5);
+      octx.lineTo(10.5, 19.5); octx.lineTo(7, 12.3); octx.lineTo(12.5, 12.3); octx.closePath();
+      octx.fillStyle = '#fff'; octx.strokeStyle = '#000'; octx.lineWidth = 1.3;
+      octx.fill(); octx.stroke();
+      octx.restore();
+    }
+    if (state.flashes.length) requestAnimationFrame(drawOverlay);
+  }
+
+  $('fps').addEventListener('change', sendWatch);
+  $('size').addEventListener('change', sendWatch);
+
+  // ---- activity timeline ----
+
+  function argSummary(args) {
+    if (!args || typeof args !== 'object') return '';
+    if (Array.isArray(args.actions)) {
+      return args.actions.map((a) => {
+        if (!a || typeof a !== 'object') return '?';
+        const bits = [a.type];
+        if (typeof a.x === 'number') bits.push(`${a.x},${a.y}`);
+        if (Array.isArray(a.coordinate)) bits.push(a.coordinate.join(','));
+        if (typeof a.text === 'string') bits.push(JSON.stringify(a.text.length > 24 ? a.text.slice(0, 24) + '…' : a.text));
+        if (Array.isArray(a.keys)) bits.push(a.keys.join('+'));
+        return bits.join(' ');
+      }).join(' · ');
+    }
+    return Object.entries(args).map(([k, v]) => {
+      let s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v);
+      if (s && s.length > 40) s = s.slice(0, 40) + '…';
+      return `${k}=${s}`;
+    }).join(' ');
+  }
+
+  function onEvent(ev) {
+    if (ev.id === undefined) return;
+    let call = state.calls.get(ev.id);
+    if (!call) {
+      call = { start: null, end: null, li: null };
+      state.calls.set(ev.id, call);
+    }
+    if (ev.status === 'started') call.start = ev;
+    else call.end = ev;
+    renderCall(ev.id, call);
+    if (call.end && call.end.status === 'ok' && call.start) {
+      const pts = clickPoints(call.end.tool || call.start.tool, call.start.args);
+      if (pts.length) flashAt(pts);
+      if (/^record_/.test(call.end.tool)) refreshRecordings();
+      if (/^window_/.test(call.end.tool)) refreshWindows();
+    }
+    while (state.calls.size > MAX_TIMELINE) {
+      const [oldId, old] = state.calls.entries().next().value;
+      if (old.li) old.li.remove();
+      state.calls.delete(oldId);
+    }
+    $('act-count').textContent = String(state.calls.size);
+  }
+
+  function renderCall(id, call) {
+    const s = call.start || call.end;
+    const e = call.end;
+    const status = e ? e.status : 'started';
+    const isErr = e && e.status !== 'ok';
+    const li = call.li || el('li', { dataset: { id: String(id) } });
+    li.dataset.tool = s.tool;
+    li.dataset.status = status;
+    li.classList.toggle('err', !!isErr);
+    const dur = e && typeof e.duration_ms === 'number'
+      ? (e.duration_ms < 10 ? e.duration_ms.toFixed(1) : Math.round(e.duration_ms)) + ' ms' : '';
+    const row = el('div', { class: 'row', role: 'button', tabindex: '0', title: 'Show details' },
+      el('span', { class: 't', text: fmtTime(s.ts) }),
+      el('span', { class: 'tool', text: s.tool }),
+      el('span', { class: 'args', text: argSummary(call.start ? call.start.args : null) }),
+      el('span', { class: 'dur', text: dur }),
+      el('span', { class: 'st', title: status }));
+    if (isErr && (e.error || e.status)) {
+      row.append(el('span', { class: 'errtext', text: `${e.status}: ${e.error || ''}` }));
+    }
+    const open = li.querySelector('pre');
+    li.replaceChildren(row);
+    if (open) li.append(detailsOf(call));
+    const toggle = () => {
+      const pre = li.querySelector('pre');
+      if (pre) pre.remove(); else li.append(detailsOf(call));
+    };
+    row.addEventListener('click', toggle);
+    row.addEventListener('keydown', (k) => { if (k.key === 'Enter' || k.key === ' ') { k.preventDefault(); toggle(); } });
+    if (!call.li) {
+      call.li = li;
+      const tl = $('timeline');
+      const atTop = tl.scrollTop < 8;
+      tl.prepend(li);
+      if (!atTop) tl.scrollTop += li.offsetHeight;
+    }
+    applyFilter(li);
+  }
+
+  function detailsOf(call) {
+    const s = call.start || call.end;
+    const e = call.end;
+    const d = {
+      id: s.id, tool: s.tool, source: s.source, session: s.session,
+      started: new Date(s.ts * 1000).toISOString(),
+      status: e ? e.status : 'running',
+      duration_ms: e ? e.duration_ms : undefined,
+      error: e ? e.error : undefined,
+      args: call.start ? call.start.args : undefined,
+    };
+    if (e) {
+      for (const [k, v] of Object.entries(e)) {
+        if (!['type', 'id', 'ts', 'source', 'session', 'tool', 'status', 'duration_ms', 'error'].includes(k)) d[k] = v;
+      }
+    }
+    return el('pre', { text: JSON.stringify(d, null, 2) });
+  }
+
+  function applyFilter(li) {
+    li.hidden = $('act-errors').checked && !li.classList.contains('err');
+  }
+  $('act-errors').addEventListener('change', () => {
+    for (const li of $('timeline').children) applyFilter(li);
+  });
+
+  // ---- windows ----
+
+  function setWindows(list) {
+    state.windows = list.map((w) => ({ ...w, id: Number(w.id) }));
+    renderWindows();
+    updateTargetName();
+  }
+
+  async function refreshWindows() {
+    try {
+      const body = await api('/api/v1/windows');
+      setWindows(Array.isArray(body) ? body : (body.windows || []));
+    } catch (err) {
+      if (err.status === 401) authFailed();
+    }
+  }
+
+  function renderWindows() {
+    const ul = $('windows');
+    const items = [];
+    const pick = (target, id) => () => watch(target, id);
+    const key = (fn) => (k) => { if (k.key === 'Enter' || k.key === ' ') { k.preventDefault(); fn(); } };
+    const screenSel = state.watch.target === 'screen';
+    const onScreen = pick('screen', 0);
+    items.push(el('li', { class: 'pick' + (screenSel ? ' sel' : ''), tabindex: '0', dataset: { target: 'screen' }, onclick: onScreen, onkeydown: key(onScreen) },
+      el('span', { class: 'title', text: 'Whole screen' }),
+      el('span', { class: 'sub', text: state.screen.width ? `${state.screen.width}×${state.screen.height}` : '' })));
+    for (const w of state.windows) {
+      const sel = state.watch.target === 'window' && state.watch.window === w.id;
+      const fn = pick('window', w.id);
+      const title = w.title || '(untitled)';
+      items.push(el('li', { class: 'pick' + (sel ? ' sel' : ''), tabindex: '0', title: `${title}\n${w.app || ''} ${hex(w.id)}`,
+        dataset: { target: 'window', window: String(w.id) }, onclick: fn, onkeydown: key(fn) },
+      el('span', { class: 'title', text: title }),
+      w.focused ? el('span', { class: 'badge', text: 'focused' }) : null,
+      el('span', { class: 'sub', text: `${w.width}×${w.height}` })));
+    }
+    if (!state.windows.length) items.push(el('li', { class: 'empty', text: 'No windows' }));
+    ul.replaceChildren(...items);
+  }
+
+  $('win-refresh').addEventListener('click', refreshWindows);
+
+  // ---- recordings ----
+
+  function recMsg(text, isError) {
+    const p = $('rec-msg');
+    p.textContent = text || '';
+    p.className = 'msg' + (isError ? ' err' : '');
+    p.hidden = !text;
+  }
+
+  function updateRecButtons() {
+    const start = $('rec-start');
+    const stop = $('rec-stop');
+    const active = state.activeRec;
+    stop.hidden = !active;
+    start.hidden = !!active;
+    start.disabled = state.watch.target !== 'window';
+    start.title = start.disabled ? 'Pick a window in the list to record it' : 'Record the watched window to MP4';
+  }
+
+  async function refreshRecordings() {
+    try {
+      const body = await api('/api/v1/recordings');
+      const list = Array.isArray(body) ? body : (body.recordings || []);
+      state.recordings = list;
+      const active = list.find((r) => r.active || r.state === 'recording' || r.status === 'recording');
+      if (active) state.activeRec = { id: active.id, window: active.window };
+      else if (state.activeRec && list.some((r) => r.id === state.activeRec.id)) state.activeRec = null;
+      renderRecordings();
+      updateRecButtons();
+    } catch (err) {
+      if (err.status === 401) authFailed();
+      else if (err.status !== 404) recMsg(`Cannot list recordings: ${err.message}`, true);
+    }
+  }
+
+  function renderRecordings() {
+    const ul = $('recordings');
+    const items = state.recordings.slice().reverse().map((r) => {
+      const recording = r.active || r.state === 'recording' || r.status === 'recording';
+      const name = (r.path || '').split('/').pop() || `${r.id}.mp4`;
+      const sub = [r.duration_seconds ? `${Number(r.duration_seconds).toFixed(1)} s` : '',
+        typeof r.bytes === 'number' ? fmtBytes(r.bytes) : ''].filter(Boolean).join(' · ');
+      return el('li', { dataset: { id: String(r.id) }, title: r.path || '' },
+        recording ? el('span', { class: 'badge rec', text: 'REC' }) : null,
+        el('span', { class: 'title', text: name }),
+        el('span', { class: 'sub', text: sub }),
+        recording ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
+    });
+    if (!items.length) items.push(el('li', { class: 'empty', text: 'No recordings yet' }));
+    ul.replaceChildren(...items);
+  }
+
+  async function download(r, name) {
+    try {
+      const res = await api(`/api/v1/recordings/${encodeURIComponent(r.id)}`);
+      const blob = await res.blob();
+      const url = URL.createObjectURL(blob);
+      const a = el('a', { href: url, download: name.endsWith('.mp4') ? name : name + '.mp4' });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    } catch (err) {
+      toast(`Download failed: ${err.message}`, true);
+    }
+  }
+
+  $('rec-start').addEventListener('click', async () => {
+    if (state.watch.target !== 'window') return;
+    recMsg('Starting…');
+    try {
+      const res = await tool('record_start', { window: state.watch.window });
+      const sc = res.structuredContent || {};
+      state.activeRec = { id: sc.id, window: state.watch.window };
+      recMsg(sc.path ? `Recording to ${sc.path}` : 'Recording');
+      updateRecButtons();
+      refreshRecordings();
+    } catch (err) {
+      if (err.status === 403) { setRole('view'); recMsg('This token may only watch.', true); } else recMsg(`Cannot record: ${err.message}`, true);
+    }
+  });
+
+  $('rec-stop').addEventListener('click', async () => {
+    const rec = state.activeRec;
+    recMsg('Finishing the MP4…');
+    try {
+      const res = await tool('record_stop', rec && rec.id !== undefined ? { id: rec.id } : {});
+      const sc = res.structuredContent || {};
+      state.activeRec = null;
+      recMsg(sc.bytes ? `Saved ${fmtBytes(sc.bytes)}, ${Number(sc.duration_seconds || 0).toFixed(1)} s` : 'Saved');
+      updateRecButtons();
+      refreshRecordings();
+    } catch (err) {
+      if (err.status === 404) state.activeRec = null;
+      recMsg(`Cannot stop: ${err.message}`, true);
+      updateRecButtons();
+    }
+  });
+  $('rec-refresh').addEventListener('click', refreshRecordings);
+
+  // ---- role ----
+
+  function setRole(role) {
+    state.role = role;
+    document.body.classList.toggle('view-only', role === 'view');
+    $('role').hidden = role !== 'view';
+  }
+
+  // ---- status ----
+
+  function flatten(obj, prefix, out) {
+    for (const [k, v] of Object.entries(obj || {})) {
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (v && typeof v === 'object' && !Array.isArray(v) && prefix.split('.').length < 2) flatten(v, key, out);
+      else out.push([key, Array.isArray(v) ? (v.length && typeof v[0] === 'object' ? `${v.length} items` : v.join(', ')) : String(v)]);
+    }
+    return out;
+  }
+
+  async function refreshStatus() {
+    const dl = $('status');
+    try {
+      const res = await tool('status');
+      const rows = flatten(res.structuredContent || {}, '', []);
+      dl.replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
+      if (!rows.length) dl.replaceChildren(el('dd', { text: 'No status' }));
+    } catch (err) {
+      if (err.status === 401) authFailed();
+      dl.replaceChildren(el('dd', { text: `Cannot read the status: ${err.message}` }));
+    }
+  }
+
+  $('status-btn').addEventListener('click', () => {
+    const p = $('status-panel');
+    p.hidden = !p.hidden;
+    $('status-btn').setAttribute('aria-expanded', String(!p.hidden));
+    if (!p.hidden) refreshStatus();
+  });
+  $('status-close').addEventListener('click', () => { $('status-panel').hidden = true; $('status-btn').setAttribute('aria-expanded', 'false'); });
+  $('status-refresh').addEventListener('click', refreshStatus);
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape') $('status-panel').hidden = true; });
+
+  // ---- start ----
+
+  function authFailed() {
+    const had = !!state.token;
+    if (state.ws) { const ws = state.ws; state.ws = null; ws.close(); }
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.token = null;
+    showGate(had ? 'Wrong token' : 'Token needed',
+      had ? 'deskd did not accept this token (401). It may be old: deskd makes a new one unless it is given --token or --token-file. Paste the current token, or open the Dashboard URL deskd printed.'
+        : 'This dashboard needs the token deskd printed when it started.', had);
+  }
+
+  async function start() {
+    state.token = readToken();
+    $('gate').hidden = true;
+    try {
+      // A cheap authenticated probe: tells a wrong token from a good one.
+      const body = await api('/api/v1/windows');
+      setWindows(Array.isArray(body) ? body : (body.windows || []));
+    } catch (err) {
+      if (err.status === 401) { authFailed(); return; }
+      if (err.status === 403) {
+        showGate('Refused', `deskd refused this page: ${err.message}. If you use another host name or port forwarding, start deskd with --allow-origin.`, true);
+        return;
+      }
+      toast(`Window list: ${err.message}`, true);
+    }
+    $('app').hidden = false;
+    renderWindows();
+    updateRecButtons();
+    renderRecordings();
+    if (!state.ws) connectLive();
+    refreshRecordings();
+  }
+
+  start();
+})();
