@@ -268,6 +268,16 @@ const char* http_own_origin(void)
 	return H.origin;
 }
 
+bool http_origin_allowed(const char* origin, const char* host)
+{
+	return netcheck_origin_allowed(&H.policy, origin && *origin ? origin : NULL, host);
+}
+
+bool http_host_allowed(const char* host)
+{
+	return netcheck_host_allowed(&H.policy, host && *host ? host : NULL);
+}
+
 /* ---- responses ---- */
 
 static void add_headers(struct MHD_Response* r, const char* const* headers)
