@@ -135,12 +135,14 @@ describe('one port', () => {
     const r = await fetch(d.url + '/api/v1/tools', { headers: d.headers() });
     const ms = performance.now() - t0;
     assert.equal(r.status, 200);
-    assert.ok(ms < 500, `answered in ${ms.toFixed(0)} ms`);
+    // A stalled acceptor would take the 5 s head deadline.
+    assert.ok(ms < 900, `answered in ${ms.toFixed(0)} ms`);
     const w0 = performance.now();
-    const w = await openLive(d.url, { protocols: ['deskd.live', `bearer.${d.token}`] });
-    assert.equal(w.hello.type, 'hello');
-    assert.ok(performance.now() - w0 < 500);
-    w.ws.close();
+    const ws = new WebSocket(d.url.replace(/^http/, 'ws') + '/live', ['deskd.live', `bearer.${d.token}`]);
+    await new Promise((res, rej) => { ws.on('open', res); ws.on('error', rej); });
+    const wms = performance.now() - w0;
+    assert.ok(wms < 900, `WebSocket handshake in ${wms.toFixed(0)} ms`);
+    ws.terminate();
     for (const s of [...silent, partial]) s.destroy();
   });
 
