@@ -55,7 +55,8 @@ struct http_request {
 	pthread_mutex_t mutex;
 	int refs;			/* the connection's, plus one while a handler owes an answer */
 	struct MHD_Connection* conn;	/* NULL once MHD is done with it */
-	const struct http_route* route;
+	const struct http_route* route;	/* the matching route, or NULL */
+	const struct http_route* format_route;	/* same path, any method: error format */
 	char* method;
 	char* path;
 	struct kvlist headers;
@@ -438,7 +439,7 @@ static struct MHD_Response* error_response(const struct http_route* route, int s
 
 static enum MHD_Result queue_verdict(struct http_request* req, struct MHD_Connection* conn)
 {
-	struct MHD_Response* r = error_response(req->route, req->verdict, req->verdict_code,
+	struct MHD_Response* r = error_response(req->format_route, req->verdict, req->verdict_code,
 			req->verdict_message, req->verdict_close);
 	if (!r)
 		return MHD_NO;
@@ -463,9 +464,18 @@ static void set_verdict(struct http_request* req, int status, const char* code,
 	req->verdict_message = message;
 }
 
-/* Host -> Origin -> auth -> route, on the first handler call. */
+/* Host -> Origin -> auth -> route, on the first handler call. The route is
+ * looked up first only to pick the error body's format (JSON-RPC on /mcp). */
 static void check_request(struct http_request* req)
 {
+	bool path_known;
+	const struct http_route* any;
+	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
+			sizeof(req->allow));
+	const struct http_route* r = req->route ? req->route : any;
+	req->route_label = r ? r->path : "other";
+	req->format_route = r;
+
 	const char* upgrade = http_request_header(req, "Upgrade");
 	if (upgrade && netcheck_has_token(upgrade, "websocket")) {
 		/* Routing is per connection: an upgrade on a reused HTTP
@@ -493,12 +503,6 @@ static void check_request(struct http_request* req)
 	if (!auth_token())
 		req->role = HTTP_ROLE_FULL;	/* --no-auth */
 
-	bool path_known;
-	const struct http_route* any;
-	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
-			sizeof(req->allow));
-	const struct http_route* r = req->route ? req->route : any;
-	req->route_label = r ? r->path : "other";
 	if (!r) {
 		set_verdict(req, 404, "not_found", "no such route");
 		return;
@@ -1166,7 +1170,7 @@ void http_stop(void)
 		pthread_mutex_lock(&req->mutex);
 		if (req->suspended && req->conn) {
 			if (!req->answered) {
-				struct MHD_Response* r = error_response(req->route, 503,
+				struct MHD_Response* r = error_response(req->format_route, 503,
 						"unavailable", "shutting down", true);
 				if (r) {
 					req->answered = true;
