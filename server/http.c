@@ -73,6 +73,7 @@ struct http_request {
 	char allow[64];			/* for 405 */
 
 	bool called;			/* the handler ran */
+	bool handler_answered;		/* http_respond*() was called */
 	bool suspended;
 	bool answered;
 	struct MHD_Response* response;	/* stored until queued */
@@ -334,6 +335,17 @@ static bool store_response(struct http_request* req, int status, struct MHD_Resp
 /* The handler's answer: store it, then drop the reference the handler held. */
 static void answer(struct http_request* req, int status, struct MHD_Response* r)
 {
+	pthread_mutex_lock(&req->mutex);
+	bool twice = req->handler_answered;
+	req->handler_answered = true;
+	pthread_mutex_unlock(&req->mutex);
+	if (twice) {
+		log_error("%s %s answered twice; the second answer is dropped", req->method,
+				req->path);
+		if (r)
+			MHD_destroy_response(r);
+		return;
+	}
 	if (!r) {
 		log_error("out of memory building a response for %s", req->path);
 		r = MHD_create_response_from_buffer(0, (void*)"", MHD_RESPMEM_PERSISTENT);
@@ -386,18 +398,81 @@ void http_respond_error(struct http_request* req, int status, const char* code,
 			"message", message ? message : code), NULL);
 }
 
+/* Parse a single "bytes=" range against size; returns 0 (whole file), 1 (a
+ * range in *start and *len), or -1 (unsatisfiable). Multiple ranges: whole file. */
+static int parse_range(const char* range, uint64_t size, uint64_t* start, uint64_t* len)
+{
+	if (!range || strncmp(range, "bytes=", 6) != 0 || strchr(range, ','))
+		return 0;
+	const char* p = range + 6;
+	char* end;
+	if (*p == '-') {
+		unsigned long long suffix = strtoull(p + 1, &end, 10);
+		if (end == p + 1 || *end || suffix == 0)
+			return -1;
+		if (size == 0)
+			return -1;
+		*len = suffix < size ? suffix : size;
+		*start = size - *len;
+		return 1;
+	}
+	unsigned long long a = strtoull(p, &end, 10);
+	if (end == p || *end != '-')
+		return 0;
+	p = end + 1;
+	unsigned long long b = size ? size - 1 : 0;
+	if (*p) {
+		b = strtoull(p, &end, 10);
+		if (end == p || *end)
+			return 0;
+	}
+	if (a >= size || b < a)
+		return -1;
+	if (b >= size)
+		b = size - 1;
+	*start = a;
+	*len = b - a + 1;
+	return 1;
+}
+
 void http_respond_file(struct http_request* req, int status, const char* content_type,
 		int fd, const char* const* headers)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
 	struct MHD_Response* r = NULL;
-	if (size >= 0 && lseek(fd, 0, SEEK_SET) == 0)
-		r = MHD_create_response_from_fd((size_t)size, fd);	/* takes fd */
-	else
+	char content_range[96] = "";
+	if (size < 0) {
 		close(fd);
-	if (r) {
+		answer(req, 500, NULL);
+		return;
+	}
+	uint64_t start = 0, len = (uint64_t)size;
+	int ranged = status == 200 ? parse_range(http_request_header(req, "Range"),
+			(uint64_t)size, &start, &len) : 0;
+	if (ranged < 0) {
+		close(fd);
+		snprintf(content_range, sizeof(content_range), "bytes */%lld", (long long)size);
+		r = MHD_create_response_from_buffer(0, (void*)"", MHD_RESPMEM_PERSISTENT);
+		if (r)
+			MHD_add_response_header(r, "Content-Range", content_range);
+		answer(req, 416, r);
+		return;
+	}
+	if (ranged > 0) {
+		status = 206;
+		snprintf(content_range, sizeof(content_range), "bytes %llu-%llu/%lld",
+				(unsigned long long)start, (unsigned long long)(start + len - 1),
+				(long long)size);
+	}
+	r = MHD_create_response_from_fd_at_offset64(len, fd, start);	/* takes fd */
+	if (!r)
+		close(fd);
+	else {
 		if (content_type)
 			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+		MHD_add_response_header(r, "Accept-Ranges", "bytes");
+		if (content_range[0])
+			MHD_add_response_header(r, "Content-Range", content_range);
 		add_headers(r, headers);
 	}
 	answer(req, status, r);
