@@ -39,6 +39,11 @@
 #define HTTP_STREAM_MAX_BUFFERED (64u << 20)	/* a reader this far behind is dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
 #define HTTP_MAX_CONNECTIONS 1024
+#define HTTP_CORS_HEADERS "Authorization, Content-Type, Accept, Mcp-Session-Id, " \
+	"Mcp-Protocol-Version, Last-Event-ID"
+#define HTTP_CORS_EXPOSE "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, " \
+	"Content-Disposition, X-Deskd-Width, X-Deskd-Height, X-Deskd-Physical-Width, " \
+	"X-Deskd-Physical-Height, X-Deskd-Scale-Factor, X-Deskd-Window"
 #define HTTP_DISCARD_MAX (16u << 20)	/* then a refused upload is cut off */
 
 struct kv {
@@ -70,6 +75,8 @@ struct http_request {
 	const char* verdict_code;
 	const char* verdict_message;
 	bool verdict_close;
+	bool preflight;			/* a CORS preflight from an allowed origin */
+	const char* cors_origin;	/* allowed cross-origin Origin (headers copy) */
 	char allow[64];			/* for 405 */
 
 	bool called;			/* the handler ran */
@@ -300,6 +307,12 @@ static enum MHD_Result queue_stored(struct http_request* req, struct MHD_Connect
 {
 	struct MHD_Response* r = req->response;
 	req->response = NULL;
+	if (req->cors_origin) {
+		/* A page on an --allow-origin origin may read the answer. */
+		MHD_add_response_header(r, "Access-Control-Allow-Origin", req->cors_origin);
+		MHD_add_response_header(r, "Access-Control-Expose-Headers", HTTP_CORS_EXPOSE);
+		MHD_add_response_header(r, "Vary", "Origin");
+	}
 	enum MHD_Result rc = MHD_queue_response(conn, (unsigned)req->status, r);
 	MHD_destroy_response(r);
 	char status[8];
@@ -529,6 +542,25 @@ static enum MHD_Result queue_verdict(struct http_request* req, struct MHD_Connec
 	return rc;
 }
 
+/* 204 for a CORS preflight from an allowed origin. */
+static enum MHD_Result queue_preflight(struct http_request* req, struct MHD_Connection* conn)
+{
+	struct MHD_Response* r = MHD_create_response_from_buffer(0, (void*)"",
+			MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+	MHD_add_response_header(r, "Access-Control-Allow-Headers", HTTP_CORS_HEADERS);
+	MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+	pthread_mutex_lock(&req->mutex);
+	req->answered = true;
+	req->response = r;
+	req->status = 204;
+	enum MHD_Result rc = queue_stored(req, conn);
+	pthread_mutex_unlock(&req->mutex);
+	return rc;
+}
+
 static void set_verdict(struct http_request* req, int status, const char* code,
 		const char* message)
 {
@@ -565,9 +597,17 @@ static void check_request(struct http_request* req)
 		set_verdict(req, 403, "forbidden", "Host not allowed (DNS rebinding protection)");
 		return;
 	}
-	if (!netcheck_origin_allowed(&H.policy, http_request_header(req, "Origin"), host)) {
+	const char* origin = http_request_header(req, "Origin");
+	if (!netcheck_origin_allowed(&H.policy, origin, host)) {
 		set_verdict(req, 403, "forbidden",
 				"Origin not allowed; add it with --allow-origin");
+		return;
+	}
+	if (origin)
+		req->cors_origin = origin;
+	if (origin && strcmp(req->method, "OPTIONS") == 0
+			&& http_request_header(req, "Access-Control-Request-Method")) {
+		req->preflight = true;	/* carries no token by design */
 		return;
 	}
 
@@ -697,6 +737,8 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 
 	if (req->verdict && !req->answered)
 		return queue_verdict(req, conn);
+	if (req->preflight && !req->answered)
+		return queue_preflight(req, conn);
 
 	pthread_mutex_lock(&req->mutex);
 	if (req->response) {

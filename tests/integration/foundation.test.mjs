@@ -54,7 +54,7 @@ describe('one port', () => {
   let x, d;
   before(async () => {
     x = await startXvfb();
-    d = await startDeskd({ display: x.display, args: ['--view-token', VIEW] });
+    d = await startDeskd({ display: x.display, args: ['--view-token', VIEW, '--allow-origin', 'https://app.example.com'] });
   });
   after(async () => {
     // A clean exit also means no leaks or sanitizer errors under ASan.
@@ -229,6 +229,27 @@ describe('one port', () => {
       const res = await req(host);
       assert.match(res, /^HTTP\/1\.1 200/, host);
     }
+  });
+
+  test('--allow-origin: CORS preflight and headers for that origin only', async () => {
+    const pre = await fetch(d.url + '/mcp', { method: 'OPTIONS', headers: { origin: 'https://app.example.com',
+      'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    assert.match(pre.headers.get('access-control-allow-headers'), /Authorization/);
+    assert.match(pre.headers.get('access-control-allow-methods'), /POST/);
+    const r = await fetch(d.url + '/api/v1/tools', { headers: d.headers({ origin: 'https://app.example.com' }) });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    assert.match(r.headers.get('access-control-expose-headers'), /Mcp-Session-Id/);
+    const u = await fetch(d.url + '/api/v1/tools', { headers: { origin: 'https://app.example.com' } });
+    assert.equal(u.status, 401);
+    assert.equal(u.headers.get('access-control-allow-origin'), 'https://app.example.com', 'the page can read the 401');
+    const bad = await fetch(d.url + '/mcp', { method: 'OPTIONS', headers: { origin: 'https://other.example.com', 'access-control-request-method': 'POST' } });
+    assert.equal(bad.status, 403);
+    assert.equal(bad.headers.get('access-control-allow-origin'), null);
+    const none = await fetch(d.url + '/api/v1/tools', { headers: d.headers() });
+    assert.equal(none.headers.get('access-control-allow-origin'), null, 'no CORS headers without an Origin');
   });
 
   test('WebSocket with a bad token, a bad Origin, a bad Host or another path is refused', async () => {
