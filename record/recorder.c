@@ -35,7 +35,9 @@
 
 #define DEFAULT_FPS 30
 #define DEFAULT_MIN_FREE (1LL << 20)
+#ifndef X264_PRESET
 #define X264_PRESET "veryfast"
+#endif
 #define X264_CRF "23"
 
 struct recorder {
