@@ -7,6 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync,
   symlinkSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, startDeskd, startFixture, startXvfb, launch, tempDir, waitUntil, sleep,
   DESKD_BIN } from './lib/harness.mjs';
 
@@ -358,5 +360,46 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(gone.status, 1);
     assert.match(gone.stderr, /not found/);
     assert.equal(lstatSync(out).size, statSync(out).size);
+  });
+  test('MCP: record_stop without id stops the session\'s own recording; ending the session publishes the rest', async (t) => {
+    const env = await desktop(t, { fixture: true });
+    const d = env.deskd;
+    const win = env.fixture.window;
+    const client = new Client({ name: 'record-test', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL(d.url + '/mcp'),
+      { requestInit: { headers: { Authorization: `Bearer ${d.token}` } } });
+    await client.connect(transport);
+    t.after(() => client.close().catch(() => {}));
+
+    const viaRest = join(d.dataDir, 'rest.mp4');
+    let r = await d.tool('record_start', { window: win, out: viaRest, fps: 10 });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const own = join(d.dataDir, 'own.mp4');
+    let c = await client.callTool({ name: 'record_start', arguments: { window: win, out: own, fps: 10 } });
+    assert.ok(!c.isError, JSON.stringify(c));
+    const ownId = c.structuredContent.id;
+    await sleep(600);
+    c = await client.callTool({ name: 'record_stop', arguments: {} });
+    assert.ok(!c.isError, JSON.stringify(c));
+    assert.equal(c.structuredContent.id, ownId);
+    assert.equal(c.structuredContent.path, own);
+    const link = c.content.find((b) => b.type === 'resource_link');
+    assert.equal(link.uri, `deskd://recordings/${ownId}`);
+    assert.equal(link.mimeType, 'video/mp4');
+    assertGoodMp4(own, { width: 400, height: 300 });
+    assert.equal(existsSync(viaRest), false, 'the REST recording is still running');
+
+    const ended = join(d.dataDir, 'ended.mp4');
+    c = await client.callTool({ name: 'record_start', arguments: { window: win, out: ended, fps: 10 } });
+    assert.ok(!c.isError, JSON.stringify(c));
+    await sleep(600);
+    await transport.terminateSession();
+    await waitUntil(() => existsSync(ended), { timeout: 5000, what: 'the session end to publish' });
+    assertGoodMp4(ended, { width: 400, height: 300 });
+
+    r = await d.tool('record_stop', {});
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.structuredContent.path, viaRest);
+    assertGoodMp4(viaRest, { width: 400, height: 300 });
   });
 });
