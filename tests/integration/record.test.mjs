@@ -113,7 +113,10 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   assert.deepEqual({ uri: link.uri, mimeType: link.mimeType }, { uri: `deskd://recordings/${id}`, mimeType: 'video/mp4' });
 
   const p = assertGoodMp4(out, { width: 400, height: 300 });
-  assert.ok(p.frames >= 85 && p.frames <= 95, `frames ${p.frames}`);
+  // Slots the encoder fell behind on are dropped and counted (a loaded CI
+  // machine, a sanitizer build): frames + dropped is the 3 s timeline.
+  assert.ok(s.frames + s.dropped_frames >= 85 && s.frames + s.dropped_frames <= 95 && s.dropped_frames <= 10,
+    `frames ${p.frames}, dropped ${s.dropped_frames}`);
   assert.ok(Math.abs(p.duration - 3) <= 0.2, `duration ${p.duration}`);
   assert.equal(p.frames, s.frames);
   assert.equal(stagingIn(d.dataDir).length, 0);
