@@ -650,11 +650,21 @@
 
   // ---- status ----
 
+  function showValue(v) {
+    if (Array.isArray(v)) {
+      if (!v.length) return 'none';
+      return typeof v[0] === 'object' ? `${v.length} items` : v.join(', ');
+    }
+    if (typeof v === 'number' && !Number.isInteger(v)) return String(Math.round(v * 100) / 100);
+    if (v && typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
   function flatten(obj, prefix, out) {
     for (const [k, v] of Object.entries(obj || {})) {
       const key = prefix ? `${prefix}.${k}` : k;
       if (v && typeof v === 'object' && !Array.isArray(v) && prefix.split('.').length < 2) flatten(v, key, out);
-      else out.push([key, Array.isArray(v) ? (v.length && typeof v[0] === 'object' ? `${v.length} items` : v.join(', ')) : String(v)]);
+      else out.push([key, showValue(v)]);
     }
     return out;
   }

@@ -76,7 +76,7 @@ test('20 viewers of one target cost one capture and one encode per frame', async
   const encodes = d('deskd_live_encodes_total');
   const captures = d('deskd_live_captures_total');
   assert.ok(encodes > 0);
-  assert.equal(captures, encodes, 'one capture per encode');
+  assert.ok(captures >= encodes && captures <= encodes + 1, `one capture per encode (${captures} captures, ${encodes} encodes; the last capture may find the window gone)`);
   // Every frame any viewer saw was encoded once; the producer encoded no
   // frame per viewer: encodes equals the number of distinct frames (the last
   // one may not have reached anyone before the window vanished).
