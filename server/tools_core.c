@@ -1,5 +1,193 @@
-/* STUB: replaced by the owner of this file. */
+/* Core tools: status and doctor. Both answer without a display. */
 #include "server/tools.h"
+#include "server/desktop.h"
+#include "server/doctor.h"
+#include "server/log.h"
+#include "server/mcp.h"
+#include "server/options.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libswscale/swscale.h>
+#include <libwebsockets.h>
+#include <microhttpd.h>
+#include <png.h>
+#include <zlib.h>
+
 #include <errno.h>
-#include <stddef.h>
-const struct tool_def tools_core[] = { { 0 } };
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DESKD_VERSION
+#define DESKD_VERSION "0.0.0"
+#endif
+
+/* Seconds since this process started, from /proc (no state to keep). */
+static double process_uptime(void)
+{
+	char buf[1024];
+	FILE* f = fopen("/proc/self/stat", "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Field 22 (starttime) counts from the ')' that ends field 2. */
+	char* p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	unsigned long long start = 0;
+	int field = 2;
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 22 || sscanf(p, "%llu", &start) != 1)
+		return 0;
+	f = fopen("/proc/uptime", "r");
+	if (!f)
+		return 0;
+	double up = 0;
+	if (fscanf(f, "%lf", &up) != 1)
+		up = 0;
+	fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	double u = up - (double)start / (double)(hz > 0 ? hz : 100);
+	return u > 0 ? u : 0;
+}
+
+static json_t* lav_version(unsigned v)
+{
+	char s[32];
+	snprintf(s, sizeof(s), "%u.%u.%u", v >> 16, (v >> 8) & 255, v & 255);
+	return json_string(s);
+}
+
+static json_t* versions(void)
+{
+	json_t* v = json_object();
+	json_object_set_new(v, "deskd", json_string(DESKD_VERSION));
+	json_object_set_new(v, "libmicrohttpd", json_string(MHD_get_version()));
+	json_object_set_new(v, "libwebsockets", json_string(lws_get_library_version()));
+	json_object_set_new(v, "jansson", json_string(jansson_version_str()));
+	json_object_set_new(v, "ffmpeg", json_string(av_version_info()));
+	json_object_set_new(v, "libavcodec", lav_version(avcodec_version()));
+	json_object_set_new(v, "libavformat", lav_version(avformat_version()));
+	json_object_set_new(v, "libswscale", lav_version(swscale_version()));
+	json_object_set_new(v, "libavutil", lav_version(avutil_version()));
+	json_object_set_new(v, "libpng", json_string(png_get_libpng_ver(NULL)));
+	json_object_set_new(v, "zlib", json_string(zlibVersion()));
+	char server[128];
+	desktop_server_info(server, sizeof(server));
+	if (*server)
+		json_object_set_new(v, "x_server", json_string(server));
+	return v;
+}
+
+static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	int w = 0, h = 0;
+	desktop_screen_size(&w, &h);
+	json_t* recordings = tools_record_list();
+	if (!recordings)
+		recordings = json_array();
+	json_t* s = json_pack("{s:{s:s, s:s, s:I, s:f}, s:{s:s, s:b, s:b, s:i, s:i, s:i},"
+			" s:i, s:o, s:i, s:o}",
+			"server",
+			"name", "deskd",
+			"version", DESKD_VERSION,
+			"pid", (json_int_t)getpid(),
+			"uptime_seconds", process_uptime(),
+			"display",
+			"name", desktop_display_name(),
+			"available", desktop_available(),
+			"embedded", desktop_is_embedded(),
+			"width", w,
+			"height", h,
+			"disconnects", (int)desktop_disconnects(),
+			"sessions", mcp_session_count(),
+			"recordings", recordings,
+			"tools", (int)tools_count(),
+			"versions", versions());
+	if (!s)
+		return -ENOMEM;
+	tool_result_ok(out, s);
+	return 0;
+}
+
+static int doctor_handler(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	json_t* report = doctor_run(options_get(), desktop_display_name(), true);
+	if (!report)
+		return -ENOMEM;
+	tool_result_ok(out, report);
+	return 0;
+}
+
+#define STRING "{\"type\":\"string\"}"
+#define INTEGER "{\"type\":\"integer\"}"
+#define BOOLEAN "{\"type\":\"boolean\"}"
+
+static const char status_output[] =
+	"{\"type\":\"object\","
+	"\"required\":[\"server\",\"display\",\"sessions\",\"recordings\",\"tools\",\"versions\"],"
+	"\"properties\":{"
+	"\"server\":{\"type\":\"object\",\"required\":[\"name\",\"version\",\"pid\",\"uptime_seconds\"],"
+		"\"properties\":{\"name\":" STRING ",\"version\":" STRING ",\"pid\":" INTEGER
+		",\"uptime_seconds\":{\"type\":\"number\"}}},"
+	"\"display\":{\"type\":\"object\",\"required\":[\"name\",\"available\",\"embedded\",\"width\",\"height\"],"
+		"\"properties\":{\"name\":" STRING ",\"available\":" BOOLEAN ",\"embedded\":" BOOLEAN
+		",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER "}},"
+	"\"sessions\":" INTEGER ","
+	"\"recordings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	"\"tools\":" INTEGER ","
+	"\"versions\":{\"type\":\"object\",\"additionalProperties\":" STRING "}"
+	"}}";
+
+static const char doctor_output[] =
+	"{\"type\":\"object\",\"required\":[\"healthy\",\"checks\"],"
+	"\"properties\":{"
+	"\"healthy\":" BOOLEAN ","
+	"\"checks\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+		"\"required\":[\"name\",\"ok\",\"detail\"],"
+		"\"properties\":{\"name\":" STRING ",\"ok\":" BOOLEAN ",\"detail\":" STRING "}}}"
+	"}}";
+
+static const char no_args[] =
+	"{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}";
+
+const struct tool_def tools_core[] = {
+	{
+		.name = "status",
+		.title = "Server status",
+		.description =
+			"Report the state of deskd: server version, pid and uptime; the X display "
+			"(name, whether it is reachable right now, whether deskd started it, its size "
+			"in pixels); the number of MCP sessions; the recordings (active and finished); "
+			"the number of tools; library versions. Cheap and side-effect free. Call it "
+			"first to learn the screen size, or when actions fail with display_unavailable "
+			"to see whether the display is back. Works even when the display is down.",
+		.input_schema = no_args,
+		.output_schema = status_output,
+		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,
+		.handler = status_handler,
+	},
+	{
+		.name = "doctor",
+		.title = "Diagnose the setup",
+		.description =
+			"Run deskd's health checks (the same as `deskd doctor`): display reachable and "
+			"its size, the X extensions capture and input need (MIT-SHM, XTEST, Composite, "
+			"DAMAGE, XFIXES, RANDR), Xvfb and the window manager on PATH, the listen port, "
+			"the data dir and token file permissions. Returns {healthy, checks:[{name, ok, "
+			"detail}]}; each failed check's detail says what to fix. Use it when tools fail "
+			"in ways you do not understand. Works even when the display is down.",
+		.input_schema = no_args,
+		.output_schema = doctor_output,
+		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,
+		.handler = doctor_handler,
+	},
+	{ 0 },
+};

@@ -1,0 +1,162 @@
+#pragma once
+
+/* capture/: screen and window capture, change tracking, scaling, PNG/JPEG
+ * encoding, and the window list (EWMH), for screenshots, the live view and
+ * the recorder. No X11 types here.
+ *
+ * Threads: a struct capture owns one X connection and is used by one thread
+ * at a time (the caller serializes). Frames are immutable once returned and
+ * may be shared between threads (frame_ref/frame_unref are atomic). The
+ * scaler and the encoders are pure functions, callable from any thread.
+ *
+ * Errors: 0 or a negative errno. The ones with a meaning:
+ *   -ENOENT      the window does not exist (never did, or is gone)
+ *   -ENODATA     the window exists but is not mapped (minimized, hidden):
+ *                nothing to capture until it is shown again
+ *   -ERANGE      a region lies entirely outside the target
+ *   -EINVAL      bad arguments
+ *   -ECONNRESET  the X connection is gone: capture_destroy() and reopen
+ *   -ENOMEM, -EIO (any other X error; capture_error() says which)
+ * After a failure capture_error() returns a one-line reason. */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Frames ------------------------------------------------------------- */
+
+/* A reference-counted image. Pixels are BGRX: 4 bytes per pixel in the order
+ * B, G, R, X (a little-endian uint32 0xXXRRGGBB). X is always 0xff: frames
+ * are opaque (the X server's pad byte is never treated as alpha). */
+struct frame {
+	int width, height;
+	int stride;		/* bytes per row, >= 4 * width */
+	uint8_t* data;		/* owned by the frame */
+	atomic_int refs;	/* private: use frame_ref/frame_unref */
+	size_t capacity;	/* private: size of the data block */
+};
+
+/** A new frame of w x h (contents undefined) with one reference, or NULL. */
+struct frame* frame_new(int width, int height);
+/** Take a reference; returns self. NULL-safe. */
+struct frame* frame_ref(struct frame* self);
+/** Drop a reference; frees the frame with the last one. NULL-safe. */
+void frame_unref(struct frame* self);
+
+/** Rectangles: x, y of the top-left corner, width and height. */
+struct capture_rect {
+	int x, y, width, height;
+};
+
+/* ---- Capture context ---------------------------------------------------- */
+
+struct capture;
+
+/** Open a connection to display `name` (":N"; NULL = $DISPLAY) and set up
+ *  XShm (when offered), Composite, Damage and XFixes. Returns NULL with a
+ *  reason in err on failure. X errors on this connection are recorded, never
+ *  fatal; losing the display makes calls return -ECONNRESET. */
+struct capture* capture_create(const char* name, char* err, size_t err_size);
+/** Close the connection and free everything. NULL-safe. Frames already
+ *  returned stay valid. */
+void capture_destroy(struct capture* self);
+
+/** Reason for the last failure on this context (never NULL). */
+const char* capture_error(const struct capture* self);
+/** Is the connection still usable? (false once the display went away) */
+bool capture_connected(const struct capture* self);
+/** The connection's file descriptor, for poll() in an event loop. */
+int capture_fd(const struct capture* self);
+
+/** Screen size in pixels. */
+void capture_screen_size(const struct capture* self, int* width, int* height);
+/** Does the server offer MIT-SHM / Composite? (informational; both have
+ *  fallbacks or clear errors) */
+bool capture_has_shm(const struct capture* self);
+bool capture_has_composite(const struct capture* self);
+
+/** Capture the screen, or `region` of it (NULL = all) clipped to the screen.
+ *  With cursor, the pointer image is alpha-blended in. *out is a new
+ *  reference (frame_unref it). -ERANGE when region misses the screen. */
+int capture_screen(struct capture* self, const struct capture_rect* region,
+		bool cursor, struct frame** out);
+
+/** Capture a window's client area (without border or WM frame), or `region`
+ *  of it (window coordinates, clipped), through Composite: correct when the
+ *  window is covered or partly off-screen. The window is redirected
+ *  (automatic) on first use, by this connection. -ENOENT, -ENODATA (not
+ *  mapped), -ERANGE. *out is a new reference. */
+int capture_window(struct capture* self, uint32_t window,
+		const struct capture_rect* region, bool cursor, struct frame** out);
+
+/** A window's client area in root (desktop) coordinates; -ENOENT. */
+int capture_window_geometry(struct capture* self, uint32_t window,
+		struct capture_rect* out);
+
+/* ---- Change tracking (XDamage), poll style ------------------------------- */
+
+/* Each target (window 0 = the screen, else a window) has a change counter
+ * on this context that only grows: it increases whenever the target's
+ * pixels changed since the previous poll. Tracking a target starts on its
+ * first poll (which counts as a change). The screen is always tracked. */
+
+/** Process what the X server has sent up to now (one round trip), then
+ *  report the target's counter. -ENOENT when the window is gone. */
+int capture_changes(struct capture* self, uint32_t window, uint64_t* counter);
+/** Block until the target's counter exceeds `since`, at most timeout_ms
+ *  (0 = just check). Returns 0 (and the counter), -ETIMEDOUT, -ENOENT,
+ *  -ECONNRESET. Keep timeouts short and loop to honour cancellation. */
+int capture_wait_changes(struct capture* self, uint32_t window, uint64_t since,
+		int timeout_ms, uint64_t* counter);
+/** Stop tracking a window (frees its damage object). Harmless if untracked. */
+void capture_untrack(struct capture* self, uint32_t window);
+
+/* ---- Windows (EWMH, with a fallback when there is no window manager) ---- */
+
+#define CAPTURE_TITLE_MAX 256	/* characters (UTF-8 code points) */
+
+struct capture_window_info {
+	uint32_t id;		/* the client window (what capture_window takes) */
+	int pid;		/* _NET_WM_PID, or 0 when unknown */
+	char title[CAPTURE_TITLE_MAX * 4 + 1];	/* UTF-8, cut at 256 characters */
+	char app[128];		/* WM_CLASS class ("XTerm"), or "" */
+	char instance[128];	/* WM_CLASS instance ("xterm"), or "" */
+	struct capture_rect rect;	/* client area, root coordinates */
+	bool focused;
+	bool visible;		/* viewable and intersecting the screen */
+	bool mapped;
+};
+
+/** The top-level client windows, in stacking order (bottom first) when the
+ *  window manager says so. *out is malloc'd (free() it); may be NULL with *n 0. */
+int capture_list_windows(struct capture* self, struct capture_window_info** out,
+		size_t* n);
+/** One window's info (any window id); -ENOENT. */
+int capture_window_info(struct capture* self, uint32_t window,
+		struct capture_window_info* out);
+/** Activate a window: _NET_ACTIVE_WINDOW when the WM supports it, plus
+ *  raise and input focus; maps it when there is no WM. Waits (bounded) for
+ *  the focus to arrive; -ETIMEDOUT if it never did, -ENOENT. */
+int capture_focus_window(struct capture* self, uint32_t window);
+/** Move and/or resize a window's client area to the given root position
+ *  and size (NULL = keep), compensating for WM decorations; waits (bounded)
+ *  for the new geometry and returns it in *result (may be NULL). */
+int capture_move_window(struct capture* self, uint32_t window, const int* x,
+		const int* y, const int* width, const int* height,
+		struct capture_rect* result);
+
+/* ---- Scaling and encoding (pure; any thread) ---------------------------- */
+
+/** Downscale (area average, box filter) src to exactly width x height
+ *  (each <= the source's; equal sizes give a copy). New frame or NULL. */
+struct frame* capture_scale(const struct frame* src, int width, int height);
+/** A new frame with a copy of rect of src (clipped; NULL when empty). */
+struct frame* capture_crop(const struct frame* src, const struct capture_rect* rect);
+
+/** PNG (RGB, 8 bits, fast: zlib level 1, rows deflated in parallel bands).
+ *  *out is malloc'd (free() it). */
+int capture_encode_png(const struct frame* src, uint8_t** out, size_t* len);
+/** JPEG through libturbojpeg (4:2:0, quality 1..100). *out is malloc'd. */
+int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
+		size_t* len);

@@ -1,0 +1,494 @@
+/* The window list (EWMH, with a fallback without a window manager), focus
+ * and move/resize. */
+#include "capture/x11_private.h"
+
+#include <X11/Xatom.h>
+#include <X11/Xutil.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* A property as an array of longs (format 32) or bytes (format 8). *data is
+ * XFree'd by the caller. Returns the number of items, or -1. */
+static long get_property(struct capture* self, Window w, Atom prop, Atom type,
+		long max_items, int* format, unsigned char** data)
+{
+	Atom actual;
+	unsigned long n, after;
+	*data = NULL;
+	if (XGetWindowProperty(self->dpy, w, prop, 0, max_items, False, type, &actual,
+			format, &n, &after, data) != Success || !*data) {
+		if (*data)
+			XFree(*data);
+		*data = NULL;
+		return -1;
+	}
+	if (actual == None) {
+		XFree(*data);
+		*data = NULL;
+		return -1;
+	}
+	return (long)n;
+}
+
+static bool wm_supports(struct capture* self, Atom atom)
+{
+	int format;
+	unsigned char* data;
+	long n = get_property(self, self->root, self->net_supported, XA_ATOM, 4096,
+			&format, &data);
+	bool found = false;
+	for (long i = 0; i < n && format == 32; i++)
+		if (((unsigned long*)(void*)data)[i] == atom)
+			found = true;
+	if (data)
+		XFree(data);
+	return found;
+}
+
+static Window active_window(struct capture* self, bool* have_ewmh)
+{
+	int format;
+	unsigned char* data;
+	long n = get_property(self, self->root, self->net_active_window, XA_WINDOW, 1,
+			&format, &data);
+	Window w = None;
+	*have_ewmh = n >= 0;
+	if (n == 1 && format == 32)
+		w = (Window)((unsigned long*)(void*)data)[0];
+	if (data)
+		XFree(data);
+	return w;
+}
+
+/* Is w the window or an ancestor of `focus`? */
+static bool contains_focus(struct capture* self, Window w, Window focus)
+{
+	for (int depth = 0; focus && focus != PointerRoot && depth < 32; depth++) {
+		if (focus == w)
+			return true;
+		Window root, parent, *children = NULL;
+		unsigned n;
+		if (!XQueryTree(self->dpy, focus, &root, &parent, &children, &n))
+			return false;
+		if (children)
+			XFree(children);
+		if (parent == root || parent == None)
+			return false;
+		focus = parent;
+	}
+	return false;
+}
+
+/* Copy UTF-8 (or Latin-1 when latin1) into dst, at most max_chars code
+ * points; invalid sequences become U+FFFD, control characters spaces. */
+static void copy_text(char* dst, size_t dst_size, const unsigned char* s, size_t len,
+		bool latin1, int max_chars)
+{
+	size_t o = 0;
+	int chars = 0;
+	for (size_t i = 0; i < len && chars < max_chars;) {
+		uint32_t cp;
+		size_t n = 1;
+		unsigned char c = s[i];
+		if (c == 0)
+			break;
+		if (latin1 || c < 0x80) {
+			cp = c;
+		} else {
+			int extra = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : -1;
+			cp = 0xfffd;
+			if (extra > 0 && i + (size_t)extra < len + 0) {
+				uint32_t v = c & (0x3f >> extra);
+				bool ok = true;
+				for (int k = 1; k <= extra; k++) {
+					if ((s[i + (size_t)k] & 0xc0) != 0x80) {
+						ok = false;
+						break;
+					}
+					v = v << 6 | (s[i + (size_t)k] & 0x3f);
+				}
+				if (ok && !((extra == 2 && v < 0x800) || (extra == 3 && (v < 0x10000 || v > 0x10ffff))
+						|| (v >= 0xd800 && v < 0xe000))) {
+					cp = v;
+					n = (size_t)extra + 1;
+				}
+			}
+		}
+		i += n;
+		if (cp < 0x20 || cp == 0x7f)
+			cp = ' ';
+		char buf[4];
+		size_t bn;
+		if (cp < 0x80) {
+			buf[0] = (char)cp;
+			bn = 1;
+		} else if (cp < 0x800) {
+			buf[0] = (char)(0xc0 | (cp >> 6));
+			buf[1] = (char)(0x80 | (cp & 0x3f));
+			bn = 2;
+		} else if (cp < 0x10000) {
+			buf[0] = (char)(0xe0 | (cp >> 12));
+			buf[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			buf[2] = (char)(0x80 | (cp & 0x3f));
+			bn = 3;
+		} else {
+			buf[0] = (char)(0xf0 | (cp >> 18));
+			buf[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+			buf[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			buf[3] = (char)(0x80 | (cp & 0x3f));
+			bn = 4;
+		}
+		if (o + bn >= dst_size)
+			break;
+		memcpy(dst + o, buf, bn);
+		o += bn;
+		chars++;
+	}
+	dst[o] = '\0';
+}
+
+static void read_title(struct capture* self, Window w, struct capture_window_info* out)
+{
+	int format;
+	unsigned char* data;
+	long n = get_property(self, w, self->net_wm_name, self->utf8_string, 4096,
+			&format, &data);
+	if (n > 0 && format == 8) {
+		copy_text(out->title, sizeof(out->title), data, (size_t)n, false, CAPTURE_TITLE_MAX);
+		XFree(data);
+		return;
+	}
+	if (data)
+		XFree(data);
+	XTextProperty tp;
+	if (XGetWMName(self->dpy, w, &tp) && tp.value) {
+		bool latin1 = tp.encoding == XA_STRING;
+		copy_text(out->title, sizeof(out->title), tp.value, tp.nitems, latin1,
+				CAPTURE_TITLE_MAX);
+		XFree(tp.value);
+	}
+}
+
+static void fill_info(struct capture* self, Window w, const XWindowAttributes* attr,
+		Window active, bool have_ewmh, Window focus, struct capture_window_info* out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = (uint32_t)w;
+	int rx = 0, ry = 0;
+	Window child;
+	XTranslateCoordinates(self->dpy, w, self->root, 0, 0, &rx, &ry, &child);
+	out->rect = (struct capture_rect){ rx, ry, attr->width, attr->height };
+	out->mapped = attr->map_state == IsViewable;
+	out->visible = out->mapped && rx < self->screen_w && ry < self->screen_h
+			&& rx + attr->width > 0 && ry + attr->height > 0;
+	read_title(self, w, out);
+	XClassHint cls = { 0 };
+	if (XGetClassHint(self->dpy, w, &cls)) {
+		if (cls.res_class)
+			copy_text(out->app, sizeof(out->app), (unsigned char*)cls.res_class,
+					strlen(cls.res_class), false, 100);
+		if (cls.res_name)
+			copy_text(out->instance, sizeof(out->instance), (unsigned char*)cls.res_name,
+					strlen(cls.res_name), false, 100);
+		XFree(cls.res_class);
+		XFree(cls.res_name);
+	}
+	int format;
+	unsigned char* data;
+	long n = get_property(self, w, self->net_wm_pid, XA_CARDINAL, 1, &format, &data);
+	if (n == 1 && format == 32)
+		out->pid = (int)((unsigned long*)(void*)data)[0];
+	if (data)
+		XFree(data);
+	if (have_ewmh && active)
+		out->focused = active == w;
+	else
+		out->focused = contains_focus(self, w, focus);
+}
+
+static bool has_wm_state(struct capture* self, Window w)
+{
+	int format;
+	unsigned char* data;
+	long n = get_property(self, w, self->wm_state, AnyPropertyType, 2, &format, &data);
+	if (data)
+		XFree(data);
+	return n > 0;
+}
+
+/* The client inside a WM frame: the first descendant (depth <= 2) with WM_STATE. */
+static Window find_client(struct capture* self, Window w, int depth)
+{
+	if (has_wm_state(self, w))
+		return w;
+	if (depth >= 2)
+		return None;
+	Window root, parent, *children = NULL;
+	unsigned n;
+	if (!XQueryTree(self->dpy, w, &root, &parent, &children, &n))
+		return None;
+	Window found = None;
+	for (unsigned i = n; i-- > 0 && !found;)
+		found = find_client(self, children[i], depth + 1);
+	if (children)
+		XFree(children);
+	return found;
+}
+
+static int list_ids(struct capture* self, Window** ids, size_t* n)
+{
+	int format;
+	unsigned char* data;
+	*ids = NULL;
+	*n = 0;
+	long count = get_property(self, self->root, self->net_client_list_stacking, XA_WINDOW,
+			4096, &format, &data);
+	if (count < 0)
+		count = get_property(self, self->root, self->net_client_list, XA_WINDOW, 4096,
+				&format, &data);
+	if (count >= 0 && format == 32) {
+		*ids = calloc((size_t)count + 1, sizeof(Window));
+		if (!*ids) {
+			XFree(data);
+			return -ENOMEM;
+		}
+		for (long i = 0; i < count; i++)
+			(*ids)[i] = (Window)((unsigned long*)(void*)data)[i];
+		*n = (size_t)count;
+		XFree(data);
+		return 0;
+	}
+	if (data)
+		XFree(data);
+	/* No EWMH window manager: the root's mapped children (or the clients
+	 * inside them, for a non-EWMH reparenting WM). */
+	Window root, parent, *children = NULL;
+	unsigned nc;
+	if (!XQueryTree(self->dpy, self->root, &root, &parent, &children, &nc))
+		return capture__fail(self, -EIO, "cannot list the root's children");
+	*ids = calloc((size_t)nc + 1, sizeof(Window));
+	if (!*ids) {
+		if (children)
+			XFree(children);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < nc; i++) {
+		XWindowAttributes attr;
+		if (!XGetWindowAttributes(self->dpy, children[i], &attr))
+			continue;
+		if (attr.map_state != IsViewable || attr.override_redirect)
+			continue;
+		Window client = find_client(self, children[i], 0);
+		if (!client) {
+			char* name = NULL;
+			bool named = XFetchName(self->dpy, children[i], &name) && name;
+			if (name)
+				XFree(name);
+			if (!named && attr.class != InputOutput)
+				continue;
+			client = children[i];
+		}
+		(*ids)[(*n)++] = client;
+	}
+	if (children)
+		XFree(children);
+	return 0;
+}
+
+int capture_list_windows(struct capture* self, struct capture_window_info** out,
+		size_t* n)
+{
+	*out = NULL;
+	*n = 0;
+	if (self->io_error)
+		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+	capture__clear_error(self);
+	Window* ids;
+	size_t count;
+	int rc = list_ids(self, &ids, &count);
+	if (rc < 0)
+		return rc;
+	struct capture_window_info* list = calloc(count ? count : 1, sizeof(*list));
+	if (!list) {
+		free(ids);
+		return -ENOMEM;
+	}
+	bool have_ewmh;
+	Window active = active_window(self, &have_ewmh);
+	Window focus;
+	int revert;
+	XGetInputFocus(self->dpy, &focus, &revert);
+	size_t m = 0;
+	for (size_t i = 0; i < count; i++) {
+		XWindowAttributes attr;
+		/* Windows go away at any moment: skip the ones that did. */
+		if (!XGetWindowAttributes(self->dpy, ids[i], &attr))
+			continue;
+		fill_info(self, ids[i], &attr, active, have_ewmh, focus, &list[m++]);
+	}
+	free(ids);
+	capture__sync_error(self);
+	if (self->io_error) {
+		free(list);
+		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+	}
+	*out = list;
+	*n = m;
+	return 0;
+}
+
+int capture_window_info(struct capture* self, uint32_t window,
+		struct capture_window_info* out)
+{
+	if (self->io_error)
+		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+	XWindowAttributes attr;
+	capture__clear_error(self);
+	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	bool have_ewmh;
+	Window active = active_window(self, &have_ewmh);
+	Window focus;
+	int revert;
+	XGetInputFocus(self->dpy, &focus, &revert);
+	fill_info(self, window, &attr, active, have_ewmh, focus, out);
+	capture__sync_error(self);
+	return 0;
+}
+
+static bool is_focused(struct capture* self, Window w, bool ewmh)
+{
+	bool have_ewmh;
+	if (ewmh) {
+		Window active = active_window(self, &have_ewmh);
+		if (active == w)
+			return true;
+	}
+	Window focus;
+	int revert;
+	XGetInputFocus(self->dpy, &focus, &revert);
+	return contains_focus(self, w, focus);
+}
+
+int capture_focus_window(struct capture* self, uint32_t window)
+{
+	if (self->io_error)
+		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+	XWindowAttributes attr;
+	capture__clear_error(self);
+	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	bool ewmh = wm_supports(self, self->net_active_window);
+	if (ewmh) {
+		XEvent ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.xclient.type = ClientMessage;
+		ev.xclient.window = window;
+		ev.xclient.message_type = self->net_active_window;
+		ev.xclient.format = 32;
+		ev.xclient.data.l[0] = 2;	/* source: pager (a direct user request) */
+		ev.xclient.data.l[1] = CurrentTime;
+		XSendEvent(self->dpy, self->root, False,
+				SubstructureRedirectMask | SubstructureNotifyMask, &ev);
+	} else if (attr.map_state != IsViewable) {
+		XMapRaised(self->dpy, window);
+	}
+	XRaiseWindow(self->dpy, window);
+	capture__sync_error(self);
+	/* Input focus needs a viewable window: wait for the WM to map it. */
+	for (int i = 0; i < 100; i++) {
+		if (self->io_error)
+			return capture__fail(self, -ECONNRESET, "the X connection was lost");
+		if (!XGetWindowAttributes(self->dpy, window, &attr))
+			return capture__fail(self, -ENOENT, "window %u is gone", window);
+		if (attr.map_state == IsViewable) {
+			if (!is_focused(self, window, false)) {
+				XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
+				capture__sync_error(self);
+			}
+			if (is_focused(self, window, false))
+				return 0;
+		}
+		sleep_ms(5);
+	}
+	return capture__fail(self, -ETIMEDOUT, "window %u did not get the focus", window);
+}
+
+int capture_move_window(struct capture* self, uint32_t window, const int* x,
+		const int* y, const int* width, const int* height,
+		struct capture_rect* result)
+{
+	struct capture_rect g;
+	int rc = capture_window_geometry(self, window, &g);
+	if (rc < 0)
+		return rc;
+	struct capture_rect want = {
+		x ? *x : g.x, y ? *y : g.y, width ? *width : g.width, height ? *height : g.height,
+	};
+	if (want.width < 1 || want.height < 1 || want.width > 32767 || want.height > 32767)
+		return capture__fail(self, -EINVAL, "width and height must be 1..32767");
+	XWindowAttributes attr;
+	if (!XGetWindowAttributes(self->dpy, window, &attr))
+		return capture__fail(self, -ENOENT, "window %u is gone", window);
+	bool ewmh = wm_supports(self, self->net_moveresize_window);
+
+	/* Ask, then check; a WM may place the frame instead of the client, so
+	 * correct the position by the offset seen, once. */
+	int req_x = want.x, req_y = want.y;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		capture__clear_error(self);
+		if (ewmh) {
+			XEvent ev;
+			memset(&ev, 0, sizeof(ev));
+			ev.xclient.type = ClientMessage;
+			ev.xclient.window = window;
+			ev.xclient.message_type = self->net_moveresize_window;
+			ev.xclient.format = 32;
+			/* StaticGravity (10): x, y are the client's own position. */
+			ev.xclient.data.l[0] = 10 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 2 << 12;
+			ev.xclient.data.l[1] = req_x;
+			ev.xclient.data.l[2] = req_y;
+			ev.xclient.data.l[3] = want.width;
+			ev.xclient.data.l[4] = want.height;
+			XSendEvent(self->dpy, self->root, False,
+					SubstructureRedirectMask | SubstructureNotifyMask, &ev);
+		} else {
+			/* XMoveWindow places the border's outer corner. */
+			XMoveResizeWindow(self->dpy, window, req_x - attr.border_width,
+					req_y - attr.border_width, (unsigned)want.width,
+					(unsigned)want.height);
+		}
+		if (capture__sync_error(self) < 0)
+			return capture__fail(self, -ECONNRESET, "the X connection was lost");
+		/* Wait until the geometry stops changing (at most about 1 s). */
+		struct capture_rect last = g;
+		int stable = 0;
+		for (int i = 0; i < 200 && stable < 10; i++) {
+			sleep_ms(5);
+			rc = capture_window_geometry(self, window, &g);
+			if (rc < 0)
+				return rc;
+			if (memcmp(&g, &want, sizeof(g)) == 0)
+				break;
+			stable = memcmp(&g, &last, sizeof(g)) == 0 ? stable + 1 : 0;
+			last = g;
+		}
+		if (g.x == want.x && g.y == want.y)
+			break;
+		req_x += want.x - g.x;
+		req_y += want.y - g.y;
+	}
+	if (result)
+		*result = g;
+	return 0;
+}

@@ -1,0 +1,796 @@
+/* The X11 capture context: one connection, XShm screen capture (XGetImage
+ * without MIT-SHM), Composite window capture, the XFixes cursor overlay and
+ * XDamage change tracking. */
+#include "capture/x11_private.h"
+
+#include <X11/Xutil.h>
+#include <X11/extensions/Xcomposite.h>
+#include <X11/extensions/Xfixes.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <time.h>
+
+/* ---- X error trapping ----------------------------------------------------
+ * XSetErrorHandler is process-wide, so errors are recorded per connection
+ * through a registry. Errors of connections that are not ours go to the
+ * handler that was installed before ours, unless that is Xlib's default
+ * (which prints and exits): then they are dropped. */
+
+#define REGISTRY_MAX 64
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct capture* registry[REGISTRY_MAX];
+static XErrorHandler previous_handler, default_handler;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+
+static int on_x_error(Display* dpy, XErrorEvent* ev)
+{
+	XErrorHandler chain = NULL;
+	pthread_mutex_lock(&registry_lock);
+	bool ours = false;
+	for (int i = 0; i < REGISTRY_MAX; i++) {
+		struct capture* c = registry[i];
+		if (c && c->dpy == dpy) {
+			c->x_error = ev->error_code;
+			c->x_request = ev->request_code;
+			c->x_minor = ev->minor_code;
+			ours = true;
+			break;
+		}
+	}
+	if (!ours && previous_handler && previous_handler != default_handler)
+		chain = previous_handler;
+	pthread_mutex_unlock(&registry_lock);
+	if (chain)
+		return chain(dpy, ev);
+	return 0;
+}
+
+/* Xlib's default I/O error handler prints and exits before the
+ * per-connection exit handler gets a say, so a process-wide one that just
+ * returns is installed: the per-connection exit handler then decides (ours
+ * marks the context dead; Xlib's default for other connections still
+ * exits, as before). */
+static XIOErrorHandler previous_io_handler, default_io_handler;
+
+static int on_io_error(Display* dpy)
+{
+	bool ours = false;
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++)
+		if (registry[i] && registry[i]->dpy == dpy)
+			ours = true;
+	pthread_mutex_unlock(&registry_lock);
+	if (!ours && previous_io_handler && previous_io_handler != default_io_handler)
+		return previous_io_handler(dpy);
+	return 0;
+}
+
+static void install_handler(void)
+{
+	XIOErrorHandler current_io = XSetIOErrorHandler(NULL);
+	default_io_handler = XSetIOErrorHandler(current_io);
+	previous_io_handler = XSetIOErrorHandler(on_io_error);
+	if (previous_io_handler == on_io_error)
+		previous_io_handler = NULL;
+	/* XSetErrorHandler(NULL) installs the default and returns what was
+	 * there; setting that back returns the default's address. */
+	XErrorHandler current = XSetErrorHandler(NULL);
+	default_handler = XSetErrorHandler(current);
+	previous_handler = XSetErrorHandler(on_x_error);
+	if (previous_handler == on_x_error)
+		previous_handler = NULL;
+}
+
+static void on_io_error_exit(Display* dpy, void* ud)
+{
+	/* Returning (instead of exiting) leaves the connection dead: every
+	 * later call on it fails quickly. */
+	struct capture* self = ud;
+	self->io_error = true;
+}
+
+static int registry_add(struct capture* self)
+{
+	pthread_once(&handler_once, install_handler);
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++) {
+		if (!registry[i]) {
+			registry[i] = self;
+			pthread_mutex_unlock(&registry_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return -EMFILE;
+}
+
+static void registry_remove(struct capture* self)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (int i = 0; i < REGISTRY_MAX; i++)
+		if (registry[i] == self)
+			registry[i] = NULL;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+int capture__fail(struct capture* self, int rc, const char* fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(self->error, sizeof(self->error), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void capture__clear_error(struct capture* self)
+{
+	pthread_mutex_lock(&registry_lock);
+	self->x_error = 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+int capture__sync_error(struct capture* self)
+{
+	if (self->io_error)
+		return -1;
+	XSync(self->dpy, False);
+	pthread_mutex_lock(&registry_lock);
+	int e = self->x_error;
+	self->x_error = 0;
+	pthread_mutex_unlock(&registry_lock);
+	return self->io_error ? -1 : e;
+}
+
+static int x_error_now(struct capture* self)
+{
+	pthread_mutex_lock(&registry_lock);
+	int e = self->x_error;
+	self->x_error = 0;
+	pthread_mutex_unlock(&registry_lock);
+	return e;
+}
+
+static int connection_lost(struct capture* self)
+{
+	return capture__fail(self, -ECONNRESET, "the X connection was lost");
+}
+
+/* ---- Context ------------------------------------------------------------ */
+
+static void shm_release(struct capture* self)
+{
+	if (!self->shm_size)
+		return;
+	if (!self->io_error) {
+		XShmDetach(self->dpy, &self->shm);
+		XSync(self->dpy, False);
+	}
+	shmdt(self->shm.shmaddr);
+	self->shm_size = 0;
+}
+
+/* Make sure the segment holds at least size bytes. Created 0600, marked for
+ * removal as soon as both sides are attached (PITFALLS 14). */
+static int shm_reserve(struct capture* self, size_t size)
+{
+	if (self->shm_size >= size)
+		return 0;
+	shm_release(self);
+	/* Round up so small growth does not recreate it every time. */
+	size = (size + (1 << 20) - 1) & ~(size_t)((1 << 20) - 1);
+	int id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	if (id < 0)
+		return -errno;
+	void* addr = shmat(id, NULL, 0);
+	if (addr == (void*)-1) {
+		int e = -errno;
+		shmctl(id, IPC_RMID, NULL);
+		return e;
+	}
+	self->shm.shmid = id;
+	self->shm.shmaddr = addr;
+	self->shm.readOnly = False;
+	capture__clear_error(self);
+	XShmAttach(self->dpy, &self->shm);
+	int err = capture__sync_error(self);
+	shmctl(id, IPC_RMID, NULL);
+	if (err) {
+		shmdt(addr);
+		return err < 0 ? -ECONNRESET : -EIO;
+	}
+	self->shm_size = size;
+	return 0;
+}
+
+struct capture* capture_create(const char* name, char* err, size_t err_size)
+{
+	struct capture* self = calloc(1, sizeof(*self));
+	if (!self) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	self->dpy = XOpenDisplay(name);
+	if (!self->dpy) {
+		snprintf(err, err_size, "cannot open X display %s", name ? name : "(DISPLAY)");
+		goto open_failure;
+	}
+	if (registry_add(self) < 0) {
+		snprintf(err, err_size, "too many capture contexts");
+		goto registry_failure;
+	}
+	XSetIOErrorExitHandler(self->dpy, on_io_error_exit, self);
+
+	int scr = DefaultScreen(self->dpy);
+	self->root = RootWindow(self->dpy, scr);
+	self->screen_w = DisplayWidth(self->dpy, scr);
+	self->screen_h = DisplayHeight(self->dpy, scr);
+	self->visual = DefaultVisual(self->dpy, scr);
+	self->depth = DefaultDepth(self->dpy, scr);
+
+	int ev, er, major, minor;
+	Bool pixmaps;
+	self->have_shm = XShmQueryExtension(self->dpy) &&
+			XShmQueryVersion(self->dpy, &major, &minor, &pixmaps);
+	if (XCompositeQueryExtension(self->dpy, &ev, &er)) {
+		major = 0;
+		minor = 2;
+		XCompositeQueryVersion(self->dpy, &major, &minor);
+		self->have_composite = major > 0 || minor >= 2;
+	}
+	self->have_damage = XDamageQueryExtension(self->dpy, &self->damage_event,
+			&self->damage_error);
+	if (self->have_damage) {
+		major = 1;
+		minor = 1;
+		XDamageQueryVersion(self->dpy, &major, &minor);
+	}
+	self->have_xfixes = XFixesQueryExtension(self->dpy, &ev, &er);
+	if (self->have_xfixes) {
+		major = 4;
+		minor = 0;
+		XFixesQueryVersion(self->dpy, &major, &minor);
+	}
+
+	const char* names[] = { "_NET_CLIENT_LIST", "_NET_CLIENT_LIST_STACKING",
+		"_NET_ACTIVE_WINDOW", "_NET_WM_NAME", "_NET_WM_PID", "UTF8_STRING",
+		"_NET_SUPPORTED", "_NET_MOVERESIZE_WINDOW", "WM_STATE",
+		"_NET_FRAME_EXTENTS" };
+	Atom atoms[10];
+	XInternAtoms(self->dpy, (char**)names, 10, False, atoms);
+	self->net_client_list = atoms[0];
+	self->net_client_list_stacking = atoms[1];
+	self->net_active_window = atoms[2];
+	self->net_wm_name = atoms[3];
+	self->net_wm_pid = atoms[4];
+	self->utf8_string = atoms[5];
+	self->net_supported = atoms[6];
+	self->net_moveresize_window = atoms[7];
+	self->wm_state = atoms[8];
+	self->net_frame_extents = atoms[9];
+
+	/* The screen is always tracked (slot 0). */
+	self->tracked[0].used = true;
+	self->tracked[0].window = 0;
+	self->tracked[0].counter = 1;
+	if (self->have_damage)
+		self->tracked[0].damage = XDamageCreate(self->dpy, self->root,
+				XDamageReportNonEmpty);
+	if (capture__sync_error(self)) {
+		snprintf(err, err_size, "X setup failed on %s", name ? name : "(DISPLAY)");
+		goto setup_failure;
+	}
+	return self;
+
+setup_failure:
+	registry_remove(self);
+registry_failure:
+	XCloseDisplay(self->dpy);
+open_failure:
+	free(self);
+	return NULL;
+}
+
+void capture_destroy(struct capture* self)
+{
+	if (!self)
+		return;
+	shm_release(self);
+	/* Closing the connection frees damage objects and ends redirections. */
+	XCloseDisplay(self->dpy);
+	registry_remove(self);
+	free(self);
+}
+
+const char* capture_error(const struct capture* self)
+{
+	return self->error[0] ? self->error : "no error";
+}
+
+bool capture_connected(const struct capture* self)
+{
+	return !self->io_error;
+}
+
+int capture_fd(const struct capture* self)
+{
+	return ConnectionNumber(self->dpy);
+}
+
+void capture_screen_size(const struct capture* self, int* width, int* height)
+{
+	*width = self->screen_w;
+	*height = self->screen_h;
+}
+
+bool capture_has_shm(const struct capture* self)
+{
+	return self->have_shm;
+}
+
+bool capture_has_composite(const struct capture* self)
+{
+	return self->have_composite;
+}
+
+/* ---- Reading pixels ------------------------------------------------------ */
+
+/* Copy an XImage into a new opaque BGRX frame. The masks come from the
+ * visual: Xlib clears the image's masks when reading a pixmap (the reply
+ * carries no visual). */
+static struct frame* frame_from_image(XImage* img, const Visual* visual)
+{
+	img->red_mask = visual->red_mask;
+	img->green_mask = visual->green_mask;
+	img->blue_mask = visual->blue_mask;
+	struct frame* f = frame_new(img->width, img->height);
+	if (!f)
+		return NULL;
+	if (img->bits_per_pixel == 32 && img->byte_order == LSBFirst
+			&& img->red_mask == 0xff0000 && img->green_mask == 0xff00
+			&& img->blue_mask == 0xff) {
+		for (int y = 0; y < img->height; y++) {
+			const uint32_t* s = (const uint32_t*)(const void*)(img->data
+					+ (size_t)y * (size_t)img->bytes_per_line);
+			uint32_t* d = (uint32_t*)(void*)(f->data + (size_t)y * (size_t)f->stride);
+			for (int x = 0; x < img->width; x++)
+				d[x] = s[x] | 0xff000000u;
+		}
+		return f;
+	}
+	/* Any other visual: slow but correct. */
+	unsigned long rm = img->red_mask, gm = img->green_mask, bm = img->blue_mask;
+	int rs = rm ? __builtin_ctzl(rm) : 0, gs = gm ? __builtin_ctzl(gm) : 0,
+		bs = bm ? __builtin_ctzl(bm) : 0;
+	unsigned long rmax = rm >> rs, gmax = gm >> gs, bmax = bm >> bs;
+	for (int y = 0; y < img->height; y++) {
+		uint8_t* d = f->data + (size_t)y * (size_t)f->stride;
+		for (int x = 0; x < img->width; x++) {
+			unsigned long p = XGetPixel(img, x, y);
+			d[4 * x + 0] = bmax ? (uint8_t)(((p & bm) >> bs) * 255 / bmax) : 0;
+			d[4 * x + 1] = gmax ? (uint8_t)(((p & gm) >> gs) * 255 / gmax) : 0;
+			d[4 * x + 2] = rmax ? (uint8_t)(((p & rm) >> rs) * 255 / rmax) : 0;
+			d[4 * x + 3] = 0xff;
+		}
+	}
+	return f;
+}
+
+/* Read a rectangle of a drawable (already clipped to it). */
+static int read_drawable(struct capture* self, Drawable d, Visual* visual,
+		int depth, int x, int y, int w, int h, struct frame** out)
+{
+	XImage* img = NULL;
+	capture__clear_error(self);
+	if (self->have_shm) {
+		size_t need = (size_t)w * (size_t)h * 4;
+		int rc = shm_reserve(self, need);
+		if (rc == -ECONNRESET)
+			return connection_lost(self);
+		if (rc < 0) {
+			/* The server cannot reach our segment (another IPC
+			 * namespace): fall back to XGetImage from now on. */
+			self->have_shm = false;
+		}
+	}
+	if (self->have_shm) {
+		img = XShmCreateImage(self->dpy, visual, (unsigned)depth, ZPixmap,
+				self->shm.shmaddr, &self->shm, (unsigned)w, (unsigned)h);
+		if (!img)
+			return capture__fail(self, -ENOMEM, "XShmCreateImage failed");
+		if (!XShmGetImage(self->dpy, d, img, x, y, AllPlanes)) {
+			img->data = NULL;
+			XDestroyImage(img);
+			if (self->io_error)
+				return connection_lost(self);
+			int e = x_error_now(self);
+			return capture__fail(self, e == BadMatch ? -ENODATA : -EIO,
+					"XShmGetImage failed (X error %d)", e);
+		}
+		struct frame* f = frame_from_image(img, visual);
+		img->data = NULL;
+		XDestroyImage(img);
+		if (!f)
+			return capture__fail(self, -ENOMEM, "out of memory");
+		*out = f;
+		return 0;
+	}
+	img = XGetImage(self->dpy, d, x, y, (unsigned)w, (unsigned)h, AllPlanes, ZPixmap);
+	if (!img) {
+		if (self->io_error)
+			return connection_lost(self);
+		int e = x_error_now(self);
+		return capture__fail(self, e == BadMatch ? -ENODATA : -EIO,
+				"XGetImage failed (X error %d)", e);
+	}
+	struct frame* f = frame_from_image(img, visual);
+	XDestroyImage(img);
+	if (!f)
+		return capture__fail(self, -ENOMEM, "out of memory");
+	*out = f;
+	return 0;
+}
+
+/* Alpha-blend the cursor (premultiplied ARGB) into f, whose top-left is at
+ * (ox, oy) in root coordinates. */
+static void blend_cursor(struct capture* self, struct frame* f, int ox, int oy)
+{
+	if (!self->have_xfixes)
+		return;
+	XFixesCursorImage* ci = XFixesGetCursorImage(self->dpy);
+	if (!ci)
+		return;
+	int cx = ci->x - ci->xhot - ox, cy = ci->y - ci->yhot - oy;
+	for (int j = 0; j < ci->height; j++) {
+		int y = cy + j;
+		if (y < 0 || y >= f->height)
+			continue;
+		uint8_t* row = f->data + (size_t)y * (size_t)f->stride;
+		for (int i = 0; i < ci->width; i++) {
+			int x = cx + i;
+			if (x < 0 || x >= f->width)
+				continue;
+			/* pixels are unsigned long (64 bits on LP64), 32 bits used. */
+			uint32_t p = (uint32_t)ci->pixels[(size_t)j * ci->width + (size_t)i];
+			uint32_t a = p >> 24;
+			if (!a)
+				continue;
+			uint8_t* d = row + 4 * x;
+			uint32_t inv = 255 - a;
+			d[0] = (uint8_t)((p & 0xff) + (d[0] * inv + 127) / 255);
+			d[1] = (uint8_t)(((p >> 8) & 0xff) + (d[1] * inv + 127) / 255);
+			d[2] = (uint8_t)(((p >> 16) & 0xff) + (d[2] * inv + 127) / 255);
+		}
+	}
+	XFree(ci);
+}
+
+/* Intersect r with [0,w) x [0,h); false when empty. */
+static bool clip(const struct capture_rect* r, int w, int h, struct capture_rect* out)
+{
+	long x0 = r->x, y0 = r->y, x1 = (long)r->x + r->width, y1 = (long)r->y + r->height;
+	if (x0 < 0)
+		x0 = 0;
+	if (y0 < 0)
+		y0 = 0;
+	if (x1 > w)
+		x1 = w;
+	if (y1 > h)
+		y1 = h;
+	if (x1 <= x0 || y1 <= y0 || r->width <= 0 || r->height <= 0)
+		return false;
+	*out = (struct capture_rect){ (int)x0, (int)y0, (int)(x1 - x0), (int)(y1 - y0) };
+	return true;
+}
+
+int capture_screen(struct capture* self, const struct capture_rect* region,
+		bool cursor, struct frame** out)
+{
+	*out = NULL;
+	if (self->io_error)
+		return connection_lost(self);
+	struct capture_rect all = { 0, 0, self->screen_w, self->screen_h }, r;
+	if (!clip(region ? region : &all, self->screen_w, self->screen_h, &r))
+		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d screen",
+				self->screen_w, self->screen_h);
+	int rc = read_drawable(self, self->root, self->visual, self->depth,
+			r.x, r.y, r.width, r.height, out);
+	if (rc < 0)
+		return rc;
+	if (cursor)
+		blend_cursor(self, *out, r.x, r.y);
+	return 0;
+}
+
+/* ---- Tracked windows (damage, redirection) ------------------------------- */
+
+static struct capture_tracked* tracked_find(struct capture* self, uint32_t window)
+{
+	for (int i = 0; i < CAPTURE_MAX_TRACKED; i++)
+		if (self->tracked[i].used && self->tracked[i].window == window)
+			return &self->tracked[i];
+	return NULL;
+}
+
+static void tracked_free(struct capture* self, struct capture_tracked* t)
+{
+	if (t == &self->tracked[0])
+		return;
+	if (!self->io_error && !t->gone) {
+		if (t->damage)
+			XDamageDestroy(self->dpy, t->damage);
+		if (t->redirected)
+			XCompositeUnredirectWindow(self->dpy, t->window, CompositeRedirectAutomatic);
+		XSelectInput(self->dpy, t->window, NoEventMask);
+		capture__sync_error(self);
+	}
+	memset(t, 0, sizeof(*t));
+}
+
+/* Find or make the slot of a window (not the screen); evicts one when full. */
+static struct capture_tracked* tracked_get(struct capture* self, uint32_t window,
+		bool* fresh)
+{
+	struct capture_tracked* t = tracked_find(self, window);
+	*fresh = false;
+	if (t && t->gone) {
+		tracked_free(self, t);
+		t = NULL;
+	}
+	if (t)
+		return t;
+	for (int i = 1; i < CAPTURE_MAX_TRACKED && !t; i++)
+		if (!self->tracked[i].used)
+			t = &self->tracked[i];
+	if (!t) {
+		t = &self->tracked[1 + self->evict++ % (CAPTURE_MAX_TRACKED - 1)];
+		tracked_free(self, t);
+	}
+	t->used = true;
+	t->window = window;
+	t->counter = 1;
+	*fresh = true;
+	/* DestroyNotify tells us when it goes. */
+	XSelectInput(self->dpy, window, StructureNotifyMask);
+	return t;
+}
+
+void capture__drain(struct capture* self)
+{
+	while (!self->io_error && XPending(self->dpy)) {
+		XEvent ev;
+		XNextEvent(self->dpy, &ev);
+		if (self->have_damage && ev.type == self->damage_event + XDamageNotify) {
+			XDamageNotifyEvent* de = (XDamageNotifyEvent*)&ev;
+			for (int i = 0; i < CAPTURE_MAX_TRACKED; i++)
+				if (self->tracked[i].used && self->tracked[i].damage == de->damage)
+					self->tracked[i].pending = true;
+		} else if (ev.type == DestroyNotify) {
+			struct capture_tracked* t = tracked_find(self, (uint32_t)ev.xdestroywindow.window);
+			if (t && t != &self->tracked[0])
+				t->gone = true;
+		}
+	}
+	bool subtracted = false;
+	for (int i = 0; i < CAPTURE_MAX_TRACKED; i++) {
+		struct capture_tracked* t = &self->tracked[i];
+		if (t->used && t->pending) {
+			t->pending = false;
+			t->counter++;
+			if (!t->gone && t->damage) {
+				XDamageSubtract(self->dpy, t->damage, None, None);
+				subtracted = true;
+			}
+		}
+	}
+	if (subtracted)
+		XFlush(self->dpy);
+}
+
+int capture_window_geometry(struct capture* self, uint32_t window,
+		struct capture_rect* out)
+{
+	if (self->io_error)
+		return connection_lost(self);
+	if (!window)
+		return capture__fail(self, -ENOENT, "window 0 does not exist");
+	XWindowAttributes attr;
+	capture__clear_error(self);
+	if (!XGetWindowAttributes(self->dpy, window, &attr)) {
+		if (self->io_error)
+			return connection_lost(self);
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	}
+	int rx, ry;
+	Window child;
+	if (!XTranslateCoordinates(self->dpy, window, self->root, 0, 0, &rx, &ry, &child))
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	if (x_error_now(self))
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	*out = (struct capture_rect){ rx, ry, attr.width, attr.height };
+	return 0;
+}
+
+static int64_t now_ms(void);
+
+/* A window redirected just now has a fresh pixmap holding only what was
+ * visible on screen: covered and off-screen parts are black (Xorg copies
+ * from the parent). Ask the client to repaint everything with a synthetic
+ * Expose (no clearing, so nothing flickers) and wait, bounded, until the
+ * repaint arrived and went quiet. */
+static void repaint_redirected(struct capture* self, uint32_t window,
+		const XWindowAttributes* attr)
+{
+	uint64_t before, now;
+	if (capture_changes(self, window, &before) < 0)
+		return;
+	XEvent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.xexpose.type = Expose;
+	ev.xexpose.window = window;
+	ev.xexpose.width = attr->width;
+	ev.xexpose.height = attr->height;
+	XSendEvent(self->dpy, window, False, ExposureMask, &ev);
+	XFlush(self->dpy);
+	int64_t end = now_ms() + 400;
+	if (capture_wait_changes(self, window, before, 250, &now) < 0)
+		return;
+	while (now_ms() < end) {
+		uint64_t since = now;
+		int left = (int)(end - now_ms());
+		if (capture_wait_changes(self, window, since, left < 20 ? left : 20, &now) < 0)
+			break;
+	}
+}
+
+int capture_window(struct capture* self, uint32_t window,
+		const struct capture_rect* region, bool cursor, struct frame** out)
+{
+	*out = NULL;
+	if (self->io_error)
+		return connection_lost(self);
+	if (!window)
+		return capture__fail(self, -ENOENT, "window 0 does not exist");
+	XWindowAttributes attr;
+	capture__clear_error(self);
+	if (!XGetWindowAttributes(self->dpy, window, &attr)) {
+		if (self->io_error)
+			return connection_lost(self);
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	}
+	if (attr.class == InputOnly)
+		return capture__fail(self, -ENODATA, "window %u is input-only: it has no pixels", window);
+	if (attr.map_state != IsViewable)
+		return capture__fail(self, -ENODATA,
+				"window %u is not mapped (minimized or hidden); focus it first to show it",
+				window);
+	struct capture_rect all = { 0, 0, attr.width, attr.height }, r;
+	if (!clip(region ? region : &all, attr.width, attr.height, &r))
+		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d window",
+				attr.width, attr.height);
+
+	int rc;
+	if (self->have_composite) {
+		bool fresh;
+		struct capture_tracked* t = tracked_get(self, window, &fresh);
+		if (!t->redirected) {
+			XCompositeRedirectWindow(self->dpy, window, CompositeRedirectAutomatic);
+			t->redirected = true;
+			repaint_redirected(self, window, &attr);
+		}
+		/* A fresh name every time: the window gets a new pixmap on each
+		 * map and resize, and a named pixmap would keep the old one. */
+		Pixmap pix = XCompositeNameWindowPixmap(self->dpy, window);
+		int e = capture__sync_error(self);
+		if (e < 0)
+			return connection_lost(self);
+		if (e) {
+			if (pix)
+				XFreePixmap(self->dpy, pix);
+			capture__sync_error(self);
+			return capture__fail(self, e == BadWindow ? -ENOENT : -ENODATA,
+					"window %u cannot be captured (X error %d)", window, e);
+		}
+		int bw = attr.border_width;
+		rc = read_drawable(self, pix, attr.visual, attr.depth, r.x + bw, r.y + bw,
+				r.width, r.height, out);
+		XFreePixmap(self->dpy, pix);
+		XFlush(self->dpy);
+	} else {
+		/* Without Composite only the visible part is right. */
+		rc = read_drawable(self, window, attr.visual, attr.depth, r.x, r.y,
+				r.width, r.height, out);
+	}
+	if (rc < 0)
+		return rc;
+	if (cursor) {
+		struct capture_rect g;
+		if (capture_window_geometry(self, window, &g) == 0)
+			blend_cursor(self, *out, g.x + r.x, g.y + r.y);
+	}
+	return 0;
+}
+
+/* ---- Change tracking ------------------------------------------------------ */
+
+int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
+{
+	if (self->io_error)
+		return connection_lost(self);
+	struct capture_tracked* t = &self->tracked[0];
+	if (window) {
+		bool fresh;
+		t = tracked_get(self, window, &fresh);
+		if (!t->damage && self->have_damage) {
+			capture__clear_error(self);
+			t->damage = XDamageCreate(self->dpy, window, XDamageReportNonEmpty);
+			int e = capture__sync_error(self);
+			if (e < 0)
+				return connection_lost(self);
+			if (e) {
+				t->damage = 0;
+				t->gone = true;
+				tracked_free(self, t);
+				return capture__fail(self, -ENOENT, "window %u does not exist", window);
+			}
+			t->counter++;
+		}
+	}
+	XSync(self->dpy, False);
+	capture__drain(self);
+	if (self->io_error)
+		return connection_lost(self);
+	if (t->gone)
+		return capture__fail(self, -ENOENT, "window %u is gone", window);
+	*counter = t->counter;
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int capture_wait_changes(struct capture* self, uint32_t window, uint64_t since,
+		int timeout_ms, uint64_t* counter)
+{
+	int64_t end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	for (;;) {
+		int rc = capture_changes(self, window, counter);
+		if (rc < 0)
+			return rc;
+		if (*counter > since)
+			return 0;
+		int64_t left = end - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = ConnectionNumber(self->dpy), .events = POLLIN };
+		poll(&p, 1, (int)left);
+	}
+}
+
+void capture_untrack(struct capture* self, uint32_t window)
+{
+	if (!window)
+		return;
+	struct capture_tracked* t = tracked_find(self, window);
+	if (t && t->damage) {
+		if (!self->io_error && !t->gone)
+			XDamageDestroy(self->dpy, t->damage);
+		t->damage = 0;
+		if (!t->redirected)
+			tracked_free(self, t);
+		else
+			capture__sync_error(self);
+	}
+}

@@ -1,0 +1,274 @@
+/* Unit tests for capture/'s pure parts: frames, crop, the area-average
+ * scaler, and the PNG/JPEG encoders (decoded back with libpng and
+ * libturbojpeg and compared pixel by pixel). */
+#include "capture/capture.h"
+#include "tests/unit/tst.h"
+
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+static void put(struct frame* f, int x, int y, uint8_t r, uint8_t g, uint8_t b)
+{
+	uint8_t* p = f->data + (size_t)y * (size_t)f->stride + (size_t)x * 4;
+	p[0] = b;
+	p[1] = g;
+	p[2] = r;
+	p[3] = 0xff;
+}
+
+static const uint8_t* at(const struct frame* f, int x, int y)
+{
+	return f->data + (size_t)y * (size_t)f->stride + (size_t)x * 4;
+}
+
+/* The fixture's gradient, so tests speak the same language as integration. */
+static struct frame* gradient(int w, int h)
+{
+	struct frame* f = frame_new(w, h);
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++)
+			put(f, x, y, (uint8_t)(x & 255), (uint8_t)(y & 255),
+					(uint8_t)(((x >> 8) & 3) * 64 + ((y >> 8) & 3) * 16 + 8));
+	return f;
+}
+
+static struct frame* noise(int w, int h, unsigned seed)
+{
+	struct frame* f = frame_new(w, h);
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++) {
+			seed = seed * 1103515245u + 12345u;
+			put(f, x, y, (uint8_t)(seed >> 8), (uint8_t)(seed >> 16), (uint8_t)(seed >> 24));
+		}
+	return f;
+}
+
+static void test_frames(void)
+{
+	struct frame* f = frame_new(10, 5);
+	TST_CHECK(f != NULL);
+	TST_EQ_INT(f->width, 10);
+	TST_EQ_INT(f->height, 5);
+	TST_CHECK(f->stride >= 40);
+	TST_CHECK(frame_ref(f) == f);
+	frame_unref(f);
+	frame_unref(f);
+	frame_unref(NULL);
+	TST_CHECK(frame_ref(NULL) == NULL);
+	TST_CHECK(frame_new(0, 5) == NULL);
+	TST_CHECK(frame_new(5, -1) == NULL);
+	TST_CHECK(frame_new(100000, 5) == NULL);
+}
+
+static void test_crop(void)
+{
+	struct frame* g = gradient(300, 200);
+	struct capture_rect r = { 250, 150, 100, 100 };	/* clipped to 50x50 */
+	struct frame* c = capture_crop(g, &r);
+	TST_CHECK(c != NULL);
+	TST_EQ_INT(c->width, 50);
+	TST_EQ_INT(c->height, 50);
+	TST_EQ_INT(at(c, 0, 0)[2], 250);
+	TST_EQ_INT(at(c, 0, 0)[1], 150);
+	TST_EQ_INT(at(c, 49, 49)[2], 299 & 255);
+	TST_EQ_INT(at(c, 49, 49)[0], 1 * 64 + 0 * 16 + 8);
+	frame_unref(c);
+	struct capture_rect outside = { 400, 0, 10, 10 };
+	TST_CHECK(capture_crop(g, &outside) == NULL);
+	frame_unref(g);
+}
+
+static void test_scale(void)
+{
+	/* Exact 2:1 box average. */
+	struct frame* f = frame_new(4, 2);
+	uint8_t v[8] = { 0, 10, 20, 30, 40, 50, 60, 70 };
+	for (int i = 0; i < 8; i++)
+		put(f, i % 4, i / 4, v[i], 255, 0);
+	struct frame* s = capture_scale(f, 2, 1);
+	TST_CHECK(s != NULL);
+	TST_EQ_INT(s->width, 2);
+	TST_EQ_INT(s->height, 1);
+	TST_EQ_INT(at(s, 0, 0)[2], (0 + 10 + 40 + 50 + 2) / 4);
+	TST_EQ_INT(at(s, 1, 0)[2], (20 + 30 + 60 + 70 + 2) / 4);
+	TST_EQ_INT(at(s, 0, 0)[1], 255);
+	TST_EQ_INT(at(s, 1, 0)[0], 0);
+	TST_EQ_INT(at(s, 1, 0)[3], 255);
+	frame_unref(s);
+	frame_unref(f);
+
+	/* Fractional 3:2 against a floating-point area average, within 1. */
+	struct frame* n = noise(301, 199, 7);
+	s = capture_scale(n, 200, 133);
+	TST_CHECK(s != NULL);
+	int worst = 0;
+	double sx = 301.0 / 200, sy = 199.0 / 133;
+	for (int oy = 0; oy < 133; oy++) {
+		for (int ox = 0; ox < 200; ox++) {
+			for (int c = 0; c < 3; c++) {
+				double sum = 0, area = 0;
+				double x0 = ox * sx, x1 = (ox + 1) * sx, y0 = oy * sy, y1 = (oy + 1) * sy;
+				for (int y = (int)y0; y < (int)ceil(y1) && y < 199; y++) {
+					double wy = fmin(y + 1, y1) - fmax(y, y0);
+					for (int x = (int)x0; x < (int)ceil(x1) && x < 301; x++) {
+						double wx = fmin(x + 1, x1) - fmax(x, x0);
+						sum += wx * wy * at(n, x, y)[c];
+						area += wx * wy;
+					}
+				}
+				int d = abs((int)lround(sum / area) - at(s, ox, oy)[c]);
+				if (d > worst)
+					worst = d;
+			}
+		}
+	}
+	TST_CHECK(worst <= 1);
+	frame_unref(s);
+
+	/* A flat colour stays exactly that colour at any ratio. */
+	struct frame* flat = frame_new(1920, 1080);
+	for (int y = 0; y < 1080; y++)
+		for (int x = 0; x < 1920; x++)
+			put(flat, x, y, 12, 200, 99);
+	s = capture_scale(flat, 1366, 768);
+	bool same = s != NULL;
+	for (int y = 0; s && y < s->height; y++)
+		for (int x = 0; x < s->width; x++)
+			if (at(s, x, y)[2] != 12 || at(s, x, y)[1] != 200 || at(s, x, y)[0] != 99)
+				same = false;
+	TST_CHECK(same);
+	frame_unref(s);
+	frame_unref(flat);
+
+	/* Same size copies; upscaling and empty sizes are refused. */
+	s = capture_scale(n, 301, 199);
+	TST_CHECK(s && memcmp(at(s, 5, 5), at(n, 5, 5), 3) == 0);
+	frame_unref(s);
+	TST_CHECK(capture_scale(n, 302, 10) == NULL);
+	TST_CHECK(capture_scale(n, 0, 10) == NULL);
+	frame_unref(n);
+}
+
+/* Decode PNG with libpng and compare every pixel. */
+static bool png_matches(const struct frame* f, const uint8_t* png, size_t len)
+{
+	png_image img;
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&img, png, len))
+		return false;
+	img.format = PNG_FORMAT_RGB;
+	if ((int)img.width != f->width || (int)img.height != f->height) {
+		png_image_free(&img);
+		return false;
+	}
+	uint8_t* rgb = malloc(PNG_IMAGE_SIZE(img));
+	bool ok = rgb && png_image_finish_read(&img, NULL, rgb, 0, NULL);
+	for (int y = 0; ok && y < f->height; y++)
+		for (int x = 0; ok && x < f->width; x++) {
+			const uint8_t* p = at(f, x, y);
+			const uint8_t* q = rgb + ((size_t)y * (size_t)f->width + (size_t)x) * 3;
+			if (q[0] != p[2] || q[1] != p[1] || q[2] != p[0])
+				ok = false;
+		}
+	free(rgb);
+	png_image_free(&img);
+	return ok;
+}
+
+static void test_png(void)
+{
+	int sizes[][2] = { { 1, 1 }, { 7, 3 }, { 3, 200 }, { 640, 480 }, { 1280, 800 } };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (int kind = 0; kind < 2; kind++) {
+			struct frame* f = kind ? noise(sizes[i][0], sizes[i][1], (unsigned)i)
+					: gradient(sizes[i][0], sizes[i][1]);
+			uint8_t* png = NULL;
+			size_t len = 0;
+			TST_EQ_INT(capture_encode_png(f, &png, &len), 0);
+			TST_CHECK(len > 8 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
+			if (!png_matches(f, png, len)) {
+				fprintf(stderr, "png mismatch at %dx%d kind %d\n", sizes[i][0],
+						sizes[i][1], kind);
+				TST_CHECK(false);
+			} else {
+				TST_CHECK(true);
+			}
+			free(png);
+			frame_unref(f);
+		}
+	}
+	/* The pad byte never matters: garbage X bytes give the same image. */
+	struct frame* f = gradient(64, 64);
+	uint8_t *a, *b;
+	size_t la, lb;
+	capture_encode_png(f, &a, &la);
+	for (int y = 0; y < 64; y++)
+		for (int x = 0; x < 64; x++)
+			f->data[(size_t)y * (size_t)f->stride + (size_t)x * 4 + 3] = (uint8_t)(x * y);
+	capture_encode_png(f, &b, &lb);
+	TST_CHECK(la == lb && memcmp(a, b, la) == 0);
+	free(a);
+	free(b);
+	frame_unref(f);
+	uint8_t* none;
+	size_t nl;
+	TST_EQ_INT(capture_encode_png(NULL, &none, &nl), -22);
+}
+
+static void test_jpeg(void)
+{
+	struct frame* f = gradient(320, 240);
+	uint8_t* jpg = NULL;
+	size_t len = 0;
+	TST_EQ_INT(capture_encode_jpeg(f, 90, &jpg, &len), 0);
+	TST_CHECK(len > 2 && jpg[0] == 0xff && jpg[1] == 0xd8);
+	tjhandle tj = tjInitDecompress();
+	int w = 0, h = 0, sub = 0, cs = 0;
+	TST_EQ_INT(tjDecompressHeader3(tj, jpg, (unsigned long)len, &w, &h, &sub, &cs), 0);
+	TST_EQ_INT(w, 320);
+	TST_EQ_INT(h, 240);
+	uint8_t* rgb = malloc((size_t)w * (size_t)h * 3);
+	TST_EQ_INT(tjDecompress2(tj, jpg, (unsigned long)len, rgb, w, 0, h, TJPF_RGB, 0), 0);
+	/* A smooth gradient survives q90 closely. */
+	double err = 0;
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++)
+			for (int c = 0; c < 3; c++)
+				err += fabs((double)rgb[((size_t)y * (size_t)w + (size_t)x) * 3 + (size_t)c]
+						- at(f, x, y)[2 - c]);
+	err /= (double)w * h * 3;
+	TST_CHECK(err < 3.0);
+	free(rgb);
+	tjDestroy(tj);
+	free(jpg);
+	uint8_t* none;
+	size_t nl;
+	TST_EQ_INT(capture_encode_jpeg(f, 0, &none, &nl), -22);
+	TST_EQ_INT(capture_encode_jpeg(f, 101, &none, &nl), -22);
+	frame_unref(f);
+}
+
+static void test_no_display(void)
+{
+	char err[256] = "";
+	/* A display that cannot exist: a clear error, no exit. */
+	struct capture* c = capture_create(":65000", err, sizeof(err));
+	TST_CHECK(c == NULL);
+	TST_CHECK(strstr(err, ":65000") != NULL);
+	capture_destroy(NULL);
+}
+
+int main(void)
+{
+	test_frames();
+	test_crop();
+	test_scale();
+	test_png();
+	test_jpeg();
+	test_no_display();
+	TST_END();
+}

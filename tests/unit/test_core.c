@@ -1,0 +1,150 @@
+/* Unit tests for the desktop helpers (server/desktop.c): PATH lookup,
+ * -displayfd parsing, --launch scripts, the ticket lock's FIFO order. */
+#include "server/desktop.h"
+#include "tests/unit/tst.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void test_find_program(void)
+{
+	char out[PATH_MAX];
+	char dir[] = "/tmp/deskd-core-test-XXXXXX";
+	TST_CHECK(mkdtemp(dir) != NULL);
+	char exe[PATH_MAX], plain[PATH_MAX], path[3 * PATH_MAX];
+	snprintf(exe, sizeof(exe), "%s/tool", dir);
+	snprintf(plain, sizeof(plain), "%s/data", dir);
+	FILE* f = fopen(exe, "w");
+	TST_CHECK(f != NULL);
+	fclose(f);
+	chmod(exe, 0755);
+	f = fopen(plain, "w");
+	fclose(f);
+	chmod(plain, 0644);
+
+	snprintf(path, sizeof(path), "/nonexistent:%s:/usr/bin", dir);
+	TST_EQ_INT(desktop_find_program("tool", path, out, sizeof(out)), 0);
+	TST_EQ_STR(out, exe);
+	/* Not executable, or a directory: not found. */
+	TST_EQ_INT(desktop_find_program("data", path, out, sizeof(out)), -ENOENT);
+	TST_EQ_INT(desktop_find_program("deskd-core-test-none", path, out, sizeof(out)), -ENOENT);
+	/* A name with a slash is taken as is. */
+	TST_EQ_INT(desktop_find_program(exe, NULL, out, sizeof(out)), 0);
+	TST_EQ_STR(out, exe);
+	TST_EQ_INT(desktop_find_program(plain, NULL, out, sizeof(out)), -ENOENT);
+	TST_EQ_INT(desktop_find_program(dir, NULL, out, sizeof(out)), -ENOENT);
+	TST_EQ_INT(desktop_find_program("", path, out, sizeof(out)), -ENOENT);
+	/* Too small a buffer. */
+	TST_EQ_INT(desktop_find_program("tool", path, out, 4), -ENAMETOOLONG);
+	/* The default PATH finds sh. */
+	TST_EQ_INT(desktop_find_program("sh", NULL, out, sizeof(out)), 0);
+	/* First match wins. */
+	snprintf(path, sizeof(path), "%s:%s", dir, dir);
+	TST_EQ_INT(desktop_find_program("tool", path, out, sizeof(out)), 0);
+	TST_EQ_STR(out, exe);
+
+	unlink(exe);
+	unlink(plain);
+	rmdir(dir);
+}
+
+static void test_parse_display_number(void)
+{
+	TST_EQ_INT(desktop_parse_display_number("0\n", 2), 0);
+	TST_EQ_INT(desktop_parse_display_number("12\n", 3), 12);
+	TST_EQ_INT(desktop_parse_display_number("12\nrest", 7), 12);
+	TST_EQ_INT(desktop_parse_display_number("12", 2), -EINVAL);	/* incomplete */
+	TST_EQ_INT(desktop_parse_display_number("", 0), -EINVAL);
+	TST_EQ_INT(desktop_parse_display_number("\n", 1), -EINVAL);
+	TST_EQ_INT(desktop_parse_display_number("x1\n", 3), -EINVAL);
+	TST_EQ_INT(desktop_parse_display_number("1x\n", 3), -EINVAL);
+	TST_EQ_INT(desktop_parse_display_number("-1\n", 3), -EINVAL);
+	TST_EQ_INT(desktop_parse_display_number("99999999999\n", 12), -EINVAL);
+}
+
+static void test_launch_script(void)
+{
+	char out[64];
+	TST_EQ_INT(desktop_launch_script("xterm", out, sizeof(out)), 1);
+	TST_EQ_STR(out, "exec xterm");
+	TST_EQ_INT(desktop_launch_script("xterm -geometry 80x24 -e top", out, sizeof(out)), 1);
+	TST_EQ_STR(out, "exec xterm -geometry 80x24 -e top");
+	TST_EQ_INT(desktop_launch_script("sleep 1; xterm", out, sizeof(out)), 0);
+	TST_EQ_STR(out, "sleep 1; xterm");
+	TST_EQ_INT(desktop_launch_script("a && b", out, sizeof(out)), 0);
+	TST_EQ_INT(desktop_launch_script("xterm -title 'a b'", out, sizeof(out)), 0);
+	TST_EQ_INT(desktop_launch_script("FOO=1 app", out, sizeof(out)), 0);
+	TST_EQ_INT(desktop_launch_script("app > log", out, sizeof(out)), 0);
+	TST_EQ_INT(desktop_launch_script("echo $HOME", out, sizeof(out)), 0);
+	TST_EQ_INT(desktop_launch_script("  ", out, sizeof(out)), 0);
+	TST_EQ_INT(desktop_launch_script("xterm", out, 6), -ENAMETOOLONG);
+}
+
+/* The ticket lock: waiters get the lock in the order they asked for it. */
+#define LOCK_THREADS 8
+static int order[LOCK_THREADS], n_order;
+static pthread_mutex_t order_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void* lock_worker(void* ud)
+{
+	int id = (int)(long)ud;
+	desktop_lock();
+	order[n_order++] = id;	/* under the desktop lock */
+	desktop_unlock();
+	return NULL;
+}
+
+static void test_ticket_lock(void)
+{
+	pthread_t threads[LOCK_THREADS];
+	desktop_lock();
+	for (int i = 0; i < LOCK_THREADS; i++) {
+		pthread_create(&threads[i], NULL, lock_worker, (void*)(long)i);
+		/* Let thread i take its ticket before thread i+1 starts. */
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	desktop_unlock();
+	for (int i = 0; i < LOCK_THREADS; i++)
+		pthread_join(threads[i], NULL);
+	pthread_mutex_lock(&order_mutex);
+	TST_EQ_INT(n_order, LOCK_THREADS);
+	for (int i = 0; i < LOCK_THREADS; i++)
+		TST_EQ_INT(order[i], i);
+	pthread_mutex_unlock(&order_mutex);
+
+	/* Many threads hammering: mutual exclusion holds. */
+	n_order = 0;
+	pthread_t more[LOCK_THREADS];
+	for (int i = 0; i < LOCK_THREADS; i++)
+		pthread_create(&more[i], NULL, lock_worker, (void*)(long)i);
+	for (int i = 0; i < LOCK_THREADS; i++)
+		pthread_join(more[i], NULL);
+	TST_EQ_INT(n_order, LOCK_THREADS);
+}
+
+static void test_not_started(void)
+{
+	int w = -1, h = -1;
+	TST_EQ_STR(desktop_display_name(), "");
+	TST_CHECK(!desktop_available());
+	desktop_screen_size(&w, &h);
+	TST_EQ_INT(w, 0);
+	TST_EQ_INT(h, 0);
+	desktop_stop();	/* idempotent before start */
+}
+
+int main(void)
+{
+	test_not_started();
+	test_find_program();
+	test_parse_display_number();
+	test_launch_script();
+	test_ticket_lock();
+	TST_END();
+}

@@ -1,0 +1,403 @@
+/* Unit tests for record/: the safe-output library (DESIGN.md section 8). */
+#define _GNU_SOURCE
+#include "record/record.h"
+#include "tests/unit/tst.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char base[256];	/* canonical temp dir of this run */
+
+#define pathf(out, fmt, a) snprintf(out, PATH_MAX, fmt, base, a)
+
+static void write_file(const char* path, const char* text)
+{
+	FILE* f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static bool file_equals(const char* path, const char* text)
+{
+	char buf[256] = "";
+	FILE* f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strcmp(buf, text) == 0;
+}
+
+/* How many .deskd-staging-* entries are in dir? */
+static int count_staging(const char* dir)
+{
+	DIR* d = opendir(dir);
+	int n = 0;
+	if (!d)
+		return -1;
+	struct dirent* de;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, ".deskd-staging-", 15) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void rm_rf(const char* path)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", path);
+}
+
+static void test_publish(void)
+{
+	char root[PATH_MAX], out[PATH_MAX], err[512];
+	char* roots[] = { root };
+	struct safe_output* so = NULL;
+	struct stat st;
+
+	pathf(root, "%s/root%s", "");
+	mkdir(root, 0755);
+	pathf(out, "%s/root/a%s.mp4", "");
+
+	mode_t old = umask(0);	/* the mode must not depend on the umask */
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	umask(old);
+	TST_CHECK(so != NULL);
+	if (!so)
+		return;
+	TST_EQ_STR(safe_output_path(so), out);
+	const char* staging = safe_output_staging_path(so);
+	TST_CHECK(strncmp(staging, root, strlen(root)) == 0);
+	TST_CHECK(strstr(staging, "/.deskd-staging-") != NULL);
+	TST_EQ_INT(lstat(staging, &st), 0);
+	TST_EQ_INT(st.st_mode & 07777, 0600);
+	TST_CHECK(S_ISREG(st.st_mode));
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", staging);
+	*strrchr(dir, '/') = '\0';
+	TST_EQ_INT(lstat(dir, &st), 0);
+	TST_EQ_INT(st.st_mode & 07777, 0700);
+	TST_EQ_INT(count_staging(root), 1);
+	TST_EQ_INT(safe_output_write(so, "hello ", 6), 0);
+	TST_EQ_INT(safe_output_write(so, "world", 5), 0);
+	TST_CHECK(lstat(out, &st) < 0 && errno == ENOENT);	/* nothing before publish */
+	TST_EQ_INT(safe_output_publish(so), 0);
+	TST_EQ_INT(lstat(out, &st), 0);
+	TST_CHECK(S_ISREG(st.st_mode));
+	TST_EQ_INT(st.st_mode & 07777, 0600);
+	TST_EQ_INT(st.st_nlink, 1);
+	TST_CHECK(file_equals(out, "hello world"));
+	TST_EQ_INT(count_staging(root), 0);
+
+	/* With a strict umask too. */
+	pathf(out, "%s/root/b%s.png", "");
+	old = umask(077);
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	umask(old);
+	TST_EQ_INT(safe_output_write(so, "x", 1), 0);
+	TST_EQ_INT(safe_output_publish(so), 0);
+	TST_EQ_INT(lstat(out, &st), 0);
+	TST_EQ_INT(st.st_mode & 07777, 0600);
+
+	/* libav writes through the staging path: that must work too. */
+	pathf(out, "%s/root/c%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	write_file(safe_output_staging_path(so), "via path");
+	TST_EQ_INT(safe_output_publish(so), 0);
+	TST_CHECK(file_equals(out, "via path"));
+	TST_EQ_INT(lstat(out, &st), 0);
+	TST_EQ_INT(st.st_mode & 07777, 0600);
+
+	/* Abort leaves nothing. */
+	pathf(out, "%s/root/d%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	TST_EQ_INT(safe_output_write(so, "zzz", 3), 0);
+	safe_output_abort(so);
+	TST_CHECK(lstat(out, &st) < 0 && errno == ENOENT);
+	TST_EQ_INT(count_staging(root), 0);
+	safe_output_abort(NULL);
+
+	/* A subdirectory of a root is fine; a root of "/" allows anything. */
+	char sub[PATH_MAX];
+	pathf(sub, "%s/root/sub%s", "");
+	mkdir(sub, 0700);
+	pathf(out, "%s/root/sub/e%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	TST_EQ_INT(count_staging(sub), 1);
+	TST_EQ_INT(safe_output_publish(so), 0);
+	TST_EQ_INT(count_staging(sub), 0);
+	char* slash[] = { (char*)"/" };
+	pathf(out, "%s/root/sub/f%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, slash, 1, &so, err, sizeof(err)), 0);
+	safe_output_abort(so);
+}
+
+static void expect_refusal(const char* out, char* const* roots, int n_roots,
+		int expected, const char* needle, int line)
+{
+	char err[512] = "";
+	struct safe_output* so = (struct safe_output*)1;
+	int rc = safe_output_open(out, roots, n_roots, &so, err, sizeof(err));
+	if (rc != expected || so != NULL || (needle && !strstr(err, needle))) {
+		tst_failed++;
+		fprintf(stderr, "line %d: %s: rc %d (want %d), err '%s' (want '%s')\n",
+				line, out, rc, expected, err, needle ? needle : "");
+		if (rc == 0 && so)
+			safe_output_abort(so);
+	} else {
+		tst_passed++;
+	}
+}
+
+#define REFUSE(out, expected, needle) \
+	expect_refusal(out, roots, 1, expected, needle, __LINE__)
+
+static void test_refusals(void)
+{
+	char root[PATH_MAX], p[PATH_MAX], target[PATH_MAX];
+	char* roots[] = { root };
+	struct stat st;
+
+	pathf(root, "%s/r%s", "");
+	mkdir(root, 0755);
+
+	/* An existing file is never replaced, nor touched. */
+	pathf(p, "%s/r/exists%s.mp4", "");
+	write_file(p, "original");
+	REFUSE(p, -EEXIST, "already exists");
+	TST_CHECK(file_equals(p, "original"));
+
+	/* A symlink to a file, and a dangling symlink. */
+	pathf(target, "%s/r/target%s", "");
+	write_file(target, "target");
+	pathf(p, "%s/r/link%s.mp4", "");
+	TST_EQ_INT(symlink(target, p), 0);
+	REFUSE(p, -EEXIST, "already exists");
+	TST_EQ_INT(lstat(p, &st), 0);
+	TST_CHECK(S_ISLNK(st.st_mode));
+	TST_CHECK(file_equals(target, "target"));
+	pathf(p, "%s/r/dangling%s.mp4", "");
+	TST_EQ_INT(symlink("/nonexistent/deskd-nowhere", p), 0);
+	REFUSE(p, -EEXIST, "already exists");
+	TST_EQ_INT(lstat(p, &st), 0);
+	TST_CHECK(S_ISLNK(st.st_mode));
+	TST_CHECK(lstat("/nonexistent/deskd-nowhere", &st) < 0);
+
+	/* A symlinked parent, '..', '.', '//', relative paths. */
+	char real[PATH_MAX], link[PATH_MAX];
+	pathf(real, "%s/r/real%s", "");
+	mkdir(real, 0755);
+	pathf(link, "%s/r/linkdir%s", "");
+	TST_EQ_INT(symlink(real, link), 0);
+	pathf(p, "%s/r/linkdir/x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not canonical");
+	TST_CHECK(lstat(p, &st) < 0);
+	pathf(p, "%s/r/real/../x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not canonical");
+	pathf(p, "%s/r/./x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not canonical");
+	pathf(p, "%s/r//x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not canonical");
+	REFUSE("x.mp4", -EINVAL, "absolute");
+	REFUSE("r/x.mp4", -EINVAL, "absolute");
+	REFUSE("", -EINVAL, "empty");
+	REFUSE(NULL, -EINVAL, "empty");
+	pathf(p, "%s/r/%s", "");
+	REFUSE(p, -EINVAL, "must name a file");
+	pathf(p, "%s/r/%s..", "");
+	REFUSE(p, -EINVAL, "must name a file");
+	pathf(p, "%s/r/.deskd-staging-%s", "abc");
+	REFUSE(p, -EINVAL, "reserved");
+
+	/* The parent must exist and be a directory. */
+	pathf(p, "%s/r/nodir/x%s.mp4", "");
+	REFUSE(p, -EINVAL, "does not exist");
+	pathf(p, "%s/r/exists.mp4/x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not a directory");
+
+	/* Outside the roots; the prefix trick /r2 vs /r. */
+	pathf(p, "%s/outside%s", "");
+	mkdir(p, 0755);
+	pathf(p, "%s/outside/x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not under an output root");
+	pathf(p, "%s/r2%s", "");
+	mkdir(p, 0755);
+	pathf(p, "%s/r2/x%s.mp4", "");
+	REFUSE(p, -EINVAL, "not under an output root");
+	pathf(p, "%s/rx%s.mp4", "");	/* a sibling file sharing the prefix */
+	REFUSE(p, -EINVAL, "not under an output root");
+	REFUSE("/etc/deskd-x.mp4", -EINVAL, "not under an output root");
+	expect_refusal("/tmp/x.mp4", roots, 0, -EINVAL, "not under an output root", __LINE__);
+
+	/* A root given through a symlink or with a trailing slash still works
+	 * (roots are compared canonically); a missing root matches nothing. */
+	char via[PATH_MAX], slashed[PATH_MAX];
+	pathf(via, "%s/rootlink%s", "");
+	pathf(target, "%s/r%s", "");
+	TST_EQ_INT(symlink(target, via), 0);
+	pathf(slashed, "%s/r/%s", "");
+	char missing[] = "/nonexistent/deskd-root";
+	char* alt[] = { missing, via, slashed };
+	struct safe_output* so = NULL;
+	char err[512];
+	pathf(p, "%s/r/ok%s.mp4", "");
+	TST_EQ_INT(safe_output_open(p, alt + 1, 1, &so, err, sizeof(err)), 0);
+	safe_output_abort(so);
+	TST_EQ_INT(safe_output_open(p, alt + 2, 1, &so, err, sizeof(err)), 0);
+	safe_output_abort(so);
+	TST_EQ_INT(safe_output_open(p, alt, 1, &so, err, sizeof(err)), -EINVAL);
+	TST_EQ_INT(count_staging(root), 0);
+}
+
+static void test_publish_race(void)
+{
+	char root[PATH_MAX], out[PATH_MAX], err[512];
+	char* roots[] = { root };
+	struct safe_output* so = NULL;
+	struct stat st;
+
+	pathf(root, "%s/race%s", "");
+	mkdir(root, 0755);
+
+	/* A file appears between open and publish. */
+	pathf(out, "%s/race/a%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	TST_EQ_INT(safe_output_write(so, "ours", 4), 0);
+	write_file(out, "theirs");
+	TST_EQ_INT(safe_output_publish(so), -EEXIST);
+	TST_CHECK(file_equals(out, "theirs"));
+	TST_EQ_INT(count_staging(root), 0);
+
+	/* A dangling symlink appears: still not replaced, nothing written through it. */
+	char nowhere[PATH_MAX];
+	pathf(nowhere, "%s/race/nowhere%s", "");
+	pathf(out, "%s/race/b%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	TST_EQ_INT(safe_output_write(so, "ours", 4), 0);
+	TST_EQ_INT(symlink(nowhere, out), 0);
+	TST_EQ_INT(safe_output_publish(so), -EEXIST);
+	TST_EQ_INT(lstat(out, &st), 0);
+	TST_CHECK(S_ISLNK(st.st_mode));
+	TST_CHECK(lstat(nowhere, &st) < 0 && errno == ENOENT);
+	TST_EQ_INT(count_staging(root), 0);
+
+	/* Two writers for one destination: the first to publish wins. */
+	struct safe_output* so2 = NULL;
+	pathf(out, "%s/race/c%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so, err, sizeof(err)), 0);
+	TST_EQ_INT(safe_output_open(out, roots, 1, &so2, err, sizeof(err)), 0);
+	TST_EQ_INT(count_staging(root), 2);
+	TST_EQ_INT(safe_output_write(so, "first", 5), 0);
+	TST_EQ_INT(safe_output_write(so2, "second", 6), 0);
+	TST_EQ_INT(safe_output_publish(so2), 0);
+	TST_EQ_INT(safe_output_publish(so), -EEXIST);
+	TST_CHECK(file_equals(out, "second"));
+	TST_EQ_INT(count_staging(root), 0);
+}
+
+static void test_cleanup_stale(void)
+{
+	char root[PATH_MAX], out[PATH_MAX], nested[PATH_MAX], p[PATH_MAX], err[512];
+	char* roots[] = { root };
+	struct safe_output* live = NULL;
+
+	pathf(root, "%s/stale%s", "");
+	mkdir(root, 0755);
+	pathf(nested, "%s/stale/a%s", "");
+	mkdir(nested, 0755);
+	pathf(p, "%s/stale/a/b%s", "");
+	mkdir(p, 0755);
+
+	/* Crashed writers: a child opens stagings and dies without cleaning up
+	 * (like kill -9: the kernel drops its lock). */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct safe_output* a = NULL;
+		struct safe_output* b = NULL;
+		char e[256];
+		char o1[PATH_MAX], o2[PATH_MAX];
+		pathf(o1, "%s/stale/crash%s.mp4", "");
+		pathf(o2, "%s/stale/a/b/crash%s.mp4", "");
+		if (safe_output_open(o1, roots, 1, &a, e, sizeof(e)) < 0
+				|| safe_output_open(o2, roots, 1, &b, e, sizeof(e)) < 0
+				|| safe_output_write(a, "partial", 7) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	TST_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	TST_EQ_INT(count_staging(root), 1);
+	TST_EQ_INT(count_staging(p), 1);
+
+	/* A live staging of ours must survive. */
+	pathf(out, "%s/stale/live%s.mp4", "");
+	TST_EQ_INT(safe_output_open(out, roots, 1, &live, err, sizeof(err)), 0);
+	TST_EQ_INT(count_staging(root), 2);
+
+	/* Look-alikes that are not ours: wrong mode; a subdirectory inside;
+	 * a symlink named like a staging; an unmarked fresh one (being created). */
+	char fake[PATH_MAX];
+	pathf(fake, "%s/stale/.deskd-staging-%s", "mode755");
+	mkdir(fake, 0755);
+	chmod(fake, 0755);
+	pathf(fake, "%s/stale/.deskd-staging-%s", "withdir");
+	mkdir(fake, 0700);
+	char inner[PATH_MAX + 16];
+	snprintf(inner, sizeof(inner), "%s/keep", fake);
+	mkdir(inner, 0700);
+	pathf(fake, "%s/stale/.deskd-staging-%s", "symlink");
+	TST_EQ_INT(symlink(nested, fake), 0);
+	pathf(fake, "%s/stale/.deskd-staging-%s", "fresh");
+	mkdir(fake, 0700);
+	TST_EQ_INT(count_staging(root), 6);
+
+	safe_output_cleanup_stale(roots, 1);
+	TST_EQ_INT(count_staging(root), 5);	/* only the crashed one went */
+	TST_EQ_INT(count_staging(p), 0);	/* nested crash removed too */
+	TST_CHECK(access(inner, F_OK) == 0);
+	struct stat st;
+	TST_EQ_INT(lstat(nested, &st), 0);
+	TST_CHECK(S_ISDIR(st.st_mode));
+	pathf(p, "%s/stale/crash%s.mp4", "");
+	TST_CHECK(lstat(p, &st) < 0);	/* never published */
+
+	/* The live one still publishes. */
+	TST_EQ_INT(safe_output_write(live, "live", 4), 0);
+	TST_EQ_INT(safe_output_publish(live), 0);
+	TST_CHECK(file_equals(out, "live"));
+	TST_EQ_INT(count_staging(root), 4);
+	safe_output_cleanup_stale(NULL, 0);
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/deskd-test-record-XXXXXX";
+	char canon[PATH_MAX];
+	if (!mkdtemp(tmpl) || !realpath(tmpl, canon) || strlen(canon) >= sizeof(base)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	memcpy(base, canon, strlen(canon) + 1);
+	test_publish();
+	test_refusals();
+	test_publish_race();
+	test_cleanup_stale();
+	rm_rf(base);
+	TST_END();
+}
