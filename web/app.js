@@ -559,12 +559,17 @@
     start.title = start.disabled ? 'Pick a window in the list to record it' : 'Record the watched window to MP4';
   }
 
+  const ACTIVE_STATES = new Set(['recording', 'active', 'running', 'starting', 'stopping', 'finalizing']);
+  function isRecording(r) {
+    return r.active === true || ACTIVE_STATES.has(r.state) || ACTIVE_STATES.has(r.status);
+  }
+
   async function refreshRecordings() {
     try {
       const body = await api('/api/v1/recordings');
       const list = Array.isArray(body) ? body : (body.recordings || []);
       state.recordings = list;
-      const active = list.find((r) => r.active || r.state === 'recording' || r.status === 'recording');
+      const active = list.find(isRecording);
       if (active) state.activeRec = { id: active.id, window: active.window };
       else if (state.activeRec && list.some((r) => r.id === state.activeRec.id)) state.activeRec = null;
       renderRecordings();
@@ -578,7 +583,8 @@
   function renderRecordings() {
     const ul = $('recordings');
     const items = state.recordings.slice().reverse().map((r) => {
-      const recording = r.active || r.state === 'recording' || r.status === 'recording';
+      const recording = isRecording(r);
+      const failed = /fail|error|abort/.test(String(r.state || r.status || ''));
       const name = (r.path || '').split('/').pop() || `${r.id}.mp4`;
       const sub = [r.duration_seconds ? `${Number(r.duration_seconds).toFixed(1)} s` : '',
         typeof r.bytes === 'number' ? fmtBytes(r.bytes) : ''].filter(Boolean).join(' · ');
@@ -586,7 +592,8 @@
         recording ? el('span', { class: 'badge rec', text: 'REC' }) : null,
         el('span', { class: 'title', text: name }),
         el('span', { class: 'sub', text: sub }),
-        recording ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
+        failed ? el('span', { class: 'badge', title: r.error || '', text: 'failed' }) : null,
+        recording || failed ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
     });
     if (!items.length) items.push(el('li', { class: 'empty', text: 'No recordings yet' }));
     ul.replaceChildren(...items);
