@@ -189,7 +189,7 @@
   }
 
   function sendWatch() {
-    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN || document.hidden) return;
     const msg = { type: 'watch', target: state.watch.target, fps: Number($('fps').value) };
     if (state.watch.target === 'window') msg.window = state.watch.window;
     const size = $('size').value;
@@ -382,6 +382,13 @@
     }
     if (state.flashes.length) requestAnimationFrame(drawOverlay);
   }
+
+  // A hidden tab costs the server nothing: stop watching until it shows again.
+  document.addEventListener('visibilitychange', () => {
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+    if (document.hidden) state.ws.send(JSON.stringify({ type: 'unwatch' }));
+    else sendWatch();
+  });
 
   $('fps').addEventListener('change', sendWatch);
   $('size').addEventListener('change', sendWatch);
@@ -651,6 +658,7 @@
 
   function setRole(role) {
     state.role = role;
+    document.body.classList.add('role-known');
     document.body.classList.toggle('view-only', role === 'view');
     $('role').hidden = role !== 'view';
   }
@@ -731,6 +739,9 @@
     updateRecButtons();
     renderRecordings();
     if (!state.ws) connectLive();
+    // Without a hello (a proxy eating WebSockets), show the controls anyway:
+    // a view token still gets a 403 when it tries them.
+    setTimeout(() => { if (!document.body.classList.contains('role-known')) setRole(state.role); }, 4000);
     refreshRecordings();
   }
 
