@@ -50,6 +50,7 @@
 #define LIVE_MAX_FPS 60
 #define LIVE_DEFAULT_QUALITY 70
 #define LIVE_IDLE_POLL_MS 100		/* cursor poll while nothing changes */
+#define LIVE_MAX_FEEDS 16		/* distinct (target, settings) at once */
 
 /* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
 
@@ -476,6 +477,8 @@ static struct live_feed* live_feed_get(const struct live_feed_key* key)
 			return f;
 		}
 
+	if (atomic_load(&live__stats.feeds) >= LIVE_MAX_FEEDS)
+		return NULL;	/* each feed is a thread and an X connection */
 	struct live_feed* self = calloc(1, sizeof(*self));
 	if (!self)
 		return NULL;
@@ -723,7 +726,8 @@ static void live_client_watch(struct live_client* c, json_t* msg)
 	live_client_unwatch(c);
 	c->feed = live_feed_get(&key);
 	if (!c->feed)
-		live_client_error(c, "internal", "cannot start the capture for this target");
+		live_client_error(c, "busy", "too many different live views at once; "
+				"watch with the same fps, quality and max_dimension as others to share one");
 	else
 		lws_callback_on_writable(c->wsi);
 }
