@@ -356,10 +356,14 @@
       const p = desktopToFrame(f.dx, f.dy);
       if (!p) continue;
       const k = (now - f.t0) / 700;
+      // A red ring with a white halo: visible on any background.
       octx.beginPath();
       octx.arc(p.x, p.y, (6 + 22 * k) * scale, 0, Math.PI * 2);
-      octx.strokeStyle = `rgba(255, 64, 64, ${1 - k})`;
-      octx.lineWidth = 3 * scale;
+      octx.strokeStyle = `rgba(255, 255, 255, ${0.9 * (1 - k)})`;
+      octx.lineWidth = 5 * scale;
+      octx.stroke();
+      octx.strokeStyle = `rgba(255, 40, 40, ${1 - k})`;
+      octx.lineWidth = 2.5 * scale;
       octx.stroke();
       octx.beginPath();
       octx.arc(p.x, p.y, 3 * scale, 0, Math.PI * 2);
