@@ -127,11 +127,14 @@ unit: $(UNIT_BINS)
 integration: $(DESKD) $(FIXTURE)
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) scripts/run-integration
 
+conformance: $(DESKD)
+	@DESKD_BIN=$(abspath $(DESKD)) scripts/run-conformance
+
 test:
 	@scripts/install-deps test
 	@scripts/npm-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
-	@$(MAKE) --no-print-directory unit integration
+	@$(MAKE) --no-print-directory unit integration conformance
 
 check:
 	@scripts/install-deps test
@@ -140,7 +143,7 @@ check:
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined \
 		$(patsubst build/%,build-san/%,$(UNIT_BINS))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration
+		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration conformance
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
 bench: all
@@ -152,6 +155,28 @@ FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz:
 	@scripts/run-fuzz $(FUZZ_SECONDS) $(FUZZ_SRCS)
+
+# Harnesses link every module, compiled again with clang and the sanitizers
+# into build-fuzz/ (one archive, so link order does not matter).
+FUZZ_CC ?= clang
+FUZZ_SAN = -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
+	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
+FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(capture_SRCS) $(input_SRCS) \
+	$(record_SRCS) $(server_SRCS)) build-fuzz/obj/web_assets.o
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+build-fuzz/obj/web_assets.o: $(BUILD)/web_assets.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/libdeskd.a: $(FUZZ_OBJS)
+	@rm -f $@
+	$(Q)$(AR) rcs $@ $^
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libdeskd.a
+	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address -fno-omit-frame-pointer \
+		-o $@ $< build-fuzz/libdeskd.a $(LDLIBS)
+-include $(shell find build-fuzz -name '*.d' 2>/dev/null)
 
 check-headers:
 	@for h in capture/capture.h input/input.h record/record.h server/*.h; do \

@@ -157,6 +157,20 @@ struct frame* capture_crop(const struct frame* src, const struct capture_rect* r
 /** PNG (RGB, 8 bits, fast: zlib level 1, rows deflated in parallel bands).
  *  *out is malloc'd (free() it). */
 int capture_encode_png(const struct frame* src, uint8_t** out, size_t* len);
+/* Incremental PNG: the image is cut into up to 16 bands, each deflated on
+ * its own; a state keeps the previous image (a frame reference) and its
+ * compressed bands, and the next encode reuses every band whose rows (and
+ * the rows before it, which it depends on) did not change. The output is
+ * a normal PNG. A state is used by one thread at a time. */
+struct capture_png_state;
+
+/** Like capture_encode_png, with a state (*state NULL: created here). */
+int capture_encode_png_cached(struct capture_png_state** state,
+		const struct frame* src, uint8_t** out, size_t* len);
+/** How many bands the last encode with this state reused (for tests). */
+int capture_png_state_reused(const struct capture_png_state* state);
+/** Free a state (drops its frame reference). NULL-safe. */
+void capture_png_state_free(struct capture_png_state* state);
 /** JPEG through libturbojpeg (4:2:0, quality 1..100). *out is malloc'd. */
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len);

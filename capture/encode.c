@@ -12,14 +12,16 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#define PNG_MAX_BANDS 4
-#define PNG_MIN_BAND_ROWS 64
+#define PNG_MAX_THREADS 4
+#define PNG_STATE_BANDS 16
+#define PNG_MIN_BAND_ROWS 32
 /* PNG filter type used for every row: 2 (Up) compresses UI well and costs
  * one subtraction per byte (PITFALLS 28). */
 #define PNG_FILTER_UP 2
@@ -33,6 +35,7 @@ struct band {
 	size_t out_len, out_cap;
 	uLong adler;
 	bool last;
+	bool reused;		/* taken from a state: out is borrowed */
 	int rc;
 };
 
@@ -179,47 +182,138 @@ static uint8_t* put_chunk(uint8_t* p, const char* type, const uint8_t* data,
 	return p + 4;
 }
 
-static int png_bands(int height)
+static int png_cpus(void)
 {
-	static int cpus;
+	static atomic_int cached;
+	int cpus = atomic_load_explicit(&cached, memory_order_relaxed);
 	if (!cpus) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cpus = n < 1 ? 1 : n > PNG_MAX_BANDS ? PNG_MAX_BANDS : (int)n;
+		cpus = n < 1 ? 1 : n > PNG_MAX_THREADS ? PNG_MAX_THREADS : (int)n;
+		atomic_store_explicit(&cached, cpus, memory_order_relaxed);
 	}
-	int n = height / PNG_MIN_BAND_ROWS;
-	if (n < 1)
-		n = 1;
-	return n < cpus ? n : cpus;
+	return cpus;
 }
 
-int capture_encode_png(const struct frame* src, uint8_t** out, size_t* len)
+/* Bands to deflate, shared by the threads: each takes the next one. */
+struct png_job {
+	struct band* bands;
+	int n;
+	atomic_int next;
+};
+
+static void* png_job_run(void* ud)
+{
+	struct png_job* job = ud;
+	for (;;) {
+		int i = atomic_fetch_add(&job->next, 1);
+		if (i >= job->n)
+			return NULL;
+		if (!job->bands[i].reused)
+			band_run(&job->bands[i]);
+	}
+}
+
+/* What a state keeps of each band of the previous image. */
+struct png_saved {
+	uint8_t* out;
+	size_t out_len, out_cap, raw_len;
+	uLong adler;
+};
+
+struct capture_png_state {
+	struct frame* prev;
+	int width, height, n;
+	struct png_saved saved[PNG_STATE_BANDS];
+	int reused;
+};
+
+static void saved_release(struct png_saved* s)
+{
+	capture__buf_put(s->out, s->out_cap);
+	memset(s, 0, sizeof(*s));
+}
+
+void capture_png_state_free(struct capture_png_state* self)
+{
+	if (!self)
+		return;
+	for (int i = 0; i < PNG_STATE_BANDS; i++)
+		saved_release(&self->saved[i]);
+	frame_unref(self->prev);
+	free(self);
+}
+
+int capture_png_state_reused(const struct capture_png_state* self)
+{
+	return self ? self->reused : 0;
+}
+
+static bool rows_equal(const struct frame* a, const struct frame* b, int y0, int y1)
+{
+	size_t n = (size_t)a->width * 4;
+	for (int y = y0; y < y1; y++)
+		if (memcmp(a->data + (size_t)y * (size_t)a->stride,
+				b->data + (size_t)y * (size_t)b->stride, n) != 0)
+			return false;
+	return true;
+}
+
+static int png_encode(const struct frame* src, struct capture_png_state** statep,
+		uint8_t** out, size_t* len)
 {
 	*out = NULL;
 	*len = 0;
 	if (!src || src->width <= 0 || src->height <= 0)
 		return -EINVAL;
-	struct band bands[PNG_MAX_BANDS];
-	pthread_t threads[PNG_MAX_BANDS];
-	bool started[PNG_MAX_BANDS] = { false };
-	int n = png_bands(src->height);
-	memset(bands, 0, sizeof(bands));
-	for (int i = 0; i < n; i++) {
-		bands[i].src = src;
-		bands[i].y0 = (int)((int64_t)src->height * i / n);
-		bands[i].y1 = (int)((int64_t)src->height * (i + 1) / n);
-		bands[i].last = i == n - 1;
+	struct capture_png_state* state = NULL;
+	if (statep) {
+		if (!*statep)
+			*statep = calloc(1, sizeof(**statep));
+		state = *statep;
 	}
-	/* Band 0 runs here; the others on their own threads (or here too if a
-	 * thread cannot be started). */
-	for (int i = 1; i < n; i++)
-		started[i] = pthread_create(&threads[i], NULL, band_run, &bands[i]) == 0;
-	band_run(&bands[0]);
-	for (int i = 1; i < n; i++) {
+	/* Without a state: one band per core. With one: more, smaller bands,
+	 * so a small change re-deflates little. */
+	int n = src->height / PNG_MIN_BAND_ROWS;
+	int cap = state ? PNG_STATE_BANDS : png_cpus();
+	n = n < 1 ? 1 : n > cap ? cap : n;
+	struct band bands[PNG_STATE_BANDS];
+	memset(bands, 0, sizeof(bands));
+	bool comparable = state && state->prev && state->width == src->width
+			&& state->height == src->height && state->n == n;
+	size_t rowlen = 1 + 3 * (size_t)src->width;
+	int dict_rows = (int)((32768 + rowlen - 1) / rowlen) + 1;
+	int dirty = 0;
+	for (int i = 0; i < n; i++) {
+		struct band* b = &bands[i];
+		b->src = src;
+		b->y0 = (int)((int64_t)src->height * i / n);
+		b->y1 = (int)((int64_t)src->height * (i + 1) / n);
+		b->last = i == n - 1;
+		/* A band's bytes depend on its rows and on the rows before it
+		 * (filter Up, and the deflate dictionary). */
+		int from = b->y0 - dict_rows < 0 ? 0 : b->y0 - dict_rows;
+		if (comparable && state->saved[i].out && rows_equal(src, state->prev, from, b->y1)) {
+			b->reused = true;
+			b->out = state->saved[i].out;
+			b->out_len = state->saved[i].out_len;
+			b->adler = state->saved[i].adler;
+			b->raw_len = state->saved[i].raw_len;
+		} else {
+			dirty++;
+		}
+	}
+	struct png_job job = { .bands = bands, .n = n };
+	atomic_init(&job.next, 0);
+	pthread_t threads[PNG_MAX_THREADS];
+	int n_threads = png_cpus() < dirty ? png_cpus() : dirty;
+	bool started[PNG_MAX_THREADS] = { false };
+	for (int i = 1; i < n_threads; i++)
+		started[i] = pthread_create(&threads[i], NULL, png_job_run, &job) == 0;
+	png_job_run(&job);
+	for (int i = 1; i < n_threads; i++)
 		if (started[i])
 			pthread_join(threads[i], NULL);
-		else
-			band_run(&bands[i]);
-	}
+
 	int rc = 0;
 	size_t idat = 2 + 4;
 	for (int i = 0; i < n; i++) {
@@ -252,12 +346,50 @@ int capture_encode_png(const struct frame* src, uint8_t** out, size_t* len)
 	p = put_chunk(p, "IEND", NULL, 0, NULL, 0);
 	*out = buf;
 	*len = (size_t)(p - buf);
+
+	if (state) {
+		/* Keep the new bands (the state takes their buffers). */
+		if (!comparable)
+			for (int i = 0; i < PNG_STATE_BANDS; i++)
+				saved_release(&state->saved[i]);
+		state->reused = n - dirty;
+		for (int i = 0; i < n; i++) {
+			if (bands[i].reused)
+				continue;
+			saved_release(&state->saved[i]);
+			state->saved[i] = (struct png_saved){ bands[i].out, bands[i].out_len,
+				bands[i].out_cap, bands[i].raw_len, bands[i].adler };
+			bands[i].out = NULL;
+		}
+		frame_unref(state->prev);
+		state->prev = frame_ref((struct frame*)src);
+		state->width = src->width;
+		state->height = src->height;
+		state->n = n;
+	}
 done:
 	for (int i = 0; i < n; i++) {
 		capture__buf_put(bands[i].raw, bands[i].raw_cap);
-		capture__buf_put(bands[i].out, bands[i].out_cap);
+		if (!bands[i].reused)
+			capture__buf_put(bands[i].out, bands[i].out_cap);
+	}
+	if (rc < 0 && state) {
+		/* Start over next time rather than trust a half-updated state. */
+		frame_unref(state->prev);
+		state->prev = NULL;
 	}
 	return rc;
+}
+
+int capture_encode_png(const struct frame* src, uint8_t** out, size_t* len)
+{
+	return png_encode(src, NULL, out, len);
+}
+
+int capture_encode_png_cached(struct capture_png_state** state,
+		const struct frame* src, uint8_t** out, size_t* len)
+{
+	return png_encode(src, state, out, len);
 }
 
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,

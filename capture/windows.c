@@ -210,8 +210,10 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 		out->pid = (int)((unsigned long*)(void*)data)[0];
 	if (data)
 		XFree(data);
-	if (have_ewmh && active)
-		out->focused = active == w;
+	/* The input focus is the truth (a WM updates _NET_ACTIVE_WINDOW a
+	 * little later); the EWMH property only when focus is nowhere useful. */
+	if (focus == None || focus == PointerRoot || focus == self->root)
+		out->focused = have_ewmh && active == w;
 	else
 		out->focused = contains_focus(self, w, focus);
 }
@@ -366,6 +368,12 @@ int capture_window_info(struct capture* self, uint32_t window,
 	return 0;
 }
 
+static bool is_focused_ewmh(struct capture* self, Window w)
+{
+	bool have_ewmh;
+	return active_window(self, &have_ewmh) == w;
+}
+
 static bool is_focused(struct capture* self, Window w, bool ewmh)
 {
 	bool have_ewmh;
@@ -416,8 +424,12 @@ int capture_focus_window(struct capture* self, uint32_t window)
 				XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
 				capture__sync_error(self);
 			}
-			if (is_focused(self, window, false))
+			if (is_focused(self, window, false)) {
+				/* Give the WM a moment to publish it too. */
+				for (int j = 0; ewmh && j < 40 && !is_focused_ewmh(self, window); j++)
+					sleep_ms(5);
 				return 0;
+			}
 		}
 		sleep_ms(5);
 	}

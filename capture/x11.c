@@ -39,10 +39,15 @@ static int on_x_error(Display* dpy, XErrorEvent* ev)
 	for (int i = 0; i < REGISTRY_MAX; i++) {
 		struct capture* c = registry[i];
 		if (c && c->dpy == dpy) {
+			ours = true;
+			/* A damage object dies with its window before we hear of
+			 * it; requests on it fail harmlessly and must not be
+			 * blamed on the request being checked. */
+			if (c->have_damage && ev->error_code == c->damage_error + BadDamage)
+				break;
 			c->x_error = ev->error_code;
 			c->x_request = ev->request_code;
 			c->x_minor = ev->minor_code;
-			ours = true;
 			break;
 		}
 	}
@@ -277,10 +282,12 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 	self->wm_state = atoms[8];
 	self->net_frame_extents = atoms[9];
 
+	/* Root ConfigureNotify keeps the screen size current. */
+	XSelectInput(self->dpy, self->root, StructureNotifyMask);
 	/* The screen is always tracked (slot 0). */
 	self->tracked[0].used = true;
 	self->tracked[0].window = 0;
-	self->tracked[0].counter = 1;
+	self->tracked[0].counter = ++self->change_clock;
 	if (self->have_damage)
 		self->tracked[0].damage = XDamageCreate(self->dpy, self->root,
 				XDamageReportNonEmpty);
@@ -497,6 +504,7 @@ int capture_screen(struct capture* self, const struct capture_rect* region,
 	*out = NULL;
 	if (self->io_error)
 		return connection_lost(self);
+	capture__drain(self);
 	struct capture_rect all = { 0, 0, self->screen_w, self->screen_h }, r;
 	if (!clip(region ? region : &all, self->screen_w, self->screen_h, &r))
 		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d screen",
@@ -556,7 +564,7 @@ static struct capture_tracked* tracked_get(struct capture* self, uint32_t window
 	}
 	t->used = true;
 	t->window = window;
-	t->counter = 1;
+	t->counter = ++self->change_clock;
 	*fresh = true;
 	/* DestroyNotify tells us when it goes. */
 	XSelectInput(self->dpy, window, StructureNotifyMask);
@@ -573,6 +581,10 @@ void capture__drain(struct capture* self)
 			for (int i = 0; i < CAPTURE_MAX_TRACKED; i++)
 				if (self->tracked[i].used && self->tracked[i].damage == de->damage)
 					self->tracked[i].pending = true;
+		} else if (ev.type == ConfigureNotify && ev.xconfigure.window == self->root) {
+			/* The screen was resized (RandR). */
+			self->screen_w = ev.xconfigure.width;
+			self->screen_h = ev.xconfigure.height;
 		} else if (ev.type == DestroyNotify) {
 			struct capture_tracked* t = tracked_find(self, (uint32_t)ev.xdestroywindow.window);
 			if (t && t != &self->tracked[0])
@@ -584,7 +596,7 @@ void capture__drain(struct capture* self)
 		struct capture_tracked* t = &self->tracked[i];
 		if (t->used && t->pending) {
 			t->pending = false;
-			t->counter++;
+			t->counter = ++self->change_clock;
 			if (!t->gone && t->damage) {
 				XDamageSubtract(self->dpy, t->damage, None, None);
 				subtracted = true;
@@ -741,7 +753,7 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
 				tracked_free(self, t);
 				return capture__fail(self, -ENOENT, "window %u does not exist", window);
 			}
-			t->counter++;
+			t->counter = ++self->change_clock;
 		}
 	}
 	XSync(self->dpy, False);

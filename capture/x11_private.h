@@ -37,6 +37,7 @@ struct capture {
 	/* Change tracking; slot 0 is the screen. */
 	struct capture_tracked tracked[CAPTURE_MAX_TRACKED];
 	unsigned evict;
+	uint64_t change_clock;	/* counters take values from it: monotonic per context */
 
 	/* Atoms. */
 	Atom net_client_list, net_client_list_stacking, net_active_window,

@@ -3,6 +3,7 @@
 /* record/: the window recorder and the safe-output library it shares with
  * screenshots (DESIGN.md section 8). No X11 or libav types here. */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Safe output: the file is written in a private 0700 staging directory next
@@ -31,3 +32,81 @@ void safe_output_abort(struct safe_output* self);
 int safe_output_write(struct safe_output* self, const void* buf, size_t len);
 /** Remove staging directories left by a crash (kill -9) under these dirs. */
 void safe_output_cleanup_stale(char* const* dirs, int n_dirs);
+
+/* The window recorder: one window -> XComposite capture -> swscale ->
+ * libx264 (yuv420p, no B-frames, GOP 2 s) -> MP4 (+faststart) through the
+ * safe-output library. Each recorder has its own thread and its own X
+ * connection; it finalizes and publishes by itself when stopped, when the
+ * window is destroyed, when max_seconds pass, or when the display goes away,
+ * and removes its staging on any error (ENOSPC included). */
+
+struct recorder;
+
+enum record_state {
+	RECORD_RUNNING = 0,
+	RECORD_FINISHED,	/* published at the destination */
+	RECORD_FAILED,		/* nothing published; error and message say why */
+};
+
+enum record_end {
+	RECORD_END_NONE = 0,	/* still running */
+	RECORD_END_STOPPED,	/* record_stop / record_request_stop */
+	RECORD_END_WINDOW_GONE,	/* the window was destroyed */
+	RECORD_END_MAX_SECONDS,
+	RECORD_END_DISPLAY_GONE,
+	RECORD_END_ERROR,	/* a write or encoder error */
+};
+
+struct record_params {
+	const char* display;	/* X display name (":1"); NULL: $DISPLAY */
+	unsigned long window;	/* X window id (the client window) */
+	const char* path;	/* destination, checked by safe_output_open */
+	char* const* roots;	/* output roots for path */
+	int n_roots;
+	int fps;		/* 1..60; 0 means 30 */
+	double max_seconds;	/* 0: no limit */
+	bool cursor;		/* draw the mouse pointer into the video */
+	long long min_free_bytes; /* refuse to start with less free space; 0: 1 MiB */
+};
+
+struct record_stats {
+	enum record_state state;
+	enum record_end end;
+	unsigned long window;
+	int width, height;	/* the video's size (even, fixed at start) */
+	int fps;
+	unsigned long long frames;	/* frames in the video */
+	unsigned long long dropped_frames; /* slots skipped because encoding fell behind */
+	unsigned long long bytes;	/* bytes written so far / file size */
+	double duration_seconds;	/* video duration (frames span) */
+	int error;			/* 0, or -errno when FAILED */
+	char message[256];		/* why it failed, or "" */
+};
+
+/** Where libav and recorder messages go; level 0 error, 1 warning, 2 info,
+ *  3 debug. Set once before the first record_start (not thread-safe).
+ *  Without it, messages are dropped and libav is kept at AV_LOG_ERROR. */
+typedef void (*record_log_fn)(void* ud, int level, const char* message);
+void record_set_log(record_log_fn fn, void* ud);
+
+/** Check the window and the output, open the encoder and start recording on
+ *  a new thread. Returns 0 with *out set, or -errno with a reason in err:
+ *  -ENOENT the window does not exist, -EINVAL bad path, -EEXIST the output
+ *  exists, -ECONNREFUSED the display cannot be opened, -ENOSPC not enough
+ *  free space, -ENOTSUP unsupported window (depth), -ENOMEM, -EIO (libav). */
+int record_start(const struct record_params* params, struct recorder** out,
+		char* err, size_t err_size);
+/** Ask the recording to finalize and publish; returns at once. Any thread. */
+void record_request_stop(struct recorder* self);
+/** Stop (if running), wait until finalized, fill stats. Returns 0 when the
+ *  file is published, else the recording's -errno (stats.message says why).
+ *  Idempotent; any thread but the recorder's. */
+int record_stop(struct recorder* self, struct record_stats* stats);
+/** Has the recording ended (published or failed)? Any thread. */
+bool record_done(struct recorder* self);
+/** A snapshot of the live numbers. Any thread. */
+void record_get_stats(struct recorder* self, struct record_stats* out);
+/** The destination path (valid until record_destroy). */
+const char* record_path(const struct recorder* self);
+/** Stop and publish if still running, join the thread, free. NULL-safe. */
+void record_destroy(struct recorder* self);

@@ -1,8 +1,251 @@
-/* STUB: replaced by the owner of this file. */
 #include "server/auth.h"
+#include "server/log.h"
+#include "server/options.h"
+
 #include <errno.h>
-#include <stddef.h>
-int auth_init(const struct options* opts) { return 0; }
-void auth_deinit(void) { }
-const char* auth_token(void) { return NULL; }
-enum http_role auth_check_token(const char* token) { return HTTP_ROLE_NONE; }
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AUTH_TOKEN_MAX 512
+
+static struct {
+	bool no_auth;
+	char* token;
+	char* view_token;
+} A;
+
+bool auth_token_equal(const char* a, const char* b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	/* Walk the presented string fully whatever the lengths are. */
+	unsigned char diff = la != lb;
+	for (size_t i = 0; i < la; i++)
+		diff |= (unsigned char)a[i] ^ (unsigned char)(lb ? b[i % lb] : 0);
+	return diff == 0;
+}
+
+/* Trim whitespace and check the token is printable and of sane length. */
+static int clean_token(char* s, const char* what)
+{
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '
+			|| s[n - 1] == '\t'))
+		s[--n] = '\0';
+	size_t start = strspn(s, " \t");
+	memmove(s, s + start, n - start + 1);
+	n -= start;
+	if (n == 0 || n >= AUTH_TOKEN_MAX) {
+		log_error("%s: the token must be 1 to %d characters", what, AUTH_TOKEN_MAX - 1);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) {
+			log_error("%s: the token must be printable ASCII without spaces", what);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static char* read_token_file(const char* path, int* err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	char* buf = calloc(1, AUTH_TOKEN_MAX + 2);
+	if (!buf) {
+		close(fd);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ssize_t n = read(fd, buf, AUTH_TOKEN_MAX + 1);
+	*err = n < 0 ? -errno : 0;
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int make_dir(const char* path)
+{
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	/* Create the parents (e.g. ~/.local/state) as well. */
+	char buf[4096];
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (char* p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+/* Generate 32 random bytes as hex and save them 0600, or reuse the saved one. */
+static int load_or_create(const char* data_dir)
+{
+	char path[4096];
+	int rc;
+	if (snprintf(path, sizeof(path), "%s/token", data_dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if ((rc = make_dir(data_dir)) < 0) {
+		log_error("cannot create the data directory %s: %s; pick another with --data-dir",
+				data_dir, strerror(-rc));
+		return rc;
+	}
+	A.token = read_token_file(path, &rc);
+	if (A.token) {
+		if (clean_token(A.token, path) < 0)
+			return -EINVAL;
+		return 0;
+	}
+	if (rc != -ENOENT) {
+		log_error("cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+
+	unsigned char raw[32];
+	size_t got = 0;
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	A.token = malloc(sizeof(raw) * 2 + 1);
+	if (!A.token)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(A.token + 2 * i, 3, "%02x", raw[i]);
+
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		goto write_failure;
+	}
+	size_t len = strlen(A.token);
+	if (write(fd, A.token, len) != (ssize_t)len || write(fd, "\n", 1) != 1
+			|| fsync(fd) < 0) {
+		rc = errno ? -errno : -EIO;
+		close(fd);
+		unlink(tmp);
+		goto write_failure;
+	}
+	close(fd);
+	/* link() never replaces: a token written meanwhile by another deskd wins. */
+	if (link(tmp, path) < 0) {
+		rc = -errno;
+		unlink(tmp);
+		if (rc == -EEXIST) {
+			free(A.token);
+			A.token = read_token_file(path, &rc);
+			if (!A.token)
+				goto write_failure;
+			return clean_token(A.token, path);
+		}
+		goto write_failure;
+	}
+	unlink(tmp);
+	log_info("generated a token, saved in %s", path);
+	return 0;
+
+write_failure:
+	log_error("cannot save the token in %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+int auth_init(const struct options* opts)
+{
+	int rc = 0;
+	memset(&A, 0, sizeof(A));
+	if (opts->no_auth) {
+		A.no_auth = true;
+		log_warn("--no-auth: anyone who can reach %s may control this desktop",
+				opts->listen);
+		return 0;
+	}
+	if (opts->token) {
+		A.token = strdup(opts->token);
+		if (!A.token)
+			return -ENOMEM;
+		rc = clean_token(A.token, "--token");
+	} else if (opts->token_file) {
+		A.token = read_token_file(opts->token_file, &rc);
+		if (!A.token)
+			log_error("cannot read --token-file %s: %s", opts->token_file,
+					strerror(-rc));
+		else
+			rc = clean_token(A.token, opts->token_file);
+	} else {
+		rc = load_or_create(opts->data_dir);
+	}
+	if (rc < 0)
+		goto token_failure;
+	if (opts->view_token) {
+		A.view_token = strdup(opts->view_token);
+		if (!A.view_token) {
+			rc = -ENOMEM;
+			goto token_failure;
+		}
+		if ((rc = clean_token(A.view_token, "--view-token")) < 0)
+			goto token_failure;
+		if (auth_token_equal(A.view_token, A.token)) {
+			log_error("--view-token must differ from the full token");
+			rc = -EINVAL;
+			goto token_failure;
+		}
+	}
+	return 0;
+
+token_failure:
+	auth_deinit();
+	return rc ? rc : -EINVAL;
+}
+
+void auth_deinit(void)
+{
+	free(A.token);
+	free(A.view_token);
+	memset(&A, 0, sizeof(A));
+}
+
+const char* auth_token(void)
+{
+	return A.no_auth ? NULL : A.token;
+}
+
+enum http_role auth_check_token(const char* token)
+{
+	if (A.no_auth)
+		return HTTP_ROLE_FULL;
+	if (!token || !A.token)
+		return HTTP_ROLE_NONE;
+	/* Both compares always run, so timing does not tell which one matched. */
+	bool full = auth_token_equal(token, A.token);
+	bool view = A.view_token && auth_token_equal(token, A.view_token);
+	if (full)
+		return HTTP_ROLE_FULL;
+	if (view)
+		return HTTP_ROLE_VIEW;
+	return HTTP_ROLE_NONE;
+}

@@ -16,3 +16,5 @@ const char* auth_token(void);
 /** Role for a presented token (constant-time compare). NULL -> NONE.
  *  With --no-auth every caller is FULL. */
 enum http_role auth_check_token(const char* token);
+/** Compare two strings in time that depends only on their lengths. */
+bool auth_token_equal(const char* a, const char* b);

@@ -59,6 +59,8 @@ static struct {
 };
 
 static atomic_bool available;
+/* Written by desktop_stop to wake the watcher out of poll. */
+static int wake_pipe[2] = { -1, -1 };
 static atomic_uint disconnects;
 /* Display names never move: a new name goes into the next slot. */
 static char name_slots[DESKTOP_NAME_SLOTS][64];
@@ -231,10 +233,18 @@ static void on_x_io_exit(Display* dpy, void* ud)
 		*(bool*)ud = true;
 }
 
+/* Installed only where Xlib's default is in place: a module that installed
+ * its own (and chains to the previous one) keeps it. */
 static void install_x_handlers(void)
 {
-	XSetErrorHandler(on_x_error);
-	XSetIOErrorHandler(on_x_io_error);
+	XErrorHandler cur = XSetErrorHandler(NULL);
+	XErrorHandler def = XSetErrorHandler(cur);
+	if (cur == def)
+		XSetErrorHandler(on_x_error);
+	XIOErrorHandler cur_io = XSetIOErrorHandler(NULL);
+	XIOErrorHandler def_io = XSetIOErrorHandler(cur_io);
+	if (cur_io == def_io)
+		XSetIOErrorHandler(on_x_io_error);
 }
 
 /* Processes: fork + exec with the parent death signal, each in its own
@@ -694,6 +704,7 @@ static void* watcher_main(void* ud)
 		if (g.embedded && (xvfb_died || g.xvfb.pid <= 0)) {
 			atomic_store(&available, false);
 			if (dpy) {
+				atomic_fetch_add(&disconnects, 1);
 				XCloseDisplay(dpy);
 				dpy = NULL;
 			}
@@ -738,8 +749,13 @@ static void* watcher_main(void* ud)
 			continue;
 		}
 
-		struct pollfd pfd = { ConnectionNumber(dpy), POLLIN, 0 };
-		int n = poll(&pfd, 1, 200);
+		struct pollfd pfd[2] = {
+			{ ConnectionNumber(dpy), POLLIN, 0 },
+			{ wake_pipe[0], POLLIN, 0 },
+		};
+		int n = poll(pfd, wake_pipe[0] >= 0 ? 2 : 1, 200);
+		if (n > 0 && (pfd[1].revents & POLLIN))
+			continue;	/* desktop_stop */
 		if (n > 0 || XPending(dpy) > 0)
 			drain_events(dpy, &dead, rr_base);
 		if (dead) {
@@ -845,11 +861,13 @@ int desktop_start(const struct options* opts)
 		resolve_programs(opts);
 		g.embedded = true;
 		if ((rc = start_embedded(-1)) < 0) {
-			log_error("cannot start the embedded Xvfb: %s", strerror(-rc));
+			log_error("cannot start the embedded Xvfb: %s; add --log-level debug to see its output", strerror(-rc));
 			goto embedded_failure;
 		}
 	}
 
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		wake_pipe[0] = wake_pipe[1] = -1;	/* then stop waits up to 200 ms */
 	rc = pthread_create(&g.watcher, NULL, watcher_main, NULL);
 	if (rc != 0) {
 		rc = -rc;
@@ -868,6 +886,11 @@ int desktop_start(const struct options* opts)
 	return 0;
 
 thread_failure:
+	for (int i = 0; i < 2; i++) {
+		if (wake_pipe[i] >= 0)
+			close(wake_pipe[i]);
+		wake_pipe[i] = -1;
+	}
 embedded_failure:
 	{
 		struct child* list[2 + OPTIONS_MAX_LIST];
@@ -885,14 +908,25 @@ config_failure:
 
 void desktop_stop(void)
 {
+	bool stuck = false;
 	if (!g.started)
 		return;
 	pthread_mutex_lock(&g.mutex);
 	g.stopping = true;
 	pthread_cond_broadcast(&g.cond);
 	pthread_mutex_unlock(&g.mutex);
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0)
+		log_debug("cannot wake the display watcher: %s", strerror(errno));
 	if (g.watcher_running) {
-		pthread_join(g.watcher, NULL);
+		/* Bounded: XOpenDisplay on a hung X server never returns. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 3;
+		if (pthread_timedjoin_np(g.watcher, NULL, &ts) != 0) {
+			log_warn("the display watcher is stuck (a hung X server?); stopping without it");
+			pthread_detach(g.watcher);
+			stuck = true;
+		}
 		g.watcher_running = false;
 	}
 	atomic_store(&available, false);
@@ -907,6 +941,13 @@ void desktop_stop(void)
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	list[0] = &g.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
-	free_config();
+	if (!stuck) {	/* else the watcher may still use them */
+		free_config();
+		for (int i = 0; i < 2; i++) {
+			if (wake_pipe[i] >= 0)
+				close(wake_pipe[i]);
+			wake_pipe[i] = -1;
+		}
+	}
 	g.started = false;
 }

@@ -93,15 +93,16 @@ static void check_programs(json_t* checks, const struct options* opts,
 		add_check(checks, "Xvfb", true,
 				"not on PATH (only needed without --display)");
 
+	/* The check is named after the window manager (openbox by default). */
 	const char* wm = opts->wm ? opts->wm : "openbox";
 	if (strcmp(wm, "none") == 0)
 		add_check(checks, "window manager", true, "none (--wm none)");
 	else if (desktop_find_program(wm, path, found, sizeof(found)) == 0)
-		add_check(checks, "window manager", true, "%s", found);
+		add_check(checks, wm, true, "%s (window manager of the embedded display)",
+				found);
 	else
-		add_check(checks, "window manager", true,
-				"%s not on PATH (optional: the embedded display runs without a window manager)",
-				wm);
+		add_check(checks, wm, true,
+				"not on PATH (optional: the embedded display runs without a window manager)");
 
 	if (desktop_find_program("setxkbmap", path, found, sizeof(found)) == 0)
 		add_check(checks, "setxkbmap", true, "%s", found);

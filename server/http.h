@@ -70,6 +70,10 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 /** {"error":{"code":code,"message":message}} with the given status. */
 void http_respond_error(struct http_request* req, int status, const char* code,
 		const char* message);
+/** Respond with the whole of an open file (e.g. a recording), sent with
+ *  sendfile; takes ownership of fd. Any thread, exactly once. */
+void http_respond_file(struct http_request* req, int status, const char* content_type,
+		int fd, const char* const* headers);
 
 /* Streams: a response whose body is written over time (SSE). The stream is
  * reference-counted: http_respond_stream returns one reference for the
@@ -79,7 +83,10 @@ typedef void (*http_stream_close_fn)(void* ud);
 
 /** Start a streamed response (e.g. text/event-stream). Any thread, instead of
  *  http_respond. on_close runs once, on an unspecified thread, when the client
- *  goes away or after http_stream_end(); it may be NULL. */
+ *  goes away or after http_stream_end(); it may be NULL. During shutdown it may
+ *  run before this returns, so do not hold a lock on_close takes. Idle
+ *  text/event-stream streams get ": keepalive" comments every 15 s. Returns
+ *  NULL (after answering 500) when out of memory. */
 struct http_stream* http_respond_stream(struct http_request* req, int status,
 		const char* content_type, const char* const* headers,
 		http_stream_close_fn on_close, void* ud);

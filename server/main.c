@@ -88,6 +88,7 @@ static int serve(struct options* opts)
 		log_error("no display: give --display :N, or install Xvfb for the embedded one (deskd doctor tells more)");
 		goto desktop_failure;
 	}
+	tools_record_init();	/* removes staging left by a crash */
 	if (http) {
 		if (rest_register() < 0 || mcp_http_register() < 0
 				|| web_register() < 0 || live_init() < 0)
@@ -128,6 +129,7 @@ http_failure:
 	if (http)
 		live_deinit();
 	worker_drain(5000);
+	tools_record_shutdown();	/* finalize and publish recordings while the display lives */
 	desktop_stop();
 desktop_failure:
 	auth_deinit();

@@ -1,9 +1,1377 @@
-/* STUB: replaced by the owner of this file. */
+/* MCP core: JSON-RPC 2.0, the lifecycle and every method, independent of the
+ * transport (mcp_http.c, mcp_stdio.c). See server/mcp_core.h and docs/MCP.md. */
+
 #include "server/mcp.h"
+#include "server/mcp_core.h"
+#include "server/log.h"
+#include "server/options.h"
+#include "server/tools.h"
+#include "server/worker.h"
+
 #include <errno.h>
-#include <stddef.h>
-int mcp_http_register(void) { return 0; }
-int mcp_stdio_start(void) { return -ENOSYS; }
-void mcp_stdio_stop(void) { }
-void mcp_shutdown(void) { }
-int mcp_session_count(void) { return 0; }
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef DESKD_VERSION
+#define DESKD_VERSION "0.0.0"
+#endif
+
+#define TOOLS_PAGE 50
+#define IDLE_TIMEOUT_MS (30 * 60 * 1000)
+#define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
+#define RESOURCE_MAX_BYTES (32L << 20)
+
+enum {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL = -32603,
+	RPC_RESOURCE_NOT_FOUND = -32002,
+};
+
+static const char* const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
+
+static const char* const log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+};
+
+static int log_level_index(const char* name)
+{
+	for (size_t i = 0; name && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (strcmp(log_levels[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool mcp_version_supported(const char* version)
+{
+	for (size_t i = 0; version && i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(versions[i], version) == 0)
+			return true;
+	return false;
+}
+
+/* ---- JSON-RPC helpers ---- */
+
+static bool valid_id(json_t* id)
+{
+	return json_is_string(id) || json_is_integer(id);
+}
+
+enum mcp_msg_kind mcp_message_kind(json_t* msg)
+{
+	if (!json_is_object(msg))
+		return MCP_MSG_INVALID;
+	json_t* version = json_object_get(msg, "jsonrpc");
+	if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0)
+		return MCP_MSG_INVALID;
+	json_t* method = json_object_get(msg, "method");
+	json_t* id = json_object_get(msg, "id");
+	json_t* params = json_object_get(msg, "params");
+	if (method) {
+		if (!json_is_string(method))
+			return MCP_MSG_INVALID;
+		if (params && !json_is_object(params) && !json_is_array(params))
+			return MCP_MSG_INVALID;
+		if (!id)
+			return MCP_MSG_NOTIFICATION;
+		return valid_id(id) ? MCP_MSG_REQUEST : MCP_MSG_INVALID;
+	}
+	json_t* result = json_object_get(msg, "result");
+	json_t* error = json_object_get(msg, "error");
+	if ((result != NULL) == (error != NULL))
+		return MCP_MSG_INVALID;
+	if (!valid_id(id) && !(error && json_is_null(id)))
+		return MCP_MSG_INVALID;
+	return MCP_MSG_RESPONSE;
+}
+
+json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* data)
+{
+	json_t* err = json_pack("{s:i, s:s}", "code", code, "message", message);
+	if (err && data)
+		json_object_set_new(err, "data", data);
+	else
+		json_decref(data);
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+			"id", valid_id(id) ? id : json_null(), "error", err);
+}
+
+static json_t* result_response(json_t* id, json_t* result)
+{
+	return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+char* mcp_dump(json_t* msg)
+{
+	return json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char* mcp_base64(const void* data, size_t len)
+{
+	const unsigned char* in = data;
+	char* out = malloc(4 * ((len + 2) / 3) + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0, i = 0;
+	for (; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = b64[v >> 18];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = b64[(v >> 6) & 63];
+		out[o++] = b64[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		out[o++] = b64[v >> 18];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+json_t* mcp_parse_error(const json_error_t* jerr)
+{
+	char reason[256];
+	switch (json_error_code(jerr)) {
+	case json_error_invalid_utf8:
+		snprintf(reason, sizeof(reason), "invalid UTF-8 at byte %d", jerr->position);
+		break;
+	case json_error_premature_end_of_input:
+		snprintf(reason, sizeof(reason), "the JSON text ends early (byte %d)", jerr->position);
+		break;
+	default:
+		snprintf(reason, sizeof(reason), "%s (byte %d)", jerr->text, jerr->position);
+		break;
+	}
+	return mcp_error_response(NULL, RPC_PARSE_ERROR, "Parse error",
+			json_pack("{s:s}", "reason", reason));
+}
+
+/* ---- Sessions ---- */
+
+struct mcp_call {
+	struct mcp_call* next;		/* session->calls */
+	struct mcp_session* session;	/* reference */
+	struct mcp_sink* sink;		/* reference */
+	json_t* id;
+	json_t* progress_token;
+	atomic_bool cancelled;
+	atomic_bool finished;
+	const struct tool_def* tool;	/* NULL: a generic async job */
+	json_t* params;
+	json_t* (*job)(struct mcp_session* s, json_t* params, int* code,
+			char* msg, size_t msg_size);
+	struct tool_ctx ctx;
+};
+
+struct mcp_outreq {
+	struct mcp_outreq* next;
+	json_int_t id;
+	json_t* result;
+	json_t* error;
+	bool answered;
+};
+
+struct mcp_session {
+	atomic_int refs;
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;		/* outreq answers, session end */
+	char id[40];
+	char version[16];
+	bool initialized;
+	bool ended;
+	bool inline_mode;
+	bool can_sample, can_elicit;
+	int log_level;
+	struct tool_session* tools;
+	struct mcp_call* calls;
+	struct mcp_outreq* outreqs;
+	json_int_t next_outreq;
+	json_t* subscriptions;
+	int64_t last_active;
+	int busy;
+	void* transport;
+	void (*transport_end)(void* data);
+	void (*transport_free)(void* data);
+};
+
+static void session_uuid(char out[40])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_panic("getrandom failed: %s", strerror(errno));
+		}
+		got += (size_t)n;
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+			b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+struct mcp_session* mcp_session_new(void)
+{
+	struct mcp_session* self = calloc(1, sizeof(*self));
+	if (!self)
+		return NULL;
+	self->tools = tool_session_new();
+	if (!self->tools)
+		goto tools_failure;
+	self->subscriptions = json_object();
+	if (!self->subscriptions)
+		goto subscriptions_failure;
+	atomic_init(&self->refs, 1);
+	pthread_mutex_init(&self->mutex, NULL);
+	pthread_cond_init(&self->cond, NULL);
+	session_uuid(self->id);
+	self->last_active = tool_now_ms();
+	self->next_outreq = 1;
+	return self;
+
+subscriptions_failure:
+	tool_session_destroy(self->tools);
+tools_failure:
+	free(self);
+	return NULL;
+}
+
+void mcp_session_ref(struct mcp_session* self)
+{
+	atomic_fetch_add(&self->refs, 1);
+}
+
+void mcp_session_unref(struct mcp_session* self)
+{
+	if (!self || atomic_fetch_sub(&self->refs, 1) != 1)
+		return;
+	if (self->transport_free)
+		self->transport_free(self->transport);
+	tool_session_destroy(self->tools);
+	json_decref(self->subscriptions);
+	pthread_cond_destroy(&self->cond);
+	pthread_mutex_destroy(&self->mutex);
+	free(self);
+}
+
+const char* mcp_session_id(const struct mcp_session* self)
+{
+	return self->id;
+}
+
+const char* mcp_session_version(struct mcp_session* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	const char* v = self->version[0] ? self->version : NULL;
+	pthread_mutex_unlock(&self->mutex);
+	return v;
+}
+
+void mcp_session_set_inline(struct mcp_session* self, bool on)
+{
+	self->inline_mode = on;
+}
+
+void mcp_session_set_transport(struct mcp_session* self, void* data,
+		void (*end_fn)(void* data), void (*free_fn)(void* data))
+{
+	self->transport = data;
+	self->transport_end = end_fn;
+	self->transport_free = free_fn;
+}
+
+void* mcp_session_transport(struct mcp_session* self)
+{
+	return self->transport;
+}
+
+int64_t mcp_session_idle_ms(struct mcp_session* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	int64_t idle = self->busy ? 0 : tool_now_ms() - self->last_active;
+	pthread_mutex_unlock(&self->mutex);
+	return idle;
+}
+
+bool mcp_session_ended(struct mcp_session* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	bool ended = self->ended;
+	pthread_mutex_unlock(&self->mutex);
+	return ended;
+}
+
+void mcp_session_end(struct mcp_session* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	if (self->ended) {
+		pthread_mutex_unlock(&self->mutex);
+		return;
+	}
+	self->ended = true;
+	for (struct mcp_call* c = self->calls; c; c = c->next)
+		atomic_store(&c->cancelled, true);
+	pthread_cond_broadcast(&self->cond);
+	pthread_mutex_unlock(&self->mutex);
+	if (self->transport_end)
+		self->transport_end(self->transport);
+	tool_session_end(self->tools);
+	log_debug("mcp: session %s ended", self->id);
+}
+
+/* ---- Calls in progress: notifications, server -> client requests ---- */
+
+static void sink_ref(struct mcp_sink* sink)
+{
+	if (sink->impl->ref)
+		sink->impl->ref(sink);
+}
+
+static void sink_unref(struct mcp_sink* sink)
+{
+	if (sink->impl->unref)
+		sink->impl->unref(sink);
+}
+
+static void send_notification(struct mcp_sink* sink, const char* method, json_t* params)
+{
+	json_t* msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0",
+			"method", method, "params", params);
+	if (msg)
+		sink->impl->message(sink, msg);
+	json_decref(msg);
+}
+
+static void call_progress(void* ud, double progress, double total, const char* message)
+{
+	struct mcp_call* c = ud;
+	if (!c->progress_token || atomic_load(&c->cancelled) || atomic_load(&c->finished))
+		return;
+	json_t* params = json_pack("{s:O, s:f}", "progressToken", c->progress_token,
+			"progress", progress);
+	if (!params)
+		return;
+	if (total > 0)
+		json_object_set_new(params, "total", json_real(total));
+	if (message)
+		json_object_set_new(params, "message", json_string(message));
+	send_notification(c->sink, "notifications/progress", params);
+}
+
+static void call_log(void* ud, const char* level, json_t* data)
+{
+	struct mcp_call* c = ud;
+	int li = log_level_index(level);
+	if (li < 0)
+		li = 1;
+	pthread_mutex_lock(&c->session->mutex);
+	int min = c->session->log_level;
+	pthread_mutex_unlock(&c->session->mutex);
+	if (li < min || atomic_load(&c->cancelled) || atomic_load(&c->finished)) {
+		json_decref(data);
+		return;
+	}
+	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
+			"logger", "deskd", "data", data ? data : json_null());
+	if (params)
+		send_notification(c->sink, "notifications/message", params);
+}
+
+static json_t* call_request(void* ud, const char* method, json_t* params, json_t** error)
+{
+	struct mcp_call* c = ud;
+	struct mcp_session* s = c->session;
+	*error = NULL;
+
+	bool allowed = (strcmp(method, "sampling/createMessage") == 0 && s->can_sample)
+			|| (strcmp(method, "elicitation/create") == 0 && s->can_elicit);
+	if (!allowed) {
+		*error = json_pack("{s:i, s:s}", "code", RPC_METHOD_NOT_FOUND,
+				"message", "the client did not declare this capability");
+		return NULL;
+	}
+	if (s->inline_mode) {
+		*error = json_pack("{s:i, s:s}", "code", RPC_INTERNAL,
+				"message", "no client to ask");
+		return NULL;
+	}
+
+	struct mcp_outreq req = { 0 };
+	pthread_mutex_lock(&s->mutex);
+	req.id = s->next_outreq++;
+	req.next = s->outreqs;
+	s->outreqs = &req;
+	pthread_mutex_unlock(&s->mutex);
+
+	json_t* msg = json_pack("{s:s, s:I, s:s, s:O}", "jsonrpc", "2.0", "id",
+			(json_int_t)req.id, "method", method, "params", params);
+	if (msg)
+		c->sink->impl->message(c->sink, msg);
+	json_decref(msg);
+
+	int64_t deadline = tool_now_ms() + REQUEST_TIMEOUT_MS;
+	if (c->ctx.deadline_ms && c->ctx.deadline_ms < deadline)
+		deadline = c->ctx.deadline_ms;
+	pthread_mutex_lock(&s->mutex);
+	while (!req.answered && !s->ended && !atomic_load(&c->cancelled)
+			&& tool_now_ms() < deadline) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cond, &s->mutex, &ts);
+	}
+	for (struct mcp_outreq** p = &s->outreqs; *p; p = &(*p)->next) {
+		if (*p == &req) {
+			*p = req.next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mutex);
+
+	if (req.answered) {
+		*error = req.error;
+		return req.result;
+	}
+	*error = json_pack("{s:i, s:s}", "code", RPC_INTERNAL, "message",
+			s->ended || atomic_load(&c->cancelled)
+			? "cancelled" : "the client did not answer in time");
+	return NULL;
+}
+
+static void deliver_response(struct mcp_session* s, json_t* msg)
+{
+	json_t* id = json_object_get(msg, "id");
+	if (!json_is_integer(id))
+		return;
+	pthread_mutex_lock(&s->mutex);
+	for (struct mcp_outreq* r = s->outreqs; r; r = r->next) {
+		if (r->id == json_integer_value(id) && !r->answered) {
+			r->answered = true;
+			r->result = json_incref(json_object_get(msg, "result"));
+			r->error = json_incref(json_object_get(msg, "error"));
+			pthread_cond_broadcast(&s->cond);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mutex);
+}
+
+static struct mcp_call* call_new(struct mcp_session* s, struct mcp_sink* sink, json_t* id)
+{
+	struct mcp_call* c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	mcp_session_ref(s);
+	sink_ref(sink);
+	c->session = s;
+	c->sink = sink;
+	c->id = json_incref(id);
+	atomic_init(&c->cancelled, false);
+	atomic_init(&c->finished, false);
+	pthread_mutex_lock(&s->mutex);
+	c->next = s->calls;
+	s->calls = c;
+	s->busy++;
+	if (s->ended)
+		atomic_store(&c->cancelled, true);
+	pthread_mutex_unlock(&s->mutex);
+	return c;
+}
+
+static void call_finish(struct mcp_call* c, json_t* response)
+{
+	struct mcp_session* s = c->session;
+	atomic_store(&c->finished, true);
+	pthread_mutex_lock(&s->mutex);
+	for (struct mcp_call** p = &s->calls; *p; p = &(*p)->next) {
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	}
+	s->busy--;
+	s->last_active = tool_now_ms();
+	pthread_mutex_unlock(&s->mutex);
+
+	c->sink->impl->done(c->sink, atomic_load(&c->cancelled) ? NULL : response);
+	json_decref(response);
+	sink_unref(c->sink);
+	json_decref(c->id);
+	json_decref(c->progress_token);
+	json_decref(c->params);
+	mcp_session_unref(s);
+	free(c);
+}
+
+static void call_run(void* ud)
+{
+	struct mcp_call* c = ud;
+	json_t* response;
+	if (c->tool) {
+		struct tool_result res;
+		json_t* args = json_object_get(c->params, "arguments");
+		tools_call(c->tool, &c->ctx, args, &res);
+		json_t* result = tool_result_to_json(&res);
+		tool_result_deinit(&res);
+		response = result ? result_response(c->id, result) : NULL;
+		json_decref(result);
+	} else {
+		int code = RPC_INTERNAL;
+		char msg[512] = "internal error";
+		json_t* result = c->job(c->session, c->params, &code, msg, sizeof(msg));
+		response = result ? result_response(c->id, result)
+				: mcp_error_response(c->id, code, msg, NULL);
+		json_decref(result);
+	}
+	if (!response)
+		response = mcp_error_response(c->id, RPC_INTERNAL, "out of memory", NULL);
+	call_finish(c, response);
+}
+
+static void call_start(struct mcp_call* c)
+{
+	if (c->session->inline_mode || worker_spawn(call_run, c) < 0) {
+		if (!c->session->inline_mode)
+			log_warn("mcp: no free worker; running %s inline",
+					c->tool ? c->tool->name : "a request");
+		call_run(c);
+	}
+}
+
+void mcp_tool_close_stream(struct tool_ctx* ctx)
+{
+	if (!ctx || !ctx->source || strcmp(ctx->source, "mcp") != 0 || !ctx->notify_ud)
+		return;
+	struct mcp_call* c = ctx->notify_ud;
+	if (c->sink->impl->close_stream)
+		c->sink->impl->close_stream(c->sink);
+}
+
+/* ---- Methods ---- */
+
+struct rpc_error {
+	int code;
+	char message[512];
+	json_t* data;
+};
+
+static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	err->code = code;
+	return NULL;
+}
+
+static bool fixtures_on(void)
+{
+	const struct options* o = options_get();
+	return o && o->conformance_fixtures;
+}
+
+static json_t* m_initialize(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	const char* asked = json_string_value(json_object_get(params, "protocolVersion"));
+	if (!json_is_object(params) || !asked)
+		return fail(err, RPC_INVALID_PARAMS, "initialize needs params.protocolVersion");
+	const char* version = mcp_version_supported(asked) ? asked : MCP_VERSION_LATEST;
+	json_t* caps = json_object_get(params, "capabilities");
+
+	pthread_mutex_lock(&s->mutex);
+	if (s->initialized) {
+		pthread_mutex_unlock(&s->mutex);
+		return fail(err, RPC_INVALID_REQUEST, "the session is already initialized");
+	}
+	s->initialized = true;
+	snprintf(s->version, sizeof(s->version), "%s", version);
+	s->can_sample = json_is_object(json_object_get(caps, "sampling"));
+	s->can_elicit = json_is_object(json_object_get(caps, "elicitation"));
+	pthread_mutex_unlock(&s->mutex);
+
+	json_t* info = json_object_get(params, "clientInfo");
+	log_info("mcp: session %s: %s %s, protocol %s", s->id,
+			json_string_value(json_object_get(info, "name")) ? json_string_value(json_object_get(info, "name")) : "client",
+			json_string_value(json_object_get(info, "version")) ? json_string_value(json_object_get(info, "version")) : "",
+			version);
+	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}},"
+			" s:{s:s, s:s, s:s}, s:s}",
+			"protocolVersion", version,
+			"capabilities",
+			"tools", "listChanged", 1,
+			"resources", "subscribe", 1, "listChanged", 1,
+			"prompts", "listChanged", 1,
+			"logging", "completions",
+			"serverInfo", "name", "deskd", "title", "deskd", "version", DESKD_VERSION,
+			"instructions",
+			"deskd controls a Linux/X11 desktop. Take a screenshot first; "
+			"coordinates are in the pixel space of the latest screenshot of the same "
+			"target (screen or window). Prefer window targets and zoom for detail; "
+			"after an action, use wait_for_change before the next screenshot. "
+			"The prompt computer_use_guide explains more.");
+}
+
+static json_t* m_ping(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	return json_object();
+}
+
+static json_t* m_set_level(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	const char* level = json_string_value(json_object_get(params, "level"));
+	int li = log_level_index(level);
+	if (li < 0)
+		return fail(err, RPC_INVALID_PARAMS, "unknown log level; use one of debug, info, "
+				"notice, warning, error, critical, alert, emergency");
+	pthread_mutex_lock(&s->mutex);
+	s->log_level = li;
+	pthread_mutex_unlock(&s->mutex);
+	return json_object();
+}
+
+/* Cursors are opaque to clients: "dt" + the offset in hex, stable because
+ * the table does not change while deskd runs. */
+static int parse_cursor(json_t* params, size_t* offset)
+{
+	json_t* cursor = json_object_get(params, "cursor");
+	*offset = 0;
+	if (!cursor || json_is_null(cursor))
+		return 0;
+	const char* c = json_string_value(cursor);
+	if (!c || strncmp(c, "dt", 2) != 0 || !c[2] || strlen(c) > 10)
+		return -EINVAL;
+	char* end;
+	unsigned long v = strtoul(c + 2, &end, 16);
+	if (*end || v == 0)
+		return -EINVAL;
+	*offset = v;
+	return 0;
+}
+
+static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	size_t offset;
+	size_t n = tools_count();
+	if (parse_cursor(params, &offset) < 0 || offset > n)
+		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+	json_t* list = json_array();
+	size_t end = offset + TOOLS_PAGE < n ? offset + TOOLS_PAGE : n;
+	for (size_t i = offset; i < end; i++)
+		json_array_append_new(list, tools_describe(tools_at(i)));
+	json_t* out = json_pack("{s:o}", "tools", list);
+	if (out && end < n) {
+		char next[32];
+		snprintf(next, sizeof(next), "dt%zx", end);
+		json_object_set_new(out, "nextCursor", json_string(next));
+	}
+	return out;
+}
+
+/* Resources: deskd's recordings, plus the fixtures. */
+#define RECORDING_PREFIX "deskd://recordings/"
+
+static json_t* recording_resources(void)
+{
+	json_t* out = json_array();
+	json_t* list = tools_record_list();
+	size_t i;
+	json_t* r;
+	json_array_foreach(list, i, r) {
+		const char* id = json_string_value(json_object_get(r, "id"));
+		char path[4096];
+		if (!id || tools_record_path(id, path, sizeof(path)) < 0)
+			continue;
+		char uri[512];
+		snprintf(uri, sizeof(uri), RECORDING_PREFIX "%s", id);
+		json_t* res = json_pack("{s:s, s:s, s:s, s:s}", "uri", uri, "name", id,
+				"title", "Recording", "mimeType", "video/mp4");
+		const char* base = strrchr(path, '/');
+		char desc[600];
+		snprintf(desc, sizeof(desc), "Window recording %.500s", base ? base + 1 : path);
+		json_object_set_new(res, "description", json_string(desc));
+		json_t* bytes = json_object_get(r, "bytes");
+		if (json_is_integer(bytes))
+			json_object_set(res, "size", bytes);
+		json_array_append_new(out, res);
+	}
+	json_decref(list);
+	return out;
+}
+
+static json_t* m_resources_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	size_t offset;
+	if (parse_cursor(params, &offset) < 0)
+		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+	json_t* list = recording_resources();
+	if (fixtures_on()) {
+		json_t* fx = mcp_fixture_resources();
+		json_array_extend(fx, list);
+		json_decref(list);
+		list = fx;
+	}
+	return json_pack("{s:o}", "resources", list);
+}
+
+static json_t* m_resource_templates(struct mcp_session* s, json_t* params,
+		struct rpc_error* err)
+{
+	json_t* list = json_pack("[{s:s, s:s, s:s, s:s}]",
+			"uriTemplate", RECORDING_PREFIX "{id}", "name", "recording",
+			"description", "A finished window recording (MP4) by its id",
+			"mimeType", "video/mp4");
+	if (fixtures_on()) {
+		json_t* fx = mcp_fixture_resource_templates();
+		json_array_extend(fx, list);
+		json_decref(list);
+		list = fx;
+	}
+	return json_pack("{s:o}", "resourceTemplates", list);
+}
+
+static json_t* read_recording(const char* uri, struct rpc_error* err)
+{
+	const char* id = uri + strlen(RECORDING_PREFIX);
+	char path[4096];
+	if (!*id || strchr(id, '/') || tools_record_path(id, path, sizeof(path)) < 0) {
+		err->data = json_pack("{s:s}", "uri", uri);
+		return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s (%s)",
+				uri, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, RPC_INTERNAL, "cannot read %s", uri);
+	}
+	if (st.st_size > RESOURCE_MAX_BYTES) {
+		close(fd);
+		return fail(err, RPC_INTERNAL, "%s is %lld bytes, over the %ld byte limit of "
+				"resources/read; download it from GET /api/v1/recordings/%s",
+				uri, (long long)st.st_size, RESOURCE_MAX_BYTES, id);
+	}
+	size_t size = (size_t)st.st_size;
+	unsigned char* buf = malloc(size ? size : 1);
+	size_t got = 0;
+	while (buf && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf || got != size) {
+		free(buf);
+		return fail(err, RPC_INTERNAL, "cannot read %s", uri);
+	}
+	char* data = mcp_base64(buf, size);
+	free(buf);
+	if (!data)
+		return fail(err, RPC_INTERNAL, "out of memory");
+	json_t* out = json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri,
+			"mimeType", "video/mp4", "blob", data);
+	free(data);
+	return out;
+}
+
+static json_t* m_resources_read(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	const char* uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return fail(err, RPC_INVALID_PARAMS, "resources/read needs params.uri");
+	if (fixtures_on()) {
+		json_t* contents = mcp_fixture_resource_read(uri);
+		if (contents)
+			return json_pack("{s:o}", "contents", contents);
+	}
+	if (strncmp(uri, RECORDING_PREFIX, strlen(RECORDING_PREFIX)) == 0)
+		return read_recording(uri, err);
+	err->data = json_pack("{s:s}", "uri", uri);
+	return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
+}
+
+static json_t* m_subscribe(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	const char* uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return fail(err, RPC_INVALID_PARAMS, "needs params.uri");
+	pthread_mutex_lock(&s->mutex);
+	json_object_set_new(s->subscriptions, uri, json_true());
+	pthread_mutex_unlock(&s->mutex);
+	return json_object();
+}
+
+static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	const char* uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return fail(err, RPC_INVALID_PARAMS, "needs params.uri");
+	pthread_mutex_lock(&s->mutex);
+	json_object_del(s->subscriptions, uri);
+	pthread_mutex_unlock(&s->mutex);
+	return json_object();
+}
+
+/* Prompts. */
+static const struct mcp_prompt_arg guide_args[] = {
+	{ "task", "What you want to get done on the desktop (optional)", false },
+	{ 0 },
+};
+
+static json_t* guide_get(json_t* args)
+{
+	const char* task = json_string_value(json_object_get(args, "task"));
+	char text[4096];
+	snprintf(text, sizeof(text),
+		"You control a Linux desktop through deskd's tools.%s%s\n\n"
+		"How to work well:\n"
+		"1. Look first: call `screenshot` (or `windows` to list windows with their ids, "
+		"titles and geometry) before acting. Never guess coordinates.\n"
+		"2. Coordinates are in the pixel space of the latest screenshot of the same "
+		"target. A screenshot may be scaled (see width, height and scale_factor in its "
+		"result); deskd maps your coordinates back to the desktop exactly. Pass "
+		"\"coordinate_space\": \"desktop\" only when you really have desktop pixels.\n"
+		"3. Prefer a window target: pass `window` (an id from `windows`) to screenshot "
+		"and to actions. Window images are smaller and sharper, and coordinates are "
+		"relative to that window's screenshot.\n"
+		"4. Use `zoom` with a region [x0, y0, x1, y1] (screenshot space) to read small "
+		"text at full resolution instead of guessing.\n"
+		"5. After each action that changes the screen (click, type, keypress, scroll), "
+		"call `wait_for_change` (or take a fresh screenshot) before the next decision, "
+		"so you see the result, not the old frame.\n"
+		"6. Batch simple sequences with `computer_use` {\"actions\": [...]}: it stops at "
+		"the first failure and tells you which action failed.\n"
+		"7. Keys: `keypress` takes a chord such as [\"ctrl\", \"s\"]; `type` types any "
+		"Unicode text exactly.\n"
+		"8. Errors are results with isError and a code (out_of_bounds, "
+		"window_not_found, timeout, ...): read the message, refresh your view, retry.\n"
+		"9. To show what happened, record a window with `record_start`/`record_stop`.",
+		task ? "\n\nTask: " : "", task ? task : "");
+	return json_pack("[{s:s, s:{s:s, s:s}}]", "role", "user", "content",
+			"type", "text", "text", text);
+}
+
+static const struct mcp_prompt deskd_prompts[] = {
+	{ "computer_use_guide", "Computer use guide",
+	  "How to use deskd's tools well: look first, coordinates, window targets, zoom, "
+	  "waiting for changes", guide_args, guide_get },
+	{ 0 },
+};
+
+static const struct mcp_prompt* find_prompt(const char* name)
+{
+	if (!name)
+		return NULL;
+	for (const struct mcp_prompt* p = deskd_prompts; p->name; p++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	if (fixtures_on())
+		for (const struct mcp_prompt* p = mcp_fixture_prompts; p->name; p++)
+			if (strcmp(p->name, name) == 0)
+				return p;
+	return NULL;
+}
+
+static json_t* describe_prompt(const struct mcp_prompt* p)
+{
+	json_t* out = json_pack("{s:s, s:s}", "name", p->name,
+			"description", p->description);
+	if (p->title)
+		json_object_set_new(out, "title", json_string(p->title));
+	if (p->args && p->args[0].name) {
+		json_t* args = json_array();
+		for (const struct mcp_prompt_arg* a = p->args; a->name; a++)
+			json_array_append_new(args, json_pack("{s:s, s:s, s:b}", "name", a->name,
+					"description", a->description ? a->description : a->name,
+					"required", a->required));
+		json_object_set_new(out, "arguments", args);
+	}
+	return out;
+}
+
+static json_t* m_prompts_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	size_t offset;
+	if (parse_cursor(params, &offset) < 0)
+		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+	json_t* list = json_array();
+	if (fixtures_on())
+		for (const struct mcp_prompt* p = mcp_fixture_prompts; p->name; p++)
+			json_array_append_new(list, describe_prompt(p));
+	for (const struct mcp_prompt* p = deskd_prompts; p->name; p++)
+		json_array_append_new(list, describe_prompt(p));
+	return json_pack("{s:o}", "prompts", list);
+}
+
+static json_t* m_prompts_get(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	const char* name = json_string_value(json_object_get(params, "name"));
+	const struct mcp_prompt* p = find_prompt(name);
+	if (!p)
+		return fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
+	json_t* args = json_object_get(params, "arguments");
+	if (args && !json_is_object(args) && !json_is_null(args))
+		return fail(err, RPC_INVALID_PARAMS, "arguments must be an object of strings");
+	const char* key;
+	json_t* v;
+	json_object_foreach(args, key, v) {
+		if (!json_is_string(v))
+			return fail(err, RPC_INVALID_PARAMS, "argument %s must be a string", key);
+	}
+	for (const struct mcp_prompt_arg* a = p->args; a && a->name; a++)
+		if (a->required && !json_object_get(args, a->name))
+			return fail(err, RPC_INVALID_PARAMS, "prompt %s needs argument %s",
+					p->name, a->name);
+	json_t* empty = json_is_object(args) ? NULL : json_object();
+	json_t* messages = p->get(empty ? empty : args);
+	json_decref(empty);
+	if (!messages)
+		return fail(err, RPC_INTERNAL, "cannot build prompt %s", p->name);
+	return json_pack("{s:s, s:o}", "description", p->description, "messages", messages);
+}
+
+static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	json_t* ref = json_object_get(params, "ref");
+	const char* type = json_string_value(json_object_get(ref, "type"));
+	json_t* argument = json_object_get(params, "argument");
+	const char* arg = json_string_value(json_object_get(argument, "name"));
+	const char* value = json_string_value(json_object_get(argument, "value"));
+	if (!type || !arg)
+		return fail(err, RPC_INVALID_PARAMS, "completion/complete needs ref.type and argument.name");
+	if (!value)
+		value = "";
+	json_t* values = json_array();
+	if (strcmp(type, "ref/prompt") == 0) {
+		const char* name = json_string_value(json_object_get(ref, "name"));
+		if (!find_prompt(name)) {
+			json_decref(values);
+			return fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
+		}
+	} else if (strcmp(type, "ref/resource") == 0) {
+		const char* uri = json_string_value(json_object_get(ref, "uri"));
+		if (uri && strcmp(uri, RECORDING_PREFIX "{id}") == 0 && strcmp(arg, "id") == 0) {
+			json_t* list = tools_record_list();
+			size_t i;
+			json_t* r;
+			json_array_foreach(list, i, r) {
+				const char* id = json_string_value(json_object_get(r, "id"));
+				if (id && strncmp(id, value, strlen(value)) == 0
+						&& json_array_size(values) < 100)
+					json_array_append_new(values, json_string(id));
+			}
+			json_decref(list);
+		}
+	} else {
+		json_decref(values);
+		return fail(err, RPC_INVALID_PARAMS, "ref.type must be ref/prompt or ref/resource");
+	}
+	size_t n = json_array_size(values);
+	return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values,
+			"total", (json_int_t)n, "hasMore", 0);
+}
+
+struct method {
+	const char* name;
+	json_t* (*fn)(struct mcp_session* s, json_t* params, struct rpc_error* err);
+	bool any_time;		/* allowed before initialize */
+	bool async;		/* runs on a worker (may block) */
+};
+
+static const struct method methods[] = {
+	{ "initialize", m_initialize, true, false },
+	{ "ping", m_ping, true, false },
+	{ "logging/setLevel", m_set_level, false, false },
+	{ "tools/list", m_tools_list, false, false },
+	{ "resources/list", m_resources_list, false, false },
+	{ "resources/templates/list", m_resource_templates, false, false },
+	{ "resources/read", m_resources_read, false, true },
+	{ "resources/subscribe", m_subscribe, false, false },
+	{ "resources/unsubscribe", m_unsubscribe, false, false },
+	{ "prompts/list", m_prompts_list, false, false },
+	{ "prompts/get", m_prompts_get, false, false },
+	{ "completion/complete", m_complete, false, false },
+	{ "tools/call", NULL, false, true },
+};
+
+/* A generic method on a worker: the job wrapper turns rpc_error into a code. */
+static const struct method* job_method(const char* name);
+
+static json_t* run_job(struct mcp_session* s, json_t* params, int* code, char* msg,
+		size_t msg_size)
+{
+	const struct method* m = job_method(json_string_value(json_object_get(params, "__method")));
+	struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+	json_t* real = json_object_get(params, "params");
+	json_t* result = m ? m->fn(s, real, &err) : NULL;
+	if (!result) {
+		*code = err.code;
+		snprintf(msg, msg_size, "%s", err.message);
+		json_decref(err.data);
+	}
+	return result;
+}
+
+static const struct method* job_method(const char* name)
+{
+	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (methods[i].fn && strcmp(methods[i].name, name) == 0)
+			return &methods[i];
+	return NULL;
+}
+
+static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
+		struct mcp_sink* sink)
+{
+	const char* name = json_string_value(json_object_get(params, "name"));
+	json_t* args = json_object_get(params, "arguments");
+	json_t* resp = NULL;
+	const struct tool_def* tool = name ? tools_find(name) : NULL;
+	if (!json_is_object(params) || !name) {
+		resp = mcp_error_response(id, RPC_INVALID_PARAMS, "tools/call needs params.name", NULL);
+	} else if (!tool) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
+		resp = mcp_error_response(id, RPC_INVALID_PARAMS, msg, NULL);
+	} else if (args && !json_is_object(args) && !json_is_null(args)) {
+		resp = mcp_error_response(id, RPC_INVALID_PARAMS,
+				"params.arguments must be an object", NULL);
+	}
+	if (resp) {
+		sink->impl->done(sink, resp);
+		json_decref(resp);
+		return;
+	}
+	struct mcp_call* c = call_new(s, sink, id);
+	if (!c) {
+		resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
+		sink->impl->done(sink, resp);
+		json_decref(resp);
+		return;
+	}
+	if (json_is_null(args))
+		json_object_del(params, "arguments");
+	c->tool = tool;
+	c->params = json_incref(params);
+	json_t* token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+	if (json_is_string(token) || json_is_integer(token))
+		c->progress_token = json_incref(token);
+	c->ctx = (struct tool_ctx){
+		.source = "mcp",
+		.session_id = s->id,
+		.session = s->tools,
+		.read_only = sink->read_only,
+		.cancelled = &c->cancelled,
+		.progress = call_progress,
+		.log = call_log,
+		.notify_ud = c,
+		.request = call_request,
+		.client_can_sample = s->can_sample,
+		.client_can_elicit = s->can_elicit,
+	};
+	call_start(c);
+}
+
+static void start_job(struct mcp_session* s, const char* method, json_t* id,
+		json_t* params, struct mcp_sink* sink)
+{
+	struct mcp_call* c = call_new(s, sink, id);
+	json_t* wrapped = c ? json_pack("{s:s, s:O?}", "__method", method, "params", params) : NULL;
+	if (!wrapped) {
+		json_t* resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
+		if (c) {
+			call_finish(c, resp);
+		} else {
+			sink->impl->done(sink, resp);
+			json_decref(resp);
+		}
+		return;
+	}
+	c->params = wrapped;
+	c->job = run_job;
+	call_start(c);
+}
+
+static void handle_notification(struct mcp_session* s, json_t* msg)
+{
+	const char* method = json_string_value(json_object_get(msg, "method"));
+	json_t* params = json_object_get(msg, "params");
+	if (strcmp(method, "notifications/cancelled") == 0) {
+		json_t* rid = json_object_get(params, "requestId");
+		pthread_mutex_lock(&s->mutex);
+		for (struct mcp_call* c = s->calls; c; c = c->next) {
+			if (json_equal(c->id, rid)) {
+				atomic_store(&c->cancelled, true);
+				log_debug("mcp: session %s cancelled a request", s->id);
+			}
+		}
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->mutex);
+	}
+	/* notifications/initialized, roots/list_changed, progress: nothing to do. */
+}
+
+int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* sink)
+{
+	pthread_mutex_lock(&self->mutex);
+	self->last_active = tool_now_ms();
+	pthread_mutex_unlock(&self->mutex);
+
+	enum mcp_msg_kind kind = mcp_message_kind(msg);
+	if (kind == MCP_MSG_NOTIFICATION) {
+		handle_notification(self, msg);
+		return 0;
+	}
+	if (kind == MCP_MSG_RESPONSE) {
+		deliver_response(self, msg);
+		return 0;
+	}
+	json_t* id = json_object_get(msg, "id");
+	if (kind == MCP_MSG_INVALID) {
+		json_t* resp = mcp_error_response(json_is_object(msg) ? id : NULL,
+				RPC_INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", NULL);
+		sink->impl->done(sink, resp);
+		json_decref(resp);
+		return 1;
+	}
+
+	const char* name = json_string_value(json_object_get(msg, "method"));
+	json_t* params = json_object_get(msg, "params");
+	const struct method* m = NULL;
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (strcmp(methods[i].name, name) == 0)
+			m = &methods[i];
+
+	json_t* resp = NULL;
+	if (!m) {
+		char text[300];
+		snprintf(text, sizeof(text), "Method not found: %.200s", name);
+		resp = mcp_error_response(id, RPC_METHOD_NOT_FOUND, text, NULL);
+	} else if (!m->any_time && !mcp_session_version(self)) {
+		resp = mcp_error_response(id, RPC_INVALID_REQUEST,
+				"Invalid Request: send initialize first", NULL);
+	} else if (strcmp(m->name, "tools/call") == 0) {
+		start_tool_call(self, id, params, sink);
+		return 1;
+	} else if (m->async && !self->inline_mode) {
+		start_job(self, m->name, id, params, sink);
+		return 1;
+	} else {
+		struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+		json_t* empty = params ? NULL : json_object();
+		json_t* result = m->fn(self, params ? params : empty, &err);
+		json_decref(empty);
+		if (result) {
+			resp = result_response(id, result);
+			json_decref(result);
+		} else {
+			resp = mcp_error_response(id, err.code, err.message, err.data);
+		}
+	}
+	if (!resp)
+		resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
+	sink->impl->done(sink, resp);
+	json_decref(resp);
+	return 1;
+}
+
+void mcp_session_handle_text(struct mcp_session* self, const char* text, size_t len,
+		struct mcp_sink* sink)
+{
+	json_error_t jerr;
+	json_t* msg = json_loadb(text, len, 0, &jerr);
+	if (!msg) {
+		json_t* resp = mcp_parse_error(&jerr);
+		sink->impl->done(sink, resp);
+		json_decref(resp);
+		return;
+	}
+	if (json_is_array(msg)) {
+		const char* v = mcp_session_version(self);
+		if (json_array_size(msg) == 0 || (v && strcmp(v, MCP_VERSION_LEGACY) != 0)) {
+			json_t* resp = mcp_error_response(NULL, RPC_INVALID_REQUEST,
+					json_array_size(msg) ? "Invalid Request: batches are only allowed "
+					"in protocol 2025-03-26" : "Invalid Request: empty batch", NULL);
+			sink->impl->done(sink, resp);
+			json_decref(resp);
+		} else {
+			size_t i;
+			json_t* m;
+			json_array_foreach(msg, i, m)
+				mcp_session_handle(self, m, sink);
+		}
+	} else {
+		mcp_session_handle(self, msg, sink);
+	}
+	json_decref(msg);
+}
+
+/* ---- Registry and reaper ---- */
+
+static pthread_mutex_t reg_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reg_cond = PTHREAD_COND_INITIALIZER;
+static struct mcp_session** reg;
+static size_t reg_n, reg_cap;
+static pthread_t reaper;
+static bool reaper_running, reaper_stop;
+
+int mcp_registry_add(struct mcp_session* session)
+{
+	pthread_mutex_lock(&reg_mutex);
+	if (reg_n == reg_cap) {
+		size_t cap = reg_cap ? reg_cap * 2 : 16;
+		struct mcp_session** p = realloc(reg, cap * sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&reg_mutex);
+			return -ENOMEM;
+		}
+		reg = p;
+		reg_cap = cap;
+	}
+	mcp_session_ref(session);
+	reg[reg_n++] = session;
+	pthread_mutex_unlock(&reg_mutex);
+	return 0;
+}
+
+struct mcp_session* mcp_registry_find(const char* id)
+{
+	struct mcp_session* found = NULL;
+	pthread_mutex_lock(&reg_mutex);
+	for (size_t i = 0; id && i < reg_n; i++) {
+		if (strcmp(reg[i]->id, id) == 0) {
+			found = reg[i];
+			mcp_session_ref(found);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&reg_mutex);
+	return found;
+}
+
+struct mcp_session* mcp_registry_remove(const char* id)
+{
+	struct mcp_session* found = NULL;
+	pthread_mutex_lock(&reg_mutex);
+	for (size_t i = 0; id && i < reg_n; i++) {
+		if (strcmp(reg[i]->id, id) == 0) {
+			found = reg[i];
+			reg[i] = reg[--reg_n];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&reg_mutex);
+	return found;
+}
+
+int mcp_session_count(void)
+{
+	pthread_mutex_lock(&reg_mutex);
+	int n = (int)reg_n;
+	pthread_mutex_unlock(&reg_mutex);
+	return n;
+}
+
+static void* reaper_main(void* arg)
+{
+	pthread_mutex_lock(&reg_mutex);
+	while (!reaper_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&reg_cond, &reg_mutex, &ts);
+		if (reaper_stop)
+			break;
+		struct mcp_session* expired[16];
+		size_t n_expired = 0;
+		for (size_t i = 0; i < reg_n && n_expired < 16; ) {
+			if (mcp_session_idle_ms(reg[i]) > IDLE_TIMEOUT_MS) {
+				expired[n_expired++] = reg[i];
+				reg[i] = reg[--reg_n];
+			} else {
+				i++;
+			}
+		}
+		pthread_mutex_unlock(&reg_mutex);
+		for (size_t i = 0; i < n_expired; i++) {
+			log_info("mcp: session %s expired after %d minutes idle",
+					expired[i]->id, IDLE_TIMEOUT_MS / 60000);
+			mcp_session_end(expired[i]);
+			mcp_session_unref(expired[i]);
+		}
+		pthread_mutex_lock(&reg_mutex);
+	}
+	pthread_mutex_unlock(&reg_mutex);
+	return NULL;
+}
+
+int mcp_registry_start(void)
+{
+	pthread_mutex_lock(&reg_mutex);
+	if (reaper_running) {
+		pthread_mutex_unlock(&reg_mutex);
+		return 0;
+	}
+	reaper_stop = false;
+	int rc = pthread_create(&reaper, NULL, reaper_main, NULL);
+	reaper_running = rc == 0;
+	pthread_mutex_unlock(&reg_mutex);
+	return -rc;
+}
+
+void mcp_shutdown(void)
+{
+	pthread_mutex_lock(&reg_mutex);
+	bool join = reaper_running;
+	reaper_stop = true;
+	reaper_running = false;
+	pthread_cond_broadcast(&reg_cond);
+	pthread_mutex_unlock(&reg_mutex);
+	if (join)
+		pthread_join(reaper, NULL);
+
+	pthread_mutex_lock(&reg_mutex);
+	struct mcp_session** all = reg;
+	size_t n = reg_n;
+	reg = NULL;
+	reg_n = reg_cap = 0;
+	pthread_mutex_unlock(&reg_mutex);
+	for (size_t i = 0; i < n; i++) {
+		mcp_session_end(all[i]);
+		mcp_session_unref(all[i]);
+	}
+	free(all);
+}

@@ -202,3 +202,8 @@ int tools_capture_settle(uint32_t window, int quiet_ms, int timeout_ms);
 json_t* tools_record_list(void);
 /** Path of a finished recording's published file; 0 or -ENOENT. */
 int tools_record_path(const char* id, char* path, size_t size);
+/** At startup: remove staging left by a crash (data dir, output roots). */
+void tools_record_init(void);
+/** At shutdown, before the display goes: finalize and publish every
+ *  running recording, wait for them, free the registry. */
+void tools_record_shutdown(void);

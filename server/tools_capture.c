@@ -25,11 +25,12 @@
 
 /* ---- Context pool ---------------------------------------------------------- */
 
-#define POOL_MAX 8
+#define POOL_MAX 16
 #define SEEN_MAX 32
 
 struct pooled {
 	struct capture* cap;
+	unsigned disconnects;	/* desktop_disconnects() when it was opened */
 	struct {
 		uint32_t window;
 		uint64_t counter;
@@ -77,17 +78,26 @@ static struct pooled* pool_get(char* err, size_t err_size)
 			return NULL;
 		}
 	}
-	if (pool_n_idle > 0) {
+	/* Contexts from before a display loss are dead even if they do not
+	 * know it yet. */
+	unsigned disconnects = desktop_disconnects();
+	while (pool_n_idle > 0) {
 		struct pooled* p = pool_idle[--pool_n_idle];
-		pthread_mutex_unlock(&pool_lock);
-		return p;
+		if (p->disconnects == disconnects && capture_connected(p->cap)) {
+			pthread_mutex_unlock(&pool_lock);
+			return p;
+		}
+		pooled_destroy(p);
+		pool_n_total--;
 	}
 	pool_n_total++;
 	pthread_mutex_unlock(&pool_lock);
 
 	struct pooled* p = calloc(1, sizeof(*p));
-	if (p)
+	if (p) {
+		p->disconnects = disconnects;
 		p->cap = capture_create(*name ? name : NULL, err, err_size);
+	}
 	else
 		snprintf(err, err_size, "out of memory");
 	if (!p || !p->cap) {
@@ -138,12 +148,69 @@ struct cache_key {
 	int quality;
 };
 
+/* An encoded image and its base64, shared between the cache and callers. */
+struct blob {
+	atomic_int refs;
+	uint8_t* data;
+	size_t len;
+	char* b64;
+	size_t b64_len;
+};
+
+static void blob_unref(struct blob* self)
+{
+	if (!self || atomic_fetch_sub(&self->refs, 1) != 1)
+		return;
+	free(self->data);
+	free(self->b64);
+	free(self);
+}
+
+static const char b64chars[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Takes ownership of data. NULL on ENOMEM (data freed). */
+static struct blob* blob_new(uint8_t* data, size_t len)
+{
+	struct blob* self = calloc(1, sizeof(*self));
+	char* out = malloc(4 * ((len + 2) / 3) + 1);
+	if (!self || !out) {
+		free(self);
+		free(out);
+		free(data);
+		return NULL;
+	}
+	size_t o = 0, i = 0;
+	for (; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)data[i] << 16 | (uint32_t)data[i + 1] << 8 | data[i + 2];
+		out[o++] = b64chars[v >> 18];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = b64chars[(v >> 6) & 63];
+		out[o++] = b64chars[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)data[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)data[i + 1] << 8;
+		out[o++] = b64chars[v >> 18];
+		out[o++] = b64chars[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	atomic_init(&self->refs, 1);
+	self->data = data;
+	self->len = len;
+	self->b64 = out;
+	self->b64_len = o;
+	return self;
+}
+
 static struct cache_entry {
 	struct cache_key key;
 	uint64_t gen;
 	uint64_t used;
-	uint8_t* data;
-	size_t len;
+	struct blob* blob;
 } cache[CACHE_MAX];
 static uint64_t cache_clock;
 
@@ -193,20 +260,17 @@ static int target_generation(struct pooled* p, uint32_t window, uint64_t* gen)
 	return 0;
 }
 
-/* Copy of the cached bytes for key at gen, or NULL. */
-static uint8_t* cache_lookup(const struct cache_key* key, uint64_t gen, size_t* len)
+/* A reference to the cached image for key at gen, or NULL. */
+static struct blob* cache_lookup(const struct cache_key* key, uint64_t gen)
 {
-	uint8_t* out = NULL;
+	struct blob* out = NULL;
 	pthread_mutex_lock(&cache_lock);
 	for (int i = 0; i < CACHE_MAX; i++) {
 		struct cache_entry* e = &cache[i];
-		if (e->data && e->gen == gen && memcmp(&e->key, key, sizeof(*key)) == 0) {
-			out = malloc(e->len);
-			if (out) {
-				memcpy(out, e->data, e->len);
-				*len = e->len;
-				e->used = ++cache_clock;
-			}
+		if (e->blob && e->gen == gen && memcmp(&e->key, key, sizeof(*key)) == 0) {
+			out = e->blob;
+			atomic_fetch_add(&out->refs, 1);
+			e->used = ++cache_clock;
 			break;
 		}
 	}
@@ -214,28 +278,108 @@ static uint8_t* cache_lookup(const struct cache_key* key, uint64_t gen, size_t* 
 	return out;
 }
 
-static void cache_store(const struct cache_key* key, uint64_t gen,
-		const uint8_t* data, size_t len)
+static void cache_store(const struct cache_key* key, uint64_t gen, struct blob* blob)
 {
-	uint8_t* copy = malloc(len);
-	if (!copy)
-		return;
-	memcpy(copy, data, len);
+	atomic_fetch_add(&blob->refs, 1);
 	pthread_mutex_lock(&cache_lock);
 	int slot = 0;
 	for (int i = 0; i < CACHE_MAX; i++) {
-		if (cache[i].data && memcmp(&cache[i].key, key, sizeof(*key)) == 0) {
+		if (cache[i].blob && memcmp(&cache[i].key, key, sizeof(*key)) == 0) {
 			slot = i;
 			break;
 		}
-		if (!cache[i].data || cache[i].used < cache[slot].used)
+		if (!cache[i].blob) {
 			slot = i;
-		if (!cache[slot].data)
 			break;
+		}
+		if (cache[i].used < cache[slot].used)
+			slot = i;
 	}
-	free(cache[slot].data);
-	cache[slot] = (struct cache_entry){ *key, gen, ++cache_clock, copy, len };
+	struct blob* old = cache[slot].blob;
+	cache[slot] = (struct cache_entry){ *key, gen, ++cache_clock, blob };
 	pthread_mutex_unlock(&cache_lock);
+	blob_unref(old);
+}
+
+/* PNG states (capture_encode_png_cached): the previous image of a target
+ * and its compressed bands, so after a small change only the bands it
+ * touched are deflated again. Checked out for the encode, one user each. */
+#define PNG_STATES 4
+
+static struct {
+	struct cache_key key;
+	struct capture_png_state* state;
+	bool busy, used_slot;
+	uint64_t used;
+} png_states[PNG_STATES];
+
+/* The slot for key, marked busy, with *state (may be NULL: a new one is
+ * made by the encoder); -1 when every slot is busy. */
+static int png_state_take(const struct cache_key* key, struct capture_png_state** state)
+{
+	*state = NULL;
+	pthread_mutex_lock(&cache_lock);
+	int slot = -1;
+	for (int i = 0; i < PNG_STATES; i++)
+		if (png_states[i].used_slot && !png_states[i].busy
+				&& memcmp(&png_states[i].key, key, sizeof(*key)) == 0)
+			slot = i;
+	struct capture_png_state* old = NULL;
+	if (slot < 0) {
+		for (int i = 0; i < PNG_STATES; i++) {
+			if (png_states[i].busy)
+				continue;
+			if (slot < 0 || !png_states[i].used_slot
+					|| (png_states[slot].used_slot && png_states[i].used < png_states[slot].used))
+				slot = i;
+		}
+		if (slot >= 0) {
+			old = png_states[slot].state;
+			png_states[slot].state = NULL;
+			png_states[slot].key = *key;
+			png_states[slot].used_slot = true;
+		}
+	}
+	if (slot >= 0) {
+		png_states[slot].busy = true;
+		*state = png_states[slot].state;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	capture_png_state_free(old);
+	return slot;
+}
+
+static void png_state_give(int slot, struct capture_png_state* state)
+{
+	if (slot < 0) {
+		capture_png_state_free(state);
+		return;
+	}
+	pthread_mutex_lock(&cache_lock);
+	png_states[slot].state = state;
+	png_states[slot].busy = false;
+	png_states[slot].used = ++cache_clock;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* The image block from the blob's base64 (no second encoding, no UTF-8
+ * scan), and the raw bytes for REST's GET /api/v1/screenshot. */
+static int add_image(struct tool_result* out, const struct blob* b, const char* mime)
+{
+	json_t* data = json_stringn_nocheck(b->b64, b->b64_len);
+	if (!data)
+		return -ENOMEM;
+	json_array_append_new(out->content, json_pack("{s:s, s:o, s:s}", "type", "image",
+			"data", data, "mimeType", mime));
+	if (!out->image) {
+		out->image = malloc(b->len ? b->len : 1);
+		if (!out->image)
+			return -ENOMEM;
+		memcpy(out->image, b->data, b->len);
+		out->image_len = b->len;
+		out->image_mime = mime;
+	}
+	return 0;
 }
 
 /* ---- Helpers ------------------------------------------------------------------ */
@@ -444,8 +588,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	if (!p)
 		return fail_pool(out, err);
 	struct frame* f = NULL;
-	uint8_t* data = NULL;
-	size_t len = 0;
+	struct blob* blob = NULL;
 	struct capture_rect target;
 	int rc = resolve(p, window, &target);
 	if (rc < 0) {
@@ -484,8 +627,8 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	uint64_t gen = 0;
 	bool cacheable = !cursor && target_generation(p, window, &gen) == 0;
 	if (cacheable)
-		data = cache_lookup(&key, gen, &len);
-	if (!data) {
+		blob = cache_lookup(&key, gen);
+	if (!blob) {
 		rc = grab(p, window, has_region ? &phys : NULL, cursor, &f);
 		if (rc < 0) {
 			fail_rc(out, p, rc);
@@ -501,16 +644,32 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 			frame_unref(f);
 			f = s;
 		}
-		rc = jpeg ? capture_encode_jpeg(f, quality, &data, &len)
-				: capture_encode_png(f, &data, &len);
+		uint8_t* data;
+		size_t len;
+		if (jpeg) {
+			rc = capture_encode_jpeg(f, quality, &data, &len);
+		} else {
+			struct cache_key pkey = key;
+			pkey.quality = 0;
+			struct capture_png_state* st;
+			int slot = png_state_take(&pkey, &st);
+			rc = slot >= 0 ? capture_encode_png_cached(&st, f, &data, &len)
+					: capture_encode_png(f, &data, &len);
+			png_state_give(slot, st);
+		}
 		if (rc < 0) {
 			tool_result_error(out, TOOL_INTERNAL, NULL, "encoding failed: %s", strerror(-rc));
 			goto done;
 		}
+		blob = blob_new(data, len);
+		if (!blob) {
+			tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");
+			goto done;
+		}
 		if (cacheable)
-			cache_store(&key, gen, data, len);
+			cache_store(&key, gen, blob);
 	}
-	if (path && write_out(path, data, len, out) < 0)
+	if (path && write_out(path, blob->data, blob->len, out) < 0)
 		goto done;
 
 	const char* mime = jpeg ? "image/jpeg" : "image/png";
@@ -519,28 +678,35 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 			"physical_width", phys.width, "physical_height", phys.height,
 			"scale_factor", iw ? (double)target.width / iw : 1.0,
 			"window", (json_int_t)window, "format", jpeg ? "jpeg" : "png",
-			"bytes", (json_int_t)len,
+			"bytes", (json_int_t)blob->len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);
 	if (has_region)
 		json_object_set_new(meta, "region", region_json(region));
 	if (path)
 		json_object_set_new(meta, "path", json_string(path));
 	/* Image first: clients that show one block show the picture. */
-	if (include_image && tool_result_image(out, data, len, mime) < 0) {
+	int irc = 0;
+	if (include_image) {
+		irc = add_image(out, blob, mime);
+	} else if (!out->image) {
+		/* No block, but REST's GET /api/v1/screenshot still wants bytes. */
+		out->image = malloc(blob->len ? blob->len : 1);
+		if (out->image) {
+			memcpy(out->image, blob->data, blob->len);
+			out->image_len = blob->len;
+			out->image_mime = mime;
+		} else {
+			irc = -ENOMEM;
+		}
+	}
+	if (irc < 0) {
 		json_decref(meta);
 		tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");
 		goto done;
 	}
-	if (!include_image && !out->image) {
-		/* REST GET /api/v1/screenshot still wants the bytes. */
-		out->image = data;
-		out->image_len = len;
-		out->image_mime = mime;
-		data = NULL;
-	}
 	tool_result_ok(out, meta);
 done:
-	free(data);
+	blob_unref(blob);
 	frame_unref(f);
 	pool_put(p);
 	return 0;

@@ -1,5 +1,1339 @@
-/* STUB: replaced by the owner of this file. */
+/* The action tools: computer_use (a batch of actions, DESIGN.md 6.1) and one
+ * split tool computer_<type> per action type. Both run the same executor:
+ * validate every action first (nothing runs when one is malformed), then
+ * run them in order on the input module, stopping at the first failure.
+ *
+ * Coordinates are in the screenshot space of the target (the screen, or a
+ * window's client area when `window` is given), mapped to desktop pixels
+ * exactly with tools_capture_target() + tools_map_coordinate(). Out of range
+ * is an error, never clamped. */
 #include "server/tools.h"
+#include "server/desktop.h"
+#include "server/log.h"
+#include "input/input.h"
+
 #include <errno.h>
-#include <stddef.h>
-const struct tool_def tools_input[] = { { 0 } };
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_ACTIONS 100
+#define MAX_PATH_POINTS 1000
+#define MAX_WAIT_MS 30000
+#define FOCUS_TIMEOUT_MS 1000
+#define SETTLE_QUIET_MS 50
+#define SETTLE_MAX_MS 1000
+
+/* ---- the input context: one per process, replaced when the display goes ---- */
+
+static pthread_mutex_t ctx_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct input* ctx_input;
+static int ctx_users;
+static bool ctx_atexit;
+
+static void input_at_exit(void)
+{
+	pthread_mutex_lock(&ctx_mutex);
+	struct input* in = ctx_users == 0 ? ctx_input : NULL;
+	if (in)
+		ctx_input = NULL;
+	pthread_mutex_unlock(&ctx_mutex);
+	/* Puts every spare keycode back to NoSymbol. */
+	input_destroy(in);
+}
+
+/* Borrow the context (connecting when needed); release with put_input(). */
+static struct input* get_input(char* err, size_t size)
+{
+	pthread_mutex_lock(&ctx_mutex);
+	if (ctx_input && ctx_users == 0 && !input_alive(ctx_input)) {
+		log_info("input: X connection lost; reconnecting");
+		input_destroy(ctx_input);
+		ctx_input = NULL;
+	}
+	if (!ctx_input) {
+		const char* name = desktop_display_name();
+		ctx_input = input_new(name, err, size);
+		if (ctx_input) {
+			log_debug("input: connected to %s, %d spare keycodes", name,
+					input_spare_keycodes(ctx_input));
+			if (!ctx_atexit && atexit(input_at_exit) == 0)
+				ctx_atexit = true;
+		}
+	}
+	struct input* in = ctx_input;
+	if (in)
+		ctx_users++;
+	pthread_mutex_unlock(&ctx_mutex);
+	return in;
+}
+
+static void put_input(struct input* in)
+{
+	if (!in)
+		return;
+	pthread_mutex_lock(&ctx_mutex);
+	ctx_users--;
+	pthread_mutex_unlock(&ctx_mutex);
+}
+
+/* ---- actions ---- */
+
+enum act {
+	ACT_SCREENSHOT, ACT_CLICK, ACT_DOUBLE_CLICK, ACT_TRIPLE_CLICK, ACT_MOVE,
+	ACT_DRAG, ACT_MOUSE_DOWN, ACT_MOUSE_UP, ACT_SCROLL, ACT_TYPE,
+	ACT_KEYPRESS, ACT_HOLD_KEY, ACT_WAIT, ACT_CURSOR_POSITION, ACT_ZOOM,
+};
+
+struct act_name {
+	const char* name;
+	enum act act;
+	int button;	/* implied button for aliases, 0 = from `button` */
+	bool anthropic;
+};
+
+static const struct act_name act_names[] = {
+	{ "screenshot", ACT_SCREENSHOT, 0, false },
+	{ "click", ACT_CLICK, 0, false },
+	{ "double_click", ACT_DOUBLE_CLICK, 1, false },
+	{ "triple_click", ACT_TRIPLE_CLICK, 1, false },
+	{ "move", ACT_MOVE, 0, false },
+	{ "drag", ACT_DRAG, 0, false },
+	{ "mouse_down", ACT_MOUSE_DOWN, 0, false },
+	{ "mouse_up", ACT_MOUSE_UP, 0, false },
+	{ "scroll", ACT_SCROLL, 0, false },
+	{ "type", ACT_TYPE, 0, false },
+	{ "keypress", ACT_KEYPRESS, 0, false },
+	{ "hold_key", ACT_HOLD_KEY, 0, false },
+	{ "wait", ACT_WAIT, 0, false },
+	{ "cursor_position", ACT_CURSOR_POSITION, 0, false },
+	{ "zoom", ACT_ZOOM, 0, false },
+	/* Anthropic computer_20251124 names */
+	{ "left_click", ACT_CLICK, 1, true },
+	{ "right_click", ACT_CLICK, 3, true },
+	{ "middle_click", ACT_CLICK, 2, true },
+	{ "mouse_move", ACT_MOVE, 0, true },
+	{ "left_click_drag", ACT_DRAG, 1, true },
+	{ "left_mouse_down", ACT_MOUSE_DOWN, 1, true },
+	{ "left_mouse_up", ACT_MOUSE_UP, 1, true },
+	{ "key", ACT_KEYPRESS, 0, true },
+};
+#define N_ACT_NAMES (sizeof(act_names) / sizeof(act_names[0]))
+
+static const struct {
+	const char* name;
+	int button;
+} buttons[] = {
+	{ "left", 1 }, { "middle", 2 }, { "wheel", 2 }, { "right", 3 },
+	{ "back", 8 }, { "forward", 9 },
+};
+
+static const char* button_name(int b)
+{
+	switch (b) {
+	case 1: return "left";
+	case 2: return "middle";
+	case 3: return "right";
+	case 8: return "back";
+	case 9: return "forward";
+	default: return "?";
+	}
+}
+
+/* One validated action. Strings are borrowed from the JSON arguments. */
+struct action {
+	const struct act_name* kind;
+	json_t* json;
+	bool has_xy, desktop_space;
+	int x, y;
+	int button;
+	struct input_chord mods;	/* held during pointer actions */
+	struct input_chord chord;	/* keypress, hold_key */
+	int* px;			/* drag path */
+	int* py;
+	size_t n_path;
+	int notches_x, notches_y;
+	const char* text;
+	size_t text_len;
+	int ms;
+	int max_dimension;		/* screenshot, zoom: -1 = none given */
+};
+
+static void action_deinit(struct action* a)
+{
+	free(a->px);
+	free(a->py);
+	a->px = a->py = NULL;
+}
+
+/* Errors carry a code and a message; the batch adds the index. */
+struct act_error {
+	enum tool_code code;
+	char message[768];
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct act_error* e, enum tool_code code, const char* fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	e->code = code;
+	return -1;
+}
+
+static bool is_int(json_t* v)
+{
+	return json_is_integer(v) || (json_is_real(v)
+			&& json_real_value(v) == floor(json_real_value(v))
+			&& fabs(json_real_value(v)) < 1e9);
+}
+
+static int int_of(json_t* v)
+{
+	return json_is_integer(v) ? (int)json_integer_value(v) : (int)json_real_value(v);
+}
+
+/* An [x, y] array or an {x, y} object. */
+static bool point_of(json_t* v, int* x, int* y)
+{
+	json_t *jx, *jy;
+	if (json_is_array(v) && json_array_size(v) == 2) {
+		jx = json_array_get(v, 0);
+		jy = json_array_get(v, 1);
+	} else if (json_is_object(v)) {
+		jx = json_object_get(v, "x");
+		jy = json_object_get(v, "y");
+	} else {
+		return false;
+	}
+	if (!is_int(jx) || !is_int(jy))
+		return false;
+	*x = int_of(jx);
+	*y = int_of(jy);
+	return true;
+}
+
+/* Which fields each action takes (besides type/action). */
+static const char* const common_fields[] = { "type", "action", NULL };
+
+static bool field_allowed(const struct act_name* k, const char* f)
+{
+	static const char* const pointer[] = { "x", "y", "coordinate",
+		"coordinate_space", "keys", "text", NULL };
+	const char* const* extra = NULL;
+	static const char* const click[] = { "button", NULL };
+	static const char* const drag[] = { "path", "start_coordinate", "button", NULL };
+	static const char* const scroll[] = { "scroll_x", "scroll_y",
+		"scroll_direction", "scroll_amount", NULL };
+	static const char* const mouse[] = { "button", NULL };
+	static const char* const shot[] = { "max_dimension", NULL };
+	static const char* const zoom[] = { "region", "max_dimension", NULL };
+	static const char* const type[] = { "text", NULL };
+	static const char* const keys[] = { "keys", "text", NULL };
+	static const char* const hold[] = { "keys", "text", "duration", NULL };
+	static const char* const wait[] = { "ms", "duration", NULL };
+	bool uses_pointer = false;
+	switch (k->act) {
+	case ACT_CLICK:
+		uses_pointer = true;
+		extra = k->button ? NULL : click;
+		break;
+	case ACT_DOUBLE_CLICK:
+	case ACT_TRIPLE_CLICK:
+	case ACT_MOVE:
+		uses_pointer = true;
+		break;
+	case ACT_DRAG:
+		uses_pointer = true;
+		extra = drag;
+		break;
+	case ACT_MOUSE_DOWN:
+	case ACT_MOUSE_UP:
+		uses_pointer = true;
+		extra = k->button ? NULL : mouse;
+		break;
+	case ACT_SCROLL:
+		uses_pointer = true;
+		extra = scroll;
+		break;
+	case ACT_SCREENSHOT: extra = shot; break;
+	case ACT_ZOOM: extra = zoom; break;
+	case ACT_TYPE: extra = type; break;
+	case ACT_KEYPRESS: extra = keys; break;
+	case ACT_HOLD_KEY: extra = hold; break;
+	case ACT_WAIT: extra = wait; break;
+	case ACT_CURSOR_POSITION: break;
+	}
+	for (int i = 0; common_fields[i]; i++)
+		if (strcmp(common_fields[i], f) == 0)
+			return true;
+	for (int i = 0; uses_pointer && pointer[i]; i++)
+		if (strcmp(pointer[i], f) == 0)
+			return true;
+	for (int i = 0; extra && extra[i]; i++)
+		if (strcmp(extra[i], f) == 0)
+			return true;
+	return false;
+}
+
+/* Keys given as an array (["ctrl","c"], OpenAI) or a chord string
+ * ("ctrl+c", xdotool/Anthropic). */
+static int parse_keys(json_t* v, const char* field, struct input_chord* out,
+		struct act_error* e)
+{
+	char err[512];
+	out->n = 0;
+	if (json_is_string(v)) {
+		int rc = input_chord_parse(out, json_string_value(v), err, sizeof(err));
+		if (rc < 0)
+			return fail(e, rc == -ENOENT ? TOOL_UNKNOWN_KEY : TOOL_BAD_ARGUMENTS,
+					"%s: %s", field, err);
+		return 0;
+	}
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return fail(e, TOOL_BAD_ARGUMENTS,
+				"%s must be a non-empty array of key names like [\"ctrl\", \"c\"] or a chord like \"ctrl+c\"",
+				field);
+	size_t i;
+	json_t* item;
+	json_array_foreach(v, i, item) {
+		if (!json_is_string(item))
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s[%zu] must be a key name",
+					field, i);
+		int rc = input_chord_add(out, json_string_value(item), err, sizeof(err));
+		if (rc < 0)
+			return fail(e, rc == -ENOENT ? TOOL_UNKNOWN_KEY : TOOL_BAD_ARGUMENTS,
+					"%s[%zu]: %s", field, i, err);
+	}
+	input_chord_normalize(out);
+	return 0;
+}
+
+static const struct act_name* find_act(const char* name)
+{
+	for (size_t i = 0; i < N_ACT_NAMES; i++)
+		if (strcmp(act_names[i].name, name) == 0)
+			return &act_names[i];
+	return NULL;
+}
+
+/* Validate one action object into a; no X traffic. */
+static int parse_action(json_t* j, bool batch_desktop, struct action* a,
+		struct act_error* e)
+{
+	memset(a, 0, sizeof(*a));
+	a->json = j;
+	a->max_dimension = -1;
+	a->desktop_space = batch_desktop;
+	if (!json_is_object(j))
+		return fail(e, TOOL_BAD_ARGUMENTS, "an action must be an object like {\"type\":\"click\",\"x\":10,\"y\":20}");
+	json_t* jt = json_object_get(j, "type");
+	json_t* ja = json_object_get(j, "action");
+	if (jt && ja)
+		return fail(e, TOOL_BAD_ARGUMENTS, "give the action type as \"type\" or \"action\", not both");
+	if (!jt)
+		jt = ja;
+	if (!json_is_string(jt))
+		return fail(e, TOOL_BAD_ARGUMENTS, "needs a \"type\" (e.g. \"click\", \"type\", \"keypress\", \"screenshot\")");
+	const char* tname = json_string_value(jt);
+	a->kind = find_act(tname);
+	if (!a->kind) {
+		char list[512] = "";
+		size_t used = 0;
+		for (size_t i = 0; i < N_ACT_NAMES && used < sizeof(list); i++)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+					i ? ", " : "", act_names[i].name);
+		return fail(e, TOOL_BAD_ARGUMENTS, "unknown action type \"%s\"; valid types: %s",
+				tname, list);
+	}
+	const struct act_name* k = a->kind;
+	const char* f;
+	json_t* v;
+	json_object_foreach(j, f, v) {
+		if (!field_allowed(k, f))
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s does not take \"%s\"", tname, f);
+	}
+
+	/* Position: x and y, or coordinate [x, y]. */
+	json_t* jx = json_object_get(j, "x");
+	json_t* jy = json_object_get(j, "y");
+	json_t* jc = json_object_get(j, "coordinate");
+	if ((jx || jy) && jc)
+		return fail(e, TOOL_BAD_ARGUMENTS, "%s: give x and y, or coordinate, not both", tname);
+	if (jx || jy) {
+		if (!jx || !jy)
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s needs both x and y", tname);
+		if (!is_int(jx) || !is_int(jy))
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s: x and y must be integers (pixels)", tname);
+		a->x = int_of(jx);
+		a->y = int_of(jy);
+		a->has_xy = true;
+	} else if (jc && k->act != ACT_DRAG) {
+		if (!point_of(jc, &a->x, &a->y) || !json_is_array(jc))
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s: coordinate must be [x, y] (integers)", tname);
+		a->has_xy = true;
+	}
+	const char* space = json_string_value(json_object_get(j, "coordinate_space"));
+	if (space) {
+		if (strcmp(space, "desktop") == 0)
+			a->desktop_space = true;
+		else if (strcmp(space, "screenshot") == 0)
+			a->desktop_space = false;
+		else
+			return fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be \"screenshot\" or \"desktop\"");
+	}
+
+	/* Held keys: keys (OpenAI) or text (Anthropic) on pointer actions. */
+	bool pointer = k->act == ACT_CLICK || k->act == ACT_DOUBLE_CLICK
+			|| k->act == ACT_TRIPLE_CLICK || k->act == ACT_MOVE
+			|| k->act == ACT_DRAG || k->act == ACT_SCROLL
+			|| k->act == ACT_MOUSE_DOWN || k->act == ACT_MOUSE_UP;
+	if (pointer) {
+		json_t* keys = json_object_get(j, "keys");
+		json_t* text = json_object_get(j, "text");
+		if (keys && text)
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s: give held keys as keys or text, not both", tname);
+		if ((keys || text) && parse_keys(keys ? keys : text, keys ? "keys" : "text",
+				&a->mods, e) < 0)
+			return -1;
+	}
+
+	/* Button. */
+	a->button = k->button ? k->button : 1;
+	const char* b = json_string_value(json_object_get(j, "button"));
+	if (json_object_get(j, "button") && !b)
+		return fail(e, TOOL_BAD_ARGUMENTS, "button must be one of left, right, middle, wheel, back, forward");
+	if (b) {
+		a->button = 0;
+		for (size_t i = 0; i < sizeof(buttons) / sizeof(buttons[0]); i++)
+			if (strcmp(buttons[i].name, b) == 0)
+				a->button = buttons[i].button;
+		if (!a->button)
+			return fail(e, TOOL_BAD_ARGUMENTS, "unknown button \"%s\"; use left, right, middle, wheel, back or forward", b);
+	}
+
+	switch (k->act) {
+	case ACT_CLICK:
+		if (!a->has_xy && !k->anthropic)
+			return fail(e, TOOL_BAD_ARGUMENTS, "click needs x and y (or coordinate [x, y])");
+		break;
+	case ACT_MOVE:
+		if (!a->has_xy)
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s needs x and y (or coordinate [x, y])", tname);
+		break;
+	case ACT_DRAG: {
+		json_t* path = json_object_get(j, "path");
+		json_t* start = json_object_get(j, "start_coordinate");
+		if (path && (start || jc))
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s: give path, or start_coordinate and coordinate, not both", tname);
+		if (a->has_xy)
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s takes path (or start_coordinate and coordinate), not x and y", tname);
+		size_t n;
+		if (path) {
+			if (!json_is_array(path) || json_array_size(path) < 2)
+				return fail(e, TOOL_BAD_ARGUMENTS, "drag needs a path of at least 2 points, like [{\"x\":10,\"y\":10},{\"x\":200,\"y\":10}]");
+			n = json_array_size(path);
+			if (n > MAX_PATH_POINTS)
+				return fail(e, TOOL_BAD_ARGUMENTS, "drag path has %zu points; at most %d", n, MAX_PATH_POINTS);
+		} else {
+			if (!start || !jc)
+				return fail(e, TOOL_BAD_ARGUMENTS, "%s needs path (>= 2 points) or start_coordinate and coordinate", tname);
+			n = 2;
+		}
+		a->px = calloc(n, sizeof(int));
+		a->py = calloc(n, sizeof(int));
+		if (!a->px || !a->py)
+			return fail(e, TOOL_INTERNAL, "out of memory");
+		a->n_path = n;
+		for (size_t i = 0; i < n; i++) {
+			json_t* p = path ? json_array_get(path, i) : i == 0 ? start : jc;
+			if (!point_of(p, &a->px[i], &a->py[i])) {
+				if (path)
+					return fail(e, TOOL_BAD_ARGUMENTS, "path[%zu] must be {\"x\": int, \"y\": int} or [x, y]", i);
+				return fail(e, TOOL_BAD_ARGUMENTS, "%s must be [x, y] (integers)",
+						i == 0 ? "start_coordinate" : "coordinate");
+			}
+		}
+		break;
+	}
+	case ACT_SCROLL: {
+		json_t* sx = json_object_get(j, "scroll_x");
+		json_t* sy = json_object_get(j, "scroll_y");
+		json_t* dir = json_object_get(j, "scroll_direction");
+		json_t* amount = json_object_get(j, "scroll_amount");
+		if ((sx || sy) && (dir || amount))
+			return fail(e, TOOL_BAD_ARGUMENTS, "scroll: give scroll_x/scroll_y (pixels) or scroll_direction + scroll_amount (notches), not both");
+		if (dir || amount) {
+			const char* d = json_string_value(dir);
+			if (!d || !amount)
+				return fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_direction (up, down, left, right) with scroll_amount (notches)");
+			if (!is_int(amount) || int_of(amount) < 0 || int_of(amount) > INPUT_MAX_NOTCHES)
+				return fail(e, TOOL_BAD_ARGUMENTS, "scroll_amount must be an integer number of notches, 0..%d", INPUT_MAX_NOTCHES);
+			int n = int_of(amount);
+			if (strcmp(d, "down") == 0)
+				a->notches_y = n;
+			else if (strcmp(d, "up") == 0)
+				a->notches_y = -n;
+			else if (strcmp(d, "right") == 0)
+				a->notches_x = n;
+			else if (strcmp(d, "left") == 0)
+				a->notches_x = -n;
+			else
+				return fail(e, TOOL_BAD_ARGUMENTS, "scroll_direction must be up, down, left or right, not \"%s\"", d);
+		} else {
+			if (!sx && !sy)
+				return fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_x and/or scroll_y (pixels; positive = right/down) or scroll_direction + scroll_amount");
+			if ((sx && !json_is_number(sx)) || (sy && !json_is_number(sy)))
+				return fail(e, TOOL_BAD_ARGUMENTS, "scroll_x and scroll_y must be numbers (pixels)");
+			a->notches_x = input_pixels_to_notches(sx ? json_number_value(sx) : 0);
+			a->notches_y = input_pixels_to_notches(sy ? json_number_value(sy) : 0);
+			if (abs(a->notches_x) > INPUT_MAX_NOTCHES || abs(a->notches_y) > INPUT_MAX_NOTCHES)
+				return fail(e, TOOL_BAD_ARGUMENTS, "scroll of more than %d notches (%d px) per axis",
+						INPUT_MAX_NOTCHES, INPUT_MAX_NOTCHES * INPUT_PIXELS_PER_NOTCH);
+		}
+		break;
+	}
+	case ACT_TYPE: {
+		json_t* t = json_object_get(j, "text");
+		if (!json_is_string(t))
+			return fail(e, TOOL_BAD_ARGUMENTS, "type needs text (a string)");
+		a->text = json_string_value(t);
+		a->text_len = json_string_length(t);
+		size_t bad = 0;
+		int rc = input_text_check(a->text, a->text_len, &bad);
+		if (rc == -EILSEQ)
+			return fail(e, TOOL_BAD_ARGUMENTS, "text is not valid UTF-8 at byte %zu", bad);
+		if (rc < 0)
+			return fail(e, TOOL_BAD_ARGUMENTS,
+					"text has control character 0x%02x at byte %zu, which no key types (\\n, \\t, \\b and ESC are fine)",
+					(unsigned char)a->text[bad], bad);
+		break;
+	}
+	case ACT_KEYPRESS:
+	case ACT_HOLD_KEY: {
+		json_t* keys = json_object_get(j, "keys");
+		json_t* text = json_object_get(j, "text");
+		if (keys && text)
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s: give keys or text, not both", tname);
+		if (!keys && !text)
+			return fail(e, TOOL_BAD_ARGUMENTS, "%s needs keys (like [\"ctrl\", \"c\"]) or text (like \"ctrl+c\")", tname);
+		if (parse_keys(keys ? keys : text, keys ? "keys" : "text", &a->chord, e) < 0)
+			return -1;
+		if (k->act == ACT_HOLD_KEY) {
+			json_t* d = json_object_get(j, "duration");
+			if (!json_is_number(d))
+				return fail(e, TOOL_BAD_ARGUMENTS, "hold_key needs duration (seconds)");
+			double s = json_number_value(d);
+			if (s < 0 || s * 1000 > MAX_WAIT_MS)
+				return fail(e, TOOL_BAD_ARGUMENTS, "hold_key duration %g s is outside 0..%d s", s, MAX_WAIT_MS / 1000);
+			a->ms = (int)lround(s * 1000);
+		}
+		break;
+	}
+	case ACT_WAIT: {
+		json_t* ms = json_object_get(j, "ms");
+		json_t* d = json_object_get(j, "duration");
+		if (ms && d)
+			return fail(e, TOOL_BAD_ARGUMENTS, "wait: give ms or duration (seconds), not both");
+		double wait_ms = 1000;
+		if (ms) {
+			if (!json_is_number(ms))
+				return fail(e, TOOL_BAD_ARGUMENTS, "wait: ms must be a number");
+			wait_ms = json_number_value(ms);
+		} else if (d) {
+			if (!json_is_number(d))
+				return fail(e, TOOL_BAD_ARGUMENTS, "wait: duration must be a number of seconds");
+			wait_ms = json_number_value(d) * 1000;
+		}
+		if (wait_ms < 0 || wait_ms > MAX_WAIT_MS)
+			return fail(e, TOOL_BAD_ARGUMENTS, "wait of %g ms is outside 0..%d ms", wait_ms, MAX_WAIT_MS);
+		a->ms = (int)lround(wait_ms);
+		break;
+	}
+	case ACT_SCREENSHOT:
+	case ACT_ZOOM: {
+		json_t* m = json_object_get(j, "max_dimension");
+		if (m) {
+			if (!is_int(m) || int_of(m) < 0)
+				return fail(e, TOOL_BAD_ARGUMENTS, "max_dimension must be a non-negative integer (0 = native)");
+			a->max_dimension = int_of(m);
+		}
+		if (k->act == ACT_ZOOM) {
+			json_t* r = json_object_get(j, "region");
+			bool ok = json_is_array(r) && json_array_size(r) == 4;
+			for (size_t i = 0; ok && i < 4; i++)
+				ok = is_int(json_array_get(r, i));
+			if (!ok)
+				return fail(e, TOOL_BAD_ARGUMENTS, "zoom needs region [x0, y0, x1, y1] (integers, screenshot space, end-exclusive)");
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- running ---- */
+
+struct batch {
+	struct tool_ctx* ctx;
+	struct input* in;
+	uint32_t window;
+	bool focused;
+	int max_dimension;	/* set by a screenshot in this batch; -1 none */
+	json_t* images;		/* image content blocks, in order */
+};
+
+/* Screenshot-space (or desktop) point -> desktop pixel, or out_of_bounds. */
+static int map_point(struct batch* b, const struct action* a, int x, int y,
+		int* dx, int* dy, struct act_error* e)
+{
+	int sw, sh;
+	if (input_screen_size(b->in, &sw, &sh) < 0)
+		return fail(e, TOOL_DISPLAY_UNAVAILABLE, "the X display is gone");
+	if (a->desktop_space) {
+		if (x < 0 || y < 0 || x >= sw || y >= sh)
+			return fail(e, TOOL_OUT_OF_BOUNDS,
+					"(%d, %d) is outside the desktop (0..%d, 0..%d)", x, y,
+					sw - 1, sh - 1);
+		*dx = x;
+		*dy = y;
+		return 0;
+	}
+	struct tool_target t;
+	char err[256] = "";
+	enum tool_code code = tools_capture_target(b->ctx, b->window, &t, err, sizeof(err));
+	if (code != TOOL_OK)
+		return fail(e, code, "%s", err[0] ? err : "cannot resolve the target");
+	int iw = t.image_width, ih = t.image_height;
+	if (b->max_dimension >= 0)
+		tools_scaled_size(t.width, t.height, b->max_dimension, &iw, &ih);
+	if (x < 0 || y < 0 || x >= iw || y >= ih) {
+		char what[64];
+		if (t.window)
+			snprintf(what, sizeof(what), "window %u", t.window);
+		else
+			snprintf(what, sizeof(what), "the screen");
+		return fail(e, TOOL_OUT_OF_BOUNDS,
+				"(%d, %d) is outside the %dx%d screenshot of %s (x 0..%d, y 0..%d)",
+				x, y, iw, ih, what, iw - 1, ih - 1);
+	}
+	*dx = t.x + tools_map_coordinate(x, t.width, iw);
+	*dy = t.y + tools_map_coordinate(y, t.height, ih);
+	if (*dx < 0 || *dy < 0 || *dx >= sw || *dy >= sh)
+		return fail(e, TOOL_OUT_OF_BOUNDS,
+				"(%d, %d) of window %u is at desktop (%d, %d), off the screen",
+				x, y, t.window, *dx, *dy);
+	return 0;
+}
+
+static int input_error(int rc, const char* what, struct act_error* e)
+{
+	switch (rc) {
+	case -EPIPE:
+		return fail(e, TOOL_DISPLAY_UNAVAILABLE, "%s: the X connection was lost", what);
+	case -ENOENT:
+		return fail(e, TOOL_UNKNOWN_KEY, "%s: a key is not on the keyboard map and cannot be held", what);
+	case -ENOSPC:
+		return fail(e, TOOL_INTERNAL, "%s: characters are not on the keyboard map and the display has no spare keycodes", what);
+	default:
+		return fail(e, TOOL_INTERNAL, "%s failed: %s", what, strerror(-rc));
+	}
+}
+
+static int focus_target(struct batch* b, struct act_error* e)
+{
+	if (!b->window || b->focused)
+		return 0;
+	int rc = input_focus_window(b->in, b->window, FOCUS_TIMEOUT_MS);
+	if (rc == -ENOENT)
+		return fail(e, TOOL_WINDOW_NOT_FOUND, "window %u does not exist (any more); list windows with the windows tool", b->window);
+	if (rc == -ETIMEDOUT)
+		return fail(e, TOOL_TIMEOUT, "window %u did not take the focus within %d ms", b->window, FOCUS_TIMEOUT_MS);
+	if (rc < 0)
+		return input_error(rc, "focusing the window", e);
+	b->focused = true;
+	return 0;
+}
+
+/* Sleep ms, waking for cancellation; bounded by the call's deadline. */
+static int sleep_bounded(struct batch* b, int ms, struct act_error* e)
+{
+	int64_t end = tool_now_ms() + ms;
+	if (b->ctx->deadline_ms && end > b->ctx->deadline_ms)
+		return fail(e, TOOL_TIMEOUT, "waiting %d ms would pass the call's deadline", ms);
+	for (;;) {
+		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled))
+			return fail(e, TOOL_TIMEOUT, "cancelled by the client");
+		int64_t left = end - tool_now_ms();
+		if (left <= 0)
+			return 0;
+		if (left > 20)
+			left = 20;
+		struct timespec ts = { 0, (long)left * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Call the capture tools (screenshot, zoom) with this batch's target. */
+static int capture_call(struct batch* b, const char* tool, json_t* args,
+		json_t* res, struct act_error* e)
+{
+	const struct tool_def* def = tools_find(tool);
+	if (!def || !def->handler) {
+		json_decref(args);
+		return fail(e, TOOL_INTERNAL, "the %s tool is not available in this build", tool);
+	}
+	if (b->window)
+		json_object_set_new(args, "window", json_integer(b->window));
+	/* A screenshot in this batch fixed the space (REST has no session to
+	 * remember it); zoom's max_dimension only sizes its output. */
+	if (strcmp(tool, "screenshot") == 0 && b->max_dimension >= 0
+			&& !json_object_get(args, "max_dimension"))
+		json_object_set_new(args, "max_dimension", json_integer(b->max_dimension));
+	struct tool_result sub;
+	tool_result_init(&sub);
+	int rc = def->handler(b->ctx, args, &sub);
+	json_decref(args);
+	if (rc < 0 && !sub.is_error) {
+		tool_result_deinit(&sub);
+		return fail(e, TOOL_INTERNAL, "%s failed: %s", tool, strerror(-rc));
+	}
+	if (sub.is_error) {
+		const char* m = json_string_value(json_object_get(sub.structured, "message"));
+		fail(e, sub.code, "%s", m ? m : tool);
+		tool_result_deinit(&sub);
+		return -1;
+	}
+	size_t i;
+	json_t* block;
+	json_array_foreach(sub.content, i, block) {
+		const char* btype = json_string_value(json_object_get(block, "type"));
+		if (btype && strcmp(btype, "image") == 0) {
+			json_array_append(b->images, block);
+			json_object_set_new(res, "image_index",
+					json_integer((json_int_t)json_array_size(b->images) - 1));
+		}
+	}
+	if (sub.structured)
+		json_object_set(res, "image", sub.structured);
+	tool_result_deinit(&sub);
+	return 0;
+}
+
+static json_t* chord_names(const struct input_chord* c)
+{
+	json_t* arr = json_array();
+	for (int i = 0; i < c->n; i++) {
+		char name[64];
+		input_keysym_name(c->keysyms[i], name, sizeof(name));
+		json_array_append_new(arr, json_string(name));
+	}
+	return arr;
+}
+
+/* Run one validated action; fill res with its fields. */
+static int run_action(struct batch* b, struct action* a, json_t* res,
+		struct act_error* e)
+{
+	const struct act_name* k = a->kind;
+	int dx = 0, dy = 0, rc = 0;
+	bool pointer = k->act == ACT_CLICK || k->act == ACT_DOUBLE_CLICK
+			|| k->act == ACT_TRIPLE_CLICK || k->act == ACT_MOVE
+			|| k->act == ACT_DRAG || k->act == ACT_SCROLL
+			|| k->act == ACT_MOUSE_DOWN || k->act == ACT_MOUSE_UP;
+	bool acts = pointer || k->act == ACT_TYPE || k->act == ACT_KEYPRESS
+			|| k->act == ACT_HOLD_KEY;
+
+	if (a->has_xy) {
+		if (map_point(b, a, a->x, a->y, &dx, &dy, e) < 0)
+			return -1;
+		json_object_set_new(res, "x", json_integer(a->x));
+		json_object_set_new(res, "y", json_integer(a->y));
+		json_object_set_new(res, "desktop_x", json_integer(dx));
+		json_object_set_new(res, "desktop_y", json_integer(dy));
+	}
+	int *dpx = NULL, *dpy = NULL;
+	if (k->act == ACT_DRAG) {
+		dpx = calloc(a->n_path, sizeof(int));
+		dpy = calloc(a->n_path, sizeof(int));
+		if (!dpx || !dpy) {
+			free(dpx);
+			free(dpy);
+			return fail(e, TOOL_INTERNAL, "out of memory");
+		}
+		for (size_t i = 0; i < a->n_path; i++) {
+			if (map_point(b, a, a->px[i], a->py[i], &dpx[i], &dpy[i], e) < 0) {
+				char msg[512];
+				snprintf(msg, sizeof(msg), "%.400s", e->message);
+				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
+				free(dpx);
+				free(dpy);
+				return -1;
+			}
+		}
+	}
+	if (acts && focus_target(b, e) < 0) {
+		free(dpx);
+		free(dpy);
+		return -1;
+	}
+	if (a->mods.n)
+		json_object_set_new(res, "keys", chord_names(&a->mods));
+
+	switch (k->act) {
+	case ACT_SCREENSHOT: {
+		json_t* args = json_object();
+		if (a->max_dimension >= 0)
+			json_object_set_new(args, "max_dimension", json_integer(a->max_dimension));
+		if (capture_call(b, "screenshot", args, res, e) < 0)
+			return -1;
+		if (a->max_dimension >= 0)
+			b->max_dimension = a->max_dimension;
+		return 0;
+	}
+	case ACT_ZOOM: {
+		json_t* args = json_pack("{s:O}", "region", json_object_get(a->json, "region"));
+		if (a->max_dimension >= 0)
+			json_object_set_new(args, "max_dimension", json_integer(a->max_dimension));
+		return capture_call(b, "zoom", args, res, e);
+	}
+	case ACT_CLICK:
+	case ACT_DOUBLE_CLICK:
+	case ACT_TRIPLE_CLICK: {
+		int count = k->act == ACT_CLICK ? 1 : k->act == ACT_DOUBLE_CLICK ? 2 : 3;
+		if (a->has_xy)
+			rc = input_move(b->in, dx, dy);
+		if (rc == 0)
+			rc = input_click(b->in, a->button, count, &a->mods);
+		json_object_set_new(res, "button", json_string(button_name(a->button)));
+		if (count > 1)
+			json_object_set_new(res, "clicks", json_integer(count));
+		break;
+	}
+	case ACT_MOVE:
+		if (a->mods.n)
+			rc = input_modifiers(b->in, &a->mods, true);
+		if (rc == 0)
+			rc = input_move(b->in, dx, dy);
+		if (a->mods.n) {
+			int r2 = input_modifiers(b->in, &a->mods, false);
+			if (rc == 0)
+				rc = r2;
+		}
+		break;
+	case ACT_DRAG: {
+		rc = input_drag(b->in, dpx, dpy, a->n_path, a->button, &a->mods);
+		json_object_set_new(res, "points", json_integer((json_int_t)a->n_path));
+		json_object_set_new(res, "desktop_path", json_pack("[[i,i],[i,i]]",
+				dpx[0], dpy[0], dpx[a->n_path - 1], dpy[a->n_path - 1]));
+		break;
+	}
+	case ACT_MOUSE_DOWN:
+	case ACT_MOUSE_UP:
+		if (a->mods.n && k->act == ACT_MOUSE_DOWN)
+			rc = input_modifiers(b->in, &a->mods, true);
+		if (rc == 0 && a->has_xy)
+			rc = input_move(b->in, dx, dy);
+		if (rc == 0)
+			rc = input_button(b->in, a->button, k->act == ACT_MOUSE_DOWN);
+		if (a->mods.n && k->act == ACT_MOUSE_UP) {
+			int r2 = input_modifiers(b->in, &a->mods, false);
+			if (rc == 0)
+				rc = r2;
+		}
+		json_object_set_new(res, "button", json_string(button_name(a->button)));
+		break;
+	case ACT_SCROLL:
+		if (a->has_xy)
+			rc = input_move(b->in, dx, dy);
+		if (rc == 0)
+			rc = input_scroll(b->in, a->notches_x, a->notches_y, &a->mods);
+		json_object_set_new(res, "notches_x", json_integer(a->notches_x));
+		json_object_set_new(res, "notches_y", json_integer(a->notches_y));
+		json_object_set_new(res, "pixels_per_notch", json_integer(INPUT_PIXELS_PER_NOTCH));
+		break;
+	case ACT_TYPE: {
+		struct input_type_stats st;
+		rc = input_type(b->in, a->text, a->text_len, &st, NULL);
+		json_object_set_new(res, "chars", json_integer((json_int_t)st.chars));
+		if (st.remapped)
+			json_object_set_new(res, "remapped", json_integer((json_int_t)st.remapped));
+		break;
+	}
+	case ACT_KEYPRESS:
+		rc = input_key_chord(b->in, &a->chord);
+		json_object_set_new(res, "keys", chord_names(&a->chord));
+		break;
+	case ACT_HOLD_KEY:
+		rc = input_key_chord_state(b->in, &a->chord, true);
+		if (rc == 0) {
+			struct act_error se;
+			int slept = sleep_bounded(b, a->ms, &se);
+			rc = input_key_chord_state(b->in, &a->chord, false);
+			if (slept < 0) {
+				*e = se;
+				return -1;
+			}
+		}
+		json_object_set_new(res, "keys", chord_names(&a->chord));
+		json_object_set_new(res, "duration", json_real(a->ms / 1000.0));
+		break;
+	case ACT_WAIT:
+		if (sleep_bounded(b, a->ms, e) < 0)
+			return -1;
+		json_object_set_new(res, "ms", json_integer(a->ms));
+		break;
+	case ACT_CURSOR_POSITION: {
+		int cx, cy;
+		rc = input_cursor_position(b->in, &cx, &cy);
+		if (rc < 0)
+			break;
+		json_object_set_new(res, "desktop_x", json_integer(cx));
+		json_object_set_new(res, "desktop_y", json_integer(cy));
+		struct tool_target t;
+		char err[256] = "";
+		enum tool_code code = tools_capture_target(b->ctx, b->window, &t, err, sizeof(err));
+		if (code != TOOL_OK)
+			return fail(e, code, "%s", err[0] ? err : "cannot resolve the target");
+		int iw = t.image_width, ih = t.image_height;
+		if (b->max_dimension >= 0)
+			tools_scaled_size(t.width, t.height, b->max_dimension, &iw, &ih);
+		/* The screenshot pixel that shows the cursor. */
+		long rx = cx - t.x, ry = cy - t.y;
+		long ix = rx >= 0 ? rx * iw / t.width : -1 - (-rx - 1) * iw / t.width;
+		long iy = ry >= 0 ? ry * ih / t.height : -1 - (-ry - 1) * ih / t.height;
+		json_object_set_new(res, "x", json_integer(ix));
+		json_object_set_new(res, "y", json_integer(iy));
+		json_object_set_new(res, "inside", json_boolean(rx >= 0 && ry >= 0
+				&& rx < t.width && ry < t.height));
+		break;
+	}
+	}
+	free(dpx);
+	free(dpy);
+	if (rc < 0)
+		return input_error(rc, k->name, e);
+	return 0;
+}
+
+/* Parse args' actions (an array) and run them. On success fills results;
+ * on failure sets *failed and e. Returns 0 or -1. */
+static int run_actions(struct batch* b, json_t* actions, bool desktop,
+		json_t* results, size_t* failed, struct act_error* e)
+{
+	size_t n = json_array_size(actions);
+	struct action* parsed = calloc(n ? n : 1, sizeof(*parsed));
+	if (!parsed)
+		return fail(e, TOOL_INTERNAL, "out of memory");
+	int rc = 0;
+	size_t i;
+	for (i = 0; i < n; i++) {
+		if (parse_action(json_array_get(actions, i), desktop, &parsed[i], e) < 0) {
+			*failed = i;
+			rc = -1;
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled)) {
+			fail(e, TOOL_TIMEOUT, "cancelled by the client before this action");
+			*failed = i;
+			rc = -1;
+			break;
+		}
+		json_t* res = json_pack("{s:s, s:s}", "action", parsed[i].kind->name,
+				"status", "ok");
+		if (run_action(b, &parsed[i], res, e) < 0) {
+			json_object_set_new(res, "status", json_string("error"));
+			json_object_set_new(res, "code", json_string(tool_code_name(e->code)));
+			json_object_set_new(res, "message", json_string(e->message));
+			json_array_append_new(results, res);
+			*failed = i;
+			rc = -1;
+			break;
+		}
+		json_array_append_new(results, res);
+	}
+out:
+	for (size_t k = 0; k < n; k++)
+		action_deinit(&parsed[k]);
+	free(parsed);
+	return rc;
+}
+
+static void append_images(struct tool_result* out, json_t* images)
+{
+	size_t i;
+	json_t* block;
+	json_array_foreach(images, i, block)
+		json_array_append(out->content, block);
+}
+
+static bool batch_desktop_space(json_t* args)
+{
+	const char* s = json_string_value(json_object_get(args, "coordinate_space"));
+	return s && strcmp(s, "desktop") == 0;
+}
+
+static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	char err[256];
+	json_t* actions = json_object_get(args, "actions");
+	if (!json_is_array(actions) || json_array_size(actions) == 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"actions must be a non-empty array, like [{\"type\":\"click\",\"x\":10,\"y\":20}]");
+		return 0;
+	}
+	if (json_array_size(actions) > MAX_ACTIONS) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"%zu actions; at most %d per call", json_array_size(actions), MAX_ACTIONS);
+		return 0;
+	}
+	struct input* in = get_input(err, sizeof(err));
+	if (!in) {
+		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
+		return 0;
+	}
+	struct batch b = {
+		.ctx = ctx, .in = in,
+		.window = (uint32_t)tool_arg_int(args, "window", 0),
+		.max_dimension = -1, .images = json_array(),
+	};
+	json_t* results = json_array();
+	size_t failed = 0;
+	struct act_error e = { 0 };
+	int rc = run_actions(&b, actions, batch_desktop_space(args), results, &failed, &e);
+	if (rc == 0 && tool_arg_bool(args, "screenshot_after", false)) {
+		tools_capture_settle(b.window, SETTLE_QUIET_MS, SETTLE_MAX_MS);
+		json_t* res = json_pack("{s:s, s:s}", "action", "screenshot_after", "status", "ok");
+		json_t* shot_args = json_object();
+		if (capture_call(&b, "screenshot", shot_args, res, &e) < 0) {
+			json_object_set_new(res, "status", json_string("error"));
+			json_object_set_new(res, "message", json_string(e.message));
+			failed = json_array_size(actions);
+			rc = -1;
+		}
+		json_array_append_new(results, res);
+	}
+	if (rc < 0) {
+		bool ran = json_array_size(results) > 0;
+		json_t* extra = json_pack("{s:I, s:O}", "failed_index", (json_int_t)failed,
+				"results", results);
+		if (failed < json_array_size(actions))
+			tool_result_error(out, e.code, extra, "actions[%zu]: %s%s", failed,
+					e.message, ran || failed == 0 ? ""
+					: " (nothing was run: every action is checked first)");
+		else
+			tool_result_error(out, e.code, extra, "screenshot_after: %s", e.message);
+	} else {
+		tool_result_ok(out, json_pack("{s:O}", "results", results));
+	}
+	append_images(out, b.images);
+	json_decref(results);
+	json_decref(b.images);
+	put_input(in);
+	return 0;
+}
+
+/* A split tool: its arguments are one action's fields (+ window). */
+static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out,
+		const char* type)
+{
+	char err[256];
+	/* screenshot and zoom are the capture tools themselves. */
+	if (strcmp(type, "screenshot") == 0 || strcmp(type, "zoom") == 0) {
+		const struct tool_def* def = tools_find(type);
+		if (!def || !def->handler) {
+			tool_result_error(out, TOOL_INTERNAL, NULL, "the %s tool is not available", type);
+			return 0;
+		}
+		return def->handler(ctx, args, out);
+	}
+	json_t* action = json_deep_copy(args);
+	uint32_t window = (uint32_t)tool_arg_int(args, "window", 0);
+	json_object_del(action, "window");
+	json_object_set_new(action, "type", json_string(type));
+	struct input* in = get_input(err, sizeof(err));
+	if (!in) {
+		json_decref(action);
+		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
+		return 0;
+	}
+	struct batch b = { .ctx = ctx, .in = in, .window = window,
+		.max_dimension = -1, .images = json_array() };
+	json_t* actions = json_pack("[o]", action);
+	json_t* results = json_array();
+	size_t failed = 0;
+	struct act_error e = { 0 };
+	if (run_actions(&b, actions, false, results, &failed, &e) < 0) {
+		tool_result_error(out, e.code, NULL, "%s", e.message);
+	} else {
+		json_t* res = json_array_get(results, 0);
+		tool_result_ok(out, json_incref(res));
+	}
+	append_images(out, b.images);
+	json_decref(results);
+	json_decref(actions);
+	json_decref(b.images);
+	put_input(in);
+	return 0;
+}
+
+#define SPLIT(t) \
+	static int split_##t(struct tool_ctx* ctx, json_t* args, struct tool_result* out) \
+	{ return run_split(ctx, args, out, #t); }
+SPLIT(screenshot)
+SPLIT(click)
+SPLIT(double_click)
+SPLIT(triple_click)
+SPLIT(move)
+SPLIT(drag)
+SPLIT(mouse_down)
+SPLIT(mouse_up)
+SPLIT(scroll)
+SPLIT(type)
+SPLIT(keypress)
+SPLIT(hold_key)
+SPLIT(wait)
+SPLIT(cursor_position)
+SPLIT(zoom)
+
+/* ---- schemas ---- */
+
+#define S_INT(desc) "{\"type\":\"integer\",\"description\":\"" desc "\"}"
+#define P_X "\"x\":" S_INT("Horizontal pixel in the screenshot of the target (0 = left edge).")
+#define P_Y "\"y\":" S_INT("Vertical pixel in the screenshot of the target (0 = top edge).")
+#define P_COORD "\"coordinate\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2," \
+	"\"description\":\"[x, y] instead of x and y (Anthropic style).\"}"
+#define P_SPACE "\"coordinate_space\":{\"enum\":[\"screenshot\",\"desktop\"],\"description\":" \
+	"\"screenshot (default): pixels of the latest screenshot of the target, mapped back exactly; desktop: absolute desktop pixels.\"}"
+#define P_HELD "\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":" \
+	"\"Keys held during the action, e.g. [\\\"shift\\\"] or \\\"ctrl+shift\\\".\"}," \
+	"\"text\":{\"type\":\"string\",\"description\":\"Held keys, Anthropic style (\\\"shift\\\", \\\"ctrl+alt\\\").\"}"
+#define P_BUTTON "\"button\":{\"enum\":[\"left\",\"right\",\"middle\",\"wheel\",\"back\",\"forward\"]," \
+	"\"description\":\"Mouse button (default left; wheel = middle).\"}"
+#define P_WINDOW "\"window\":{\"type\":\"integer\",\"minimum\":0,\"description\":" \
+	"\"Target window id (from the windows tool): coordinates are in its screenshot's space, and it is raised and focused first. Default: the whole screen.\"}"
+#define P_PATH "\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":{\"type\":[\"object\",\"array\"]}," \
+	"\"description\":\"Points [{x, y}, ...] (or [[x, y], ...]); the left button is held from the first to the last.\"}"
+#define P_START "\"start_coordinate\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2," \
+	"\"description\":\"Drag start [x, y] (Anthropic left_click_drag); the end is coordinate.\"}"
+#define P_SCROLL "\"scroll_x\":{\"type\":\"number\",\"description\":\"Horizontal scroll in pixels, positive = right; 100 px = 1 wheel notch (at least 1 when non-zero).\"}," \
+	"\"scroll_y\":{\"type\":\"number\",\"description\":\"Vertical scroll in pixels, positive = down; 100 px = 1 wheel notch.\"}," \
+	"\"scroll_direction\":{\"enum\":[\"up\",\"down\",\"left\",\"right\"],\"description\":\"Anthropic style, with scroll_amount.\"}," \
+	"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000,\"description\":\"Wheel notches (Anthropic style).\"}"
+#define P_KEYS "\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":" \
+	"\"A chord: [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\". Names: CTRL ALT SHIFT CMD/SUPER/META ENTER ESC TAB SPACE BACKSPACE DELETE " \
+	"HOME END PAGEUP PAGEDOWN ARROWLEFT/RIGHT/UP/DOWN F1-F24, any X keysym name (Return, Left, KP_Enter...), any case, or one character.\"}"
+#define P_KEYTEXT "\"text\":{\"type\":\"string\",\"description\":\"The chord as xdotool text, e.g. \\\"ctrl+shift+t\\\" (Anthropic key).\"}"
+#define P_TYPETEXT "\"text\":{\"type\":\"string\",\"description\":\"Text to type, any Unicode; \\\\n is Enter, \\\\t is Tab.\"}"
+#define P_DURATION "\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30,\"description\":\"Seconds.\"}"
+#define P_MS "\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000,\"description\":\"Milliseconds (default 1000, at most 30000).\"}"
+#define P_REGION "\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":4,\"maxItems\":4," \
+	"\"description\":\"[x0, y0, x1, y1] in screenshot space, end-exclusive; returned at full resolution.\"}"
+#define P_MAXDIM "\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"description\":" \
+	"\"Longest side of the image (0 = native); later coordinates refer to this screenshot.\"}"
+
+#define OBJ(props) "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{" props "}"
+#define OBJ_REQ(props, req) OBJ(props) ",\"required\":[" req "]}"
+#define OBJ_END(props) OBJ(props) "}"
+
+#define ACTION_TYPES "screenshot, click, double_click, triple_click, move, drag, mouse_down, mouse_up, " \
+	"scroll, type, keypress, hold_key, wait, cursor_position, zoom; Anthropic aliases: left_click, " \
+	"right_click, middle_click, mouse_move, left_click_drag, left_mouse_down, left_mouse_up, key."
+
+static const char batch_schema[] =
+	"{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"actions\"],\"properties\":{"
+	"\"actions\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":100,\"items\":{\"$ref\":\"#/$defs/action\"},"
+	"\"description\":\"Actions run in order; the batch stops at the first failure.\"},"
+	P_WINDOW ","
+	"\"screenshot_after\":{\"type\":\"boolean\",\"description\":\"After the actions, wait until the screen settles (50 ms quiet, at most 1 s) and return a screenshot.\"},"
+	P_SPACE "},"
+	"\"$defs\":{\"action\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+	"\"type\":{\"type\":\"string\",\"description\":\"The action: " ACTION_TYPES "\"},"
+	"\"action\":{\"type\":\"string\",\"description\":\"The same as type (Anthropic style).\"},"
+	P_X "," P_Y "," P_COORD "," P_SPACE "," P_BUTTON ","
+	"\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":"
+	"\"keypress/hold_key: the chord, [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\"; pointer actions: keys held during the action.\"},"
+	"\"text\":{\"type\":\"string\",\"description\":\"type: the text (any Unicode); key: the chord (\\\"ctrl+c\\\"); pointer actions: held keys.\"},"
+	P_PATH "," P_START "," P_SCROLL "," P_DURATION "," P_MS "," P_REGION "," P_MAXDIM
+	"}}}}";
+
+static const char batch_output[] =
+	"{\"type\":\"object\",\"required\":[\"results\"],\"properties\":{\"results\":{\"type\":\"array\",\"items\":"
+	"{\"type\":\"object\",\"required\":[\"action\",\"status\"],\"properties\":{"
+	"\"action\":{\"type\":\"string\"},\"status\":{\"enum\":[\"ok\",\"error\"]},\"message\":{\"type\":\"string\"}}}}}}";
+
+static const char action_output[] =
+	"{\"type\":\"object\",\"required\":[\"action\",\"status\"],\"properties\":{"
+	"\"action\":{\"type\":\"string\"},\"status\":{\"enum\":[\"ok\",\"error\"]}}}";
+
+static const char batch_description[] =
+	"Act on the desktop: run a list of actions in order (mouse, keyboard, screenshots), stopping at the first "
+	"failure. Each action is an object with \"type\" and its fields:\n"
+	"- screenshot {max_dimension?}; zoom {region:[x0,y0,x1,y1]} (full-resolution crop)\n"
+	"- click {x, y, button?: left|right|middle|wheel|back|forward, keys?}; double_click, triple_click {x, y, keys?}\n"
+	"- move {x, y}; drag {path:[{x,y},...] (>= 2 points)}; mouse_down / mouse_up {button?, x?, y?}\n"
+	"- scroll {x, y, scroll_x?, scroll_y?} in pixels (positive = right/down; 100 px = 1 wheel notch)\n"
+	"- type {text} (any Unicode, \\n = Enter); keypress {keys:[\"ctrl\",\"c\"]}; hold_key {keys, duration (s)}\n"
+	"- wait {ms (default 1000, max 30000)}; cursor_position\n"
+	"Anthropic names work too: left_click, right_click, middle_click, mouse_move, left_click_drag "
+	"{start_coordinate, coordinate}, left_mouse_down, left_mouse_up, key {text:\"ctrl+c\"}, scroll "
+	"{scroll_direction, scroll_amount}, coordinate:[x,y] for x/y, text as held keys, wait {duration (s)}.\n"
+	"Coordinates are pixels of the latest screenshot of the target (the screen, or `window`), mapped exactly "
+	"to the desktop; out-of-range coordinates are an error. With `window`, it is raised and focused first. "
+	"Returns {results:[{action, status, ...}]} and an image for each screenshot; on failure the error has "
+	"failed_index and the results so far. Every action is checked before any runs.";
+
+const struct tool_def tools_input[] = {
+	{
+		.name = "computer_use",
+		.title = "Computer use (batch of actions)",
+		.description = batch_description,
+		.input_schema = batch_schema,
+		.output_schema = batch_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_BATCH,
+		.handler = computer_use,
+	},
+	{
+		.name = "computer_screenshot",
+		.title = "Screenshot",
+		.description = "Capture the screen (or a window) as an image; later coordinates refer to its pixels. Same as the screenshot tool.",
+		.input_schema = OBJ_END(P_WINDOW "," P_MAXDIM),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.handler = split_screenshot,
+	},
+	{
+		.name = "computer_click",
+		.title = "Click",
+		.description = "Click a mouse button at (x, y) in screenshot pixels, optionally holding keys (e.g. keys [\"ctrl\"]).",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_click,
+	},
+	{
+		.name = "computer_double_click",
+		.title = "Double-click",
+		.description = "Double-click the left button at (x, y) in screenshot pixels (at the pointer when omitted).",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_double_click,
+	},
+	{
+		.name = "computer_triple_click",
+		.title = "Triple-click",
+		.description = "Triple-click the left button at (x, y) in screenshot pixels (selects a line or paragraph).",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_triple_click,
+	},
+	{
+		.name = "computer_move",
+		.title = "Move the pointer",
+		.description = "Move the mouse pointer to (x, y) in screenshot pixels.",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_SPLIT,
+		.handler = split_move,
+	},
+	{
+		.name = "computer_drag",
+		.title = "Drag",
+		.description = "Press the left button at the first point of path, move through every point, release at the last.",
+		.input_schema = OBJ_END(P_PATH "," P_START "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_drag,
+	},
+	{
+		.name = "computer_mouse_down",
+		.title = "Mouse button down",
+		.description = "Press and hold a mouse button (at x, y when given); release it with computer_mouse_up.",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_mouse_down,
+	},
+	{
+		.name = "computer_mouse_up",
+		.title = "Mouse button up",
+		.description = "Release a mouse button (at x, y when given).",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_mouse_up,
+	},
+	{
+		.name = "computer_scroll",
+		.title = "Scroll",
+		.description = "Scroll at (x, y): scroll_x/scroll_y in pixels (positive = right/down, 100 px per wheel notch), or scroll_direction + scroll_amount in notches. Reports the notches sent.",
+		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_SCROLL "," P_HELD "," P_SPACE "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_scroll,
+	},
+	{
+		.name = "computer_type",
+		.title = "Type text",
+		.description = "Type text into the focused window (or `window`): any Unicode, byte-exact; \\n is Enter, \\t is Tab.",
+		.input_schema = OBJ_REQ(P_TYPETEXT "," P_WINDOW, "\"text\""),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_type,
+	},
+	{
+		.name = "computer_keypress",
+		.title = "Press keys",
+		.description = "Press a key chord, e.g. keys [\"ctrl\",\"c\"] or text \"ctrl+shift+t\"; keys go down in order and up in reverse.",
+		.input_schema = OBJ_END(P_KEYS "," P_KEYTEXT "," P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_keypress,
+	},
+	{
+		.name = "computer_hold_key",
+		.title = "Hold keys",
+		.description = "Hold a key chord down for duration seconds (at most 30), then release it.",
+		.input_schema = OBJ_REQ(P_KEYS "," P_KEYTEXT "," P_DURATION "," P_WINDOW, "\"duration\""),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_hold_key,
+	},
+	{
+		.name = "computer_wait",
+		.title = "Wait",
+		.description = "Wait ms milliseconds (default 1000, at most 30000), or duration seconds.",
+		.input_schema = OBJ_END(P_MS "," P_DURATION),
+		.output_schema = action_output,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.handler = split_wait,
+	},
+	{
+		.name = "computer_cursor_position",
+		.title = "Pointer position",
+		.description = "Where the mouse pointer is: x, y in screenshot pixels of the target (and desktop_x, desktop_y).",
+		.input_schema = OBJ_END(P_WINDOW),
+		.output_schema = action_output,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.handler = split_cursor_position,
+	},
+	{
+		.name = "computer_zoom",
+		.title = "Zoom",
+		.description = "A full-resolution crop of region [x0, y0, x1, y1] (screenshot pixels) of the screen or window. Same as the zoom tool.",
+		.input_schema = OBJ_REQ(P_REGION "," P_WINDOW "," P_MAXDIM, "\"region\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.handler = split_zoom,
+	},
+	{ 0 },
+};

@@ -219,6 +219,62 @@ static void test_png(void)
 	TST_EQ_INT(capture_encode_png(NULL, &none, &nl), -22);
 }
 
+static struct frame* copy(const struct frame* f)
+{
+	struct capture_rect all = { 0, 0, f->width, f->height };
+	return capture_crop(f, &all);
+}
+
+static void test_png_cached(void)
+{
+	struct capture_png_state* st = NULL;
+	struct frame* a = noise(640, 480, 3);
+	uint8_t *p1, *p2, *p3;
+	size_t l1, l2, l3;
+	TST_EQ_INT(capture_encode_png_cached(&st, a, &p1, &l1), 0);
+	TST_CHECK(st != NULL);
+	TST_EQ_INT(capture_png_state_reused(st), 0);
+	TST_CHECK(png_matches(a, p1, l1));
+
+	/* Same pixels, new frame: every band reused, same bytes. */
+	struct frame* b = copy(a);
+	TST_EQ_INT(capture_encode_png_cached(&st, b, &p2, &l2), 0);
+	TST_EQ_INT(capture_png_state_reused(st), 480 / 32);
+	TST_CHECK(l1 == l2 && memcmp(p1, p2, l1) == 0);
+
+	/* One pixel changes: one or two bands (the next one uses it as its
+	 * dictionary) are deflated again, and the image is exact. */
+	struct frame* c = copy(b);
+	put(c, 300, 250, 1, 2, 3);
+	TST_EQ_INT(capture_encode_png_cached(&st, c, &p3, &l3), 0);
+	int reused = capture_png_state_reused(st);
+	TST_CHECK(reused >= 480 / 32 - 2 && reused <= 480 / 32 - 1);
+	TST_CHECK(png_matches(c, p3, l3));
+	free(p1);
+	free(p2);
+	free(p3);
+
+	/* Changes at the very top and bottom, then a new size: still exact. */
+	struct frame* d = copy(c);
+	put(d, 0, 0, 9, 9, 9);
+	put(d, 639, 479, 7, 7, 7);
+	TST_EQ_INT(capture_encode_png_cached(&st, d, &p1, &l1), 0);
+	TST_CHECK(png_matches(d, p1, l1));
+	free(p1);
+	struct frame* e = gradient(333, 100);
+	TST_EQ_INT(capture_encode_png_cached(&st, e, &p1, &l1), 0);
+	TST_EQ_INT(capture_png_state_reused(st), 0);
+	TST_CHECK(png_matches(e, p1, l1));
+	free(p1);
+	capture_png_state_free(st);
+	capture_png_state_free(NULL);
+	frame_unref(a);
+	frame_unref(b);
+	frame_unref(c);
+	frame_unref(d);
+	frame_unref(e);
+}
+
 static void test_jpeg(void)
 {
 	struct frame* f = gradient(320, 240);
@@ -268,6 +324,7 @@ int main(void)
 	test_crop();
 	test_scale();
 	test_png();
+	test_png_cached();
 	test_jpeg();
 	test_no_display();
 	TST_END();

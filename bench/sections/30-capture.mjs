@@ -1,0 +1,164 @@
+// Capture: in-process capture / scale / encode steps, whole screenshot tool
+// calls over HTTP (REST), and peers (scrot, ImageMagick import, scrot +
+// convert -resize) side by side, at 1280x800 and 1920x1080 on a realistic
+// screen: fixture gradient windows plus an xterm full of text.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startXvfb, startFixture, startDeskd, launch, tempDir, sleep, ROOT } from '../../tests/integration/lib/harness.mjs';
+import { time, stats, table, fmt, have } from '../lib.mjs';
+
+// A small C driver for the in-process steps, built against build/libcapture.a.
+const HELPER = String.raw`
+#include "capture/capture.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
+static int cmp(const void* a, const void* b) { double x = *(const double*)a, y = *(const double*)b; return x < y ? -1 : x > y; }
+static void report(const char* name, double* v, int n, double bytes) {
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	printf("%s %.4f %.4f %.0f\n", name, v[n / 2], v[n * 95 / 100], bytes);
+}
+int main(int argc, char** argv) {
+	char err[256];
+	struct capture* c = capture_create(argv[1], err, sizeof(err));
+	if (!c) { fprintf(stderr, "%s\n", err); return 1; }
+	unsigned window = (unsigned)strtoul(argv[2], NULL, 0);
+	int sw = atoi(argv[3]), sh = atoi(argv[4]);
+	enum { N = 60 };
+	double v[N], bytes = 0;
+	struct frame* f = NULL;
+	for (int i = -5; i < N; i++) { double t = now(); frame_unref(f); capture_screen(c, NULL, false, &f); if (i >= 0) v[i] = now() - t; }
+	report("capture_screen", v, N, 0);
+	struct frame* w = NULL;
+	for (int i = -5; i < N; i++) { double t = now(); frame_unref(w); if (capture_window(c, window, NULL, false, &w) < 0) return 2; if (i >= 0) v[i] = now() - t; }
+	report("capture_window", v, N, 0);
+	for (int i = -2; i < N; i++) { double t = now(); struct frame* s = capture_scale(f, sw, sh); if (i >= 0) v[i] = now() - t; frame_unref(s); }
+	report("scale", v, N, 0);
+	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_png(f, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
+	report("png", v, N, bytes);
+	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_jpeg(f, 80, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
+	report("jpeg", v, N, bytes);
+	struct frame* s = capture_scale(f, sw, sh);
+	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_png(s, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
+	report("png_scaled", v, N, bytes);
+	frame_unref(s);
+	frame_unref(f);
+	frame_unref(w);
+	capture_destroy(c);
+	return 0;
+}
+`;
+
+function buildHelper(dir) {
+  const src = join(dir, 'capture_bench.c');
+  writeFileSync(src, HELPER);
+  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'libturbojpeg', 'zlib'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
+  const bin = join(dir, 'capture_bench');
+  const r = spawnSync('cc', ['-O2', '-I', ROOT, src, join(ROOT, 'build/libcapture.a'), ...libs, '-pthread', '-o', bin], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error('building the capture bench helper failed: ' + r.stderr);
+  return bin;
+}
+
+const ms = (s) => `${fmt(s.p50)} / ${fmt(s.p95)}`;
+
+async function peer(display, cmd, args, n) {
+  const env = { ...process.env, DISPLAY: display };
+  return time(() => {
+    const r = spawnSync(cmd, args, { env });
+    if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
+  }, { n, warmup: 2 });
+}
+
+async function one(width, height, helper) {
+  const x = await startXvfb({ width, height });
+  const started = [x];
+  try {
+    const f1 = await startFixture(x.display, { title: 'bench gradient', geometry: '500x400+40+60' });
+    const f2 = await startFixture(x.display, { title: 'bench gradient 2', geometry: '300x300+300+420' });
+    started.push(f1, f2);
+    const term = launch('xterm', 'xterm', ['-geometry', '100x48+600+30', '-e', 'sh', '-c',
+      'ls -la /usr/bin | head -120; cat /etc/services 2>/dev/null | head -60; exec sleep 600'],
+      { env: { ...process.env, DISPLAY: x.display } });
+    started.push(term);
+    await sleep(800);
+    const deskd = await startDeskd({ display: x.display, args: ['--max-image-dimension', '0', '--log-level', 'warning'] });
+    started.push(deskd);
+    const res = `${width}x${height}`;
+    const scaled = width === 1280 ? [1024, 640] : [1366, 768];
+
+    // In-process steps.
+    const out = spawnSync(helper, [x.display, String(f1.window), String(scaled[0]), String(scaled[1])], { encoding: 'utf8' });
+    if (out.status !== 0) throw new Error('capture bench helper failed: ' + out.stderr);
+    const steps = Object.fromEntries(out.stdout.trim().split('\n').map((l) => {
+      const [name, p50, p95, bytes] = l.split(' ');
+      return [name, { p50: +p50, p95: +p95, bytes: +bytes }];
+    }));
+    table(`capture steps in-process, ${res} (ms p50 / p95)`, ['step', 'time', 'size'], [
+      ['XShm screen capture (+ copy to frame)', ms(steps.capture_screen), ''],
+      ['Composite window capture, 500x400', ms(steps.capture_window), ''],
+      [`area-average scale to ${scaled.join('x')}`, ms(steps.scale), ''],
+      ['PNG encode (2 bands, zlib 1, Up)', ms(steps.png), `${Math.round(steps.png.bytes / 1024)} KB`],
+      [`PNG encode of the ${scaled.join('x')} image`, ms(steps.png_scaled), `${Math.round(steps.png_scaled.bytes / 1024)} KB`],
+      ['JPEG encode q80 4:2:0', ms(steps.jpeg), `${Math.round(steps.jpeg.bytes / 1024)} KB`],
+    ]);
+
+    // Whole tool calls over HTTP (client side: request, JSON, base64 decode).
+    // cursor:true is never cached, so those rows are a full capture (+ cursor
+    // overlay) + scale + encode each time; the last two hit the cache.
+    const call = (args) => async () => {
+      const r = await deskd.tool('screenshot', args);
+      if (r.status !== 200) throw new Error(JSON.stringify(r.body).slice(0, 300));
+    };
+    const N = 80;
+    const png = stats(await time(call({ cursor: true }), { n: N }));
+    const jpeg = stats(await time(call({ cursor: true, format: 'jpeg' }), { n: N }));
+    const pngScaled = stats(await time(call({ cursor: true, max_dimension: scaled[0] }), { n: N }));
+    const jpegScaled = stats(await time(call({ cursor: true, format: 'jpeg', max_dimension: scaled[0] }), { n: N }));
+    const win = stats(await time(call({ cursor: true, window: f1.window }), { n: N }));
+    const hit = stats(await time(call({}), { n: N }));
+    const hitJ = stats(await time(call({ format: 'jpeg' }), { n: N }));
+
+    const rows = [
+      [`deskd screenshot PNG ${res}, capture + encode`, ms(png), '1.0x'],
+      [`deskd screenshot JPEG q80 ${res}, capture + encode`, ms(jpeg), ''],
+      [`deskd screenshot PNG scaled to ${scaled.join('x')}`, ms(pngScaled), ''],
+      [`deskd screenshot JPEG scaled to ${scaled.join('x')}`, ms(jpegScaled), ''],
+      ['deskd screenshot PNG of a 500x400 window', ms(win), ''],
+      ['deskd screenshot PNG, unchanged screen (cache hit)', ms(hit), ''],
+      ['deskd screenshot JPEG, unchanged screen (cache hit)', ms(hitJ), ''],
+    ];
+    const dir = tempDir('deskd-bench-');
+    const file = join(dir, 'peer.png');
+    const ratio = (s) => `${(s.p50 / png.p50).toFixed(1)}x slower`;
+    if (have('scrot')) {
+      const s = stats(await peer(x.display, 'scrot', ['-o', file], 15));
+      rows.push([`scrot -o f.png (${res})`, ms(s), ratio(s)]);
+      if (have('convert')) {
+        const sc = stats(await peer(x.display, 'sh', ['-c', `scrot -o ${file} && convert ${file} -resize ${scaled.join('x')}! ${file}`], 10));
+        rows.push([`scrot + convert -resize ${scaled.join('x')}!`, ms(sc), `${(sc.p50 / pngScaled.p50).toFixed(1)}x slower than deskd scaled PNG`]);
+      }
+    } else rows.push(['scrot', 'not installed', '']);
+    if (have('import')) {
+      const s = stats(await peer(x.display, 'import', ['-window', 'root', file], 8));
+      rows.push([`import -window root f.png (${res})`, ms(s), ratio(s)]);
+    } else rows.push(['import (ImageMagick)', 'not installed', '']);
+    rmSync(file, { force: true });
+    table(`screenshot tool call over HTTP vs peers, ${res} (ms p50 / p95, n=${N})`, ['what', 'time', 'vs deskd PNG'], rows);
+    return { png, jpeg };
+  } finally {
+    for (const p of started.reverse()) await p.stop();
+  }
+}
+
+export default async function () {
+  const dir = tempDir('deskd-bench-');
+  const helper = buildHelper(dir);
+  const r1 = await one(1280, 800, helper);
+  await one(1920, 1080, helper);
+  table('capture targets (1280x800, over HTTP)', ['target', 'goal', 'measured p50', 'met'], [
+    ['screenshot PNG', '< 15 ms', fmt(r1.png.p50), r1.png.p50 < 15 ? 'yes' : 'NO'],
+    ['screenshot JPEG', '< 6 ms', fmt(r1.jpeg.p50), r1.jpeg.p50 < 6 ? 'yes' : 'NO'],
+  ]);
+}

@@ -1,0 +1,174 @@
+#pragma once
+
+/* input: XTest pointer and keyboard on an X display, key names, chords and
+ * Unicode typing.
+ *
+ * One struct input owns one X connection (its own, never shared) and a
+ * mutex: every call on it may come from any thread and is serialized inside.
+ * X errors are trapped on this connection only (never Xlib's default
+ * handler); a lost connection makes every call fail with -EPIPE, after which
+ * the owner destroys the context and creates a new one.
+ *
+ * The pure parts (UTF-8 decoding, key names, chords, scroll notches) need no
+ * display and are what the unit tests cover. Coordinates here are always
+ * absolute desktop pixels; mapping from screenshot space is the caller's. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Buttons, X numbering. */
+enum input_button {
+	INPUT_BUTTON_LEFT = 1,
+	INPUT_BUTTON_MIDDLE = 2,
+	INPUT_BUTTON_RIGHT = 3,
+	INPUT_BUTTON_WHEEL_UP = 4,
+	INPUT_BUTTON_WHEEL_DOWN = 5,
+	INPUT_BUTTON_WHEEL_LEFT = 6,
+	INPUT_BUTTON_WHEEL_RIGHT = 7,
+	INPUT_BUTTON_BACK = 8,
+	INPUT_BUTTON_FORWARD = 9,
+};
+
+/** Pixels of scroll per wheel notch (one button 4/5/6/7 click). */
+#define INPUT_PIXELS_PER_NOTCH 100
+/** Most wheel notches one scroll sends per axis. */
+#define INPUT_MAX_NOTCHES 1000
+/** Most keys in one chord (modifiers included). */
+#define INPUT_MAX_CHORD 8
+
+/* ---- Pure helpers (no display) ---- */
+
+/** Decode one UTF-8 sequence at s[*pos] (len bytes in all) into *cp and
+ *  advance *pos. Rejects overlong forms, surrogates, code points above
+ *  U+10FFFF, truncated and stray continuation bytes: returns -EILSEQ and
+ *  leaves *pos at the offending byte. */
+int input_utf8_next(const char* s, size_t len, size_t* pos, uint32_t* cp);
+/** Check a whole string; returns 0, or -EILSEQ with the byte offset of the
+ *  first bad sequence in *bad_offset (may be NULL). */
+int input_utf8_validate(const char* s, size_t len, size_t* bad_offset);
+/** Can text be typed? 0; -EILSEQ for invalid UTF-8; -EINVAL for a control
+ *  character other than \n, \r, \t, \b and ESC. The byte offset of the
+ *  culprit goes to *bad_offset (may be NULL). */
+int input_text_check(const char* s, size_t len, size_t* bad_offset);
+
+/** The keysym for a key name: OpenAI names (CTRL, ENTER, ARROWLEFT, ...),
+ *  xdotool/X keysym names (ctrl, Return, Left, F5, ...), any case, or one
+ *  character ("a", "/", "é"). Returns 0 and sets *keysym, or -ENOENT. */
+int input_key_lookup(const char* name, uint32_t* keysym);
+/** Up to n names closest to an unknown name (edit distance, case-folded),
+ *  written comma-separated into out. Returns how many were written. */
+int input_key_suggest(const char* name, char* out, size_t size, int n);
+/** The X name of a keysym ("Control_L", "a", "U20AC"), for messages. */
+int input_keysym_name(uint32_t keysym, char* out, size_t size);
+/** Is the keysym a modifier (Shift, Control, Alt, Super, Meta, Hyper)? */
+bool input_keysym_is_modifier(uint32_t keysym);
+
+/* A chord: keys pressed in order, released in reverse. */
+struct input_chord {
+	int n;
+	uint32_t keysyms[INPUT_MAX_CHORD];
+};
+
+/** Add one named key to a chord. On an unknown name returns -ENOENT and
+ *  writes "unknown key 'x'; closest: a, b, c" into err; -E2BIG when full. */
+int input_chord_add(struct input_chord* self, const char* name, char* err,
+		size_t err_size);
+/** Parse an xdotool-style chord "ctrl+shift+t" ("ctrl++" is ctrl and plus;
+ *  spaces around names are ignored). Errors as input_chord_add, -EINVAL for
+ *  an empty chord or empty name. */
+int input_chord_parse(struct input_chord* self, const char* text, char* err,
+		size_t err_size);
+/** After parsing a chord with modifiers: a single uppercase letter means
+ *  its key ("ctrl+A" is ctrl+a), so fold it. Called by the parsers. */
+void input_chord_normalize(struct input_chord* self);
+
+/** Scroll pixels to wheel notches: round(|px| / INPUT_PIXELS_PER_NOTCH),
+ *  at least 1 for any non-zero px, sign kept. */
+int input_pixels_to_notches(double pixels);
+
+/* ---- The X side ---- */
+
+struct input;
+
+/** Connect to display_name (":N"); NULL on failure with a reason in err. */
+struct input* input_new(const char* display_name, char* err, size_t err_size);
+/** Release held keys and buttons, restore every remapped spare keycode to
+ *  NoSymbol, close the connection. NULL-safe. */
+void input_destroy(struct input* self);
+/** False once the connection was lost. */
+bool input_alive(struct input* self);
+
+/** Screen size in pixels. */
+int input_screen_size(struct input* self, int* width, int* height);
+/** The pointer position in desktop pixels. */
+int input_cursor_position(struct input* self, int* x, int* y);
+
+/** Move the pointer to (x, y). */
+int input_move(struct input* self, int x, int y);
+/** Press (down) or release a button, 1..9. */
+int input_button(struct input* self, int button, bool down);
+/** Click count times at the current position with mods held throughout
+ *  (pressed before, released after, also on failure). mods may be NULL. */
+int input_click(struct input* self, int button, int count,
+		const struct input_chord* mods);
+/** Press button 1 at path[0], move through every point (with intermediate
+ *  motion about every 16 px), release at the last. xs/ys have n >= 2. */
+int input_drag(struct input* self, const int* xs, const int* ys, size_t n,
+		int button, const struct input_chord* mods);
+/** Send notches_x (right > 0) and notches_y (down > 0) wheel clicks at the
+ *  current position with mods held. */
+int input_scroll(struct input* self, int notches_x, int notches_y,
+		const struct input_chord* mods);
+
+/** Press the keys of a chord in order (adding Shift for shifted symbols
+ *  unless the chord already has it), release them in reverse. Symbols not on
+ *  the keymap are bound to a spare keycode for the duration. */
+int input_key_chord(struct input* self, const struct input_chord* chord);
+/** Press (down) or release the keys of a chord (for hold_key, mouse_down
+ *  with keys). Releasing a key that is not down is harmless. */
+int input_key_chord_state(struct input* self, const struct input_chord* chord,
+		bool down);
+/** Press or release modifiers (no Shift added); for holding during pointer
+ *  actions. */
+int input_modifiers(struct input* self, const struct input_chord* mods,
+		bool down);
+
+/* Typing */
+struct input_type_stats {
+	size_t chars;		/* code points typed */
+	size_t remapped;	/* of which went through a spare keycode */
+	size_t batches;		/* keymap rebinds (spare keycodes bound anew) */
+};
+
+/** Type UTF-8 text: keymap characters directly (Shift for level 2), others
+ *  through spare keycodes in batches (up to the pool size of distinct
+ *  characters bound at once); "\n" and "\r\n" -> Return, "\t" -> Tab,
+ *  "\b" -> BackSpace, ESC -> Escape. Spare keycodes go back to NoSymbol
+ *  INPUT_REUSE_MS after their last use (background thread). Errors of
+ *  input_text_check() (offset in *bad_offset) come before anything is
+ *  typed; -ENOSPC when characters are off the keymap and the display has
+ *  no spare keycode. */
+int input_type(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset);
+
+/** Tuning, for tests and the bench. bind_wait_ms: a wait after binding a
+ *  batch of spare keycodes before typing on them (default 0: clients see
+ *  the MappingNotify before the key events, in order). reuse_ms: the least
+ *  time between a key event on a spare keycode and any change of its
+ *  binding (rebinding or restoring to NoSymbol), because clients fetch the
+ *  keymap lazily, when they translate the key; a client that lags behind
+ *  by more than that gets another character or none (measured: the test
+ *  fixture, rewriting its state file on every event, lags 20-50 ms). Spare
+ *  keycodes are restored in the background reuse_ms after their last use,
+ *  and at once (after that guard) by input_destroy(). */
+#define INPUT_BIND_WAIT_MS 0
+#define INPUT_REUSE_MS 200
+void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms);
+/** How many spare keycodes this display offers. */
+int input_spare_keycodes(struct input* self);
+
+/** Raise and focus a top-level window (via the window manager when there
+ *  is one); waits until focus arrived, at most timeout_ms. -ENOENT if the
+ *  window does not exist, -ETIMEDOUT if focus never came. */
+int input_focus_window(struct input* self, uint32_t window, int timeout_ms);

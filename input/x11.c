@@ -1,0 +1,1104 @@
+/* XTest pointer and keyboard on our own X connection.
+ *
+ * Errors: every X error on this connection goes to wire_error() through the
+ * per-display error vector (XESetWireToError for all codes), so it never
+ * reaches the process-wide handler, let alone Xlib's default one that
+ * exits. A lost connection sets self->dead through the per-display IO exit
+ * handler instead of exiting. */
+#include "input/input.h"
+
+#include <X11/Xlib.h>
+#include <X11/Xlibint.h>
+#include <X11/Xatom.h>
+#include <X11/Xutil.h>
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+#include <xkbcommon/xkbcommon.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_SPARES 64
+#define MAX_DISPLAYS 16
+#define DRAG_STEP_PX 16
+#define FOCUS_POLL_MS 2
+
+struct spare {
+	KeyCode keycode;
+	KeySym sym;		/* NoSymbol when unbound */
+	int64_t used_ms;	/* last key event sent on it (server-synced); 0 never */
+};
+
+struct input {
+	pthread_mutex_t mutex;
+	Display* dpy;
+	Window root;
+	int width, height;
+	bool dead;
+	int error;		/* first trapped X error code since the last check */
+	int error_request;
+
+	int min_kc, max_kc, per;
+	KeySym* map;		/* (max_kc - min_kc + 1) * per */
+	KeyCode shift_kc;
+	bool pool[256];		/* keycode is a spare */
+	struct spare spares[MAX_SPARES];
+	int n_spares;
+	int bind_wait_ms, reuse_ms;
+	pthread_cond_t cond;	/* wakes the restorer */
+	pthread_t restorer;
+	bool stop;
+
+	bool keys_down[256];
+	bool buttons_down[16];
+};
+
+/* ---- error trapping, per connection ---- */
+
+static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	Display* dpy;
+	struct input* self;
+} registry[MAX_DISPLAYS];
+
+static struct input* registry_find(Display* dpy)
+{
+	struct input* self = NULL;
+	pthread_mutex_lock(&registry_mutex);
+	for (int i = 0; i < MAX_DISPLAYS; i++)
+		if (registry[i].dpy == dpy)
+			self = registry[i].self;
+	pthread_mutex_unlock(&registry_mutex);
+	return self;
+}
+
+static int registry_set(Display* dpy, struct input* self)
+{
+	int rc = -ENOSPC;
+	pthread_mutex_lock(&registry_mutex);
+	for (int i = 0; i < MAX_DISPLAYS; i++) {
+		if (registry[i].dpy == (self ? NULL : dpy)) {
+			registry[i].dpy = self ? dpy : NULL;
+			registry[i].self = self;
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_mutex);
+	return rc;
+}
+
+/* Returning False tells Xlib the error is handled: the process-wide
+ * handler is not called. Runs on the thread that holds self->mutex. */
+static Bool wire_error(Display* dpy, XErrorEvent* event, xError* wire)
+{
+	(void)event;
+	struct input* self = registry_find(dpy);
+	if (self && !self->error) {
+		self->error = wire->errorCode;
+		self->error_request = wire->majorCode;
+	}
+	return False;
+}
+
+static void io_exit(Display* dpy, void* data)
+{
+	(void)dpy;
+	struct input* self = data;
+	self->dead = true;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Wait for the server to process everything sent; report trapped errors. */
+static int x_sync(struct input* self)
+{
+	if (self->dead)
+		return -EPIPE;
+	XSync(self->dpy, False);
+	if (self->dead)
+		return -EPIPE;
+	int code = self->error;
+	self->error = 0;
+	switch (code) {
+	case 0: return 0;
+	case BadWindow: return -ENOENT;
+	case BadValue: return -EINVAL;
+	case BadMatch: return -EINVAL;
+	case BadAlloc: return -ENOMEM;
+	default: return -EIO;
+	}
+}
+
+/* ---- keymap ---- */
+
+static KeySym map_at(struct input* self, int kc, int col)
+{
+	if (kc < self->min_kc || kc > self->max_kc || col >= self->per)
+		return NoSymbol;
+	return self->map[(kc - self->min_kc) * self->per + col];
+}
+
+static int load_keymap(struct input* self)
+{
+	if (self->map)
+		XFree(self->map);
+	self->map = XGetKeyboardMapping(self->dpy, (KeyCode)self->min_kc,
+			self->max_kc - self->min_kc + 1, &self->per);
+	if (!self->map || self->dead)
+		return self->dead ? -EPIPE : -EIO;
+	self->shift_kc = 0;
+	for (int kc = self->min_kc; kc <= self->max_kc && !self->shift_kc; kc++)
+		if (!self->pool[kc] && map_at(self, kc, 0) == XK_Shift_L)
+			self->shift_kc = (KeyCode)kc;
+	return 0;
+}
+
+/* Another client (setxkbmap, xmodmap) may change the keymap: reload when a
+ * MappingNotify arrived. Our own remaps arrive here too, harmlessly. */
+static int refresh_keymap(struct input* self)
+{
+	bool stale = false;
+	while (!self->dead && XPending(self->dpy)) {
+		XEvent ev;
+		XNextEvent(self->dpy, &ev);
+		if (ev.type == MappingNotify && ev.xmapping.request != MappingPointer)
+			stale = true;
+	}
+	if (self->dead)
+		return -EPIPE;
+	return stale ? load_keymap(self) : 0;
+}
+
+/* Find sym on the keymap (group 1, levels 1 and 2; spares excluded). */
+static bool find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
+{
+	int shifted = 0;
+	for (int k = self->min_kc; k <= self->max_kc; k++) {
+		if (self->pool[k])
+			continue;
+		KeySym s0 = map_at(self, k, 0), s1 = map_at(self, k, 1);
+		if (s0 == sym) {
+			*kc = (KeyCode)k;
+			*shift = false;
+			return true;
+		}
+		if (!shifted && s0 != NoSymbol) {
+			if (s1 == NoSymbol) {
+				KeySym lower, upper;
+				XConvertCase(s0, &lower, &upper);
+				if (lower != upper && upper == sym)
+					shifted = k;
+			} else if (s1 == sym) {
+				shifted = k;
+			}
+		}
+	}
+	if (shifted && self->shift_kc) {
+		*kc = (KeyCode)shifted;
+		*shift = true;
+		return true;
+	}
+	return false;
+}
+
+/* Is the key's level chosen by Caps Lock (a letter with two cases)? */
+static bool key_is_alpha(struct input* self, KeyCode kc)
+{
+	KeySym lower, upper;
+	XConvertCase(map_at(self, kc, 0), &lower, &upper);
+	return lower != upper;
+}
+
+/* ---- spare keycodes ---- */
+
+static void find_spares(struct input* self)
+{
+	XModifierKeymap* mods = XGetModifierMapping(self->dpy);
+	bool is_mod[256] = { false };
+	if (mods) {
+		for (int i = 0; i < 8 * mods->max_keypermod; i++)
+			is_mod[mods->modifiermap[i]] = true;
+		XFreeModifiermap(mods);
+	}
+	self->n_spares = 0;
+	/* Keycode 8 is skipped: some clients treat the lowest keycode specially. */
+	for (int kc = self->max_kc; kc > self->min_kc && kc > 8; kc--) {
+		if (is_mod[kc] || self->n_spares >= MAX_SPARES)
+			continue;
+		bool empty = true;
+		for (int c = 0; c < self->per; c++)
+			if (map_at(self, kc, c) != NoSymbol)
+				empty = false;
+		if (!empty)
+			continue;
+		self->pool[kc] = true;
+		self->spares[self->n_spares++] = (struct spare){ .keycode = (KeyCode)kc };
+	}
+}
+
+/* Send the bindings of the spares flagged in change[] (one request per
+ * spare: spare keycodes are rarely adjacent). */
+static void send_bindings(struct input* self, const bool* change)
+{
+	for (int i = 0; i < self->n_spares; i++) {
+		if (!change[i])
+			continue;
+		KeySym syms[2] = { self->spares[i].sym, self->spares[i].sym };
+		XChangeKeyboardMapping(self->dpy, self->spares[i].keycode, 2, syms, 1);
+	}
+}
+
+/* Restore bound spares to NoSymbol once reuse_ms passed since their last
+ * key event (clients fetch the keymap lazily, when they translate the key:
+ * changing it sooner turns a slow client's characters into other ones or
+ * drops them). wait: sleep until all are due instead of skipping the rest.
+ * Returns the earliest due time of those left bound (0 if none). */
+static int64_t restore_spares(struct input* self, bool wait)
+{
+	bool change[MAX_SPARES] = { false };
+	bool any = false;
+	int64_t next = 0, now = now_ms();
+	if (wait) {
+		int64_t last = 0;
+		for (int i = 0; i < self->n_spares; i++)
+			if (self->spares[i].sym != NoSymbol && self->spares[i].used_ms > last)
+				last = self->spares[i].used_ms;
+		if (last) {
+			sleep_ms(last + self->reuse_ms - now);
+			now = now_ms();
+		}
+	}
+	for (int i = 0; i < self->n_spares; i++) {
+		struct spare* sp = &self->spares[i];
+		if (sp->sym == NoSymbol)
+			continue;
+		int64_t due = sp->used_ms ? sp->used_ms + self->reuse_ms : 0;
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			continue;
+		}
+		sp->sym = NoSymbol;
+		change[i] = any = true;
+	}
+	if (any) {
+		send_bindings(self, change);
+		x_sync(self);
+	}
+	return next;
+}
+
+/* The restorer thread: puts spare keycodes back to NoSymbol in the
+ * background when they are due, so typing never waits for it. */
+static void* restorer_main(void* data)
+{
+	struct input* self = data;
+	pthread_mutex_lock(&self->mutex);
+	while (!self->stop) {
+		int64_t next = self->dead ? 0 : restore_spares(self, false);
+		if (!next) {
+			pthread_cond_wait(&self->cond, &self->mutex);
+		} else {
+			struct timespec ts = { .tv_sec = next / 1000,
+				.tv_nsec = (next % 1000) * 1000000 };
+			pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
+		}
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return NULL;
+}
+
+/* ---- public ---- */
+
+struct input* input_new(const char* display_name, char* err, size_t err_size)
+{
+	struct input* self = calloc(1, sizeof(*self));
+	if (!self) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&self->mutex, NULL);
+	pthread_condattr_t cattr;
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&self->cond, &cattr);
+	pthread_condattr_destroy(&cattr);
+	self->bind_wait_ms = INPUT_BIND_WAIT_MS;
+	self->reuse_ms = INPUT_REUSE_MS;
+
+	self->dpy = XOpenDisplay(display_name);
+	if (!self->dpy) {
+		snprintf(err, err_size, "cannot open display %s",
+				display_name ? display_name : "(default)");
+		goto open_failure;
+	}
+	if (registry_set(self->dpy, self) < 0) {
+		snprintf(err, err_size, "too many input connections");
+		goto registry_failure;
+	}
+	for (int code = 1; code < 256; code++)
+		XESetWireToError(self->dpy, code, wire_error);
+	XSetIOErrorExitHandler(self->dpy, io_exit, self);
+
+	int ev, er, major, minor;
+	if (!XTestQueryExtension(self->dpy, &ev, &er, &major, &minor)) {
+		snprintf(err, err_size, "the X server has no XTEST extension");
+		goto xtest_failure;
+	}
+	XTestGrabControl(self->dpy, True);	/* act even during other clients' grabs */
+	int screen = DefaultScreen(self->dpy);
+	self->root = RootWindow(self->dpy, screen);
+	self->width = DisplayWidth(self->dpy, screen);
+	self->height = DisplayHeight(self->dpy, screen);
+	XDisplayKeycodes(self->dpy, &self->min_kc, &self->max_kc);
+	if (load_keymap(self) < 0) {
+		snprintf(err, err_size, "cannot read the keyboard map");
+		goto xtest_failure;
+	}
+	find_spares(self);
+	if (x_sync(self) < 0) {
+		snprintf(err, err_size, "X error while setting up input");
+		goto xtest_failure;
+	}
+	if (pthread_create(&self->restorer, NULL, restorer_main, self) != 0) {
+		snprintf(err, err_size, "cannot start a thread");
+		goto xtest_failure;
+	}
+	return self;
+
+xtest_failure:
+	if (self->map)
+		XFree(self->map);
+	registry_set(self->dpy, NULL);
+registry_failure:
+	XCloseDisplay(self->dpy);
+open_failure:
+	pthread_cond_destroy(&self->cond);
+	pthread_mutex_destroy(&self->mutex);
+	free(self);
+	return NULL;
+}
+
+void input_destroy(struct input* self)
+{
+	if (!self)
+		return;
+	pthread_mutex_lock(&self->mutex);
+	self->stop = true;
+	pthread_cond_signal(&self->cond);
+	pthread_mutex_unlock(&self->mutex);
+	pthread_join(self->restorer, NULL);
+
+	pthread_mutex_lock(&self->mutex);
+	if (!self->dead) {
+		for (int b = 1; b < 16; b++)
+			if (self->buttons_down[b])
+				XTestFakeButtonEvent(self->dpy, (unsigned)b, False, CurrentTime);
+		for (int k = 255; k > 0; k--)
+			if (self->keys_down[k])
+				XTestFakeKeyEvent(self->dpy, (unsigned)k, False, CurrentTime);
+		x_sync(self);
+		restore_spares(self, true);
+	}
+	if (self->map)
+		XFree(self->map);
+	registry_set(self->dpy, NULL);
+	XCloseDisplay(self->dpy);
+	pthread_mutex_unlock(&self->mutex);
+	pthread_cond_destroy(&self->cond);
+	pthread_mutex_destroy(&self->mutex);
+	free(self);
+}
+
+bool input_alive(struct input* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	bool alive = !self->dead;
+	pthread_mutex_unlock(&self->mutex);
+	return alive;
+}
+
+void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms)
+{
+	pthread_mutex_lock(&self->mutex);
+	self->bind_wait_ms = bind_wait_ms < 0 ? 0 : bind_wait_ms;
+	self->reuse_ms = reuse_ms < 0 ? 0 : reuse_ms;
+	pthread_mutex_unlock(&self->mutex);
+}
+
+int input_spare_keycodes(struct input* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	int n = self->n_spares;
+	pthread_mutex_unlock(&self->mutex);
+	return n;
+}
+
+int input_screen_size(struct input* self, int* width, int* height)
+{
+	pthread_mutex_lock(&self->mutex);
+	*width = self->width;
+	*height = self->height;
+	int rc = self->dead ? -EPIPE : 0;
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_cursor_position(struct input* self, int* x, int* y)
+{
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		Window root, child;
+		int wx, wy;
+		unsigned mask;
+		if (XQueryPointer(self->dpy, self->root, &root, &child, x, y,
+				&wx, &wy, &mask) && !self->dead)
+			rc = 0;
+		int e = x_sync(self);
+		if (rc == 0)
+			rc = e;
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+static void fake_button(struct input* self, int button, bool down)
+{
+	XTestFakeButtonEvent(self->dpy, (unsigned)button, down, CurrentTime);
+	self->buttons_down[button] = down;
+}
+
+static void fake_key(struct input* self, KeyCode kc, bool down)
+{
+	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
+	self->keys_down[kc] = down;
+}
+
+int input_move(struct input* self, int x, int y)
+{
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		XTestFakeMotionEvent(self->dpy, -1, x, y, CurrentTime);
+		rc = x_sync(self);
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_button(struct input* self, int button, bool down)
+{
+	if (button < 1 || button > 9)
+		return -EINVAL;
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		fake_button(self, button, down);
+		rc = x_sync(self);
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+/* Modifiers (or any keymap keys) down in order, or up in reverse. */
+static int mods_locked(struct input* self, const struct input_chord* mods,
+		bool down)
+{
+	if (!mods || mods->n == 0)
+		return 0;
+	int rc = refresh_keymap(self);
+	if (rc < 0)
+		return rc;
+	KeyCode kcs[INPUT_MAX_CHORD];
+	for (int i = 0; i < mods->n; i++) {
+		bool shift;
+		if (!find_key(self, mods->keysyms[i], &kcs[i], &shift))
+			return -ENOENT;
+	}
+	if (down) {
+		for (int i = 0; i < mods->n; i++)
+			fake_key(self, kcs[i], true);
+	} else {
+		for (int i = mods->n - 1; i >= 0; i--)
+			fake_key(self, kcs[i], false);
+	}
+	return 0;
+}
+
+int input_modifiers(struct input* self, const struct input_chord* mods,
+		bool down)
+{
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		rc = mods_locked(self, mods, down);
+		int e = x_sync(self);
+		if (rc == 0)
+			rc = e;
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_click(struct input* self, int button, int count,
+		const struct input_chord* mods)
+{
+	if (button < 1 || button > 9 || count < 1 || count > 10)
+		return -EINVAL;
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (self->dead)
+		goto out;
+	rc = mods_locked(self, mods, true);
+	if (rc < 0)
+		goto release;
+	for (int i = 0; i < count; i++) {
+		fake_button(self, button, true);
+		fake_button(self, button, false);
+	}
+release:
+	mods_locked(self, mods, false);
+	int e = x_sync(self);
+	if (rc == 0)
+		rc = e;
+out:
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_drag(struct input* self, const int* xs, const int* ys, size_t n,
+		int button, const struct input_chord* mods)
+{
+	if (n < 2 || button < 1 || button > 9)
+		return -EINVAL;
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (self->dead)
+		goto out;
+	rc = mods_locked(self, mods, true);
+	if (rc < 0)
+		goto release;
+	XTestFakeMotionEvent(self->dpy, -1, xs[0], ys[0], CurrentTime);
+	fake_button(self, button, true);
+	/* Flush the press before the motion so the client sees it first. */
+	XSync(self->dpy, False);
+	for (size_t i = 1; i < n; i++) {
+		int dx = xs[i] - xs[i - 1], dy = ys[i] - ys[i - 1];
+		int adx = dx < 0 ? -dx : dx, ady = dy < 0 ? -dy : dy;
+		int steps = (adx > ady ? adx : ady) / DRAG_STEP_PX;
+		for (int s = 1; s < steps; s++)
+			XTestFakeMotionEvent(self->dpy, -1,
+					xs[i - 1] + (int)((long)dx * s / steps),
+					ys[i - 1] + (int)((long)dy * s / steps), CurrentTime);
+		XTestFakeMotionEvent(self->dpy, -1, xs[i], ys[i], CurrentTime);
+	}
+	fake_button(self, button, false);
+release:
+	mods_locked(self, mods, false);
+	int e = x_sync(self);
+	if (rc == 0)
+		rc = e;
+out:
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_scroll(struct input* self, int notches_x, int notches_y,
+		const struct input_chord* mods)
+{
+	if (notches_x > INPUT_MAX_NOTCHES || notches_x < -INPUT_MAX_NOTCHES
+			|| notches_y > INPUT_MAX_NOTCHES || notches_y < -INPUT_MAX_NOTCHES)
+		return -E2BIG;
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (self->dead)
+		goto out;
+	rc = mods_locked(self, mods, true);
+	if (rc < 0)
+		goto release;
+	int by = notches_y > 0 ? INPUT_BUTTON_WHEEL_DOWN : INPUT_BUTTON_WHEEL_UP;
+	int bx = notches_x > 0 ? INPUT_BUTTON_WHEEL_RIGHT : INPUT_BUTTON_WHEEL_LEFT;
+	for (int i = 0; i < abs(notches_y); i++) {
+		fake_button(self, by, true);
+		fake_button(self, by, false);
+	}
+	for (int i = 0; i < abs(notches_x); i++) {
+		fake_button(self, bx, true);
+		fake_button(self, bx, false);
+	}
+release:
+	mods_locked(self, mods, false);
+	int e = x_sync(self);
+	if (rc == 0)
+		rc = e;
+out:
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+/* Bind syms[0..n) (not on the keymap) to spares for a chord; fills kcs. */
+static int bind_for_chord(struct input* self, const KeySym* syms, int n,
+		KeyCode* kcs)
+{
+	bool change[MAX_SPARES] = { false };
+	if (n > self->n_spares)
+		return -ENOSPC;
+	int64_t wait_until = 0;
+	for (int i = 0; i < n; i++) {
+		/* The least recently used spare. */
+		int best = -1;
+		for (int s = 0; s < self->n_spares; s++) {
+			if (change[s])
+				continue;
+			if (best < 0 || self->spares[s].used_ms < self->spares[best].used_ms)
+				best = s;
+		}
+		struct spare* sp = &self->spares[best];
+		if (sp->used_ms && sp->used_ms + self->reuse_ms > wait_until)
+			wait_until = sp->used_ms + self->reuse_ms;
+		sp->sym = syms[i];
+		change[best] = true;
+		kcs[i] = sp->keycode;
+	}
+	sleep_ms(wait_until - now_ms());
+	send_bindings(self, change);
+	if (self->bind_wait_ms) {
+		XSync(self->dpy, False);
+		sleep_ms(self->bind_wait_ms);
+	}
+	return 0;
+}
+
+static int chord_locked(struct input* self, const struct input_chord* chord,
+		bool press, bool release)
+{
+	int rc = refresh_keymap(self);
+	if (rc < 0)
+		return rc;
+	KeyCode kcs[INPUT_MAX_CHORD];
+	KeySym missing[INPUT_MAX_CHORD];
+	int missing_at[INPUT_MAX_CHORD];
+	int n_missing = 0;
+	bool has_shift = false, need_shift = false;
+	for (int i = 0; i < chord->n; i++)
+		if (chord->keysyms[i] == XK_Shift_L || chord->keysyms[i] == XK_Shift_R)
+			has_shift = true;
+	for (int i = 0; i < chord->n; i++) {
+		bool shift;
+		if (find_key(self, chord->keysyms[i], &kcs[i], &shift)) {
+			if (shift)
+				need_shift = true;
+		} else {
+			missing[n_missing] = chord->keysyms[i];
+			missing_at[n_missing++] = i;
+		}
+	}
+	if (n_missing) {
+		if (!(press && release))
+			return -ENOENT;	/* holding needs keymap keys */
+		KeyCode bound[INPUT_MAX_CHORD];
+		rc = bind_for_chord(self, missing, n_missing, bound);
+		if (rc < 0)
+			return rc;
+		for (int i = 0; i < n_missing; i++)
+			kcs[missing_at[i]] = bound[i];
+	}
+	bool add_shift = need_shift && !has_shift && self->shift_kc;
+	if (press) {
+		if (add_shift)
+			fake_key(self, self->shift_kc, true);
+		for (int i = 0; i < chord->n; i++)
+			fake_key(self, kcs[i], true);
+	}
+	if (release) {
+		for (int i = chord->n - 1; i >= 0; i--)
+			fake_key(self, kcs[i], false);
+		if (add_shift)
+			fake_key(self, self->shift_kc, false);
+	}
+	if (n_missing) {
+		rc = x_sync(self);
+		int64_t t = now_ms();
+		for (int i = 0; i < n_missing; i++)
+			for (int s = 0; s < self->n_spares; s++)
+				if (self->spares[s].keycode == kcs[missing_at[i]])
+					self->spares[s].used_ms = t;
+		pthread_cond_signal(&self->cond);
+	}
+	return rc;
+}
+
+int input_key_chord(struct input* self, const struct input_chord* chord)
+{
+	if (chord->n < 1)
+		return -EINVAL;
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		rc = chord_locked(self, chord, true, true);
+		int e = x_sync(self);
+		if (rc == 0)
+			rc = e;
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_key_chord_state(struct input* self, const struct input_chord* chord,
+		bool down)
+{
+	if (chord->n < 1)
+		return -EINVAL;
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		rc = chord_locked(self, chord, down, !down);
+		int e = x_sync(self);
+		if (rc == 0)
+			rc = e;
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+/* ---- typing ---- */
+
+struct stroke {
+	KeySym sym;
+	KeyCode kc;	/* 0: needs a spare */
+	bool shift;
+};
+
+/* Decode and plan; nothing is sent. */
+/* Plan the strokes; nothing is sent. The text was checked. */
+static void plan_text(struct input* self, const char* text, size_t len,
+		struct stroke* out, size_t* n_out)
+{
+	size_t pos = 0, n = 0;
+	while (pos < len) {
+		uint32_t cp = 0;
+		input_utf8_next(text, len, &pos, &cp);
+		KeySym sym;
+		switch (cp) {
+		case '\r':
+			if (pos < len && text[pos] == '\n')
+				pos++;
+			sym = XK_Return;
+			break;
+		case '\n': sym = XK_Return; break;
+		case '\t': sym = XK_Tab; break;
+		case '\b': sym = XK_BackSpace; break;
+		case 0x1B: sym = XK_Escape; break;
+		default: sym = xkb_utf32_to_keysym(cp); break;
+		}
+		struct stroke* s = &out[n++];
+		s->sym = sym;
+		if (!find_key(self, sym, &s->kc, &s->shift))
+			s->kc = 0;
+	}
+	*n_out = n;
+}
+
+static int spare_of(struct input* self, KeySym sym)
+{
+	for (int i = 0; i < self->n_spares; i++)
+		if (self->spares[i].sym == sym)
+			return i;
+	return -1;
+}
+
+/* Bind the distinct unbound symbols needed by strokes [from, to) to spares
+ * not needed there, least recently used first, waiting out reuse_ms. */
+static void bind_batch(struct input* self, const struct stroke* st,
+		size_t from, size_t to)
+{
+	bool needed[MAX_SPARES] = { false }, change[MAX_SPARES] = { false };
+	for (size_t i = from; i < to; i++) {
+		int s = st[i].kc ? -1 : spare_of(self, st[i].sym);
+		if (s >= 0)
+			needed[s] = true;
+	}
+	int64_t wait_until = 0;
+	for (size_t i = from; i < to; i++) {
+		if (st[i].kc || spare_of(self, st[i].sym) >= 0)
+			continue;
+		int best = -1;
+		for (int s = 0; s < self->n_spares; s++) {
+			if (needed[s])
+				continue;
+			if (best < 0 || self->spares[s].used_ms < self->spares[best].used_ms)
+				best = s;
+		}
+		struct spare* sp = &self->spares[best];	/* exists: the batch fits */
+		if (sp->used_ms && sp->used_ms + self->reuse_ms > wait_until)
+			wait_until = sp->used_ms + self->reuse_ms;
+		sp->sym = st[i].sym;
+		needed[best] = change[best] = true;
+	}
+	sleep_ms(wait_until - now_ms());
+	send_bindings(self, change);
+	if (self->bind_wait_ms) {
+		XSync(self->dpy, False);
+		sleep_ms(self->bind_wait_ms);
+	}
+}
+
+static int type_locked(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset)
+{
+	int rc = input_text_check(text, len, bad_offset);
+	if (rc < 0)
+		return rc;
+	rc = refresh_keymap(self);
+	if (rc < 0)
+		return rc;
+	struct stroke* st = malloc((len ? len : 1) * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	size_t n = 0;
+	plan_text(self, text, len, st, &n);
+	size_t remapped = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!st[i].kc)
+			remapped++;
+	if (remapped && self->n_spares == 0) {
+		rc = -ENOSPC;
+		goto out;
+	}
+
+	/* Caps Lock inverts the level of letters. */
+	Window r, c;
+	int rx, ry, wx, wy;
+	unsigned mask = 0;
+	XQueryPointer(self->dpy, self->root, &r, &c, &rx, &ry, &wx, &wy, &mask);
+	bool caps = mask & LockMask;
+
+	bool shift_down = false;
+	size_t batches = 0;
+	for (size_t i = 0; i < n;) {
+		/* The batch: from i, as far as the distinct remapped symbols fit. */
+		KeySym distinct[MAX_SPARES];
+		int n_distinct = 0;
+		size_t j = i;
+		for (; j < n; j++) {
+			if (st[j].kc)
+				continue;
+			bool seen = false;
+			for (int d = 0; d < n_distinct; d++)
+				if (distinct[d] == st[j].sym)
+					seen = true;
+			if (seen)
+				continue;
+			if (n_distinct == self->n_spares)
+				break;
+			distinct[n_distinct++] = st[j].sym;
+		}
+		bool rebinding = false;
+		for (int d = 0; d < n_distinct; d++)
+			if (spare_of(self, distinct[d]) < 0)
+				rebinding = true;
+		if (rebinding) {
+			if (shift_down) {
+				fake_key(self, self->shift_kc, false);
+				shift_down = false;
+			}
+			bind_batch(self, st, i, j);
+			batches++;
+		}
+		for (size_t k = i; k < j; k++) {
+			KeyCode kc = st[k].kc;
+			bool shift = st[k].shift;
+			if (!kc) {
+				kc = self->spares[spare_of(self, st[k].sym)].keycode;
+				shift = false;
+			} else if (caps && key_is_alpha(self, kc)) {
+				shift = !shift;
+			}
+			if (shift != shift_down) {
+				fake_key(self, self->shift_kc, shift);
+				shift_down = shift;
+			}
+			fake_key(self, kc, true);
+			fake_key(self, kc, false);
+		}
+		if (n_distinct) {
+			rc = x_sync(self);
+			if (rc < 0)
+				break;
+			int64_t t = now_ms();
+			for (int d = 0; d < n_distinct; d++)
+				self->spares[spare_of(self, distinct[d])].used_ms = t;
+		}
+		i = j;
+	}
+	if (shift_down)
+		fake_key(self, self->shift_kc, false);
+	int e = x_sync(self);
+	if (rc == 0)
+		rc = e;
+	if (batches)
+		pthread_cond_signal(&self->cond);
+	if (stats) {
+		stats->chars = n;
+		stats->remapped = remapped;
+		stats->batches = batches;
+	}
+out:
+	free(st);
+	return rc;
+}
+
+int input_type(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset)
+{
+	size_t ignored;
+	if (!bad_offset)
+		bad_offset = &ignored;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	pthread_mutex_lock(&self->mutex);
+	int rc = self->dead ? -EPIPE : type_locked(self, text, len, stats, bad_offset);
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+/* ---- windows ---- */
+
+static Window toplevel_of(struct input* self, Window w)
+{
+	for (int depth = 0; depth < 64; depth++) {
+		Window root, parent, *children = NULL;
+		unsigned n;
+		if (!XQueryTree(self->dpy, w, &root, &parent, &children, &n))
+			return 0;
+		if (children)
+			XFree(children);
+		if (parent == root || parent == 0)
+			return w;
+		w = parent;
+	}
+	return w;
+}
+
+/* Is focus on w or inside it? */
+static bool focus_in(struct input* self, Window w)
+{
+	Window focus;
+	int revert;
+	XGetInputFocus(self->dpy, &focus, &revert);
+	if (self->dead || focus == None || focus == PointerRoot)
+		return false;
+	for (int depth = 0; depth < 64 && focus && focus != self->root; depth++) {
+		if (focus == w)
+			return true;
+		Window root, parent, *children = NULL;
+		unsigned n;
+		if (!XQueryTree(self->dpy, focus, &root, &parent, &children, &n))
+			return false;
+		if (children)
+			XFree(children);
+		focus = parent;
+	}
+	return false;
+}
+
+static bool have_wm(struct input* self)
+{
+	Atom check = XInternAtom(self->dpy, "_NET_SUPPORTING_WM_CHECK", False);
+	Atom type;
+	int format;
+	unsigned long n, after;
+	unsigned char* data = NULL;
+	bool wm = false;
+	if (XGetWindowProperty(self->dpy, self->root, check, 0, 1, False, XA_WINDOW,
+			&type, &format, &n, &after, &data) == Success && data) {
+		wm = n == 1 && format == 32;
+		XFree(data);
+	}
+	return wm;
+}
+
+int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
+{
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (self->dead)
+		goto out;
+	XWindowAttributes attrs;
+	self->error = 0;
+	if (!XGetWindowAttributes(self->dpy, window, &attrs) || self->error) {
+		x_sync(self);
+		rc = -ENOENT;
+		goto out;
+	}
+	Window top = toplevel_of(self, window);
+	if (have_wm(self)) {
+		XEvent ev = { 0 };
+		ev.xclient.type = ClientMessage;
+		ev.xclient.window = window;
+		ev.xclient.message_type = XInternAtom(self->dpy, "_NET_ACTIVE_WINDOW", False);
+		ev.xclient.format = 32;
+		ev.xclient.data.l[0] = 2;	/* from a pager: honoured without focus-stealing checks */
+		ev.xclient.data.l[1] = CurrentTime;
+		XSendEvent(self->dpy, self->root, False,
+				SubstructureRedirectMask | SubstructureNotifyMask, &ev);
+	} else {
+		if (top)
+			XRaiseWindow(self->dpy, top);
+		if (attrs.map_state == IsViewable)
+			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
+	}
+	rc = x_sync(self);
+	if (rc < 0)
+		goto out;
+	int64_t end = now_ms() + timeout_ms;
+	bool fallback = false;
+	for (;;) {
+		if (focus_in(self, window)) {
+			rc = 0;
+			break;
+		}
+		if (self->dead) {
+			rc = -EPIPE;
+			break;
+		}
+		if (now_ms() >= end) {
+			if (fallback) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+			/* The WM ignored us: raise and focus directly, once. */
+			fallback = true;
+			end = now_ms() + timeout_ms / 2 + 1;
+			if (top)
+				XRaiseWindow(self->dpy, top);
+			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
+			x_sync(self);
+			continue;
+		}
+		sleep_ms(FOCUS_POLL_MS);
+	}
+out:
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}

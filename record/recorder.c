@@ -1,0 +1,647 @@
+/* The window recorder: one thread per recording.
+ *
+ *   wincap (XComposite pixmap, BGRX) -> swscale (yuv420p, BT.709 limited,
+ *   letterboxed into the size fixed at start) -> libx264 (veryfast, crf 23,
+ *   no B-frames, GOP 2 s) -> MP4 (+faststart) in a safe-output staging file
+ *   -> published with link() once the trailer is written.
+ *
+ * Pacing: frame i is due at start + i / fps on CLOCK_MONOTONIC, and its pts
+ * is i (time base 1/fps). An unchanged window re-sends the last picture
+ * (x264 codes it as skips); when encoding falls a whole slot behind, the
+ * missed slots are dropped (counted, and left as a pts gap) so the timeline
+ * stays true. Capture, conversion and encoding run in this one thread, so
+ * memory stays bounded by the encoder's own lookahead. */
+#define _GNU_SOURCE
+#include "record/record.h"
+#include "record/wincap.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#define DEFAULT_FPS 30
+#define DEFAULT_MIN_FREE (1LL << 20)
+#define X264_PRESET "veryfast"
+#define X264_CRF "23"
+
+struct recorder {
+	pthread_t thread;
+	pthread_mutex_t mutex;	/* guards stop, done, stats */
+	pthread_cond_t cond;	/* CLOCK_MONOTONIC; signalled on stop and done */
+	pthread_mutex_t join_mutex;
+	bool joined;
+	bool stop;
+	bool done;
+	int result;
+	struct record_stats stats;
+	char* path;
+
+	/* Owned by the thread once it runs. */
+	struct wincap* cap;
+	struct safe_output* so;
+	int fps;
+	double max_seconds;
+	AVFormatContext* oc;
+	AVStream* st;
+	AVCodecContext* enc;
+	AVFrame* frame;
+	AVPacket* pkt;
+	struct SwsContext* sws;
+	int out_w, out_h;
+	int src_w, src_h;	/* the image size the layout is for */
+	int dst_x, dst_y, dst_w, dst_h;
+};
+
+static record_log_fn log_fn;
+static void* log_ud;
+
+void record_set_log(record_log_fn fn, void* ud)
+{
+	log_fn = fn;
+	log_ud = ud;
+}
+
+static void rlog(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rlog(int level, const char* fmt, ...)
+{
+	if (!log_fn)
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_fn(log_ud, level, buf);
+}
+
+static void av_log_cb(void* avcl, int level, const char* fmt, va_list vl)
+{
+	if (level > AV_LOG_WARNING || !log_fn)
+		return;
+	char line[512];
+	int print_prefix = 1;
+	av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
+	size_t n = strlen(line);
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	if (n)
+		log_fn(log_ud, level <= AV_LOG_ERROR ? 0 : 1, line);
+}
+
+static pthread_once_t av_once = PTHREAD_ONCE_INIT;
+
+static void av_setup(void)
+{
+	av_log_set_level(AV_LOG_WARNING);
+	av_log_set_callback(av_log_cb);
+}
+
+static void set_err(char* err, size_t err_size, const char* fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char* err, size_t err_size, const char* fmt, ...)
+{
+	if (!err || !err_size)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, err_size, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int av_to_errno(int averr)
+{
+	if (averr == AVERROR(ENOMEM))
+		return -ENOMEM;
+	if (averr < 0 && averr > -4096)
+		return averr;	/* AVERROR(e) == -e */
+	return -EIO;
+}
+
+/* The black frame: limited-range Y 16, U and V 128. */
+static void fill_black(AVFrame* f)
+{
+	for (int y = 0; y < f->height; y++)
+		memset(f->data[0] + (size_t)y * (size_t)f->linesize[0], 16, (size_t)f->width);
+	for (int p = 1; p < 3; p++)
+		for (int y = 0; y < (f->height + 1) / 2; y++)
+			memset(f->data[p] + (size_t)y * (size_t)f->linesize[p], 128,
+					(size_t)(f->width + 1) / 2);
+}
+
+/* Where a w x h image goes in the output: as is (cropped by at most one
+ * pixel to the even size), or scaled to fit with black bars. */
+static void layout(struct recorder* self, int w, int h)
+{
+	int W = self->out_w, H = self->out_h;
+	self->src_w = w;
+	self->src_h = h;
+	if ((w == W || w == W + 1) && (h == H || h == H + 1)) {
+		self->dst_x = self->dst_y = 0;
+		self->dst_w = W;
+		self->dst_h = H;
+		return;
+	}
+	double s = (double)W / w < (double)H / h ? (double)W / w : (double)H / h;
+	int dw = (int)(w * s + 0.5) & ~1, dh = (int)(h * s + 0.5) & ~1;
+	if (dw < 2)
+		dw = 2;
+	if (dh < 2)
+		dh = 2;
+	if (dw > W)
+		dw = W;
+	if (dh > H)
+		dh = H;
+	self->dst_w = dw;
+	self->dst_h = dh;
+	self->dst_x = ((W - dw) / 2) & ~1;
+	self->dst_y = ((H - dh) / 2) & ~1;
+}
+
+static int convert(struct recorder* self, const struct wincap_image* img)
+{
+	int rc = av_frame_make_writable(self->frame);
+	if (rc < 0)
+		return av_to_errno(rc);
+	AVFrame* f = self->frame;
+	if (img->width != self->src_w || img->height != self->src_h) {
+		layout(self, img->width, img->height);
+		fill_black(f);
+		rlog(3, "recording 0x%lx: window is %dx%d, drawn at %d,%d %dx%d in %dx%d",
+				self->stats.window, img->width, img->height, self->dst_x,
+				self->dst_y, self->dst_w, self->dst_h, self->out_w, self->out_h);
+	}
+	bool crop = self->dst_w == self->out_w && self->dst_h == self->out_h;
+	int sw = crop ? self->dst_w : img->width;
+	int sh = crop ? self->dst_h : img->height;
+	self->sws = sws_getCachedContext(self->sws, sw, sh, AV_PIX_FMT_BGR0,
+			self->dst_w, self->dst_h, AV_PIX_FMT_YUV420P,
+			crop ? SWS_POINT : SWS_BILINEAR, NULL, NULL, NULL);
+	if (!self->sws)
+		return -ENOMEM;
+	const int* coef = sws_getCoefficients(SWS_CS_ITU709);
+	sws_setColorspaceDetails(self->sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16);
+	const uint8_t* src[4] = { img->data, NULL, NULL, NULL };
+	int src_stride[4] = { img->stride, 0, 0, 0 };
+	uint8_t* dst[4] = {
+		f->data[0] + (size_t)self->dst_y * (size_t)f->linesize[0] + (size_t)self->dst_x,
+		f->data[1] + (size_t)(self->dst_y / 2) * (size_t)f->linesize[1] + (size_t)(self->dst_x / 2),
+		f->data[2] + (size_t)(self->dst_y / 2) * (size_t)f->linesize[2] + (size_t)(self->dst_x / 2),
+		NULL,
+	};
+	sws_scale(self->sws, src, src_stride, 0, sh, dst, f->linesize);
+	return 0;
+}
+
+/* Send a frame (NULL flushes) and write every packet it yields. */
+static int encode(struct recorder* self, AVFrame* frame)
+{
+	int rc = avcodec_send_frame(self->enc, frame);
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		rc = avcodec_receive_packet(self->enc, self->pkt);
+		if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF)
+			return 0;
+		if (rc < 0)
+			return rc;
+		/* libx264 in lavc 59 leaves duration 0 (PITFALLS 32). */
+		self->pkt->duration = 1;
+		av_packet_rescale_ts(self->pkt, self->enc->time_base, self->st->time_base);
+		self->pkt->stream_index = self->st->index;
+		rc = av_interleaved_write_frame(self->oc, self->pkt);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+static void free_av(struct recorder* self)
+{
+	if (self->oc && self->oc->pb)
+		avio_closep(&self->oc->pb);
+	avformat_free_context(self->oc);
+	self->oc = NULL;
+	avcodec_free_context(&self->enc);
+	av_frame_free(&self->frame);
+	av_packet_free(&self->pkt);
+	sws_freeContext(self->sws);
+	self->sws = NULL;
+}
+
+static int open_encoder(struct recorder* self, char* err, size_t err_size)
+{
+	const char* file = safe_output_staging_path(self->so);
+	int rc = avformat_alloc_output_context2(&self->oc, NULL, "mp4", file);
+	if (rc < 0 || !self->oc)
+		goto av_failure;
+	const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
+	if (!codec) {
+		set_err(err, err_size, "libavcodec has no libx264 encoder");
+		return -ENOTSUP;
+	}
+	self->st = avformat_new_stream(self->oc, NULL);
+	self->enc = avcodec_alloc_context3(codec);
+	self->frame = av_frame_alloc();
+	self->pkt = av_packet_alloc();
+	if (!self->st || !self->enc || !self->frame || !self->pkt) {
+		set_err(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	AVCodecContext* c = self->enc;
+	c->width = self->out_w;
+	c->height = self->out_h;
+	c->pix_fmt = AV_PIX_FMT_YUV420P;
+	c->time_base = (AVRational){ 1, self->fps };
+	c->framerate = (AVRational){ self->fps, 1 };
+	c->gop_size = 2 * self->fps;
+	c->max_b_frames = 0;
+	c->color_range = AVCOL_RANGE_MPEG;
+	c->colorspace = AVCOL_SPC_BT709;
+	c->color_primaries = AVCOL_PRI_BT709;
+	c->color_trc = AVCOL_TRC_BT709;
+	av_opt_set(c->priv_data, "preset", X264_PRESET, 0);
+	av_opt_set(c->priv_data, "crf", X264_CRF, 0);
+	if (self->oc->oformat->flags & AVFMT_GLOBALHEADER)
+		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+	rc = avcodec_open2(c, codec, NULL);
+	if (rc < 0)
+		goto av_failure;
+	rc = avcodec_parameters_from_context(self->st->codecpar, c);
+	if (rc < 0)
+		goto av_failure;
+	self->st->time_base = c->time_base;
+	self->st->avg_frame_rate = c->framerate;
+
+	self->frame->format = AV_PIX_FMT_YUV420P;
+	self->frame->width = self->out_w;
+	self->frame->height = self->out_h;
+	self->frame->color_range = c->color_range;
+	self->frame->colorspace = c->colorspace;
+	self->frame->color_primaries = c->color_primaries;
+	self->frame->color_trc = c->color_trc;
+	rc = av_frame_get_buffer(self->frame, 0);
+	if (rc < 0)
+		goto av_failure;
+	fill_black(self->frame);
+
+	rc = avio_open(&self->oc->pb, file, AVIO_FLAG_WRITE);
+	if (rc < 0)
+		goto av_failure;
+	AVDictionary* opts = NULL;
+	av_dict_set(&opts, "movflags", "+faststart", 0);
+	rc = avformat_write_header(self->oc, &opts);
+	if (av_dict_count(opts))
+		rlog(1, "mp4 muxer ignored %d option(s)", av_dict_count(opts));
+	av_dict_free(&opts);
+	if (rc < 0)
+		goto av_failure;
+	return 0;
+
+av_failure:
+	set_err(err, err_size, "cannot set up the encoder: %s", av_err2str(rc));
+	return av_to_errno(rc);
+}
+
+static void update_stats(struct recorder* self, uint64_t frames, uint64_t dropped,
+		uint64_t slots)
+{
+	int64_t bytes = self->oc && self->oc->pb ? avio_tell(self->oc->pb) : 0;
+	pthread_mutex_lock(&self->mutex);
+	self->stats.frames = frames;
+	self->stats.dropped_frames = dropped;
+	self->stats.duration_seconds = (double)slots / self->fps;
+	if (bytes > 0)
+		self->stats.bytes = (unsigned long long)bytes;
+	pthread_mutex_unlock(&self->mutex);
+}
+
+/* Wait until `due` (monotonic ns) or a stop request; true when stopping. */
+static bool wait_until(struct recorder* self, int64_t due)
+{
+	struct timespec ts = { .tv_sec = due / 1000000000, .tv_nsec = due % 1000000000 };
+	pthread_mutex_lock(&self->mutex);
+	while (!self->stop) {
+		int rc = pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
+		if (rc == ETIMEDOUT)
+			break;
+	}
+	bool stop = self->stop;
+	pthread_mutex_unlock(&self->mutex);
+	return stop;
+}
+
+static const char* end_name(enum record_end end)
+{
+	switch (end) {
+	case RECORD_END_STOPPED: return "stopped";
+	case RECORD_END_WINDOW_GONE: return "the window was destroyed";
+	case RECORD_END_MAX_SECONDS: return "max_seconds reached";
+	case RECORD_END_DISPLAY_GONE: return "the display went away";
+	case RECORD_END_ERROR: return "error";
+	default: return "running";
+	}
+}
+
+static void* run(void* ud)
+{
+	struct recorder* self = ud;
+	const int64_t start = now_ns();
+	const uint64_t max_slots = self->max_seconds > 0
+		? (uint64_t)(self->max_seconds * self->fps + 0.5) : UINT64_MAX;
+	uint64_t slot = 0, frames = 0, dropped = 0;
+	enum record_end end = RECORD_END_NONE;
+	int rc = 0;
+	char msg[256] = "";
+
+	for (;;) {
+		int64_t due = start + (int64_t)(slot * 1000000000ULL / (uint64_t)self->fps);
+		if (wait_until(self, due)) {
+			end = RECORD_END_STOPPED;
+			break;
+		}
+		/* Fell a whole slot behind: drop the missed ones. */
+		uint64_t current = (uint64_t)(now_ns() - start) * (uint64_t)self->fps / 1000000000ULL;
+		if (current > slot) {
+			dropped += current - slot;
+			slot = current;
+		}
+		if (slot >= max_slots) {
+			end = RECORD_END_MAX_SECONDS;
+			break;
+		}
+		struct wincap_image img;
+		rc = wincap_grab(self->cap, &img);
+		if (rc == -ENOENT) {
+			end = RECORD_END_WINDOW_GONE;
+			rc = 0;
+			break;
+		}
+		if (rc == -EPIPE) {
+			end = RECORD_END_DISPLAY_GONE;
+			rc = 0;
+			break;
+		}
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "capture failed: %s", strerror(-rc));
+			break;
+		}
+		if (rc == WINCAP_NEW && (rc = convert(self, &img)) < 0) {
+			snprintf(msg, sizeof(msg), "conversion failed: %s", strerror(-rc));
+			break;
+		}
+		self->frame->pts = (int64_t)slot;
+		rc = encode(self, self->frame);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "writing %s failed: %s", self->path, av_err2str(rc));
+			rc = av_to_errno(rc);
+			break;
+		}
+		frames++;
+		slot++;
+		update_stats(self, frames, dropped, slot);
+	}
+
+	/* Finalize: flush the encoder, write the trailer (moov first), publish. */
+	if (rc == 0) {
+		rc = encode(self, NULL);
+		if (rc == 0)
+			rc = av_write_trailer(self->oc);
+		if (rc == 0)
+			rc = avio_closep(&self->oc->pb);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "finishing %s failed: %s", self->path, av_err2str(rc));
+			rc = av_to_errno(rc);
+		}
+	}
+	unsigned long long bytes = 0;
+	struct stat st;
+	if (rc == 0 && fstat(safe_output_fd(self->so), &st) == 0)
+		bytes = (unsigned long long)st.st_size;
+	free_av(self);
+	wincap_close(self->cap);
+	self->cap = NULL;
+	if (rc == 0 && frames == 0) {
+		rc = -ENODATA;
+		snprintf(msg, sizeof(msg), "no frame was recorded (%s)", end_name(end));
+	}
+	if (rc == 0) {
+		rc = safe_output_publish(self->so);
+		if (rc == -EEXIST)
+			snprintf(msg, sizeof(msg), "%s appeared during the recording; it was not replaced and the recording was discarded",
+					self->path);
+		else if (rc < 0)
+			snprintf(msg, sizeof(msg), "publishing %s failed: %s", self->path, strerror(-rc));
+	} else {
+		safe_output_abort(self->so);
+	}
+	self->so = NULL;
+	if (rc < 0) {
+		if (!msg[0])
+			snprintf(msg, sizeof(msg), "recording failed: %s", strerror(-rc));
+		end = end == RECORD_END_NONE ? RECORD_END_ERROR : end;
+		rlog(0, "recording 0x%lx to %s failed: %s", self->stats.window, self->path, msg);
+	} else {
+		rlog(2, "recording 0x%lx published %s: %llu frames (%llu dropped), %.2f s, %llu bytes (%s)",
+				self->stats.window, self->path, (unsigned long long)frames,
+				(unsigned long long)dropped, (double)slot / self->fps, bytes, end_name(end));
+	}
+
+	pthread_mutex_lock(&self->mutex);
+	self->stats.frames = frames;
+	self->stats.dropped_frames = dropped;
+	self->stats.duration_seconds = (double)slot / self->fps;
+	self->stats.bytes = rc < 0 ? 0 : bytes;
+	self->stats.end = end;
+	self->stats.state = rc < 0 ? RECORD_FAILED : RECORD_FINISHED;
+	self->stats.error = rc;
+	snprintf(self->stats.message, sizeof(self->stats.message), "%s", msg);
+	self->result = rc;
+	self->done = true;
+	pthread_cond_broadcast(&self->cond);
+	pthread_mutex_unlock(&self->mutex);
+	return NULL;
+}
+
+static int check_space(const char* path, long long min_free, char* err, size_t err_size)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char* slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) < 0)
+		return 0;	/* the writes will tell */
+	unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+	if (avail < (unsigned long long)min_free) {
+		set_err(err, err_size, "not enough free space in %s: %llu KiB free, a recording needs at least %lld KiB",
+				dir, avail / 1024, min_free / 1024);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int record_start(const struct record_params* params, struct recorder** out,
+		char* err, size_t err_size)
+{
+	int rc;
+	*out = NULL;
+	if (err && err_size)
+		err[0] = '\0';
+	pthread_once(&av_once, av_setup);
+	int fps = params->fps ? params->fps : DEFAULT_FPS;
+	if (fps < 1 || fps > 60 || params->max_seconds < 0) {
+		set_err(err, err_size, "fps must be 1 to 60 and max_seconds positive");
+		return -EINVAL;
+	}
+
+	struct recorder* self = calloc(1, sizeof(*self));
+	if (!self)
+		return -ENOMEM;
+	self->fps = fps;
+	self->max_seconds = params->max_seconds;
+	self->stats.window = params->window;
+	self->stats.fps = fps;
+	self->path = strdup(params->path ? params->path : "");
+	if (!self->path) {
+		rc = -ENOMEM;
+		goto path_failure;
+	}
+
+	rc = wincap_open(params->display, params->window, params->cursor, &self->cap,
+			err, err_size);
+	if (rc < 0)
+		goto capture_failure;
+	int w, h;
+	wincap_size(self->cap, &w, &h);
+	self->out_w = w < 2 ? 2 : w & ~1;
+	self->out_h = h < 2 ? 2 : h & ~1;
+	self->stats.width = self->out_w;
+	self->stats.height = self->out_h;
+
+	rc = safe_output_open(params->path, params->roots, params->n_roots, &self->so,
+			err, err_size);
+	if (rc < 0)
+		goto output_failure;
+	rc = check_space(params->path, params->min_free_bytes > 0
+			? params->min_free_bytes : DEFAULT_MIN_FREE, err, err_size);
+	if (rc < 0)
+		goto encoder_failure;
+	rc = open_encoder(self, err, err_size);
+	if (rc < 0)
+		goto encoder_failure;
+
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&self->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&self->mutex, NULL);
+	pthread_mutex_init(&self->join_mutex, NULL);
+	rc = -pthread_create(&self->thread, NULL, run, self);
+	if (rc < 0) {
+		set_err(err, err_size, "cannot start the recording thread: %s", strerror(-rc));
+		pthread_cond_destroy(&self->cond);
+		pthread_mutex_destroy(&self->mutex);
+		pthread_mutex_destroy(&self->join_mutex);
+		goto encoder_failure;
+	}
+	pthread_setname_np(self->thread, "deskd-record");
+	rlog(2, "recording window 0x%lx at %d fps, %dx%d, to %s", params->window, fps,
+			self->out_w, self->out_h, self->path);
+	*out = self;
+	return 0;
+
+encoder_failure:
+	free_av(self);
+	safe_output_abort(self->so);
+output_failure:
+	wincap_close(self->cap);
+capture_failure:
+	free(self->path);
+path_failure:
+	free(self);
+	return rc;
+}
+
+void record_request_stop(struct recorder* self)
+{
+	if (!self)
+		return;
+	pthread_mutex_lock(&self->mutex);
+	self->stop = true;
+	pthread_cond_broadcast(&self->cond);
+	pthread_mutex_unlock(&self->mutex);
+}
+
+int record_stop(struct recorder* self, struct record_stats* stats)
+{
+	record_request_stop(self);
+	pthread_mutex_lock(&self->join_mutex);
+	if (!self->joined) {
+		pthread_join(self->thread, NULL);
+		self->joined = true;
+	}
+	pthread_mutex_unlock(&self->join_mutex);
+	if (stats)
+		record_get_stats(self, stats);
+	return self->result;
+}
+
+bool record_done(struct recorder* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	bool done = self->done;
+	pthread_mutex_unlock(&self->mutex);
+	return done;
+}
+
+void record_get_stats(struct recorder* self, struct record_stats* out)
+{
+	pthread_mutex_lock(&self->mutex);
+	*out = self->stats;
+	pthread_mutex_unlock(&self->mutex);
+}
+
+const char* record_path(const struct recorder* self)
+{
+	return self->path;
+}
+
+void record_destroy(struct recorder* self)
+{
+	if (!self)
+		return;
+	record_stop(self, NULL);
+	pthread_cond_destroy(&self->cond);
+	pthread_mutex_destroy(&self->mutex);
+	pthread_mutex_destroy(&self->join_mutex);
+	free(self->path);
+	free(self);
+}

@@ -1,0 +1,131 @@
+#pragma once
+
+/* MCP core, private to server/mcp*.c, server/tools_fixtures.c and the fuzz
+ * harness: JSON-RPC and the lifecycle, independent of the transport.
+ *
+ * A transport parses messages and hands each one to mcp_session_handle()
+ * together with a sink: the stream the answers to that message go to (a POST
+ * response, an SSE stream, stdout). The core calls the sink's message() for
+ * notifications and server -> client requests that belong to a request in
+ * progress, and done() exactly once per request with its response (NULL when
+ * the request was cancelled: then nothing is sent). Sinks are refcounted;
+ * the core holds a reference while a request is in progress. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCP_VERSION_LATEST "2025-11-25"
+#define MCP_VERSION_LEGACY "2025-03-26"
+
+struct mcp_session;
+struct mcp_sink;
+struct tool_ctx;
+
+struct mcp_sink_impl {
+	/** A message (borrowed) related to a request in progress; any thread. */
+	int (*message)(struct mcp_sink* self, json_t* msg);
+	/** A request finished: its response (borrowed), or NULL if cancelled. */
+	void (*done)(struct mcp_sink* self, json_t* response);
+	/** Optional: drop the connection now but keep the stream resumable. */
+	void (*close_stream)(struct mcp_sink* self);
+	void (*ref)(struct mcp_sink* self);
+	void (*unref)(struct mcp_sink* self);
+};
+
+struct mcp_sink {
+	const struct mcp_sink_impl* impl;
+	bool read_only;		/* the caller holds the view token */
+};
+
+enum mcp_msg_kind {
+	MCP_MSG_INVALID = 0,
+	MCP_MSG_REQUEST,
+	MCP_MSG_NOTIFICATION,
+	MCP_MSG_RESPONSE,
+};
+
+/** Is this a protocol version we speak? */
+bool mcp_version_supported(const char* version);
+/** Classify a parsed message (JSON-RPC 2.0 shape checks only). */
+enum mcp_msg_kind mcp_message_kind(json_t* msg);
+/** {"jsonrpc":"2.0","id":id|null,"error":{code,message,data?}}; id borrowed,
+ *  data stolen (may be NULL). New reference. */
+json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* data);
+/** The -32700 response for a parse failure, with a readable reason. New reference. */
+json_t* mcp_parse_error(const json_error_t* jerr);
+/** Compact one-line JSON text (malloc'd), or NULL. */
+char* mcp_dump(json_t* msg);
+/** Base64 of bytes (malloc'd, NUL-terminated), or NULL. */
+char* mcp_base64(const void* data, size_t len);
+
+/** A new session with a random UUIDv4 id (one reference). NULL on failure. */
+struct mcp_session* mcp_session_new(void);
+void mcp_session_ref(struct mcp_session* self);
+void mcp_session_unref(struct mcp_session* self);
+const char* mcp_session_id(const struct mcp_session* self);
+/** The negotiated version, or NULL before initialize. Stable once set. */
+const char* mcp_session_version(struct mcp_session* self);
+/** Run tool calls and other work on the calling thread and fail server ->
+ *  client requests at once (fuzzing: no client, no workers). */
+void mcp_session_set_inline(struct mcp_session* self, bool on);
+/** Transport data: end_fn runs when the session ends (close its streams),
+ *  free_fn when the session is freed. Either may be NULL. */
+void mcp_session_set_transport(struct mcp_session* self, void* data,
+		void (*end_fn)(void* data), void (*free_fn)(void* data));
+void* mcp_session_transport(struct mcp_session* self);
+/** Milliseconds since the last message; 0 while a request is in progress. */
+int64_t mcp_session_idle_ms(struct mcp_session* self);
+/** End the session: cancel calls in progress, wake their pending server ->
+ *  client requests, finalize its recordings. Idempotent; may block briefly. */
+void mcp_session_end(struct mcp_session* self);
+bool mcp_session_ended(struct mcp_session* self);
+
+/** Handle one parsed message (borrowed). Returns 1 if it was a request or
+ *  invalid (sink->done will be called exactly once, maybe before this
+ *  returns), 0 for a notification or a response. */
+int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* sink);
+/** Parse text (one message or a batch) and handle it. Parse errors and bad
+ *  batches are answered through sink->done. For stdio and fuzzing. */
+void mcp_session_handle_text(struct mcp_session* self, const char* text,
+		size_t len, struct mcp_sink* sink);
+
+/* The session registry (HTTP sessions; stdio's one session counts too). */
+/** Add (takes its own reference). */
+int mcp_registry_add(struct mcp_session* session);
+/** Find by id: a new reference, or NULL. */
+struct mcp_session* mcp_registry_find(const char* id);
+/** Remove by id: returns the registry's reference, or NULL. */
+struct mcp_session* mcp_registry_remove(const char* id);
+/** Start the reaper thread (idle expiry). */
+int mcp_registry_start(void);
+
+/** For fixtures: close the current tool call's SSE connection now (the
+ *  result is delivered when the client resumes with Last-Event-ID). */
+void mcp_tool_close_stream(struct tool_ctx* ctx);
+
+/* Prompts (server/mcp.c has deskd's, server/tools_fixtures.c the fixtures). */
+struct mcp_prompt_arg {
+	const char* name;
+	const char* description;
+	bool required;
+};
+
+struct mcp_prompt {
+	const char* name;
+	const char* title;
+	const char* description;
+	const struct mcp_prompt_arg* args;	/* ended by { 0 }, or NULL */
+	/** Messages array (new reference); args is an object of strings in
+	 *  which every required argument is present. */
+	json_t* (*get)(json_t* args);
+};
+
+extern const struct mcp_prompt mcp_fixture_prompts[];	/* ended by { 0 } */
+
+/* Fixture resources (only with --conformance-fixtures). New references. */
+json_t* mcp_fixture_resources(void);
+json_t* mcp_fixture_resource_templates(void);
+/** The contents array for uri, or NULL if uri is not a fixture resource. */
+json_t* mcp_fixture_resource_read(const char* uri);

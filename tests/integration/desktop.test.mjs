@@ -1,0 +1,298 @@
+// The desktop: embedded Xvfb (+ WM, --launch) started and stopped by deskd,
+// `deskd doctor`, the status tool, and losing / getting back the display.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { DESKD_BIN, launch, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
+
+/** Direct children of pid (all threads). */
+function children(pid) {
+  const out = [];
+  let tasks = [];
+  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { return out; }
+  for (const t of tasks) {
+    try {
+      for (const c of readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/)) {
+        if (c) out.push(Number(c));
+      }
+    } catch { /* thread gone */ }
+  }
+  return out;
+}
+
+/** All descendants of pid: [{pid, comm}]. */
+function descendants(pid) {
+  const out = [];
+  const todo = children(pid);
+  while (todo.length) {
+    const p = todo.shift();
+    out.push({ pid: p, comm: comm(p) });
+    todo.push(...children(p));
+  }
+  return out;
+}
+
+function comm(pid) {
+  try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return null; }
+}
+
+/** Running (exists and not a zombie). */
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch { return false; }
+}
+
+function cleanEnv() {
+  const env = { ...process.env };
+  delete env.DISPLAY;
+  for (const k of Object.keys(env)) if (k.startsWith('DESKD_')) delete env[k];
+  return env;
+}
+
+async function healthz(d) {
+  const r = await fetch(d.url + '/healthz');
+  await r.text();
+  return r.status;
+}
+
+/** The display's size as the X server reports it (xdpyinfo), or null. */
+function xSize(display) {
+  const r = spawnSync('xdpyinfo', ['-display', display], { encoding: 'utf8', timeout: 5000 });
+  const m = r.status === 0 && r.stdout.match(/dimensions:\s+(\d+)x(\d+) pixels/);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+const haveXdpyinfo = spawnSync('sh', ['-c', 'command -v xdpyinfo'], { encoding: 'utf8' }).status === 0;
+const haveOpenbox = spawnSync('sh', ['-c', 'command -v openbox'], { encoding: 'utf8' }).status === 0;
+
+test('with no display, deskd starts its own Xvfb (+ openbox) and status reports it', async (t) => {
+  const d = await startDeskd({});
+  t.after(() => d.stop());
+  assert.match(d.display, /^:\d+$/);
+  const kids = descendants(d.proc.pid);
+  assert.ok(kids.some((k) => k.comm === 'Xvfb'), JSON.stringify(kids));
+  if (haveOpenbox) assert.ok(kids.some((k) => k.comm === 'openbox'), JSON.stringify(kids));
+
+  const r = await d.tool('status');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const s = r.body.structuredContent;
+  assert.equal(s.server.name, 'deskd');
+  assert.equal(s.server.pid, d.proc.pid);
+  assert.ok(s.server.uptime_seconds >= 0 && s.server.uptime_seconds < 60);
+  assert.match(s.server.version, /^\d+\.\d+\.\d+/);
+  assert.deepEqual(
+    { name: s.display.name, available: s.display.available, embedded: s.display.embedded,
+      width: s.display.width, height: s.display.height },
+    { name: d.display, available: true, embedded: true, width: 1280, height: 800 });
+  assert.equal(typeof s.sessions, 'number');
+  assert.ok(Array.isArray(s.recordings));
+  assert.ok(s.tools >= 2);
+  for (const lib of ['libmicrohttpd', 'libwebsockets', 'jansson', 'libavcodec']) {
+    assert.match(s.versions[lib], /\d+\.\d+/, lib);
+  }
+  // The text block mirrors structuredContent.
+  assert.deepEqual(JSON.parse(r.body.content[0].text).display, s.display);
+  if (haveXdpyinfo) assert.deepEqual(xSize(d.display), [1280, 800]);
+  assert.equal(await healthz(d), 200);
+
+  // The doctor tool from inside the server: healthy, the port is ours.
+  const doc = await d.tool('doctor');
+  assert.equal(doc.status, 200, JSON.stringify(doc.body));
+  const checks = doc.body.structuredContent.checks;
+  assert.equal(doc.body.structuredContent.healthy, true, JSON.stringify(checks));
+  const port = checks.find((c) => c.name === 'listen port');
+  assert.ok(port.ok && port.detail.includes(new URL(d.url).port), port.detail);
+  assert.ok(checks.find((c) => c.name === 'display').detail.includes('1280x800'));
+});
+
+test('--virtual 1024x768 sets the embedded screen size; --wm none starts no WM', async (t) => {
+  const d = await startDeskd({ args: ['--virtual', '1024x768', '--wm', 'none'] });
+  t.after(() => d.stop());
+  const s = (await d.tool('status')).body.structuredContent;
+  assert.equal(s.display.width, 1024);
+  assert.equal(s.display.height, 768);
+  assert.equal(s.display.embedded, true);
+  if (haveXdpyinfo) assert.deepEqual(xSize(d.display), [1024, 768]);
+  const kids = descendants(d.proc.pid).map((k) => k.comm);
+  assert.ok(kids.includes('Xvfb'));
+  assert.ok(!kids.includes('openbox'), kids.join(','));
+});
+
+test('deskd doctor with no display starts and stops its own, exits 0, prints healthy', () => {
+  const dir = tempDir('deskd-doctor-');
+  const r = spawnSync(DESKD_BIN, ['doctor', '--listen', '127.0.0.1:0', '--data-dir', dir, '--log-level', 'debug'],
+    { encoding: 'utf8', env: cleanEnv(), timeout: 20000 });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /^healthy$/m);
+  for (const name of ['display', 'MIT-SHM', 'XTEST', 'Composite', 'DAMAGE', 'XFIXES', 'RANDR', 'Xvfb',
+    'listen port', 'data dir', 'token file']) {
+    assert.match(r.stdout, new RegExp(`^  ok\\s+${name}\\s`, 'm'), name);
+  }
+  assert.match(r.stdout, /display\s+:\d+, 1280x800/);
+  // The Xvfb and WM it started are gone (their pids are in the debug log).
+  const pids = [...r.stderr.matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1]));
+  assert.ok(pids.length >= 1, r.stderr);
+  assert.deepEqual(pids.filter(alive), []);
+});
+
+test('deskd doctor on a bogus display exits non-zero and says why', () => {
+  const dir = tempDir('deskd-doctor-');
+  const r = spawnSync(DESKD_BIN, ['doctor', '--display', ':99999', '--listen', '127.0.0.1:0', '--data-dir', dir],
+    { encoding: 'utf8', env: cleanEnv(), timeout: 20000 });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /FAIL\s+display\s+:99999: cannot connect/);
+  assert.match(r.stdout, /not healthy/);
+});
+
+test('deskd doctor flags a world-writable data dir and a readable token file', () => {
+  const dir = tempDir('deskd-doctor-');
+  chmodSync(dir, 0o777);
+  writeFileSync(join(dir, 'token'), 'secret\n', { mode: 0o644 });
+  chmodSync(join(dir, 'token'), 0o644);
+  const x = spawnSync(DESKD_BIN, ['doctor', '--display', ':99999', '--listen', '127.0.0.1:0', '--data-dir', dir],
+    { encoding: 'utf8', env: cleanEnv(), timeout: 20000 });
+  chmodSync(dir, 0o700);
+  assert.match(x.stdout, /FAIL\s+data dir\s+.*0777 is group\/world writable/);
+  assert.match(x.stdout, /FAIL\s+token file\s+.*0644; run chmod 600/);
+});
+
+test('deskd doctor: a port in use fails; a missing Xvfb fails only without --display; a missing openbox is a note', async (t) => {
+  const dir = tempDir('deskd-doctor-');
+  const busy = createServer();
+  await new Promise((res) => busy.listen(0, '127.0.0.1', res));
+  t.after(() => busy.close());
+  const port = busy.address().port;
+  const r = await new Promise((res) => {
+    const p = spawn(DESKD_BIN, ['doctor', '--display', ':99999', '--listen', `127.0.0.1:${port}`, '--data-dir', dir],
+      { env: { ...cleanEnv(), PATH: '/nonexistent' } });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('exit', (code) => res({ code, out }));
+  });
+  assert.equal(r.code, 1);
+  assert.match(r.out, new RegExp(`FAIL\\s+listen port\\s+127\\.0\\.0\\.1:${port}: Address already in use`));
+  // With --display given, a missing Xvfb is only a note.
+  assert.match(r.out, /ok\s+Xvfb\s+not on PATH \(only needed without --display\)/);
+  assert.match(r.out, /ok\s+openbox\s+not on PATH \(optional/);
+
+  const r2 = spawnSync(DESKD_BIN, ['doctor', '--listen', '127.0.0.1:0', '--data-dir', dir],
+    { encoding: 'utf8', env: { ...cleanEnv(), PATH: '/nonexistent' }, timeout: 20000 });
+  assert.equal(r2.status, 1);
+  assert.match(r2.stdout, /FAIL\s+Xvfb\s+not on PATH: needed for the embedded display/);
+  assert.match(r2.stdout, /FAIL\s+display\s+no display/);
+});
+
+test('SIGTERM stops deskd and its Xvfb, WM and --launch programs', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'sleep 300', '--launch', 'sleep 301; true'] });
+  t.after(() => d.stop('SIGKILL'));
+  const kids = await waitUntil(() => {
+    const k = descendants(d.proc.pid);
+    return k.filter((p) => p.comm === 'sleep').length === 2 && k;
+  }, { what: 'the --launch programs' });
+  assert.ok(kids.some((k) => k.comm === 'Xvfb'));
+  if (haveOpenbox) assert.ok(kids.some((k) => k.comm === 'openbox'));
+  const t0 = Date.now();
+  const r = await d.stop('SIGTERM', 10000);
+  assert.deepEqual(r, { code: 0, signal: null });
+  assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+  await waitUntil(() => kids.every((k) => !alive(k.pid)),
+    { timeout: 3000, what: 'all children gone: ' + JSON.stringify(kids.filter((k) => alive(k.pid))) });
+});
+
+test('kill -9 of deskd takes its Xvfb, WM and simple --launch programs along', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'sleep 302'] });
+  t.after(() => d.stop('SIGKILL'));
+  const kids = await waitUntil(() => {
+    const k = descendants(d.proc.pid);
+    return k.some((p) => p.comm === 'sleep') && k;
+  }, { what: 'the --launch program' });
+  const xvfb = kids.find((k) => k.comm === 'Xvfb');
+  assert.ok(xvfb);
+  t.after(() => { for (const k of kids) if (alive(k.pid)) try { process.kill(k.pid, 'SIGKILL'); } catch { } });
+  await d.stop('SIGKILL');
+  await waitUntil(() => kids.every((k) => !alive(k.pid)),
+    { timeout: 5000, what: 'children gone after kill -9: ' + JSON.stringify(kids.filter((k) => alive(k.pid))) });
+});
+
+test('losing the external display: 503 and display_unavailable, then reconnect on the same number', async (t) => {
+  const x = await startXvfb();
+  const d = await startDeskd({ display: x.display });
+  let x2 = null;
+  t.after(async () => { await d.stop(); if (x2) await x2.stop(); await x.stop(); });
+  t.after(async () => { if (d.proc.exitCode === null) assert.deepEqual(await d.stop(), { code: 0, signal: null }); });
+  assert.equal(await healthz(d), 200);
+  let s = (await d.tool('status')).body.structuredContent;
+  assert.equal(s.display.available, true);
+  assert.equal(s.display.embedded, false);
+  assert.equal(s.display.name, x.display);
+
+  // Kill it, and hold its number (the abstract socket Xvfb and Xlib try
+  // first) so another test's Xvfb -displayfd cannot take it meanwhile; the
+  // holder closes every connection, so deskd's reconnects fail fast.
+  await x.stop('SIGKILL');
+  const hold = createServer((c) => c.destroy());
+  const held = await new Promise((res) => {
+    hold.once('error', () => res(false));
+    hold.listen('\0/tmp/.X11-unix/X' + x.display.slice(1), () => res(true));
+  });
+  if (!held) {
+    t.skip(`display ${x.display} was taken by another process at once; cannot test reconnecting to it`);
+    return;
+  }
+  await waitUntil(async () => (await healthz(d)) === 503, { timeout: 5000, what: '/healthz 503' });
+  const st = await d.tool('status');
+  assert.equal(st.status, 200);
+  assert.equal(st.body.structuredContent.display.available, false);
+  // The doctor still answers, and says the display is down.
+  const doc = await d.tool('doctor');
+  assert.equal(doc.status, 200);
+  assert.equal(doc.body.structuredContent.healthy, false);
+  assert.equal(doc.body.structuredContent.checks.find((c) => c.name === 'display').ok, false);
+  // A tool that needs the display answers display_unavailable (503).
+  const tools = await (await d.fetch('/api/v1/tools')).json();
+  const list = Array.isArray(tools) ? tools : tools.tools;
+  const needy = ['screenshot', 'windows', 'computer_use'].find((n) => list.some((tl) => tl.name === n));
+  if (needy) {
+    const r = await d.tool(needy, needy === 'computer_use' ? { actions: [{ type: 'screenshot' }] } : {});
+    assert.equal(r.status, 503, JSON.stringify(r.body));
+    assert.equal(r.body.error.code, 'display_unavailable');
+  } else {
+    t.diagnostic('no display tool merged yet: display_unavailable not checked');
+  }
+
+  // An Xvfb on the same number brings it back.
+  await new Promise((res) => hold.close(res));
+  x2 = launch('Xvfb (same number)', 'Xvfb', [x.display, '-screen', '0', '1024x768x24', '-nolisten', 'tcp', '-noreset']);
+  await waitUntil(async () => (await healthz(d)) === 200, { timeout: 8000, what: '/healthz 200 again' });
+  s = (await d.tool('status')).body.structuredContent;
+  assert.equal(s.display.available, true);
+  assert.equal(s.display.width, 1024);
+  assert.equal(s.display.height, 768);
+});
+
+test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', async (t) => {
+  const d = await startDeskd({ args: ['--virtual', '800x600'] });
+  t.after(() => d.stop());
+  const first = descendants(d.proc.pid).find((k) => k.comm === 'Xvfb');
+  assert.ok(first);
+  process.kill(first.pid, 'SIGKILL');
+  const again = await waitUntil(() => {
+    const k = descendants(d.proc.pid);
+    const x = k.find((p) => p.comm === 'Xvfb' && p.pid !== first.pid);
+    return x && (!haveOpenbox || k.some((p) => p.comm === 'openbox')) && x;
+  }, { timeout: 10000, what: 'a new Xvfb' });
+  assert.ok(alive(again.pid));
+  await waitUntil(async () => (await healthz(d)) === 200, { timeout: 5000, what: '/healthz 200' });
+  const s = (await d.tool('status')).body.structuredContent;
+  assert.equal(s.display.available, true);
+  assert.equal(s.display.embedded, true);
+  assert.equal(s.display.width, 800);
+  assert.equal(s.display.height, 600);
+  assert.ok(s.display.disconnects >= 1);
+  if (haveXdpyinfo) assert.deepEqual(xSize(s.display.name), [800, 600]);
+});
