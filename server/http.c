@@ -592,14 +592,6 @@ static void check_request(struct http_request* req)
 		req->verdict_close = true;
 		return;
 	}
-	/* The route first, so Host and Origin refusals on /mcp get JSON-RPC
-	 * bodies (HTTP_ROUTE_JSONRPC); the checks keep their order. */
-	bool path_known;
-	const struct http_route* any;
-	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
-			sizeof(req->allow));
-	const struct http_route* r = req->route ? req->route : any;
-	req->route_label = r ? r->path : "other";
 	const char* host = http_request_header(req, "Host");
 	if (!netcheck_host_allowed(&H.policy, host)) {
 		set_verdict(req, 403, "forbidden", "Host not allowed (DNS rebinding protection)");
