@@ -677,12 +677,13 @@ static int parse_cursor(json_t* params, size_t* offset)
 	return 0;
 }
 
-static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+/* tools/list pages never change while deskd runs: build each once. */
+#define TOOLS_PAGES_MAX 64
+static pthread_mutex_t pages_mutex = PTHREAD_MUTEX_INITIALIZER;
+static json_t* tools_pages[TOOLS_PAGES_MAX];
+
+static json_t* build_tools_page(size_t offset, size_t n)
 {
-	size_t offset;
-	size_t n = tools_count();
-	if (parse_cursor(params, &offset) < 0 || offset > n)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
 	json_t* list = json_array();
 	size_t end = offset + TOOLS_PAGE < n ? offset + TOOLS_PAGE : n;
 	for (size_t i = offset; i < end; i++)
@@ -693,6 +694,23 @@ static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_er
 		snprintf(next, sizeof(next), "dt%zx", end);
 		json_object_set_new(out, "nextCursor", json_string(next));
 	}
+	return out;
+}
+
+static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	size_t offset;
+	size_t n = tools_count();
+	if (parse_cursor(params, &offset) < 0 || offset > n || offset % TOOLS_PAGE)
+		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+	size_t page = offset / TOOLS_PAGE;
+	if (page >= TOOLS_PAGES_MAX)
+		return build_tools_page(offset, n);
+	pthread_mutex_lock(&pages_mutex);
+	if (!tools_pages[page])
+		tools_pages[page] = build_tools_page(offset, n);
+	json_t* out = json_incref(tools_pages[page]);
+	pthread_mutex_unlock(&pages_mutex);
 	return out;
 }
 
@@ -1374,4 +1392,11 @@ void mcp_shutdown(void)
 		mcp_session_unref(all[i]);
 	}
 	free(all);
+
+	pthread_mutex_lock(&pages_mutex);
+	for (size_t i = 0; i < TOOLS_PAGES_MAX; i++) {
+		json_decref(tools_pages[i]);
+		tools_pages[i] = NULL;
+	}
+	pthread_mutex_unlock(&pages_mutex);
 }
