@@ -555,11 +555,18 @@ static void call_run(void* ud)
 
 static void call_start(struct mcp_call* c)
 {
-	if (c->session->inline_mode || worker_spawn(call_run, c) < 0) {
-		if (!c->session->inline_mode)
-			log_warn("mcp: no free worker; running %s inline",
-					c->tool ? c->tool->name : "a request");
+	if (c->session->inline_mode) {
 		call_run(c);
+		return;
+	}
+	/* Never run a tool on the transport's thread: answer busy instead. */
+	int rc = worker_spawn(call_run, c);
+	if (rc < 0) {
+		log_warn("mcp: cannot start %s: %s", c->tool ? c->tool->name : "a request",
+				rc == -EAGAIN ? "all workers busy" : strerror(-rc));
+		call_finish(c, mcp_error_response(c->id, RPC_INTERNAL, rc == -EAGAIN
+				? "Server busy: too many requests in progress; retry shortly"
+				: "Internal error: cannot start a worker", NULL));
 	}
 }
 
