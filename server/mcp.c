@@ -25,7 +25,7 @@
 #endif
 
 #define TOOLS_PAGE 50
-#define IDLE_TIMEOUT_MS (30 * 60 * 1000)
+#define IDLE_TIMEOUT_MS (30 * 60 * 1000)	/* tests: DESKD_MCP_IDLE_TIMEOUT_MS */
 #define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
 #define RESOURCE_MAX_BYTES (32L << 20)
 
@@ -1272,6 +1272,7 @@ static struct mcp_session** reg;
 static size_t reg_n, reg_cap;
 static pthread_t reaper;
 static bool reaper_running, reaper_stop;
+static int64_t idle_timeout_ms = IDLE_TIMEOUT_MS;
 
 int mcp_registry_add(struct mcp_session* session)
 {
@@ -1343,7 +1344,7 @@ static void* reaper_main(void* arg)
 		struct mcp_session* expired[16];
 		size_t n_expired = 0;
 		for (size_t i = 0; i < reg_n && n_expired < 16; ) {
-			if (mcp_session_idle_ms(reg[i]) > IDLE_TIMEOUT_MS) {
+			if (mcp_session_idle_ms(reg[i]) > idle_timeout_ms) {
 				expired[n_expired++] = reg[i];
 				reg[i] = reg[--reg_n];
 			} else {
@@ -1352,8 +1353,8 @@ static void* reaper_main(void* arg)
 		}
 		pthread_mutex_unlock(&reg_mutex);
 		for (size_t i = 0; i < n_expired; i++) {
-			log_info("mcp: session %s expired after %d minutes idle",
-					expired[i]->id, IDLE_TIMEOUT_MS / 60000);
+			log_info("mcp: session %s expired after %lld s idle",
+					expired[i]->id, (long long)(idle_timeout_ms / 1000));
 			mcp_session_end(expired[i]);
 			mcp_session_unref(expired[i]);
 		}
@@ -1371,6 +1372,9 @@ int mcp_registry_start(void)
 		return 0;
 	}
 	reaper_stop = false;
+	const char* knob = getenv("DESKD_MCP_IDLE_TIMEOUT_MS");
+	if (knob && atoll(knob) > 0)
+		idle_timeout_ms = atoll(knob);
 	int rc = pthread_create(&reaper, NULL, reaper_main, NULL);
 	reaper_running = rc == 0;
 	pthread_mutex_unlock(&reg_mutex);

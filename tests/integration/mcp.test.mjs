@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { existsSync, statSync } from 'node:fs';
-import { desktop, startXvfb, tempDir, DESKD_BIN, sleep, waitUntil } from './lib/harness.mjs';
+import { desktop, startXvfb, startDeskd, tempDir, DESKD_BIN, sleep, waitUntil } from './lib/harness.mjs';
 
 const INIT = (version = '2025-11-25', id = 1) => ({
   jsonrpc: '2.0', id, method: 'initialize',
@@ -481,6 +481,25 @@ test('recordings as MCP resources; ending a session finalizes its recording', as
   } finally {
     await client.close();
   }
+});
+
+test('idle sessions expire (404 afterwards); busy ones do not', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const deskd = await startDeskd({ display: x.display, args: ['--conformance-fixtures'], env: { DESKD_MCP_IDLE_TIMEOUT_MS: '1500' } });
+  t.after(() => deskd.stop());
+  const idle = await rawSession(deskd);
+  const busy = await rawSession(deskd);
+  // A call that outlives the timeout keeps its session alive.
+  const call = post(deskd, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'test_long_operation', arguments: { duration_ms: 3500 } } },
+    { session: busy, version: '2025-11-25' });
+  await sleep(3000);
+  const gone = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session: idle });
+  assert.equal(gone.status, 404);
+  const r = await call;
+  assert.match(r.events.find((e) => e.msg?.id === 5).msg.result.content[0].text, /finished/);
+  const alive = await post(deskd, { jsonrpc: '2.0', id: 2, method: 'ping' }, { session: busy });
+  assert.equal(alive.status, 200);
 });
 
 test('view token: read-only session may not act', async (t) => {
