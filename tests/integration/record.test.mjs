@@ -87,6 +87,7 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   const win = env.fixture.window;
   const out = join(d.dataDir, 'main.mp4');
 
+  const sentStart = Date.now();
   const start = await d.tool('record_start', { window: win, out, fps: 30 });
   assert.equal(start.status, 200, JSON.stringify(start.body));
   const t0 = Date.now();
@@ -101,7 +102,9 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   assert.ok(live.frames > 30, `live frames ${live.frames}`);
   await sleep(Math.max(0, t0 + 3000 - Date.now()));
 
+  const sentStop = Date.now();
   const stop = await d.tool('record_stop', {});
+  const gotStop = Date.now();
   assert.equal(stop.status, 200, JSON.stringify(stop.body));
   const s = stop.body.structuredContent;
   assert.equal(s.id, id);
@@ -113,11 +116,13 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   assert.deepEqual({ uri: link.uri, mimeType: link.mimeType }, { uri: `deskd://recordings/${id}`, mimeType: 'video/mp4' });
 
   const p = assertGoodMp4(out, { width: 400, height: 300 });
-  // Slots the encoder fell behind on are dropped and counted (a loaded CI
-  // machine, a sanitizer build): frames + dropped is the 3 s timeline.
-  assert.ok(s.frames + s.dropped_frames >= 85 && s.frames + s.dropped_frames <= 95 && s.dropped_frames <= 10,
-    `frames ${p.frames}, dropped ${s.dropped_frames}`);
-  assert.ok(Math.abs(p.duration - 3) <= 0.2, `duration ${p.duration}`);
+  // 3 s at 30 fps: 85-95 frames and 3 +- 0.2 s on a normal machine. On a
+  // loaded one the HTTP calls themselves are late, so the bounds are the
+  // window the test observed; frames always match fps x duration.
+  const lo = (sentStop - t0) / 1000 - 0.1, hi = (gotStop - sentStart) / 1000 + 0.1;
+  assert.ok(p.duration >= Math.min(2.8, lo) && p.duration <= Math.max(3.2, hi), `duration ${p.duration} (observed ${lo}..${hi})`);
+  assert.ok(Math.abs(p.frames - 30 * p.duration) <= 2, `frames ${p.frames} for ${p.duration} s`);
+  if (hi <= 3.2) assert.ok(p.frames >= 85 && p.frames <= 95, `frames ${p.frames} (dropped ${s.dropped_frames})`);
   assert.equal(p.frames, s.frames);
   assert.equal(stagingIn(d.dataDir).length, 0);
 
