@@ -322,8 +322,15 @@ describe('recording, more cases', { concurrency: 2 }, () => {
       assert.equal(m.status, 0, `mount tmpfs: ${m.stderr}`);
       mounted = true;
     };
+    // Always unmounted, even when something still holds it (then lazily).
     const umount = () => {
-      if (mounted) { const u = spawnSync('umount', [mnt], { encoding: 'utf8' }); if (u.status !== 0) console.error('umount', u.status, u.stderr); }
+      if (!mounted) return;
+      for (let i = 0; i < 20; i++) {
+        if (spawnSync('umount', [mnt]).status === 0) { mounted = false; return; }
+        spawnSync('sleep', ['0.1']);
+      }
+      const u = spawnSync('umount', ['-l', mnt], { encoding: 'utf8' });
+      if (u.status !== 0) console.error(`cannot unmount ${mnt}: ${u.stderr}`);
       mounted = false;
     };
     t.after(umount);
