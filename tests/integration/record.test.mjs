@@ -334,6 +334,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
       mounted = false;
     };
     t.after(umount);
+    process.on('exit', umount);   // also when the run is interrupted
     const env = await desktop(t, { fixture: { geometry: '1280x800+0+0', animate: 30 }, deskdArgs: ['--output-root', mnt] });
     const d = env.deskd;
     const win = env.fixture.window;
