@@ -437,5 +437,21 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.structuredContent.path, viaRest);
     assertGoodMp4(viaRest, { width: 400, height: 300 });
+
+    // cursor: true draws the pointer; without it the pixels are the window's.
+    r = await d.tool('computer_move', { x: 300, y: 230, coordinate_space: 'desktop' });   // window (200, 150)
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const withCursor = join(d.dataDir, 'cursor.mp4');
+    r = await d.tool('record_start', { window: win, out: withCursor, fps: 10, cursor: true });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    await sleep(600);
+    r = await d.tool('record_stop', {});
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const pc = assertGoodMp4(withCursor, { width: 400, height: 300 });
+    const rgb = frameRgb(withCursor, pc.frames - 1, 400, 300);
+    const near = gradientError(rgb, 400, { x: 184, y: 134, w: 32, h: 32 });
+    const far = gradientError(rgb, 400, { x: 0, y: 0, w: 150, h: 100 });
+    assert.ok(near.p99 > 60, `the pointer is drawn near (200, 150): p99 ${near.p99}`);
+    assert.ok(far.p99 <= 16, `elsewhere the window's pixels: p99 ${far.p99}`);
   });
 });
