@@ -1096,6 +1096,14 @@ int live_init(void)
 		return handle;
 	}
 	live__events_handle = handle;
+	metrics_help("deskd_live_captures_total", "Live view captures (one per frame per feed, shared by its viewers).");
+	metrics_help("deskd_live_encodes_total", "Live view JPEG encodes (one per frame per feed).");
+	metrics_help("deskd_live_frames_sent_total", "Live view frames sent, summed over viewers.");
+	metrics_help("deskd_live_frames_skipped_total", "Frames a slow viewer skipped to get the newest one.");
+	metrics_help("deskd_live_bytes_sent_total", "Bytes of live view messages sent.");
+	metrics_help("deskd_live_viewers", "Live view connections open now.");
+	metrics_help("deskd_live_feeds", "Targets being captured for the live view now.");
+	metrics_help("deskd_live_connections_total", "Live view connections accepted.");
 	return 0;
 }
 
