@@ -35,7 +35,9 @@
 
 #define DEFAULT_FPS 30
 #define DEFAULT_MIN_FREE (1LL << 20)
+#ifndef X264_PRESET
 #define X264_PRESET "veryfast"
+#endif
 #define X264_CRF "23"
 
 struct recorder {
@@ -309,6 +311,9 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	rc = avio_open(&self->oc->pb, file, AVIO_FLAG_WRITE);
 	if (rc < 0)
 		goto av_failure;
+	/* Write each packet through at once: a full disk is noticed within a
+	 * frame, not after 32 KiB of buffered output. */
+	self->oc->flush_packets = 1;
 	AVDictionary* opts = NULL;
 	av_dict_set(&opts, "movflags", "+faststart", 0);
 	rc = avformat_write_header(self->oc, &opts);

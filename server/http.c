@@ -34,7 +34,8 @@
 #include <unistd.h>
 
 #define HTTP_MAX_ROUTES 64
-#define HTTP_KEEPALIVE_MS 15000		/* SSE comment when a stream was idle this long */
+#define HTTP_KEEPALIVE_MS 15000		/* SSE comment when a stream was idle this long;
+					 * DESKD_SSE_KEEPALIVE_MS overrides (tests) */
 #define HTTP_STREAM_MAX_BUFFERED (64u << 20)	/* a reader this far behind is dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
 #define HTTP_MAX_CONNECTIONS 1024
@@ -106,6 +107,8 @@ static struct {
 	bool running, stopping;
 	struct http_request* requests;
 	struct http_stream* streams;
+	int keepalive_ms;
+	int n_streams;			/* open (not yet closed by MHD) */
 	pthread_t ticker;
 	pthread_cond_t ticker_cond;
 	bool ticker_running;
@@ -263,6 +266,16 @@ enum http_role http_request_role(const struct http_request* req)
 const char* http_own_origin(void)
 {
 	return H.origin;
+}
+
+bool http_origin_allowed(const char* origin, const char* host)
+{
+	return netcheck_origin_allowed(&H.policy, origin && *origin ? origin : NULL, host);
+}
+
+bool http_host_allowed(const char* host)
+{
+	return netcheck_host_allowed(&H.policy, host && *host ? host : NULL);
 }
 
 /* ---- responses ---- */
@@ -462,6 +475,14 @@ static void check_request(struct http_request* req)
 		req->verdict_close = true;
 		return;
 	}
+	/* The route first, so Host and Origin refusals on /mcp get JSON-RPC
+	 * bodies (HTTP_ROUTE_JSONRPC); the checks keep their order. */
+	bool path_known;
+	const struct http_route* any;
+	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
+			sizeof(req->allow));
+	const struct http_route* r = req->route ? req->route : any;
+	req->route_label = r ? r->path : "other";
 	const char* host = http_request_header(req, "Host");
 	if (!netcheck_host_allowed(&H.policy, host)) {
 		set_verdict(req, 403, "forbidden", "Host not allowed (DNS rebinding protection)");
@@ -480,12 +501,6 @@ static void check_request(struct http_request* req)
 	if (!auth_token())
 		req->role = HTTP_ROLE_FULL;	/* --no-auth */
 
-	bool path_known;
-	const struct http_route* any;
-	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
-			sizeof(req->allow));
-	const struct http_route* r = req->route ? req->route : any;
-	req->route_label = r ? r->path : "other";
 	if (!r) {
 		set_verdict(req, 404, "not_found", "no such route");
 		return;
@@ -766,6 +781,10 @@ static void stream_free(void* cls)
 	http_stream_close_fn fn = self->on_close;
 	self->on_close = NULL;
 	pthread_mutex_unlock(&self->mutex);
+	pthread_mutex_lock(&H.mutex);
+	int open = --H.n_streams;
+	pthread_mutex_unlock(&H.mutex);
+	metrics_set("deskd_http_streams_open", open, NULL);
 	if (fn)
 		fn(self->ud);
 	http_stream_unref(self);
@@ -804,7 +823,9 @@ struct http_stream* http_respond_stream(struct http_request* req, int status,
 	if (H.streams)
 		H.streams->prev = self;
 	H.streams = self;
+	int open = ++H.n_streams;
 	pthread_mutex_unlock(&H.mutex);
+	metrics_set("deskd_http_streams_open", open, NULL);
 
 	pthread_mutex_lock(&req->mutex);
 	self->conn = req->conn;
@@ -895,7 +916,10 @@ static void* ticker_main(void* arg)
 	while (H.ticker_running) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		long step = H.keepalive_ms < 1000 ? H.keepalive_ms / 2 : 1000;
+		ts.tv_nsec += step * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&H.ticker_cond, &H.mutex, &ts);
 		if (!H.ticker_running)
 			break;
@@ -907,7 +931,7 @@ static void* ticker_main(void* arg)
 			struct http_stream* s = all[i];
 			pthread_mutex_lock(&s->mutex);
 			bool idle = s->sse && !s->closed && !s->ended
-				&& now - s->last_write_ms >= HTTP_KEEPALIVE_MS;
+				&& now - s->last_write_ms >= H.keepalive_ms;
 			pthread_mutex_unlock(&s->mutex);
 			if (idle)
 				http_stream_write(s, ": keepalive\n\n", 13);
@@ -1026,11 +1050,21 @@ static void mhd_log(void* cls, const char* fmt, va_list ap)
 	log_debug("libmicrohttpd: %s", buf);
 }
 
+/* Tuning knobs from the environment (benchmarks and tests). */
+static long env_long(const char* name, long def, long min, long max)
+{
+	const char* s = getenv(name);
+	char* end;
+	long v = s ? strtol(s, &end, 10) : def;
+	return s && (end == s || *end || v < min || v > max) ? def : v;
+}
+
 static unsigned pool_size(void)
 {
-	const char* s = getenv("DESKD_HTTP_THREADS");
-	long n = s ? strtol(s, NULL, 10) : 0;
-	return n > 0 && n <= 64 ? (unsigned)n : 2;
+	/* One MHD thread per core (at most 4) measured best on 2 cores. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long def = cpus < 1 ? 1 : cpus > 4 ? 4 : cpus;
+	return (unsigned)env_long("DESKD_HTTP_THREADS", def, 1, 64);
 }
 
 int http_start(const struct options* opts, char* url, size_t url_size)
@@ -1039,14 +1073,15 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	if (H.running)
 		return -EBUSY;
 	H.max_body = opts->max_body_bytes;
+	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
 	unsigned threads = pool_size();
 	unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD
 		| MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	H.daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, NULL,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
 			MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads,
 			MHD_OPTION_END);
 	if (!H.daemon) {

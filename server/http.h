@@ -100,3 +100,10 @@ void http_stream_unref(struct http_stream* self);
 
 /** The server's own origin ("http://127.0.0.1:PORT"), valid after http_start. */
 const char* http_own_origin(void);
+/** The Origin policy every route uses (NULL origin passes): our own origins
+ *  (127.0.0.1, localhost, [::1] and the listen address on our port), the
+ *  page's own http(s)://<Host> when Host is allowed, and --allow-origin.
+ *  Any thread, after http_start. */
+bool http_origin_allowed(const char* origin, const char* host);
+/** The Host policy (DNS rebinding; only enforced when listening on loopback). */
+bool http_host_allowed(const char* host);

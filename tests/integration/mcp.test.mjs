@@ -3,6 +3,7 @@
 // versions, batches, SSE, cancellation, resumption, hostile input).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -237,6 +238,20 @@ test('MCP over HTTP with the SDK client', async (t) => {
   });
 });
 
+/** A request with node:http, which (unlike fetch) may set Host. */
+function nodeHttp(d, { method = 'GET', path = '/mcp', headers = {}, body } = {}) {
+  const url = new URL(d.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path, method, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function waitForEvent(d, pred, timeoutMs = 5000) {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
@@ -407,14 +422,20 @@ test('MCP over HTTP: transport rules and hostile input', async (t) => {
   });
 
   await t.test('Origin and Host checks answer 403 with a JSON-RPC body', async () => {
-    for (const headers of [{ origin: 'http://evil.example.com' }, { host: 'evil.example.com' }]) {
-      const r = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session, version: V, headers });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const base = { 'content-type': 'application/json', accept: ACCEPT, 'mcp-session-id': session, authorization: `Bearer ${deskd.token}` };
+    for (const headers of [{ origin: 'http://evil.example.com' }, { host: 'evil.example.com' },
+      { host: 'evil.example.com', origin: 'http://evil.example.com' }]) {
+      const r = await nodeHttp(deskd, { method: 'POST', headers: { ...base, ...headers }, body });
       assert.equal(r.status, 403, JSON.stringify(headers));
-      assert.equal(r.json.jsonrpc, '2.0');
-      assert.equal(r.json.error.code, -32000);
+      const json = JSON.parse(r.body);
+      assert.equal(json.jsonrpc, '2.0');
+      assert.equal(json.error.code, -32000);
     }
-    const own = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session, version: V, headers: { origin: deskd.url } });
+    const own = await nodeHttp(deskd, { method: 'POST', headers: { ...base, origin: deskd.url }, body });
     assert.equal(own.status, 200);
+    const local = await nodeHttp(deskd, { method: 'POST', headers: { ...base, host: `localhost:${new URL(deskd.url).port}` }, body });
+    assert.equal(local.status, 200);
   });
 
   await t.test('the server survived everything', async () => {
