@@ -280,7 +280,13 @@
       screenCanvas.dataset.target = h.target;
       screenCanvas.dataset.window = h.window || 0;
       $('stage-msg').hidden = true;
-      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}`;
+      const now = performance.now();
+      state.frameTimes = (state.frameTimes || []).filter((t) => now - t < 2000);
+      state.frameTimes.push(now);
+      const fps = state.frameTimes.length > 1 ? (state.frameTimes.length - 1) * 1000 / (now - state.frameTimes[0]) : 0;
+      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}` + (fps >= 1 ? ` · ${fps.toFixed(0)} fps` : '');
+      clearTimeout(state.idleTimer);
+      state.idleTimer = setTimeout(() => { $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq} · still`; }, 2500);
       drawOverlay();
     } catch {
       /* a broken JPEG: skip it */

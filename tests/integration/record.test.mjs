@@ -87,6 +87,7 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   const win = env.fixture.window;
   const out = join(d.dataDir, 'main.mp4');
 
+  const sentStart = Date.now();
   const start = await d.tool('record_start', { window: win, out, fps: 30 });
   assert.equal(start.status, 200, JSON.stringify(start.body));
   const t0 = Date.now();
@@ -101,7 +102,9 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   assert.ok(live.frames > 30, `live frames ${live.frames}`);
   await sleep(Math.max(0, t0 + 3000 - Date.now()));
 
+  const sentStop = Date.now();
   const stop = await d.tool('record_stop', {});
+  const gotStop = Date.now();
   assert.equal(stop.status, 200, JSON.stringify(stop.body));
   const s = stop.body.structuredContent;
   assert.equal(s.id, id);
@@ -113,17 +116,24 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   assert.deepEqual({ uri: link.uri, mimeType: link.mimeType }, { uri: `deskd://recordings/${id}`, mimeType: 'video/mp4' });
 
   const p = assertGoodMp4(out, { width: 400, height: 300 });
-  // Slots the encoder fell behind on are dropped and counted (a loaded CI
-  // machine, a sanitizer build): frames + dropped is the 3 s timeline.
-  assert.ok(s.frames + s.dropped_frames >= 85 && s.frames + s.dropped_frames <= 95 && s.dropped_frames <= 10,
-    `frames ${p.frames}, dropped ${s.dropped_frames}`);
-  assert.ok(Math.abs(p.duration - 3) <= 0.2, `duration ${p.duration}`);
+  // 3 s at 30 fps: 85-95 frames and 3 +- 0.2 s on a normal machine. On a
+  // loaded one the HTTP calls themselves are late, so the bounds are the
+  // window the test observed; frames always match fps x duration.
+  const lo = (sentStop - t0) / 1000 - 0.1, hi = (gotStop - sentStart) / 1000 + 0.1;
+  assert.ok(p.duration >= Math.min(2.8, lo) && p.duration <= Math.max(3.2, hi), `duration ${p.duration} (observed ${lo}..${hi})`);
+  assert.ok(Math.abs(p.frames - 30 * p.duration) <= 2, `frames ${p.frames} for ${p.duration} s`);
+  if (hi <= 3.2) assert.ok(p.frames >= 85 && p.frames <= 95, `frames ${p.frames} (dropped ${s.dropped_frames})`);
   assert.equal(p.frames, s.frames);
   assert.equal(stagingIn(d.dataDir).length, 0);
 
   const rgb = frameRgb(out, 45, 400, 300);
   const e = gradientError(rgb, 400, { x: 0, y: 0, w: 400, h: 300 });
   assert.ok(e.mean < 4 && e.p99 <= 16, `pixel error mean ${e.mean} p99 ${e.p99}`);
+
+  const dl = await d.fetch(`/api/v1/recordings/${id}`);
+  assert.equal(dl.status, 200);
+  assert.equal(dl.headers.get('content-type'), 'video/mp4');
+  assert.ok(Buffer.from(await dl.arrayBuffer()).equals(readFileSync(out)), 'download = the file');
 
   const after = await d.tool('recordings', {});
   const done = after.body.structuredContent.recordings.find((r) => r.id === id);
@@ -166,7 +176,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     r = await d.tool('record_stop', { id: first.id });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const p = assertGoodMp4(first.path, { width: 400, height: 300, minFrames: 50 });
-    assert.ok(p.frames >= 50 && p.frames <= 70, `frames ${p.frames}`);
+    assert.ok(p.frames >= 50 && Math.abs(p.frames - 30 * p.duration) <= 2, `frames ${p.frames} in ${p.duration} s`);
     const early = frameRgb(first.path, 10, 400, 300);
     const e = gradientError(early, 400, { x: 0, y: 0, w: 400, h: 300 });
     assert.ok(e.mean < 4 && e.p99 <= 16, `covered: pixel error mean ${e.mean} p99 ${e.p99}`);
@@ -252,6 +262,18 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(r.body.error.code, 'output_exists');
     assert.equal(readFileSync(late, 'utf8'), 'theirs');
     assert.equal(stagingIn(root).length, 0);
+
+    // max_seconds ends and publishes the recording by itself.
+    const short = join(root, 'short.mp4');
+    r = await d.tool('record_start', { window: win, out: short, fps: 10, max_seconds: 0.5 });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    await waitUntil(() => existsSync(short), { timeout: 5000, what: 'max_seconds to publish' });
+    r = await d.tool('record_stop', {});
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.structuredContent.ended, 'max_seconds');
+    const p = assertGoodMp4(short, { width: 400, height: 300 });
+    assert.equal(p.frames, 5);
+    assert.ok(Math.abs(p.duration - 0.5) < 0.05, `duration ${p.duration}`);
   });
 
   test('SIGTERM publishes a running recording; kill -9 publishes nothing and the next start removes the staging', async (t) => {
@@ -264,13 +286,16 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     let d = await startDeskd({ display: x.display, args: ['--output-root', root] });
     t.after(() => d.stop());
     const term = join(root, 'term.mp4');
+    const sent = Date.now();
     let r = await d.tool('record_start', { window: fixture.window, out: term });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     await sleep(1000);
+    const signalled = Date.now();
     const exit = await d.stop('SIGTERM');
     assert.equal(exit.code, 0);
     const p = assertGoodMp4(term, { width: 400, height: 300, minFrames: 20 });
-    assert.ok(p.frames <= 40, `frames ${p.frames}`);
+    // It ended at the signal, not later in the shutdown.
+    assert.ok(p.duration <= (signalled - sent) / 1000 + 0.3, `duration ${p.duration}`);
     assert.equal(stagingIn(root).length, 0);
 
     d = await startDeskd({ display: x.display, args: ['--output-root', root] });
@@ -297,11 +322,19 @@ describe('recording, more cases', { concurrency: 2 }, () => {
       assert.equal(m.status, 0, `mount tmpfs: ${m.stderr}`);
       mounted = true;
     };
+    // Always unmounted, even when something still holds it (then lazily).
     const umount = () => {
-      if (mounted) { const u = spawnSync('umount', [mnt], { encoding: 'utf8' }); if (u.status !== 0) console.error('umount', u.status, u.stderr); }
+      if (!mounted) return;
+      for (let i = 0; i < 20; i++) {
+        if (spawnSync('umount', [mnt]).status === 0) { mounted = false; return; }
+        spawnSync('sleep', ['0.1']);
+      }
+      const u = spawnSync('umount', ['-l', mnt], { encoding: 'utf8' });
+      if (u.status !== 0) console.error(`cannot unmount ${mnt}: ${u.stderr}`);
       mounted = false;
     };
     t.after(umount);
+    process.on('exit', umount);   // also when the run is interrupted
     const env = await desktop(t, { fixture: { geometry: '1280x800+0+0', animate: 30 }, deskdArgs: ['--output-root', mnt] });
     const d = env.deskd;
     const win = env.fixture.window;
@@ -352,7 +385,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     const log = rec.log.join('');
     assert.match(log, new RegExp(`wrote ${out}: 320x240, \\d+ frames`));
     const p = assertGoodMp4(out, { width: 320, height: 240 });
-    assert.ok(p.frames >= 25 && p.frames <= 36, `frames ${p.frames}`);
+    assert.ok(p.frames >= 25 && Math.abs(p.frames - 20 * p.duration) <= 2, `frames ${p.frames} in ${p.duration} s`);
     assert.equal(stagingIn(dir).length, 0);
 
     // Refusals exit 1 with a reason and leave the file alone.
@@ -404,5 +437,21 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.structuredContent.path, viaRest);
     assertGoodMp4(viaRest, { width: 400, height: 300 });
+
+    // cursor: true draws the pointer; without it the pixels are the window's.
+    r = await d.tool('computer_move', { x: 300, y: 230, coordinate_space: 'desktop' });   // window (200, 150)
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const withCursor = join(d.dataDir, 'cursor.mp4');
+    r = await d.tool('record_start', { window: win, out: withCursor, fps: 10, cursor: true });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    await sleep(600);
+    r = await d.tool('record_stop', {});
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const pc = assertGoodMp4(withCursor, { width: 400, height: 300 });
+    const rgb = frameRgb(withCursor, pc.frames - 1, 400, 300);
+    const near = gradientError(rgb, 400, { x: 184, y: 134, w: 32, h: 32 });
+    const far = gradientError(rgb, 400, { x: 0, y: 0, w: 150, h: 100 });
+    assert.ok(near.p99 > 60, `the pointer is drawn near (200, 150): p99 ${near.p99}`);
+    assert.ok(far.p99 <= 16, `elsewhere the window's pixels: p99 ${far.p99}`);
   });
 });
