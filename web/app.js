@@ -235,6 +235,13 @@
           $('stage-msg').textContent = `Cannot watch this ${m.target}: ${m.message}`;
           $('stage-msg').hidden = false;
           if (m.code === 'window_not_found') refreshWindows();
+          // The display may come back (deskd reconnects): try again later.
+          if (m.code === 'display_unavailable') {
+            const w = { ...state.watch };
+            setTimeout(() => {
+              if (state.watch.target === w.target && state.watch.window === w.window) sendWatch();
+            }, 3000);
+          }
         } else {
           toast(`Live view: ${m.message}`, true);
         }
