@@ -3,6 +3,7 @@
 // convert -resize) side by side, at 1280x800 and 1920x1080 on a realistic
 // screen: fixture gradient windows plus an xterm full of text.
 import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startXvfb, startFixture, startDeskd, launch, tempDir, sleep, ROOT } from '../../tests/integration/lib/harness.mjs';
@@ -40,6 +41,16 @@ int main(int argc, char** argv) {
 	report("png", v, N, bytes);
 	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_jpeg(f, 80, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
 	report("jpeg", v, N, bytes);
+	{
+		struct capture_rect all = { 0, 0, f->width, f->height };
+		struct frame* g = capture_crop(f, &all);
+		g->data[(size_t)(f->height / 2) * (size_t)g->stride + 40] ^= 0xff;
+		struct capture_png_state* st = NULL;
+		for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_png_cached(&st, (i & 1) ? g : f, &o, &l); if (i >= 0) v[i] = now() - t; free(o); }
+		report("png_incremental", v, N, 0);
+		capture_png_state_free(st);
+		frame_unref(g);
+	}
 	struct frame* s = capture_scale(f, sw, sh);
 	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_png(s, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
 	report("png_scaled", v, N, bytes);
@@ -100,35 +111,68 @@ async function one(width, height, helper) {
       ['Composite window capture, 500x400', ms(steps.capture_window), ''],
       [`area-average scale to ${scaled.join('x')}`, ms(steps.scale), ''],
       ['PNG encode (2 bands, zlib 1, Up)', ms(steps.png), `${Math.round(steps.png.bytes / 1024)} KB`],
+      ['PNG incremental encode, one pixel changed', ms(steps.png_incremental), ''],
       [`PNG encode of the ${scaled.join('x')} image`, ms(steps.png_scaled), `${Math.round(steps.png_scaled.bytes / 1024)} KB`],
       ['JPEG encode q80 4:2:0', ms(steps.jpeg), `${Math.round(steps.jpeg.bytes / 1024)} KB`],
     ]);
 
-    // Whole tool calls over HTTP (client side: request, JSON, base64 decode).
-    // cursor:true is never cached, so those rows are a full capture (+ cursor
-    // overlay) + scale + encode each time; the last two hit the cache.
+    // Whole tool calls over HTTP (client side: request, JSON, base64
+    // decode). Between timed calls an untimed step changes the screen the
+    // way the row says, so each call really captures and encodes.
     const call = (args) => async () => {
       const r = await deskd.tool('screenshot', args);
       if (r.status !== 200) throw new Error(JSON.stringify(r.body).slice(0, 300));
     };
-    const N = 80;
-    const png = stats(await time(call({ cursor: true }), { n: N }));
-    const jpeg = stats(await time(call({ cursor: true, format: 'jpeg' }), { n: N }));
-    const pngScaled = stats(await time(call({ cursor: true, max_dimension: scaled[0] }), { n: N }));
-    const jpegScaled = stats(await time(call({ cursor: true, format: 'jpeg', max_dimension: scaled[0] }), { n: N }));
-    const win = stats(await time(call({ cursor: true, window: f1.window }), { n: N }));
-    const hit = stats(await time(call({}), { n: N }));
-    const hitJ = stats(await time(call({ format: 'jpeg' }), { n: N }));
+    const xdo = (...a) => spawnSync('xdotool', a, { env: { ...process.env, DISPLAY: x.display } });
+    async function timed(n, before, fn) {
+      const out = [];
+      for (let i = -5; i < n; i++) {
+        await before(i);
+        const t0 = performance.now();
+        await fn();
+        if (i >= 0) out.push(performance.now() - t0);
+      }
+      return stats(out.sort((p, q) => p - q));
+    }
+    const N = 60;
+    const none = async () => {};
+    const hit = await timed(N, none, call({}));
+    const hitJ = await timed(N, none, call({ format: 'jpeg' }));
+    // The pointer moves (cursor drawn): a small change, incremental PNG.
+    const small = await timed(N, (i) => xdo('mousemove', String(700 + (i & 7)), '400'), call({ cursor: true }));
+    // A window moves by a pixel: about half the rows change.
+    const moved = await timed(N, (i) => xdo('windowmove', String(f1.window), String(40 + (i & 1)), '60'), call({}));
+    // The whole screen changes: two full-screen windows (gradients offset
+    // by 10 px, redirected so a raise is instant) take turns on top.
+    const winA = await startFixture(x.display, { title: 'full A', geometry: `${width}x${height}+0+0` });
+    const winB = await startFixture(x.display, { title: 'full B', geometry: `${width + 10}x${height}+-10+0` });
+    started.push(winA, winB);
+    for (const w of [winA, winB]) await call({ window: w.window })();
+    const flip = async (i) => { xdo('windowraise', String(i & 1 ? winA.window : winB.window)); await sleep(5); };
+    const full = await timed(N, flip, call({}));
+    const fullJ = await timed(N, flip, call({ format: 'jpeg' }));
+    const fullS = await timed(N, flip, call({ max_dimension: scaled[0] }));
+    const fullSJ = await timed(N, flip, call({ format: 'jpeg', max_dimension: scaled[0] }));
+    // A window's content changes (resized by a pixel: new pixmap, repaint).
+    const wres = await timed(N, async (i) => { xdo('windowsize', String(f2.window), String(300 + (i & 1)), '300'); await sleep(30); },
+      call({ window: f2.window }));
+    const whit = await timed(N, none, call({ window: f2.window }));
+    const png = full, jpeg = fullJ;
 
     const rows = [
-      [`deskd screenshot PNG ${res}, capture + encode`, ms(png), '1.0x'],
-      [`deskd screenshot JPEG q80 ${res}, capture + encode`, ms(jpeg), ''],
-      [`deskd screenshot PNG scaled to ${scaled.join('x')}`, ms(pngScaled), ''],
-      [`deskd screenshot JPEG scaled to ${scaled.join('x')}`, ms(jpegScaled), ''],
-      ['deskd screenshot PNG of a 500x400 window', ms(win), ''],
-      ['deskd screenshot PNG, unchanged screen (cache hit)', ms(hit), ''],
-      ['deskd screenshot JPEG, unchanged screen (cache hit)', ms(hitJ), ''],
+      [`PNG ${res}, whole screen changed`, ms(full), '1.0x'],
+      [`JPEG q80 ${res}, whole screen changed`, ms(fullJ), ''],
+      [`PNG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullS), ''],
+      [`JPEG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullSJ), ''],
+      [`PNG ${res}, a 500x400 window moved (half the rows)`, ms(moved), ''],
+      [`PNG ${res}, pointer moved (cursor: true; few bands)`, ms(small), ''],
+      [`PNG ${res}, unchanged (cache hit)`, ms(hit), ''],
+      [`JPEG ${res}, unchanged (cache hit)`, ms(hitJ), ''],
+      ['PNG of a 300x300 window, its content changed', ms(wres), ''],
+      ['PNG of a 300x300 window, unchanged (cache hit)', ms(whit), ''],
     ];
+    for (const w of [winA, winB]) xdo('windowunmap', String(w.window));
+    const pngScaled = fullS;
     const dir = tempDir('deskd-bench-');
     const file = join(dir, 'peer.png');
     const ratio = (s) => `${(s.p50 / png.p50).toFixed(1)}x slower`;
@@ -145,7 +189,7 @@ async function one(width, height, helper) {
       rows.push([`import -window root f.png (${res})`, ms(s), ratio(s)]);
     } else rows.push(['import (ImageMagick)', 'not installed', '']);
     rmSync(file, { force: true });
-    table(`screenshot tool call over HTTP vs peers, ${res} (ms p50 / p95, n=${N})`, ['what', 'time', 'vs deskd PNG'], rows);
+    table(`deskd screenshot tool call over HTTP vs peers, ${res} (ms p50 / p95, n=${N})`, ['what', 'time', 'vs deskd PNG (whole screen changed)'], rows);
     return { png, jpeg };
   } finally {
     for (const p of started.reverse()) await p.stop();
