@@ -32,6 +32,9 @@
 #define FETCH_TIMEOUT_MS 2000
 #define SAFE_POLL_MS 1
 #define INIT_WAIT_MS 1000
+#define CONFIRM_WAIT_MS 3000
+#define CONFIRM_TRIES 5
+#define RESTORE_AFTER_MS 1000
 
 struct spare {
 	KeyCode keycode;
@@ -56,6 +59,7 @@ struct fetcher {
 	 * SelectEvents (sent when the client next flushes). Binds meanwhile
 	 * would be missed: wait for the select. */
 	bool selected, init_pending, no_select;
+	uint64_t fetches;	/* how many fetches seen */
 	uint64_t after[256];
 };
 
@@ -167,6 +171,18 @@ static void sleep_ms(int64_t ms)
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+static void fake_button(struct input* self, int button, bool down)
+{
+	XTestFakeButtonEvent(self->dpy, (unsigned)button, down, CurrentTime);
+	self->buttons_down[button] = down;
+}
+
+static void fake_key(struct input* self, KeyCode kc, bool down)
+{
+	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
+	self->keys_down[kc] = down;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
@@ -388,6 +404,7 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 			pthread_mutex_lock(&self->rec_mutex);
 			struct fetcher* f = fetcher_for(self, d->id_base, true);
 			f->seen_ms = now_ms();
+			f->fetches++;
 			if (first == 0 && last == 255) {
 				f->full_at = self->binds_seen;
 				if (!f->selected && !f->no_select)
@@ -638,6 +655,74 @@ static void send_bindings(struct input* self, const bool* change)
 	}
 }
 
+/* Make sure the focus client has the new bindings of the spares flagged in
+ * which[] before keys go out on them. Xlib fetches the keymap when it
+ * translates a key after a MappingNotify, and forgets MappingNotify events
+ * that arrive during that fetch (it clears its noted changes when the
+ * reply comes): a binding can be lost to it for good. So: press and
+ * release Shift (a key whose meaning does not matter) to make it look
+ * keys up, watch (RECORD) its fetch cover every new binding, and send the
+ * bindings it missed again. Bounded: a client that never fetches is
+ * marked silent and typed to without this. */
+static void confirm_bindings(struct input* self, const bool* which)
+{
+	XID client = self->cur_client;
+	if (!self->rec_on || !client || !self->shift_kc)
+		return;
+	for (int attempt = 0; attempt < CONFIRM_TRIES; attempt++) {
+		pthread_mutex_lock(&self->rec_mutex);
+		struct fetcher* f = fetcher_for(self, client, false);
+		bool skip = (f && (f->silent || f->no_select)) || self->rec_dead;
+		uint64_t fetches0 = f ? f->fetches : 0;
+		pthread_mutex_unlock(&self->rec_mutex);
+		if (skip)
+			return;
+		fake_key(self, self->shift_kc, true);
+		fake_key(self, self->shift_kc, false);
+		if (x_sync(self) < 0)
+			return;
+		bool missing[MAX_SPARES] = { false };
+		bool any_missing = false, fetched_since = false;
+		int64_t end = now_ms() + CONFIRM_WAIT_MS;
+		pthread_mutex_lock(&self->rec_mutex);
+		for (;;) {
+			f = fetcher_for(self, client, false);
+			any_missing = false;
+			for (int i = 0; i < self->n_spares; i++) {
+				const struct spare* sp = &self->spares[i];
+				missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
+				any_missing |= missing[i];
+			}
+			fetched_since = f && f->fetches > fetches0;
+			if (!any_missing || fetched_since || self->rec_dead || now_ms() >= end)
+				break;
+			int64_t t = now_ms() + 5;
+			struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
+			pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
+		}
+		if (any_missing && !fetched_since && !self->rec_dead && (!f || !f->fetches))
+			fetcher_for(self, client, true)->silent = true;	/* never fetches */
+		pthread_mutex_unlock(&self->rec_mutex);
+		if (!any_missing || !fetched_since)
+			return;
+		/* It fetched, but not all: wait a moment for the rest of its
+		 * fetches, then send what is still missing again. */
+		sleep_ms(2);
+		pthread_mutex_lock(&self->rec_mutex);
+		f = fetcher_for(self, client, false);
+		any_missing = false;
+		for (int i = 0; i < self->n_spares; i++) {
+			const struct spare* sp = &self->spares[i];
+			missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
+			any_missing |= missing[i];
+		}
+		pthread_mutex_unlock(&self->rec_mutex);
+		if (!any_missing)
+			return;
+		send_bindings(self, missing);
+	}
+}
+
 /* Pick a spare to rebind (not needed[]): one that is safe now, least
  * recently used first, else the least recently used after waiting. */
 static int pick_victim(struct input* self, const bool* needed)
@@ -672,9 +757,12 @@ static bool restore_spares(struct input* self, bool wait)
 		struct spare* sp = &self->spares[i];
 		if (sp->sym == NoSymbol)
 			continue;
-		if (wait)
+		if (wait) {
 			wait_safe(self, sp);
-		else if (spare_safe(self, sp, now) == UNSAFE) {
+		} else if (spare_safe(self, sp, now) == UNSAFE
+				|| (sp->used_ms && now < sp->used_ms + RESTORE_AFTER_MS)) {
+			/* Restoring is never urgent: give a client that reads
+			 * ahead and lags a second to work through its queue. */
 			left = true;
 			continue;
 		}
@@ -884,18 +972,6 @@ int input_cursor_position(struct input* self, int* x, int* y)
 	return rc;
 }
 
-static void fake_button(struct input* self, int button, bool down)
-{
-	XTestFakeButtonEvent(self->dpy, (unsigned)button, down, CurrentTime);
-	self->buttons_down[button] = down;
-}
-
-static void fake_key(struct input* self, KeyCode kc, bool down)
-{
-	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
-	self->keys_down[kc] = down;
-}
-
 int input_move(struct input* self, int x, int y)
 {
 	pthread_mutex_lock(&self->mutex);
@@ -1077,6 +1153,7 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 		XSync(self->dpy, False);
 		sleep_ms(self->bind_wait_ms);
 	}
+	confirm_bindings(self, change);
 	return 0;
 }
 
@@ -1209,6 +1286,7 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		}
 		struct stroke* s = &out[n++];
 		s->sym = sym;
+		s->shift = false;
 		if (!find_key(self, sym, &s->kc, &s->shift))
 			s->kc = 0;
 	}
@@ -1251,6 +1329,7 @@ static void bind_batch(struct input* self, const struct stroke* st,
 		XSync(self->dpy, False);
 		sleep_ms(self->bind_wait_ms);
 	}
+	confirm_bindings(self, change);
 }
 
 static int type_locked(struct input* self, const char* text, size_t len,

@@ -70,8 +70,9 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 /** {"error":{"code":code,"message":message}} with the given status. */
 void http_respond_error(struct http_request* req, int status, const char* code,
 		const char* message);
-/** Respond with the whole of an open file (e.g. a recording), sent with
- *  sendfile; takes ownership of fd. Any thread, exactly once. */
+/** Respond with an open file (e.g. a recording), sent with sendfile; takes
+ *  ownership of fd. With status 200 a single "Range: bytes=" request gets 206
+ *  (or 416). Any thread, exactly once. */
 void http_respond_file(struct http_request* req, int status, const char* content_type,
 		int fd, const char* const* headers);
 

@@ -45,8 +45,12 @@
 #define LIVE_MAX_MESSAGE (16 * 1024)	/* client messages; larger closes with 1009 */
 #define LIVE_EVENT_RING 256		/* events kept for slow clients and replay */
 #define LIVE_MAX_CTRL 8			/* queued control messages per client */
+#ifndef LIVE_PING_US
 #define LIVE_PING_US (10 * 1000 * 1000)	/* heartbeat tick */
+#endif
+#ifndef LIVE_DEAD_MS
 #define LIVE_DEAD_MS 35000		/* no pong or message for this long: close */
+#endif
 #define LIVE_DEFAULT_FPS 15
 #define LIVE_MAX_FPS 60
 #define LIVE_DEFAULT_QUALITY 70
@@ -602,9 +606,11 @@ static int live_client_writeable(struct live_client* c)
 		atomic_fetch_add(&live__stats.frames_sent, 1);
 		metrics_inc("deskd_live_frames_sent_total", NULL);
 	} else if (c->ping_due) {
+		/* lws 4.1 reports no RECEIVE_PONG for an empty pong: carry a byte. */
 		unsigned char buf[LWS_PRE + 4];
+		buf[LWS_PRE] = 'p';
 		c->ping_due = false;
-		rc = lws_write(c->wsi, buf + LWS_PRE, 0, LWS_WRITE_PING) < 0 ? -1 : 0;
+		rc = lws_write(c->wsi, buf + LWS_PRE, 1, LWS_WRITE_PING) < 0 ? -1 : 0;
 	} else if (!c->hello_sent) {
 		if (!c->hello)
 			return 0;
@@ -1047,6 +1053,7 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_RECEIVE_PONG:
 		if (c)
 			c->last_rx_ms = live_now_ms();
+		log_trace("live: pong from viewer %llu", c ? (unsigned long long)c->id : 0ULL);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return c && c->established ? live_client_writeable(c) : 0;
@@ -1096,6 +1103,14 @@ int live_init(void)
 		return handle;
 	}
 	live__events_handle = handle;
+	metrics_help("deskd_live_captures_total", "Live view captures (one per frame per feed, shared by its viewers).");
+	metrics_help("deskd_live_encodes_total", "Live view JPEG encodes (one per frame per feed).");
+	metrics_help("deskd_live_frames_sent_total", "Live view frames sent, summed over viewers.");
+	metrics_help("deskd_live_frames_skipped_total", "Frames a slow viewer skipped to get the newest one.");
+	metrics_help("deskd_live_bytes_sent_total", "Bytes of live view messages sent.");
+	metrics_help("deskd_live_viewers", "Live view connections open now.");
+	metrics_help("deskd_live_feeds", "Targets being captured for the live view now.");
+	metrics_help("deskd_live_connections_total", "Live view connections accepted.");
 	return 0;
 }
 

@@ -235,6 +235,13 @@
           $('stage-msg').textContent = `Cannot watch this ${m.target}: ${m.message}`;
           $('stage-msg').hidden = false;
           if (m.code === 'window_not_found') refreshWindows();
+          // The display may come back (deskd reconnects): try again later.
+          if (m.code === 'display_unavailable') {
+            const w = { ...state.watch };
+            setTimeout(() => {
+              if (state.watch.target === w.target && state.watch.window === w.window) sendWatch();
+            }, 3000);
+          }
         } else {
           toast(`Live view: ${m.message}`, true);
         }
@@ -280,7 +287,13 @@
       screenCanvas.dataset.target = h.target;
       screenCanvas.dataset.window = h.window || 0;
       $('stage-msg').hidden = true;
-      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}`;
+      const now = performance.now();
+      state.frameTimes = (state.frameTimes || []).filter((t) => now - t < 2000);
+      state.frameTimes.push(now);
+      const fps = state.frameTimes.length > 1 ? (state.frameTimes.length - 1) * 1000 / (now - state.frameTimes[0]) : 0;
+      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}` + (fps >= 1 ? ` · ${fps.toFixed(0)} fps` : '');
+      clearTimeout(state.idleTimer);
+      state.idleTimer = setTimeout(() => { $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq} · still`; }, 2500);
       drawOverlay();
     } catch {
       /* a broken JPEG: skip it */

@@ -187,3 +187,17 @@ test('activity events reach viewers, with the recent history on connect', async 
   const ids = new Set(c.events.map((e) => e.id + e.status));
   assert.equal(ids.size, c.events.length, 'no event twice');
 });
+
+test('heartbeat: the server pings every 10 s with a payload, so pongs keep viewers alive', async (t) => {
+  const { deskd } = await desktop(t);
+  const c = await openLive(deskd);
+  t.after(() => c.close());
+  // lws 4.1 reports no pong for an empty ping; the viewer would then be
+  // dropped as dead after 40 s although it answers every ping.
+  const data = await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error('no ping within 12 s')), 12000);
+    c.ws.once('ping', (d) => { clearTimeout(timer); res(d); });
+  });
+  assert.ok(data.length > 0, 'the ping carries a payload');
+  assert.equal(c.ws.readyState, 1);
+});
