@@ -671,6 +671,8 @@ int capture_window(struct capture* self, uint32_t window,
 		return connection_lost(self);
 	if (!window)
 		return capture__fail(self, -ENOENT, "window 0 does not exist");
+	if (window == self->root)
+		return capture_screen(self, region, cursor, out);
 	XWindowAttributes attr;
 	capture__clear_error(self);
 	if (!XGetWindowAttributes(self->dpy, window, &attr)) {

@@ -505,8 +505,9 @@ static int grab(struct pooled* p, uint32_t window, const struct capture_rect* ph
 			: capture_screen(p->cap, phys, cursor, f);
 }
 
-static int write_out(const char* path, const uint8_t* data, size_t len,
-		struct tool_result* out)
+/* out: checked and staged before the capture (fail fast), written and
+ * published after. */
+static struct safe_output* out_open(const char* path, struct tool_result* out)
 {
 	const struct options* opts = options_get();
 	char* const* roots = opts ? opts->output_root : NULL;
@@ -520,21 +521,22 @@ static int write_out(const char* path, const uint8_t* data, size_t len,
 	char err[512] = "";
 	struct safe_output* so = NULL;
 	int rc = safe_output_open(path, roots, n_roots, &so, err, sizeof(err));
-	if (rc == -EEXIST) {
+	if (rc == -EEXIST)
 		tool_result_error(out, TOOL_OUTPUT_EXISTS, NULL,
 				"%s already exists; deskd never replaces files: pick a new name", path);
-		return -1;
-	}
-	if (rc == -EINVAL) {
+	else if (rc == -EINVAL)
 		tool_result_error(out, TOOL_BAD_PATH, NULL, "out: %s", err[0] ? err : path);
-		return -1;
-	}
-	if (rc < 0) {
+	else if (rc < 0)
 		tool_result_error(out, TOOL_INTERNAL, NULL, "cannot write %s: %s", path,
 				err[0] ? err : strerror(-rc));
-		return -1;
-	}
-	rc = safe_output_write(so, data, len);
+	return rc < 0 ? NULL : so;
+}
+
+/* Write and publish; consumes so. */
+static int out_finish(struct safe_output* so, const char* path, const uint8_t* data,
+		size_t len, struct tool_result* out)
+{
+	int rc = safe_output_write(so, data, len);
 	if (rc < 0) {
 		safe_output_abort(so);
 		tool_result_error(out, TOOL_INTERNAL, NULL, "cannot write %s: %s", path,
@@ -583,10 +585,15 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		return 0;
 	}
 
+	struct safe_output* so = NULL;
+	if (path && !(so = out_open(path, out)))
+		return 0;
 	char err[256];
 	struct pooled* p = pool_get(err, sizeof(err));
-	if (!p)
+	if (!p) {
+		safe_output_abort(so);
 		return fail_pool(out, err);
+	}
 	struct frame* f = NULL;
 	struct blob* blob = NULL;
 	struct capture_rect target;
@@ -595,9 +602,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		fail_rc(out, p, rc);
 		goto done;
 	}
-	if (max_given)
-		tool_session_set_max_dimension(ctx->session, window, max_dim);
-	else
+	if (!max_given)
 		max_dim = tool_session_max_dimension(ctx->session, window);
 	int iw, ih;
 	tools_scaled_size(target.width, target.height, max_dim, &iw, &ih);
@@ -635,6 +640,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 			goto done;
 		}
 		if (f->width != ow || f->height != oh) {
+			/* (Smaller than asked only if the window shrank meanwhile.) */
 			struct frame* s = capture_scale(f, ow < f->width ? ow : f->width,
 					oh < f->height ? oh : f->height);
 			if (!s) {
@@ -644,6 +650,8 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 			frame_unref(f);
 			f = s;
 		}
+		ow = f->width;
+		oh = f->height;
 		uint8_t* data;
 		size_t len;
 		if (jpeg) {
@@ -669,8 +677,15 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		if (cacheable)
 			cache_store(&key, gen, blob);
 	}
-	if (path && write_out(path, blob->data, blob->len, out) < 0)
-		goto done;
+	if (so) {
+		int wrc = out_finish(so, path, blob->data, blob->len, out);
+		so = NULL;
+		if (wrc < 0)
+			goto done;
+	}
+	/* Later clicks on this target map through the same space. */
+	if (max_given)
+		tool_session_set_max_dimension(ctx->session, window, max_dim);
 
 	const char* mime = jpeg ? "image/jpeg" : "image/png";
 	json_t* meta = json_pack("{s:i, s:i, s:i, s:i, s:f, s:I, s:s, s:I, s:[i,i,i,i]}",
@@ -706,6 +721,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	}
 	tool_result_ok(out, meta);
 done:
+	safe_output_abort(so);
 	blob_unref(blob);
 	frame_unref(f);
 	pool_put(p);

@@ -81,6 +81,38 @@ function assertGoodMp4(file, { width, height, minFrames = 1 }) {
   return p;
 }
 
+/** deskd in a mount namespace of its own with a tmpfs of `size` on a fresh
+ *  directory (its output root). The mount exists only in that namespace, so
+ *  it goes away with deskd whatever happens to the test; the test reaches
+ *  it through /proc/<pid>/root. */
+async function startDeskdOnTmpfs(t, display, size) {
+  const mnt = tempDir('deskd-tmpfs-');
+  const dir = tempDir('deskd-data-');
+  const ready = join(dir, 'ready.json');
+  const token = 'tok-' + Math.random().toString(36).slice(2);
+  const env = { ...process.env };
+  delete env.DISPLAY;
+  for (const k of Object.keys(env)) if (k.startsWith('DESKD_')) delete env[k];
+  const script = 'mount -t tmpfs -o "size=$1,mode=0755" tmpfs "$2" && shift 2 && exec "$@"';
+  const p = launch('deskd (tmpfs)', 'unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh',
+    size, mnt, DESKD_BIN, '--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--token', token,
+    '--display', display, '--output-root', mnt, '--log-level', 'debug'], { env });
+  t.after(() => p.stop());
+  const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')),
+    { timeout: 15000, what: 'deskd ready file' });
+  p.mnt = mnt;
+  p.view = `/proc/${p.proc.pid}/root${mnt}`;
+  p.tool = async (name, args = {}) => {
+    const r = await fetch(`${info.url}/api/v1/tools/${name}`, { method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(args) });
+    const text = await r.text();
+    let body;
+    try { body = JSON.parse(text); } catch { body = text; }
+    return { status: r.status, body };
+  };
+  return p;
+}
+
 test('record a window over REST: H.264 MP4, frames, duration, size, faststart, mode, pixels', async (t) => {
   const env = await desktop(t, { fixture: { geometry: '401x301+100+80' } });
   const d = env.deskd;
@@ -315,49 +347,31 @@ describe('recording, more cases', { concurrency: 2 }, () => {
   });
 
   test('a filesystem that fills up: clear error, no staging, nothing published', { skip: process.getuid() !== 0 && 'needs root for mount' }, async (t) => {
-    const mnt = tempDir('deskd-tmpfs-');
-    let mounted = false;
-    const mount = (size) => {
-      const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', mnt], { encoding: 'utf8' });
-      assert.equal(m.status, 0, `mount tmpfs: ${m.stderr}`);
-      mounted = true;
-    };
-    // Always unmounted, even when something still holds it (then lazily).
-    const umount = () => {
-      if (!mounted) return;
-      for (let i = 0; i < 20; i++) {
-        if (spawnSync('umount', [mnt]).status === 0) { mounted = false; return; }
-        spawnSync('sleep', ['0.1']);
-      }
-      const u = spawnSync('umount', ['-l', mnt], { encoding: 'utf8' });
-      if (u.status !== 0) console.error(`cannot unmount ${mnt}: ${u.stderr}`);
-      mounted = false;
-    };
-    t.after(umount);
-    process.on('exit', umount);   // also when the run is interrupted
-    const env = await desktop(t, { fixture: { geometry: '1280x800+0+0', animate: 30 }, deskdArgs: ['--output-root', mnt] });
-    const d = env.deskd;
-    const win = env.fixture.window;
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    const fixture = await startFixture(x.display, { geometry: '1280x800+0+0', animate: 30 });
+    t.after(() => fixture.stop());
+    const win = fixture.window;
 
     // Too little space to start: refused at once.
-    mount('64k');
-    let r = await d.tool('record_start', { window: win, out: join(mnt, 'small.mp4') });
+    let d = await startDeskdOnTmpfs(t, x.display, '64k');
+    let r = await d.tool('record_start', { window: win, out: join(d.mnt, 'small.mp4') });
     assert.equal(r.status, 500, JSON.stringify(r.body));
     assert.match(r.body.error.message, /not enough free space/);
-    assert.deepEqual(readdirSync(mnt), []);
-    umount();
+    assert.deepEqual(readdirSync(d.view), []);
+    await d.stop();
 
     // Enough to start, then it fills up while recording.
-    mount('2m');
-    const out = join(mnt, 'full.mp4');
+    d = await startDeskdOnTmpfs(t, x.display, '2m');
+    const out = join(d.mnt, 'full.mp4');
     r = await d.tool('record_start', { window: win, out, fps: 30 });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    const fd = openSync(join(mnt, 'filler'), 'w');
+    const fd = openSync(join(d.view, 'filler'), 'w');
     const chunk = Buffer.alloc(16384, 1);
     try { for (;;) writeSync(fd, chunk); } catch (e) { assert.equal(e.code, 'ENOSPC'); }
     try { for (;;) writeSync(fd, chunk.subarray(0, 512)); } catch { /* full */ }
     closeSync(fd);
-    // The animated window fills the write buffer soon; the recording stops itself.
+    // Each packet is written through, so the recording stops itself soon.
     await waitUntil(async () => {
       const l = await d.tool('recordings', {});
       return l.body.structuredContent.recordings[0].state === 'failed';
@@ -365,8 +379,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     r = await d.tool('record_stop', {});
     assert.equal(r.status, 500, JSON.stringify(r.body));
     assert.match(r.body.error.message, /No space left on device/);
-    assert.deepEqual(readdirSync(mnt).sort(), ['filler']);
-    umount();
+    assert.deepEqual(readdirSync(d.view).sort(), ['filler']);
   });
 
   test('deskd record CLI: record until SIGINT, publish, print the path', async (t) => {
