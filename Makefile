@@ -10,7 +10,7 @@
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
        libavcodec libavformat libswscale libavutil \
-       x11 xext xtst xcomposite xdamage xfixes xrandr xkbcommon
+       x11 xext xtst xcomposite xdamage xfixes xrandr xkbcommon xcb
 
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g

@@ -145,7 +145,7 @@ struct input_type_stats {
  *  through spare keycodes in batches (up to the pool size of distinct
  *  characters bound at once); "\n" and "\r\n" -> Return, "\t" -> Tab,
  *  "\b" -> BackSpace, ESC -> Escape. Spare keycodes go back to NoSymbol
- *  INPUT_REUSE_MS after their last use (background thread). Errors of
+ *  in the background once safe (see input_set_timing). Errors of
  *  input_text_check() (offset in *bad_offset) come before anything is
  *  typed; -ENOSPC when characters are off the keymap and the display has
  *  no spare keycode. */
@@ -153,15 +153,22 @@ int input_type(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset);
 
 /** Tuning, for tests and the bench. bind_wait_ms: a wait after binding a
- *  batch of spare keycodes before typing on them (default 0: clients see
- *  the MappingNotify before the key events, in order). reuse_ms: the least
- *  time between a key event on a spare keycode and any change of its
- *  binding (rebinding or restoring to NoSymbol), because clients fetch the
- *  keymap lazily, when they translate the key; a client that lags behind
- *  by more than that gets another character or none (measured: the test
- *  fixture, rewriting its state file on every event, lags 20-50 ms). Spare
- *  keycodes are restored in the background reuse_ms after their last use,
- *  and at once (after that guard) by input_destroy(). */
+ *  batch of spare keycodes before typing on them (default 0: not needed,
+ *  clients get the MappingNotify before the key events). reuse_ms: the
+ *  least time between a key event on a spare keycode and any change of its
+ *  binding (rebinding, or restoring it to NoSymbol).
+ *
+ *  Why: clients translate keycodes with their own copy of the keymap,
+ *  fetched lazily when they translate a key after a MappingNotify, and
+ *  Xlib reads events ahead. Changing a spare before the client that got
+ *  its keys has fetched it (and worked through its queue) turns those keys
+ *  into other characters or none. So, when the X server has RECORD, input
+ *  watches every client's GetKeyboardMapping / XkbGetMap requests and
+ *  changes a spare only once the client fetched its binding and reuse_ms
+ *  passed (at most 2 s for a client never seen fetching; a client setting
+ *  up XKB lazily is waited for until it selects XKB events). Spare
+ *  keycodes go back to NoSymbol in the background under the same rule,
+ *  and at input_destroy(). */
 #define INPUT_BIND_WAIT_MS 0
 #define INPUT_REUSE_MS 200
 void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms);

@@ -12,6 +12,8 @@
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XTest.h>
+#include <X11/extensions/record.h>
+#include <X11/extensions/XKB.h>
 #include <X11/keysym.h>
 #include <xkbcommon/xkbcommon.h>
 
@@ -26,11 +28,39 @@
 #define MAX_DISPLAYS 16
 #define DRAG_STEP_PX 16
 #define FOCUS_POLL_MS 2
+#define MAX_FETCHERS 16
+#define FETCH_TIMEOUT_MS 2000
+#define SAFE_POLL_MS 1
+#define INIT_WAIT_MS 1000
+#define CONFIRM_WAIT_MS 3000
+#define CONFIRM_TRIES 5
+#define RESTORE_AFTER_MS 1000
 
 struct spare {
 	KeyCode keycode;
 	KeySym sym;		/* NoSymbol when unbound */
 	int64_t used_ms;	/* last key event sent on it (server-synced); 0 never */
+	uint64_t gen;		/* binds_sent right after its binding was sent */
+	XID client;		/* resource base of the client that got its keys; 0 unknown */
+};
+
+/* A client seen fetching the keymap (through RECORD): for each keycode,
+ * how many of our binds the server had processed when the client's last
+ * fetch covering that keycode arrived. */
+struct fetcher {
+	XID base;
+	bool silent;		/* once timed out: use the time guard for it */
+	int64_t seen_ms;
+	uint64_t full_at;	/* binds seen at its last full fetch */
+	/* It set up XKB (full fetch, then SelectEvents) around some of our
+	 * binds: it gets no MapNotify for binds in (stale_from, stale_to]. */
+	uint64_t stale_from, stale_to;
+	/* Xlib's lazy XKB setup: a full fetch not yet followed by its
+	 * SelectEvents (sent when the client next flushes). Binds meanwhile
+	 * would be missed: wait for the select. */
+	bool selected, init_pending, no_select;
+	uint64_t fetches;	/* how many fetches seen */
+	uint64_t after[256];
 };
 
 struct input {
@@ -52,6 +82,21 @@ struct input {
 	pthread_cond_t cond;	/* wakes the restorer */
 	pthread_t restorer;
 	bool stop;
+
+	/* Keymap fetches of other clients, through RECORD: a spare keycode is
+	 * safe to change once the client that got its keys fetched it. */
+	Display* rec_dpy;
+	XRecordContext rec_ctx;
+	pthread_t rec_thread;
+	bool rec_on, rec_started, rec_dead;
+	int xkb_major;
+	XID our_base;
+	uint64_t binds_sent;		/* our ChangeKeyboardMapping requests (self->mutex) */
+	pthread_mutex_t rec_mutex;	/* guards what follows */
+	pthread_cond_t rec_cond;
+	uint64_t binds_seen;		/* of ours, processed by the server */
+	struct fetcher* fetchers;	/* MAX_FETCHERS */
+	XID cur_client;			/* client of the focus, for this call */
 
 	bool keys_down[256];
 	bool buttons_down[16];
@@ -126,6 +171,18 @@ static void sleep_ms(int64_t ms)
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+static void fake_button(struct input* self, int button, bool down)
+{
+	XTestFakeButtonEvent(self->dpy, (unsigned)button, down, CurrentTime);
+	self->buttons_down[button] = down;
+}
+
+static void fake_key(struct input* self, KeyCode kc, bool down)
+{
+	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
+	self->keys_down[kc] = down;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
@@ -228,6 +285,21 @@ static bool key_is_alpha(struct input* self, KeyCode kc)
 	return lower != upper;
 }
 
+/* The key a symbol goes on: a letter with two cases binds {lower, upper}
+ * (upper with Shift, as on a real keyboard: both levels bound, so no
+ * case folding, and one spare serves both cases); others bind {sym, sym}. */
+static KeySym pair_lower(KeySym sym, KeySym* upper)
+{
+	KeySym lo, up;
+	XConvertCase(sym, &lo, &up);
+	if (lo != up && (sym == lo || sym == up)) {
+		*upper = up;
+		return lo;
+	}
+	*upper = sym;
+	return sym;
+}
+
 /* ---- spare keycodes ---- */
 
 static void find_spares(struct input* self)
@@ -255,6 +327,333 @@ static void find_spares(struct input* self)
 	}
 }
 
+/* ---- keymap fetches of other clients (RECORD) ----
+ *
+ * Clients translate keycodes with their own copy of the keymap, fetched
+ * lazily: after a MappingNotify, at the next key they translate. Changing a
+ * spare keycode again before the client that got its keys fetched it turns
+ * those keys into other characters, or none. So we watch (RECORD, on a
+ * connection of our own) for GetKeyboardMapping and XkbGetMap requests of
+ * every client, and change a spare only once the client that got its keys
+ * fetched it after our binding, however slow that client is. Without
+ * RECORD, or for a client never seen fetching, a time guard (reuse_ms). */
+
+static struct fetcher* fetcher_for(struct input* self, XID base, bool create)
+{
+	struct fetcher* oldest = NULL;
+	for (int i = 0; i < MAX_FETCHERS; i++) {
+		struct fetcher* f = &self->fetchers[i];
+		if (f->base == base)
+			return f;
+		if (!oldest || f->seen_ms < oldest->seen_ms)
+			oldest = f;
+	}
+	if (!create)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->base = base;
+	return oldest;
+}
+
+static uint16_t card16(const unsigned char* p, bool swapped)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return swapped ? (uint16_t)(v >> 8 | v << 8) : v;
+}
+
+/* Runs on the RECORD thread. */
+static void record_cb(XPointer closure, XRecordInterceptData* d)
+{
+	struct input* self = (struct input*)closure;
+	if (d->category == XRecordStartOfData) {
+		pthread_mutex_lock(&self->rec_mutex);
+		self->rec_started = true;
+		pthread_cond_broadcast(&self->rec_cond);
+		pthread_mutex_unlock(&self->rec_mutex);
+	} else if (d->category == XRecordFromClient && d->data && d->data_len >= 1) {
+		const unsigned char* r = d->data;
+		size_t len = d->data_len * 4;
+		bool ours = d->id_base == self->our_base;
+		int first = -1, last = -1;
+		if (r[0] == X_ChangeKeyboardMapping) {
+			if (ours) {
+				pthread_mutex_lock(&self->rec_mutex);
+				self->binds_seen++;
+				pthread_mutex_unlock(&self->rec_mutex);
+			}
+		} else if (ours) {
+			/* our own fetches tell nothing about other clients */
+		} else if (r[0] == X_GetKeyboardMapping && len >= 8) {
+			first = r[4];
+			last = first + r[5] - 1;
+		} else if (self->xkb_major && r[0] == self->xkb_major && len >= 14
+				&& r[1] == X_kbGetMap) {
+			unsigned full = card16(r + 6, d->client_swapped);
+			unsigned partial = card16(r + 8, d->client_swapped);
+			if (full & XkbKeySymsMask) {
+				first = 0;
+				last = 255;
+			} else if (partial & XkbKeySymsMask) {
+				first = r[12];
+				last = first + r[13] - 1;
+			}
+		} else if (self->xkb_major && r[0] == self->xkb_major
+				&& r[1] == X_kbSelectEvents) {
+			/* Xlib sets XKB up lazily: full GetMap, then SelectEvents.
+			 * Our binds in between reach it as no MapNotify at all. */
+			pthread_mutex_lock(&self->rec_mutex);
+			struct fetcher* f = fetcher_for(self, d->id_base, true);
+			f->selected = true;
+			f->init_pending = false;
+			pthread_cond_broadcast(&self->rec_cond);
+			if (f->full_at && f->full_at < self->binds_seen) {
+				f->stale_from = f->full_at;
+				f->stale_to = self->binds_seen;
+			}
+			pthread_mutex_unlock(&self->rec_mutex);
+		}
+		if (first >= 0 && last >= first) {
+			if (last > 255)
+				last = 255;
+			pthread_mutex_lock(&self->rec_mutex);
+			struct fetcher* f = fetcher_for(self, d->id_base, true);
+			f->seen_ms = now_ms();
+			f->fetches++;
+			if (first == 0 && last == 255) {
+				f->full_at = self->binds_seen;
+				if (!f->selected && !f->no_select)
+					f->init_pending = true;
+			}
+			for (int kc = first; kc <= last; kc++)
+				f->after[kc] = self->binds_seen;
+			pthread_cond_broadcast(&self->rec_cond);
+			pthread_mutex_unlock(&self->rec_mutex);
+		}
+	}
+	XRecordFreeData(d);
+}
+
+static void* record_main(void* data)
+{
+	struct input* self = data;
+	XRecordEnableContext(self->rec_dpy, self->rec_ctx, record_cb, (XPointer)self);
+	pthread_mutex_lock(&self->rec_mutex);
+	self->rec_dead = true;
+	pthread_cond_broadcast(&self->rec_cond);
+	pthread_mutex_unlock(&self->rec_mutex);
+	return NULL;
+}
+
+static Bool wire_error_ignore(Display* dpy, XErrorEvent* event, xError* wire)
+{
+	(void)dpy;
+	(void)event;
+	(void)wire;
+	return False;
+}
+
+static void rec_io_exit(Display* dpy, void* data)
+{
+	(void)dpy;
+	(void)data;
+}
+
+/* Start watching keymap fetches; on any failure input falls back to the
+ * time guard. */
+static void record_start(struct input* self, const char* display_name)
+{
+	int major, minor, op, ev, er;
+	if (!XRecordQueryVersion(self->dpy, &major, &minor))
+		return;
+	if (XQueryExtension(self->dpy, "XKEYBOARD", &op, &ev, &er))
+		self->xkb_major = op;
+	self->our_base = self->dpy->resource_base;
+	self->rec_dpy = XOpenDisplay(display_name);
+	if (!self->rec_dpy)
+		return;
+	for (int code = 1; code < 256; code++)
+		XESetWireToError(self->rec_dpy, code, wire_error_ignore);
+	XSetIOErrorExitHandler(self->rec_dpy, rec_io_exit, self);
+
+	XRecordRange* ranges[2] = { XRecordAllocRange(), XRecordAllocRange() };
+	if (!ranges[0] || !ranges[1])
+		goto range_failure;
+	ranges[0]->core_requests.first = X_ChangeKeyboardMapping;
+	ranges[0]->core_requests.last = X_GetKeyboardMapping;
+	if (self->xkb_major) {
+		ranges[1]->ext_requests.ext_major.first = (unsigned char)self->xkb_major;
+		ranges[1]->ext_requests.ext_major.last = (unsigned char)self->xkb_major;
+		ranges[1]->ext_requests.ext_minor.first = X_kbSelectEvents;
+		ranges[1]->ext_requests.ext_minor.last = X_kbGetMap;
+	}
+	XRecordClientSpec all = XRecordAllClients;
+	self->rec_ctx = XRecordCreateContext(self->dpy, 0, &all, 1, ranges,
+			self->xkb_major ? 2 : 1);
+	if (!self->rec_ctx || x_sync(self) < 0)
+		goto range_failure;
+	XFree(ranges[0]);
+	XFree(ranges[1]);
+	if (pthread_create(&self->rec_thread, NULL, record_main, self) != 0)
+		goto thread_failure;
+	pthread_mutex_lock(&self->rec_mutex);
+	int64_t end = now_ms() + 1000;
+	while (!self->rec_started && !self->rec_dead && now_ms() < end) {
+		int64_t t = now_ms() + 10;
+		struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
+		pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
+	}
+	bool started = self->rec_started && !self->rec_dead;
+	pthread_mutex_unlock(&self->rec_mutex);
+	if (started) {
+		self->rec_on = true;
+		return;
+	}
+	XRecordDisableContext(self->dpy, self->rec_ctx);
+	XSync(self->dpy, False);
+	pthread_join(self->rec_thread, NULL);
+	goto thread_failure;
+
+range_failure:
+	if (ranges[0])
+		XFree(ranges[0]);
+	if (ranges[1])
+		XFree(ranges[1]);
+thread_failure:
+	if (self->rec_ctx)
+		XRecordFreeContext(self->dpy, self->rec_ctx);
+	self->rec_ctx = 0;
+	XCloseDisplay(self->rec_dpy);
+	self->rec_dpy = NULL;
+	x_sync(self);
+}
+
+static void record_stop(struct input* self)
+{
+	if (!self->rec_on)
+		return;
+	if (!self->dead) {
+		XRecordDisableContext(self->dpy, self->rec_ctx);
+		XSync(self->dpy, False);
+	}
+	pthread_join(self->rec_thread, NULL);
+	if (!self->dead)
+		XRecordFreeContext(self->dpy, self->rec_ctx);
+	XCloseDisplay(self->rec_dpy);
+	self->rec_dpy = NULL;
+	self->rec_on = false;
+}
+
+/* The client that gets key events now: the focus window's owner, or (focus
+ * on the root, PointerRoot) the owner of the deepest window under the
+ * pointer. 0 when unknown. */
+static XID focus_client(struct input* self)
+{
+	Window focus, root, child;
+	int revert, rx, ry, wx, wy;
+	unsigned mask;
+	XGetInputFocus(self->dpy, &focus, &revert);
+	if (focus == PointerRoot || focus == None || focus == self->root) {
+		Window w = self->root;
+		focus = None;
+		for (int depth = 0; depth < 32; depth++) {
+			if (!XQueryPointer(self->dpy, w, &root, &child, &rx, &ry, &wx, &wy, &mask)
+					|| child == None)
+				break;
+			focus = w = child;
+		}
+	}
+	if (self->dead || focus == None || focus == PointerRoot)
+		return 0;
+	return focus & ~self->dpy->resource_mask;
+}
+
+enum safety { UNSAFE, SAFE, SAFE_TIMEOUT };
+
+/* May the spare's binding change now? Only reuse_ms after its last key
+ * (the brief's guard), and, when we can see it, only once the client that
+ * got its keys fetched the binding. The fetch alone is not enough: Xlib
+ * reads ahead, so a client may fetch while keys of the old binding are
+ * still queued in it; the time covers that. */
+static enum safety spare_safe(struct input* self, const struct spare* sp, int64_t now)
+{
+	if (sp->sym == NoSymbol || !sp->used_ms)
+		return SAFE;
+	if (now >= sp->used_ms + FETCH_TIMEOUT_MS)
+		return SAFE_TIMEOUT;
+	if (now < sp->used_ms + self->reuse_ms)
+		return UNSAFE;
+	if (!self->rec_on || !sp->client)
+		return SAFE;
+	pthread_mutex_lock(&self->rec_mutex);
+	struct fetcher* f = fetcher_for(self, sp->client, false);
+	bool fetched = f && f->after[sp->keycode] >= sp->gen;
+	/* Missed its MapNotify: keys on it translate with whatever the
+	 * client has when it gets to them; only time helps. */
+	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to;
+	bool silent = (f && f->silent) || stale || self->rec_dead;
+	pthread_mutex_unlock(&self->rec_mutex);
+	return fetched || silent ? SAFE : UNSAFE;
+}
+
+/* Wait until the spare may change; a client that never fetched within
+ * FETCH_TIMEOUT_MS is marked silent (time guard from then on). */
+static void wait_safe(struct input* self, const struct spare* sp)
+{
+	for (;;) {
+		enum safety s = spare_safe(self, sp, now_ms());
+		if (s == SAFE)
+			return;
+		if (s == SAFE_TIMEOUT) {
+			if (self->rec_on && sp->client) {
+				pthread_mutex_lock(&self->rec_mutex);
+				fetcher_for(self, sp->client, true)->silent = true;
+				pthread_mutex_unlock(&self->rec_mutex);
+			}
+			return;
+		}
+		sleep_ms(SAFE_POLL_MS);
+	}
+}
+
+/* Before binding: if the focus client is half-way through setting up XKB,
+ * wait for its SelectEvents (at most INIT_WAIT_MS; then stop expecting
+ * one from it: some clients refetch in full without selecting again). */
+static void wait_client_ready(struct input* self, XID client)
+{
+	if (!self->rec_on || !client)
+		return;
+	int64_t end = now_ms() + INIT_WAIT_MS;
+	pthread_mutex_lock(&self->rec_mutex);
+	for (;;) {
+		struct fetcher* f = fetcher_for(self, client, false);
+		if (!f || !f->init_pending || self->rec_dead)
+			break;
+		if (now_ms() >= end) {
+			f->init_pending = false;
+			f->no_select = true;
+			break;
+		}
+		int64_t t = now_ms() + 5;
+		struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
+		pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
+	}
+	pthread_mutex_unlock(&self->rec_mutex);
+}
+
+/* Did client miss the MapNotify of this spare's binding (see fetcher)? */
+static bool spare_stale_for(struct input* self, const struct spare* sp, XID client)
+{
+	if (!self->rec_on || !client || sp->sym == NoSymbol)
+		return false;
+	pthread_mutex_lock(&self->rec_mutex);
+	struct fetcher* f = fetcher_for(self, client, false);
+	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to
+			&& f->after[sp->keycode] < sp->gen;
+	pthread_mutex_unlock(&self->rec_mutex);
+	return stale;
+}
+
 /* Send the bindings of the spares flagged in change[] (one request per
  * spare: spare keycodes are rarely adjacent). */
 static void send_bindings(struct input* self, const bool* change)
@@ -262,39 +661,127 @@ static void send_bindings(struct input* self, const bool* change)
 	for (int i = 0; i < self->n_spares; i++) {
 		if (!change[i])
 			continue;
-		KeySym syms[2] = { self->spares[i].sym, self->spares[i].sym };
-		XChangeKeyboardMapping(self->dpy, self->spares[i].keycode, 2, syms, 1);
+		struct spare* sp = &self->spares[i];
+		KeySym upper = NoSymbol;
+		if (sp->sym != NoSymbol)
+			pair_lower(sp->sym, &upper);
+		KeySym syms[2] = { sp->sym, upper };
+		XChangeKeyboardMapping(self->dpy, sp->keycode, 2, syms, 1);
+		sp->gen = ++self->binds_sent;
+		sp->used_ms = 0;
+		sp->client = 0;
 	}
 }
 
-/* Restore bound spares to NoSymbol once reuse_ms passed since their last
- * key event (clients fetch the keymap lazily, when they translate the key:
- * changing it sooner turns a slow client's characters into other ones or
- * drops them). wait: sleep until all are due instead of skipping the rest.
- * Returns the earliest due time of those left bound (0 if none). */
-static int64_t restore_spares(struct input* self, bool wait)
+/* Make sure the focus client has the new bindings of the spares flagged in
+ * which[] before keys go out on them. Xlib fetches the keymap when it
+ * translates a key after a MappingNotify, and forgets MappingNotify events
+ * that arrive during that fetch (it clears its noted changes when the
+ * reply comes): a binding can be lost to it for good. So: press and
+ * release Shift (a key whose meaning does not matter) to make it look
+ * keys up, watch (RECORD) its fetch cover every new binding, and send the
+ * bindings it missed again. Bounded: a client that never fetches is
+ * marked silent and typed to without this. */
+static void confirm_bindings(struct input* self, const bool* which)
+{
+	XID client = self->cur_client;
+	if (!self->rec_on || !client || !self->shift_kc)
+		return;
+	for (int attempt = 0; attempt < CONFIRM_TRIES; attempt++) {
+		pthread_mutex_lock(&self->rec_mutex);
+		struct fetcher* f = fetcher_for(self, client, false);
+		bool skip = (f && (f->silent || f->no_select)) || self->rec_dead;
+		uint64_t fetches0 = f ? f->fetches : 0;
+		pthread_mutex_unlock(&self->rec_mutex);
+		if (skip)
+			return;
+		fake_key(self, self->shift_kc, true);
+		fake_key(self, self->shift_kc, false);
+		if (x_sync(self) < 0)
+			return;
+		bool missing[MAX_SPARES] = { false };
+		bool any_missing = false, fetched_since = false;
+		int64_t end = now_ms() + CONFIRM_WAIT_MS;
+		pthread_mutex_lock(&self->rec_mutex);
+		for (;;) {
+			f = fetcher_for(self, client, false);
+			any_missing = false;
+			for (int i = 0; i < self->n_spares; i++) {
+				const struct spare* sp = &self->spares[i];
+				missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
+				any_missing |= missing[i];
+			}
+			fetched_since = f && f->fetches > fetches0;
+			if (!any_missing || fetched_since || self->rec_dead || now_ms() >= end)
+				break;
+			int64_t t = now_ms() + 5;
+			struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
+			pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
+		}
+		if (any_missing && !fetched_since && !self->rec_dead && (!f || !f->fetches))
+			fetcher_for(self, client, true)->silent = true;	/* never fetches */
+		pthread_mutex_unlock(&self->rec_mutex);
+		if (!any_missing || !fetched_since)
+			return;
+		/* It fetched, but not all: wait a moment for the rest of its
+		 * fetches, then send what is still missing again. */
+		sleep_ms(2);
+		pthread_mutex_lock(&self->rec_mutex);
+		f = fetcher_for(self, client, false);
+		any_missing = false;
+		for (int i = 0; i < self->n_spares; i++) {
+			const struct spare* sp = &self->spares[i];
+			missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
+			any_missing |= missing[i];
+		}
+		pthread_mutex_unlock(&self->rec_mutex);
+		if (!any_missing)
+			return;
+		send_bindings(self, missing);
+	}
+}
+
+/* Pick a spare to rebind (not needed[]): one that is safe now, least
+ * recently used first, else the least recently used after waiting. */
+static int pick_victim(struct input* self, const bool* needed)
+{
+	int best = -1, best_safe = -1;
+	int64_t now = now_ms();
+	for (int s = 0; s < self->n_spares; s++) {
+		if (needed[s])
+			continue;
+		const struct spare* sp = &self->spares[s];
+		if (best < 0 || sp->used_ms < self->spares[best].used_ms)
+			best = s;
+		if (spare_safe(self, sp, now) != UNSAFE && (best_safe < 0
+				|| sp->used_ms < self->spares[best_safe].used_ms))
+			best_safe = s;
+	}
+	if (best_safe >= 0)
+		return best_safe;
+	if (best >= 0)
+		wait_safe(self, &self->spares[best]);
+	return best;
+}
+
+/* Restore bound spares to NoSymbol once safe. wait: until all are (at
+ * exit). Returns whether some are left bound. */
+static bool restore_spares(struct input* self, bool wait)
 {
 	bool change[MAX_SPARES] = { false };
-	bool any = false;
-	int64_t next = 0, now = now_ms();
-	if (wait) {
-		int64_t last = 0;
-		for (int i = 0; i < self->n_spares; i++)
-			if (self->spares[i].sym != NoSymbol && self->spares[i].used_ms > last)
-				last = self->spares[i].used_ms;
-		if (last) {
-			sleep_ms(last + self->reuse_ms - now);
-			now = now_ms();
-		}
-	}
+	bool any = false, left = false;
+	int64_t now = now_ms();
 	for (int i = 0; i < self->n_spares; i++) {
 		struct spare* sp = &self->spares[i];
 		if (sp->sym == NoSymbol)
 			continue;
-		int64_t due = sp->used_ms ? sp->used_ms + self->reuse_ms : 0;
-		if (due > now) {
-			if (!next || due < next)
-				next = due;
+		if (wait) {
+			wait_safe(self, sp);
+		} else if (spare_safe(self, sp, now) == UNSAFE
+				|| (sp->used_ms && now < sp->used_ms + RESTORE_AFTER_MS)) {
+			/* Restoring is never urgent: give a client that reads
+			 * ahead and lags a second to work through its queue. */
+			left = true;
 			continue;
 		}
 		sp->sym = NoSymbol;
@@ -304,22 +791,27 @@ static int64_t restore_spares(struct input* self, bool wait)
 		send_bindings(self, change);
 		x_sync(self);
 	}
-	return next;
+	return left;
 }
 
 /* The restorer thread: puts spare keycodes back to NoSymbol in the
- * background when they are due, so typing never waits for it. */
+ * background as soon as that is safe, so typing never waits for it. */
 static void* restorer_main(void* data)
 {
 	struct input* self = data;
 	pthread_mutex_lock(&self->mutex);
 	while (!self->stop) {
-		int64_t next = self->dead ? 0 : restore_spares(self, false);
-		if (!next) {
+		bool left = !self->dead && restore_spares(self, false);
+		if (!left) {
 			pthread_cond_wait(&self->cond, &self->mutex);
 		} else {
-			struct timespec ts = { .tv_sec = next / 1000,
-				.tv_nsec = (next % 1000) * 1000000 };
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 5 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
 			pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
 		}
 	}
@@ -341,7 +833,14 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&self->cond, &cattr);
+	pthread_cond_init(&self->rec_cond, &cattr);
 	pthread_condattr_destroy(&cattr);
+	pthread_mutex_init(&self->rec_mutex, NULL);
+	self->fetchers = calloc(MAX_FETCHERS, sizeof(*self->fetchers));
+	if (!self->fetchers) {
+		snprintf(err, err_size, "out of memory");
+		goto open_failure;
+	}
 	self->bind_wait_ms = INPUT_BIND_WAIT_MS;
 	self->reuse_ms = INPUT_REUSE_MS;
 
@@ -379,8 +878,10 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 		snprintf(err, err_size, "X error while setting up input");
 		goto xtest_failure;
 	}
+	record_start(self, display_name);
 	if (pthread_create(&self->restorer, NULL, restorer_main, self) != 0) {
 		snprintf(err, err_size, "cannot start a thread");
+		record_stop(self);
 		goto xtest_failure;
 	}
 	return self;
@@ -392,6 +893,9 @@ xtest_failure:
 registry_failure:
 	XCloseDisplay(self->dpy);
 open_failure:
+	free(self->fetchers);
+	pthread_cond_destroy(&self->rec_cond);
+	pthread_mutex_destroy(&self->rec_mutex);
 	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
@@ -419,11 +923,15 @@ void input_destroy(struct input* self)
 		x_sync(self);
 		restore_spares(self, true);
 	}
+	record_stop(self);
 	if (self->map)
 		XFree(self->map);
 	registry_set(self->dpy, NULL);
 	XCloseDisplay(self->dpy);
 	pthread_mutex_unlock(&self->mutex);
+	free(self->fetchers);
+	pthread_cond_destroy(&self->rec_cond);
+	pthread_mutex_destroy(&self->rec_mutex);
 	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
@@ -480,18 +988,6 @@ int input_cursor_position(struct input* self, int* x, int* y)
 	}
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
-}
-
-static void fake_button(struct input* self, int button, bool down)
-{
-	XTestFakeButtonEvent(self->dpy, (unsigned)button, down, CurrentTime);
-	self->buttons_down[button] = down;
-}
-
-static void fake_key(struct input* self, KeyCode kc, bool down)
-{
-	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
-	self->keys_down[kc] = down;
 }
 
 int input_move(struct input* self, int x, int y)
@@ -663,29 +1159,19 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 	bool change[MAX_SPARES] = { false };
 	if (n > self->n_spares)
 		return -ENOSPC;
-	int64_t wait_until = 0;
 	for (int i = 0; i < n; i++) {
-		/* The least recently used spare. */
-		int best = -1;
-		for (int s = 0; s < self->n_spares; s++) {
-			if (change[s])
-				continue;
-			if (best < 0 || self->spares[s].used_ms < self->spares[best].used_ms)
-				best = s;
-		}
-		struct spare* sp = &self->spares[best];
-		if (sp->used_ms && sp->used_ms + self->reuse_ms > wait_until)
-			wait_until = sp->used_ms + self->reuse_ms;
-		sp->sym = syms[i];
-		change[best] = true;
-		kcs[i] = sp->keycode;
+		int s = pick_victim(self, change);
+		self->spares[s].sym = syms[i];
+		change[s] = true;
+		kcs[i] = self->spares[s].keycode;
 	}
-	sleep_ms(wait_until - now_ms());
+	wait_client_ready(self, self->cur_client);
 	send_bindings(self, change);
 	if (self->bind_wait_ms) {
 		XSync(self->dpy, False);
 		sleep_ms(self->bind_wait_ms);
 	}
+	confirm_bindings(self, change);
 	return 0;
 }
 
@@ -695,6 +1181,7 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	int rc = refresh_keymap(self);
 	if (rc < 0)
 		return rc;
+	self->cur_client = focus_client(self);
 	KeyCode kcs[INPUT_MAX_CHORD];
 	KeySym missing[INPUT_MAX_CHORD];
 	int missing_at[INPUT_MAX_CHORD];
@@ -709,7 +1196,10 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 			if (shift)
 				need_shift = true;
 		} else {
-			missing[n_missing] = chord->keysyms[i];
+			KeySym upper;
+			missing[n_missing] = pair_lower(chord->keysyms[i], &upper);
+			if (missing[n_missing] != chord->keysyms[i])
+				need_shift = true;
 			missing_at[n_missing++] = i;
 		}
 	}
@@ -739,10 +1229,14 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	if (n_missing) {
 		rc = x_sync(self);
 		int64_t t = now_ms();
-		for (int i = 0; i < n_missing; i++)
-			for (int s = 0; s < self->n_spares; s++)
-				if (self->spares[s].keycode == kcs[missing_at[i]])
+		for (int i = 0; i < n_missing; i++) {
+			for (int s = 0; s < self->n_spares; s++) {
+				if (self->spares[s].keycode == kcs[missing_at[i]]) {
 					self->spares[s].used_ms = t;
+					self->spares[s].client = self->cur_client;
+				}
+			}
+		}
 		pthread_cond_signal(&self->cond);
 	}
 	return rc;
@@ -813,8 +1307,14 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		}
 		struct stroke* s = &out[n++];
 		s->sym = sym;
-		if (!find_key(self, sym, &s->kc, &s->shift))
+		s->shift = false;
+		if (!find_key(self, sym, &s->kc, &s->shift)) {
+			/* Through a spare: its pair's lower case, Shift for upper. */
+			KeySym upper;
 			s->kc = 0;
+			s->sym = pair_lower(sym, &upper);
+			s->shift = sym != s->sym;
+		}
 	}
 	*n_out = n;
 }
@@ -828,39 +1328,34 @@ static int spare_of(struct input* self, KeySym sym)
 }
 
 /* Bind the distinct unbound symbols needed by strokes [from, to) to spares
- * not needed there, least recently used first, waiting out reuse_ms. */
+ * not needed there (safe ones first, least recently used first). */
 static void bind_batch(struct input* self, const struct stroke* st,
 		size_t from, size_t to)
 {
 	bool needed[MAX_SPARES] = { false }, change[MAX_SPARES] = { false };
 	for (size_t i = from; i < to; i++) {
 		int s = st[i].kc ? -1 : spare_of(self, st[i].sym);
-		if (s >= 0)
+		if (s >= 0) {
 			needed[s] = true;
+			/* Bound, but the client never heard: send it again. */
+			if (spare_stale_for(self, &self->spares[s], self->cur_client))
+				change[s] = true;
+		}
 	}
-	int64_t wait_until = 0;
 	for (size_t i = from; i < to; i++) {
 		if (st[i].kc || spare_of(self, st[i].sym) >= 0)
 			continue;
-		int best = -1;
-		for (int s = 0; s < self->n_spares; s++) {
-			if (needed[s])
-				continue;
-			if (best < 0 || self->spares[s].used_ms < self->spares[best].used_ms)
-				best = s;
-		}
-		struct spare* sp = &self->spares[best];	/* exists: the batch fits */
-		if (sp->used_ms && sp->used_ms + self->reuse_ms > wait_until)
-			wait_until = sp->used_ms + self->reuse_ms;
-		sp->sym = st[i].sym;
-		needed[best] = change[best] = true;
+		int s = pick_victim(self, needed);	/* exists: the batch fits */
+		self->spares[s].sym = st[i].sym;
+		needed[s] = change[s] = true;
 	}
-	sleep_ms(wait_until - now_ms());
+	wait_client_ready(self, self->cur_client);
 	send_bindings(self, change);
 	if (self->bind_wait_ms) {
 		XSync(self->dpy, False);
 		sleep_ms(self->bind_wait_ms);
 	}
+	confirm_bindings(self, change);
 }
 
 static int type_locked(struct input* self, const char* text, size_t len,
@@ -886,6 +1381,7 @@ static int type_locked(struct input* self, const char* text, size_t len,
 		goto out;
 	}
 
+	self->cur_client = focus_client(self);
 	/* Caps Lock inverts the level of letters. */
 	Window r, c;
 	int rx, ry, wx, wy;
@@ -914,9 +1410,11 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			distinct[n_distinct++] = st[j].sym;
 		}
 		bool rebinding = false;
-		for (int d = 0; d < n_distinct; d++)
-			if (spare_of(self, distinct[d]) < 0)
+		for (int d = 0; d < n_distinct; d++) {
+			int sp = spare_of(self, distinct[d]);
+			if (sp < 0 || spare_stale_for(self, &self->spares[sp], self->cur_client))
 				rebinding = true;
+		}
 		if (rebinding) {
 			if (shift_down) {
 				fake_key(self, self->shift_kc, false);
@@ -930,7 +1428,9 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			bool shift = st[k].shift;
 			if (!kc) {
 				kc = self->spares[spare_of(self, st[k].sym)].keycode;
-				shift = false;
+				KeySym upper;
+				if (caps && pair_lower(st[k].sym, &upper) != upper)
+					shift = !shift;
 			} else if (caps && key_is_alpha(self, kc)) {
 				shift = !shift;
 			}
@@ -946,8 +1446,11 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			if (rc < 0)
 				break;
 			int64_t t = now_ms();
-			for (int d = 0; d < n_distinct; d++)
-				self->spares[spare_of(self, distinct[d])].used_ms = t;
+			for (int d = 0; d < n_distinct; d++) {
+				struct spare* sp = &self->spares[spare_of(self, distinct[d])];
+				sp->used_ms = t;
+				sp->client = self->cur_client;
+			}
 		}
 		i = j;
 	}

@@ -76,7 +76,9 @@ struct record_stats {
 	int width, height;	/* the video's size (even, fixed at start) */
 	int fps;
 	unsigned long long frames;	/* frames in the video */
-	unsigned long long dropped_frames; /* slots skipped because encoding fell behind */
+	unsigned long long dropped_frames; /* slots missed because encoding fell
+					    * behind: filled with the previous
+					    * picture (a gap after a stall > 1 s) */
 	unsigned long long bytes;	/* bytes written so far / file size */
 	double duration_seconds;	/* video duration (frames span) */
 	int error;			/* 0, or -errno when FAILED */

@@ -7,9 +7,10 @@
  *
  * Pacing: frame i is due at start + i / fps on CLOCK_MONOTONIC, and its pts
  * is i (time base 1/fps). An unchanged window re-sends the last picture
- * (x264 codes it as skips); when encoding falls a whole slot behind, the
- * missed slots are dropped (counted, and left as a pts gap) so the timeline
- * stays true. Capture, conversion and encoding run in this one thread, so
+ * (x264 codes it as skips). Slots missed because encoding fell behind (or
+ * the process was not scheduled) are counted as dropped and filled with the
+ * last picture, so frames == fps x duration; a stall of over a second leaves
+ * the rest as a pts gap, so the timeline stays true. Capture, conversion and encoding run in this one thread, so
  * memory stays bounded by the encoder's own lookahead. */
 #define _GNU_SOURCE
 #include "record/record.h"
@@ -35,7 +36,9 @@
 
 #define DEFAULT_FPS 30
 #define DEFAULT_MIN_FREE (1LL << 20)
+#ifndef X264_PRESET
 #define X264_PRESET "veryfast"
+#endif
 #define X264_CRF "23"
 
 struct recorder {
@@ -309,6 +312,9 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	rc = avio_open(&self->oc->pb, file, AVIO_FLAG_WRITE);
 	if (rc < 0)
 		goto av_failure;
+	/* Write each packet through at once: a full disk is noticed within a
+	 * frame, not after 32 KiB of buffered output. */
+	self->oc->flush_packets = 1;
 	AVDictionary* opts = NULL;
 	av_dict_set(&opts, "movflags", "+faststart", 0);
 	rc = avformat_write_header(self->oc, &opts);
@@ -381,11 +387,31 @@ static void* run(void* ud)
 			end = RECORD_END_STOPPED;
 			break;
 		}
-		/* Fell a whole slot behind: drop the missed ones. */
+		/* Late by whole slots (encoding behind, or the process was not
+		 * scheduled): nothing could be captured for them. They repeat the
+		 * last picture, so the video stays constant-rate; after a stall
+		 * of over a second the rest is left as a gap. Counted as dropped. */
 		uint64_t current = (uint64_t)(now_ns() - start) * (uint64_t)self->fps / 1000000000ULL;
+		if (current > max_slots)
+			current = max_slots;
 		if (current > slot) {
-			dropped += current - slot;
-			slot = current;
+			uint64_t late = current - slot;
+			uint64_t repeat = late > (uint64_t)self->fps ? (uint64_t)self->fps : late;
+			dropped += late;
+			slot += late - repeat;
+			for (uint64_t i = 0; i < repeat && rc == 0; i++) {
+				self->frame->pts = (int64_t)slot;
+				rc = encode(self, self->frame);
+				if (rc == 0) {
+					frames++;
+					slot++;
+				}
+			}
+			if (rc < 0) {
+				snprintf(msg, sizeof(msg), "writing %s failed: %s", self->path, av_err2str(rc));
+				rc = av_to_errno(rc);
+				break;
+			}
 		}
 		if (slot >= max_slots) {
 			end = RECORD_END_MAX_SECONDS;

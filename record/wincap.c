@@ -304,6 +304,12 @@ int wincap_open(const char* display, unsigned long window, bool cursor,
 		rc = -ENOTSUP;
 		goto window_failure;
 	}
+	if (self->win == wa.root) {
+		set_err(err, err_size, "0x%lx is the root window: give a window id from the windows tool",
+				window);
+		rc = -ENOTSUP;
+		goto window_failure;
+	}
 	self->root = wa.root;
 	self->visual = wa.visual;
 	self->depth = wa.depth;

@@ -34,10 +34,16 @@
 #include <unistd.h>
 
 #define HTTP_MAX_ROUTES 64
-#define HTTP_KEEPALIVE_MS 15000		/* SSE comment when a stream was idle this long */
+#define HTTP_KEEPALIVE_MS 15000		/* SSE comment when a stream was idle this long;
+					 * DESKD_SSE_KEEPALIVE_MS overrides (tests) */
 #define HTTP_STREAM_MAX_BUFFERED (64u << 20)	/* a reader this far behind is dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
 #define HTTP_MAX_CONNECTIONS 1024
+#define HTTP_CORS_HEADERS "Authorization, Content-Type, Accept, Mcp-Session-Id, " \
+	"Mcp-Protocol-Version, Last-Event-ID"
+#define HTTP_CORS_EXPOSE "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, " \
+	"Content-Disposition, X-Deskd-Width, X-Deskd-Height, X-Deskd-Physical-Width, " \
+	"X-Deskd-Physical-Height, X-Deskd-Scale-Factor, X-Deskd-Window"
 #define HTTP_DISCARD_MAX (16u << 20)	/* then a refused upload is cut off */
 
 struct kv {
@@ -54,7 +60,8 @@ struct http_request {
 	pthread_mutex_t mutex;
 	int refs;			/* the connection's, plus one while a handler owes an answer */
 	struct MHD_Connection* conn;	/* NULL once MHD is done with it */
-	const struct http_route* route;
+	const struct http_route* route;	/* the matching route, or NULL */
+	const struct http_route* format_route;	/* same path, any method: error format */
 	char* method;
 	char* path;
 	struct kvlist headers;
@@ -68,9 +75,12 @@ struct http_request {
 	const char* verdict_code;
 	const char* verdict_message;
 	bool verdict_close;
+	bool preflight;			/* a CORS preflight from an allowed origin */
+	const char* cors_origin;	/* allowed cross-origin Origin (headers copy) */
 	char allow[64];			/* for 405 */
 
 	bool called;			/* the handler ran */
+	bool handler_answered;		/* http_respond*() was called */
 	bool suspended;
 	bool answered;
 	struct MHD_Response* response;	/* stored until queued */
@@ -106,6 +116,8 @@ static struct {
 	bool running, stopping;
 	struct http_request* requests;
 	struct http_stream* streams;
+	int keepalive_ms;
+	int n_streams;			/* open (not yet closed by MHD) */
 	pthread_t ticker;
 	pthread_cond_t ticker_cond;
 	bool ticker_running;
@@ -265,6 +277,16 @@ const char* http_own_origin(void)
 	return H.origin;
 }
 
+bool http_origin_allowed(const char* origin, const char* host)
+{
+	return netcheck_origin_allowed(&H.policy, origin && *origin ? origin : NULL, host);
+}
+
+bool http_host_allowed(const char* host)
+{
+	return netcheck_host_allowed(&H.policy, host && *host ? host : NULL);
+}
+
 /* ---- responses ---- */
 
 static void add_headers(struct MHD_Response* r, const char* const* headers)
@@ -285,6 +307,12 @@ static enum MHD_Result queue_stored(struct http_request* req, struct MHD_Connect
 {
 	struct MHD_Response* r = req->response;
 	req->response = NULL;
+	if (req->cors_origin) {
+		/* A page on an --allow-origin origin may read the answer. */
+		MHD_add_response_header(r, "Access-Control-Allow-Origin", req->cors_origin);
+		MHD_add_response_header(r, "Access-Control-Expose-Headers", HTTP_CORS_EXPOSE);
+		MHD_add_response_header(r, "Vary", "Origin");
+	}
 	enum MHD_Result rc = MHD_queue_response(conn, (unsigned)req->status, r);
 	MHD_destroy_response(r);
 	char status[8];
@@ -320,6 +348,17 @@ static bool store_response(struct http_request* req, int status, struct MHD_Resp
 /* The handler's answer: store it, then drop the reference the handler held. */
 static void answer(struct http_request* req, int status, struct MHD_Response* r)
 {
+	pthread_mutex_lock(&req->mutex);
+	bool twice = req->handler_answered;
+	req->handler_answered = true;
+	pthread_mutex_unlock(&req->mutex);
+	if (twice) {
+		log_error("%s %s answered twice; the second answer is dropped", req->method,
+				req->path);
+		if (r)
+			MHD_destroy_response(r);
+		return;
+	}
 	if (!r) {
 		log_error("out of memory building a response for %s", req->path);
 		r = MHD_create_response_from_buffer(0, (void*)"", MHD_RESPMEM_PERSISTENT);
@@ -372,18 +411,81 @@ void http_respond_error(struct http_request* req, int status, const char* code,
 			"message", message ? message : code), NULL);
 }
 
+/* Parse a single "bytes=" range against size; returns 0 (whole file), 1 (a
+ * range in *start and *len), or -1 (unsatisfiable). Multiple ranges: whole file. */
+static int parse_range(const char* range, uint64_t size, uint64_t* start, uint64_t* len)
+{
+	if (!range || strncmp(range, "bytes=", 6) != 0 || strchr(range, ','))
+		return 0;
+	const char* p = range + 6;
+	char* end;
+	if (*p == '-') {
+		unsigned long long suffix = strtoull(p + 1, &end, 10);
+		if (end == p + 1 || *end || suffix == 0)
+			return -1;
+		if (size == 0)
+			return -1;
+		*len = suffix < size ? suffix : size;
+		*start = size - *len;
+		return 1;
+	}
+	unsigned long long a = strtoull(p, &end, 10);
+	if (end == p || *end != '-')
+		return 0;
+	p = end + 1;
+	unsigned long long b = size ? size - 1 : 0;
+	if (*p) {
+		b = strtoull(p, &end, 10);
+		if (end == p || *end)
+			return 0;
+	}
+	if (a >= size || b < a)
+		return -1;
+	if (b >= size)
+		b = size - 1;
+	*start = a;
+	*len = b - a + 1;
+	return 1;
+}
+
 void http_respond_file(struct http_request* req, int status, const char* content_type,
 		int fd, const char* const* headers)
 {
 	off_t size = lseek(fd, 0, SEEK_END);
 	struct MHD_Response* r = NULL;
-	if (size >= 0 && lseek(fd, 0, SEEK_SET) == 0)
-		r = MHD_create_response_from_fd((size_t)size, fd);	/* takes fd */
-	else
+	char content_range[96] = "";
+	if (size < 0) {
 		close(fd);
-	if (r) {
+		answer(req, 500, NULL);
+		return;
+	}
+	uint64_t start = 0, len = (uint64_t)size;
+	int ranged = status == 200 ? parse_range(http_request_header(req, "Range"),
+			(uint64_t)size, &start, &len) : 0;
+	if (ranged < 0) {
+		close(fd);
+		snprintf(content_range, sizeof(content_range), "bytes */%lld", (long long)size);
+		r = MHD_create_response_from_buffer(0, (void*)"", MHD_RESPMEM_PERSISTENT);
+		if (r)
+			MHD_add_response_header(r, "Content-Range", content_range);
+		answer(req, 416, r);
+		return;
+	}
+	if (ranged > 0) {
+		status = 206;
+		snprintf(content_range, sizeof(content_range), "bytes %llu-%llu/%lld",
+				(unsigned long long)start, (unsigned long long)(start + len - 1),
+				(long long)size);
+	}
+	r = MHD_create_response_from_fd_at_offset64(len, fd, start);	/* takes fd */
+	if (!r)
+		close(fd);
+	else {
 		if (content_type)
 			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+		MHD_add_response_header(r, "Accept-Ranges", "bytes");
+		if (content_range[0])
+			MHD_add_response_header(r, "Content-Range", content_range);
 		add_headers(r, headers);
 	}
 	answer(req, status, r);
@@ -425,7 +527,7 @@ static struct MHD_Response* error_response(const struct http_route* route, int s
 
 static enum MHD_Result queue_verdict(struct http_request* req, struct MHD_Connection* conn)
 {
-	struct MHD_Response* r = error_response(req->route, req->verdict, req->verdict_code,
+	struct MHD_Response* r = error_response(req->format_route, req->verdict, req->verdict_code,
 			req->verdict_message, req->verdict_close);
 	if (!r)
 		return MHD_NO;
@@ -435,6 +537,25 @@ static enum MHD_Result queue_verdict(struct http_request* req, struct MHD_Connec
 	req->answered = true;
 	req->response = r;
 	req->status = req->verdict;
+	enum MHD_Result rc = queue_stored(req, conn);
+	pthread_mutex_unlock(&req->mutex);
+	return rc;
+}
+
+/* 204 for a CORS preflight from an allowed origin. */
+static enum MHD_Result queue_preflight(struct http_request* req, struct MHD_Connection* conn)
+{
+	struct MHD_Response* r = MHD_create_response_from_buffer(0, (void*)"",
+			MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+	MHD_add_response_header(r, "Access-Control-Allow-Headers", HTTP_CORS_HEADERS);
+	MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+	pthread_mutex_lock(&req->mutex);
+	req->answered = true;
+	req->response = r;
+	req->status = 204;
 	enum MHD_Result rc = queue_stored(req, conn);
 	pthread_mutex_unlock(&req->mutex);
 	return rc;
@@ -450,9 +571,18 @@ static void set_verdict(struct http_request* req, int status, const char* code,
 	req->verdict_message = message;
 }
 
-/* Host -> Origin -> auth -> route, on the first handler call. */
+/* Host -> Origin -> auth -> route, on the first handler call. The route is
+ * looked up first only to pick the error body's format (JSON-RPC on /mcp). */
 static void check_request(struct http_request* req)
 {
+	bool path_known;
+	const struct http_route* any;
+	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
+			sizeof(req->allow));
+	const struct http_route* r = req->route ? req->route : any;
+	req->route_label = r ? r->path : "other";
+	req->format_route = r;
+
 	const char* upgrade = http_request_header(req, "Upgrade");
 	if (upgrade && netcheck_has_token(upgrade, "websocket")) {
 		/* Routing is per connection: an upgrade on a reused HTTP
@@ -467,9 +597,17 @@ static void check_request(struct http_request* req)
 		set_verdict(req, 403, "forbidden", "Host not allowed (DNS rebinding protection)");
 		return;
 	}
-	if (!netcheck_origin_allowed(&H.policy, http_request_header(req, "Origin"), host)) {
+	const char* origin = http_request_header(req, "Origin");
+	if (!netcheck_origin_allowed(&H.policy, origin, host)) {
 		set_verdict(req, 403, "forbidden",
 				"Origin not allowed; add it with --allow-origin");
+		return;
+	}
+	if (origin)
+		req->cors_origin = origin;
+	if (origin && strcmp(req->method, "OPTIONS") == 0
+			&& http_request_header(req, "Access-Control-Request-Method")) {
+		req->preflight = true;	/* carries no token by design */
 		return;
 	}
 
@@ -480,12 +618,6 @@ static void check_request(struct http_request* req)
 	if (!auth_token())
 		req->role = HTTP_ROLE_FULL;	/* --no-auth */
 
-	bool path_known;
-	const struct http_route* any;
-	req->route = find_route(req->method, req->path, &path_known, &any, req->allow,
-			sizeof(req->allow));
-	const struct http_route* r = req->route ? req->route : any;
-	req->route_label = r ? r->path : "other";
 	if (!r) {
 		set_verdict(req, 404, "not_found", "no such route");
 		return;
@@ -605,6 +737,8 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 
 	if (req->verdict && !req->answered)
 		return queue_verdict(req, conn);
+	if (req->preflight && !req->answered)
+		return queue_preflight(req, conn);
 
 	pthread_mutex_lock(&req->mutex);
 	if (req->response) {
@@ -766,6 +900,10 @@ static void stream_free(void* cls)
 	http_stream_close_fn fn = self->on_close;
 	self->on_close = NULL;
 	pthread_mutex_unlock(&self->mutex);
+	pthread_mutex_lock(&H.mutex);
+	int open = --H.n_streams;
+	pthread_mutex_unlock(&H.mutex);
+	metrics_set("deskd_http_streams_open", open, NULL);
 	if (fn)
 		fn(self->ud);
 	http_stream_unref(self);
@@ -804,7 +942,9 @@ struct http_stream* http_respond_stream(struct http_request* req, int status,
 	if (H.streams)
 		H.streams->prev = self;
 	H.streams = self;
+	int open = ++H.n_streams;
 	pthread_mutex_unlock(&H.mutex);
+	metrics_set("deskd_http_streams_open", open, NULL);
 
 	pthread_mutex_lock(&req->mutex);
 	self->conn = req->conn;
@@ -895,7 +1035,10 @@ static void* ticker_main(void* arg)
 	while (H.ticker_running) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		long step = H.keepalive_ms < 1000 ? H.keepalive_ms / 2 : 1000;
+		ts.tv_nsec += step * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&H.ticker_cond, &H.mutex, &ts);
 		if (!H.ticker_running)
 			break;
@@ -907,7 +1050,7 @@ static void* ticker_main(void* arg)
 			struct http_stream* s = all[i];
 			pthread_mutex_lock(&s->mutex);
 			bool idle = s->sse && !s->closed && !s->ended
-				&& now - s->last_write_ms >= HTTP_KEEPALIVE_MS;
+				&& now - s->last_write_ms >= H.keepalive_ms;
 			pthread_mutex_unlock(&s->mutex);
 			if (idle)
 				http_stream_write(s, ": keepalive\n\n", 13);
@@ -1026,11 +1169,21 @@ static void mhd_log(void* cls, const char* fmt, va_list ap)
 	log_debug("libmicrohttpd: %s", buf);
 }
 
+/* Tuning knobs from the environment (benchmarks and tests). */
+static long env_long(const char* name, long def, long min, long max)
+{
+	const char* s = getenv(name);
+	char* end;
+	long v = s ? strtol(s, &end, 10) : def;
+	return s && (end == s || *end || v < min || v > max) ? def : v;
+}
+
 static unsigned pool_size(void)
 {
-	const char* s = getenv("DESKD_HTTP_THREADS");
-	long n = s ? strtol(s, NULL, 10) : 0;
-	return n > 0 && n <= 64 ? (unsigned)n : 2;
+	/* One MHD thread per core (at most 4) measured best on 2 cores. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long def = cpus < 1 ? 1 : cpus > 4 ? 4 : cpus;
+	return (unsigned)env_long("DESKD_HTTP_THREADS", def, 1, 64);
 }
 
 int http_start(const struct options* opts, char* url, size_t url_size)
@@ -1039,14 +1192,15 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	if (H.running)
 		return -EBUSY;
 	H.max_body = opts->max_body_bytes;
+	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
 	unsigned threads = pool_size();
 	unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD
 		| MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	H.daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, NULL,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
 			MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads,
 			MHD_OPTION_END);
 	if (!H.daemon) {
@@ -1133,7 +1287,7 @@ void http_stop(void)
 		pthread_mutex_lock(&req->mutex);
 		if (req->suspended && req->conn) {
 			if (!req->answered) {
-				struct MHD_Response* r = error_response(req->route, 503,
+				struct MHD_Response* r = error_response(req->format_route, 503,
 						"unavailable", "shutting down", true);
 				if (r) {
 					req->answered = true;

@@ -70,8 +70,9 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 /** {"error":{"code":code,"message":message}} with the given status. */
 void http_respond_error(struct http_request* req, int status, const char* code,
 		const char* message);
-/** Respond with the whole of an open file (e.g. a recording), sent with
- *  sendfile; takes ownership of fd. Any thread, exactly once. */
+/** Respond with an open file (e.g. a recording), sent with sendfile; takes
+ *  ownership of fd. With status 200 a single "Range: bytes=" request gets 206
+ *  (or 416). Any thread, exactly once. */
 void http_respond_file(struct http_request* req, int status, const char* content_type,
 		int fd, const char* const* headers);
 
@@ -100,3 +101,10 @@ void http_stream_unref(struct http_stream* self);
 
 /** The server's own origin ("http://127.0.0.1:PORT"), valid after http_start. */
 const char* http_own_origin(void);
+/** The Origin policy every route uses (NULL origin passes): our own origins
+ *  (127.0.0.1, localhost, [::1] and the listen address on our port), the
+ *  page's own http(s)://<Host> when Host is allowed, and --allow-origin.
+ *  Any thread, after http_start. */
+bool http_origin_allowed(const char* origin, const char* host);
+/** The Host policy (DNS rebinding; only enforced when listening on loopback). */
+bool http_host_allowed(const char* host);

@@ -25,6 +25,7 @@
 #include "server/http.h"
 #include "server/live_source.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/options.h"
 #include "server/worker.h"
 
@@ -44,12 +45,17 @@
 #define LIVE_MAX_MESSAGE (16 * 1024)	/* client messages; larger closes with 1009 */
 #define LIVE_EVENT_RING 256		/* events kept for slow clients and replay */
 #define LIVE_MAX_CTRL 8			/* queued control messages per client */
+#ifndef LIVE_PING_US
 #define LIVE_PING_US (10 * 1000 * 1000)	/* heartbeat tick */
+#endif
+#ifndef LIVE_DEAD_MS
 #define LIVE_DEAD_MS 35000		/* no pong or message for this long: close */
+#endif
 #define LIVE_DEFAULT_FPS 15
 #define LIVE_MAX_FPS 60
 #define LIVE_DEFAULT_QUALITY 70
 #define LIVE_IDLE_POLL_MS 100		/* cursor poll while nothing changes */
+#define LIVE_MAX_FEEDS 16		/* distinct (target, settings) at once */
 
 /* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
 
@@ -441,6 +447,7 @@ static void* live_producer(void* arg)
 		struct live_source_frame fr;
 		rc = live_source_grab(src, self->key.quality, &fr);
 		atomic_fetch_add(&live__stats.captures, 1);
+		metrics_inc("deskd_live_captures_total", NULL);
 		if (rc == -ENOENT) {
 			live_feed_fail(self, "window_not_found", "the window is gone");
 			break;
@@ -452,6 +459,7 @@ static void* live_producer(void* arg)
 			continue;
 		}
 		atomic_fetch_add(&live__stats.encodes, 1);
+		metrics_inc("deskd_live_encodes_total", NULL);
 		last_cx = fr.cursor_x;
 		last_cy = fr.cursor_y;
 		live_feed_publish(self, &fr);
@@ -476,6 +484,8 @@ static struct live_feed* live_feed_get(const struct live_feed_key* key)
 			return f;
 		}
 
+	if (atomic_load(&live__stats.feeds) >= LIVE_MAX_FEEDS)
+		return NULL;	/* each feed is a thread and an X connection */
 	struct live_feed* self = calloc(1, sizeof(*self));
 	if (!self)
 		return NULL;
@@ -508,7 +518,8 @@ static struct live_feed* live_feed_get(const struct live_feed_key* key)
 	self->n_clients = 1;
 	self->next = live__feeds;
 	live__feeds = self;
-	atomic_fetch_add(&live__stats.feeds, 1);
+	metrics_set("deskd_live_feeds",
+			(double)(atomic_fetch_add(&live__stats.feeds, 1) + 1), NULL);
 	log_debug("live: feed %s %u at %d fps, quality %d, max %d started",
 			live_target_name(key->window), key->window, key->fps,
 			key->quality, key->max_dimension);
@@ -532,7 +543,8 @@ static void live_feed_put(struct live_feed* self)
 			*p = self->next;
 			break;
 		}
-	atomic_fetch_sub(&live__stats.feeds, 1);
+	metrics_set("deskd_live_feeds",
+			(double)(atomic_fetch_sub(&live__stats.feeds, 1) - 1), NULL);
 	live_feed_stop(self);
 	live_feed_unref(self);
 }
@@ -577,6 +589,7 @@ static int live_write(struct live_client* c, struct live_buf* buf,
 	if (n < 0)
 		return -1;
 	atomic_fetch_add(&live__stats.bytes_sent, buf->len);
+	metrics_add("deskd_live_bytes_sent_total", (double)buf->len, NULL);
 	return 0;
 }
 
@@ -591,10 +604,13 @@ static int live_client_writeable(struct live_client* c)
 		live_frame_unref(c->pending);
 		c->pending = NULL;
 		atomic_fetch_add(&live__stats.frames_sent, 1);
+		metrics_inc("deskd_live_frames_sent_total", NULL);
 	} else if (c->ping_due) {
+		/* lws 4.1 reports no RECEIVE_PONG for an empty pong: carry a byte. */
 		unsigned char buf[LWS_PRE + 4];
+		buf[LWS_PRE] = 'p';
 		c->ping_due = false;
-		rc = lws_write(c->wsi, buf + LWS_PRE, 0, LWS_WRITE_PING) < 0 ? -1 : 0;
+		rc = lws_write(c->wsi, buf + LWS_PRE, 1, LWS_WRITE_PING) < 0 ? -1 : 0;
 	} else if (!c->hello_sent) {
 		if (!c->hello)
 			return 0;
@@ -625,9 +641,12 @@ static int live_client_writeable(struct live_client* c)
 			}
 			pthread_mutex_unlock(&f->lock);
 			if (frame) {
-				if (c->frame_seq && frame->seq > c->frame_seq + 1)
+				if (c->frame_seq && frame->seq > c->frame_seq + 1) {
 					atomic_fetch_add(&live__stats.frames_skipped,
 							frame->seq - c->frame_seq - 1);
+					metrics_add("deskd_live_frames_skipped_total",
+							(double)(frame->seq - c->frame_seq - 1), NULL);
+				}
 				c->frame_seq = frame->seq;
 				if (frame->cursor_seq > c->cursor_seq)
 					c->cursor_seq = frame->cursor_seq;
@@ -723,7 +742,8 @@ static void live_client_watch(struct live_client* c, json_t* msg)
 	live_client_unwatch(c);
 	c->feed = live_feed_get(&key);
 	if (!c->feed)
-		live_client_error(c, "internal", "cannot start the capture for this target");
+		live_client_error(c, "busy", "too many different live views at once; "
+				"watch with the same fps, quality and max_dimension as others to share one");
 	else
 		lws_callback_on_writable(c->wsi);
 }
@@ -832,12 +852,16 @@ static void live_hello_worker(void* ud)
 
 /* ---- auth ---- */
 
-/* The token from ?token= or from a "bearer.<token>" subprotocol. */
+/* The token from ?token=, an Authorization header (non-browser clients) or
+ * a "bearer.<token>" subprotocol, like the acceptor's gate. */
 static const char* live_find_token(struct lws* wsi, char* buf, size_t size)
 {
 	const char* token = lws_get_urlarg_by_name(wsi, "token=", buf, (int)size);
 	if (token && *token)
 		return token;
+	if (lws_hdr_copy(wsi, buf, (int)size, WSI_TOKEN_HTTP_AUTHORIZATION) > 7
+			&& strncasecmp(buf, "Bearer ", 7) == 0)
+		return buf + 7;
 	if (lws_hdr_copy(wsi, buf, (int)size, WSI_TOKEN_PROTOCOL) <= 0)
 		return NULL;
 	char* save = NULL;
@@ -853,45 +877,19 @@ static const char* live_find_token(struct lws* wsi, char* buf, size_t size)
 	return NULL;
 }
 
-static bool live_origin_allowed(const char* origin, const char* host)
-{
-	if (!origin || !*origin)
-		return true;	/* not a browser, or a same-origin request of an old one */
-	const char* own = http_own_origin();
-	if (own && *own && strcasecmp(origin, own) == 0)
-		return true;
-	/* The page's own origin, as the browser saw it (Host is checked by the
-	 * acceptor against the listen address and loopback names). */
-	if (host && *host && strncasecmp(origin, "http://", 7) == 0
-			&& strcasecmp(origin + 7, host) == 0)
-		return true;
-	const struct options* opts = options_get();
-	for (int i = 0; opts && i < opts->n_allow_origin; i++)
-		if (strcasecmp(origin, opts->allow_origin[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Decide a new connection; returns the role, or HTTP_ROLE_NONE to refuse. */
 static enum http_role live_authorize(struct lws* wsi, int* status)
 {
-	char uri[256], origin[512], host[256], buf[1024];
+	char uri[256] = "", buf[1024];
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0
 			|| strcmp(uri, "/live") != 0) {
 		log_debug("live: refused an upgrade for %s (only /live)", uri);
 		*status = 404;
 		return HTTP_ROLE_NONE;
 	}
-	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0)
-		origin[0] = 0;
-	if (lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) < 0)
-		host[0] = 0;
-	if (!live_origin_allowed(origin, host)) {
-		log_info("live: refused a viewer from origin %s; allow it with --allow-origin",
-				origin);
-		*status = 403;
-		return HTTP_ROLE_NONE;
-	}
+	/* Host and Origin were checked by the acceptor's WebSocket gate
+	 * (http.c) with the same policy as every HTTP route, before the socket
+	 * reached lws; the token is checked again here to learn the role. */
 	enum http_role role = auth_check_token(live_find_token(wsi, buf, sizeof(buf)));
 	memset(buf, 0, sizeof(buf));
 	if (role == HTTP_ROLE_NONE) {
@@ -960,7 +958,8 @@ static void live_client_closed(struct live_client* c)
 		live__clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	atomic_fetch_sub(&live__stats.clients, 1);
+	metrics_set("deskd_live_viewers",
+			(double)(atomic_fetch_sub(&live__stats.clients, 1) - 1), NULL);
 	log_debug("live: viewer %llu left", (unsigned long long)c->id);
 }
 
@@ -982,7 +981,9 @@ static void live_client_established(struct lws* wsi, struct live_client* c)
 	if (live__clients)
 		live__clients->prev = c;
 	live__clients = c;
-	atomic_fetch_add(&live__stats.clients, 1);
+	metrics_set("deskd_live_viewers",
+			(double)(atomic_fetch_add(&live__stats.clients, 1) + 1), NULL);
+	metrics_inc("deskd_live_connections_total", NULL);
 	atomic_fetch_add(&live__stats.clients_total, 1);
 
 	struct live_hello_job* job = malloc(sizeof(*job));
@@ -1025,8 +1026,7 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 			 * can tell a bad token (401) from a refused origin (403). */
 			lws_return_http_status(wsi, (unsigned)status,
 					status == 401 ? "missing or wrong token"
-					: status == 404 ? "the live view is at /live"
-					: "origin not allowed");
+					: "the live view is at /live");
 			return -1;
 		}
 		if (c)
@@ -1053,6 +1053,7 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_RECEIVE_PONG:
 		if (c)
 			c->last_rx_ms = live_now_ms();
+		log_trace("live: pong from viewer %llu", c ? (unsigned long long)c->id : 0ULL);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return c && c->established ? live_client_writeable(c) : 0;
@@ -1102,6 +1103,14 @@ int live_init(void)
 		return handle;
 	}
 	live__events_handle = handle;
+	metrics_help("deskd_live_captures_total", "Live view captures (one per frame per feed, shared by its viewers).");
+	metrics_help("deskd_live_encodes_total", "Live view JPEG encodes (one per frame per feed).");
+	metrics_help("deskd_live_frames_sent_total", "Live view frames sent, summed over viewers.");
+	metrics_help("deskd_live_frames_skipped_total", "Frames a slow viewer skipped to get the newest one.");
+	metrics_help("deskd_live_bytes_sent_total", "Bytes of live view messages sent.");
+	metrics_help("deskd_live_viewers", "Live view connections open now.");
+	metrics_help("deskd_live_feeds", "Targets being captured for the live view now.");
+	metrics_help("deskd_live_connections_total", "Live view connections accepted.");
 	return 0;
 }
 

@@ -1,7 +1,24 @@
 #pragma once
 
 /* The live view protocol on /live (DESIGN.md section 7), driven by ws.c:
- * the lws callbacks run on ws.c's service thread only. */
+ * the lws callbacks run on ws.c's service thread only.
+ *
+ * Server -> client (text unless noted):
+ *   {"type":"hello","screen":{width,height},"windows":[...],"role":"full"|"view",
+ *    "max_image_dimension","display"}                       first, always
+ *   {"type":"event",...}            activity events; recent history after hello
+ *   {"type":"frame","seq","target","window"?,"width","height",
+ *    "cursor":{x,y,visible},"format":"jpeg"}  then one binary message: the JPEG
+ *   {"type":"cursor","target","window"?,"x","y","visible"}  pointer moved, no
+ *                                   pixel changed (JPEG pixels of the last frame)
+ *   {"type":"error","code","message","target"?,"window"?}  a bad message, or the
+ *                                   watched target went away (watch again)
+ * Client -> server:
+ *   {"type":"watch","target":"screen"|"window","window"?,"fps"? (1-60, 15),
+ *    "quality"? (1-100, 70),"max_dimension"? (0 = native; --max-image-dimension)}
+ *   {"type":"unwatch"}
+ * Frames go out only after the target changed, at most fps a second; a slow
+ * client gets the newest frame when it can take one. */
 
 #include <jansson.h>
 

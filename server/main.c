@@ -115,6 +115,7 @@ static int serve(struct options* opts)
 	sigwait(&set, &sig);
 	log_info("%s: shutting down", strsignal(sig));
 	rc = 0;
+	tools_record_shutdown();	/* recordings end now, published while the display lives */
 
 	if (opts->stdio)
 		mcp_stdio_stop();
@@ -129,7 +130,6 @@ http_failure:
 	if (http)
 		live_deinit();
 	worker_drain(5000);
-	tools_record_shutdown();	/* finalize and publish recordings while the display lives */
 	desktop_stop();
 desktop_failure:
 	auth_deinit();

@@ -25,7 +25,7 @@
 #endif
 
 #define TOOLS_PAGE 50
-#define IDLE_TIMEOUT_MS (30 * 60 * 1000)
+#define IDLE_TIMEOUT_MS (30 * 60 * 1000)	/* tests: DESKD_MCP_IDLE_TIMEOUT_MS */
 #define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
 #define RESOURCE_MAX_BYTES (32L << 20)
 
@@ -555,11 +555,18 @@ static void call_run(void* ud)
 
 static void call_start(struct mcp_call* c)
 {
-	if (c->session->inline_mode || worker_spawn(call_run, c) < 0) {
-		if (!c->session->inline_mode)
-			log_warn("mcp: no free worker; running %s inline",
-					c->tool ? c->tool->name : "a request");
+	if (c->session->inline_mode) {
 		call_run(c);
+		return;
+	}
+	/* Never run a tool on the transport's thread: answer busy instead. */
+	int rc = worker_spawn(call_run, c);
+	if (rc < 0) {
+		log_warn("mcp: cannot start %s: %s", c->tool ? c->tool->name : "a request",
+				rc == -EAGAIN ? "all workers busy" : strerror(-rc));
+		call_finish(c, mcp_error_response(c->id, RPC_INTERNAL, rc == -EAGAIN
+				? "Server busy: too many requests in progress; retry shortly"
+				: "Internal error: cannot start a worker", NULL));
 	}
 }
 
@@ -677,12 +684,13 @@ static int parse_cursor(json_t* params, size_t* offset)
 	return 0;
 }
 
-static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+/* tools/list pages never change while deskd runs: build each once. */
+#define TOOLS_PAGES_MAX 64
+static pthread_mutex_t pages_mutex = PTHREAD_MUTEX_INITIALIZER;
+static json_t* tools_pages[TOOLS_PAGES_MAX];
+
+static json_t* build_tools_page(size_t offset, size_t n)
 {
-	size_t offset;
-	size_t n = tools_count();
-	if (parse_cursor(params, &offset) < 0 || offset > n)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
 	json_t* list = json_array();
 	size_t end = offset + TOOLS_PAGE < n ? offset + TOOLS_PAGE : n;
 	for (size_t i = offset; i < end; i++)
@@ -693,6 +701,23 @@ static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_er
 		snprintf(next, sizeof(next), "dt%zx", end);
 		json_object_set_new(out, "nextCursor", json_string(next));
 	}
+	return out;
+}
+
+static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+{
+	size_t offset;
+	size_t n = tools_count();
+	if (parse_cursor(params, &offset) < 0 || offset > n || offset % TOOLS_PAGE)
+		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+	size_t page = offset / TOOLS_PAGE;
+	if (page >= TOOLS_PAGES_MAX)
+		return build_tools_page(offset, n);
+	pthread_mutex_lock(&pages_mutex);
+	if (!tools_pages[page])
+		tools_pages[page] = build_tools_page(offset, n);
+	json_t* out = json_incref(tools_pages[page]);
+	pthread_mutex_unlock(&pages_mutex);
 	return out;
 }
 
@@ -1247,6 +1272,7 @@ static struct mcp_session** reg;
 static size_t reg_n, reg_cap;
 static pthread_t reaper;
 static bool reaper_running, reaper_stop;
+static int64_t idle_timeout_ms = IDLE_TIMEOUT_MS;
 
 int mcp_registry_add(struct mcp_session* session)
 {
@@ -1318,7 +1344,7 @@ static void* reaper_main(void* arg)
 		struct mcp_session* expired[16];
 		size_t n_expired = 0;
 		for (size_t i = 0; i < reg_n && n_expired < 16; ) {
-			if (mcp_session_idle_ms(reg[i]) > IDLE_TIMEOUT_MS) {
+			if (mcp_session_idle_ms(reg[i]) > idle_timeout_ms) {
 				expired[n_expired++] = reg[i];
 				reg[i] = reg[--reg_n];
 			} else {
@@ -1327,8 +1353,8 @@ static void* reaper_main(void* arg)
 		}
 		pthread_mutex_unlock(&reg_mutex);
 		for (size_t i = 0; i < n_expired; i++) {
-			log_info("mcp: session %s expired after %d minutes idle",
-					expired[i]->id, IDLE_TIMEOUT_MS / 60000);
+			log_info("mcp: session %s expired after %lld s idle",
+					expired[i]->id, (long long)(idle_timeout_ms / 1000));
 			mcp_session_end(expired[i]);
 			mcp_session_unref(expired[i]);
 		}
@@ -1346,6 +1372,9 @@ int mcp_registry_start(void)
 		return 0;
 	}
 	reaper_stop = false;
+	const char* knob = getenv("DESKD_MCP_IDLE_TIMEOUT_MS");
+	if (knob && atoll(knob) > 0)
+		idle_timeout_ms = atoll(knob);
 	int rc = pthread_create(&reaper, NULL, reaper_main, NULL);
 	reaper_running = rc == 0;
 	pthread_mutex_unlock(&reg_mutex);
@@ -1374,4 +1403,11 @@ void mcp_shutdown(void)
 		mcp_session_unref(all[i]);
 	}
 	free(all);
+
+	pthread_mutex_lock(&pages_mutex);
+	for (size_t i = 0; i < TOOLS_PAGES_MAX; i++) {
+		json_decref(tools_pages[i]);
+		tools_pages[i] = NULL;
+	}
+	pthread_mutex_unlock(&pages_mutex);
 }

@@ -204,6 +204,7 @@ json_t* tools_record_list(void);
 int tools_record_path(const char* id, char* path, size_t size);
 /** At startup: remove staging left by a crash (data dir, output roots). */
 void tools_record_init(void);
-/** At shutdown, before the display goes: finalize and publish every
- *  running recording, wait for them, free the registry. */
+/** At shutdown (first thing after the signal, before the display goes):
+ *  finalize and publish every running recording, wait for them, free the
+ *  registry; later record_start calls are refused. */
 void tools_record_shutdown(void);

@@ -45,6 +45,7 @@ struct entry {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry* entries;	/* newest first */
+static bool shutting_down;	/* no new recordings once shutdown began */
 
 static void rec_log(void* ud, int level, const char* message)
 {
@@ -259,6 +260,9 @@ void tools_record_on_session_end(char* const* ids, size_t n)
 
 void tools_record_shutdown(void)
 {
+	pthread_mutex_lock(&start_lock);	/* wait for a record_start in flight */
+	shutting_down = true;
+	pthread_mutex_unlock(&start_lock);
 	pthread_mutex_lock(&registry_lock);
 	for (struct entry* e = entries; e; e = e->next)
 		if (!e->joined)
@@ -331,6 +335,11 @@ static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_res
 	}
 
 	pthread_mutex_lock(&start_lock);
+	if (shutting_down) {
+		pthread_mutex_unlock(&start_lock);
+		tool_result_error(out, TOOL_INTERNAL, NULL, "deskd is shutting down");
+		return 0;
+	}
 	pthread_mutex_lock(&registry_lock);
 	reap_locked();
 	int running = running_locked();

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <libwebsockets.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static struct {
 	struct lws_vhost* vhost;
 	pthread_t thread;
 	bool running;
-	volatile bool stop;
+	atomic_bool stop;
 	int queue[WS_QUEUE_MAX];
 	int n_queue;
 	/* live.c's protocols, plus ours (last) to hear WAIT_CANCELLED even if
@@ -75,7 +76,7 @@ static int ws_callback(struct lws* wsi, enum lws_callback_reasons reason, void* 
 static void* ws_main(void* arg)
 {
 	(void)arg;
-	while (!W.stop)
+	while (!atomic_load(&W.stop))
 		if (lws_service(W.context, 0) < 0)
 			break;
 	return NULL;
@@ -137,7 +138,7 @@ int ws_start(const struct options* opts)
 		rc = -ENOMEM;
 		goto vhost_failure;
 	}
-	W.stop = false;
+	atomic_store(&W.stop, false);
 	rc = -pthread_create(&W.thread, NULL, ws_main, NULL);
 	if (rc < 0)
 		goto vhost_failure;
@@ -155,7 +156,7 @@ void ws_stop(void)
 {
 	if (!W.running)
 		return;
-	W.stop = true;
+	atomic_store(&W.stop, true);
 	lws_cancel_service(W.context);
 	pthread_join(W.thread, NULL);
 	W.running = false;
@@ -173,7 +174,7 @@ void ws_stop(void)
 int ws_adopt(int fd)
 {
 	pthread_mutex_lock(&W.mutex);
-	if (!W.running || W.stop || W.n_queue >= WS_QUEUE_MAX) {
+	if (!W.running || atomic_load(&W.stop) || W.n_queue >= WS_QUEUE_MAX) {
 		pthread_mutex_unlock(&W.mutex);
 		close(fd);
 		return W.running ? -EAGAIN : -ESHUTDOWN;

@@ -189,7 +189,7 @@
   }
 
   function sendWatch() {
-    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN || document.hidden) return;
     const msg = { type: 'watch', target: state.watch.target, fps: Number($('fps').value) };
     if (state.watch.target === 'window') msg.window = state.watch.window;
     const size = $('size').value;
@@ -235,6 +235,13 @@
           $('stage-msg').textContent = `Cannot watch this ${m.target}: ${m.message}`;
           $('stage-msg').hidden = false;
           if (m.code === 'window_not_found') refreshWindows();
+          // The display may come back (deskd reconnects): try again later.
+          if (m.code === 'display_unavailable') {
+            const w = { ...state.watch };
+            setTimeout(() => {
+              if (state.watch.target === w.target && state.watch.window === w.window) sendWatch();
+            }, 3000);
+          }
         } else {
           toast(`Live view: ${m.message}`, true);
         }
@@ -280,7 +287,13 @@
       screenCanvas.dataset.target = h.target;
       screenCanvas.dataset.window = h.window || 0;
       $('stage-msg').hidden = true;
-      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}`;
+      const now = performance.now();
+      state.frameTimes = (state.frameTimes || []).filter((t) => now - t < 2000);
+      state.frameTimes.push(now);
+      const fps = state.frameTimes.length > 1 ? (state.frameTimes.length - 1) * 1000 / (now - state.frameTimes[0]) : 0;
+      $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq}` + (fps >= 1 ? ` · ${fps.toFixed(0)} fps` : '');
+      clearTimeout(state.idleTimer);
+      state.idleTimer = setTimeout(() => { $('frame-info').textContent = `${h.width}×${h.height} · #${h.seq} · still`; }, 2500);
       drawOverlay();
     } catch {
       /* a broken JPEG: skip it */
@@ -356,10 +369,14 @@
       const p = desktopToFrame(f.dx, f.dy);
       if (!p) continue;
       const k = (now - f.t0) / 700;
+      // A red ring with a white halo: visible on any background.
       octx.beginPath();
       octx.arc(p.x, p.y, (6 + 22 * k) * scale, 0, Math.PI * 2);
-      octx.strokeStyle = `rgba(255, 64, 64, ${1 - k})`;
-      octx.lineWidth = 3 * scale;
+      octx.strokeStyle = `rgba(255, 255, 255, ${0.9 * (1 - k)})`;
+      octx.lineWidth = 5 * scale;
+      octx.stroke();
+      octx.strokeStyle = `rgba(255, 40, 40, ${1 - k})`;
+      octx.lineWidth = 2.5 * scale;
       octx.stroke();
       octx.beginPath();
       octx.arc(p.x, p.y, 3 * scale, 0, Math.PI * 2);
@@ -382,6 +399,13 @@
     }
     if (state.flashes.length) requestAnimationFrame(drawOverlay);
   }
+
+  // A hidden tab costs the server nothing: stop watching until it shows again.
+  document.addEventListener('visibilitychange', () => {
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+    if (document.hidden) state.ws.send(JSON.stringify({ type: 'unwatch' }));
+    else sendWatch();
+  });
 
   $('fps').addEventListener('change', sendWatch);
   $('size').addEventListener('change', sendWatch);
@@ -559,12 +583,17 @@
     start.title = start.disabled ? 'Pick a window in the list to record it' : 'Record the watched window to MP4';
   }
 
+  const ACTIVE_STATES = new Set(['recording', 'active', 'running', 'starting', 'stopping', 'finalizing']);
+  function isRecording(r) {
+    return r.active === true || ACTIVE_STATES.has(r.state) || ACTIVE_STATES.has(r.status);
+  }
+
   async function refreshRecordings() {
     try {
       const body = await api('/api/v1/recordings');
       const list = Array.isArray(body) ? body : (body.recordings || []);
       state.recordings = list;
-      const active = list.find((r) => r.active || r.state === 'recording' || r.status === 'recording');
+      const active = list.find(isRecording);
       if (active) state.activeRec = { id: active.id, window: active.window };
       else if (state.activeRec && list.some((r) => r.id === state.activeRec.id)) state.activeRec = null;
       renderRecordings();
@@ -578,7 +607,8 @@
   function renderRecordings() {
     const ul = $('recordings');
     const items = state.recordings.slice().reverse().map((r) => {
-      const recording = r.active || r.state === 'recording' || r.status === 'recording';
+      const recording = isRecording(r);
+      const failed = /fail|error|abort/.test(String(r.state || r.status || ''));
       const name = (r.path || '').split('/').pop() || `${r.id}.mp4`;
       const sub = [r.duration_seconds ? `${Number(r.duration_seconds).toFixed(1)} s` : '',
         typeof r.bytes === 'number' ? fmtBytes(r.bytes) : ''].filter(Boolean).join(' · ');
@@ -586,7 +616,8 @@
         recording ? el('span', { class: 'badge rec', text: 'REC' }) : null,
         el('span', { class: 'title', text: name }),
         el('span', { class: 'sub', text: sub }),
-        recording ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
+        failed ? el('span', { class: 'badge', title: r.error || '', text: 'failed' }) : null,
+        recording || failed ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
     });
     if (!items.length) items.push(el('li', { class: 'empty', text: 'No recordings yet' }));
     ul.replaceChildren(...items);
@@ -644,17 +675,28 @@
 
   function setRole(role) {
     state.role = role;
+    document.body.classList.add('role-known');
     document.body.classList.toggle('view-only', role === 'view');
     $('role').hidden = role !== 'view';
   }
 
   // ---- status ----
 
+  function showValue(v) {
+    if (Array.isArray(v)) {
+      if (!v.length) return 'none';
+      return typeof v[0] === 'object' ? `${v.length} items` : v.join(', ');
+    }
+    if (typeof v === 'number' && !Number.isInteger(v)) return String(Math.round(v * 100) / 100);
+    if (v && typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
   function flatten(obj, prefix, out) {
     for (const [k, v] of Object.entries(obj || {})) {
       const key = prefix ? `${prefix}.${k}` : k;
       if (v && typeof v === 'object' && !Array.isArray(v) && prefix.split('.').length < 2) flatten(v, key, out);
-      else out.push([key, Array.isArray(v) ? (v.length && typeof v[0] === 'object' ? `${v.length} items` : v.join(', ')) : String(v)]);
+      else out.push([key, showValue(v)]);
     }
     return out;
   }
@@ -714,6 +756,9 @@
     updateRecButtons();
     renderRecordings();
     if (!state.ws) connectLive();
+    // Without a hello (a proxy eating WebSockets), show the controls anyway:
+    // a view token still gets a 403 when it tries them.
+    setTimeout(() => { if (!document.body.classList.contains('role-known')) setRole(state.role); }, 4000);
     refreshRecordings();
   }
 

@@ -296,3 +296,24 @@ test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', asy
   assert.ok(s.display.disconnects >= 1);
   if (haveXdpyinfo) assert.deepEqual(xSize(s.display.name), [800, 600]);
 });
+
+test('--stdio: the embedded display and --launch programs never write to stdout', async (t) => {
+  const dir = tempDir('deskd-stdio-');
+  const p = launch('deskd --stdio', DESKD_BIN, ['--stdio', '--data-dir', dir, '--log-level', 'debug',
+    '--launch', 'echo LEAKED-TO-STDOUT; sleep 300'], { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'], keepStdout: true });
+  t.after(() => p.stop());
+  let out = '';
+  p.proc.stdout.on('data', (d) => { out += d; });
+  const send = (m) => p.proc.stdin.write(JSON.stringify(m) + '\n');
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'status', arguments: {} } });
+  await waitUntil(() => out.includes('"id":2'), { timeout: 15000, what: 'the status answer' });
+  await waitUntil(() => p.log.join('').includes('LEAKED-TO-STDOUT'), { timeout: 5000, what: 'the --launch output on stderr' });
+  const lines = out.trim().split('\n');
+  for (const l of lines) JSON.parse(l);   // nothing but JSON-RPC
+  assert.ok(!out.includes('LEAKED'));
+  const status = lines.map((l) => JSON.parse(l)).find((m) => m.id === 2).result.structuredContent;
+  assert.equal(status.display.embedded, true);
+  assert.equal(status.display.available, true);
+});

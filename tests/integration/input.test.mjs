@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, startDeskd, startFixture, waitUntil, sleep } from './lib/harness.mjs';
 
 const SHIFT = 1, CONTROL = 4, BUTTON1 = 256;
@@ -29,6 +31,9 @@ async function bad(deskd, name, args) {
 
 const events = (fx) => fx.state().events;
 const presses = (evs) => evs.filter((e) => e.type === 'button_press');
+const releases = (evs) => evs.filter((e) => e.type === 'button_release');
+/** n presses and their n releases arrived. */
+const clicks = (n) => (evs) => presses(evs).length >= n && releases(evs).length >= n;
 
 /** Run fn, then return the fixture events it caused (waits for count). */
 async function caused(fixtures, fn, pred, what = 'events') {
@@ -81,7 +86,7 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
         // the batch keeps the screenshot's space for its later actions.
         const { result, events: evs } = await caused(fixtures,
           () => ok(deskd, 'computer_use', { ...args, actions: [{ type: 'screenshot', max_dimension: md }, { type: 'click', x, y }] }),
-          (e) => presses(e).length >= 1, 'the click');
+          clicks(1), 'the click');
         const p = presses(evs)[0];
         const where = `target ${c.window || 'screen'} max_dimension ${md} (${iw}x${ih}) point (${x}, ${y})`;
         assert.deepEqual([p.root_x, p.root_y], [ex, ey], where);
@@ -101,14 +106,49 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
   t.after(() => d2.stop());
   for (const [x, y] of [[799, 499], [0, 0], [123, 321]]) {
     const ex = Math.floor(x * 1280 / 800), ey = Math.floor(y * 800 / 500);
-    const { events: evs } = await caused(fixtures, () => ok(d2, 'computer_click', { x, y }), (e) => presses(e).length >= 1);
+    const { events: evs } = await caused(fixtures, () => ok(d2, 'computer_click', { x, y }), clicks(1));
     assert.deepEqual([presses(evs)[0].root_x, presses(evs)[0].root_y], [ex, ey], `--max-image-dimension 800: (${x}, ${y})`);
   }
   const oob = await bad(d2, 'computer_click', { x: 800, y: 10 });
   assert.equal(oob.error.code, 'out_of_bounds');
   // coordinate_space desktop bypasses the mapping.
-  const { events: evd } = await caused(fixtures, () => ok(d2, 'computer_click', { x: 1279, y: 799, coordinate_space: 'desktop' }), (e) => presses(e).length >= 1);
+  const { events: evd } = await caused(fixtures, () => ok(d2, 'computer_click', { x: 1279, y: 799, coordinate_space: 'desktop' }), clicks(1));
   assert.deepEqual([presses(evd)[0].root_x, presses(evd)[0].root_y], [1279, 799]);
+});
+
+test('over MCP, a screenshot\'s max_dimension sets the session\'s space for later clicks; results validate', async (t) => {
+  const env = await desktop(t, { fixture: { geometry: '1280x800+0+0' } });
+  const { deskd, fixture } = env;
+  const client = new Client({ name: 'input-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'),
+    { requestInit: { headers: { Authorization: `Bearer ${deskd.token}` } } });
+  await client.connect(transport);
+  t.after(() => client.close());
+  const { tools } = await client.listTools();
+  for (const name of ['computer_use', 'computer_click', 'computer_type', 'computer_keypress', 'computer_scroll', 'computer_drag']) {
+    const tool = tools.find((x) => x.name === name);
+    assert.ok(tool, name + ' is listed');
+    assert.equal(tool.inputSchema.additionalProperties, false, name);
+  }
+  // The SDK validates structuredContent against each outputSchema.
+  const shot = await client.callTool({ name: 'screenshot', arguments: { max_dimension: 640 } });
+  assert.equal(shot.structuredContent.width, 640);
+  const { events: e1 } = await caused([fixture], () => client.callTool({ name: 'computer_click', arguments: { x: 639, y: 399 } }),
+    clicks(1));
+  assert.deepEqual([presses(e1)[0].root_x, presses(e1)[0].root_y], [1278, 798]);
+  const r = await client.callTool({ name: 'computer_use', arguments: { actions: [
+    { type: 'click', x: 320, y: 200 }, { type: 'screenshot', max_dimension: 500 }, { type: 'click', x: 499, y: 0 },
+    { type: 'zoom', region: [0, 0, 10, 10] }] } });
+  assert.ok(!r.isError, JSON.stringify(r).slice(0, 300));
+  assert.equal(r.content.filter((b) => b.type === 'image').length, 2, 'an image block per screenshot and zoom');
+  assert.deepEqual(r.structuredContent.results.map((x) => [x.action, x.status]),
+    [['click', 'ok'], ['screenshot', 'ok'], ['click', 'ok'], ['zoom', 'ok']]);
+  assert.deepEqual([r.structuredContent.results[2].desktop_x, r.structuredContent.results[2].desktop_y],
+    [Math.floor(499 * 1280 / 500), 0]);
+  const bad = await client.callTool({ name: 'computer_use', arguments: { actions: [{ type: 'click', x: 500, y: 0 }] } });
+  assert.equal(bad.isError, true);
+  assert.equal(bad.structuredContent.code, 'out_of_bounds');
+  assert.equal(bad.structuredContent.failed_index, 0);
 });
 
 test('buttons, double/triple clicks, drags, scroll notches and held modifiers arrive as sent', async (t) => {
@@ -123,7 +163,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
     { type: 'click', x: 14, y: 15, button: 'wheel' },
     { type: 'click', x: 16, y: 17, button: 'back' },
     { type: 'click', x: 18, y: 19, button: 'forward' },
-  ] }), (e) => presses(e).length >= 5);
+  ] }), clicks(5));
   assert.deepEqual(presses(e1).map((p) => [p.button, p.root_x, p.root_y]),
     [[3, 10, 11], [2, 12, 13], [2, 14, 15], [8, 16, 17], [9, 18, 19]]);
   assert.equal(e1.filter((e) => e.type === 'button_release').length, 5, 'every press is released');
@@ -131,7 +171,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
   // double and triple clicks: 2 and 3 press/release pairs of button 1
   const { events: e2 } = await caused(fx, () => ok(deskd, 'computer_use', { actions: [
     { type: 'double_click', x: 100, y: 100 }, { type: 'triple_click', x: 200, y: 200 }] }),
-  (e) => presses(e).length >= 5);
+  clicks(5));
   assert.deepEqual(presses(e2).map((p) => [p.button, p.root_x]), [[1, 100], [1, 100], [1, 200], [1, 200], [1, 200]]);
 
   // drag along a path: press at the first point, motion through every point
@@ -156,7 +196,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
     { type: 'scroll', x: 300, y: 300, scroll_y: -250 },
     { type: 'scroll', x: 300, y: 300, scroll_x: 100, scroll_y: 0 },
     { type: 'scroll', x: 300, y: 300, scroll_x: -20 },
-  ] }), (e) => presses(e).length >= 3 + 3 + 1 + 1);
+  ] }), clicks(3 + 3 + 1 + 1));
   const counts = (evs) => presses(evs).reduce((m, p) => (m[p.button] = (m[p.button] || 0) + 1, m), {});
   assert.deepEqual(counts(s.events), { 5: 3, 4: 3, 7: 1, 6: 1 });
   assert.deepEqual(s.result.results.map((r) => [r.notches_x, r.notches_y]), [[0, 3], [0, -3], [1, 0], [-1, 0]]);
@@ -167,7 +207,7 @@ test('buttons, double/triple clicks, drags, scroll notches and held modifiers ar
     { type: 'click', x: 21, y: 21, keys: ['shift', 'ctrl'] },
     { type: 'scroll', x: 22, y: 22, scroll_y: 100, keys: ['SHIFT'] },
     { type: 'click', x: 23, y: 23 },
-  ] }), (e) => presses(e).length >= 4);
+  ] }), clicks(4));
   assert.deepEqual(presses(m.events).map((p) => [p.button, p.state & (SHIFT | CONTROL)]),
     [[1, CONTROL], [1, SHIFT | CONTROL], [5, SHIFT], [1, 0]], 'modifiers held, then released');
 
@@ -250,9 +290,10 @@ test('typing: a corpus of 44 strings arrives byte-exact, and the keymap is resto
     expected = want;
   }
   assert.ok(remapped > 100, `characters off the keymap went through spare keycodes (${remapped})`);
-  // Spare keycodes are restored 200 ms after their last use.
-  await sleep(400);
-  assert.equal(xmodmap(env.display), before, 'no keycode is left remapped');
+  // Spare keycodes go back to NoSymbol in the background, about a second
+  // after their last use.
+  await waitUntil(() => xmodmap(env.display) === before, { timeout: 5000, interval: 100,
+    what: 'the keymap as before (xmodmap -pke): no keycode left remapped' });
 
   // The split tool, with \r\n and a backspace.
   await ok(deskd, 'computer_type', { text: 'ab\r\ncdx\b!' });
@@ -293,10 +334,12 @@ test('keypress chords arrive as chords; hold_key holds; names in any vocabulary'
   assert.ok(Date.now() - t0 >= 290, 'held for the duration');
   assert.deepEqual(e2.map((e) => [e.type, e.name]), [['key_press', 'Shift_L'], ['key_release', 'Shift_L']]);
 
-  // A chord with a key off the keymap goes through a spare keycode.
+  // A chord with a key off the keymap goes through a spare keycode (input
+  // may press and release Shift first, to see the client fetch the binding).
   const { events: e3 } = await caused([fixture], () => ok(deskd, 'computer_keypress', { keys: ['ctrl', 'é'] }),
-    (e) => e.filter((x) => x.type === 'key_release').length >= 2);
-  assert.deepEqual(keyPresses(e3).map((e) => [e.name, e.state & CONTROL]), [['Control_L', 0], ['eacute', CONTROL]]);
+    (e) => e.filter((x) => x.type === 'key_release' && x.name !== 'Shift_L').length >= 2);
+  assert.deepEqual(keyPresses(e3).filter((e) => e.name !== 'Shift_L').map((e) => [e.name, e.state & CONTROL]),
+    [['Control_L', 0], ['eacute', CONTROL]]);
 });
 
 test('a batch stops at the failing action; bad input is a clear error and runs nothing', async (t) => {
@@ -324,8 +367,8 @@ test('a batch stops at the failing action; bad input is a clear error and runs n
     [[{ type: 'type', text: 'zz' }, { type: 'keypress', keys: ['ctrll', 'c'] }], 'unknown_key', /actions\[1\]: keys\[0\]: unknown key 'ctrll'; closest valid names: ctrl/],
     [[{ type: 'type', text: 'zz' }, { type: 'key', text: 'ctrl+bogus' }], 'unknown_key', /unknown key 'bogus'/],
     [[{ type: 'type', text: 'zz' }, { type: 'wait', ms: 30001 }], 'bad_arguments', /30000/],
-    [[{ type: 'type', text: 'zz' }, { type: 'wait', duration: 31 }], 'bad_arguments', /outside 0\.\.30000 ms/],
-    [[{ type: 'type', text: 'zz' }, { type: 'drag', path: [{ x: 1, y: 1 }] }], 'bad_arguments', /at least 2 points/],
+    [[{ type: 'type', text: 'zz' }, { type: 'wait', duration: 31 }], 'bad_arguments', /duration: must be at most 30|outside 0\.\.30000 ms/],
+    [[{ type: 'type', text: 'zz' }, { type: 'drag', path: [{ x: 1, y: 1 }] }], 'bad_arguments', /at least 2/],
     [[{ type: 'type', text: 'zz' }, { type: 'drag', path: [] }], 'bad_arguments', /path/],
     [[{ type: 'type', text: 'zz' }, { type: 'click', x: 10 }], 'bad_arguments', /actions\[1\]: click needs both x and y/],
     [[{ type: 'type', text: 'zz' }, { type: 'click' }], 'bad_arguments', /click needs x and y/],
@@ -350,20 +393,9 @@ test('a batch stops at the failing action; bad input is a clear error and runs n
   assert.equal(fixture.state().text, 'ab', 'no failed batch typed anything');
 });
 
-test('Anthropic aliases and a window target (raised and focused first, with a window manager)', async (t) => {
-  const env = await desktop(t, { wm: 'openbox', fixture: { geometry: '400x300+50+50', title: 'first' } });
+test('Anthropic aliases work, in a window target\'s coordinate space', async (t) => {
+  const env = await desktop(t, { fixture: { geometry: '400x300+50+50', title: 'first' } });
   const { deskd, fixture: a } = env;
-  const b = await startFixture(env.display, { geometry: '300x200+600+300', title: 'second' });
-  t.after(() => b.stop());
-
-  // b has the focus (mapped last); typing into a's window goes to a.
-  await ok(deskd, 'computer_use', { window: a.window, actions: [{ action: 'type', text: 'to a' }] });
-  await a.waitFor((s) => s.text === 'to a');
-  await ok(deskd, 'computer_use', { window: b.window, actions: [{ type: 'type', text: 'to b' }] });
-  await b.waitFor((s) => s.text === 'to b');
-  assert.equal(a.state().text, 'to a');
-
-  // Anthropic names, coordinate [x, y] in the window's space, text as held keys.
   const { events: evs } = await caused([a], () => ok(deskd, 'computer_use', { window: a.window, actions: [
     { action: 'left_click', coordinate: [10, 20] },
     { action: 'right_click', coordinate: [11, 21] },
@@ -379,7 +411,8 @@ test('Anthropic aliases and a window target (raised and focused first, with a wi
     { action: 'key', text: 'ctrl+a' },
     { action: 'wait', duration: 0.05 },
     { action: 'double_click', coordinate: [5, 5] },
-  ] }), (e) => presses(e).length >= 4 + 1 + 1 + 2 + 1 + 2);
+    { action: 'type', text: 'añb' },
+  ] }), (e) => clicks(4 + 1 + 1 + 2 + 1 + 2)(e) && a.state().text === 'añb');
   const p = presses(evs).map((e) => [e.button, e.x, e.y, e.state & (SHIFT | CONTROL)]);
   assert.deepEqual(p, [
     [1, 10, 20, 0], [3, 11, 21, 0], [2, 12, 22, 0], [1, 13, 23, SHIFT],
@@ -388,12 +421,33 @@ test('Anthropic aliases and a window target (raised and focused first, with a wi
   assert.ok(evs.some((e) => e.type === 'motion' && e.x === 90 && e.y === 60 && (e.state & BUTTON1)), 'drag reached its end');
   assert.ok(evs.some((e) => e.type === 'motion' && e.x === 120 && e.y === 110 && (e.state & BUTTON1)), 'move with the button down');
   assert.ok(evs.some((e) => e.type === 'key_press' && e.name === 'a' && (e.state & CONTROL)), 'key ctrl+a');
-  // Positions are in the window's space; the root coordinates add its origin.
+  // Positions are in the window's space; root coordinates add its origin.
   const first = presses(evs)[0];
-  assert.equal(first.root_x - first.x, a.state().x);
+  assert.deepEqual([first.root_x, first.root_y], [50 + 10, 50 + 20]);
 
-  // The window that is gone: window_not_found.
+  // A window that is gone: window_not_found (404).
   const gone = await bad(deskd, 'computer_use', { window: 0x7ffffff0, actions: [{ type: 'keypress', keys: ['a'] }] });
   assert.equal(gone.error.code, 'window_not_found');
   assert.equal(gone.status, 404);
+});
+
+test('with a window manager, a window target is raised and focused first', async (t) => {
+  const env = await desktop(t, { wm: 'openbox', fixture: { geometry: '400x300+50+50', title: 'first' } });
+  const { deskd, fixture: a } = env;
+  const b = await startFixture(env.display, { geometry: '300x200+600+300', title: 'second' });
+  t.after(() => b.stop());
+  // b was mapped last and has the focus; typing with window = a goes to a.
+  await ok(deskd, 'computer_use', { window: a.window, actions: [{ type: 'type', text: 'to a' }] });
+  await a.waitFor((s) => s.text === 'to a');
+  await ok(deskd, 'computer_use', { window: b.window, actions: [{ type: 'type', text: 'to b' }] });
+  await b.waitFor((s) => s.text === 'to b');
+  await ok(deskd, 'computer_use', { window: a.window, actions: [{ type: 'type', text: '!' }] });
+  await a.waitFor((s) => s.text === 'to a!');
+  assert.equal(b.state().text, 'to b');
+  // A click in a's space lands where a's client area is, wherever the WM put it.
+  const { events: evs } = await caused([a], () => ok(deskd, 'computer_use', { window: a.window, actions: [{ type: 'click', x: 7, y: 9 }] }),
+    clicks(1));
+  const p = presses(evs)[0];
+  assert.deepEqual([p.x, p.y], [7, 9]);
+  assert.deepEqual([p.root_x - p.x, p.root_y - p.y], [a.state().x, a.state().y]);
 });

@@ -76,7 +76,7 @@ test('20 viewers of one target cost one capture and one encode per frame', async
   const encodes = d('deskd_live_encodes_total');
   const captures = d('deskd_live_captures_total');
   assert.ok(encodes > 0);
-  assert.equal(captures, encodes, 'one capture per encode');
+  assert.ok(captures >= encodes && captures <= encodes + 1, `one capture per encode (${captures} captures, ${encodes} encodes; the last capture may find the window gone)`);
   // Every frame any viewer saw was encoded once; the producer encoded no
   // frame per viewer: encodes equals the number of distinct frames (the last
   // one may not have reached anyone before the window vanished).
@@ -112,18 +112,25 @@ test('a viewer that never reads neither grows memory nor slows the others', asyn
 
   await sleep(1500);   // let the stuck client's buffers fill
   const s0 = procStats(deskd.proc.pid);
+  const m0 = await metrics(deskd);
   const n0 = good.frames.length;
   const t0 = Date.now();
   await sleep(3000);
   const s1 = procStats(deskd.proc.pid);
-  const fps = ((good.frames.length - n0) * 1000) / (Date.now() - t0);
+  const m1 = await metrics(deskd);
+  const got = good.frames.length - n0;
+  const encoded = m1.deskd_live_encodes_total - m0.deskd_live_encodes_total;
+  const fps = (got * 1000) / (Date.now() - t0);
   const frameSize = good.bytes / good.binaries;
-  t.diagnostic(`good viewer ${fps.toFixed(1)} fps; deskd RSS ${s0.rss} -> ${s1.rss} KiB; frame ${Math.round(frameSize / 1024)} KiB; stuck got ${stuck.frames.length}`);
+  t.diagnostic(`good viewer ${fps.toFixed(1)} fps (${got} of ${encoded} frames encoded meanwhile); deskd RSS ${s0.rss} -> ${s1.rss} KiB; frame ${Math.round(frameSize / 1024)} KiB; stuck got ${stuck.frames.length}`);
   assert.ok(s1.rss - s0.rss < 16 * 1024, `deskd RSS grew by ${s1.rss - s0.rss} KiB in 3 s with a client that never reads`);
-  assert.ok(fps >= 8, `the reading viewer still gets frames (${fps.toFixed(1)} fps)`);
+  // Not slowed: the reading viewer gets (nearly) every frame the feed made,
+  // however fast this machine produces them.
+  assert.ok(encoded >= 3, `the screen kept changing (${encoded} frames)`);
+  assert.ok(got >= encoded * 0.8 - 1, `the reading viewer got ${got} of ${encoded} frames`);
   assert.ok(stuck.frames.length < good.frames.length / 2, 'the stuck viewer was not sent everything');
-  const m = await metrics(deskd);
-  assert.ok(m.deskd_live_frames_skipped_total > 0, 'frames were skipped for the slow viewer');
+  assert.ok(m1.deskd_live_viewers === 2 && m1.deskd_live_feeds === 1, 'both viewers share one feed');
+
 });
 
 test('tokens and origins: view token allowed, bad token and foreign Origin refused', async (t) => {
@@ -179,4 +186,18 @@ test('activity events reach viewers, with the recent history on connect', async 
   assert.deepEqual(started[1].args, { app: 'nothing-like-this' });
   const ids = new Set(c.events.map((e) => e.id + e.status));
   assert.equal(ids.size, c.events.length, 'no event twice');
+});
+
+test('heartbeat: the server pings every 10 s with a payload, so pongs keep viewers alive', async (t) => {
+  const { deskd } = await desktop(t);
+  const c = await openLive(deskd);
+  t.after(() => c.close());
+  // lws 4.1 reports no pong for an empty ping; the viewer would then be
+  // dropped as dead after 40 s although it answers every ping.
+  const data = await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error('no ping within 12 s')), 12000);
+    c.ws.once('ping', (d) => { clearTimeout(timer); res(d); });
+  });
+  assert.ok(data.length > 0, 'the ping carries a payload');
+  assert.equal(c.ws.readyState, 1);
 });

@@ -3,10 +3,12 @@
 // versions, batches, SSE, cancellation, resumption, hostile input).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { desktop, startXvfb, tempDir, DESKD_BIN, sleep } from './lib/harness.mjs';
+import { existsSync, statSync } from 'node:fs';
+import { desktop, startXvfb, startDeskd, tempDir, DESKD_BIN, sleep, waitUntil } from './lib/harness.mjs';
 
 const INIT = (version = '2025-11-25', id = 1) => ({
   jsonrpc: '2.0', id, method: 'initialize',
@@ -237,6 +239,20 @@ test('MCP over HTTP with the SDK client', async (t) => {
   });
 });
 
+/** A request with node:http, which (unlike fetch) may set Host. */
+function nodeHttp(d, { method = 'GET', path = '/mcp', headers = {}, body } = {}) {
+  const url = new URL(d.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path, method, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function waitForEvent(d, pred, timeoutMs = 5000) {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
@@ -407,14 +423,20 @@ test('MCP over HTTP: transport rules and hostile input', async (t) => {
   });
 
   await t.test('Origin and Host checks answer 403 with a JSON-RPC body', async () => {
-    for (const headers of [{ origin: 'http://evil.example.com' }, { host: 'evil.example.com' }]) {
-      const r = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session, version: V, headers });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const base = { 'content-type': 'application/json', accept: ACCEPT, 'mcp-session-id': session, authorization: `Bearer ${deskd.token}` };
+    for (const headers of [{ origin: 'http://evil.example.com' }, { host: 'evil.example.com' },
+      { host: 'evil.example.com', origin: 'http://evil.example.com' }]) {
+      const r = await nodeHttp(deskd, { method: 'POST', headers: { ...base, ...headers }, body });
       assert.equal(r.status, 403, JSON.stringify(headers));
-      assert.equal(r.json.jsonrpc, '2.0');
-      assert.equal(r.json.error.code, -32000);
+      const json = JSON.parse(r.body);
+      assert.equal(json.jsonrpc, '2.0');
+      assert.equal(json.error.code, -32000);
     }
-    const own = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session, version: V, headers: { origin: deskd.url } });
+    const own = await nodeHttp(deskd, { method: 'POST', headers: { ...base, origin: deskd.url }, body });
     assert.equal(own.status, 200);
+    const local = await nodeHttp(deskd, { method: 'POST', headers: { ...base, host: `localhost:${new URL(deskd.url).port}` }, body });
+    assert.equal(local.status, 200);
   });
 
   await t.test('the server survived everything', async () => {
@@ -422,6 +444,62 @@ test('MCP over HTTP: transport rules and hostile input', async (t) => {
     assert.equal(r.status, 200);
     assert.equal(deskd.proc.exitCode, null);
   });
+});
+
+test('recordings as MCP resources; ending a session finalizes its recording', async (t) => {
+  const { deskd, fixture } = await desktop(t, { fixture: true });
+  const { client, transport } = await sdkClient(deskd);
+  try {
+    const start = await client.callTool({ name: 'record_start', arguments: { window: fixture.window, fps: 10 } });
+    assert.notEqual(start.isError, true, JSON.stringify(start));
+    const id = start.structuredContent.id;
+    await sleep(700);
+    const stop = await client.callTool({ name: 'record_stop', arguments: { id } });
+    assert.notEqual(stop.isError, true, JSON.stringify(stop));
+    const uri = `deskd://recordings/${id}`;
+    const link = stop.content.find((b) => b.type === 'resource_link');
+    assert.equal(link?.uri, uri);
+    const listed = (await client.listResources()).resources.find((r) => r.uri === uri);
+    assert.ok(listed, 'the finished recording is listed');
+    assert.equal(listed.mimeType, 'video/mp4');
+    const read = await client.readResource({ uri });
+    const bytes = Buffer.from(read.contents[0].blob, 'base64');
+    assert.equal(bytes.length, statSync(stop.structuredContent.path).size);
+    assert.equal(bytes.subarray(4, 8).toString(), 'ftyp');
+    const done = await client.complete({ ref: { type: 'ref/resource', uri: 'deskd://recordings/{id}' }, argument: { name: 'id', value: id.slice(0, 3) } });
+    assert.ok(done.completion.values.includes(id));
+
+    // A recording still running when its session ends is finalized and published.
+    const second = await client.callTool({ name: 'record_start', arguments: { window: fixture.window, fps: 10 } });
+    assert.notEqual(second.isError, true, JSON.stringify(second));
+    const path = second.structuredContent.path;
+    await sleep(500);
+    assert.equal(existsSync(path), false, 'not published while recording');
+    await transport.terminateSession();
+    await waitUntil(() => existsSync(path) && statSync(path).size > 0, { timeout: 10000, what: 'recording published after DELETE' });
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+  } finally {
+    await client.close();
+  }
+});
+
+test('idle sessions expire (404 afterwards); busy ones do not', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const deskd = await startDeskd({ display: x.display, args: ['--conformance-fixtures'], env: { DESKD_MCP_IDLE_TIMEOUT_MS: '1500' } });
+  t.after(() => deskd.stop());
+  const idle = await rawSession(deskd);
+  const busy = await rawSession(deskd);
+  // A call that outlives the timeout keeps its session alive.
+  const call = post(deskd, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'test_long_operation', arguments: { duration_ms: 3500 } } },
+    { session: busy, version: '2025-11-25' });
+  await sleep(3000);
+  const gone = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session: idle });
+  assert.equal(gone.status, 404);
+  const r = await call;
+  assert.match(r.events.find((e) => e.msg?.id === 5).msg.result.content[0].text, /finished/);
+  const alive = await post(deskd, { jsonrpc: '2.0', id: 2, method: 'ping' }, { session: busy });
+  assert.equal(alive.status, 200);
 });
 
 test('view token: read-only session may not act', async (t) => {

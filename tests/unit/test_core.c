@@ -1,9 +1,13 @@
 /* Unit tests for the desktop helpers (server/desktop.c): PATH lookup,
- * -displayfd parsing, --launch scripts, the ticket lock's FIFO order. */
+ * -displayfd parsing, --launch scripts, the ticket lock's FIFO order; the
+ * doctor's file checks (no display needed). */
 #include "server/desktop.h"
+#include "server/doctor.h"
+#include "server/options.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -139,6 +143,86 @@ static void test_not_started(void)
 	desktop_stop();	/* idempotent before start */
 }
 
+static json_t* find_check(json_t* report, const char* name)
+{
+	size_t i;
+	json_t* c;
+	json_array_foreach(json_object_get(report, "checks"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+			return c;
+	return NULL;
+}
+
+static bool check_ok(json_t* report, const char* name)
+{
+	json_t* c = find_check(report, name);
+	return c && json_is_true(json_object_get(c, "ok"));
+}
+
+static void test_doctor_files(void)
+{
+	struct options o;
+	char err[256];
+	char dir[] = "/tmp/deskd-core-doctor-XXXXXX";
+	TST_CHECK(mkdtemp(dir) != NULL);
+	char** argv = (char**)(const char*[]){ "deskd", "doctor", "--listen", "127.0.0.1:0",
+		"--data-dir", dir, NULL };
+	TST_EQ_INT(options_parse(&o, 6, argv, err, sizeof(err)), 0);
+
+	json_t* r = doctor_run(&o, NULL, false);
+	TST_CHECK(r != NULL);
+	TST_CHECK(json_is_false(json_object_get(r, "healthy")));	/* no display */
+	TST_CHECK(!check_ok(r, "display"));
+	TST_CHECK(!check_ok(r, "XTEST"));
+	TST_CHECK(check_ok(r, "listen port"));
+	TST_CHECK(check_ok(r, "data dir"));
+	TST_CHECK(check_ok(r, "token file"));	/* absent: generated later */
+	json_decref(r);
+
+	/* A group-writable data dir and a readable token file fail. */
+	char token[PATH_MAX];
+	snprintf(token, sizeof(token), "%s/token", dir);
+	int fd = open(token, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	TST_CHECK(fd >= 0);
+	close(fd);
+	chmod(token, 0640);
+	chmod(dir, 0770);
+	r = doctor_run(&o, NULL, false);
+	TST_CHECK(!check_ok(r, "data dir"));
+	TST_CHECK(!check_ok(r, "token file"));
+	json_decref(r);
+
+	/* 0755 is only a note; 0600 is fine. */
+	chmod(token, 0600);
+	chmod(dir, 0755);
+	r = doctor_run(&o, NULL, false);
+	TST_CHECK(check_ok(r, "data dir"));
+	TST_CHECK(strstr(json_string_value(json_object_get(find_check(r, "data dir"), "detail")),
+			"0700 recommended") != NULL);
+	TST_CHECK(check_ok(r, "token file"));
+	json_decref(r);
+
+	/* A data dir that does not exist yet is creatable under a writable parent. */
+	char sub[PATH_MAX];
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	free(o.data_dir);
+	o.data_dir = strdup(sub);
+	r = doctor_run(&o, NULL, false);
+	TST_CHECK(check_ok(r, "data dir"));
+	json_decref(r);
+
+	/* A file in the way is not a directory. */
+	free(o.data_dir);
+	o.data_dir = strdup(token);
+	r = doctor_run(&o, NULL, false);
+	TST_CHECK(!check_ok(r, "data dir"));
+	json_decref(r);
+
+	unlink(token);
+	rmdir(dir);
+	options_deinit(&o);
+}
+
 int main(void)
 {
 	test_not_started();
@@ -146,5 +230,6 @@ int main(void)
 	test_parse_display_number();
 	test_launch_script();
 	test_ticket_lock();
+	test_doctor_files();
 	TST_END();
 }

@@ -385,6 +385,36 @@ static void test_cleanup_stale(void)
 	safe_output_cleanup_stale(NULL, 0);
 }
 
+/* The recorder's argument and display checks (no X server needed). */
+static void test_recorder_refusals(void)
+{
+	char root[PATH_MAX], out[PATH_MAX], err[512];
+	char* roots[] = { root };
+	struct recorder* rec = (struct recorder*)1;
+	pathf(root, "%s/rec%s", "");
+	mkdir(root, 0755);
+	pathf(out, "%s/rec/x%s.mp4", "");
+	struct record_params p = {
+		.display = "no-such-display", .window = 0x200001, .path = out,
+		.roots = roots, .n_roots = 1, .fps = 30,
+	};
+	p.fps = 61;
+	TST_EQ_INT(record_start(&p, &rec, err, sizeof(err)), -EINVAL);
+	TST_CHECK(rec == NULL);
+	p.fps = 30;
+	p.max_seconds = -1;
+	TST_EQ_INT(record_start(&p, &rec, err, sizeof(err)), -EINVAL);
+	p.max_seconds = 0;
+	/* A display name that cannot parse: nothing is contacted. */
+	TST_EQ_INT(record_start(&p, &rec, err, sizeof(err)), -ECONNREFUSED);
+	TST_CHECK(strstr(err, "no-such-display") != NULL);
+	TST_CHECK(rec == NULL);
+	TST_EQ_INT(count_staging(root), 0);
+	struct stat st;
+	TST_CHECK(lstat(out, &st) < 0);
+	record_destroy(NULL);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/deskd-test-record-XXXXXX";
@@ -398,6 +428,7 @@ int main(void)
 	test_refusals();
 	test_publish_race();
 	test_cleanup_stale();
+	test_recorder_refusals();
 	rm_rf(base);
 	TST_END();
 }
