@@ -2,6 +2,13 @@
 // port 0 and its own fixture app, and stops them by PID, also when it fails.
 // Never touches $DISPLAY or a fixed port. Logs of everything started are
 // printed when the test process fails.
+//
+// Under `make check` deskd and the fixture are built with ASan + UBSan, whose
+// reports go to their stderr: a report in any log, or a deskd or fixture that
+// does not exit 0 when stop() sends SIGTERM or SIGINT, fails the test that
+// stopped it (stop() rejects) or else the file (a root after hook).
+// DESKD_TEST_SLOW=N multiplies waitUntil and stop timeouts (slow builds).
+import { after } from 'node:test';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +22,41 @@ export const FIXTURE_BIN = process.env.FIXTURE_BIN || join(ROOT, 'build/tests/fi
 const started = new Set();   // { name, proc, log: string[] }
 const tempDirs = new Set();
 
+/** Timeout factor for slow (sanitized) builds: DESKD_TEST_SLOW=3. */
+export const SLOW = Math.max(1, Number(process.env.DESKD_TEST_SLOW) || 1);
+
+const SANITIZER_REPORT = /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer/;
+const problems = [];   // sanitizer reports and unclean stops not yet reported
+
+/** The sanitizer report in a process's output, or null. */
+export function sanitizerReport(text) {
+  const m = SANITIZER_REPORT.exec(text);
+  return m ? text.slice(Math.max(0, m.index - 200)) : null;
+}
+
+function problem(entry, what) {
+  const p = new Error(`${entry.name} (pid ${entry.proc.pid}) ${what}\n----- its log -----\n${entry.log.join('').slice(-20000)}`);
+  problems.push(p);
+  return p;
+}
+
+/** Take the unreported problems of entries (all when null) out as one error. */
+function takeProblems(entries = null) {
+  const mine = problems.filter((p) => !entries || entries.some((e) => p.message.startsWith(`${e.name} (pid ${e.proc.pid})`)));
+  if (!mine.length) return null;
+  for (const p of mine) problems.splice(problems.indexOf(p), 1);
+  return new Error(mine.map((p) => p.message).join('\n'));
+}
+
+// Under node --test only (bench imports this file too): a problem no stop()
+// reported fails the file.
+if (process.env.NODE_TEST_CONTEXT) {
+  after(() => {
+    const e = takeProblems();
+    if (e) throw e;
+  });
+}
+
 function killAll() {
   for (const p of started) {
     try { process.kill(p.proc.pid, 'SIGKILL'); } catch { /* already gone */ }
@@ -22,6 +64,11 @@ function killAll() {
 }
 
 process.on('exit', (code) => {
+  const late = takeProblems();
+  if (late) {
+    process.stderr.write(`\n${late.message}\n`);
+    process.exitCode = 1;
+  }
   if (code !== 0 || process.exitCode) {
     for (const p of started.size ? started : []) {
       process.stderr.write(`\n----- log of ${p.name} (pid ${p.proc.pid}) -----\n${p.log.join('')}\n`);
@@ -57,18 +104,31 @@ export function launch(name, cmd, args, opts = {}) {
   if (!opts.keepStdout && proc.stdout) proc.stdout.on('data', keep);
   if (proc.stderr) proc.stderr.on('data', keep);
   started.add(entry);
+  // deskd and the fixture are the sanitized programs: they must exit 0 when stopped.
+  entry.checked = opts.checked ?? (cmd === DESKD_BIN || cmd === FIXTURE_BIN || /^deskd/.test(name));
   entry.exited = new Promise((res) => proc.on('exit', (code, signal) => {
+    if (sanitizerReport(entry.log.join(''))) problem(entry, 'printed a sanitizer report');
     started.delete(entry);
     allLogs.push({ name, pid: proc.pid, log: entry.log });
     if (allLogs.length > 50) allLogs.shift();
     res({ code, signal });
   }));
+  /** Send signal, SIGKILL after timeoutMs; resolves { code, signal }. For a
+   *  checked process, rejects when SIGTERM or SIGINT did not make it exit 0
+   *  or a sanitizer report was printed. */
   entry.stop = async (signal = 'SIGTERM', timeoutMs = 5000) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return entry.exited;
     try { process.kill(proc.pid, signal); } catch { return entry.exited; }
-    const t = setTimeout(() => { try { process.kill(proc.pid, 'SIGKILL'); } catch { } }, timeoutMs);
+    let killed = false;
+    const t = setTimeout(() => { killed = true; try { process.kill(proc.pid, 'SIGKILL'); } catch { } }, timeoutMs * SLOW);
     const r = await entry.exited;
     clearTimeout(t);
+    if (entry.checked && (signal === 'SIGTERM' || signal === 'SIGINT') && r.code !== 0) {
+      problem(entry, killed ? `did not exit within ${timeoutMs * SLOW} ms of ${signal}`
+        : `exited with ${r.code ?? r.signal} on ${signal}, not 0`);
+    }
+    const e = takeProblems([entry]);
+    if (e) throw e;
     return r;
   };
   return entry;
@@ -76,7 +136,7 @@ export function launch(name, cmd, args, opts = {}) {
 
 /** Poll fn until it returns a truthy value (returned) or the timeout passes. */
 export async function waitUntil(fn, { timeout = 5000, interval = 20, what = 'condition' } = {}) {
-  const end = Date.now() + timeout;
+  const end = Date.now() + timeout * SLOW;
   let last;
   for (;;) {
     try {
@@ -168,7 +228,9 @@ export async function desktop(t, { width, height, wm = null, fixture = null, des
   const x = await startXvfb({ width, height });
   const env = { display: x.display, x };
   const cleanup = async () => {
-    for (const p of [env.fixture, env.deskd, env.wm, x]) if (p) await p.stop();
+    let err = null;
+    for (const p of [env.fixture, env.deskd, env.wm, x]) if (p) await p.stop().catch((e) => { err = err || e; });
+    if (err) throw err;
   };
   t.after(cleanup);
   if (wm) env.wm = await startWm(x.display, wm);
