@@ -98,9 +98,12 @@ static void install_handler(void)
 static void on_io_error_exit(Display* dpy, void* ud)
 {
 	/* Returning (instead of exiting) leaves the connection dead: every
-	 * later call on it fails quickly. */
+	 * later call on it fails quickly. Xlib's _XIOError took the user
+	 * lock (XLockDisplay) for the exit it expected: release it, or an
+	 * XCloseDisplay on another thread waits for it forever. */
 	struct capture* self = ud;
 	self->io_error = true;
+	XUnlockDisplay(dpy);
 }
 
 static int registry_add(struct capture* self)

@@ -150,11 +150,14 @@ static Bool wire_error(Display* dpy, XErrorEvent* event, xError* wire)
 	return False;
 }
 
+/* Xlib's _XIOError takes the display's user lock (XLockDisplay) for the
+ * exit it expects; returning would leave it held by this thread, and the
+ * XCloseDisplay of another thread would wait for it forever. */
 static void io_exit(Display* dpy, void* data)
 {
-	(void)dpy;
 	struct input* self = data;
 	self->dead = true;
+	XUnlockDisplay(dpy);
 }
 
 static int64_t now_ms(void)
@@ -453,10 +456,11 @@ static Bool wire_error_ignore(Display* dpy, XErrorEvent* event, xError* wire)
 	return False;
 }
 
+/* As io_exit: the RECORD thread hits the error, another closes rec_dpy. */
 static void rec_io_exit(Display* dpy, void* data)
 {
-	(void)dpy;
 	(void)data;
+	XUnlockDisplay(dpy);
 }
 
 /* Start watching keymap fetches; on any failure input falls back to the

@@ -99,8 +99,11 @@ static int wincap_io_handler(Display* dpy)
 static void wincap_io_exit(Display* dpy, void* ud)
 {
 	struct wincap* self = ud;
-	(void)dpy;
 	self->io_error = true;	/* returning leaves the connection dead */
+	/* _XIOError took the user lock (XLockDisplay) for the exit it
+	 * expected: release it, or an XCloseDisplay on another thread waits
+	 * for it forever. */
+	XUnlockDisplay(dpy);
 }
 
 static void install_handler(void)

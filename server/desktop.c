@@ -228,9 +228,13 @@ static int on_x_io_error(Display* dpy)
 
 static void on_x_io_exit(Display* dpy, void* ud)
 {
-	/* Returning keeps the process alive; Xlib calls on dpy are no-ops now. */
+	/* Returning keeps the process alive; Xlib calls on dpy are no-ops now.
+	 * _XIOError took the user lock (XLockDisplay) for the exit it
+	 * expected: release it, or an XCloseDisplay on another thread waits
+	 * for it forever. */
 	if (ud)
 		*(bool*)ud = true;
+	XUnlockDisplay(dpy);
 }
 
 /* Installed only where Xlib's default is in place: a module that installed

@@ -36,6 +36,7 @@ static void add_check(json_t* checks, const char* name, bool ok,
 static void doctor_io_exit(Display* dpy, void* ud)
 {
 	*(bool*)ud = true;
+	XUnlockDisplay(dpy);	/* _XIOError locked it for the exit it expected */
 }
 
 static const char* const extensions[] = {
