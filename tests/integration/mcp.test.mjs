@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { existsSync, statSync } from 'node:fs';
-import { desktop, startXvfb, startDeskd, tempDir, DESKD_BIN, sleep, waitUntil } from './lib/harness.mjs';
+import { desktop, startXvfb, startDeskd, tempDir, DESKD_BIN, sleep, waitUntil, sanitizerReport } from './lib/harness.mjs';
 
 const INIT = (version = '2025-11-25', id = 1) => ({
   jsonrpc: '2.0', id, method: 'initialize',
@@ -532,6 +532,9 @@ test('MCP over stdio with the SDK client', async (t) => {
     args: ['--stdio', '--display', x.display, '--data-dir', dir, '--conformance-fixtures', '--log-level', 'warning'],
     env, stderr: 'pipe',
   });
+  let stderr = '';
+  transport.stderr.on('data', (d) => { stderr += d; });
+  const stderrEnd = new Promise((res) => transport.stderr.on('end', res));
   const client = new Client({ name: 'stdio-test', version: '1' });
   await client.connect(transport);
   const pid = transport.pid;
@@ -565,4 +568,6 @@ test('MCP over stdio with the SDK client', async (t) => {
   }
   if (alive) process.kill(pid, 'SIGKILL');
   assert.equal(alive, false, 'deskd exits at end of input');
+  await Promise.race([stderrEnd, sleep(2000)]);
+  assert.equal(sanitizerReport(stderr), null, 'no sanitizer report at exit');
 });
