@@ -97,6 +97,8 @@ export function tempDir(prefix = 'deskd-test-') {
 export function launch(name, cmd, args, opts = {}) {
   const proc = spawn(cmd, args, { stdio: opts.stdio || ['ignore', 'pipe', 'pipe'], env: opts.env || process.env, cwd: opts.cwd });
   const entry = { name, proc, log: [] };
+  const d = args.indexOf('--display');
+  entry.display = d >= 0 ? args[d + 1] : opts.env?.DISPLAY;
   const keep = (chunk) => {
     entry.log.push(chunk.toString());
     if (entry.log.length > 2000) entry.log.splice(0, 1000);
@@ -162,6 +164,22 @@ export async function startXvfb({ width = 1280, height = 800, depth = 24 } = {})
     x.proc.on('exit', () => { clearTimeout(t); rej(new Error('Xvfb exited: ' + x.log.join(''))); });
   });
   x.display = `:${number}`;
+  // SIGTERM stops the programs on this display first, newest first, so that
+  // a test's own cleanup order cannot pull the display from under them (an
+  // X client that loses its display exits 1). Tests that take the display
+  // away on purpose send SIGKILL.
+  const stopX = x.stop;
+  x.stop = async (signal = 'SIGTERM', timeoutMs = 5000) => {
+    let err = null;
+    if (signal === 'SIGTERM') {
+      for (const p of [...started].reverse()) {
+        if (p !== x && p.display === x.display) await p.stop().catch((e) => { err = err || e; });
+      }
+    }
+    const r = await stopX(signal, timeoutMs);
+    if (err) throw err;
+    return r;
+  };
   return x;
 }
 
