@@ -1285,16 +1285,19 @@ void http_stop(void)
 	for (size_t i = 0; i < n_req; i++) {
 		struct http_request* req = reqs[i];
 		pthread_mutex_lock(&req->mutex);
-		if (req->suspended && req->conn) {
-			if (!req->answered) {
-				struct MHD_Response* r = error_response(req->format_route, 503,
-						"unavailable", "shutting down", true);
-				if (r) {
-					req->answered = true;
-					req->response = r;
-					req->status = 503;
-				}
+		/* Not only the suspended ones: a request whose handler runs now,
+		 * or whose body is still coming, would suspend after this loop
+		 * (and MHD_stop_daemon() abort); answered, it never does. */
+		if (req->conn && !req->answered) {
+			struct MHD_Response* r = error_response(req->format_route, 503,
+					"unavailable", "shutting down", true);
+			if (r) {
+				req->answered = true;
+				req->response = r;
+				req->status = 503;
 			}
+		}
+		if (req->suspended && req->conn) {
 			req->suspended = false;
 			MHD_resume_connection(req->conn);
 		}
