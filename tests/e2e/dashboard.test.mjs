@@ -108,7 +108,10 @@ test('recording from the page produces a downloadable MP4', async (t) => {
   await page.waitForSelector('#rec-stop:not([hidden])');
   await page.waitForTimeout(1500);
   await page.click('#rec-stop');
-  const link = await page.waitForSelector('#recordings li a.download', { timeout: 15000 });
+  // A locator, not an element handle: the list re-renders as the recording
+  // lands (events, then the refresh), which detached the handle.
+  const link = page.locator('#recordings li a.download').first();
+  await link.waitFor({ timeout: 15000 });
   const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
   const file = join(tempDir('deskd-dl-'), download.suggestedFilename());
   await download.saveAs(file);
