@@ -143,6 +143,7 @@ check:
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined \
 		$(patsubst build/%,build-san/%,$(UNIT_BINS))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		DESKD_TEST_SLOW=$${DESKD_TEST_SLOW:-2} \
 		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration conformance
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
