@@ -268,6 +268,16 @@ describe('one deskd, a full and a view token', () => {
     assert.equal(fixture.state().events.length, eventsBefore, 'no input reached the fixture');
   });
 
+  test('unauthenticated requests with made-up methods do not mint /metrics series', async () => {
+    for (let i = 0; i < 30; i++) {
+      const text = await raw(d.url, `M${i}XYZ /api/v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n`);
+      assert.ok(statusOf(text) >= 400, text);
+    }
+    const metrics = await (await d.fetch('/metrics')).text();
+    assert.ok(!/method="M\d+XYZ"/.test(metrics), 'no series per made-up method');
+    assert.match(metrics, /deskd_http_requests_total\{[^}]*method="other"/);
+  });
+
   test('recording ids are names, never paths', async () => {
     for (const id of ['..', '.', '../token', '..%2ftoken', '%2e%2e', 'a/b', 'token', '.hidden', '%00', 'x'.repeat(300)]) {
       const r = await d.fetch('/api/v1/recordings/' + id);
