@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { DESKD_BIN, ROOT, launch, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
@@ -17,7 +17,7 @@ const VIEW = 'view-' + randomBytes(12).toString('hex');
 
 /** One raw request on a fresh connection; resolves with what the server sent
  *  until it closed or timeoutMs passed. */
-function raw(url, bytes, { timeoutMs = 2000 } = {}) {
+function raw(url, bytes, { timeoutMs = 2000, untilClose = false } = {}) {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const chunks = [];
@@ -30,7 +30,7 @@ function raw(url, bytes, { timeoutMs = 2000 } = {}) {
       const text = Buffer.concat(chunks).toString('latin1');
       const m = /\r\ncontent-length: *(\d+)\r\n/i.exec(text);
       const head = text.indexOf('\r\n\r\n');
-      if (m && head >= 0 && text.length >= head + 4 + Number(m[1])) done();
+      if (!untilClose && m && head >= 0 && text.length >= head + 4 + Number(m[1])) done();
     });
     s.on('close', done);
     s.on('error', done);
@@ -168,7 +168,7 @@ describe('one deskd, a full and a view token', () => {
       const text = await raw(d.url, upgrade(p));
       assert.equal(statusOf(text), 404, `upgrade on ${p}: ${text}`);
     }
-    const reused = await raw(d.url, head('GET', '/healthz', 'Connection: keep-alive\r\n') + upgrade('/live'));
+    const reused = await raw(d.url, head('GET', '/healthz', 'Connection: keep-alive\r\n') + upgrade('/live'), { untilClose: true });
     const parts = reused.split(/(?=HTTP\/1\.1 )/);
     assert.equal(statusOf(parts[0]), 200);
     assert.equal(statusOf(parts[1]), 400, reused);
@@ -307,4 +307,33 @@ describe('one deskd, a full and a view token', () => {
     }
     assert.ok(/debug/.test(log), 'the log is at debug level');
   });
+});
+
+/** The environment for a deskd started by hand: no DISPLAY, no DESKD_*. */
+function cleanEnv() {
+  const env = { ...process.env };
+  delete env.DISPLAY;
+  for (const k of Object.keys(env)) if (k.startsWith('DESKD_')) delete env[k];
+  return env;
+}
+
+test('the ready file is never written through a symlink planted at its temporary name', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const dir = tempDir('deskd-ready-');
+  const victim = join(dir, 'victim');
+  writeFileSync(victim, 'precious\n');
+  const ready = join(dir, 'ready.json');
+  // exec keeps the shell's pid, so the planted name is deskd's "<ready>.tmp.<pid>".
+  const p = launch('deskd(ready)', 'sh', ['-c', 'ln -s "$1" "$2.tmp.$$" && exec "$3" --listen 127.0.0.1:0 '
+    + '--ready-file "$2" --data-dir "$4" --token ready-token-1 --display "$5"', 'sh', victim, ready, DESKD_BIN, dir, x.display],
+  { env: cleanEnv() });
+  t.after(() => p.stop());
+  const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+  assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the symlink target is untouched');
+  const st = lstatSync(ready);
+  assert.ok(st.isFile(), 'the ready file is a file, not the planted symlink');
+  assert.equal(st.mode & 0o777, 0o600);
+  assert.equal((await p.stop()).code, 0);
 });
