@@ -337,3 +337,39 @@ test('the ready file is never written through a symlink planted at its temporary
   assert.equal(st.mode & 0o777, 0o600);
   assert.equal((await p.stop()).code, 0);
 });
+
+test('out of file descriptors: the acceptor neither spins nor floods the log, and recovers', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const dir = tempDir('deskd-fds-');
+  const ready = join(dir, 'ready.json');
+  const p = launch('deskd(fds)', 'sh', ['-c', 'ulimit -n 96 && exec "$1" --listen 127.0.0.1:0 --ready-file "$2" '
+    + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv() });
+  t.after(() => p.stop());
+  const { url } = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+  const { port } = new URL(url);
+  const cpu = () => {
+    const f = readFileSync(`/proc/${p.proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;   // utime + stime, ms (100 Hz)
+  };
+  // Silent clients: each holds a descriptor until deskd gives up on it.
+  const sockets = [];
+  for (let i = 0; i < 120; i++) {
+    sockets.push(await new Promise((res) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => res(s));
+      s.on('error', () => res(s));
+    }));
+  }
+  await sleep(300);
+  const logBefore = p.log.join('').split('\n').length;
+  const c0 = cpu();
+  await sleep(1000);
+  const used = cpu() - c0;
+  const lines = p.log.join('').split('\n').length - logBefore;
+  for (const s of sockets) s.destroy();
+  assert.ok(used < 400, `the acceptor used ${used} ms of CPU in 1 s while out of descriptors`);
+  assert.ok(lines < 20, `${lines} log lines in 1 s while out of descriptors`);
+  // Descriptors come back: deskd serves again.
+  await waitUntil(async () => (await fetch(url + '/healthz')).status === 200, { timeout: 5000, what: 'healthz after' });
+  assert.equal((await p.stop()).code, 0);
+});
