@@ -1151,9 +1151,15 @@ static void on_ws_connection(int fd, const char* head, size_t len)
 	if (role == HTTP_ROLE_NONE && netcheck_head_header(head, len,
 			"Sec-WebSocket-Protocol", value, sizeof(value)) >= 0) {
 		char* save = NULL;
-		for (char* t = strtok_r(value, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-			if (strncmp(t, "bearer.", 7) == 0 && role == HTTP_ROLE_NONE)
-				role = auth_check_token(t + 7);
+		for (char* t = strtok_r(value, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+			if (strncmp(t, "bearer.", 7) != 0 || role != HTTP_ROLE_NONE)
+				continue;
+			role = auth_check_token(t + 7);
+			/* The dashboard percent-encodes what a subprotocol cannot carry. */
+			if (role == HTTP_ROLE_NONE && strchr(t + 7, '%')
+					&& netcheck_pct_decode(t + 7, token, sizeof(token)) > 0)
+				role = auth_check_token(token);
+		}
 	}
 	if (!auth_token())
 		role = HTTP_ROLE_FULL;

@@ -373,3 +373,36 @@ test('out of file descriptors: the acceptor neither spins nor floods the log, an
   await waitUntil(async () => (await fetch(url + '/healthz')).status === 200, { timeout: 5000, what: 'healthz after' });
   assert.equal((await p.stop()).code, 0);
 });
+
+test('the dashboard never puts the token in a URL, whatever characters it has', async (t) => {
+  const { chromium } = await import('playwright-core');
+  const chromiumBin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+  if (!existsSync(chromiumBin)) { t.skip(`no ${chromiumBin}`); return; }
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  // Characters a WebSocket subprotocol cannot carry as they are.
+  const token = `t/k(1)=${randomBytes(6).toString('hex')}"%41,x`;
+  const d = await startDeskd({ display: x.display, token });
+  t.after(() => d.stop());
+  const browser = await chromium.launch({ executablePath: chromiumBin,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const urls = [];
+  page.on('request', (r) => urls.push(r.url()));
+  page.on('websocket', (ws) => urls.push(ws.url()));
+  await page.goto(`${d.url}/#token=${encodeURIComponent(token)}`);
+  await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live', null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelectorAll('#windows li').length > 0 || document.querySelector('#screen').width > 0,
+    null, { timeout: 10000 });
+  assert.ok(urls.some((u) => u.includes('/live')), `the live view connected: ${urls}`);
+  assert.ok(urls.some((u) => u.includes('/api/v1/')), 'REST calls were made');
+  for (const u of urls) {
+    const noFragment = u.split('#')[0];
+    for (const form of [token, encodeURIComponent(token), token.slice(0, 12), encodeURIComponent(token.slice(0, 12))]) {
+      assert.ok(!noFragment.includes(form), `the token is in a URL: ${u}`);
+    }
+    assert.ok(!/[?&]token=/.test(noFragment), `a token parameter: ${u}`);
+  }
+  assert.equal(new URL(page.url()).hash, '', 'the token left the address bar');
+});

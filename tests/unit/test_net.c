@@ -121,6 +121,16 @@ static void test_head(void)
 	TST_EQ_INT(netcheck_query_param("a&token=", "token", v, sizeof(v)), 0);
 	TST_EQ_INT(netcheck_head_target("GARBAGE\r\n\r\n", 11, path, sizeof(path), query,
 			sizeof(query)), -1);
+	TST_EQ_INT(netcheck_pct_decode("t%2Fk(1)%3D%22%2541%2Cx", v, sizeof(v)), 13);
+	TST_EQ_STR(v, "t/k(1)=\"%41,x");
+	TST_EQ_INT(netcheck_pct_decode("plain", v, sizeof(v)), 5);
+	TST_EQ_STR(v, "plain");
+	TST_EQ_INT(netcheck_pct_decode("50%", v, sizeof(v)), 3);	/* a lone '%' stays */
+	TST_EQ_STR(v, "50%");
+	TST_EQ_INT(netcheck_pct_decode("%4", v, sizeof(v)), 2);
+	TST_EQ_INT(netcheck_pct_decode("a%00b", v, sizeof(v)), -1);	/* no hidden NUL */
+	TST_EQ_INT(netcheck_pct_decode("abcd", v, 4), -1);
+	TST_EQ_INT(netcheck_pct_decode("", v, 0), -1);
 	TST_CHECK(netcheck_has_token("keep-alive, Upgrade", "upgrade"));
 	TST_CHECK(!netcheck_has_token("keep-alive, Upgraded", "upgrade"));
 }
