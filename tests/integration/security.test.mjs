@@ -278,6 +278,33 @@ describe('one deskd, a full and a view token', () => {
     assert.match(metrics, /deskd_http_requests_total\{[^}]*method="other"/);
   });
 
+  test('one request cannot make activity events huge (kept in history, sent to every viewer)', async () => {
+    const res = await fetch(d.url + '/api/v1/events', { headers: { authorization: `Bearer ${VIEW}` } });
+    const reader = res.body.getReader();
+    let text = '';
+    const marker = 'huge-' + randomBytes(4).toString('hex');
+    // A big key, many members, deep nesting: 4 MB of arguments from the view token.
+    const args = { [marker + 'k'.repeat(1 << 20)]: 1, text: 'x'.repeat(1 << 20) };
+    for (let i = 0; i < 2000; i++) args[`${marker}-${i}`] = 'v'.repeat(1000);
+    let nest = { [marker]: 1 };
+    for (let i = 0; i < 50; i++) nest = { a: nest, b: Array.from({ length: 100 }, () => ({ c: 'x'.repeat(300) })) };
+    args.nest = nest;
+    const r = await fetch(`${d.url}/api/v1/tools/computer_type`, { method: 'POST',
+      headers: { authorization: `Bearer ${VIEW}`, 'content-type': 'application/json' }, body: JSON.stringify(args) });
+    assert.equal(r.status, 403);
+    await r.text();
+    const dec = new TextDecoder();
+    while (!(text.includes(marker) && /"status":"forbidden"[^\n]*\n\n/.test(text.slice(text.indexOf(marker))))) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += dec.decode(value);
+    }
+    reader.cancel();
+    const events = text.split('\n').filter((l) => l.startsWith('data:') && l.includes('computer_type'));
+    assert.ok(events.length >= 2, 'the start and end events arrived');
+    for (const e of events) assert.ok(e.length < 256 * 1024, `an event of ${e.length} bytes`);
+  });
+
   test('recording ids are names, never paths', async () => {
     for (const id of ['..', '.', '../token', '..%2ftoken', '%2e%2e', 'a/b', 'token', '.hidden', '%00', 'x'.repeat(300)]) {
       const r = await d.fetch('/api/v1/recordings/' + id);
