@@ -21,9 +21,11 @@
 #include "server/ws.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,9 @@
 #define HTTP_KEEPALIVE_MS 15000		/* SSE comment when a stream was idle this long;
 					 * DESKD_SSE_KEEPALIVE_MS overrides (tests) */
 #define HTTP_STREAM_MAX_BUFFERED (64u << 20)	/* a reader this far behind is dropped */
+#define HTTP_STREAMS_MAX_BUFFERED (256l << 20)	/* all streams together; past it,
+						 * DESKD_STREAMS_MAX_BUFFERED overrides (tests) */
+#define HTTP_STREAM_LAG_MIN (1u << 20)		/* readers this far behind are dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
 #define HTTP_MAX_CONNECTIONS 1024
 #define HTTP_CORS_HEADERS "Authorization, Content-Type, Accept, Mcp-Session-Id, " \
@@ -117,11 +122,16 @@ static struct {
 	struct http_request* requests;
 	struct http_stream* streams;
 	int keepalive_ms;
+	size_t streams_max_buffered;
 	int n_streams;			/* open (not yet closed by MHD) */
 	pthread_t ticker;
 	pthread_cond_t ticker_cond;
 	bool ticker_running;
 } H = { .mutex = PTHREAD_MUTEX_INITIALIZER, .ticker_cond = PTHREAD_COND_INITIALIZER };
+
+/* Bytes queued in all streams: many readers that never read (each within
+ * its own limit) must not add up to all the memory there is. */
+static atomic_size_t http__buffered;
 
 static int64_t mono_ms(void)
 {
@@ -837,6 +847,7 @@ void http_stream_unref(struct http_stream* self)
 	pthread_mutex_unlock(&H.mutex);
 	if (refs > 0)
 		return;
+	atomic_fetch_sub(&http__buffered, self->len - self->off);
 	free(self->buf);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
@@ -885,6 +896,7 @@ static ssize_t stream_reader(void* cls, uint64_t pos, char* buf, size_t max)
 			n = max;
 		memcpy(buf, self->buf + self->off, n);
 		self->off += n;
+		atomic_fetch_sub(&http__buffered, n);
 		if (self->off == self->len)
 			self->off = self->len = 0;
 		rc = (ssize_t)n;
@@ -983,8 +995,16 @@ int http_stream_write(struct http_stream* self, const void* data, size_t len)
 		rc = -EPIPE;
 		goto out;
 	}
-	if (self->len + len > HTTP_STREAM_MAX_BUFFERED) {
-		log_warn("a stream reader fell %zu bytes behind; closing it", self->len);
+	size_t queued = self->len - self->off;
+	if (queued + len > HTTP_STREAM_MAX_BUFFERED
+			|| (atomic_load(&http__buffered) + len > H.streams_max_buffered
+				&& queued + len > HTTP_STREAM_LAG_MIN)) {
+		log_warn("a stream reader fell %zu bytes behind; closing it", queued);
+		/* Drop what it never read now: its connection may linger. */
+		atomic_fetch_sub(&http__buffered, queued);
+		free(self->buf);
+		self->buf = NULL;
+		self->off = self->len = self->cap = 0;
 		self->closed = true;
 		stream_wake(self);
 		rc = -EPIPE;
@@ -1012,6 +1032,7 @@ int http_stream_write(struct http_stream* self, const void* data, size_t len)
 	}
 	memcpy(self->buf + self->len, data, len);
 	self->len += len;
+	atomic_fetch_add(&http__buffered, len);
 	self->last_write_ms = mono_ms();
 	stream_wake(self);
 out:
@@ -1211,6 +1232,8 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 		return -EBUSY;
 	H.max_body = opts->max_body_bytes;
 	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
+	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
+			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);
 	unsigned threads = pool_size();
 	unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD
 		| MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;

@@ -372,92 +372,145 @@ function cleanEnv() {
   return env;
 }
 
-test('the ready file is never written through a symlink planted at its temporary name', async (t) => {
-  const x = await startXvfb();
-  t.after(() => x.stop());
-  const dir = tempDir('deskd-ready-');
-  const victim = join(dir, 'victim');
-  writeFileSync(victim, 'precious\n');
-  const ready = join(dir, 'ready.json');
-  // exec keeps the shell's pid, so the planted name is deskd's "<ready>.tmp.<pid>".
-  const p = launch('deskd(ready)', 'sh', ['-c', 'ln -s "$1" "$2.tmp.$$" && exec "$3" --listen 127.0.0.1:0 '
-    + '--ready-file "$2" --data-dir "$4" --token ready-token-1 --display "$5"', 'sh', victim, ready, DESKD_BIN, dir, x.display],
-  { env: cleanEnv() });
-  t.after(() => p.stop());
-  const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
-  assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-  assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the symlink target is untouched');
-  const st = lstatSync(ready);
-  assert.ok(st.isFile(), 'the ready file is a file, not the planted symlink');
-  assert.equal(st.mode & 0o777, 0o600);
-  assert.equal((await p.stop()).code, 0);
-});
+// Each with its own deskd: run side by side.
+describe('own instances', { concurrency: true }, () => {
+  test('the ready file is never written through a symlink planted at its temporary name', async (t) => {
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    const dir = tempDir('deskd-ready-');
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious\n');
+    const ready = join(dir, 'ready.json');
+    // exec keeps the shell's pid, so the planted name is deskd's "<ready>.tmp.<pid>".
+    const p = launch('deskd(ready)', 'sh', ['-c', 'ln -s "$1" "$2.tmp.$$" && exec "$3" --listen 127.0.0.1:0 '
+      + '--ready-file "$2" --data-dir "$4" --token ready-token-1 --display "$5"', 'sh', victim, ready, DESKD_BIN, dir, x.display],
+    { env: cleanEnv() });
+    t.after(() => p.stop());
+    const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+    assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the symlink target is untouched');
+    const st = lstatSync(ready);
+    assert.ok(st.isFile(), 'the ready file is a file, not the planted symlink');
+    assert.equal(st.mode & 0o777, 0o600);
+    assert.equal((await p.stop()).code, 0);
+  });
 
-test('out of file descriptors: the acceptor neither spins nor floods the log, and recovers', async (t) => {
-  const x = await startXvfb();
-  t.after(() => x.stop());
-  const dir = tempDir('deskd-fds-');
-  const ready = join(dir, 'ready.json');
-  const p = launch('deskd(fds)', 'sh', ['-c', 'ulimit -n 96 && exec "$1" --listen 127.0.0.1:0 --ready-file "$2" '
-    + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv() });
-  t.after(() => p.stop());
-  const { url } = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
-  const { port } = new URL(url);
-  const cpu = () => {
-    const f = readFileSync(`/proc/${p.proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;   // utime + stime, ms (100 Hz)
-  };
-  // Silent clients: each holds a descriptor until deskd gives up on it.
-  const sockets = [];
-  for (let i = 0; i < 120; i++) {
-    sockets.push(await new Promise((res) => {
-      const s = net.connect(Number(port), '127.0.0.1', () => res(s));
-      s.on('error', () => res(s));
-    }));
-  }
-  await sleep(300);
-  const logBefore = p.log.join('').split('\n').length;
-  const c0 = cpu();
-  await sleep(1000);
-  const used = cpu() - c0;
-  const lines = p.log.join('').split('\n').length - logBefore;
-  for (const s of sockets) s.destroy();
-  assert.ok(used < 400, `the acceptor used ${used} ms of CPU in 1 s while out of descriptors`);
-  assert.ok(lines < 20, `${lines} log lines in 1 s while out of descriptors`);
-  // Descriptors come back: deskd serves again.
-  await waitUntil(async () => (await fetch(url + '/healthz')).status === 200, { timeout: 5000, what: 'healthz after' });
-  assert.equal((await p.stop()).code, 0);
-});
-
-test('the dashboard never puts the token in a URL, whatever characters it has', async (t) => {
-  const { chromium } = await import('playwright-core');
-  const chromiumBin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-  if (!existsSync(chromiumBin)) { t.skip(`no ${chromiumBin}`); return; }
-  const x = await startXvfb();
-  t.after(() => x.stop());
-  // Characters a WebSocket subprotocol cannot carry as they are.
-  const token = `t/k(1)=${randomBytes(6).toString('hex')}"%41,x`;
-  const d = await startDeskd({ display: x.display, token });
-  t.after(() => d.stop());
-  const browser = await chromium.launch({ executablePath: chromiumBin,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
-  t.after(() => browser.close());
-  const page = await browser.newPage();
-  const urls = [];
-  page.on('request', (r) => urls.push(r.url()));
-  page.on('websocket', (ws) => urls.push(ws.url()));
-  await page.goto(`${d.url}/#token=${encodeURIComponent(token)}`);
-  await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live', null, { timeout: 10000 });
-  await page.waitForFunction(() => document.querySelectorAll('#windows li').length > 0 || document.querySelector('#screen').width > 0,
-    null, { timeout: 10000 });
-  assert.ok(urls.some((u) => u.includes('/live')), `the live view connected: ${urls}`);
-  assert.ok(urls.some((u) => u.includes('/api/v1/')), 'REST calls were made');
-  for (const u of urls) {
-    const noFragment = u.split('#')[0];
-    for (const form of [token, encodeURIComponent(token), token.slice(0, 12), encodeURIComponent(token.slice(0, 12))]) {
-      assert.ok(!noFragment.includes(form), `the token is in a URL: ${u}`);
+  test('out of file descriptors: the acceptor neither spins nor floods the log, and recovers', async (t) => {
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    const dir = tempDir('deskd-fds-');
+    const ready = join(dir, 'ready.json');
+    const p = launch('deskd(fds)', 'sh', ['-c', 'ulimit -n 96 && exec "$1" --listen 127.0.0.1:0 --ready-file "$2" '
+      + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv() });
+    t.after(() => p.stop());
+    const { url } = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+    const { port } = new URL(url);
+    const cpu = () => {
+      const f = readFileSync(`/proc/${p.proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(f[11]) + Number(f[12])) * 10;   // utime + stime, ms (100 Hz)
+    };
+    // Silent clients: each holds a descriptor until deskd gives up on it.
+    const sockets = [];
+    for (let i = 0; i < 120; i++) {
+      sockets.push(await new Promise((res) => {
+        const s = net.connect(Number(port), '127.0.0.1', () => res(s));
+        s.on('error', () => res(s));
+      }));
     }
-    assert.ok(!/[?&]token=/.test(noFragment), `a token parameter: ${u}`);
-  }
-  assert.equal(new URL(page.url()).hash, '', 'the token left the address bar');
+    await sleep(300);
+    const logBefore = p.log.join('').split('\n').length;
+    const c0 = cpu();
+    await sleep(1000);
+    const used = cpu() - c0;
+    const lines = p.log.join('').split('\n').length - logBefore;
+    for (const s of sockets) s.destroy();
+    assert.ok(used < 400, `the acceptor used ${used} ms of CPU in 1 s while out of descriptors`);
+    assert.ok(lines < 20, `${lines} log lines in 1 s while out of descriptors`);
+    // Descriptors come back: deskd serves again.
+    await waitUntil(async () => (await fetch(url + '/healthz')).status === 200, { timeout: 5000, what: 'healthz after' });
+    assert.equal((await p.stop()).code, 0);
+  });
+
+  test('the dashboard never puts the token in a URL, whatever characters it has', async (t) => {
+    const { chromium } = await import('playwright-core');
+    const chromiumBin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+    if (!existsSync(chromiumBin)) { t.skip(`no ${chromiumBin}`); return; }
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    // Characters a WebSocket subprotocol cannot carry as they are.
+    const token = `t/k(1)=${randomBytes(6).toString('hex')}"%41,x`;
+    const d = await startDeskd({ display: x.display, token });
+    t.after(() => d.stop());
+    const browser = await chromium.launch({ executablePath: chromiumBin,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    t.after(() => browser.close());
+    const page = await browser.newPage();
+    const urls = [];
+    page.on('request', (r) => urls.push(r.url()));
+    page.on('websocket', (ws) => urls.push(ws.url()));
+    await page.goto(`${d.url}/#token=${encodeURIComponent(token)}`);
+    await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live', null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelectorAll('#windows li').length > 0 || document.querySelector('#screen').width > 0,
+      null, { timeout: 10000 });
+    assert.ok(urls.some((u) => u.includes('/live')), `the live view connected: ${urls}`);
+    assert.ok(urls.some((u) => u.includes('/api/v1/')), 'REST calls were made');
+    for (const u of urls) {
+      const noFragment = u.split('#')[0];
+      for (const form of [token, encodeURIComponent(token), token.slice(0, 12), encodeURIComponent(token.slice(0, 12))]) {
+        assert.ok(!noFragment.includes(form), `the token is in a URL: ${u}`);
+      }
+      assert.ok(!/[?&]token=/.test(noFragment), `a token parameter: ${u}`);
+    }
+    assert.equal(new URL(page.url()).hash, '', 'the token left the address bar');
+  });
+
+  test('event streams that never read are dropped before they add up to all memory', async (t) => {
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    // All streams together may hold 32 MB here (256 MB by default).
+    const d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW],
+      env: { DESKD_STREAMS_MAX_BUFFERED: String(32 << 20) } });
+    t.after(() => d.stop());
+    // Subscribers that never read (each stays under its own 64 MB limit).
+    const { port } = new URL(d.url);
+    const idle = [];
+    for (let i = 0; i < 8; i++) {
+      const s = net.connect(Number(port), '127.0.0.1');
+      s.write(`GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${VIEW}\r\n\r\n`);
+      s.pause();
+      s.on('error', () => {});
+      idle.push(s);
+    }
+    await sleep(200);
+    const args = {};
+    for (let i = 0; i < 50; i++) {
+      args[`${i}-`.padEnd(200, 'k')] = Object.fromEntries(Array.from({ length: 10 }, (_, j) => [`${j}-`.padEnd(200, 'k'), 'v'.repeat(200)]));
+    }
+    const body = JSON.stringify(args);
+    const dropped = () => (d.log.join('').match(/fell \d+ bytes behind; closing it/g) || []).length;
+    let calls = 0;
+    try {
+      for (; calls < 300 && dropped() === 0; calls += 4) {
+        await Promise.all([0, 1, 2, 3].map(async () => {
+          const r = await fetch(`${d.url}/api/v1/tools/computer_type`, { method: 'POST',
+            headers: { authorization: `Bearer ${VIEW}`, 'content-type': 'application/json' }, body });
+          await r.text();
+        }));
+      }
+      assert.ok(dropped() > 0, `no idle stream was dropped after ${calls} calls`);
+    } finally {
+      for (const s of idle) s.destroy();
+    }
+    // Once they are gone, a reader that reads gets the history and new events.
+    await sleep(300);
+    {
+      const res = await fetch(d.url + '/api/v1/events', { headers: { authorization: `Bearer ${VIEW}` } });
+      const reader = res.body.getReader();
+      await d.tool('computer_cursor_position', {});
+      let text = '';
+      while (!text.includes('computer_cursor_position')) text += new TextDecoder().decode((await reader.read()).value);
+      reader.cancel();
+    }
+    assert.equal((await d.stop()).code, 0);
+  });
 });
