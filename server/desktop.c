@@ -488,6 +488,28 @@ static void run_setxkbmap(const char* display)
 		log_warn("setxkbmap us failed; the keyboard layout stays the X server's default");
 }
 
+/* A window mapped while the WM is still starting can be lost (it neither
+ * maps nor gets managed), so --launch programs wait, bounded, until a client
+ * redirects the root's substructure: the WM is taking over. */
+static void wait_for_wm(const char* display)
+{
+	Display* dpy = XOpenDisplay(display);
+	if (!dpy)
+		return;
+	bool dead = false;
+	XSetIOErrorExitHandler(dpy, on_x_io_exit, &dead);
+	for (int waited = 0; waited < 3000 && !dead; waited += 10) {
+		XWindowAttributes attrs;
+		if (XGetWindowAttributes(dpy, DefaultRootWindow(dpy), &attrs)
+				&& (attrs.all_event_masks & SubstructureRedirectMask)) {
+			log_debug("window manager ready after %d ms", waited);
+			break;
+		}
+		sleep_ms(10);
+	}
+	XCloseDisplay(dpy);
+}
+
 static void start_wm(const char* display)
 {
 	if (!g.wm_path[0] || g.wm.pid > 0)
@@ -506,6 +528,7 @@ static void start_wm(const char* display)
 	g.wm.pid = pid;
 	snprintf(g.wm.label, sizeof(g.wm.label), "%.63s", base);
 	log_info("window manager %s started (pid %ld)", base, (long)pid);
+	wait_for_wm(display);
 }
 
 int desktop_launch_script(const char* cmd, char* out, size_t size)

@@ -73,6 +73,7 @@ function buildHelper(dir) {
 }
 
 const ms = (s) => `${fmt(s.p50)} / ${fmt(s.p95)}`;
+const kb = (s) => (s.bytes ? `${Math.round(s.bytes / 1024)} KB` : '');
 
 async function peer(display, cmd, args, n) {
   const env = { ...process.env, DISPLAY: display };
@@ -119,9 +120,11 @@ async function one(width, height, helper) {
     // Whole tool calls over HTTP (client side: request, JSON, base64
     // decode). Between timed calls an untimed step changes the screen the
     // way the row says, so each call really captures and encodes.
+    let lastBytes = 0;
     const call = (args) => async () => {
       const r = await deskd.tool('screenshot', args);
       if (r.status !== 200) throw new Error(JSON.stringify(r.body).slice(0, 300));
+      lastBytes = r.body.structuredContent.bytes;
     };
     const xdo = (...a) => spawnSync('xdotool', a, { env: { ...process.env, DISPLAY: x.display } });
     async function timed(n, before, fn) {
@@ -132,7 +135,7 @@ async function one(width, height, helper) {
         await fn();
         if (i >= 0) out.push(performance.now() - t0);
       }
-      return stats(out.sort((p, q) => p - q));
+      return { ...stats(out.sort((p, q) => p - q)), bytes: lastBytes };
     }
     const N = 60;
     const none = async () => {};
@@ -153,6 +156,14 @@ async function one(width, height, helper) {
     const fullJ = await timed(N, flip, call({ format: 'jpeg' }));
     const fullS = await timed(N, flip, call({ max_dimension: scaled[0] }));
     const fullSJ = await timed(N, flip, call({ format: 'jpeg', max_dimension: scaled[0] }));
+    // The same through GET /api/v1/screenshot: image bytes, no JSON/base64.
+    const get = (q) => async () => {
+      const r = await deskd.fetch(`/api/v1/screenshot?${q}`);
+      if (r.status !== 200) throw new Error(await r.text());
+      lastBytes = (await r.arrayBuffer()).byteLength;
+    };
+    const rawP = await timed(N, flip, get('format=png'));
+    const rawJ = await timed(N, flip, get('format=jpeg'));
     // A window's content changes (resized by a pixel: new pixmap, repaint).
     const wres = await timed(N, async (i) => { xdo('windowsize', String(f2.window), String(300 + (i & 1)), '300'); await sleep(30); },
       call({ window: f2.window }));
@@ -160,16 +171,18 @@ async function one(width, height, helper) {
     const png = full, jpeg = fullJ;
 
     const rows = [
-      [`PNG ${res}, whole screen changed`, ms(full), '1.0x'],
-      [`JPEG q80 ${res}, whole screen changed`, ms(fullJ), ''],
-      [`PNG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullS), ''],
-      [`JPEG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullSJ), ''],
-      [`PNG ${res}, a 500x400 window moved (half the rows)`, ms(moved), ''],
-      [`PNG ${res}, pointer moved (cursor: true; few bands)`, ms(small), ''],
-      [`PNG ${res}, unchanged (cache hit)`, ms(hit), ''],
-      [`JPEG ${res}, unchanged (cache hit)`, ms(hitJ), ''],
-      ['PNG of a 300x300 window, its content changed', ms(wres), ''],
-      ['PNG of a 300x300 window, unchanged (cache hit)', ms(whit), ''],
+      [`PNG ${res}, whole screen changed (full-screen gradients)`, ms(full), kb(full), '1.0x'],
+      [`JPEG q80 ${res}, whole screen changed`, ms(fullJ), kb(fullJ), ''],
+      [`PNG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullS), kb(fullS), ''],
+      [`JPEG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullSJ), kb(fullSJ), ''],
+      [`GET /api/v1/screenshot PNG ${res} (raw bytes), whole screen changed`, ms(rawP), kb(rawP), ''],
+      [`GET /api/v1/screenshot JPEG ${res} (raw bytes), whole screen changed`, ms(rawJ), kb(rawJ), ''],
+      [`PNG ${res}, a 500x400 window moved (half the rows)`, ms(moved), kb(moved), ''],
+      [`PNG ${res}, pointer moved (cursor: true; few bands)`, ms(small), kb(small), ''],
+      [`PNG ${res}, unchanged (cache hit)`, ms(hit), kb(hit), ''],
+      [`JPEG ${res}, unchanged (cache hit)`, ms(hitJ), kb(hitJ), ''],
+      ['PNG of a 300x300 window, its content changed', ms(wres), kb(wres), ''],
+      ['PNG of a 300x300 window, unchanged (cache hit)', ms(whit), kb(whit), ''],
     ];
     for (const w of [winA, winB]) xdo('windowunmap', String(w.window));
     const pngScaled = fullS;
@@ -178,19 +191,19 @@ async function one(width, height, helper) {
     const ratio = (s) => `${(s.p50 / png.p50).toFixed(1)}x slower`;
     if (have('scrot')) {
       const s = stats(await peer(x.display, 'scrot', ['-o', file], 15));
-      rows.push([`scrot -o f.png (${res})`, ms(s), ratio(s)]);
+      rows.push([`scrot -o f.png (${res})`, ms(s), '', ratio(s)]);
       if (have('convert')) {
         const sc = stats(await peer(x.display, 'sh', ['-c', `scrot -o ${file} && convert ${file} -resize ${scaled.join('x')}! ${file}`], 10));
-        rows.push([`scrot + convert -resize ${scaled.join('x')}!`, ms(sc), `${(sc.p50 / pngScaled.p50).toFixed(1)}x slower than deskd scaled PNG`]);
+        rows.push([`scrot + convert -resize ${scaled.join('x')}!`, ms(sc), '', `${(sc.p50 / pngScaled.p50).toFixed(1)}x slower than deskd scaled PNG`]);
       }
-    } else rows.push(['scrot', 'not installed', '']);
+    } else rows.push(['scrot', 'not installed', '', '']);
     if (have('import')) {
       const s = stats(await peer(x.display, 'import', ['-window', 'root', file], 8));
-      rows.push([`import -window root f.png (${res})`, ms(s), ratio(s)]);
-    } else rows.push(['import (ImageMagick)', 'not installed', '']);
+      rows.push([`import -window root f.png (${res})`, ms(s), '', ratio(s)]);
+    } else rows.push(['import (ImageMagick)', 'not installed', '', '']);
     rmSync(file, { force: true });
-    table(`deskd screenshot tool call over HTTP vs peers, ${res} (ms p50 / p95, n=${N})`, ['what', 'time', 'vs deskd PNG (whole screen changed)'], rows);
-    return { png, jpeg };
+    table(`deskd screenshot tool call over HTTP vs peers, ${res} (ms p50 / p95, n=${N})`, ['what', 'time', 'image', 'vs deskd PNG (whole screen changed)'], rows);
+    return { png, jpeg, rawJ };
   } finally {
     for (const p of started.reverse()) await p.stop();
   }
@@ -204,5 +217,6 @@ export default async function () {
   table('capture targets (1280x800, over HTTP)', ['target', 'goal', 'measured p50', 'met'], [
     ['screenshot PNG', '< 15 ms', fmt(r1.png.p50), r1.png.p50 < 15 ? 'yes' : 'NO'],
     ['screenshot JPEG', '< 6 ms', fmt(r1.jpeg.p50), r1.jpeg.p50 < 6 ? 'yes' : 'NO'],
+    ['GET /api/v1/screenshot JPEG', '< 6 ms', fmt(r1.rawJ.p50), r1.rawJ.p50 < 6 ? 'yes' : 'NO'],
   ]);
 }

@@ -2,7 +2,7 @@
 // port 0 and its own fixture app, and stops them by PID, also when it fails.
 // Never touches $DISPLAY or a fixed port. Logs of everything started are
 // printed when the test process fails.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -108,7 +108,12 @@ export async function startXvfb({ width = 1280, height = 800, depth = 24 } = {})
 /** Start a window manager on the display (openbox), when asked. */
 export async function startWm(display, wm = 'openbox') {
   const p = launch(wm, wm, wm === 'openbox' ? ['--sm-disable'] : [], { env: { ...process.env, DISPLAY: display } });
-  await sleep(300);
+  // A window mapped while the WM is still starting can be lost: wait until
+  // the WM has announced itself (EWMH), as deskd's own desktop does.
+  await waitUntil(() => {
+    const r = spawnSync('xprop', ['-display', display, '-root', '_NET_SUPPORTING_WM_CHECK'], { encoding: 'utf8' });
+    return r.status === 0 && /window id #/.test(r.stdout);
+  }, { timeout: 10000, interval: 25, what: `${wm} to manage the display` });
   return p;
 }
 
