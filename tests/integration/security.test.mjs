@@ -314,9 +314,7 @@ describe('one deskd, a full and a view token', () => {
     }
   });
 
-  // Findings in files this audit may not edit (reported to the lead): the
-  // tests show the problem and pass once it is fixed.
-  test('the view token cannot write files with screenshot "out"', { todo: 'tools_capture.c: screenshot is read-only but writes "out"' }, async () => {
+  test('the view token cannot write files with screenshot "out"', async () => {
     const out = join(d.dataDir, `view-${Date.now()}.png`);
     const r = await fetch(`${d.url}/api/v1/tools/screenshot`, { method: 'POST',
       headers: { authorization: `Bearer ${VIEW}`, 'content-type': 'application/json' }, body: JSON.stringify({ out }) });
@@ -325,7 +323,7 @@ describe('one deskd, a full and a view token', () => {
     assert.equal(r.status, 403);
   });
 
-  test('the view token cannot end an MCP session the full token opened', { todo: 'mcp_http.c: DELETE /mcp accepts the view token' }, async () => {
+  test('the view token cannot end an MCP session the full token opened', async () => {
     const h = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const init = await fetch(d.url + '/mcp', { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: 1,
       method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } }) });
