@@ -51,13 +51,38 @@ static int clean_token(char* s, const char* what)
 	return 0;
 }
 
-static char* read_token_file(const char* path, int* err)
+/* Read a token file. private: the file deskd keeps in its data dir, which
+ * must be a regular file of ours that nobody else may read (never a symlink,
+ * so nobody can plant a known token there or point it elsewhere). A
+ * --token-file (e.g. a mounted secret, often a symlink) only gets a warning. */
+static char* read_token_file(const char* path, bool private, int* err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (private ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		*err = -errno;
+		if (private && errno == ELOOP)
+			log_error("%s is a symlink; deskd only uses a token file it owns: remove it "
+					"and deskd makes a new one", path);
 		return NULL;
 	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*err = -EINVAL;
+		log_error("%s is not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if (private && (st.st_uid != geteuid() || (st.st_mode & 077))) {
+		*err = -EPERM;
+		log_error("%s must be ours and mode 0600 (it is uid %ld, mode %04o): others may "
+				"have read the token; remove it and deskd makes a new one", path,
+				(long)st.st_uid, (unsigned)st.st_mode & 07777);
+		close(fd);
+		return NULL;
+	}
+	if (!private && (st.st_mode & 077))
+		log_warn("%s is readable by others (mode %04o); chmod 600 it", path,
+				(unsigned)st.st_mode & 07777);
 	char* buf = calloc(1, AUTH_TOKEN_MAX + 2);
 	if (!buf) {
 		close(fd);
@@ -96,6 +121,24 @@ static int make_dir(const char* path)
 	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
+/* The data dir holds the token: it must be a directory of ours that nobody
+ * else may write, or someone could plant a token file (or a symlink) in it. */
+static int check_data_dir(const char* path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		log_error("the data directory %s must be ours and not group/world writable "
+				"(it is uid %ld, mode %04o); run chmod 700 %s or pick another with "
+				"--data-dir", path, (long)st.st_uid, (unsigned)st.st_mode & 07777, path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* Generate 32 random bytes as hex and save them 0600, or reuse the saved one. */
 static int load_or_create(const char* data_dir)
 {
@@ -103,19 +146,21 @@ static int load_or_create(const char* data_dir)
 	int rc;
 	if (snprintf(path, sizeof(path), "%s/token", data_dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((rc = make_dir(data_dir)) < 0) {
-		log_error("cannot create the data directory %s: %s; pick another with --data-dir",
-				data_dir, strerror(-rc));
+	if ((rc = make_dir(data_dir)) < 0 || (rc = check_data_dir(data_dir)) < 0) {
+		if (rc != -EPERM)
+			log_error("cannot use the data directory %s: %s; pick another with --data-dir",
+					data_dir, strerror(-rc));
 		return rc;
 	}
-	A.token = read_token_file(path, &rc);
+	A.token = read_token_file(path, true, &rc);
 	if (A.token) {
 		if (clean_token(A.token, path) < 0)
 			return -EINVAL;
 		return 0;
 	}
 	if (rc != -ENOENT) {
-		log_error("cannot read %s: %s", path, strerror(-rc));
+		if (rc != -ELOOP && rc != -EPERM && rc != -EINVAL)
+			log_error("cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
 
@@ -158,7 +203,7 @@ static int load_or_create(const char* data_dir)
 		unlink(tmp);
 		if (rc == -EEXIST) {
 			free(A.token);
-			A.token = read_token_file(path, &rc);
+			A.token = read_token_file(path, true, &rc);
 			if (!A.token)
 				goto write_failure;
 			return clean_token(A.token, path);
@@ -190,7 +235,7 @@ int auth_init(const struct options* opts)
 			return -ENOMEM;
 		rc = clean_token(A.token, "--token");
 	} else if (opts->token_file) {
-		A.token = read_token_file(opts->token_file, &rc);
+		A.token = read_token_file(opts->token_file, false, &rc);
 		if (!A.token)
 			log_error("cannot read --token-file %s: %s", opts->token_file,
 					strerror(-rc));

@@ -11,6 +11,7 @@
 #define EVENTS_HISTORY 200
 #define EVENTS_MAX_SUBSCRIBERS 64
 #define EVENTS_MAX_STRING 200
+#define EVENTS_MAX_NODES 500	/* values shown per args object */
 
 struct subscriber {
 	int handle;
@@ -41,34 +42,54 @@ void events_deinit(void)
 	pthread_mutex_unlock(&events__mutex);
 }
 
-/* Arguments as shown in events: long strings cut, image data dropped. */
-static json_t* summarize(json_t* value, int depth)
+/* The first EVENTS_MAX_STRING bytes of a long string, and "...". */
+static json_t* cut_string(const char* s)
 {
-	if (depth > 8)
+	size_t cut = EVENTS_MAX_STRING;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+		cut--;	/* never split a UTF-8 sequence */
+	char* buf = malloc(cut + 4);
+	if (!buf)
+		return json_string("...");
+	memcpy(buf, s, cut);
+	memcpy(buf + cut, "...", 4);
+	json_t* out = json_string(buf);
+	free(buf);
+	return out ? out : json_string("...");
+}
+
+/* Arguments as shown in events: long strings and keys cut, at most 50
+ * members or items (EVENTS_MAX_NODES in all), image data dropped. */
+static json_t* summarize(json_t* value, int depth, int* budget)
+{
+	if (depth > 8 || --*budget < 0)
 		return json_string("...");
 	if (json_is_string(value)) {
-		const char* s = json_string_value(value);
-		size_t len = json_string_length(value);
-		if (len <= EVENTS_MAX_STRING)
+		if (json_string_length(value) <= EVENTS_MAX_STRING)
 			return json_incref(value);
-		size_t cut = EVENTS_MAX_STRING;
-		while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-			cut--;	/* never split a UTF-8 sequence */
-		char* buf = malloc(cut + 4);
-		if (!buf)
-			return json_string("...");
-		memcpy(buf, s, cut);
-		memcpy(buf + cut, "...", 4);
-		json_t* out = json_string(buf);
-		free(buf);
-		return out ? out : json_string("...");
+		return cut_string(json_string_value(value));
 	}
 	if (json_is_object(value)) {
+		/* Keys too: events are kept (history, live view) and sent to
+		 * every subscriber, so one request must not make them huge. */
 		json_t* out = json_object();
 		const char* key;
 		json_t* member;
-		json_object_foreach(value, key, member)
-			json_object_set_new(out, key, summarize(member, depth + 1));
+		size_t i = 0;
+		json_object_foreach(value, key, member) {
+			if (i++ >= 50) {
+				json_object_set_new(out, "...", json_string("..."));
+				break;
+			}
+			if (strlen(key) <= EVENTS_MAX_STRING) {
+				json_object_set_new(out, key, summarize(member, depth + 1, budget));
+				continue;
+			}
+			json_t* cut = cut_string(key);
+			json_object_set_new(out, json_string_value(cut),
+					summarize(member, depth + 1, budget));
+			json_decref(cut);
+		}
 		return out;
 	}
 	if (json_is_array(value)) {
@@ -80,7 +101,7 @@ static json_t* summarize(json_t* value, int depth)
 				json_array_append_new(out, json_string("..."));
 				break;
 			}
-			json_array_append_new(out, summarize(item, depth + 1));
+			json_array_append_new(out, summarize(item, depth + 1, budget));
 		}
 		return out;
 	}
@@ -112,10 +133,11 @@ uint64_t events_tool_start(const char* source, const char* session,
 		const char* tool, json_t* args)
 {
 	uint64_t id = atomic_fetch_add(&next_id, 1);
+	int budget = EVENTS_MAX_NODES;
 	json_t* event = json_pack("{s:s, s:I, s:f, s:s, s:s, s:o, s:s}",
 			"type", "event", "id", (json_int_t)id, "ts", now_seconds(),
 			"source", source ? source : "rest", "tool", tool,
-			"args", summarize(args, 0), "status", "started");
+			"args", summarize(args, 0, &budget), "status", "started");
 	if (session)
 		json_object_set_new(event, "session", json_string(session));
 	publish(event);

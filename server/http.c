@@ -21,9 +21,11 @@
 #include "server/ws.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,9 @@
 #define HTTP_KEEPALIVE_MS 15000		/* SSE comment when a stream was idle this long;
 					 * DESKD_SSE_KEEPALIVE_MS overrides (tests) */
 #define HTTP_STREAM_MAX_BUFFERED (64u << 20)	/* a reader this far behind is dropped */
+#define HTTP_STREAMS_MAX_BUFFERED (256l << 20)	/* all streams together; past it,
+						 * DESKD_STREAMS_MAX_BUFFERED overrides (tests) */
+#define HTTP_STREAM_LAG_MIN (1u << 20)		/* readers this far behind are dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
 #define HTTP_MAX_CONNECTIONS 1024
 #define HTTP_CORS_HEADERS "Authorization, Content-Type, Accept, Mcp-Session-Id, " \
@@ -117,11 +122,16 @@ static struct {
 	struct http_request* requests;
 	struct http_stream* streams;
 	int keepalive_ms;
+	size_t streams_max_buffered;
 	int n_streams;			/* open (not yet closed by MHD) */
 	pthread_t ticker;
 	pthread_cond_t ticker_cond;
 	bool ticker_running;
 } H = { .mutex = PTHREAD_MUTEX_INITIALIZER, .ticker_cond = PTHREAD_COND_INITIALIZER };
+
+/* Bytes queued in all streams: many readers that never read (each within
+ * its own limit) must not add up to all the memory there is. */
+static atomic_size_t http__buffered;
 
 static int64_t mono_ms(void)
 {
@@ -302,6 +312,18 @@ static double elapsed_s(const struct timespec* start)
 	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/* The method as a metrics label. A client's own word would let anyone,
+ * without a token, mint series until the table is full. */
+static const char* method_label(const char* method)
+{
+	static const char* const known[] = { "GET", "HEAD", "POST", "PUT", "DELETE",
+		"OPTIONS", "PATCH" };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(method, known[i]) == 0)
+			return known[i];
+	return "other";
+}
+
 /* Hand the stored response to MHD; MHD thread, req->mutex held. */
 static enum MHD_Result queue_stored(struct http_request* req, struct MHD_Connection* conn)
 {
@@ -318,7 +340,7 @@ static enum MHD_Result queue_stored(struct http_request* req, struct MHD_Connect
 	char status[8];
 	snprintf(status, sizeof(status), "%d", req->status);
 	metrics_inc("deskd_http_requests_total", "route", req->route_label,
-			"method", req->method, "status", status, NULL);
+			"method", method_label(req->method), "status", status, NULL);
 	metrics_observe("deskd_http_request_duration_seconds", elapsed_s(&req->start),
 			"route", req->route_label, NULL);
 	return rc;
@@ -825,6 +847,7 @@ void http_stream_unref(struct http_stream* self)
 	pthread_mutex_unlock(&H.mutex);
 	if (refs > 0)
 		return;
+	atomic_fetch_sub(&http__buffered, self->len - self->off);
 	free(self->buf);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
@@ -873,6 +896,7 @@ static ssize_t stream_reader(void* cls, uint64_t pos, char* buf, size_t max)
 			n = max;
 		memcpy(buf, self->buf + self->off, n);
 		self->off += n;
+		atomic_fetch_sub(&http__buffered, n);
 		if (self->off == self->len)
 			self->off = self->len = 0;
 		rc = (ssize_t)n;
@@ -971,8 +995,16 @@ int http_stream_write(struct http_stream* self, const void* data, size_t len)
 		rc = -EPIPE;
 		goto out;
 	}
-	if (self->len + len > HTTP_STREAM_MAX_BUFFERED) {
-		log_warn("a stream reader fell %zu bytes behind; closing it", self->len);
+	size_t queued = self->len - self->off;
+	if (queued + len > HTTP_STREAM_MAX_BUFFERED
+			|| (atomic_load(&http__buffered) + len > H.streams_max_buffered
+				&& queued + len > HTTP_STREAM_LAG_MIN)) {
+		log_warn("a stream reader fell %zu bytes behind; closing it", queued);
+		/* Drop what it never read now: its connection may linger. */
+		atomic_fetch_sub(&http__buffered, queued);
+		free(self->buf);
+		self->buf = NULL;
+		self->off = self->len = self->cap = 0;
 		self->closed = true;
 		stream_wake(self);
 		rc = -EPIPE;
@@ -1000,6 +1032,7 @@ int http_stream_write(struct http_stream* self, const void* data, size_t len)
 	}
 	memcpy(self->buf + self->len, data, len);
 	self->len += len;
+	atomic_fetch_add(&http__buffered, len);
 	self->last_write_ms = mono_ms();
 	stream_wake(self);
 out:
@@ -1139,9 +1172,15 @@ static void on_ws_connection(int fd, const char* head, size_t len)
 	if (role == HTTP_ROLE_NONE && netcheck_head_header(head, len,
 			"Sec-WebSocket-Protocol", value, sizeof(value)) >= 0) {
 		char* save = NULL;
-		for (char* t = strtok_r(value, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-			if (strncmp(t, "bearer.", 7) == 0 && role == HTTP_ROLE_NONE)
-				role = auth_check_token(t + 7);
+		for (char* t = strtok_r(value, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+			if (strncmp(t, "bearer.", 7) != 0 || role != HTTP_ROLE_NONE)
+				continue;
+			role = auth_check_token(t + 7);
+			/* The dashboard percent-encodes what a subprotocol cannot carry. */
+			if (role == HTTP_ROLE_NONE && strchr(t + 7, '%')
+					&& netcheck_pct_decode(t + 7, token, sizeof(token)) > 0)
+				role = auth_check_token(token);
+		}
 	}
 	if (!auth_token())
 		role = HTTP_ROLE_FULL;
@@ -1193,6 +1232,8 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 		return -EBUSY;
 	H.max_body = opts->max_body_bytes;
 	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
+	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
+			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);
 	unsigned threads = pool_size();
 	unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD
 		| MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;

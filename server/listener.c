@@ -19,6 +19,8 @@
 #define LISTENER_PEEK_MAX 8192		/* the longest head we look at */
 #define LISTENER_PENDING_MAX 256	/* connections being classified at once */
 #define LISTENER_DEADLINE_MS 5000	/* then it goes to MHD as plain HTTP */
+#define LISTENER_FULL_PAUSE_MS 100	/* out of descriptors: stop accepting this long */
+#define LISTENER_FULL_LOG_MS 10000	/* and say so at most this often */
 
 enum { SLOT_LISTEN = 0, SLOT_WAKE = 1, SLOT_FIRST = 2 };
 
@@ -40,6 +42,8 @@ static struct {
 	struct pending pending[LISTENER_PENDING_MAX];
 	int n_pending;
 	char buf[LISTENER_PEEK_MAX];
+	int64_t paused_until;		/* accepting resumes then (0 = accepting) */
+	int64_t full_logged;
 } L = { .listen_fd = -1, .epoll_fd = -1, .wake_fd = -1 };
 
 static int64_t now_ms(void)
@@ -103,6 +107,30 @@ static void pending_check(struct pending* p, bool expired, bool hangup)
 		route_http(p);
 }
 
+/* Out of descriptors (or memory): the listening socket stays readable, so
+ * polling it would spin and log in a loop. Stop polling it for a while; the
+ * connections wait in the backlog. */
+static void accept_pause(int err)
+{
+	struct epoll_event ev = { .events = 0, .data.u64 = SLOT_LISTEN };
+	epoll_ctl(L.epoll_fd, EPOLL_CTL_MOD, L.listen_fd, &ev);
+	int64_t now = now_ms();
+	L.paused_until = now + LISTENER_FULL_PAUSE_MS;
+	if (!L.full_logged || now - L.full_logged >= LISTENER_FULL_LOG_MS) {
+		L.full_logged = now;
+		log_warn("accept: %s; new connections wait until some close (raise ulimit -n)",
+				strerror(err));
+	}
+}
+
+static void accept_resume(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = SLOT_LISTEN };
+	L.paused_until = 0;
+	if (epoll_ctl(L.epoll_fd, EPOLL_CTL_MOD, L.listen_fd, &ev) < 0)
+		log_warn("epoll_ctl: %s", strerror(errno));
+}
+
 static void accept_all(void)
 {
 	for (;;) {
@@ -113,6 +141,11 @@ static void accept_all(void)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS
+					|| errno == ENOMEM) {
+				accept_pause(errno);
+				return;
+			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				log_warn("accept: %s", strerror(errno));
 			return;
@@ -152,9 +185,9 @@ static void* listener_main(void* arg)
 	struct epoll_event events[64];
 	for (;;) {
 		int timeout = -1;
-		if (L.n_pending > 0) {
-			int64_t now = now_ms(), next = INT64_MAX;
-			for (int i = 0; i < LISTENER_PENDING_MAX; i++)
+		if (L.n_pending > 0 || L.paused_until) {
+			int64_t now = now_ms(), next = L.paused_until ? L.paused_until : INT64_MAX;
+			for (int i = 0; L.n_pending > 0 && i < LISTENER_PENDING_MAX; i++)
 				if (L.pending[i].fd >= 0 && L.pending[i].deadline < next)
 					next = L.pending[i].deadline;
 			timeout = next <= now ? 0 : (int)(next - now);
@@ -184,6 +217,8 @@ static void* listener_main(void* arg)
 		if (stop)
 			break;
 		int64_t now = now_ms();
+		if (L.paused_until && now >= L.paused_until)
+			accept_resume();
 		for (int i = 0; i < LISTENER_PENDING_MAX; i++)
 			if (L.pending[i].fd >= 0 && L.pending[i].deadline <= now)
 				pending_check(&L.pending[i], true, false);
@@ -245,6 +280,7 @@ int listener_start(const char* host, int* port, listener_http_fn on_http,
 	for (int i = 0; i < LISTENER_PENDING_MAX; i++)
 		L.pending[i].fd = -1;
 	L.n_pending = 0;
+	L.paused_until = L.full_logged = 0;
 	L.on_http = on_http;
 	L.on_ws = on_websocket;
 

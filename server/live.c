@@ -26,6 +26,7 @@
 #include "server/live_source.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/netcheck.h"
 #include "server/options.h"
 #include "server/worker.h"
 
@@ -890,7 +891,14 @@ static enum http_role live_authorize(struct lws* wsi, int* status)
 	/* Host and Origin were checked by the acceptor's WebSocket gate
 	 * (http.c) with the same policy as every HTTP route, before the socket
 	 * reached lws; the token is checked again here to learn the role. */
-	enum http_role role = auth_check_token(live_find_token(wsi, buf, sizeof(buf)));
+	const char* token = live_find_token(wsi, buf, sizeof(buf));
+	enum http_role role = auth_check_token(token);
+	/* The dashboard percent-encodes what a subprotocol cannot carry. */
+	char decoded[600];
+	if (role == HTTP_ROLE_NONE && token && strchr(token, '%')
+			&& netcheck_pct_decode(token, decoded, sizeof(decoded)) > 0)
+		role = auth_check_token(decoded);
+	memset(decoded, 0, sizeof(decoded));
 	memset(buf, 0, sizeof(buf));
 	if (role == HTTP_ROLE_NONE) {
 		log_info("live: refused a viewer without a valid token");

@@ -37,7 +37,10 @@ static int write_ready_file(const char* path, const char* url)
 	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* The name is predictable: never follow or reuse what is there (a
+	 * symlink planted in a shared directory would make us write through it). */
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	FILE* f = fdopen(fd, "w");

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#define MCP_MAX_SESSIONS 512
 #define SSE_RETRY_MS 500
 #define STREAM_MAX_EVENTS 1024
 #define STREAM_MAX_BYTES (8u << 20)
@@ -81,6 +82,7 @@ struct hsess {
 	size_t n_streams;
 	struct hstream* get_stream;
 	bool priming;			/* negotiated >= 2025-11-25 */
+	enum http_role role;		/* of the token that opened the session */
 };
 
 static const struct mcp_sink_impl hstream_impl;
@@ -483,6 +485,14 @@ static struct mcp_session* request_session(struct http_request* req)
 		rpc_error(req, 404, -32001, "Session not found", NULL);
 		return NULL;
 	}
+	/* Session ids show in activity events, which the view token may watch:
+	 * a session answers only to a token at least as strong as its opener's. */
+	struct hsess* h = mcp_session_transport(s);
+	if (http_request_role(req) < h->role) {
+		mcp_session_unref(s);
+		rpc_error(req, 403, -32000, "Forbidden: the session belongs to another token", NULL);
+		return NULL;
+	}
 	const char* version = http_request_header(req, "MCP-Protocol-Version");
 	if (version && !mcp_version_supported(version)) {
 		char msg[256];
@@ -528,6 +538,13 @@ static void handle_initialize(struct http_request* req, json_t* msg)
 				NULL);
 		return;
 	}
+	/* Sessions live until DELETE or 30 idle minutes: bound how many a
+	 * token holder can pile up. */
+	if (mcp_session_count() >= MCP_MAX_SESSIONS) {
+		rpc_error(req, 503, -32000, "Service Unavailable: too many MCP sessions; "
+				"end unused ones with DELETE /mcp", NULL);
+		return;
+	}
 	struct mcp_session* s = mcp_session_new();
 	struct hsess* h = s ? hsess_new() : NULL;
 	if (!h) {
@@ -535,6 +552,7 @@ static void handle_initialize(struct http_request* req, json_t* msg)
 		rpc_error(req, 500, -32603, "Internal error: out of memory", NULL);
 		return;
 	}
+	h->role = http_request_role(req);
 	mcp_session_set_transport(s, h, hsess_end, hsess_free);
 	struct capture_sink cap = { { &capture_impl, false }, NULL };
 	mcp_session_handle(s, msg, &cap.sink);

@@ -268,6 +268,25 @@ int netcheck_query_param(const char* query, const char* name, char* out, size_t 
 	return -1;
 }
 
+int netcheck_pct_decode(const char* in, char* out, size_t size)
+{
+	size_t n = 0;
+	for (const char* p = in; *p; p++) {
+		int c = (unsigned char)*p;
+		if (c == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+			c = hexval(p[1]) * 16 + hexval(p[2]);
+			p += 2;
+		}
+		if (c == 0 || n + 1 >= size)
+			return -1;
+		out[n++] = (char)c;
+	}
+	if (size == 0)
+		return -1;
+	out[n] = '\0';
+	return (int)n;
+}
+
 bool netcheck_has_token(const char* value, const char* token)
 {
 	size_t tl = strlen(token);

@@ -58,5 +58,11 @@ int netcheck_head_target(const char* buf, size_t len, char* path, size_t path_si
  *  length or -1 if absent or too long. */
 int netcheck_query_param(const char* query, const char* name, char* out, size_t size);
 
+/** Percent-decode in ("%2F" -> "/"; a '%' not followed by two hex digits
+ *  stays) into out. Returns the length, or -1 if too long or the result
+ *  would hold a NUL. (Browsers' subprotocols carry only token characters:
+ *  the dashboard percent-encodes a token's other characters.) */
+int netcheck_pct_decode(const char* in, char* out, size_t size);
+
 /** Does a comma-separated header value contain token (case-insensitive)? */
 bool netcheck_has_token(const char* value, const char* token);

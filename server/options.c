@@ -1,12 +1,14 @@
 #include "server/options.h"
 #include "server/log.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 enum opt_kind { OPT_STRING, OPT_LIST, OPT_INT, OPT_FLAG, OPT_CUSTOM };
@@ -260,8 +262,16 @@ bad:
 bool options_listen_is_loopback(const struct options* self)
 {
 	const char* h = self->listen_host;
-	return h && (strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0
-			|| strcmp(h, "localhost") == 0);
+	if (!h)
+		return false;
+	if (strcmp(h, "localhost") == 0)
+		return true;
+	/* Addresses only: a name such as 127.example.com is not loopback. */
+	struct in_addr v4;
+	struct in6_addr v6;
+	if (inet_pton(AF_INET, h, &v4) == 1)
+		return (ntohl(v4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, h, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 int options_parse(struct options* self, int argc, char* argv[],

@@ -227,6 +227,9 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,
 				"the view token may only call read-only tools; %s acts on the desktop",
 				tool->name);
+	} else if (ctx->read_only && json_object_get(args, "out")) {
+		tool_result_error(out, TOOL_FORBIDDEN, NULL,
+				"the view token may not write files ('out')");
 	} else if (!json_is_object(args)) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
 				"arguments must be a JSON object");

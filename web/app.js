@@ -150,16 +150,18 @@
     return `${proto}//${location.host}/live`;
   }
 
+  // The token rides in a subprotocol, never in the URL (URLs end up in logs
+  // and history). A subprotocol carries only token characters (RFC 7230
+  // tchar): the others, and '%', travel percent-encoded; deskd decodes them.
+  function bearerProtocol(token) {
+    return 'bearer.' + token.replace(/[^A-Za-z0-9!#$&'*+\-.^_`|~]/g,
+      (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+  }
+
   function connectLive() {
-    let ws;
     const url = liveUrl();
-    try {
-      ws = state.token ? new WebSocket(url, ['deskd.live', 'bearer.' + state.token])
-        : new WebSocket(url, ['deskd.live']);
-    } catch {
-      // A token with characters a subprotocol cannot carry: use the query.
-      ws = new WebSocket(url + '?token=' + encodeURIComponent(state.token || ''));
-    }
+    const ws = state.token ? new WebSocket(url, ['deskd.live', bearerProtocol(state.token)])
+      : new WebSocket(url, ['deskd.live']);
     ws.binaryType = 'blob';
     state.ws = ws;
     state.pendingHeader = null;

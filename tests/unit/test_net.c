@@ -7,8 +7,13 @@
 #include "server/options.h"
 #include "tests/unit/tst.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_host(void)
 {
@@ -116,6 +121,16 @@ static void test_head(void)
 	TST_EQ_INT(netcheck_query_param("a&token=", "token", v, sizeof(v)), 0);
 	TST_EQ_INT(netcheck_head_target("GARBAGE\r\n\r\n", 11, path, sizeof(path), query,
 			sizeof(query)), -1);
+	TST_EQ_INT(netcheck_pct_decode("t%2Fk(1)%3D%22%2541%2Cx", v, sizeof(v)), 13);
+	TST_EQ_STR(v, "t/k(1)=\"%41,x");
+	TST_EQ_INT(netcheck_pct_decode("plain", v, sizeof(v)), 5);
+	TST_EQ_STR(v, "plain");
+	TST_EQ_INT(netcheck_pct_decode("50%", v, sizeof(v)), 3);	/* a lone '%' stays */
+	TST_EQ_STR(v, "50%");
+	TST_EQ_INT(netcheck_pct_decode("%4", v, sizeof(v)), 2);
+	TST_EQ_INT(netcheck_pct_decode("a%00b", v, sizeof(v)), -1);	/* no hidden NUL */
+	TST_EQ_INT(netcheck_pct_decode("abcd", v, 4), -1);
+	TST_EQ_INT(netcheck_pct_decode("", v, 0), -1);
 	TST_CHECK(netcheck_has_token("keep-alive, Upgrade", "upgrade"));
 	TST_CHECK(!netcheck_has_token("keep-alive, Upgraded", "upgrade"));
 }
@@ -158,6 +173,103 @@ static void test_auth(void)
 	options_deinit(&o);
 }
 
+static int write_file(const char* path, const char* text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) && chmod(path, mode) == 0 ? 0 : -1;
+}
+
+static int auth_with_data_dir(const char* dir)
+{
+	struct options o;
+	char err[256];
+	char** argv = (char**)(const char*[]){ "deskd", "--data-dir", dir, NULL };
+	if (options_parse(&o, 3, argv, err, sizeof(err)) < 0)
+		return -100;
+	int rc = auth_init(&o);
+	options_deinit(&o);
+	return rc;
+}
+
+/* The token deskd keeps in its data dir is never a symlink, never readable by
+ * others, and the data dir is never writable by others: a planted token must
+ * not be used. */
+static void test_token_file(void)
+{
+	char dir[] = "/tmp/deskd-test-auth-XXXXXX";
+	TST_CHECK(mkdtemp(dir) != NULL);
+	char token[300], planted[256], sub[256];
+	snprintf(token, sizeof(token), "%s/token", dir);
+	snprintf(planted, sizeof(planted), "%s/planted", dir);
+	snprintf(sub, sizeof(sub), "%s/state", dir);
+
+	/* Generated, 0600, reused. */
+	TST_EQ_INT(auth_with_data_dir(dir), 0);
+	char first[128] = "";
+	if (auth_token())
+		snprintf(first, sizeof(first), "%s", auth_token());
+	TST_EQ_INT(strlen(first), 64);
+	auth_deinit();
+	struct stat st;
+	TST_EQ_INT(stat(token, &st), 0);
+	TST_EQ_INT(st.st_mode & 0777, 0600);
+	TST_EQ_INT(auth_with_data_dir(dir), 0);
+	TST_EQ_STR(auth_token(), first);
+	auth_deinit();
+
+	/* Readable by others: refused, not used. */
+	TST_EQ_INT(chmod(token, 0644), 0);
+	TST_EQ_INT(auth_with_data_dir(dir), -EPERM);
+	TST_CHECK(auth_token() == NULL);
+	unlink(token);
+
+	/* A symlink to a token someone else knows: refused. */
+	TST_EQ_INT(write_file(planted, "planted-token\n", 0600), 0);
+	TST_EQ_INT(symlink(planted, token), 0);
+	TST_EQ_INT(auth_with_data_dir(dir), -ELOOP);
+	TST_CHECK(auth_token() == NULL);
+	unlink(token);
+	/* A dangling symlink: refused, not followed to create the file. */
+	TST_EQ_INT(symlink(sub, token), 0);
+	TST_CHECK(auth_with_data_dir(dir) < 0);
+	TST_CHECK(access(sub, F_OK) != 0);
+	unlink(token);
+
+	/* A FIFO: refused at once (no blocking open). */
+	TST_EQ_INT(mkfifo(token, 0600), 0);
+	TST_EQ_INT(auth_with_data_dir(dir), -EINVAL);
+	unlink(token);
+
+	/* A data dir others may write to: refused. */
+	TST_EQ_INT(mkdir(sub, 0700), 0);
+	TST_EQ_INT(chmod(sub, 0777), 0);
+	TST_EQ_INT(auth_with_data_dir(sub), -EPERM);
+	snprintf(token, sizeof(token), "%s/token", sub);
+	TST_CHECK(access(token, F_OK) != 0);
+	rmdir(sub);
+
+	/* --token-file may be a symlink (a mounted secret). */
+	snprintf(token, sizeof(token), "%s/secret", dir);
+	TST_EQ_INT(symlink(planted, token), 0);
+	struct options o;
+	char err[256];
+	char** argv = (char**)(const char*[]){ "deskd", "--token-file", token, NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv, err, sizeof(err)), 0);
+	TST_EQ_INT(auth_init(&o), 0);
+	TST_EQ_STR(auth_token(), "planted-token");
+	auth_deinit();
+	options_deinit(&o);
+	unlink(token);
+	unlink(planted);
+	snprintf(token, sizeof(token), "%s/token", dir);
+	unlink(token);
+	TST_EQ_INT(rmdir(dir), 0);
+}
+
 static void test_metrics(void)
 {
 	metrics_help("t_requests_total", "Requests.");
@@ -194,6 +306,7 @@ int main(void)
 	test_bearer();
 	test_head();
 	test_auth();
+	test_token_file();
 	test_metrics();
 	TST_END();
 }

@@ -50,6 +50,13 @@ static void test_options(void)
 	TST_EQ_INT(o.record_window, 0x200001);
 	options_deinit(&o);
 
+	char** argv8 = (char**)(const char*[]){ "deskd", "--listen", "127.example.com:80", "--no-auth", NULL };
+	TST_EQ_INT(options_parse(&o, 4, argv8, err, sizeof(err)), -EINVAL);
+	options_deinit(&o);
+	char** argv9 = (char**)(const char*[]){ "deskd", "--listen", "127.0.0.2:0", "--no-auth", NULL };
+	TST_EQ_INT(options_parse(&o, 4, argv9, err, sizeof(err)), 0);
+	options_deinit(&o);
+
 	char** argv7 = (char**)(const char*[]){ "deskd", "--tools", "sideways", NULL };
 	TST_EQ_INT(options_parse(&o, 3, argv7, err, sizeof(err)), -EINVAL);
 	options_deinit(&o);
