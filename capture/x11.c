@@ -332,6 +332,11 @@ int capture_fd(const struct capture* self)
 	return ConnectionNumber(self->dpy);
 }
 
+uint32_t capture_root_window(const struct capture* self)
+{
+	return (uint32_t)self->root;
+}
+
 void capture_screen_size(const struct capture* self, int* width, int* height)
 {
 	*width = self->screen_w;
@@ -628,6 +633,27 @@ int capture_window_geometry(struct capture* self, uint32_t window,
 	if (x_error_now(self))
 		return capture__fail(self, -ENOENT, "window %u does not exist", window);
 	*out = (struct capture_rect){ rx, ry, attr.width, attr.height };
+	return 0;
+}
+
+int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
+{
+	if (self->io_error)
+		return connection_lost(self);
+	Window root, child;
+	int rx, ry, wx, wy;
+	unsigned mask;
+	capture__clear_error(self);
+	Bool same = XQueryPointer(self->dpy, window ? window : self->root, &root,
+			&child, &rx, &ry, &wx, &wy, &mask);
+	if (self->io_error)
+		return connection_lost(self);
+	if (x_error_now(self))
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	if (!same)
+		return capture__fail(self, -ENODATA, "the pointer is on another screen");
+	*x = wx;
+	*y = wy;
 	return 0;
 }
 
