@@ -166,43 +166,20 @@ static void blob_unref(struct blob* self)
 	free(self);
 }
 
-static const char b64chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /* Takes ownership of data. NULL on ENOMEM (data freed). */
 static struct blob* blob_new(uint8_t* data, size_t len)
 {
 	struct blob* self = calloc(1, sizeof(*self));
-	char* out = malloc(4 * ((len + 2) / 3) + 1);
-	if (!self || !out) {
+	if (self)
+		self->b64 = tool_base64(data, len, &self->b64_len);
+	if (!self || !self->b64) {
 		free(self);
-		free(out);
 		free(data);
 		return NULL;
 	}
-	size_t o = 0, i = 0;
-	for (; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)data[i] << 16 | (uint32_t)data[i + 1] << 8 | data[i + 2];
-		out[o++] = b64chars[v >> 18];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = b64chars[(v >> 6) & 63];
-		out[o++] = b64chars[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)data[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)data[i + 1] << 8;
-		out[o++] = b64chars[v >> 18];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-		out[o++] = '=';
-	}
-	out[o] = '\0';
 	atomic_init(&self->refs, 1);
 	self->data = data;
 	self->len = len;
-	self->b64 = out;
-	self->b64_len = o;
 	return self;
 }
 
