@@ -17,6 +17,7 @@
  * own lookahead. */
 #define _GNU_SOURCE
 #include "record/record.h"
+#include "record/record_private.h"
 #include "capture/capture.h"
 
 #include <libavcodec/avcodec.h>
@@ -120,19 +121,6 @@ static void av_setup(void)
 {
 	av_log_set_level(AV_LOG_WARNING);
 	av_log_set_callback(av_log_cb);
-}
-
-static void set_err(char* err, size_t err_size, const char* fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char* err, size_t err_size, const char* fmt, ...)
-{
-	if (!err || !err_size)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
 }
 
 static int64_t now_ns(void)
@@ -305,7 +293,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 		goto av_failure;
 	const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
 	if (!codec) {
-		set_err(err, err_size, "libavcodec has no libx264 encoder");
+		record__set_err(err, err_size, "libavcodec has no libx264 encoder");
 		return -ENOTSUP;
 	}
 	self->st = avformat_new_stream(self->oc, NULL);
@@ -313,7 +301,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	self->frame = av_frame_alloc();
 	self->pkt = av_packet_alloc();
 	if (!self->st || !self->enc || !self->frame || !self->pkt) {
-		set_err(err, err_size, "out of memory");
+		record__set_err(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
 	AVCodecContext* c = self->enc;
@@ -370,7 +358,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	return 0;
 
 av_failure:
-	set_err(err, err_size, "cannot set up the encoder: %s", av_err2str(rc));
+	record__set_err(err, err_size, "cannot set up the encoder: %s", av_err2str(rc));
 	return av_to_errno(rc);
 }
 
@@ -557,20 +545,20 @@ static int check_window(struct recorder* self, struct capture_rect* g, char* err
 {
 	unsigned long window = self->window;
 	if (!capture_has_composite(self->cap)) {
-		set_err(err, err_size, "the X server has no Composite extension (0.2 or later)");
+		record__set_err(err, err_size, "the X server has no Composite extension (0.2 or later)");
 		return -ENOTSUP;
 	}
 	if (self->window == capture_root_window(self->cap)) {
-		set_err(err, err_size, "0x%lx is the root window: give a window id from the windows tool",
+		record__set_err(err, err_size, "0x%lx is the root window: give a window id from the windows tool",
 				window);
 		return -ENOTSUP;
 	}
 	int rc = capture_window_geometry(self->cap, self->window, g);
 	if (rc == -ENOENT)
-		set_err(err, err_size, "window 0x%lx not found (list windows with the windows tool)",
+		record__set_err(err, err_size, "window 0x%lx not found (list windows with the windows tool)",
 				window);
 	else if (rc < 0)
-		set_err(err, err_size, "cannot reach window 0x%lx: %s", window,
+		record__set_err(err, err_size, "cannot reach window 0x%lx: %s", window,
 				capture_error(self->cap));
 	return rc == -ECONNRESET ? -ECONNREFUSED : rc;
 }
@@ -591,7 +579,7 @@ static int check_space(const char* path, long long min_free, char* err, size_t e
 		return 0;	/* the writes will tell */
 	unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
 	if (avail < (unsigned long long)min_free) {
-		set_err(err, err_size, "not enough free space in %s: %llu KiB free, a recording needs at least %lld KiB",
+		record__set_err(err, err_size, "not enough free space in %s: %llu KiB free, a recording needs at least %lld KiB",
 				dir, avail / 1024, min_free / 1024);
 		return -ENOSPC;
 	}
@@ -608,7 +596,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	pthread_once(&av_once, av_setup);
 	int fps = params->fps ? params->fps : DEFAULT_FPS;
 	if (fps < 1 || fps > 60 || params->max_seconds < 0) {
-		set_err(err, err_size, "fps must be 1 to 60 and max_seconds positive");
+		record__set_err(err, err_size, "fps must be 1 to 60 and max_seconds positive");
 		return -EINVAL;
 	}
 
@@ -658,7 +646,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	 * first slots late. */
 	rc = refresh(self);
 	if (rc < 0) {
-		set_err(err, err_size, "cannot capture window 0x%lx: %s", params->window,
+		record__set_err(err, err_size, "cannot capture window 0x%lx: %s", params->window,
 				capture_error(self->cap));
 		rc = rc == -ECONNRESET ? -ECONNREFUSED : rc;
 		goto encoder_failure;
@@ -673,7 +661,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	pthread_mutex_init(&self->join_mutex, NULL);
 	rc = -pthread_create(&self->thread, NULL, run, self);
 	if (rc < 0) {
-		set_err(err, err_size, "cannot start the recording thread: %s", strerror(-rc));
+		record__set_err(err, err_size, "cannot start the recording thread: %s", strerror(-rc));
 		pthread_cond_destroy(&self->cond);
 		pthread_mutex_destroy(&self->mutex);
 		pthread_mutex_destroy(&self->join_mutex);
