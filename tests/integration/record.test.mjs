@@ -113,6 +113,22 @@ async function startDeskdOnTmpfs(t, display, size) {
   return p;
 }
 
+/** Xvfb, a 320x240 fixture and `deskd record` of it at fps into a fresh
+ *  directory; resolves once the recording runs. */
+async function cliRecording(t, name, fps) {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const fixture = await startFixture(x.display, { geometry: '320x240+0+0' });
+  t.after(() => fixture.stop());
+  const dir = tempDir('deskd-cli-');
+  const out = join(dir, name);
+  const env = { ...process.env, DISPLAY: x.display };
+  const rec = launch('deskd record', DESKD_BIN, ['record', '--window', String(fixture.window), '--out', out, '--fps', String(fps)], { env });
+  t.after(() => rec.stop());
+  await waitUntil(() => rec.log.join('').includes('Ctrl-C stops'), { timeout: 5000, what: 'recording started' });
+  return { x, fixture, dir, out, env, rec };
+}
+
 test('record a window over REST: H.264 MP4, frames, duration, size, faststart, mode, pixels', async (t) => {
   const env = await desktop(t, { fixture: { geometry: '401x301+100+80' } });
   const d = env.deskd;
@@ -383,15 +399,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
   });
 
   test('deskd record CLI: record until SIGINT, publish, print the path', async (t) => {
-    const x = await startXvfb();
-    t.after(() => x.stop());
-    const fixture = await startFixture(x.display, { geometry: '320x240+0+0' });
-    t.after(() => fixture.stop());
-    const dir = tempDir('deskd-cli-');
-    const out = join(dir, 'cli.mp4');
-    const env = { ...process.env, DISPLAY: x.display };
-    const rec = launch('deskd record', DESKD_BIN, ['record', '--window', String(fixture.window), '--out', out, '--fps', '20'], { env });
-    await waitUntil(() => rec.log.join('').includes('Ctrl-C stops'), { timeout: 5000, what: 'recording started' });
+    const { fixture, dir, out, env, rec } = await cliRecording(t, 'cli.mp4', 20);
     await sleep(1500);
     const exit = await rec.stop('SIGINT');
     assert.equal(exit.code, 0, rec.log.join(''));
@@ -411,16 +419,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(lstatSync(out).size, statSync(out).size);
   });
   test('an unmapped window repeats its last picture; losing the display ends the recording and publishes it', async (t) => {
-    const x = await startXvfb();
-    t.after(() => x.stop());
-    const fixture = await startFixture(x.display, { geometry: '320x240+0+0' });
-    t.after(() => fixture.stop());
-    const dir = tempDir('deskd-cli-');
-    const out = join(dir, 'lost.mp4');
-    const env = { ...process.env, DISPLAY: x.display };
-    const rec = launch('deskd record', DESKD_BIN, ['record', '--window', String(fixture.window), '--out', out, '--fps', '10'], { env });
-    t.after(() => rec.stop());
-    await waitUntil(() => rec.log.join('').includes('Ctrl-C stops'), { timeout: 5000, what: 'recording started' });
+    const { x, fixture, dir, out, env, rec } = await cliRecording(t, 'lost.mp4', 10);
     const t0 = Date.now();
     await sleep(600);
     const xdo = (cmd) => spawnSync('xdotool', [cmd, '--sync', String(fixture.window)], { env, encoding: 'utf8' });
