@@ -746,23 +746,34 @@ int capture_window(struct capture* self, uint32_t window,
 			repaint_redirected(self, window, &attr);
 		}
 		/* A fresh name every time: the window gets a new pixmap on each
-		 * map and resize, and a named pixmap would keep the old one. */
+		 * map and resize, and a named pixmap would keep the old one.
+		 * No round trip to check the name: if it failed (the window was
+		 * unmapped or destroyed meanwhile), the read fails too, and the
+		 * window then says why. */
 		Pixmap pix = XCompositeNameWindowPixmap(self->dpy, window);
-		int e = capture__sync_error(self);
-		if (e < 0)
-			return connection_lost(self);
-		if (e) {
-			if (pix)
-				XFreePixmap(self->dpy, pix);
-			capture__sync_error(self);
-			return capture__fail(self, e == BadWindow ? -ENOENT : -ENODATA,
-					"window %u cannot be captured (X error %d)", window, e);
-		}
 		int bw = attr.border_width;
 		rc = read_drawable(self, pix, attr.visual, attr.depth, r.x + bw, r.y + bw,
 				r.width, r.height, out);
 		XFreePixmap(self->dpy, pix);
 		XFlush(self->dpy);
+		if (rc < 0 && rc != -ECONNRESET && rc != -ENOMEM) {
+			if (capture__sync_error(self) < 0)	/* drop the name's errors */
+				return connection_lost(self);
+			if (!XGetWindowAttributes(self->dpy, window, &attr)) {
+				if (self->io_error)
+					return connection_lost(self);
+				return capture__fail(self, -ENOENT, "window %u is gone", window);
+			}
+			if (attr.map_state != IsViewable)
+				return capture__fail(self, -ENODATA,
+						"window %u is not mapped (minimized or hidden); focus it first to show it",
+						window);
+			/* Mapped again: it was unmapped or resized just while
+			 * the pixmap was named or read. */
+			return capture__fail(self, -ENODATA,
+					"window %u changed while it was captured (unmapped or resized); try again",
+					window);
+		}
 	} else {
 		/* Without Composite only the visible part is right. */
 		rc = read_drawable(self, window, attr.visual, attr.depth, r.x, r.y,
