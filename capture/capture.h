@@ -111,6 +111,12 @@ int capture_pointer(struct capture* self, uint32_t window, int* x, int* y);
 /** Process what the X server has sent up to now (one round trip), then
  *  report the target's counter. -ENOENT when the window is gone. */
 int capture_changes(struct capture* self, uint32_t window, uint64_t* counter);
+/** Like capture_changes without the round trip: only what the X server has
+ *  sent so far is processed, so a change made just now may show at a later
+ *  call (the first poll of a window still takes one round trip). For a
+ *  caller that polls anyway, such as the recorder once per frame. */
+int capture_changes_arrived(struct capture* self, uint32_t window,
+		uint64_t* counter);
 /** Block until the target's counter exceeds `since`, at most timeout_ms
  *  (0 = just check). Returns 0 (and the counter), -ETIMEDOUT, -ENOENT,
  *  -ECONNRESET. Keep timeouts short and loop to honour cancellation. */

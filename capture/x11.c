@@ -791,7 +791,8 @@ int capture_window(struct capture* self, uint32_t window,
 
 /* ---- Change tracking ------------------------------------------------------ */
 
-int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
+static int changes(struct capture* self, uint32_t window, bool sync,
+		uint64_t* counter)
 {
 	if (self->io_error)
 		return connection_lost(self);
@@ -814,7 +815,8 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
 			t->counter = ++self->change_clock;
 		}
 	}
-	XSync(self->dpy, False);
+	if (sync)
+		XSync(self->dpy, False);
 	capture__drain(self);
 	if (self->io_error)
 		return connection_lost(self);
@@ -822,6 +824,16 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
 		return capture__fail(self, -ENOENT, "window %u is gone", window);
 	*counter = t->counter;
 	return 0;
+}
+
+int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
+{
+	return changes(self, window, true, counter);
+}
+
+int capture_changes_arrived(struct capture* self, uint32_t window, uint64_t* counter)
+{
+	return changes(self, window, false, counter);
 }
 
 static int64_t now_ms(void)

@@ -222,7 +222,7 @@ static int convert(struct recorder* self, const struct frame* img)
 static int refresh(struct recorder* self)
 {
 	uint64_t counter;
-	int rc = capture_changes(self->cap, self->window, &counter);
+	int rc = capture_changes_arrived(self->cap, self->window, &counter);
 	if (rc < 0)
 		return rc;
 	bool grab = counter != self->seen || self->stale;
