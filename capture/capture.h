@@ -69,6 +69,8 @@ bool capture_connected(const struct capture* self);
 /** The connection's file descriptor, for poll() in an event loop. */
 int capture_fd(const struct capture* self);
 
+/** The root window's id (capture_window on it captures the screen). */
+uint32_t capture_root_window(const struct capture* self);
 /** Screen size in pixels. */
 void capture_screen_size(const struct capture* self, int* width, int* height);
 /** Does the server offer MIT-SHM / Composite? (informational; both have
@@ -93,6 +95,11 @@ int capture_window(struct capture* self, uint32_t window,
 /** A window's client area in root (desktop) coordinates; -ENOENT. */
 int capture_window_geometry(struct capture* self, uint32_t window,
 		struct capture_rect* out);
+/** The pointer's hot spot relative to the window's client area (window 0:
+ *  the screen), in one round trip; it may lie outside the window (negative
+ *  or past its size). -ENOENT, -ENODATA (on another X screen),
+ *  -ECONNRESET. */
+int capture_pointer(struct capture* self, uint32_t window, int* x, int* y);
 
 /* ---- Change tracking (XDamage), poll style ------------------------------- */
 
@@ -104,6 +111,12 @@ int capture_window_geometry(struct capture* self, uint32_t window,
 /** Process what the X server has sent up to now (one round trip), then
  *  report the target's counter. -ENOENT when the window is gone. */
 int capture_changes(struct capture* self, uint32_t window, uint64_t* counter);
+/** Like capture_changes without the round trip: only what the X server has
+ *  sent so far is processed, so a change made just now may show at a later
+ *  call (the first poll of a window still takes one round trip). For a
+ *  caller that polls anyway, such as the recorder once per frame. */
+int capture_changes_arrived(struct capture* self, uint32_t window,
+		uint64_t* counter);
 /** Block until the target's counter exceeds `since`, at most timeout_ms
  *  (0 = just check). Returns 0 (and the counter), -ETIMEDOUT, -ENOENT,
  *  -ECONNRESET. Keep timeouts short and loop to honour cancellation. */

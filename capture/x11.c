@@ -335,6 +335,11 @@ int capture_fd(const struct capture* self)
 	return ConnectionNumber(self->dpy);
 }
 
+uint32_t capture_root_window(const struct capture* self)
+{
+	return (uint32_t)self->root;
+}
+
 void capture_screen_size(const struct capture* self, int* width, int* height)
 {
 	*width = self->screen_w;
@@ -367,12 +372,31 @@ static struct frame* frame_from_image(XImage* img, const Visual* visual)
 	if (img->bits_per_pixel == 32 && img->byte_order == LSBFirst
 			&& img->red_mask == 0xff0000 && img->green_mask == 0xff00
 			&& img->blue_mask == 0xff) {
-		for (int y = 0; y < img->height; y++) {
-			const uint32_t* s = (const uint32_t*)(const void*)(img->data
-					+ (size_t)y * (size_t)img->bytes_per_line);
-			uint32_t* d = (uint32_t*)(void*)(f->data + (size_t)y * (size_t)f->stride);
-			for (int x = 0; x < img->width; x++)
-				d[x] = s[x] | 0xff000000u;
+		/* Set the pad byte, two pixels per 64-bit word: about 3x the
+		 * speed of a pixel loop that gcc -O2 leaves scalar, close to
+		 * memcpy (0.11 ms for 1280x800). */
+		const uint64_t opaque = 0xff000000ff000000ull;
+		int w = img->width, h = img->height;
+		for (int y = 0; y < h; y++) {
+			const uint8_t* s = (const uint8_t*)img->data
+				+ (size_t)y * (size_t)img->bytes_per_line;
+			uint8_t* d = f->data + (size_t)y * (size_t)f->stride;
+			int x = 0;
+			for (; x + 4 <= w; x += 4) {
+				uint64_t a, b;
+				memcpy(&a, s + 4 * x, 8);
+				memcpy(&b, s + 4 * x + 8, 8);
+				a |= opaque;
+				b |= opaque;
+				memcpy(d + 4 * x, &a, 8);
+				memcpy(d + 4 * x + 8, &b, 8);
+			}
+			for (; x < w; x++) {
+				uint32_t p;
+				memcpy(&p, s + 4 * x, 4);
+				p |= 0xff000000u;
+				memcpy(d + 4 * x, &p, 4);
+			}
 		}
 		return f;
 	}
@@ -634,6 +658,27 @@ int capture_window_geometry(struct capture* self, uint32_t window,
 	return 0;
 }
 
+int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
+{
+	if (self->io_error)
+		return connection_lost(self);
+	Window root, child;
+	int rx, ry, wx, wy;
+	unsigned mask;
+	capture__clear_error(self);
+	Bool same = XQueryPointer(self->dpy, window ? window : self->root, &root,
+			&child, &rx, &ry, &wx, &wy, &mask);
+	if (self->io_error)
+		return connection_lost(self);
+	if (x_error_now(self))
+		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+	if (!same)
+		return capture__fail(self, -ENODATA, "the pointer is on another screen");
+	*x = wx;
+	*y = wy;
+	return 0;
+}
+
 static int64_t now_ms(void);
 
 /* A window redirected just now has a fresh pixmap holding only what was
@@ -704,23 +749,34 @@ int capture_window(struct capture* self, uint32_t window,
 			repaint_redirected(self, window, &attr);
 		}
 		/* A fresh name every time: the window gets a new pixmap on each
-		 * map and resize, and a named pixmap would keep the old one. */
+		 * map and resize, and a named pixmap would keep the old one.
+		 * No round trip to check the name: if it failed (the window was
+		 * unmapped or destroyed meanwhile), the read fails too, and the
+		 * window then says why. */
 		Pixmap pix = XCompositeNameWindowPixmap(self->dpy, window);
-		int e = capture__sync_error(self);
-		if (e < 0)
-			return connection_lost(self);
-		if (e) {
-			if (pix)
-				XFreePixmap(self->dpy, pix);
-			capture__sync_error(self);
-			return capture__fail(self, e == BadWindow ? -ENOENT : -ENODATA,
-					"window %u cannot be captured (X error %d)", window, e);
-		}
 		int bw = attr.border_width;
 		rc = read_drawable(self, pix, attr.visual, attr.depth, r.x + bw, r.y + bw,
 				r.width, r.height, out);
 		XFreePixmap(self->dpy, pix);
 		XFlush(self->dpy);
+		if (rc < 0 && rc != -ECONNRESET && rc != -ENOMEM) {
+			if (capture__sync_error(self) < 0)	/* drop the name's errors */
+				return connection_lost(self);
+			if (!XGetWindowAttributes(self->dpy, window, &attr)) {
+				if (self->io_error)
+					return connection_lost(self);
+				return capture__fail(self, -ENOENT, "window %u is gone", window);
+			}
+			if (attr.map_state != IsViewable)
+				return capture__fail(self, -ENODATA,
+						"window %u is not mapped (minimized or hidden); focus it first to show it",
+						window);
+			/* Mapped again: it was unmapped or resized just while
+			 * the pixmap was named or read. */
+			return capture__fail(self, -ENODATA,
+					"window %u changed while it was captured (unmapped or resized); try again",
+					window);
+		}
 	} else {
 		/* Without Composite only the visible part is right. */
 		rc = read_drawable(self, window, attr.visual, attr.depth, r.x, r.y,
@@ -738,7 +794,8 @@ int capture_window(struct capture* self, uint32_t window,
 
 /* ---- Change tracking ------------------------------------------------------ */
 
-int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
+static int changes(struct capture* self, uint32_t window, bool sync,
+		uint64_t* counter)
 {
 	if (self->io_error)
 		return connection_lost(self);
@@ -761,7 +818,8 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
 			t->counter = ++self->change_clock;
 		}
 	}
-	XSync(self->dpy, False);
+	if (sync)
+		XSync(self->dpy, False);
 	capture__drain(self);
 	if (self->io_error)
 		return connection_lost(self);
@@ -769,6 +827,16 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
 		return capture__fail(self, -ENOENT, "window %u is gone", window);
 	*counter = t->counter;
 	return 0;
+}
+
+int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
+{
+	return changes(self, window, true, counter);
+}
+
+int capture_changes_arrived(struct capture* self, uint32_t window, uint64_t* counter)
+{
+	return changes(self, window, false, counter);
 }
 
 static int64_t now_ms(void)

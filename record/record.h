@@ -95,7 +95,7 @@ void record_set_log(record_log_fn fn, void* ud);
  *  a new thread. Returns 0 with *out set, or -errno with a reason in err:
  *  -ENOENT the window does not exist, -EINVAL bad path, -EEXIST the output
  *  exists, -ECONNREFUSED the display cannot be opened, -ENOSPC not enough
- *  free space, -ENOTSUP unsupported window (depth), -ENOMEM, -EIO (libav). */
+ *  free space, -ENOTSUP the root window or no Composite, -ENOMEM, -EIO. */
 int record_start(const struct record_params* params, struct recorder** out,
 		char* err, size_t err_size);
 /** Ask the recording to finalize and publish; returns at once. Any thread. */

@@ -1,20 +1,24 @@
 /* The window recorder: one thread per recording.
  *
- *   wincap (XComposite pixmap, BGRX) -> swscale (yuv420p, BT.709 limited,
- *   letterboxed into the size fixed at start) -> libx264 (veryfast, crf 23,
- *   no B-frames, GOP 2 s) -> MP4 (+faststart) in a safe-output staging file
- *   -> published with link() once the trailer is written.
+ *   capture/ (an X connection of its own; the window's Composite pixmap as
+ *   a BGRX frame, grabbed only when XDamage or the pointer says it changed)
+ *   -> swscale (yuv420p, BT.709 limited, letterboxed into the size fixed at
+ *   start) -> libx264 (veryfast, crf 23, no B-frames, GOP 2 s) -> MP4
+ *   (+faststart) in a safe-output staging file -> published with link()
+ *   once the trailer is written.
  *
  * Pacing: frame i is due at start + i / fps on CLOCK_MONOTONIC, and its pts
  * is i (time base 1/fps). An unchanged window re-sends the last picture
  * (x264 codes it as skips). Slots missed because encoding fell behind (or
  * the process was not scheduled) are counted as dropped and filled with the
  * last picture, so frames == fps x duration; a stall of over a second leaves
- * the rest as a pts gap, so the timeline stays true. Capture, conversion and encoding run in this one thread, so
- * memory stays bounded by the encoder's own lookahead. */
+ * the rest as a pts gap, so the timeline stays true. Capture, conversion and
+ * encoding run in this one thread, so memory stays bounded by the encoder's
+ * own lookahead. */
 #define _GNU_SOURCE
 #include "record/record.h"
-#include "record/wincap.h"
+#include "record/record_private.h"
+#include "capture/capture.h"
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -54,7 +58,12 @@ struct recorder {
 	char* path;
 
 	/* Owned by the thread once it runs. */
-	struct wincap* cap;
+	struct capture* cap;
+	uint32_t window;
+	bool cursor;		/* draw the pointer */
+	uint64_t seen;		/* the window's change counter at the last grab */
+	bool stale;		/* the last grab found it unmapped: try again */
+	int ptr_x, ptr_y;	/* the pointer at the last grab (with cursor) */
 	struct safe_output* so;
 	int fps;
 	double max_seconds;
@@ -114,19 +123,6 @@ static void av_setup(void)
 	av_log_set_callback(av_log_cb);
 }
 
-static void set_err(char* err, size_t err_size, const char* fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char* err, size_t err_size, const char* fmt, ...)
-{
-	if (!err || !err_size)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-}
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -183,7 +179,7 @@ static void layout(struct recorder* self, int w, int h)
 	self->dst_y = ((H - dh) / 2) & ~1;
 }
 
-static int convert(struct recorder* self, const struct wincap_image* img)
+static int convert(struct recorder* self, const struct frame* img)
 {
 	int rc = av_frame_make_writable(self->frame);
 	if (rc < 0)
@@ -216,6 +212,42 @@ static int convert(struct recorder* self, const struct wincap_image* img)
 	};
 	sws_scale(self->sws, src, src_stride, 0, sh, dst, f->linesize);
 	return 0;
+}
+
+/* Bring the picture in self->frame up to date: grab the window when it
+ * changed since the last grab (damage), when the pointer moved (with
+ * cursor), or while it was unmapped at the last try; an unmapped window
+ * keeps its last picture. Returns 0, -ENOENT (the window is gone),
+ * -ECONNRESET (the display is gone), or another -errno. */
+static int refresh(struct recorder* self)
+{
+	uint64_t counter;
+	int rc = capture_changes_arrived(self->cap, self->window, &counter);
+	if (rc < 0)
+		return rc;
+	bool grab = counter != self->seen || self->stale;
+	int x, y;
+	if (self->cursor && capture_pointer(self->cap, self->window, &x, &y) == 0
+			&& (x != self->ptr_x || y != self->ptr_y)) {
+		self->ptr_x = x;
+		self->ptr_y = y;
+		grab = true;
+	}
+	if (!grab)
+		return 0;
+	/* Changes made while grabbing raise the counter again: at worst one
+	 * extra grab, never a missed change. */
+	self->seen = counter;
+	struct frame* f = NULL;
+	rc = capture_window(self->cap, self->window, NULL, self->cursor, &f);
+	self->stale = rc == -ENODATA;
+	if (rc == -ENODATA)
+		return 0;
+	if (rc < 0)
+		return rc;
+	rc = convert(self, f);
+	frame_unref(f);
+	return rc;
 }
 
 /* Send a frame (NULL flushes) and write every packet it yields. */
@@ -261,7 +293,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 		goto av_failure;
 	const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
 	if (!codec) {
-		set_err(err, err_size, "libavcodec has no libx264 encoder");
+		record__set_err(err, err_size, "libavcodec has no libx264 encoder");
 		return -ENOTSUP;
 	}
 	self->st = avformat_new_stream(self->oc, NULL);
@@ -269,7 +301,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	self->frame = av_frame_alloc();
 	self->pkt = av_packet_alloc();
 	if (!self->st || !self->enc || !self->frame || !self->pkt) {
-		set_err(err, err_size, "out of memory");
+		record__set_err(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
 	AVCodecContext* c = self->enc;
@@ -326,7 +358,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	return 0;
 
 av_failure:
-	set_err(err, err_size, "cannot set up the encoder: %s", av_err2str(rc));
+	record__set_err(err, err_size, "cannot set up the encoder: %s", av_err2str(rc));
 	return av_to_errno(rc);
 }
 
@@ -417,24 +449,20 @@ static void* run(void* ud)
 			end = RECORD_END_MAX_SECONDS;
 			break;
 		}
-		struct wincap_image img;
-		rc = wincap_grab(self->cap, &img);
+		rc = refresh(self);
 		if (rc == -ENOENT) {
 			end = RECORD_END_WINDOW_GONE;
 			rc = 0;
 			break;
 		}
-		if (rc == -EPIPE) {
+		if (rc == -ECONNRESET) {
 			end = RECORD_END_DISPLAY_GONE;
 			rc = 0;
 			break;
 		}
 		if (rc < 0) {
-			snprintf(msg, sizeof(msg), "capture failed: %s", strerror(-rc));
-			break;
-		}
-		if (rc == WINCAP_NEW && (rc = convert(self, &img)) < 0) {
-			snprintf(msg, sizeof(msg), "conversion failed: %s", strerror(-rc));
+			snprintf(msg, sizeof(msg), "capture failed: %s (%s)", strerror(-rc),
+					capture_error(self->cap));
 			break;
 		}
 		self->frame->pts = (int64_t)slot;
@@ -466,7 +494,7 @@ static void* run(void* ud)
 	if (rc == 0 && fstat(safe_output_fd(self->so), &st) == 0)
 		bytes = (unsigned long long)st.st_size;
 	free_av(self);
-	wincap_close(self->cap);
+	capture_destroy(self->cap);
 	self->cap = NULL;
 	if (rc == 0 && frames == 0) {
 		rc = -ENODATA;
@@ -510,6 +538,31 @@ static void* run(void* ud)
 	return NULL;
 }
 
+/* The window must exist and not be the root; Composite is required (the
+ * window's own pixels, also when covered). Fills its client area. */
+static int check_window(struct recorder* self, struct capture_rect* g, char* err,
+		size_t err_size)
+{
+	unsigned long window = self->window;
+	if (!capture_has_composite(self->cap)) {
+		record__set_err(err, err_size, "the X server has no Composite extension (0.2 or later)");
+		return -ENOTSUP;
+	}
+	if (self->window == capture_root_window(self->cap)) {
+		record__set_err(err, err_size, "0x%lx is the root window: give a window id from the windows tool",
+				window);
+		return -ENOTSUP;
+	}
+	int rc = capture_window_geometry(self->cap, self->window, g);
+	if (rc == -ENOENT)
+		record__set_err(err, err_size, "window 0x%lx not found (list windows with the windows tool)",
+				window);
+	else if (rc < 0)
+		record__set_err(err, err_size, "cannot reach window 0x%lx: %s", window,
+				capture_error(self->cap));
+	return rc == -ECONNRESET ? -ECONNREFUSED : rc;
+}
+
 static int check_space(const char* path, long long min_free, char* err, size_t err_size)
 {
 	char dir[PATH_MAX];
@@ -526,7 +579,7 @@ static int check_space(const char* path, long long min_free, char* err, size_t e
 		return 0;	/* the writes will tell */
 	unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
 	if (avail < (unsigned long long)min_free) {
-		set_err(err, err_size, "not enough free space in %s: %llu KiB free, a recording needs at least %lld KiB",
+		record__set_err(err, err_size, "not enough free space in %s: %llu KiB free, a recording needs at least %lld KiB",
 				dir, avail / 1024, min_free / 1024);
 		return -ENOSPC;
 	}
@@ -543,7 +596,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	pthread_once(&av_once, av_setup);
 	int fps = params->fps ? params->fps : DEFAULT_FPS;
 	if (fps < 1 || fps > 60 || params->max_seconds < 0) {
-		set_err(err, err_size, "fps must be 1 to 60 and max_seconds positive");
+		record__set_err(err, err_size, "fps must be 1 to 60 and max_seconds positive");
 		return -EINVAL;
 	}
 
@@ -560,14 +613,20 @@ int record_start(const struct record_params* params, struct recorder** out,
 		goto path_failure;
 	}
 
-	rc = wincap_open(params->display, params->window, params->cursor, &self->cap,
-			err, err_size);
-	if (rc < 0)
+	self->window = (uint32_t)params->window;
+	self->cursor = params->cursor;
+	self->stale = true;	/* the first refresh grabs */
+	self->cap = capture_create(params->display, err, err_size);
+	if (!self->cap) {
+		rc = -ECONNREFUSED;
 		goto capture_failure;
-	int w, h;
-	wincap_size(self->cap, &w, &h);
-	self->out_w = w < 2 ? 2 : w & ~1;
-	self->out_h = h < 2 ? 2 : h & ~1;
+	}
+	struct capture_rect g;
+	rc = check_window(self, &g, err, err_size);
+	if (rc < 0)
+		goto window_failure;
+	self->out_w = g.width < 2 ? 2 : g.width & ~1;
+	self->out_h = g.height < 2 ? 2 : g.height & ~1;
 	self->stats.width = self->out_w;
 	self->stats.height = self->out_h;
 
@@ -582,6 +641,16 @@ int record_start(const struct record_params* params, struct recorder** out,
 	rc = open_encoder(self, err, err_size);
 	if (rc < 0)
 		goto encoder_failure;
+	/* The first picture now: the first grab redirects the window and
+	 * waits (bounded) for the client to repaint it, which would make the
+	 * first slots late. */
+	rc = refresh(self);
+	if (rc < 0) {
+		record__set_err(err, err_size, "cannot capture window 0x%lx: %s", params->window,
+				capture_error(self->cap));
+		rc = rc == -ECONNRESET ? -ECONNREFUSED : rc;
+		goto encoder_failure;
+	}
 
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -592,7 +661,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	pthread_mutex_init(&self->join_mutex, NULL);
 	rc = -pthread_create(&self->thread, NULL, run, self);
 	if (rc < 0) {
-		set_err(err, err_size, "cannot start the recording thread: %s", strerror(-rc));
+		record__set_err(err, err_size, "cannot start the recording thread: %s", strerror(-rc));
 		pthread_cond_destroy(&self->cond);
 		pthread_mutex_destroy(&self->mutex);
 		pthread_mutex_destroy(&self->join_mutex);
@@ -608,7 +677,8 @@ encoder_failure:
 	free_av(self);
 	safe_output_abort(self->so);
 output_failure:
-	wincap_close(self->cap);
+window_failure:
+	capture_destroy(self->cap);
 capture_failure:
 	free(self->path);
 path_failure:

@@ -12,6 +12,7 @@
  * dies. All work after the path check goes through directory descriptors. */
 #define _GNU_SOURCE
 #include "record/record.h"
+#include "record/record_private.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,10 +50,7 @@ struct safe_output {
 	char* staging_path;	/* <parent>/<staging_name>/<name> */
 };
 
-static void set_err(char* err, size_t err_size, const char* fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char* err, size_t err_size, const char* fmt, ...)
+void record__set_err(char* err, size_t err_size, const char* fmt, ...)
 {
 	if (!err || !err_size)
 		return;
@@ -79,30 +77,30 @@ static int check_path(const char* path, char* const* roots, int n_roots,
 		char* err, size_t err_size)
 {
 	if (!path || !*path) {
-		set_err(err, err_size, "out is empty: give an absolute file path");
+		record__set_err(err, err_size, "out is empty: give an absolute file path");
 		return -EINVAL;
 	}
 	if (path[0] != '/') {
-		set_err(err, err_size, "out must be an absolute path, not '%s'", path);
+		record__set_err(err, err_size, "out must be an absolute path, not '%s'", path);
 		return -EINVAL;
 	}
 	size_t len = strlen(path);
 	if (len >= PATH_MAX || len >= parent_size) {
-		set_err(err, err_size, "out is too long (%zu bytes)", len);
+		record__set_err(err, err_size, "out is too long (%zu bytes)", len);
 		return -EINVAL;
 	}
 	const char* slash = strrchr(path, '/');
 	const char* base = slash + 1;
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		set_err(err, err_size, "out must name a file, not a directory: '%s'", path);
+		record__set_err(err, err_size, "out must name a file, not a directory: '%s'", path);
 		return -EINVAL;
 	}
 	if (strlen(base) > NAME_MAX) {
-		set_err(err, err_size, "the file name in out is longer than %d bytes", NAME_MAX);
+		record__set_err(err, err_size, "the file name in out is longer than %d bytes", NAME_MAX);
 		return -EINVAL;
 	}
 	if (strncmp(base, STAGING_PREFIX, STAGING_PREFIX_LEN) == 0 || strcmp(base, MARKER_NAME) == 0) {
-		set_err(err, err_size, "the file name '%s' is reserved for deskd's staging", base);
+		record__set_err(err, err_size, "the file name '%s' is reserved for deskd's staging", base);
 		return -EINVAL;
 	}
 	size_t plen = slash == path ? 1 : (size_t)(slash - path);
@@ -113,20 +111,20 @@ static int check_path(const char* path, char* const* roots, int n_roots,
 	if (!realpath(parent, canon)) {
 		int e = errno;
 		if (e == ENOENT)
-			set_err(err, err_size, "the directory %s does not exist", parent);
+			record__set_err(err, err_size, "the directory %s does not exist", parent);
 		else if (e == ENOTDIR)
-			set_err(err, err_size, "%s is not a directory", parent);
+			record__set_err(err, err_size, "%s is not a directory", parent);
 		else
-			set_err(err, err_size, "cannot resolve the directory %s: %s", parent, strerror(e));
+			record__set_err(err, err_size, "cannot resolve the directory %s: %s", parent, strerror(e));
 		return -EINVAL;
 	}
 	struct stat st;
 	if (stat(canon, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		set_err(err, err_size, "%s is not a directory", parent);
+		record__set_err(err, err_size, "%s is not a directory", parent);
 		return -EINVAL;
 	}
 	if (strcmp(canon, parent) != 0) {
-		set_err(err, err_size, "the directory %s is not canonical (it resolves to %s): "
+		record__set_err(err, err_size, "the directory %s is not canonical (it resolves to %s): "
 				"symlinks, '.', '..' and repeated '/' are refused", parent, canon);
 		return -EINVAL;
 	}
@@ -139,21 +137,21 @@ static int check_path(const char* path, char* const* roots, int n_roots,
 	}
 	if (!under) {
 		if (n_roots > 0 && roots[0])
-			set_err(err, err_size, "%s is not under an output root (%s%s); "
+			record__set_err(err, err_size, "%s is not under an output root (%s%s); "
 					"choose a path there or add --output-root",
 					path, roots[0], n_roots > 1 ? ", ..." : "");
 		else
-			set_err(err, err_size, "%s is not under an output root (none configured)", path);
+			record__set_err(err, err_size, "%s is not under an output root (none configured)", path);
 		return -EINVAL;
 	}
 
 	if (lstat(path, &st) == 0) {
-		set_err(err, err_size, "%s already exists (deskd never replaces files or symlinks)", path);
+		record__set_err(err, err_size, "%s already exists (deskd never replaces files or symlinks)", path);
 		return -EEXIST;
 	}
 	if (errno != ENOENT) {
 		int e = errno;
-		set_err(err, err_size, "cannot check %s: %s", path, strerror(e));
+		record__set_err(err, err_size, "cannot check %s: %s", path, strerror(e));
 		return -e;
 	}
 	*name = base;
@@ -259,7 +257,7 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 	self->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (self->parent_fd < 0) {
 		rc = -errno;
-		set_err(err, err_size, "cannot open the directory %s: %s", parent, strerror(-rc));
+		record__set_err(err, err_size, "cannot open the directory %s: %s", parent, strerror(-rc));
 		goto parent_failure;
 	}
 
@@ -271,7 +269,7 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 			break;
 		if (errno != EEXIST || tries > 100) {
 			rc = -errno;
-			set_err(err, err_size, "cannot create a staging directory in %s: %s",
+			record__set_err(err, err_size, "cannot create a staging directory in %s: %s",
 					parent, strerror(-rc));
 			goto mkdir_failure;
 		}
@@ -281,7 +279,7 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 	if (self->staging_fd < 0) {
 		rc = -errno;
 		unlinkat(self->parent_fd, self->staging_name, AT_REMOVEDIR);
-		set_err(err, err_size, "cannot open the staging directory: %s", strerror(-rc));
+		record__set_err(err, err_size, "cannot open the staging directory: %s", strerror(-rc));
 		goto mkdir_failure;
 	}
 	/* mkdir honours the umask, which can only remove bits: make it exact. */
@@ -330,7 +328,7 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 
 staging_failure:
 	if (err && err_size && !err[0])
-		set_err(err, err_size, "cannot create the staging file next to %s: %s",
+		record__set_err(err, err_size, "cannot create the staging file next to %s: %s",
 				path, strerror(-rc));
 	if (self->fd >= 0) {
 		close(self->fd);

@@ -116,35 +116,6 @@ char* mcp_dump(json_t* msg)
 	return json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char* mcp_base64(const void* data, size_t len)
-{
-	const unsigned char* in = data;
-	char* out = malloc(4 * ((len + 2) / 3) + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0, i = 0;
-	for (; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[o++] = b64[v >> 18];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = b64[(v >> 6) & 63];
-		out[o++] = b64[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)in[i + 1] << 8;
-		out[o++] = b64[v >> 18];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-		out[o++] = '=';
-	}
-	out[o] = '\0';
-	return out;
-}
-
 json_t* mcp_parse_error(const json_error_t* jerr)
 {
 	char reason[256];
@@ -822,7 +793,7 @@ static json_t* read_recording(const char* uri, struct rpc_error* err)
 		free(buf);
 		return fail(err, RPC_INTERNAL, "cannot read %s", uri);
 	}
-	char* data = mcp_base64(buf, size);
+	char* data = tool_base64(buf, size, NULL);
 	free(buf);
 	if (!data)
 		return fail(err, RPC_INTERNAL, "out of memory");

@@ -57,8 +57,6 @@ json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* da
 json_t* mcp_parse_error(const json_error_t* jerr);
 /** Compact one-line JSON text (malloc'd), or NULL. */
 char* mcp_dump(json_t* msg);
-/** Base64 of bytes (malloc'd, NUL-terminated), or NULL. */
-char* mcp_base64(const void* data, size_t len);
 
 /** A new session with a random UUIDv4 id (one reference). NULL on failure. */
 struct mcp_session* mcp_session_new(void);

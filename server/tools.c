@@ -301,10 +301,10 @@ void tool_result_ok(struct tool_result* self, json_t* structured)
 static const char b64chars[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static char* base64(const unsigned char* in, size_t len, size_t* out_len)
+char* tool_base64(const void* data, size_t len, size_t* out_len)
 {
-	size_t n = 4 * ((len + 2) / 3);
-	char* out = malloc(n + 1);
+	const unsigned char* in = data;
+	char* out = malloc(4 * ((len + 2) / 3) + 1);
 	if (!out)
 		return NULL;
 	size_t o = 0, i = 0;
@@ -325,7 +325,8 @@ static char* base64(const unsigned char* in, size_t len, size_t* out_len)
 		out[o++] = '=';
 	}
 	out[o] = '\0';
-	*out_len = o;
+	if (out_len)
+		*out_len = o;
 	return out;
 }
 
@@ -333,7 +334,7 @@ int tool_result_image(struct tool_result* self, const void* bytes, size_t len,
 		const char* mime)
 {
 	size_t n;
-	char* b64 = base64(bytes, len, &n);
+	char* b64 = tool_base64(bytes, len, &n);
 	if (!b64)
 		return -ENOMEM;
 	json_array_append_new(self->content, json_pack("{s:s, s:s%, s:s}",

@@ -133,6 +133,9 @@ void tool_result_deinit(struct tool_result* self);
 void tool_result_ok(struct tool_result* self, json_t* structured);
 /** Append a text block. */
 void tool_result_text(struct tool_result* self, const char* text);
+/** Base64 (RFC 4648, padded) of len bytes: malloc'd and NUL-terminated, its
+ *  length in *out_len (may be NULL); NULL when out of memory. */
+char* tool_base64(const void* data, size_t len, size_t* out_len);
 /** Append an image block (base64 of bytes); keeps a copy of the bytes for REST
  *  if it is the first image. */
 int tool_result_image(struct tool_result* self, const void* bytes, size_t len,

@@ -166,43 +166,20 @@ static void blob_unref(struct blob* self)
 	free(self);
 }
 
-static const char b64chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /* Takes ownership of data. NULL on ENOMEM (data freed). */
 static struct blob* blob_new(uint8_t* data, size_t len)
 {
 	struct blob* self = calloc(1, sizeof(*self));
-	char* out = malloc(4 * ((len + 2) / 3) + 1);
-	if (!self || !out) {
+	if (self)
+		self->b64 = tool_base64(data, len, &self->b64_len);
+	if (!self || !self->b64) {
 		free(self);
-		free(out);
 		free(data);
 		return NULL;
 	}
-	size_t o = 0, i = 0;
-	for (; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)data[i] << 16 | (uint32_t)data[i + 1] << 8 | data[i + 2];
-		out[o++] = b64chars[v >> 18];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = b64chars[(v >> 6) & 63];
-		out[o++] = b64chars[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)data[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)data[i + 1] << 8;
-		out[o++] = b64chars[v >> 18];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-		out[o++] = '=';
-	}
-	out[o] = '\0';
 	atomic_init(&self->refs, 1);
 	self->data = data;
 	self->len = len;
-	self->b64 = out;
-	self->b64_len = o;
 	return self;
 }
 
@@ -403,11 +380,15 @@ static int fail_rc(struct tool_result* out, struct pooled* p, int rc)
 	return 0;
 }
 
-static int fail_pool(struct tool_result* out, const char* err)
+/* A pooled capture context, or NULL with display_unavailable in out. */
+static struct pooled* pool_get_for(struct tool_result* out)
 {
-	tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
-			"cannot connect to the X display: %s", err);
-	return 0;
+	char err[256];
+	struct pooled* p = pool_get(err, sizeof(err));
+	if (!p)
+		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
+				"cannot connect to the X display: %s", err);
+	return p;
 }
 
 /* The window argument: absent or 0 = the screen. */
@@ -421,6 +402,17 @@ static bool window_arg(json_t* args, uint32_t* window, struct tool_result* out)
 	}
 	*window = (uint32_t)w;
 	return true;
+}
+
+/* The window argument where one is required (not the screen). */
+static bool window_required(json_t* args, uint32_t* window, struct tool_result* out)
+{
+	if (!window_arg(args, window, out))
+		return false;
+	if (!*window)
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"window is required (an id from the windows tool)");
+	return *window != 0;
 }
 
 /* Resolve the target's desktop rectangle on a context. */
@@ -588,11 +580,10 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	struct safe_output* so = NULL;
 	if (path && !(so = out_open(path, out)))
 		return 0;
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct pooled* p = pool_get_for(out);
 	if (!p) {
 		safe_output_abort(so);
-		return fail_pool(out, err);
+		return 0;
 	}
 	struct frame* f = NULL;
 	struct blob* blob = NULL;
@@ -739,10 +730,9 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	bool max_given;
 	if (!max_dimension_arg(args, &max_dim, &max_given, out))
 		return 0;
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct pooled* p = pool_get_for(out);
 	if (!p)
-		return fail_pool(out, err);
+		return 0;
 	struct frame* f = NULL;
 	uint8_t* data = NULL;
 	size_t len = 0;
@@ -826,10 +816,9 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	const char* app = tool_arg_string(args, "app", NULL);
 	int64_t pid = tool_arg_int(args, "pid", 0);
 	bool on_screen = tool_arg_bool(args, "on_screen_only", false);
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct pooled* p = pool_get_for(out);
 	if (!p)
-		return fail_pool(out, err);
+		return 0;
 	struct capture_window_info* list;
 	size_t n;
 	int rc = capture_list_windows(p->cap, &list, &n);
@@ -863,16 +852,11 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	uint32_t window;
-	if (!window_arg(args, &window, out))
+	if (!window_required(args, &window, out))
 		return 0;
-	if (!window) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "window is required (an id from the windows tool)");
-		return 0;
-	}
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct pooled* p = pool_get_for(out);
 	if (!p)
-		return fail_pool(out, err);
+		return 0;
 	int rc = capture_focus_window(p->cap, window);
 	struct capture_window_info info;
 	if (rc == 0)
@@ -888,12 +872,8 @@ static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	uint32_t window;
-	if (!window_arg(args, &window, out))
+	if (!window_required(args, &window, out))
 		return 0;
-	if (!window) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "window is required (an id from the windows tool)");
-		return 0;
-	}
 	int v[4];
 	const int* ptr[4] = { NULL };
 	const char* names[4] = { "x", "y", "width", "height" };
@@ -910,10 +890,9 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "give at least one of x, y, width, height");
 		return 0;
 	}
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct pooled* p = pool_get_for(out);
 	if (!p)
-		return fail_pool(out, err);
+		return 0;
 	struct capture_rect r;
 	int rc = capture_move_window(p->cap, window, ptr[0], ptr[1], ptr[2], ptr[3], &r);
 	struct capture_window_info info;
@@ -985,10 +964,9 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 		return 0;
 	int timeout_ms = (int)tool_arg_int(args, "timeout_ms", 10000);
 	int stable_ms = (int)tool_arg_int(args, "stable_ms", 200);
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct pooled* p = pool_get_for(out);
 	if (!p)
-		return fail_pool(out, err);
+		return 0;
 	int64_t start = tool_now_ms();
 	bool changed = false, stable = false;
 	int rc = wait_change(p, window, timeout_ms, stable_ms, true, ctx, &changed, &stable);

@@ -32,7 +32,7 @@ static void sleep_ms(int ms)
 
 static json_t* image_block(void)
 {
-	char* data = mcp_base64(red_png, sizeof(red_png));
+	char* data = tool_base64(red_png, sizeof(red_png), NULL);
 	json_t* out = data ? json_pack("{s:s, s:s, s:s}", "type", "image", "data", data,
 			"mimeType", "image/png") : NULL;
 	free(data);
@@ -64,7 +64,7 @@ static json_t* audio_block(void)
 	put_le(wav + 40, SAMPLES, 4);
 	for (int i = 0; i < SAMPLES; i++)
 		wav[44 + i] = (i * 440 * 2 / RATE) % 2 ? 0xc0 : 0x40;
-	char* data = mcp_base64(wav, sizeof(wav));
+	char* data = tool_base64(wav, sizeof(wav), NULL);
 	json_t* out = data ? json_pack("{s:s, s:s, s:s}", "type", "audio", "data", data,
 			"mimeType", "audio/wav") : NULL;
 	free(data);
@@ -404,7 +404,7 @@ json_t* mcp_fixture_resource_read(const char* uri)
 		return json_pack("[{s:s, s:s, s:s}]", "uri", uri, "mimeType", "text/plain",
 				"text", "Watched resource content.");
 	if (strcmp(uri, "test://static-binary") == 0) {
-		char* data = mcp_base64(red_png, sizeof(red_png));
+		char* data = tool_base64(red_png, sizeof(red_png), NULL);
 		json_t* out = data ? json_pack("[{s:s, s:s, s:s}]", "uri", uri,
 				"mimeType", "image/png", "blob", data) : NULL;
 		free(data);

@@ -113,6 +113,22 @@ async function startDeskdOnTmpfs(t, display, size) {
   return p;
 }
 
+/** Xvfb, a 320x240 fixture and `deskd record` of it at fps into a fresh
+ *  directory; resolves once the recording runs. */
+async function cliRecording(t, name, fps) {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const fixture = await startFixture(x.display, { geometry: '320x240+0+0' });
+  t.after(() => fixture.stop());
+  const dir = tempDir('deskd-cli-');
+  const out = join(dir, name);
+  const env = { ...process.env, DISPLAY: x.display };
+  const rec = launch('deskd record', DESKD_BIN, ['record', '--window', String(fixture.window), '--out', out, '--fps', String(fps)], { env });
+  t.after(() => rec.stop());
+  await waitUntil(() => rec.log.join('').includes('Ctrl-C stops'), { timeout: 5000, what: 'recording started' });
+  return { x, fixture, dir, out, env, rec };
+}
+
 test('record a window over REST: H.264 MP4, frames, duration, size, faststart, mode, pixels', async (t) => {
   const env = await desktop(t, { fixture: { geometry: '401x301+100+80' } });
   const d = env.deskd;
@@ -383,15 +399,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
   });
 
   test('deskd record CLI: record until SIGINT, publish, print the path', async (t) => {
-    const x = await startXvfb();
-    t.after(() => x.stop());
-    const fixture = await startFixture(x.display, { geometry: '320x240+0+0' });
-    t.after(() => fixture.stop());
-    const dir = tempDir('deskd-cli-');
-    const out = join(dir, 'cli.mp4');
-    const env = { ...process.env, DISPLAY: x.display };
-    const rec = launch('deskd record', DESKD_BIN, ['record', '--window', String(fixture.window), '--out', out, '--fps', '20'], { env });
-    await waitUntil(() => rec.log.join('').includes('Ctrl-C stops'), { timeout: 5000, what: 'recording started' });
+    const { fixture, dir, out, env, rec } = await cliRecording(t, 'cli.mp4', 20);
     await sleep(1500);
     const exit = await rec.stop('SIGINT');
     assert.equal(exit.code, 0, rec.log.join(''));
@@ -409,6 +417,31 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(gone.status, 1);
     assert.match(gone.stderr, /not found/);
     assert.equal(lstatSync(out).size, statSync(out).size);
+  });
+  test('an unmapped window repeats its last picture; losing the display ends the recording and publishes it', async (t) => {
+    const { x, fixture, dir, out, env, rec } = await cliRecording(t, 'lost.mp4', 10);
+    const t0 = Date.now();
+    await sleep(600);
+    const xdo = (cmd) => spawnSync('xdotool', [cmd, '--sync', String(fixture.window)], { env, encoding: 'utf8' });
+    assert.equal(xdo('windowunmap').status, 0);
+    const hidden = (Date.now() - t0) / 1000;
+    await sleep(1200);
+    const shown = (Date.now() - t0) / 1000;
+    assert.equal(xdo('windowmap').status, 0);
+    await sleep(600);
+    await x.stop('SIGKILL');
+    const exit = await rec.exited;
+    const log = rec.log.join('');
+    assert.equal(exit.code, 0, log);
+    assert.match(log, /stopped because the display went away/);
+    assert.match(log, new RegExp(`wrote ${out}: 320x240, \\d+ frames`));
+    const p = assertGoodMp4(out, { width: 320, height: 240, minFrames: 20 });
+    assert.ok(Math.abs(p.frames - 10 * p.duration) <= 2, `frames ${p.frames} in ${p.duration} s`);
+    // While unmapped, the video keeps showing the window's last picture.
+    const during = frameRgb(out, Math.round(10 * (hidden + shown) / 2), 320, 240);
+    const e = gradientError(during, 320, { x: 0, y: 0, w: 320, h: 240 });
+    assert.ok(e.mean < 4 && e.p99 <= 16, `unmapped: pixel error mean ${e.mean} p99 ${e.p99}`);
+    assert.equal(stagingIn(dir).length, 0);
   });
   test('MCP: record_stop without id stops the session\'s own recording; ending the session publishes the rest', async (t) => {
     const env = await desktop(t, { fixture: true });
@@ -457,14 +490,23 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     const withCursor = join(d.dataDir, 'cursor.mp4');
     r = await d.tool('record_start', { window: win, out: withCursor, fps: 10, cursor: true });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    await sleep(600);
+    await sleep(400);
+    // The window does not change: moving the pointer alone must show.
+    r = await d.tool('computer_move', { x: 180, y: 140, coordinate_space: 'desktop' });   // window (80, 60)
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    await sleep(400);
     r = await d.tool('record_stop', {});
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const pc = assertGoodMp4(withCursor, { width: 400, height: 300 });
+    const before = frameRgb(withCursor, 1, 400, 300);
     const rgb = frameRgb(withCursor, pc.frames - 1, 400, 300);
-    const near = gradientError(rgb, 400, { x: 184, y: 134, w: 32, h: 32 });
-    const far = gradientError(rgb, 400, { x: 0, y: 0, w: 150, h: 100 });
-    assert.ok(near.p99 > 60, `the pointer is drawn near (200, 150): p99 ${near.p99}`);
+    const first = gradientError(before, 400, { x: 184, y: 134, w: 32, h: 32 });
+    const near = gradientError(rgb, 400, { x: 64, y: 44, w: 32, h: 32 });
+    const left = gradientError(rgb, 400, { x: 184, y: 134, w: 32, h: 32 });
+    const far = gradientError(rgb, 400, { x: 250, y: 0, w: 150, h: 100 });
+    assert.ok(first.p99 > 60, `the pointer is drawn near (200, 150) at first: p99 ${first.p99}`);
+    assert.ok(near.p99 > 60, `then near (80, 60), where it moved: p99 ${near.p99}`);
+    assert.ok(left.p99 <= 16, `and no longer at (200, 150): p99 ${left.p99}`);
     assert.ok(far.p99 <= 16, `elsewhere the window's pixels: p99 ${far.p99}`);
   });
 });

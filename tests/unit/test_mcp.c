@@ -3,6 +3,7 @@
  * records every answer. No network, no X, no tool table. */
 #include "server/mcp_core.h"
 #include "server/log.h"
+#include "server/tools.h"
 #include "tests/unit/tst.h"
 
 #include <stdlib.h>
@@ -69,8 +70,10 @@ static void test_base64(void)
 	const char* in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
 	const char* out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
 	for (size_t i = 0; i < 7; i++) {
-		char* b = mcp_base64(in[i], strlen(in[i]));
+		size_t n = 99;
+		char* b = tool_base64(in[i], strlen(in[i]), &n);
 		TST_EQ_STR(b, out[i]);
+		TST_EQ_INT((int)n, (int)strlen(out[i]));
 		free(b);
 	}
 }
