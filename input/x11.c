@@ -30,6 +30,7 @@
 #define FOCUS_POLL_MS 2
 #define MAX_FETCHERS 16
 #define FETCH_TIMEOUT_MS 2000
+#define LAGGING_TIMEOUT_MS 10000
 #define SAFE_POLL_MS 1
 #define INIT_WAIT_MS 1000
 #define CONFIRM_WAIT_MS 3000
@@ -40,6 +41,7 @@ struct spare {
 	KeyCode keycode;
 	KeySym sym;		/* NoSymbol when unbound */
 	int64_t used_ms;	/* last key event sent on it (server-synced); 0 never */
+	int64_t first_ms;	/* first key event sent on this binding; 0 never */
 	uint64_t gen;		/* binds_sent right after its binding was sent */
 	XID client;		/* resource base of the client that got its keys; 0 unknown */
 };
@@ -61,6 +63,7 @@ struct fetcher {
 	bool selected, init_pending, no_select;
 	uint64_t fetches;	/* how many fetches seen */
 	uint64_t after[256];
+	int64_t after_ms[256];	/* when that fetch arrived */
 };
 
 struct input {
@@ -428,8 +431,10 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 				if (!f->selected && !f->no_select)
 					f->init_pending = true;
 			}
-			for (int kc = first; kc <= last; kc++)
+			for (int kc = first; kc <= last; kc++) {
 				f->after[kc] = self->binds_seen;
+				f->after_ms[kc] = f->seen_ms;
+			}
 			pthread_cond_broadcast(&self->rec_cond);
 			pthread_mutex_unlock(&self->rec_mutex);
 		}
@@ -583,15 +588,28 @@ static enum safety spare_safe(struct input* self, const struct spare* sp, int64_
 {
 	if (sp->sym == NoSymbol || !sp->used_ms)
 		return SAFE;
-	if (now >= sp->used_ms + FETCH_TIMEOUT_MS)
-		return SAFE_TIMEOUT;
 	if (now < sp->used_ms + self->reuse_ms)
 		return UNSAFE;
 	if (!self->rec_on || !sp->client)
-		return SAFE;
+		return now >= sp->used_ms + FETCH_TIMEOUT_MS ? SAFE_TIMEOUT : SAFE;
 	pthread_mutex_lock(&self->rec_mutex);
 	struct fetcher* f = fetcher_for(self, sp->client, false);
+	/* A client that fetches keymaps but is busy gets longer before we give
+	 * up on it than one never seen fetching. */
+	int64_t give_up = f && f->fetches ? LAGGING_TIMEOUT_MS : FETCH_TIMEOUT_MS;
+	if (now >= sp->used_ms + give_up) {
+		pthread_mutex_unlock(&self->rec_mutex);
+		return SAFE_TIMEOUT;
+	}
 	bool fetched = f && f->after[sp->keycode] >= sp->gen;
+	/* It fetched on reaching the first key of this binding: it was `lag`
+	 * behind then, and its keys up to the last one are still being read
+	 * at about that lag. Wait for them, with room for the lag to grow. */
+	if (fetched && sp->first_ms && f->after_ms[sp->keycode] > sp->first_ms) {
+		int64_t lag = f->after_ms[sp->keycode] - sp->first_ms;
+		if (now < sp->used_ms + 2 * lag + self->reuse_ms)
+			fetched = false;
+	}
 	/* Missed its MapNotify: keys on it translate with whatever the
 	 * client has when it gets to them; only time helps. */
 	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to;
@@ -673,6 +691,7 @@ static void send_bindings(struct input* self, const bool* change)
 		XChangeKeyboardMapping(self->dpy, sp->keycode, 2, syms, 1);
 		sp->gen = ++self->binds_sent;
 		sp->used_ms = 0;
+		sp->first_ms = 0;
 		sp->client = 0;
 	}
 }
@@ -1236,6 +1255,8 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 		for (int i = 0; i < n_missing; i++) {
 			for (int s = 0; s < self->n_spares; s++) {
 				if (self->spares[s].keycode == kcs[missing_at[i]]) {
+					if (!self->spares[s].first_ms)
+						self->spares[s].first_ms = t;
 					self->spares[s].used_ms = t;
 					self->spares[s].client = self->cur_client;
 				}
@@ -1452,6 +1473,8 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			int64_t t = now_ms();
 			for (int d = 0; d < n_distinct; d++) {
 				struct spare* sp = &self->spares[spare_of(self, distinct[d])];
+				if (!sp->first_ms)
+					sp->first_ms = t;
 				sp->used_ms = t;
 				sp->client = self->cur_client;
 			}

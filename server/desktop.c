@@ -492,6 +492,19 @@ static void run_setxkbmap(const char* display)
 		log_warn("setxkbmap us failed; the keyboard layout stays the X server's default");
 }
 
+static bool root_has_property(Display* dpy, Window root, Atom property)
+{
+	Atom type = None;
+	int format;
+	unsigned long n, after;
+	unsigned char* data = NULL;
+	if (XGetWindowProperty(dpy, root, property, 0, 0, False, AnyPropertyType,
+			&type, &format, &n, &after, &data) != Success)
+		return false;
+	XFree(data);
+	return type != None;
+}
+
 /* A window mapped while the WM is still starting can be lost (it neither
  * maps nor gets managed), so --launch programs wait, bounded, until a client
  * redirects the root's substructure: the WM is taking over. */
@@ -502,10 +515,18 @@ static void wait_for_wm(const char* display)
 		return;
 	bool dead = false;
 	XSetIOErrorExitHandler(dpy, on_x_io_exit, &dead);
+	Window root = DefaultRootWindow(dpy);
+	Atom check = XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False);
+	Atom clients = XInternAtom(dpy, "_NET_CLIENT_LIST", False);
 	for (int waited = 0; waited < 3000 && !dead; waited += 10) {
+		/* Ready: it redirects the root's substructure and, if it speaks
+		 * EWMH, has published its client list (openbox drops map
+		 * requests that come before it manages the existing windows). */
 		XWindowAttributes attrs;
-		if (XGetWindowAttributes(dpy, DefaultRootWindow(dpy), &attrs)
-				&& (attrs.all_event_masks & SubstructureRedirectMask)) {
+		if (XGetWindowAttributes(dpy, root, &attrs)
+				&& (attrs.all_event_masks & SubstructureRedirectMask)
+				&& (!root_has_property(dpy, root, check)
+					|| root_has_property(dpy, root, clients))) {
 			log_debug("window manager ready after %d ms", waited);
 			break;
 		}

@@ -187,9 +187,11 @@ export async function startXvfb({ width = 1280, height = 800, depth = 24 } = {})
 export async function startWm(display, wm = 'openbox') {
   const p = launch(wm, wm, wm === 'openbox' ? ['--sm-disable'] : [], { env: { ...process.env, DISPLAY: display } });
   // A window mapped while the WM is still starting can be lost: wait until
-  // the WM has announced itself (EWMH), as deskd's own desktop does.
+  // the WM has finished starting, as deskd's own desktop does.
   await waitUntil(() => {
-    const r = spawnSync('xprop', ['-display', display, '-root', '_NET_SUPPORTING_WM_CHECK'], { encoding: 'utf8' });
+    // openbox sets _NET_CLIENT_LIST once it manages the windows already
+    // there; a MapRequest before that can be dropped.
+    const r = spawnSync('xprop', ['-display', display, '-root', '_NET_CLIENT_LIST'], { encoding: 'utf8' });
     return r.status === 0 && /window id #/.test(r.stdout);
   }, { timeout: 10000, interval: 25, what: `${wm} to manage the display` });
   return p;
