@@ -41,7 +41,6 @@ struct spare {
 	KeyCode keycode;
 	KeySym sym;		/* NoSymbol when unbound */
 	int64_t used_ms;	/* last key event sent on it (server-synced); 0 never */
-	int64_t first_ms;	/* first key event sent on this binding; 0 never */
 	uint64_t gen;		/* binds_sent right after its binding was sent */
 	XID client;		/* resource base of the client that got its keys; 0 unknown */
 };
@@ -63,7 +62,6 @@ struct fetcher {
 	bool selected, init_pending, no_select;
 	uint64_t fetches;	/* how many fetches seen */
 	uint64_t after[256];
-	int64_t after_ms[256];	/* when that fetch arrived */
 };
 
 struct input {
@@ -431,10 +429,8 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 				if (!f->selected && !f->no_select)
 					f->init_pending = true;
 			}
-			for (int kc = first; kc <= last; kc++) {
+			for (int kc = first; kc <= last; kc++)
 				f->after[kc] = self->binds_seen;
-				f->after_ms[kc] = f->seen_ms;
-			}
 			pthread_cond_broadcast(&self->rec_cond);
 			pthread_mutex_unlock(&self->rec_mutex);
 		}
@@ -602,14 +598,6 @@ static enum safety spare_safe(struct input* self, const struct spare* sp, int64_
 		return SAFE_TIMEOUT;
 	}
 	bool fetched = f && f->after[sp->keycode] >= sp->gen;
-	/* It fetched on reaching the first key of this binding: it was `lag`
-	 * behind then, and its keys up to the last one are still being read
-	 * at about that lag. Wait for them, with room for the lag to grow. */
-	if (fetched && sp->first_ms && f->after_ms[sp->keycode] > sp->first_ms) {
-		int64_t lag = f->after_ms[sp->keycode] - sp->first_ms;
-		if (now < sp->used_ms + 2 * lag + self->reuse_ms)
-			fetched = false;
-	}
 	/* Missed its MapNotify: keys on it translate with whatever the
 	 * client has when it gets to them; only time helps. */
 	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to;
@@ -691,7 +679,6 @@ static void send_bindings(struct input* self, const bool* change)
 		XChangeKeyboardMapping(self->dpy, sp->keycode, 2, syms, 1);
 		sp->gen = ++self->binds_sent;
 		sp->used_ms = 0;
-		sp->first_ms = 0;
 		sp->client = 0;
 	}
 }
@@ -1255,8 +1242,6 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 		for (int i = 0; i < n_missing; i++) {
 			for (int s = 0; s < self->n_spares; s++) {
 				if (self->spares[s].keycode == kcs[missing_at[i]]) {
-					if (!self->spares[s].first_ms)
-						self->spares[s].first_ms = t;
 					self->spares[s].used_ms = t;
 					self->spares[s].client = self->cur_client;
 				}
@@ -1473,8 +1458,6 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			int64_t t = now_ms();
 			for (int d = 0; d < n_distinct; d++) {
 				struct spare* sp = &self->spares[spare_of(self, distinct[d])];
-				if (!sp->first_ms)
-					sp->first_ms = t;
 				sp->used_ms = t;
 				sp->client = self->cur_client;
 			}
