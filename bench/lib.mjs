@@ -1,6 +1,7 @@
 // Shared helpers for make bench: timing, percentiles and plain-text tables.
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 
 /** Run fn n times (after warmup runs); returns sorted durations in ms. */
 export async function time(fn, { n = 200, warmup = 10 } = {}) {
@@ -39,4 +40,38 @@ export function table(title, header, rows) {
 /** Is a command on PATH? */
 export function have(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
+
+// A keep-alive node:http client: fetch() adds about a millisecond per call
+// (more with large bodies) of its own, which would hide what deskd costs.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function request(deskd, method, path, body, headers = {}) {
+  const url = new URL(path, deskd.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers: deskd.headers(headers) }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** POST /api/v1/tools/NAME; resolves to the whole tool result (parsed JSON). */
+export async function toolCall(deskd, name, args = {}) {
+  const body = JSON.stringify(args);
+  const r = await request(deskd, 'POST', `/api/v1/tools/${name}`, body,
+    { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  const text = r.body.toString();
+  if (r.status !== 200) throw new Error(`${name}: ${r.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+/** GET a path; resolves to the body bytes (throws unless 200). */
+export async function getBytes(deskd, path) {
+  const r = await request(deskd, 'GET', path);
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.body.toString().slice(0, 300)}`);
+  return r.body;
 }

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startXvfb, startFixture, startDeskd, launch, tempDir, sleep, ROOT } from '../../tests/integration/lib/harness.mjs';
-import { time, stats, table, fmt, have } from '../lib.mjs';
+import { time, stats, table, fmt, have, toolCall, getBytes } from '../lib.mjs';
 
 // A small C driver for the in-process steps, built against build/libcapture.a.
 const HELPER = String.raw`
@@ -122,9 +122,8 @@ async function one(width, height, helper) {
     // way the row says, so each call really captures and encodes.
     let lastBytes = 0;
     const call = (args) => async () => {
-      const r = await deskd.tool('screenshot', args);
-      if (r.status !== 200) throw new Error(JSON.stringify(r.body).slice(0, 300));
-      lastBytes = r.body.structuredContent.bytes;
+      const r = await toolCall(deskd, 'screenshot', args);
+      lastBytes = r.structuredContent.bytes;
     };
     const xdo = (...a) => spawnSync('xdotool', a, { env: { ...process.env, DISPLAY: x.display } });
     async function timed(n, before, fn) {
@@ -158,9 +157,7 @@ async function one(width, height, helper) {
     const fullSJ = await timed(N, flip, call({ format: 'jpeg', max_dimension: scaled[0] }));
     // The same through GET /api/v1/screenshot: image bytes, no JSON/base64.
     const get = (q) => async () => {
-      const r = await deskd.fetch(`/api/v1/screenshot?${q}`);
-      if (r.status !== 200) throw new Error(await r.text());
-      lastBytes = (await r.arrayBuffer()).byteLength;
+      lastBytes = (await getBytes(deskd, `/api/v1/screenshot?${q}`)).byteLength;
     };
     const rawP = await timed(N, flip, get('format=png'));
     const rawJ = await timed(N, flip, get('format=jpeg'));

@@ -3,34 +3,13 @@
 // second, ASCII and non-ASCII), checked against the fixture app for lost or
 // reordered characters.
 import { spawnSync } from 'node:child_process';
-import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { time, stats, fmt, table, have } from '../lib.mjs';
+import { time, stats, fmt, table, have, toolCall } from '../lib.mjs';
 import { startXvfb, startDeskd, startFixture, waitUntil } from '../../tests/integration/lib/harness.mjs';
 
 const N = Number(process.env.BENCH_INPUT_N || 300);
 
-// A keep-alive node:http client: fetch() adds about a millisecond per call
-// of its own, which would hide what deskd costs.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function call(deskd, name, args) {
-  const body = JSON.stringify(args);
-  const url = new URL(`/api/v1/tools/${name}`, deskd.url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: deskd.headers({
-      'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }) }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        if (res.statusCode !== 200) return reject(new Error(`${name}: ${res.statusCode} ${text.slice(0, 300)}`));
-        resolve(JSON.parse(text).structuredContent);
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = async (deskd, name, args) => (await toolCall(deskd, name, args)).structuredContent;
 
 function xdotool(display, args) {
   const r = spawnSync('xdotool', args, { env: { ...process.env, DISPLAY: display } });
