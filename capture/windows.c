@@ -388,6 +388,23 @@ static bool is_focused(struct capture* self, Window w, bool ewmh)
 	return contains_focus(self, w, focus);
 }
 
+/* An EWMH request to the window manager about window (a client message to
+ * the root). */
+static void send_wm_message(struct capture* self, Window window, Atom type,
+		const long data[5])
+{
+	XEvent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = window;
+	ev.xclient.message_type = type;
+	ev.xclient.format = 32;
+	for (int i = 0; i < 5; i++)
+		ev.xclient.data.l[i] = data[i];
+	XSendEvent(self->dpy, self->root, False,
+			SubstructureRedirectMask | SubstructureNotifyMask, &ev);
+}
+
 int capture_focus_window(struct capture* self, uint32_t window)
 {
 	if (self->io_error)
@@ -398,16 +415,9 @@ int capture_focus_window(struct capture* self, uint32_t window)
 		return capture__fail(self, -ENOENT, "window %u does not exist", window);
 	bool ewmh = wm_supports(self, self->net_active_window);
 	if (ewmh) {
-		XEvent ev;
-		memset(&ev, 0, sizeof(ev));
-		ev.xclient.type = ClientMessage;
-		ev.xclient.window = window;
-		ev.xclient.message_type = self->net_active_window;
-		ev.xclient.format = 32;
-		ev.xclient.data.l[0] = 2;	/* source: pager (a direct user request) */
-		ev.xclient.data.l[1] = CurrentTime;
-		XSendEvent(self->dpy, self->root, False,
-				SubstructureRedirectMask | SubstructureNotifyMask, &ev);
+		/* Source 2: a pager (a direct user request). */
+		const long data[5] = { 2, CurrentTime };
+		send_wm_message(self, window, self->net_active_window, data);
 	} else if (attr.map_state != IsViewable) {
 		XMapRaised(self->dpy, window);
 	}
@@ -460,20 +470,10 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 	for (int attempt = 0; attempt < 2; attempt++) {
 		capture__clear_error(self);
 		if (ewmh) {
-			XEvent ev;
-			memset(&ev, 0, sizeof(ev));
-			ev.xclient.type = ClientMessage;
-			ev.xclient.window = window;
-			ev.xclient.message_type = self->net_moveresize_window;
-			ev.xclient.format = 32;
 			/* StaticGravity (10): x, y are the client's own position. */
-			ev.xclient.data.l[0] = 10 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 2 << 12;
-			ev.xclient.data.l[1] = req_x;
-			ev.xclient.data.l[2] = req_y;
-			ev.xclient.data.l[3] = want.width;
-			ev.xclient.data.l[4] = want.height;
-			XSendEvent(self->dpy, self->root, False,
-					SubstructureRedirectMask | SubstructureNotifyMask, &ev);
+			const long data[5] = { 10 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 2 << 12,
+				req_x, req_y, want.width, want.height };
+			send_wm_message(self, window, self->net_moveresize_window, data);
 		} else {
 			/* XMoveWindow places the border's outer corner. */
 			XMoveResizeWindow(self->dpy, window, req_x - attr.border_width,

@@ -1066,44 +1066,62 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 	return rc;
 }
 
+/* Press and release a button count times. */
+static void fake_clicks(struct input* self, int button, int count)
+{
+	for (int i = 0; i < count; i++) {
+		fake_button(self, button, true);
+		fake_button(self, button, false);
+	}
+}
+
+/* Pointer actions with the chord's modifiers held: press them, act, always
+ * release them, then sync; the first error wins. */
+struct pointer_action {
+	int button, count;		/* click */
+	const int *xs, *ys;		/* drag */
+	size_t n;
+	int notches_x, notches_y;	/* scroll */
+};
+
+static int with_mods(struct input* self, const struct input_chord* mods,
+		void (*act)(struct input* self, const struct pointer_action* a),
+		const struct pointer_action* a)
+{
+	pthread_mutex_lock(&self->mutex);
+	int rc = -EPIPE;
+	if (!self->dead) {
+		rc = mods_locked(self, mods, true);
+		if (rc == 0)
+			act(self, a);
+		mods_locked(self, mods, false);
+		int e = x_sync(self);
+		if (rc == 0)
+			rc = e;
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+static void act_click(struct input* self, const struct pointer_action* a)
+{
+	fake_clicks(self, a->button, a->count);
+}
+
 int input_click(struct input* self, int button, int count,
 		const struct input_chord* mods)
 {
 	if (button < 1 || button > 9 || count < 1 || count > 10)
 		return -EINVAL;
-	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
-	if (self->dead)
-		goto out;
-	rc = mods_locked(self, mods, true);
-	if (rc < 0)
-		goto release;
-	for (int i = 0; i < count; i++) {
-		fake_button(self, button, true);
-		fake_button(self, button, false);
-	}
-release:
-	mods_locked(self, mods, false);
-	int e = x_sync(self);
-	if (rc == 0)
-		rc = e;
-out:
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
+	struct pointer_action a = { .button = button, .count = count };
+	return with_mods(self, mods, act_click, &a);
 }
 
-int input_drag(struct input* self, const int* xs, const int* ys, size_t n,
-		int button, const struct input_chord* mods)
+static void act_drag(struct input* self, const struct pointer_action* a)
 {
-	if (n < 2 || button < 1 || button > 9)
-		return -EINVAL;
-	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
-	if (self->dead)
-		goto out;
-	rc = mods_locked(self, mods, true);
-	if (rc < 0)
-		goto release;
+	const int *xs = a->xs, *ys = a->ys;
+	int button = a->button;
+	size_t n = a->n;
 	XTestFakeMotionEvent(self->dpy, -1, xs[0], ys[0], CurrentTime);
 	fake_button(self, button, true);
 	/* Flush the press before the motion so the client sees it first. */
@@ -1119,14 +1137,23 @@ int input_drag(struct input* self, const int* xs, const int* ys, size_t n,
 		XTestFakeMotionEvent(self->dpy, -1, xs[i], ys[i], CurrentTime);
 	}
 	fake_button(self, button, false);
-release:
-	mods_locked(self, mods, false);
-	int e = x_sync(self);
-	if (rc == 0)
-		rc = e;
-out:
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
+}
+
+int input_drag(struct input* self, const int* xs, const int* ys, size_t n,
+		int button, const struct input_chord* mods)
+{
+	if (n < 2 || button < 1 || button > 9)
+		return -EINVAL;
+	struct pointer_action a = { .button = button, .xs = xs, .ys = ys, .n = n };
+	return with_mods(self, mods, act_drag, &a);
+}
+
+static void act_scroll(struct input* self, const struct pointer_action* a)
+{
+	int by = a->notches_y > 0 ? INPUT_BUTTON_WHEEL_DOWN : INPUT_BUTTON_WHEEL_UP;
+	int bx = a->notches_x > 0 ? INPUT_BUTTON_WHEEL_RIGHT : INPUT_BUTTON_WHEEL_LEFT;
+	fake_clicks(self, by, abs(a->notches_y));
+	fake_clicks(self, bx, abs(a->notches_x));
 }
 
 int input_scroll(struct input* self, int notches_x, int notches_y,
@@ -1135,31 +1162,8 @@ int input_scroll(struct input* self, int notches_x, int notches_y,
 	if (notches_x > INPUT_MAX_NOTCHES || notches_x < -INPUT_MAX_NOTCHES
 			|| notches_y > INPUT_MAX_NOTCHES || notches_y < -INPUT_MAX_NOTCHES)
 		return -E2BIG;
-	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
-	if (self->dead)
-		goto out;
-	rc = mods_locked(self, mods, true);
-	if (rc < 0)
-		goto release;
-	int by = notches_y > 0 ? INPUT_BUTTON_WHEEL_DOWN : INPUT_BUTTON_WHEEL_UP;
-	int bx = notches_x > 0 ? INPUT_BUTTON_WHEEL_RIGHT : INPUT_BUTTON_WHEEL_LEFT;
-	for (int i = 0; i < abs(notches_y); i++) {
-		fake_button(self, by, true);
-		fake_button(self, by, false);
-	}
-	for (int i = 0; i < abs(notches_x); i++) {
-		fake_button(self, bx, true);
-		fake_button(self, bx, false);
-	}
-release:
-	mods_locked(self, mods, false);
-	int e = x_sync(self);
-	if (rc == 0)
-		rc = e;
-out:
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
+	struct pointer_action a = { .notches_x = notches_x, .notches_y = notches_y };
+	return with_mods(self, mods, act_scroll, &a);
 }
 
 /* Bind syms[0..n) (not on the keymap) to spares for a chord; fills kcs. */

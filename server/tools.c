@@ -217,7 +217,6 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 
 	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
 			tool->name, args);
-	int64_t started = tool_now_ms();
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
@@ -259,7 +258,6 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3
 			+ (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-	(void)started;
 	const char* message = out->is_error && out->structured
 			? json_string_value(json_object_get(out->structured, "message")) : NULL;
 	events_tool_end(event, ctx->source, ctx->session_id, tool->name,
