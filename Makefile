@@ -47,20 +47,24 @@ QUIET_LINK = @printf '  LINK    %s\n' $@;
 QUIET_GEN = @printf '  GEN     %s\n' $@;
 endif
 
-# Each module is a static library; unit tests link only the module they test.
-MODULES = capture input record server
+# Each folder is a layer (docs/ARCHITECTURE.md) and one static library; the
+# link order is top to bottom, so a call that points up does not link.
+MODULES = server tools desktop record input capture base
+base_SRCS := $(wildcard base/*.c)
 capture_SRCS := $(wildcard capture/*.c)
 input_SRCS := $(wildcard input/*.c)
 record_SRCS := $(wildcard record/*.c)
-server_SRCS := $(filter-out server/main.c,$(wildcard server/*.c))
+desktop_SRCS := $(wildcard desktop/*.c)
+tools_SRCS := $(wildcard tools/*.c)
+server_SRCS := $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c))
+ALL_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
-capture_OBJS := $(call obj,$(capture_SRCS))
-input_OBJS := $(call obj,$(input_SRCS))
-record_OBJS := $(call obj,$(record_SRCS))
-server_OBJS := $(call obj,$(server_SRCS)) $(BUILD)/web_assets.o
+$(foreach m,$(MODULES),$(eval $(m)_OBJS := $(call obj,$($(m)_SRCS))))
+server_OBJS += $(BUILD)/web_assets.o
 MAIN_OBJ := $(BUILD)/server/main.o
-LIBS_A := $(BUILD)/libserver.a $(BUILD)/librecord.a $(BUILD)/libinput.a $(BUILD)/libcapture.a
+LIBS_A := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
+LINK_LIBS = -Wl,--start-group $(LIBS_A) -Wl,--end-group
 
 WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg web/*.ico))
 
@@ -87,13 +91,10 @@ $(BUILD)/lib%.a:
 	@rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/libcapture.a: $(capture_OBJS)
-$(BUILD)/libinput.a: $(input_OBJS)
-$(BUILD)/librecord.a: $(record_OBJS)
-$(BUILD)/libserver.a: $(server_OBJS)
+$(foreach m,$(MODULES),$(eval $(BUILD)/lib$(m).a: $$($(m)_OBJS)))
 
 $(DESKD): $(MAIN_OBJ) $(LIBS_A)
-	$(QUIET_LINK)$(CC) $(SANFLAGS) -o $@ $(MAIN_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
+	$(QUIET_LINK)$(CC) $(SANFLAGS) -o $@ $(MAIN_OBJ) $(LINK_LIBS) $(LDFLAGS) $(LDLIBS)
 
 # The dashboard is compiled into the binary: a tiny generator turns web/ into C arrays.
 $(BUILD)/embed: scripts/embed.c
@@ -106,7 +107,7 @@ $(BUILD)/web_assets.o: $(BUILD)/web_assets.c
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIBS_A)
 	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ $< $(LIBS_A) $(LDLIBS)
+	$(QUIET_LINK)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 
 $(FIXTURE): tests/fixtures/fixture.c
 	@mkdir -p $(dir $@)
@@ -163,8 +164,7 @@ FUZZ_CC ?= clang
 FUZZ_SAN = -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
 	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
-FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(capture_SRCS) $(input_SRCS) \
-	$(record_SRCS) $(server_SRCS)) build-fuzz/obj/web_assets.o
+FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
@@ -180,7 +180,8 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libdeskd.a
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
 
 check-headers:
-	@for h in capture/capture.h input/input.h record/record.h server/*.h; do \
+	@for h in base/*.h capture/capture.h input/input.h record/record.h desktop/*.h \
+		tools/*.h server/*.h server/*/*.h; do \
 		echo "#include \"$$h\"" | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only - || exit 1; done
 
 install: $(DESKD)

@@ -1,9 +1,9 @@
 /* Health checks: display and extensions, programs, port, data dir, token. */
 #include "server/doctor.h"
-#include "server/desktop.h"
-#include "server/http.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "desktop/desktop.h"
+#include "server/http/http.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <X11/Xlib.h>
 

@@ -19,16 +19,16 @@
  * the oldest kept), so nothing grows per client. */
 
 #include "server/live.h"
-#include "server/auth.h"
-#include "server/desktop.h"
-#include "server/events.h"
-#include "server/http.h"
-#include "server/live_source.h"
-#include "server/log.h"
-#include "server/metrics.h"
-#include "server/netcheck.h"
-#include "server/options.h"
-#include "server/worker.h"
+#include "server/http/auth.h"
+#include "desktop/desktop.h"
+#include "base/events.h"
+#include "server/http/http.h"
+#include "desktop/feed.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "server/http/netcheck.h"
+#include "base/options.h"
+#include "base/worker.h"
 
 #include <libwebsockets.h>
 

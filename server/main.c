@@ -1,20 +1,20 @@
 /* deskd: a computer-use server for Linux/X11. */
 
-#include "server/auth.h"
-#include "server/desktop.h"
+#include "server/http/auth.h"
+#include "desktop/desktop.h"
 #include "server/doctor.h"
-#include "server/events.h"
-#include "server/http.h"
+#include "base/events.h"
+#include "server/http/http.h"
 #include "server/live.h"
-#include "server/log.h"
-#include "server/mcp.h"
-#include "server/options.h"
+#include "base/log.h"
+#include "server/mcp/mcp.h"
+#include "base/options.h"
 #include "server/record_cli.h"
 #include "server/rest.h"
-#include "server/tools.h"
-#include "server/web.h"
-#include "server/worker.h"
-#include "server/ws.h"
+#include "tools/tools.h"
+#include "server/http/web.h"
+#include "base/worker.h"
+#include "server/http/ws.h"
 
 #include <errno.h>
 #include <pthread.h>

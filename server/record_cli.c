@@ -5,8 +5,8 @@
 #include "server/record_cli.h"
 
 #include "record/record.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -2,13 +2,13 @@
  * recordings, activity events as SSE, health and metrics. Tool calls run on
  * worker threads (server/worker.h); the HTTP thread never blocks. */
 #include "server/rest.h"
-#include "server/desktop.h"
-#include "server/events.h"
-#include "server/http.h"
-#include "server/log.h"
-#include "server/metrics.h"
-#include "server/tools.h"
-#include "server/worker.h"
+#include "desktop/desktop.h"
+#include "base/events.h"
+#include "server/http/http.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "tools/tools.h"
+#include "base/worker.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -3,8 +3,8 @@
  * fresh session whose sink discards (but serializes) every answer. No network,
  * no X, no worker threads (inline session). */
 
-#include "server/log.h"
-#include "server/mcp_core.h"
+#include "base/log.h"
+#include "server/mcp/core.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * the Host/Origin/bearer checks on whatever those yield. Pure functions: no
  * sockets, no threads. */
 
-#include "server/log.h"
-#include "server/netcheck.h"
+#include "base/log.h"
+#include "server/http/netcheck.h"
 
 #include <stdint.h>
 #include <stdlib.h>

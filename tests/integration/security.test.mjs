@@ -42,7 +42,8 @@ const statusOf = (text) => Number((/^HTTP\/1\.[01] (\d{3})/.exec(text) || [])[1]
 /** The routes as the C code registers them (struct http_route tables). */
 function routesFromCode() {
   const routes = [];
-  for (const f of readdirSync(join(ROOT, 'server')).filter((n) => n.endsWith('.c'))) {
+  const files = readdirSync(join(ROOT, 'server'), { recursive: true }).filter((n) => n.endsWith('.c'));
+  for (const f of files) {
     const src = readFileSync(join(ROOT, 'server', f), 'utf8');
     const defs = Object.fromEntries([...src.matchAll(/#define (\w+) "([^"]*)"/g)].map((m) => [m[1], m[2]]));
     for (const m of src.matchAll(/\{\s*"(\w+)",\s*("[^"]*"|\w+),\s*HTTP_ROLE_(\w+),\s*([^,]+),/g)) {
@@ -104,7 +105,7 @@ describe('one deskd, a full and a view token', () => {
 
   test('every route but /healthz, / and /static/* needs the token: 401', async () => {
     const routes = routesFromCode();
-    assert.ok(routes.length >= 12, `routes found in server/*.c: ${JSON.stringify(routes)}`);
+    assert.ok(routes.length >= 12, `routes found in server/**/*.c: ${JSON.stringify(routes)}`);
     const open = routes.filter((r) => r.role === 'NONE').map((r) => r.path).sort();
     assert.deepEqual(open, ['/', '/healthz', '/static/'], 'the routes without a token');
     for (const r of routes.filter((r) => r.role !== 'NONE')) {

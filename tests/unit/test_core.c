@@ -1,9 +1,9 @@
 /* Unit tests for the desktop helpers (server/desktop.c): PATH lookup,
  * -displayfd parsing, --launch scripts, the ticket lock's FIFO order; the
  * doctor's file checks (no display needed). */
-#include "server/desktop.h"
+#include "desktop/desktop.h"
 #include "server/doctor.h"
-#include "server/options.h"
+#include "base/options.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>

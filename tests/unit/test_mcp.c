@@ -1,9 +1,9 @@
 /* Unit tests for the MCP core (server/mcp.c): message classification, error
  * shapes, base64, and the lifecycle through an inline session whose sink
  * records every answer. No network, no X, no tool table. */
-#include "server/mcp_core.h"
-#include "server/log.h"
-#include "server/tools.h"
+#include "server/mcp/core.h"
+#include "base/log.h"
+#include "tools/tools.h"
 #include "tests/unit/tst.h"
 
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* Unit tests for the net layer's pure parts: Host/Origin policy, bearer
  * parsing, raw-head classification and parsing, token comparison and roles,
  * and the metrics text format. */
-#include "server/auth.h"
-#include "server/metrics.h"
-#include "server/netcheck.h"
-#include "server/options.h"
+#include "server/http/auth.h"
+#include "base/metrics.h"
+#include "server/http/netcheck.h"
+#include "base/options.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Unit tests for server/: options, schema validation, tool results. */
-#include "server/options.h"
-#include "server/schema.h"
-#include "server/tools.h"
+#include "base/options.h"
+#include "tools/schema.h"
+#include "tools/tools.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>

@@ -11,14 +11,14 @@
  * writing to it each end on their own thread. http_stop() answers or closes
  * everything still suspended before MHD_stop_daemon(). */
 #define _GNU_SOURCE	/* strcasecmp, strndup */
-#include "server/http.h"
-#include "server/auth.h"
-#include "server/listener.h"
-#include "server/log.h"
-#include "server/metrics.h"
-#include "server/netcheck.h"
-#include "server/options.h"
-#include "server/ws.h"
+#include "server/http/http.h"
+#include "server/http/auth.h"
+#include "server/http/listener.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "server/http/netcheck.h"
+#include "base/options.h"
+#include "server/http/ws.h"
 
 #include <errno.h>
 #include <limits.h>

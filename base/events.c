@@ -1,5 +1,5 @@
-#include "server/events.h"
-#include "server/log.h"
+#include "base/events.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <pthread.h>

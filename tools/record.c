@@ -6,12 +6,12 @@
  * destroyed or max_seconds pass; the registry keeps its final numbers. The
  * session that started a recording stops it when it ends; deskd's shutdown
  * (tools_record_shutdown) stops and publishes all of them. */
-#include "server/tools.h"
+#include "tools/tools.h"
 
 #include "record/record.h"
-#include "server/desktop.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "desktop/desktop.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <errno.h>
 #include <limits.h>

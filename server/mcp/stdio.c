@@ -3,10 +3,10 @@
  * per line on stdout (nothing else goes to stdout). One session; requests
  * run concurrently (tool calls on workers), so ping answers during work. */
 
-#include "server/mcp.h"
-#include "server/mcp_core.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "server/mcp/mcp.h"
+#include "server/mcp/core.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <errno.h>
 #include <fcntl.h>

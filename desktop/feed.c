@@ -5,10 +5,10 @@
  * own: xcb never exits the process on errors and needs no process-wide
  * handler, so it cannot disturb capture/'s error trapping. */
 
-#include "server/live_source.h"
+#include "desktop/feed.h"
 #include "capture/capture.h"
-#include "server/desktop.h"
-#include "server/tools.h"
+#include "desktop/desktop.h"
+#include "tools/tools.h"
 
 #include <xcb/xcb.h>
 

@@ -1,9 +1,9 @@
 /* The desktop: an external X display, or an embedded Xvfb with a window
  * manager and --launch programs. See desktop.h for the thread rules. */
 #define _GNU_SOURCE
-#include "server/desktop.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "desktop/desktop.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <X11/Xlib.h>
 #include <X11/extensions/Xrandr.h>

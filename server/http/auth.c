@@ -1,6 +1,6 @@
-#include "server/auth.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "server/http/auth.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <errno.h>
 #include <fcntl.h>

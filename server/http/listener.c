@@ -1,7 +1,7 @@
 #define _GNU_SOURCE	/* accept4 */
-#include "server/listener.h"
-#include "server/log.h"
-#include "server/netcheck.h"
+#include "server/http/listener.h"
+#include "base/log.h"
+#include "server/http/netcheck.h"
 
 #include <errno.h>
 #include <netdb.h>

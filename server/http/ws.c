@@ -4,10 +4,10 @@
  * only queues sockets here and calls lws_cancel_service(); the service thread
  * adopts them when LWS_CALLBACK_EVENT_WAIT_CANCELLED fires. The head is
  * peeked, never consumed, so lws reads the whole handshake itself. */
-#include "server/ws.h"
+#include "server/http/ws.h"
 #include "server/live.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <errno.h>
 #include <libwebsockets.h>

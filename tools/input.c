@@ -7,9 +7,9 @@
  * window's client area when `window` is given), mapped to desktop pixels
  * exactly with tools_capture_target() + tools_map_coordinate(). Out of range
  * is an error, never clamped. */
-#include "server/tools.h"
-#include "server/desktop.h"
-#include "server/log.h"
+#include "tools/tools.h"
+#include "desktop/desktop.h"
+#include "base/log.h"
 #include "input/input.h"
 
 #include <errno.h>

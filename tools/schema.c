@@ -1,4 +1,4 @@
-#include "server/schema.h"
+#include "tools/schema.h"
 
 #include <errno.h>
 #include <math.h>

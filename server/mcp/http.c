@@ -13,12 +13,12 @@
  * and is the only lock the connection's close callback takes. Order:
  * write_mutex -> mutex; http_* calls are made holding write_mutex only. */
 
-#include "server/mcp.h"
-#include "server/mcp_core.h"
-#include "server/http.h"
-#include "server/log.h"
-#include "server/tools.h"
-#include "server/worker.h"
+#include "server/mcp/mcp.h"
+#include "server/mcp/core.h"
+#include "server/http/http.h"
+#include "base/log.h"
+#include "tools/tools.h"
+#include "base/worker.h"
 
 #include <errno.h>
 #include <inttypes.h>

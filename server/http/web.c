@@ -7,9 +7,9 @@
  * computed from their bytes, so a reload after an upgrade never mixes old
  * and new files, and an unchanged file costs a 304. */
 
-#include "server/web.h"
-#include "server/http.h"
-#include "server/log.h"
+#include "server/http/web.h"
+#include "server/http/http.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-#include "server/worker.h"
+#include "base/worker.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,12 +1,12 @@
 /* MCP core: JSON-RPC 2.0, the lifecycle and every method, independent of the
  * transport (mcp_http.c, mcp_stdio.c). See server/mcp_core.h and docs/MCP.md. */
 
-#include "server/mcp.h"
-#include "server/mcp_core.h"
-#include "server/log.h"
-#include "server/options.h"
-#include "server/tools.h"
-#include "server/worker.h"
+#include "server/mcp/mcp.h"
+#include "server/mcp/core.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "tools/tools.h"
+#include "base/worker.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-#include "server/metrics.h"
-#include "server/events.h"
+#include "base/metrics.h"
+#include "base/events.h"
 
 #include <errno.h>
 #include <pthread.h>

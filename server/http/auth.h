@@ -4,7 +4,7 @@
  * 0600 as <data-dir>/token) and the optional --view-token. */
 
 #include <stdbool.h>
-#include "server/http.h"
+#include "server/http/http.h"
 
 struct options;
 

@@ -1,9 +1,9 @@
-#include "server/tools.h"
-#include "server/desktop.h"
-#include "server/events.h"
-#include "server/log.h"
-#include "server/options.h"
-#include "server/schema.h"
+#include "tools/tools.h"
+#include "desktop/desktop.h"
+#include "base/events.h"
+#include "base/log.h"
+#include "base/options.h"
+#include "tools/schema.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -8,12 +8,12 @@
  * target, bumped whenever any context sees a change, keys the cache of
  * encoded screenshots, so a repeated screenshot of an unchanged target
  * is not captured or encoded again. */
-#include "server/tools.h"
+#include "tools/tools.h"
 #include "capture/capture.h"
 #include "record/record.h"
-#include "server/desktop.h"
-#include "server/log.h"
-#include "server/options.h"
+#include "desktop/desktop.h"
+#include "base/log.h"
+#include "base/options.h"
 
 #include <errno.h>
 #include <pthread.h>

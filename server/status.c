@@ -1,10 +1,10 @@
 /* Core tools: status and doctor. Both answer without a display. */
-#include "server/tools.h"
-#include "server/desktop.h"
+#include "tools/tools.h"
+#include "desktop/desktop.h"
 #include "server/doctor.h"
-#include "server/log.h"
-#include "server/mcp.h"
-#include "server/options.h"
+#include "base/log.h"
+#include "server/mcp/mcp.h"
+#include "base/options.h"
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE	/* memmem, strncasecmp */
-#include "server/netcheck.h"
+#include "server/http/netcheck.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-#include "server/options.h"
-#include "server/log.h"
+#include "base/options.h"
+#include "base/log.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

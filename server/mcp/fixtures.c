@@ -4,8 +4,8 @@
  * and test_structured_error (an error result from a tool with an
  * outputSchema). None of them needs the display. */
 
-#include "server/mcp_core.h"
-#include "server/tools.h"
+#include "server/mcp/core.h"
+#include "tools/tools.h"
 
 #include <errno.h>
 #include <stdio.h>
