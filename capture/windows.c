@@ -1,6 +1,7 @@
 /* The window list (EWMH, with a fallback without a window manager), focus
  * and move/resize. */
 #include "capture/x11_private.h"
+#include "base/clock.h"
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
@@ -10,12 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 /* A property as an array of longs (format 32) or bytes (format 8). *data is
  * XFree'd by the caller. Returns the number of items, or -1. */
@@ -437,11 +432,11 @@ int capture_focus_window(struct capture* self, uint32_t window)
 			if (is_focused(self, window, false)) {
 				/* Give the WM a moment to publish it too. */
 				for (int j = 0; ewmh && j < 40 && !is_focused_ewmh(self, window); j++)
-					sleep_ms(5);
+					clock_sleep_ms(5);
 				return 0;
 			}
 		}
-		sleep_ms(5);
+		clock_sleep_ms(5);
 	}
 	return capture__fail(self, -ETIMEDOUT, "window %u did not get the focus", window);
 }
@@ -486,7 +481,7 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 		struct capture_rect last = g;
 		int stable = 0;
 		for (int i = 0; i < 200 && stable < 10; i++) {
-			sleep_ms(5);
+			clock_sleep_ms(5);
 			rc = capture_window_geometry(self, window, &g);
 			if (rc < 0)
 				return rc;

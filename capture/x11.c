@@ -2,6 +2,7 @@
  * without MIT-SHM), Composite window capture, the XFixes cursor overlay and
  * XDamage change tracking. */
 #include "capture/x11_private.h"
+#include "base/clock.h"
 
 #include <X11/Xutil.h>
 #include <X11/extensions/Xcomposite.h>
@@ -679,8 +680,6 @@ int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
 	return 0;
 }
 
-static int64_t now_ms(void);
-
 /* A window redirected just now has a fresh pixmap holding only what was
  * visible on screen: covered and off-screen parts are black (Xorg copies
  * from the parent). Ask the client to repaint everything with a synthetic
@@ -700,12 +699,12 @@ static void repaint_redirected(struct capture* self, uint32_t window,
 	ev.xexpose.height = attr->height;
 	XSendEvent(self->dpy, window, False, ExposureMask, &ev);
 	XFlush(self->dpy);
-	int64_t end = now_ms() + 400;
+	int64_t end = clock_ms() + 400;
 	if (capture_wait_changes(self, window, before, 250, &now) < 0)
 		return;
-	while (now_ms() < end) {
+	while (clock_ms() < end) {
 		uint64_t since = now;
-		int left = (int)(end - now_ms());
+		int left = (int)(end - clock_ms());
 		if (capture_wait_changes(self, window, since, left < 20 ? left : 20, &now) < 0)
 			break;
 	}
@@ -839,24 +838,17 @@ int capture_changes_arrived(struct capture* self, uint32_t window, uint64_t* cou
 	return changes(self, window, false, counter);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int capture_wait_changes(struct capture* self, uint32_t window, uint64_t since,
 		int timeout_ms, uint64_t* counter)
 {
-	int64_t end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t end = clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
 		int rc = capture_changes(self, window, counter);
 		if (rc < 0)
 			return rc;
 		if (*counter > since)
 			return 0;
-		int64_t left = end - now_ms();
+		int64_t left = end - clock_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = ConnectionNumber(self->dpy), .events = POLLIN };

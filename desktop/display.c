@@ -2,6 +2,7 @@
  * manager and --launch programs. See desktop.h for the thread rules. */
 #define _GNU_SOURCE
 #include "desktop/desktop.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/options.h"
 
@@ -147,20 +148,6 @@ int desktop_parse_display_number(const char* text, size_t len)
 	if (i >= len || text[i] != '\n')
 		return -EINVAL;
 	return (int)v;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
 }
 
 static void set_display_name(const char* name)
@@ -360,7 +347,7 @@ static void stop_children(struct child** list, int n, int grace_ms)
 					(long)list[i]->pid);
 			signal_child(list[i]->pid, SIGTERM);
 		}
-	int64_t end = now_ms() + grace_ms;
+	int64_t end = clock_ms() + grace_ms;
 	for (;;) {
 		bool left = false;
 		for (int i = 0; i < n; i++) {
@@ -374,9 +361,9 @@ static void stop_children(struct child** list, int n, int grace_ms)
 				left = true;
 			}
 		}
-		if (!left || now_ms() >= end)
+		if (!left || clock_ms() >= end)
 			break;
-		sleep_ms(10);
+		clock_sleep_ms(10);
 	}
 	for (int i = 0; i < n; i++) {
 		if (list[i]->pid <= 0)
@@ -427,9 +414,9 @@ static int start_xvfb(int number, struct child* out)
 	char buf[32];
 	size_t len = 0;
 	int rc = -ETIMEDOUT;
-	int64_t end = now_ms() + DESKTOP_XVFB_READY_MS;
+	int64_t end = clock_ms() + DESKTOP_XVFB_READY_MS;
 	for (;;) {
-		int left = (int)(end - now_ms());
+		int left = (int)(end - clock_ms());
 		if (left <= 0)
 			break;
 		struct pollfd pfd = { fds[0], POLLIN, 0 };
@@ -477,16 +464,16 @@ static void run_setxkbmap(const char* display)
 	if (pid < 0)
 		return;
 	struct child c = { .pid = pid, .label = "setxkbmap" };
-	int64_t end = now_ms() + 3000;
+	int64_t end = clock_ms() + 3000;
 	int status = 0;
 	while (!child_exited(pid, &status)) {
-		if (now_ms() >= end) {
+		if (clock_ms() >= end) {
 			struct child* list[] = { &c };
 			stop_children(list, 1, 200);
 			log_warn("setxkbmap us did not finish in 3 s");
 			return;
 		}
-		sleep_ms(5);
+		clock_sleep_ms(5);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		log_warn("setxkbmap us failed; the keyboard layout stays the X server's default");
@@ -530,7 +517,7 @@ static void wait_for_wm(const char* display)
 			log_debug("window manager ready after %d ms", waited);
 			break;
 		}
-		sleep_ms(10);
+		clock_sleep_ms(10);
 	}
 	XCloseDisplay(dpy);
 }
@@ -762,7 +749,7 @@ static void* watcher_main(void* ud)
 			struct child* list[] = { &g.wm };
 			stop_children(list, 1, 500);
 			for (int t = 0; t < 50 && launched_running(); t++) {
-				sleep_ms(10);
+				clock_sleep_ms(10);
 				reap_children();
 			}
 			int number;
@@ -925,9 +912,9 @@ int desktop_start(const struct options* opts)
 	g.started = true;
 
 	/* Wait (bounded) for the first connection so "ready" means usable. */
-	int64_t end = now_ms() + (g.embedded ? 5000 : 1000);
-	while (!desktop_available() && now_ms() < end)
-		sleep_ms(5);
+	int64_t end = clock_ms() + (g.embedded ? 5000 : 1000);
+	while (!desktop_available() && clock_ms() < end)
+		clock_sleep_ms(5);
 	if (!desktop_available())
 		log_warn("display %s is not reachable yet; tools answer display_unavailable until it is",
 				desktop_display_name());

@@ -6,6 +6,7 @@
  * exits. A lost connection sets self->dead through the per-display IO exit
  * handler instead of exiting. */
 #include "input/input.h"
+#include "base/clock.h"
 
 #include <X11/Xlib.h>
 #include <X11/Xlibint.h>
@@ -159,22 +160,6 @@ static void io_exit(Display* dpy, void* data)
 	struct input* self = data;
 	self->dead = true;
 	XUnlockDisplay(dpy);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-	if (ms <= 0)
-		return;
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
 }
 
 static void fake_button(struct input* self, int button, bool down)
@@ -422,7 +407,7 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 				last = 255;
 			pthread_mutex_lock(&self->rec_mutex);
 			struct fetcher* f = fetcher_for(self, d->id_base, true);
-			f->seen_ms = now_ms();
+			f->seen_ms = clock_ms();
 			f->fetches++;
 			if (first == 0 && last == 255) {
 				f->full_at = self->binds_seen;
@@ -502,9 +487,9 @@ static void record_start(struct input* self, const char* display_name)
 	if (pthread_create(&self->rec_thread, NULL, record_main, self) != 0)
 		goto thread_failure;
 	pthread_mutex_lock(&self->rec_mutex);
-	int64_t end = now_ms() + 1000;
-	while (!self->rec_started && !self->rec_dead && now_ms() < end) {
-		int64_t t = now_ms() + 10;
+	int64_t end = clock_ms() + 1000;
+	while (!self->rec_started && !self->rec_dead && clock_ms() < end) {
+		int64_t t = clock_ms() + 10;
 		struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
 		pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
 	}
@@ -611,7 +596,7 @@ static enum safety spare_safe(struct input* self, const struct spare* sp, int64_
 static void wait_safe(struct input* self, const struct spare* sp)
 {
 	for (;;) {
-		enum safety s = spare_safe(self, sp, now_ms());
+		enum safety s = spare_safe(self, sp, clock_ms());
 		if (s == SAFE)
 			return;
 		if (s == SAFE_TIMEOUT) {
@@ -622,7 +607,7 @@ static void wait_safe(struct input* self, const struct spare* sp)
 			}
 			return;
 		}
-		sleep_ms(SAFE_POLL_MS);
+		clock_sleep_ms(SAFE_POLL_MS);
 	}
 }
 
@@ -633,18 +618,18 @@ static void wait_client_ready(struct input* self, XID client)
 {
 	if (!self->rec_on || !client)
 		return;
-	int64_t end = now_ms() + INIT_WAIT_MS;
+	int64_t end = clock_ms() + INIT_WAIT_MS;
 	pthread_mutex_lock(&self->rec_mutex);
 	for (;;) {
 		struct fetcher* f = fetcher_for(self, client, false);
 		if (!f || !f->init_pending || self->rec_dead)
 			break;
-		if (now_ms() >= end) {
+		if (clock_ms() >= end) {
 			f->init_pending = false;
 			f->no_select = true;
 			break;
 		}
-		int64_t t = now_ms() + 5;
+		int64_t t = clock_ms() + 5;
 		struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
 		pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
 	}
@@ -711,7 +696,7 @@ static void confirm_bindings(struct input* self, const bool* which)
 			return;
 		bool missing[MAX_SPARES] = { false };
 		bool any_missing = false, fetched_since = false;
-		int64_t end = now_ms() + CONFIRM_WAIT_MS;
+		int64_t end = clock_ms() + CONFIRM_WAIT_MS;
 		pthread_mutex_lock(&self->rec_mutex);
 		for (;;) {
 			f = fetcher_for(self, client, false);
@@ -722,9 +707,9 @@ static void confirm_bindings(struct input* self, const bool* which)
 				any_missing |= missing[i];
 			}
 			fetched_since = f && f->fetches > fetches0;
-			if (!any_missing || fetched_since || self->rec_dead || now_ms() >= end)
+			if (!any_missing || fetched_since || self->rec_dead || clock_ms() >= end)
 				break;
-			int64_t t = now_ms() + 5;
+			int64_t t = clock_ms() + 5;
 			struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
 			pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
 		}
@@ -735,7 +720,7 @@ static void confirm_bindings(struct input* self, const bool* which)
 			return;
 		/* It fetched, but not all: wait a moment for the rest of its
 		 * fetches, then send what is still missing again. */
-		sleep_ms(2);
+		clock_sleep_ms(2);
 		pthread_mutex_lock(&self->rec_mutex);
 		f = fetcher_for(self, client, false);
 		any_missing = false;
@@ -756,7 +741,7 @@ static void confirm_bindings(struct input* self, const bool* which)
 static int pick_victim(struct input* self, const bool* needed)
 {
 	int best = -1, best_safe = -1;
-	int64_t now = now_ms();
+	int64_t now = clock_ms();
 	for (int s = 0; s < self->n_spares; s++) {
 		if (needed[s])
 			continue;
@@ -780,7 +765,7 @@ static bool restore_spares(struct input* self, bool wait)
 {
 	bool change[MAX_SPARES] = { false };
 	bool any = false, left = false;
-	int64_t now = now_ms();
+	int64_t now = clock_ms();
 	for (int i = 0; i < self->n_spares; i++) {
 		struct spare* sp = &self->spares[i];
 		if (sp->sym == NoSymbol)
@@ -1183,7 +1168,7 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 	send_bindings(self, change);
 	if (self->bind_wait_ms) {
 		XSync(self->dpy, False);
-		sleep_ms(self->bind_wait_ms);
+		clock_sleep_ms(self->bind_wait_ms);
 	}
 	confirm_bindings(self, change);
 	return 0;
@@ -1242,7 +1227,7 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	}
 	if (n_missing) {
 		rc = x_sync(self);
-		int64_t t = now_ms();
+		int64_t t = clock_ms();
 		for (int i = 0; i < n_missing; i++) {
 			for (int s = 0; s < self->n_spares; s++) {
 				if (self->spares[s].keycode == kcs[missing_at[i]]) {
@@ -1367,7 +1352,7 @@ static void bind_batch(struct input* self, const struct stroke* st,
 	send_bindings(self, change);
 	if (self->bind_wait_ms) {
 		XSync(self->dpy, False);
-		sleep_ms(self->bind_wait_ms);
+		clock_sleep_ms(self->bind_wait_ms);
 	}
 	confirm_bindings(self, change);
 }
@@ -1459,7 +1444,7 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			rc = x_sync(self);
 			if (rc < 0)
 				break;
-			int64_t t = now_ms();
+			int64_t t = clock_ms();
 			for (int d = 0; d < n_distinct; d++) {
 				struct spare* sp = &self->spares[spare_of(self, distinct[d])];
 				sp->used_ms = t;
@@ -1588,7 +1573,7 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 	rc = x_sync(self);
 	if (rc < 0)
 		goto out;
-	int64_t end = now_ms() + timeout_ms;
+	int64_t end = clock_ms() + timeout_ms;
 	bool fallback = false;
 	for (;;) {
 		if (focus_in(self, window)) {
@@ -1599,21 +1584,21 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 			rc = -EPIPE;
 			break;
 		}
-		if (now_ms() >= end) {
+		if (clock_ms() >= end) {
 			if (fallback) {
 				rc = -ETIMEDOUT;
 				break;
 			}
 			/* The WM ignored us: raise and focus directly, once. */
 			fallback = true;
-			end = now_ms() + timeout_ms / 2 + 1;
+			end = clock_ms() + timeout_ms / 2 + 1;
 			if (top)
 				XRaiseWindow(self->dpy, top);
 			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
 			x_sync(self);
 			continue;
 		}
-		sleep_ms(FOCUS_POLL_MS);
+		clock_sleep_ms(FOCUS_POLL_MS);
 	}
 out:
 	pthread_mutex_unlock(&self->mutex);

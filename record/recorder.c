@@ -17,6 +17,7 @@
  * own lookahead. */
 #define _GNU_SOURCE
 #include "record/record.h"
+#include "base/clock.h"
 #include "record/record_private.h"
 #include "capture/capture.h"
 
@@ -121,13 +122,6 @@ static void av_setup(void)
 {
 	av_log_set_level(AV_LOG_WARNING);
 	av_log_set_callback(av_log_cb);
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int av_to_errno(int averr)
@@ -405,7 +399,7 @@ static const char* end_name(enum record_end end)
 static void* run(void* ud)
 {
 	struct recorder* self = ud;
-	const int64_t start = now_ns();
+	const int64_t start = clock_ns();
 	const uint64_t max_slots = self->max_seconds > 0
 		? (uint64_t)(self->max_seconds * self->fps + 0.5) : UINT64_MAX;
 	uint64_t slot = 0, frames = 0, dropped = 0;
@@ -423,7 +417,7 @@ static void* run(void* ud)
 		 * scheduled): nothing could be captured for them. They repeat the
 		 * last picture, so the video stays constant-rate; after a stall
 		 * of over a second the rest is left as a gap. Counted as dropped. */
-		uint64_t current = (uint64_t)(now_ns() - start) * (uint64_t)self->fps / 1000000000ULL;
+		uint64_t current = (uint64_t)(clock_ns() - start) * (uint64_t)self->fps / 1000000000ULL;
 		if (current > max_slots)
 			current = max_slots;
 		if (current > slot) {

@@ -19,6 +19,7 @@
  * the oldest kept), so nothing grows per client. */
 
 #include "server/live.h"
+#include "base/clock.h"
 #include "server/http/auth.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
@@ -218,13 +219,6 @@ static struct {
 	atomic_int clients, feeds;
 } live__stats;
 
-static int64_t live_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wake the service thread; any thread. */
 static void live_wake(void)
 {
@@ -375,7 +369,7 @@ static bool live_feed_sleep_until(struct live_feed* self, int64_t deadline_ms)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t wait_ms = deadline_ms - live_now_ms();
+	int64_t wait_ms = deadline_ms - clock_ms();
 	struct timespec until = now;
 	until.tv_sec += wait_ms / 1000;
 	until.tv_nsec += (wait_ms % 1000) * 1000000;
@@ -439,9 +433,9 @@ static void* live_producer(void* arg)
 			continue;
 		}
 		/* At most fps frames a second, on an absolute schedule. */
-		if (!first && live_now_ms() < next_ms && !live_feed_sleep_until(self, next_ms))
+		if (!first && clock_ms() < next_ms && !live_feed_sleep_until(self, next_ms))
 			break;
-		int64_t t = live_now_ms();
+		int64_t t = clock_ms();
 		next_ms = next_ms + period_ms > t ? next_ms + period_ms : t + period_ms;
 		first = false;
 
@@ -455,7 +449,7 @@ static void* live_producer(void* arg)
 		}
 		if (rc < 0) {
 			log_debug("live: capture failed: %s", strerror(-rc));
-			if (!live_feed_sleep_until(self, live_now_ms() + 200))
+			if (!live_feed_sleep_until(self, clock_ms() + 200))
 				break;
 			continue;
 		}
@@ -768,7 +762,7 @@ static void live_client_message(struct live_client* c, const char* text, size_t 
 
 static int live_client_receive(struct live_client* c, const void* in, size_t len)
 {
-	c->last_rx_ms = live_now_ms();
+	c->last_rx_ms = clock_ms();
 	if (lws_frame_is_binary(c->wsi)) {
 		/* Nothing binary is expected; ignore it (but still bounded). */
 		if (lws_is_final_fragment(c->wsi) && !lws_remaining_packet_payload(c->wsi))
@@ -979,7 +973,7 @@ static void live_client_established(struct lws* wsi, struct live_client* c)
 	c->id = live__next_client_id++;
 	c->role = role;
 	c->established = true;
-	c->last_rx_ms = live_now_ms();
+	c->last_rx_ms = clock_ms();
 	/* Replay the recent history: start just before the oldest kept event. */
 	pthread_mutex_lock(&live__lock);
 	c->event_seq = live__event_next > LIVE_EVENT_RING
@@ -1060,7 +1054,7 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 		return c && c->established ? live_client_receive(c, in, len) : -1;
 	case LWS_CALLBACK_RECEIVE_PONG:
 		if (c)
-			c->last_rx_ms = live_now_ms();
+			c->last_rx_ms = clock_ms();
 		log_trace("live: pong from viewer %llu", c ? (unsigned long long)c->id : 0ULL);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
@@ -1068,7 +1062,7 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_TIMER:
 		if (!c || !c->established)
 			return 0;
-		if (live_now_ms() - c->last_rx_ms > LIVE_DEAD_MS) {
+		if (clock_ms() - c->last_rx_ms > LIVE_DEAD_MS) {
 			log_debug("live: viewer %llu stopped answering; closing",
 					(unsigned long long)c->id);
 			return -1;

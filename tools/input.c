@@ -8,6 +8,7 @@
  * exactly with tools_capture_target() + tools_map_coordinate(). Out of range
  * is an error, never clamped. */
 #include "tools/tools.h"
+#include "base/clock.h"
 #include "desktop/desktop.h"
 #include "base/log.h"
 #include "input/input.h"
@@ -665,13 +666,13 @@ static int focus_target(struct batch* b, struct act_error* e)
 /* Sleep ms, waking for cancellation; bounded by the call's deadline. */
 static int sleep_bounded(struct batch* b, int ms, struct act_error* e)
 {
-	int64_t end = tool_now_ms() + ms;
+	int64_t end = clock_ms() + ms;
 	if (b->ctx->deadline_ms && end > b->ctx->deadline_ms)
 		return fail(e, TOOL_TIMEOUT, "waiting %d ms would pass the call's deadline", ms);
 	for (;;) {
 		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled))
 			return fail(e, TOOL_TIMEOUT, "cancelled by the client");
-		int64_t left = end - tool_now_ms();
+		int64_t left = end - clock_ms();
 		if (left <= 0)
 			return 0;
 		if (left > 20)

@@ -9,6 +9,7 @@
  * encoded screenshots, so a repeated screenshot of an unchanged target
  * is not captured or encoded again. */
 #include "tools/tools.h"
+#include "base/clock.h"
 #include "capture/capture.h"
 #include "record/record.h"
 #include "desktop/desktop.h"
@@ -917,7 +918,7 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 static int wait_change(struct pooled* p, uint32_t window, int timeout_ms, int stable_ms,
 		bool need_change, struct tool_ctx* ctx, bool* changed, bool* stable)
 {
-	int64_t start = tool_now_ms(), end = start + timeout_ms;
+	int64_t start = clock_ms(), end = start + timeout_ms;
 	if (ctx && ctx->deadline_ms && ctx->deadline_ms < end)
 		end = ctx->deadline_ms;
 	uint64_t counter;
@@ -930,7 +931,7 @@ static int wait_change(struct pooled* p, uint32_t window, int timeout_ms, int st
 	for (;;) {
 		if (ctx && ctx->cancelled && atomic_load(ctx->cancelled))
 			return -ECANCELED;
-		int64_t now = tool_now_ms();
+		int64_t now = clock_ms();
 		if (*changed && now - last_change >= stable_ms) {
 			*stable = true;
 			return 0;
@@ -950,7 +951,7 @@ static int wait_change(struct pooled* p, uint32_t window, int timeout_ms, int st
 		if (rc == 0) {
 			counter = next;
 			*changed = true;
-			last_change = tool_now_ms();
+			last_change = clock_ms();
 		} else if (rc != -ETIMEDOUT) {
 			return rc;
 		}
@@ -967,10 +968,10 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	struct pooled* p = pool_get_for(out);
 	if (!p)
 		return 0;
-	int64_t start = tool_now_ms();
+	int64_t start = clock_ms();
 	bool changed = false, stable = false;
 	int rc = wait_change(p, window, timeout_ms, stable_ms, true, ctx, &changed, &stable);
-	int64_t waited = tool_now_ms() - start;
+	int64_t waited = clock_ms() - start;
 	if (rc == -ECANCELED)
 		tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled after %lld ms", (long long)waited);
 	else if (rc < 0)

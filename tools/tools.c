@@ -200,13 +200,6 @@ json_t* tools_describe(const struct tool_def* tool)
 	return out;
 }
 
-int64_t tool_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		struct tool_result* out)
 {

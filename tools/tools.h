@@ -167,9 +167,6 @@ double tool_arg_double(json_t* args, const char* key, double def);
 bool tool_arg_bool(json_t* args, const char* key, bool def);
 const char* tool_arg_string(json_t* args, const char* key, const char* def);
 
-/** Milliseconds on the monotonic clock. */
-int64_t tool_now_ms(void);
-
 /** Finalize and publish these recordings (a session ended); tools_record.c. */
 void tools_record_on_session_end(char* const* ids, size_t n);
 

@@ -12,6 +12,7 @@
  * everything still suspended before MHD_stop_daemon(). */
 #define _GNU_SOURCE	/* strcasecmp, strndup */
 #include "server/http/http.h"
+#include "base/clock.h"
 #include "server/http/auth.h"
 #include "server/http/listener.h"
 #include "base/log.h"
@@ -132,13 +133,6 @@ static struct {
 /* Bytes queued in all streams: many readers that never read (each within
  * its own limit) must not add up to all the memory there is. */
 static atomic_size_t http__buffered;
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- routes ---- */
 
@@ -945,7 +939,7 @@ struct http_stream* http_respond_stream(struct http_request* req, int status,
 	self->on_close = on_close;
 	self->ud = ud;
 	self->sse = content_type && strncmp(content_type, "text/event-stream", 17) == 0;
-	self->last_write_ms = mono_ms();
+	self->last_write_ms = clock_ms();
 	struct MHD_Response* r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
 			stream_reader, self, stream_free);
 	if (!r) {
@@ -1033,7 +1027,7 @@ int http_stream_write(struct http_stream* self, const void* data, size_t len)
 	memcpy(self->buf + self->len, data, len);
 	self->len += len;
 	atomic_fetch_add(&http__buffered, len);
-	self->last_write_ms = mono_ms();
+	self->last_write_ms = clock_ms();
 	stream_wake(self);
 out:
 	pthread_mutex_unlock(&self->mutex);
@@ -1078,7 +1072,7 @@ static void* ticker_main(void* arg)
 		size_t n;
 		struct http_stream** all = streams_snapshot(&n);
 		pthread_mutex_unlock(&H.mutex);
-		int64_t now = mono_ms();
+		int64_t now = clock_ms();
 		for (size_t i = 0; all && i < n; i++) {
 			struct http_stream* s = all[i];
 			pthread_mutex_lock(&s->mutex);

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE	/* accept4 */
 #include "server/http/listener.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "server/http/netcheck.h"
 
@@ -45,13 +46,6 @@ static struct {
 	int64_t paused_until;		/* accepting resumes then (0 = accepting) */
 	int64_t full_logged;
 } L = { .listen_fd = -1, .epoll_fd = -1, .wake_fd = -1 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void pending_release(struct pending* p)
 {
@@ -114,7 +108,7 @@ static void accept_pause(int err)
 {
 	struct epoll_event ev = { .events = 0, .data.u64 = SLOT_LISTEN };
 	epoll_ctl(L.epoll_fd, EPOLL_CTL_MOD, L.listen_fd, &ev);
-	int64_t now = now_ms();
+	int64_t now = clock_ms();
 	L.paused_until = now + LISTENER_FULL_PAUSE_MS;
 	if (!L.full_logged || now - L.full_logged >= LISTENER_FULL_LOG_MS) {
 		L.full_logged = now;
@@ -162,7 +156,7 @@ static void accept_all(void)
 		p->fd = fd;
 		p->addr = addr;
 		p->addr_len = len;
-		p->deadline = now_ms() + LISTENER_DEADLINE_MS;
+		p->deadline = clock_ms() + LISTENER_DEADLINE_MS;
 		/* Edge-triggered: peeking leaves the bytes queued, and each new
 		 * arrival raises a fresh edge, so we never spin or sleep. */
 		struct epoll_event ev = {
@@ -186,7 +180,7 @@ static void* listener_main(void* arg)
 	for (;;) {
 		int timeout = -1;
 		if (L.n_pending > 0 || L.paused_until) {
-			int64_t now = now_ms(), next = L.paused_until ? L.paused_until : INT64_MAX;
+			int64_t now = clock_ms(), next = L.paused_until ? L.paused_until : INT64_MAX;
 			for (int i = 0; L.n_pending > 0 && i < LISTENER_PENDING_MAX; i++)
 				if (L.pending[i].fd >= 0 && L.pending[i].deadline < next)
 					next = L.pending[i].deadline;
@@ -216,7 +210,7 @@ static void* listener_main(void* arg)
 		}
 		if (stop)
 			break;
-		int64_t now = now_ms();
+		int64_t now = clock_ms();
 		if (L.paused_until && now >= L.paused_until)
 			accept_resume();
 		for (int i = 0; i < LISTENER_PENDING_MAX; i++)

@@ -5,6 +5,7 @@
  * outputSchema). None of them needs the display. */
 
 #include "server/mcp/core.h"
+#include "base/clock.h"
 #include "tools/tools.h"
 
 #include <errno.h>
@@ -22,13 +23,6 @@ static const unsigned char red_png[] = {
 	0xb4, 0x12, 0x00, 0x28, 0xff, 0x3f, 0xc1, 0x6e, 0xec, 0xdf, 0x61, 0x00, 0x00,
 	0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 };
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 static json_t* image_block(void)
 {
@@ -122,9 +116,9 @@ static void log_text(struct tool_ctx* ctx, const char* level, const char* text)
 static int t_logging(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	log_text(ctx, "info", "Tool execution started");
-	sleep_ms(50);
+	clock_sleep_ms(50);
 	log_text(ctx, "info", "Tool processing data");
-	sleep_ms(50);
+	clock_sleep_ms(50);
 	log_text(ctx, "info", "Tool execution completed");
 	tool_result_text(out, "Tool with logging executed successfully");
 	return 0;
@@ -143,7 +137,7 @@ static int t_progress(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		if (ctx->progress)
 			ctx->progress(ctx->notify_ud, p, 100, NULL);
 		if (p < 100)
-			sleep_ms(50);
+			clock_sleep_ms(50);
 	}
 	tool_result_text(out, "Tool with progress completed");
 	return 0;
@@ -270,7 +264,7 @@ static int t_reconnection(struct tool_ctx* ctx, json_t* args, struct tool_result
 	/* Close the POST stream before the result (SEP-1699 polling); the
 	 * client gets the result by resuming with Last-Event-ID. */
 	mcp_tool_close_stream(ctx);
-	sleep_ms(100);
+	clock_sleep_ms(100);
 	tool_result_text(out, "Reconnection test completed successfully");
 	return 0;
 }
@@ -278,11 +272,11 @@ static int t_reconnection(struct tool_ctx* ctx, json_t* args, struct tool_result
 static int t_long(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	int64_t duration = tool_arg_int(args, "duration_ms", 10000);
-	int64_t start = tool_now_ms();
+	int64_t start = clock_ms();
 	int64_t next_progress = start;
 	log_text(ctx, "info", "long operation started");
 	for (;;) {
-		int64_t now = tool_now_ms();
+		int64_t now = clock_ms();
 		if (ctx->cancelled && atomic_load(ctx->cancelled)) {
 			tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled after %lld ms",
 					(long long)(now - start));
@@ -295,13 +289,13 @@ static int t_long(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 					"working");
 			next_progress = now + 100;
 		}
-		sleep_ms(20);
+		clock_sleep_ms(20);
 	}
 	if (ctx->progress)
 		ctx->progress(ctx->notify_ud, (double)duration, (double)duration, "done");
 	char buf[128];
 	snprintf(buf, sizeof(buf), "long operation finished after %lld ms",
-			(long long)(tool_now_ms() - start));
+			(long long)(clock_ms() - start));
 	tool_result_text(out, buf);
 	return 0;
 }

@@ -2,6 +2,7 @@
  * transport (mcp_http.c, mcp_stdio.c). See server/mcp_core.h and docs/MCP.md. */
 
 #include "server/mcp/mcp.h"
+#include "base/clock.h"
 #include "server/mcp/core.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -217,7 +218,7 @@ struct mcp_session* mcp_session_new(void)
 	pthread_mutex_init(&self->mutex, NULL);
 	pthread_cond_init(&self->cond, NULL);
 	session_uuid(self->id);
-	self->last_active = tool_now_ms();
+	self->last_active = clock_ms();
 	self->next_outreq = 1;
 	return self;
 
@@ -280,7 +281,7 @@ void* mcp_session_transport(struct mcp_session* self)
 int64_t mcp_session_idle_ms(struct mcp_session* self)
 {
 	pthread_mutex_lock(&self->mutex);
-	int64_t idle = self->busy ? 0 : tool_now_ms() - self->last_active;
+	int64_t idle = self->busy ? 0 : clock_ms() - self->last_active;
 	pthread_mutex_unlock(&self->mutex);
 	return idle;
 }
@@ -401,12 +402,12 @@ static json_t* call_request(void* ud, const char* method, json_t* params, json_t
 		c->sink->impl->message(c->sink, msg);
 	json_decref(msg);
 
-	int64_t deadline = tool_now_ms() + REQUEST_TIMEOUT_MS;
+	int64_t deadline = clock_ms() + REQUEST_TIMEOUT_MS;
 	if (c->ctx.deadline_ms && c->ctx.deadline_ms < deadline)
 		deadline = c->ctx.deadline_ms;
 	pthread_mutex_lock(&s->mutex);
 	while (!req.answered && !s->ended && !atomic_load(&c->cancelled)
-			&& tool_now_ms() < deadline) {
+			&& clock_ms() < deadline) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 100 * 1000000L;
@@ -486,7 +487,7 @@ static void call_finish(struct mcp_call* c, json_t* response)
 		}
 	}
 	s->busy--;
-	s->last_active = tool_now_ms();
+	s->last_active = clock_ms();
 	pthread_mutex_unlock(&s->mutex);
 
 	c->sink->impl->done(c->sink, atomic_load(&c->cancelled) ? NULL : response);
@@ -1143,7 +1144,7 @@ static void handle_notification(struct mcp_session* s, json_t* msg)
 int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* sink)
 {
 	pthread_mutex_lock(&self->mutex);
-	self->last_active = tool_now_ms();
+	self->last_active = clock_ms();
 	pthread_mutex_unlock(&self->mutex);
 
 	enum mcp_msg_kind kind = mcp_message_kind(msg);

@@ -1,0 +1,32 @@
+#pragma once
+
+/* The one monotonic clock and sleep of the house (milliseconds and
+ * nanoseconds since an arbitrary point; never wall time). */
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+static inline int64_t clock_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline int64_t clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps the whole time, across signals; nothing for ms <= 0. */
+static inline void clock_sleep_ms(int64_t ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
