@@ -21,8 +21,14 @@
  * returns (it may set a per-connection "dead" flag); after it ran, Xlib calls
  * on that Display are no-ops and only XCloseDisplay may follow. */
 
+#include "record/record.h"
+
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 struct options;
 
@@ -68,3 +74,198 @@ int desktop_parse_display_number(const char* text, size_t len);
  *  simple command (no shell syntax), else CMD. Returns 1 (exec added), 0, or
  *  -ENAMETOOLONG. */
 int desktop_launch_script(const char* cmd, char* out, size_t size);
+
+/* ---- The coordinate space (coords.c; pure) --------------------------------
+ * The screenshot space of a target is a pure function of the target's size
+ * and the max dimension in effect; tools, the live view and cursor_position
+ * map through these two functions only. */
+
+/** Size of an image of a w x h target scaled so its longest side is at most
+ *  max_dimension (0 = native); never upscales; at least 1x1. */
+void desktop_scaled_size(int w, int h, int max_dimension, int* out_w, int* out_h);
+/** Image pixel -> desktop offset in the target: floor(v * physical / image),
+ *  exact for scale 1. */
+int desktop_map(int v, int physical, int image);
+/** Desktop offset in the target -> the image pixel that shows it:
+ *  floor(d * image / physical), also for negative d (left of or above the
+ *  target). */
+int desktop_unmap(int d, int physical, int image);
+
+/* A target resolved for coordinate mapping: the screen (window 0) or a
+ * window's client area, in absolute desktop pixels. */
+struct desktop_target {
+	uint32_t window;		/* 0 = the whole screen */
+	int x, y, width, height;	/* desktop rectangle */
+	int image_width, image_height;	/* screenshot space for max_dimension */
+};
+
+/** Resolve the target on a pooled capture context for max_dimension.
+ *  Returns 0, -ENOENT (no such window) or -ECONNRESET (no display), with a
+ *  message in err. */
+int desktop_target(uint32_t window, int max_dimension, struct desktop_target* out,
+		char* err, size_t err_size);
+
+/* ---- Captures and the screenshot cache (shots.c) ---------------------------
+ * Tool calls run on worker threads, several at once, so capture contexts (one
+ * X connection each) come from a small pool; a context is used by one thread
+ * between get and put. Change tracking is per context (XDamage); a global
+ * generation per target, bumped whenever any context sees a change, keys the
+ * cache of encoded screenshots, so an unchanged target is not captured or
+ * encoded again. */
+
+struct capture;
+struct capture_rect;
+struct desktop_capture;
+
+/** A context for this thread's exclusive use, or NULL (display unreachable,
+ *  or every context busy for 5 s) with the reason in err. */
+struct desktop_capture* desktop_capture_get(char* err, size_t err_size);
+/** Give it back (a dead one is dropped). NULL-safe. */
+void desktop_capture_put(struct desktop_capture* self);
+/** The backend context, for capture_* calls between get and put. */
+struct capture* desktop_capture_backend(struct desktop_capture* self);
+/** The target's desktop rectangle (window 0 = the screen); 0 or -errno of
+ *  capture_window_geometry. */
+int desktop_capture_resolve(struct desktop_capture* self, uint32_t window,
+		struct capture_rect* rect);
+
+/* An encoded image and its base64, shared by the cache and its users. */
+struct desktop_image {
+	atomic_int refs;
+	uint8_t* data;
+	size_t len;
+	char* b64;
+	size_t b64_len;
+	int width, height;
+};
+
+void desktop_image_unref(struct desktop_image* self);
+
+struct desktop_shot {
+	uint32_t window;		/* 0 = the screen */
+	const struct capture_rect* part; /* in target pixels; NULL = the whole target */
+	int region[4];			/* the part in screenshot space (cache key), or 0s */
+	int width, height;		/* output size (the part scaled) */
+	int target_width, target_height;
+	bool jpeg;
+	int quality;			/* JPEG only */
+	bool cursor;			/* draw the pointer (never cached) */
+};
+
+/** Capture, scale and encode (PNG with band reuse, or JPEG), or take the
+ *  cached image when the target did not change. Returns 0 with *out (a
+ *  reference), or -errno with a message in err: the capture's errnos
+ *  (-ENOENT, -ERANGE, -ECONNRESET, ...), -ENOMEM, -EIO (encoding). */
+int desktop_shot(struct desktop_capture* dc, const struct desktop_shot* req,
+		struct desktop_image** out, char* err, size_t err_size);
+
+/** Wait until the target changed (unless need_change is false) and then
+ *  stayed still for stable_ms, at most timeout_ms and never past deadline_ms
+ *  (monotonic, 0 = none); returns -ECANCELED as soon as *cancelled is set.
+ *  Returns 0 or -errno; *changed and *stable tell how far it got. */
+int desktop_wait_change(struct desktop_capture* dc, uint32_t window,
+		int timeout_ms, int stable_ms, bool need_change,
+		const atomic_bool* cancelled, int64_t deadline_ms,
+		bool* changed, bool* stable);
+/** Wait until the target (0 = screen) had no damage for quiet_ms, at most
+ *  timeout_ms. Returns 0 when settled (or the window is gone), -ETIMEDOUT. */
+int desktop_settle(uint32_t window, int quiet_ms, int timeout_ms);
+
+/* ---- The one input context (hands.c) ---------------------------------------
+ * One per process, so there is one pool of spare keycodes on the display;
+ * replaced when the display went away, destroyed at exit (which restores the
+ * keymap). Serialize actions with desktop_lock(). */
+
+struct input;
+
+/** Borrow the context, connecting when needed; NULL with a reason in err. */
+struct input* desktop_input_get(char* err, size_t err_size);
+/** Give it back. NULL-safe. */
+void desktop_input_put(struct input* in);
+
+/* ---- Live feeds (feed.c) -------------------------------------------------------
+ * What a live-view producer thread needs: one capture context (its own X
+ * connection) per feed, used by that thread only. */
+
+struct desktop_feed;
+struct capture_window_info;
+
+struct desktop_feed_frame {
+	const unsigned char* jpeg;	/* owned by the feed; valid until the next grab */
+	size_t len;
+	int width, height;		/* of the JPEG */
+	int cursor_x, cursor_y;		/* pointer in JPEG pixels; may lie outside */
+	bool cursor_visible;		/* the pointer is over the target */
+};
+
+/** Open a feed of the screen (window 0) or a window, scaled so its longest
+ *  side is at most max_dimension (0 = native). Returns NULL with -errno in
+ *  *rc (-ENOENT no such window, -ECONNRESET no display, -ENOMEM) and a
+ *  message in err. The calling thread owns the feed. */
+struct desktop_feed* desktop_feed_open(uint32_t window, int max_dimension, int* rc,
+		char* err, size_t err_size);
+/** Wait up to timeout_ms for a change of the target's pixels since the last
+ *  grab. Returns 1 (changed), 0 (nothing changed) or -errno (-ENOENT: the
+ *  window is gone; -ECONNRESET: the display is gone). */
+int desktop_feed_wait(struct desktop_feed* self, int timeout_ms);
+/** Capture and encode the target now (JPEG at quality). Returns 0 or -errno. */
+int desktop_feed_grab(struct desktop_feed* self, int quality,
+		struct desktop_feed_frame* out);
+/** The pointer in JPEG pixels of the last grab's geometry; 0 or -errno. */
+int desktop_feed_cursor(struct desktop_feed* self, int* x, int* y, bool* visible);
+/** NULL-safe. */
+void desktop_feed_close(struct desktop_feed* self);
+
+/** The mapped windows, as the windows tool lists them: *list is malloc'd
+ *  (free it), *n its length; 0 or -errno. Any thread (own connection). */
+int desktop_windows(struct capture_window_info** list, size_t* n);
+
+/* ---- Recordings (recordings.c) ---------------------------------------------------
+ * The registry of recorders (record/record.h): running and the last 256
+ * finished ones. A recording ends by itself (record_stop, window destroyed,
+ * max_seconds, display gone), when its owner ends, or at shutdown; it is
+ * published then. Any thread. */
+
+struct desktop_recording {
+	char id[48];			/* "rec-20261201-091500-a1b2c3" */
+	uint32_t window;
+	char path[PATH_MAX + 64];	/* where the file is (or will be) published */
+	int fps;
+	time_t started;
+	struct record_stats stats;	/* live while running, final after */
+	int result;			/* 0, or the recorder's -errno once it ended */
+};
+
+struct desktop_record_params {
+	uint32_t window;
+	const char* out;		/* absolute path, or NULL: <data-dir>/recordings/<id>.mp4 */
+	int fps;
+	double max_seconds;
+	bool cursor;
+	const void* owner;		/* for desktop_record_stop(NULL, owner) */
+};
+
+/** At startup: remove staging left by a crash (data dir, output roots). */
+void desktop_recordings_init(void);
+/** At shutdown (first thing after the signal, before the display goes):
+ *  finalize and publish every running recording, wait for them, free the
+ *  registry; later starts get -ESHUTDOWN. */
+void desktop_recordings_shutdown(void);
+/** Start one. 0 with *out, or -errno with the message in err: -EINVAL (bad
+ *  out path), -EEXIST, -ENOENT (no window), -ECONNREFUSED (no display),
+ *  -ENOTSUP, -EMFILE (--max-recordings reached), -ESHUTDOWN, or another. */
+int desktop_record_start(const struct desktop_record_params* params,
+		struct desktop_recording* out, char* err, size_t err_size);
+/** Stop the recording id, or (id NULL) the owner's only one (a running one
+ *  first, else one that ended by itself and was not reported). Blocks while
+ *  it finalizes. 0 with *out (out->result: the recorder's outcome), -ENOENT
+ *  (no such id), -EBUSY (*n_running > 1 of the owner's are running), -ESRCH
+ *  (the owner has none). */
+int desktop_record_stop(const char* id, const void* owner,
+		struct desktop_recording* out, int* n_running);
+/** Every recording, newest first: *list malloc'd (free it); 0 or -ENOMEM. */
+int desktop_recordings(struct desktop_recording** list, size_t* n);
+/** Path of a finished recording's published file; 0, -ENOENT, -ENAMETOOLONG. */
+int desktop_recording_path(const char* id, char* path, size_t size);
+/** The owner of these recordings ended: finish them (they publish). */
+void desktop_recordings_end(char* const* ids, size_t n);

@@ -4,7 +4,7 @@
  * - the lws service thread (ws.c) runs every callback here: it owns the
  *   client list, the feed list and every lws call;
  * - one producer thread per active feed (a target plus its settings) with
- *   its own X connection (live_source): it waits for damage, paces itself to
+ *   its own X connection (desktop_feed): it waits for damage, paces itself to
  *   the feed's fps, captures and encodes once, and publishes the frame as
  *   the feed's "latest" (refcounted) before waking the service thread with
  *   lws_cancel_service();
@@ -24,12 +24,13 @@
 #include "desktop/desktop.h"
 #include "base/events.h"
 #include "server/http/http.h"
-#include "desktop/feed.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "server/http/netcheck.h"
 #include "base/options.h"
 #include "base/worker.h"
+#include "capture/capture.h"
+#include "tools/tools.h"
 
 #include <libwebsockets.h>
 
@@ -313,7 +314,7 @@ static json_t* live_target_json(const struct live_feed* self, json_t* obj)
 	return obj;
 }
 
-static void live_feed_publish(struct live_feed* self, const struct live_source_frame* fr)
+static void live_feed_publish(struct live_feed* self, const struct desktop_feed_frame* fr)
 {
 	struct live_frame* frame = calloc(1, sizeof(*frame));
 	if (!frame)
@@ -397,14 +398,15 @@ static bool live_feed_running(struct live_feed* self)
 static void* live_producer(void* arg)
 {
 	struct live_feed* self = arg;
-	const char* code = "internal";
+	int orc = 0;
 	char err[256] = "";
-	struct live_source* src = live_source_open(self->key.window,
-			self->key.max_dimension, &code, err, sizeof(err));
+	struct desktop_feed* src = desktop_feed_open(self->key.window,
+			self->key.max_dimension, &orc, err, sizeof(err));
 	if (!src) {
 		log_debug("live: cannot watch %s %u: %s", live_target_name(self->key.window),
 				self->key.window, err);
-		live_feed_fail(self, code, err[0] ? err : "cannot capture the target");
+		live_feed_fail(self, tool_code_name(tool_code_for_errno(orc)),
+				err[0] ? err : "cannot capture the target");
 		goto out;
 	}
 	int64_t period_ms = 1000 / self->key.fps;
@@ -414,9 +416,10 @@ static void* live_producer(void* arg)
 	int poll_ms = period_ms > LIVE_IDLE_POLL_MS ? (int)period_ms : LIVE_IDLE_POLL_MS;
 
 	while (live_feed_running(self)) {
-		int rc = first ? 1 : live_source_wait(src, poll_ms);
+		int rc = first ? 1 : desktop_feed_wait(src, poll_ms);
 		if (rc < 0) {
-			live_feed_fail(self, rc == -ENOENT ? "window_not_found" : "display_unavailable",
+			live_feed_fail(self, tool_code_name(rc == -ENOENT ? TOOL_WINDOW_NOT_FOUND
+					: TOOL_DISPLAY_UNAVAILABLE),
 					rc == -ENOENT ? "the window is gone"
 					: "the display is not reachable");
 			break;
@@ -424,7 +427,7 @@ static void* live_producer(void* arg)
 		if (rc == 0) {
 			int x, y;
 			bool visible;
-			if (live_source_cursor(src, &x, &y, &visible) == 0
+			if (desktop_feed_cursor(src, &x, &y, &visible) == 0
 					&& (x != last_cx || y != last_cy)) {
 				last_cx = x;
 				last_cy = y;
@@ -439,12 +442,12 @@ static void* live_producer(void* arg)
 		next_ms = next_ms + period_ms > t ? next_ms + period_ms : t + period_ms;
 		first = false;
 
-		struct live_source_frame fr;
-		rc = live_source_grab(src, self->key.quality, &fr);
+		struct desktop_feed_frame fr;
+		rc = desktop_feed_grab(src, self->key.quality, &fr);
 		atomic_fetch_add(&live__stats.captures, 1);
 		metrics_inc("deskd_live_captures_total", NULL);
 		if (rc == -ENOENT) {
-			live_feed_fail(self, "window_not_found", "the window is gone");
+			live_feed_fail(self, tool_code_name(TOOL_WINDOW_NOT_FOUND), "the window is gone");
 			break;
 		}
 		if (rc < 0) {
@@ -459,7 +462,7 @@ static void* live_producer(void* arg)
 		last_cy = fr.cursor_y;
 		live_feed_publish(self, &fr);
 	}
-	live_source_close(src);
+	desktop_feed_close(src);
 out:
 	live_feed_unref(self);
 	pthread_mutex_lock(&live__lock);
@@ -712,12 +715,12 @@ static void live_client_watch(struct live_client* c, json_t* msg)
 		target = json_object_get(msg, "window") ? "window" : "screen";
 	if (strcmp(target, "window") == 0) {
 		if (live_json_window(json_object_get(msg, "window"), &key.window) < 0) {
-			live_client_error(c, "bad_arguments",
+			live_client_error(c, tool_code_name(TOOL_BAD_ARGUMENTS),
 					"watch a window with \"window\": <id from the window list>");
 			return;
 		}
 	} else if (strcmp(target, "screen") != 0) {
-		live_client_error(c, "bad_arguments", "target must be \"screen\" or \"window\"");
+		live_client_error(c, tool_code_name(TOOL_BAD_ARGUMENTS), "target must be \"screen\" or \"window\"");
 		return;
 	}
 	const struct options* opts = options_get();
@@ -728,7 +731,7 @@ static void live_client_watch(struct live_client* c, json_t* msg)
 				&key.quality, err, sizeof(err)) < 0
 			|| live_json_int(msg, "max_dimension", def_max, 0, 16384,
 				&key.max_dimension, err, sizeof(err)) < 0) {
-		live_client_error(c, "bad_arguments", err);
+		live_client_error(c, tool_code_name(TOOL_BAD_ARGUMENTS), err);
 		return;
 	}
 	if (c->feed && memcmp(&c->feed->key, &key, sizeof(key)) == 0
@@ -800,12 +803,26 @@ static int live_client_receive(struct live_client* c, const void* in, size_t len
 
 /* ---- hello (built on a worker: the window list needs X) ---- */
 
+/* The mapped windows as the windows tool shows them, or [] when the display
+ * cannot be read. */
+static json_t* live_windows(void)
+{
+	json_t* out = json_array();
+	struct capture_window_info* list = NULL;
+	size_t n = 0;
+	if (out && desktop_windows(&list, &n) == 0)
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(out, tools_window_json(&list[i]));
+	free(list);
+	return out ? out : json_array();
+}
+
 static struct live_buf* live_hello(enum http_role role, bool with_windows)
 {
 	int w = 0, h = 0;
 	desktop_screen_size(&w, &h);
 	const struct options* opts = options_get();
-	json_t* windows = with_windows ? live_source_windows() : json_array();
+	json_t* windows = with_windows ? live_windows() : json_array();
 	return live_buf_json(json_pack("{s:s, s:{s:i, s:i}, s:o, s:s, s:i, s:b}",
 			"type", "hello", "screen", "width", w, "height", h,
 			"windows", windows ? windows : json_array(),

@@ -91,7 +91,7 @@ static int serve(struct options* opts)
 		log_error("no display: give --display :N, or install Xvfb for the embedded one (deskd doctor tells more)");
 		goto desktop_failure;
 	}
-	tools_record_init();	/* removes staging left by a crash */
+	desktop_recordings_init();	/* removes staging left by a crash */
 	if (http) {
 		if (rest_register() < 0 || mcp_http_register() < 0
 				|| web_register() < 0 || live_init() < 0)
@@ -118,7 +118,7 @@ static int serve(struct options* opts)
 	sigwait(&set, &sig);
 	log_info("%s: shutting down", strsignal(sig));
 	rc = 0;
-	tools_record_shutdown();	/* recordings end now, published while the display lives */
+	desktop_recordings_shutdown();	/* recordings end now, published while the display lives */
 
 	if (opts->stdio)
 		mcp_stdio_stop();

@@ -5,7 +5,7 @@
  *
  * Coordinates are in the screenshot space of the target (the screen, or a
  * window's client area when `window` is given), mapped to desktop pixels
- * exactly with tools_capture_target() + tools_map_coordinate(). Out of range
+ * exactly with desktop_target() + desktop_map(). Out of range
  * is an error, never clamped. */
 #include "tools/tools.h"
 #include "base/clock.h"
@@ -27,59 +27,6 @@
 #define FOCUS_TIMEOUT_MS 1000
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
-
-/* ---- the input context: one per process, replaced when the display goes ---- */
-
-static pthread_mutex_t ctx_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct input* ctx_input;
-static int ctx_users;
-static bool ctx_atexit;
-
-static void input_at_exit(void)
-{
-	pthread_mutex_lock(&ctx_mutex);
-	struct input* in = ctx_users == 0 ? ctx_input : NULL;
-	if (in)
-		ctx_input = NULL;
-	pthread_mutex_unlock(&ctx_mutex);
-	/* Puts every spare keycode back to NoSymbol. */
-	input_destroy(in);
-}
-
-/* Borrow the context (connecting when needed); release with put_input(). */
-static struct input* get_input(char* err, size_t size)
-{
-	pthread_mutex_lock(&ctx_mutex);
-	if (ctx_input && ctx_users == 0 && !input_alive(ctx_input)) {
-		log_info("input: X connection lost; reconnecting");
-		input_destroy(ctx_input);
-		ctx_input = NULL;
-	}
-	if (!ctx_input) {
-		const char* name = desktop_display_name();
-		ctx_input = input_new(name, err, size);
-		if (ctx_input) {
-			log_debug("input: connected to %s, %d spare keycodes", name,
-					input_spare_keycodes(ctx_input));
-			if (!ctx_atexit && atexit(input_at_exit) == 0)
-				ctx_atexit = true;
-		}
-	}
-	struct input* in = ctx_input;
-	if (in)
-		ctx_users++;
-	pthread_mutex_unlock(&ctx_mutex);
-	return in;
-}
-
-static void put_input(struct input* in)
-{
-	if (!in)
-		return;
-	pthread_mutex_lock(&ctx_mutex);
-	ctx_users--;
-	pthread_mutex_unlock(&ctx_mutex);
-}
 
 /* ---- actions ---- */
 
@@ -591,6 +538,19 @@ struct batch {
 	json_t* images;		/* image content blocks, in order */
 };
 
+/* The batch's target in screenshot space: the max dimension of a screenshot
+ * earlier in this batch, else the session's. */
+static int batch_target(struct batch* b, struct desktop_target* t, struct act_error* e)
+{
+	int max_dim = b->max_dimension >= 0 ? b->max_dimension
+			: tool_session_max_dimension(b->ctx->session, b->window);
+	char err[256] = "";
+	int rc = desktop_target(b->window, max_dim, t, err, sizeof(err));
+	if (rc < 0)
+		return fail(e, tool_code_for_errno(rc), "%s", err[0] ? err : "cannot resolve the target");
+	return 0;
+}
+
 /* Screenshot-space (or desktop) point -> desktop pixel, or out_of_bounds. */
 static int map_point(struct batch* b, const struct action* a, int x, int y,
 		int* dx, int* dy, struct act_error* e)
@@ -607,14 +567,10 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 		*dy = y;
 		return 0;
 	}
-	struct tool_target t;
-	char err[256] = "";
-	enum tool_code code = tools_capture_target(b->ctx, b->window, &t, err, sizeof(err));
-	if (code != TOOL_OK)
-		return fail(e, code, "%s", err[0] ? err : "cannot resolve the target");
+	struct desktop_target t;
+	if (batch_target(b, &t, e) < 0)
+		return -1;
 	int iw = t.image_width, ih = t.image_height;
-	if (b->max_dimension >= 0)
-		tools_scaled_size(t.width, t.height, b->max_dimension, &iw, &ih);
 	if (x < 0 || y < 0 || x >= iw || y >= ih) {
 		char what[64];
 		if (t.window)
@@ -625,8 +581,8 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 				"(%d, %d) is outside the %dx%d screenshot of %s (x 0..%d, y 0..%d)",
 				x, y, iw, ih, what, iw - 1, ih - 1);
 	}
-	*dx = t.x + tools_map_coordinate(x, t.width, iw);
-	*dy = t.y + tools_map_coordinate(y, t.height, ih);
+	*dx = t.x + desktop_map(x, t.width, iw);
+	*dy = t.y + desktop_map(y, t.height, ih);
 	if (*dx < 0 || *dy < 0 || *dx >= sw || *dy >= sh)
 		return fail(e, TOOL_OUT_OF_BOUNDS,
 				"(%d, %d) of window %u is at desktop (%d, %d), off the screen",
@@ -898,20 +854,13 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 			break;
 		json_object_set_new(res, "desktop_x", json_integer(cx));
 		json_object_set_new(res, "desktop_y", json_integer(cy));
-		struct tool_target t;
-		char err[256] = "";
-		enum tool_code code = tools_capture_target(b->ctx, b->window, &t, err, sizeof(err));
-		if (code != TOOL_OK)
-			return fail(e, code, "%s", err[0] ? err : "cannot resolve the target");
-		int iw = t.image_width, ih = t.image_height;
-		if (b->max_dimension >= 0)
-			tools_scaled_size(t.width, t.height, b->max_dimension, &iw, &ih);
+		struct desktop_target t;
+		if (batch_target(b, &t, e) < 0)
+			return -1;
 		/* The screenshot pixel that shows the cursor. */
-		long rx = cx - t.x, ry = cy - t.y;
-		long ix = rx >= 0 ? rx * iw / t.width : -1 - (-rx - 1) * iw / t.width;
-		long iy = ry >= 0 ? ry * ih / t.height : -1 - (-ry - 1) * ih / t.height;
-		json_object_set_new(res, "x", json_integer(ix));
-		json_object_set_new(res, "y", json_integer(iy));
+		int rx = cx - t.x, ry = cy - t.y;
+		json_object_set_new(res, "x", json_integer(desktop_unmap(rx, t.width, t.image_width)));
+		json_object_set_new(res, "y", json_integer(desktop_unmap(ry, t.height, t.image_height)));
 		json_object_set_new(res, "inside", json_boolean(rx >= 0 && ry >= 0
 				&& rx < t.width && ry < t.height));
 		break;
@@ -997,7 +946,7 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 				"%zu actions; at most %d per call", json_array_size(actions), MAX_ACTIONS);
 		return 0;
 	}
-	struct input* in = get_input(err, sizeof(err));
+	struct input* in = desktop_input_get(err, sizeof(err));
 	if (!in) {
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
 		return 0;
@@ -1012,7 +961,7 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 	struct act_error e = { 0 };
 	int rc = run_actions(&b, actions, batch_desktop_space(args), results, &failed, &e);
 	if (rc == 0 && tool_arg_bool(args, "screenshot_after", false)) {
-		tools_capture_settle(b.window, SETTLE_QUIET_MS, SETTLE_MAX_MS);
+		desktop_settle(b.window, SETTLE_QUIET_MS, SETTLE_MAX_MS);
 		json_t* res = json_pack("{s:s, s:s}", "action", "screenshot_after", "status", "ok");
 		json_t* shot_args = json_object();
 		if (capture_call(&b, "screenshot", shot_args, res, &e) < 0) {
@@ -1039,7 +988,7 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 	append_images(out, b.images);
 	json_decref(results);
 	json_decref(b.images);
-	put_input(in);
+	desktop_input_put(in);
 	return 0;
 }
 
@@ -1061,7 +1010,7 @@ static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 	uint32_t window = (uint32_t)tool_arg_int(args, "window", 0);
 	json_object_del(action, "window");
 	json_object_set_new(action, "type", json_string(type));
-	struct input* in = get_input(err, sizeof(err));
+	struct input* in = desktop_input_get(err, sizeof(err));
 	if (!in) {
 		json_decref(action);
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
@@ -1083,7 +1032,7 @@ static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 	json_decref(results);
 	json_decref(actions);
 	json_decref(b.images);
-	put_input(in);
+	desktop_input_put(in);
 	return 0;
 }
 

@@ -1,13 +1,7 @@
-/* Capture tools: screenshot, zoom, windows, window_focus, window_move,
- * wait_for_change; and the target resolution and settle wait that the input
- * tools use (server/tools.h).
- *
- * Tool calls run on worker threads, several at once, so capture contexts
- * (one X connection each) come from a small mutex-protected pool. Change
- * tracking is per context (XDamage, poll style); a global generation per
- * target, bumped whenever any context sees a change, keys the cache of
- * encoded screenshots, so a repeated screenshot of an unchanged target
- * is not captured or encoded again. */
+/* The screen tools: screenshot, zoom, windows, window_focus, window_move,
+ * wait_for_change. Captures, the screenshot cache and the coordinate space
+ * are desktop/ services; these handlers parse arguments, keep the session's
+ * max dimension and build the results. */
 #include "tools/tools.h"
 #include "base/clock.h"
 #include "capture/capture.h"
@@ -15,6 +9,7 @@
 #include "desktop/desktop.h"
 #include "base/log.h"
 #include "base/options.h"
+#include "base/base64.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,325 +19,9 @@
 #include <strings.h>
 #include <time.h>
 
-/* ---- Context pool ---------------------------------------------------------- */
-
-#define POOL_MAX 16
-#define SEEN_MAX 32
-
-struct pooled {
-	struct capture* cap;
-	unsigned disconnects;	/* desktop_disconnects() when it was opened */
-	struct {
-		uint32_t window;
-		uint64_t counter;
-	} seen[SEEN_MAX];
-	int n_seen, next_seen;
-};
-
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
-static struct pooled* pool_idle[POOL_MAX];
-static int pool_n_idle, pool_n_total;
-static char pool_display[256];
-
-static void pooled_destroy(struct pooled* p)
-{
-	if (!p)
-		return;
-	capture_destroy(p->cap);
-	free(p);
-}
-
-/* A context for this thread's exclusive use, or NULL (display unreachable). */
-static struct pooled* pool_get(char* err, size_t err_size)
-{
-	const char* name = desktop_display_name();
-	if (!name)
-		name = "";
-	pthread_mutex_lock(&pool_lock);
-	if (strcmp(name, pool_display) != 0) {
-		/* The display changed (restarted embedded Xvfb): start over. */
-		for (int i = 0; i < pool_n_idle; i++) {
-			pooled_destroy(pool_idle[i]);
-			pool_n_total--;
-		}
-		pool_n_idle = 0;
-		snprintf(pool_display, sizeof(pool_display), "%s", name);
-	}
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 5;
-	while (pool_n_idle == 0 && pool_n_total >= POOL_MAX) {
-		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &until) == ETIMEDOUT) {
-			pthread_mutex_unlock(&pool_lock);
-			snprintf(err, err_size, "all %d capture connections are busy", POOL_MAX);
-			return NULL;
-		}
-	}
-	/* Contexts from before a display loss are dead even if they do not
-	 * know it yet. */
-	unsigned disconnects = desktop_disconnects();
-	while (pool_n_idle > 0) {
-		struct pooled* p = pool_idle[--pool_n_idle];
-		if (p->disconnects == disconnects && capture_connected(p->cap)) {
-			pthread_mutex_unlock(&pool_lock);
-			return p;
-		}
-		pooled_destroy(p);
-		pool_n_total--;
-	}
-	pool_n_total++;
-	pthread_mutex_unlock(&pool_lock);
-
-	struct pooled* p = calloc(1, sizeof(*p));
-	if (p) {
-		p->disconnects = disconnects;
-		p->cap = capture_create(*name ? name : NULL, err, err_size);
-	}
-	else
-		snprintf(err, err_size, "out of memory");
-	if (!p || !p->cap) {
-		free(p);
-		pthread_mutex_lock(&pool_lock);
-		pool_n_total--;
-		pthread_cond_signal(&pool_cond);
-		pthread_mutex_unlock(&pool_lock);
-		return NULL;
-	}
-	return p;
-}
-
-static void pool_put(struct pooled* p)
-{
-	pthread_mutex_lock(&pool_lock);
-	if (!capture_connected(p->cap) || pool_n_idle >= POOL_MAX) {
-		pool_n_total--;
-		pthread_mutex_unlock(&pool_lock);
-		pooled_destroy(p);
-		pthread_mutex_lock(&pool_lock);
-	} else {
-		pool_idle[pool_n_idle++] = p;
-	}
-	pthread_cond_signal(&pool_cond);
-	pthread_mutex_unlock(&pool_lock);
-}
-
-/* ---- Generations and the screenshot cache ----------------------------------- */
-
-#define GEN_MAX 64
-#define CACHE_MAX 8
-
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	uint32_t window;
-	uint64_t gen;
-} gens[GEN_MAX];
-static int n_gens, next_gen_evict;
-static uint64_t gen_clock;
-
-struct cache_key {
-	uint32_t window;
-	int region[4];		/* screenshot space; all 0 = whole target */
-	int width, height;	/* output size */
-	int target_w, target_h;	/* physical target size */
-	int format;		/* 0 png, 1 jpeg */
-	int quality;
-};
-
-/* An encoded image and its base64, shared between the cache and callers. */
-struct blob {
-	atomic_int refs;
-	uint8_t* data;
-	size_t len;
-	char* b64;
-	size_t b64_len;
-};
-
-static void blob_unref(struct blob* self)
-{
-	if (!self || atomic_fetch_sub(&self->refs, 1) != 1)
-		return;
-	free(self->data);
-	free(self->b64);
-	free(self);
-}
-
-/* Takes ownership of data. NULL on ENOMEM (data freed). */
-static struct blob* blob_new(uint8_t* data, size_t len)
-{
-	struct blob* self = calloc(1, sizeof(*self));
-	if (self)
-		self->b64 = tool_base64(data, len, &self->b64_len);
-	if (!self || !self->b64) {
-		free(self);
-		free(data);
-		return NULL;
-	}
-	atomic_init(&self->refs, 1);
-	self->data = data;
-	self->len = len;
-	return self;
-}
-
-static struct cache_entry {
-	struct cache_key key;
-	uint64_t gen;
-	uint64_t used;
-	struct blob* blob;
-} cache[CACHE_MAX];
-static uint64_t cache_clock;
-
-/* Poll the context's damage for the target and return the target's global
- * generation: it changes whenever any context saw the target change. */
-static int target_generation(struct pooled* p, uint32_t window, uint64_t* gen)
-{
-	uint64_t counter;
-	int rc = capture_changes(p->cap, window, &counter);
-	if (rc < 0)
-		return rc;
-	int slot = -1;
-	for (int i = 0; i < p->n_seen; i++)
-		if (p->seen[i].window == window)
-			slot = i;
-	bool changed = slot < 0 || p->seen[slot].counter != counter;
-	if (slot < 0) {
-		if (p->n_seen < SEEN_MAX) {
-			slot = p->n_seen++;
-		} else {
-			slot = p->next_seen;
-			p->next_seen = (p->next_seen + 1) % SEEN_MAX;
-		}
-		p->seen[slot].window = window;
-	}
-	p->seen[slot].counter = counter;
-
-	pthread_mutex_lock(&cache_lock);
-	int g = -1;
-	for (int i = 0; i < n_gens; i++)
-		if (gens[i].window == window)
-			g = i;
-	if (g < 0) {
-		if (n_gens < GEN_MAX) {
-			g = n_gens++;
-		} else {
-			g = next_gen_evict;
-			next_gen_evict = (next_gen_evict + 1) % GEN_MAX;
-		}
-		gens[g].window = window;
-		changed = true;
-	}
-	if (changed)
-		gens[g].gen = ++gen_clock;
-	*gen = gens[g].gen;
-	pthread_mutex_unlock(&cache_lock);
-	return 0;
-}
-
-/* A reference to the cached image for key at gen, or NULL. */
-static struct blob* cache_lookup(const struct cache_key* key, uint64_t gen)
-{
-	struct blob* out = NULL;
-	pthread_mutex_lock(&cache_lock);
-	for (int i = 0; i < CACHE_MAX; i++) {
-		struct cache_entry* e = &cache[i];
-		if (e->blob && e->gen == gen && memcmp(&e->key, key, sizeof(*key)) == 0) {
-			out = e->blob;
-			atomic_fetch_add(&out->refs, 1);
-			e->used = ++cache_clock;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&cache_lock);
-	return out;
-}
-
-static void cache_store(const struct cache_key* key, uint64_t gen, struct blob* blob)
-{
-	atomic_fetch_add(&blob->refs, 1);
-	pthread_mutex_lock(&cache_lock);
-	int slot = 0;
-	for (int i = 0; i < CACHE_MAX; i++) {
-		if (cache[i].blob && memcmp(&cache[i].key, key, sizeof(*key)) == 0) {
-			slot = i;
-			break;
-		}
-		if (!cache[i].blob) {
-			slot = i;
-			break;
-		}
-		if (cache[i].used < cache[slot].used)
-			slot = i;
-	}
-	struct blob* old = cache[slot].blob;
-	cache[slot] = (struct cache_entry){ *key, gen, ++cache_clock, blob };
-	pthread_mutex_unlock(&cache_lock);
-	blob_unref(old);
-}
-
-/* PNG states (capture_encode_png_cached): the previous image of a target
- * and its compressed bands, so after a small change only the bands it
- * touched are deflated again. Checked out for the encode, one user each. */
-#define PNG_STATES 4
-
-static struct {
-	struct cache_key key;
-	struct capture_png_state* state;
-	bool busy, used_slot;
-	uint64_t used;
-} png_states[PNG_STATES];
-
-/* The slot for key, marked busy, with *state (may be NULL: a new one is
- * made by the encoder); -1 when every slot is busy. */
-static int png_state_take(const struct cache_key* key, struct capture_png_state** state)
-{
-	*state = NULL;
-	pthread_mutex_lock(&cache_lock);
-	int slot = -1;
-	for (int i = 0; i < PNG_STATES; i++)
-		if (png_states[i].used_slot && !png_states[i].busy
-				&& memcmp(&png_states[i].key, key, sizeof(*key)) == 0)
-			slot = i;
-	struct capture_png_state* old = NULL;
-	if (slot < 0) {
-		for (int i = 0; i < PNG_STATES; i++) {
-			if (png_states[i].busy)
-				continue;
-			if (slot < 0 || !png_states[i].used_slot
-					|| (png_states[slot].used_slot && png_states[i].used < png_states[slot].used))
-				slot = i;
-		}
-		if (slot >= 0) {
-			old = png_states[slot].state;
-			png_states[slot].state = NULL;
-			png_states[slot].key = *key;
-			png_states[slot].used_slot = true;
-		}
-	}
-	if (slot >= 0) {
-		png_states[slot].busy = true;
-		*state = png_states[slot].state;
-	}
-	pthread_mutex_unlock(&cache_lock);
-	capture_png_state_free(old);
-	return slot;
-}
-
-static void png_state_give(int slot, struct capture_png_state* state)
-{
-	if (slot < 0) {
-		capture_png_state_free(state);
-		return;
-	}
-	pthread_mutex_lock(&cache_lock);
-	png_states[slot].state = state;
-	png_states[slot].busy = false;
-	png_states[slot].used = ++cache_clock;
-	pthread_mutex_unlock(&cache_lock);
-}
-
 /* The image block from the blob's base64 (no second encoding, no UTF-8
  * scan), and the raw bytes for REST's GET /api/v1/screenshot. */
-static int add_image(struct tool_result* out, const struct blob* b, const char* mime)
+static int add_image(struct tool_result* out, const struct desktop_image* b, const char* mime)
 {
 	json_t* data = json_stringn_nocheck(b->b64, b->b64_len);
 	if (!data)
@@ -362,30 +41,18 @@ static int add_image(struct tool_result* out, const struct blob* b, const char* 
 
 /* ---- Helpers ------------------------------------------------------------------ */
 
-static enum tool_code code_for(int rc)
+static int fail_rc(struct tool_result* out, struct desktop_capture* p, int rc)
 {
-	switch (rc) {
-	case -ENOENT: return TOOL_WINDOW_NOT_FOUND;
-	case -ENODATA:
-	case -EINVAL: return TOOL_BAD_ARGUMENTS;
-	case -ERANGE: return TOOL_OUT_OF_BOUNDS;
-	case -ECONNRESET: return TOOL_DISPLAY_UNAVAILABLE;
-	case -ETIMEDOUT: return TOOL_TIMEOUT;
-	default: return TOOL_INTERNAL;
-	}
-}
-
-static int fail_rc(struct tool_result* out, struct pooled* p, int rc)
-{
-	tool_result_error(out, code_for(rc), NULL, "%s", capture_error(p->cap));
+	tool_result_error(out, tool_code_for_errno(rc), NULL, "%s",
+			capture_error(desktop_capture_backend(p)));
 	return 0;
 }
 
 /* A pooled capture context, or NULL with display_unavailable in out. */
-static struct pooled* pool_get_for(struct tool_result* out)
+static struct desktop_capture* pool_get_for(struct tool_result* out)
 {
 	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
+	struct desktop_capture* p = desktop_capture_get(err, sizeof(err));
 	if (!p)
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 				"cannot connect to the X display: %s", err);
@@ -414,17 +81,6 @@ static bool window_required(json_t* args, uint32_t* window, struct tool_result* 
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
 				"window is required (an id from the windows tool)");
 	return *window != 0;
-}
-
-/* Resolve the target's desktop rectangle on a context. */
-static int resolve(struct pooled* p, uint32_t window, struct capture_rect* rect)
-{
-	if (!window) {
-		rect->x = rect->y = 0;
-		capture_screen_size(p->cap, &rect->width, &rect->height);
-		return 0;
-	}
-	return capture_window_geometry(p->cap, window, rect);
 }
 
 /* max_dimension: 0 (native) or 16..16384. */
@@ -480,22 +136,15 @@ static bool region_arg(json_t* args, int iw, int ih, int region[4],
 /* Map a screenshot-space region to physical pixels of the target. */
 static struct capture_rect map_region(const int region[4], int w, int h, int iw, int ih)
 {
-	int x0 = tools_map_coordinate(region[0], w, iw);
-	int y0 = tools_map_coordinate(region[1], h, ih);
-	int x1 = region[2] >= iw ? w : tools_map_coordinate(region[2], w, iw);
-	int y1 = region[3] >= ih ? h : tools_map_coordinate(region[3], h, ih);
+	int x0 = desktop_map(region[0], w, iw);
+	int y0 = desktop_map(region[1], h, ih);
+	int x1 = region[2] >= iw ? w : desktop_map(region[2], w, iw);
+	int y1 = region[3] >= ih ? h : desktop_map(region[3], h, ih);
 	if (x1 <= x0)
 		x1 = x0 + 1;
 	if (y1 <= y0)
 		y1 = y0 + 1;
 	return (struct capture_rect){ x0, y0, x1 - x0, y1 - y0 };
-}
-
-static int grab(struct pooled* p, uint32_t window, const struct capture_rect* phys,
-		bool cursor, struct frame** f)
-{
-	return window ? capture_window(p->cap, window, phys, cursor, f)
-			: capture_screen(p->cap, phys, cursor, f);
 }
 
 /* out: checked and staged before the capture (fail fast), written and
@@ -581,15 +230,14 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	struct safe_output* so = NULL;
 	if (path && !(so = out_open(path, out)))
 		return 0;
-	struct pooled* p = pool_get_for(out);
+	struct desktop_capture* p = pool_get_for(out);
 	if (!p) {
 		safe_output_abort(so);
 		return 0;
 	}
-	struct frame* f = NULL;
-	struct blob* blob = NULL;
+	struct desktop_image* blob = NULL;
 	struct capture_rect target;
-	int rc = resolve(p, window, &target);
+	int rc = desktop_capture_resolve(p, window, &target);
 	if (rc < 0) {
 		fail_rc(out, p, rc);
 		goto done;
@@ -597,7 +245,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	if (!max_given)
 		max_dim = tool_session_max_dimension(ctx->session, window);
 	int iw, ih;
-	tools_scaled_size(target.width, target.height, max_dim, &iw, &ih);
+	desktop_scaled_size(target.width, target.height, max_dim, &iw, &ih);
 
 	int region[4] = { 0, 0, iw, ih };
 	bool has_region = json_object_get(args, "region") != NULL;
@@ -610,65 +258,27 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	if (oh > phys.height)
 		oh = phys.height;
 
-	struct cache_key key;
-	memset(&key, 0, sizeof(key));
-	key.window = window;
+	struct desktop_shot req = {
+		.window = window,
+		.part = has_region ? &phys : NULL,
+		.width = ow,
+		.height = oh,
+		.target_width = target.width,
+		.target_height = target.height,
+		.jpeg = jpeg,
+		.quality = quality,
+		.cursor = cursor,
+	};
 	if (has_region)
-		memcpy(key.region, region, sizeof(region));
-	key.width = ow;
-	key.height = oh;
-	key.target_w = target.width;
-	key.target_h = target.height;
-	key.format = jpeg;
-	key.quality = jpeg ? quality : 0;
-	uint64_t gen = 0;
-	bool cacheable = !cursor && target_generation(p, window, &gen) == 0;
-	if (cacheable)
-		blob = cache_lookup(&key, gen);
-	if (!blob) {
-		rc = grab(p, window, has_region ? &phys : NULL, cursor, &f);
-		if (rc < 0) {
-			fail_rc(out, p, rc);
-			goto done;
-		}
-		if (f->width != ow || f->height != oh) {
-			/* (Smaller than asked only if the window shrank meanwhile.) */
-			struct frame* s = capture_scale(f, ow < f->width ? ow : f->width,
-					oh < f->height ? oh : f->height);
-			if (!s) {
-				tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory while scaling");
-				goto done;
-			}
-			frame_unref(f);
-			f = s;
-		}
-		ow = f->width;
-		oh = f->height;
-		uint8_t* data;
-		size_t len;
-		if (jpeg) {
-			rc = capture_encode_jpeg(f, quality, &data, &len);
-		} else {
-			struct cache_key pkey = key;
-			pkey.quality = 0;
-			struct capture_png_state* st;
-			int slot = png_state_take(&pkey, &st);
-			rc = slot >= 0 ? capture_encode_png_cached(&st, f, &data, &len)
-					: capture_encode_png(f, &data, &len);
-			png_state_give(slot, st);
-		}
-		if (rc < 0) {
-			tool_result_error(out, TOOL_INTERNAL, NULL, "encoding failed: %s", strerror(-rc));
-			goto done;
-		}
-		blob = blob_new(data, len);
-		if (!blob) {
-			tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");
-			goto done;
-		}
-		if (cacheable)
-			cache_store(&key, gen, blob);
+		memcpy(req.region, region, sizeof(region));
+	char why[256] = "";
+	rc = desktop_shot(p, &req, &blob, why, sizeof(why));
+	if (rc < 0) {
+		tool_result_error(out, tool_code_for_errno(rc), NULL, "%s", why);
+		goto done;
 	}
+	ow = blob->width;
+	oh = blob->height;
 	if (so) {
 		int wrc = out_finish(so, path, blob->data, blob->len, out);
 		so = NULL;
@@ -714,9 +324,8 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	tool_result_ok(out, meta);
 done:
 	safe_output_abort(so);
-	blob_unref(blob);
-	frame_unref(f);
-	pool_put(p);
+	desktop_image_unref(blob);
+	desktop_capture_put(p);
 	return 0;
 }
 
@@ -731,14 +340,14 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	bool max_given;
 	if (!max_dimension_arg(args, &max_dim, &max_given, out))
 		return 0;
-	struct pooled* p = pool_get_for(out);
+	struct desktop_capture* p = pool_get_for(out);
 	if (!p)
 		return 0;
 	struct frame* f = NULL;
 	uint8_t* data = NULL;
 	size_t len = 0;
 	struct capture_rect target;
-	int rc = resolve(p, window, &target);
+	int rc = desktop_capture_resolve(p, window, &target);
 	if (rc < 0) {
 		fail_rc(out, p, rc);
 		goto done;
@@ -746,19 +355,20 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	/* The region is in the target's screenshot space (the session's max
 	 * dimension); zoom's own max_dimension only sizes its output. */
 	int iw, ih;
-	tools_scaled_size(target.width, target.height,
+	desktop_scaled_size(target.width, target.height,
 			tool_session_max_dimension(ctx->session, window), &iw, &ih);
 	int region[4];
 	if (!region_arg(args, iw, ih, region, out))
 		goto done;
 	struct capture_rect phys = map_region(region, target.width, target.height, iw, ih);
-	rc = grab(p, window, &phys, false, &f);
+	rc = window ? capture_window(desktop_capture_backend(p), window, &phys, false, &f)
+			: capture_screen(desktop_capture_backend(p), &phys, false, &f);
 	if (rc < 0) {
 		fail_rc(out, p, rc);
 		goto done;
 	}
 	int ow, oh;
-	tools_scaled_size(f->width, f->height, max_given ? max_dim : 0, &ow, &oh);
+	desktop_scaled_size(f->width, f->height, max_given ? max_dim : 0, &ow, &oh);
 	if (ow != f->width || oh != f->height) {
 		struct frame* s = capture_scale(f, ow, oh);
 		if (!s) {
@@ -788,13 +398,13 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 done:
 	free(data);
 	frame_unref(f);
-	pool_put(p);
+	desktop_capture_put(p);
 	return 0;
 }
 
 /* ---- windows ----------------------------------------------------------------------- */
 
-static json_t* window_json(const struct capture_window_info* w)
+json_t* tools_window_json(const struct capture_window_info* w)
 {
 	return json_pack("{s:I, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:b}",
 			"id", (json_int_t)w->id, "pid", w->pid, "title", w->title,
@@ -817,15 +427,15 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	const char* app = tool_arg_string(args, "app", NULL);
 	int64_t pid = tool_arg_int(args, "pid", 0);
 	bool on_screen = tool_arg_bool(args, "on_screen_only", false);
-	struct pooled* p = pool_get_for(out);
+	struct desktop_capture* p = pool_get_for(out);
 	if (!p)
 		return 0;
 	struct capture_window_info* list;
 	size_t n;
-	int rc = capture_list_windows(p->cap, &list, &n);
+	int rc = capture_list_windows(desktop_capture_backend(p), &list, &n);
 	if (rc < 0) {
 		fail_rc(out, p, rc);
-		pool_put(p);
+		desktop_capture_put(p);
 		return 0;
 	}
 	json_t* arr = json_array();
@@ -837,12 +447,12 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 			continue;
 		if (on_screen && !w->visible)
 			continue;
-		json_array_append_new(arr, window_json(w));
+		json_array_append_new(arr, tools_window_json(w));
 	}
 	free(list);
 	int sw, sh;
-	capture_screen_size(p->cap, &sw, &sh);
-	pool_put(p);
+	capture_screen_size(desktop_capture_backend(p), &sw, &sh);
+	desktop_capture_put(p);
 	tool_result_ok(out, json_pack("{s:o, s:{s:i, s:i}}", "windows", arr,
 			"screen", "width", sw, "height", sh));
 	return 0;
@@ -855,18 +465,18 @@ static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 	uint32_t window;
 	if (!window_required(args, &window, out))
 		return 0;
-	struct pooled* p = pool_get_for(out);
+	struct desktop_capture* p = pool_get_for(out);
 	if (!p)
 		return 0;
-	int rc = capture_focus_window(p->cap, window);
+	int rc = capture_focus_window(desktop_capture_backend(p), window);
 	struct capture_window_info info;
 	if (rc == 0)
-		rc = capture_window_info(p->cap, window, &info);
+		rc = capture_window_info(desktop_capture_backend(p), window, &info);
 	if (rc < 0)
 		fail_rc(out, p, rc);
 	else
-		tool_result_ok(out, window_json(&info));
-	pool_put(p);
+		tool_result_ok(out, tools_window_json(&info));
+	desktop_capture_put(p);
 	return 0;
 }
 
@@ -891,72 +501,23 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "give at least one of x, y, width, height");
 		return 0;
 	}
-	struct pooled* p = pool_get_for(out);
+	struct desktop_capture* p = pool_get_for(out);
 	if (!p)
 		return 0;
 	struct capture_rect r;
-	int rc = capture_move_window(p->cap, window, ptr[0], ptr[1], ptr[2], ptr[3], &r);
+	int rc = capture_move_window(desktop_capture_backend(p), window, ptr[0], ptr[1], ptr[2], ptr[3], &r);
 	struct capture_window_info info;
 	if (rc == 0)
-		rc = capture_window_info(p->cap, window, &info);
+		rc = capture_window_info(desktop_capture_backend(p), window, &info);
 	if (rc < 0)
 		fail_rc(out, p, rc);
 	else
-		tool_result_ok(out, window_json(&info));
-	pool_put(p);
+		tool_result_ok(out, tools_window_json(&info));
+	desktop_capture_put(p);
 	return 0;
 }
 
 /* ---- wait_for_change ----------------------------------------------------------------- */
-
-#define WAIT_SLICE_MS 50
-
-/* Wait until the target changed (unless already_changed) and then stayed
- * still for stable_ms, at most timeout_ms; honours cancellation and the
- * call's deadline. Returns 0 or -errno; *changed and *stable tell how far
- * it got. */
-static int wait_change(struct pooled* p, uint32_t window, int timeout_ms, int stable_ms,
-		bool need_change, struct tool_ctx* ctx, bool* changed, bool* stable)
-{
-	int64_t start = clock_ms(), end = start + timeout_ms;
-	if (ctx && ctx->deadline_ms && ctx->deadline_ms < end)
-		end = ctx->deadline_ms;
-	uint64_t counter;
-	int rc = capture_changes(p->cap, window, &counter);
-	if (rc < 0)
-		return rc;
-	*changed = !need_change;
-	*stable = false;
-	int64_t last_change = start;
-	for (;;) {
-		if (ctx && ctx->cancelled && atomic_load(ctx->cancelled))
-			return -ECANCELED;
-		int64_t now = clock_ms();
-		if (*changed && now - last_change >= stable_ms) {
-			*stable = true;
-			return 0;
-		}
-		if (now >= end)
-			return 0;
-		int64_t until = end;
-		if (*changed && last_change + stable_ms < until)
-			until = last_change + stable_ms;
-		int slice = (int)(until - now);
-		if (slice > WAIT_SLICE_MS)
-			slice = WAIT_SLICE_MS;
-		if (slice < 1)
-			slice = 1;
-		uint64_t next;
-		rc = capture_wait_changes(p->cap, window, counter, slice, &next);
-		if (rc == 0) {
-			counter = next;
-			*changed = true;
-			last_change = clock_ms();
-		} else if (rc != -ETIMEDOUT) {
-			return rc;
-		}
-	}
-}
 
 static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
@@ -965,12 +526,13 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 		return 0;
 	int timeout_ms = (int)tool_arg_int(args, "timeout_ms", 10000);
 	int stable_ms = (int)tool_arg_int(args, "stable_ms", 200);
-	struct pooled* p = pool_get_for(out);
+	struct desktop_capture* p = pool_get_for(out);
 	if (!p)
 		return 0;
 	int64_t start = clock_ms();
 	bool changed = false, stable = false;
-	int rc = wait_change(p, window, timeout_ms, stable_ms, true, ctx, &changed, &stable);
+	int rc = desktop_wait_change(p, window, timeout_ms, stable_ms, true, ctx->cancelled,
+			ctx->deadline_ms, &changed, &stable);
 	int64_t waited = clock_ms() - start;
 	if (rc == -ECANCELED)
 		tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled after %lld ms", (long long)waited);
@@ -981,49 +543,8 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 				"changed", changed, "stable", stable,
 				"waited_ms", (json_int_t)waited, "window", (json_int_t)window,
 				"timed_out", !(changed && stable)));
-	pool_put(p);
+	desktop_capture_put(p);
 	return 0;
-}
-
-/* ---- For the input tools ------------------------------------------------------------- */
-
-enum tool_code tools_capture_target(struct tool_ctx* ctx, uint32_t window,
-		struct tool_target* out, char* err, size_t err_size)
-{
-	struct pooled* p = pool_get(err, err_size);
-	if (!p)
-		return TOOL_DISPLAY_UNAVAILABLE;
-	struct capture_rect r;
-	int rc = resolve(p, window, &r);
-	if (rc < 0) {
-		snprintf(err, err_size, "%s", capture_error(p->cap));
-		pool_put(p);
-		return rc == -ECONNRESET ? TOOL_DISPLAY_UNAVAILABLE : TOOL_WINDOW_NOT_FOUND;
-	}
-	pool_put(p);
-	out->window = window;
-	out->x = r.x;
-	out->y = r.y;
-	out->width = r.width;
-	out->height = r.height;
-	tools_scaled_size(r.width, r.height,
-			tool_session_max_dimension(ctx ? ctx->session : NULL, window),
-			&out->image_width, &out->image_height);
-	return TOOL_OK;
-}
-
-int tools_capture_settle(uint32_t window, int quiet_ms, int timeout_ms)
-{
-	char err[256];
-	struct pooled* p = pool_get(err, sizeof(err));
-	if (!p)
-		return -ETIMEDOUT;
-	bool changed, stable;
-	int rc = wait_change(p, window, timeout_ms, quiet_ms, false, NULL, &changed, &stable);
-	pool_put(p);
-	if (rc == -ENOENT)
-		return 0;	/* the window went away: nothing left to settle */
-	return rc == 0 && stable ? 0 : -ETIMEDOUT;
 }
 
 /* ---- The table ------------------------------------------------------------------------ */

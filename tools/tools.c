@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "tools/schema.h"
+#include "base/base64.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +34,25 @@ const char* tool_code_name(enum tool_code code)
 	if ((size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
 		return "internal";
 	return code_names[code];
+}
+
+enum tool_code tool_code_for_errno(int rc)
+{
+	switch (rc) {
+	case 0: return TOOL_OK;
+	case -ENOENT: return TOOL_WINDOW_NOT_FOUND;
+	case -ENODATA:
+	case -EINVAL:
+	case -ENOTSUP: return TOOL_BAD_ARGUMENTS;
+	case -ERANGE: return TOOL_OUT_OF_BOUNDS;
+	case -ECONNRESET:
+	case -ECONNREFUSED:
+	case -EPIPE: return TOOL_DISPLAY_UNAVAILABLE;
+	case -ETIMEDOUT: return TOOL_TIMEOUT;
+	case -EEXIST: return TOOL_OUTPUT_EXISTS;
+	case -EMFILE: return TOOL_RECORDING_ACTIVE;
+	default: return TOOL_INTERNAL;
+	}
 }
 
 int tool_code_http_status(enum tool_code code)
@@ -289,43 +309,11 @@ void tool_result_ok(struct tool_result* self, json_t* structured)
 	}
 }
 
-static const char b64chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char* tool_base64(const void* data, size_t len, size_t* out_len)
-{
-	const unsigned char* in = data;
-	char* out = malloc(4 * ((len + 2) / 3) + 1);
-	if (!out)
-		return NULL;
-	size_t o = 0, i = 0;
-	for (; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		out[o++] = b64chars[v >> 18];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = b64chars[(v >> 6) & 63];
-		out[o++] = b64chars[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		if (i + 1 < len)
-			v |= (uint32_t)in[i + 1] << 8;
-		out[o++] = b64chars[v >> 18];
-		out[o++] = b64chars[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-		out[o++] = '=';
-	}
-	out[o] = '\0';
-	if (out_len)
-		*out_len = o;
-	return out;
-}
-
 int tool_result_image(struct tool_result* self, const void* bytes, size_t len,
 		const char* mime)
 {
 	size_t n;
-	char* b64 = tool_base64(bytes, len, &n);
+	char* b64 = base64_encode(bytes, len, &n);
 	if (!b64)
 		return -ENOMEM;
 	json_array_append_new(self->content, json_pack("{s:s, s:s%, s:s}",
@@ -473,7 +461,7 @@ void tool_session_end(struct tool_session* self)
 		return;
 	pthread_mutex_lock(&self->mutex);
 	if (self->n_recordings)
-		tools_record_on_session_end(self->recordings, (size_t)self->n_recordings);
+		desktop_recordings_end(self->recordings, (size_t)self->n_recordings);
 	for (int i = 0; i < self->n_recordings; i++)
 		free(self->recordings[i]);
 	self->n_recordings = 0;
@@ -506,28 +494,4 @@ const char* tool_arg_string(json_t* args, const char* key, const char* def)
 {
 	json_t* v = json_object_get(args, key);
 	return json_is_string(v) ? json_string_value(v) : def;
-}
-
-void tools_scaled_size(int w, int h, int max_dimension, int* out_w, int* out_h)
-{
-	int longest = w > h ? w : h;
-	if (max_dimension <= 0 || longest <= max_dimension) {
-		*out_w = w;
-		*out_h = h;
-		return;
-	}
-	/* Round to nearest; the longest side becomes exactly max_dimension. */
-	*out_w = (int)(((int64_t)w * max_dimension * 2 + longest) / (2 * (int64_t)longest));
-	*out_h = (int)(((int64_t)h * max_dimension * 2 + longest) / (2 * (int64_t)longest));
-	if (*out_w < 1)
-		*out_w = 1;
-	if (*out_h < 1)
-		*out_h = 1;
-}
-
-int tools_map_coordinate(int v, int physical, int image)
-{
-	if (image <= 0 || physical == image)
-		return v;
-	return (int)(((int64_t)v * physical) / image);
 }

@@ -45,6 +45,11 @@ enum tool_code {
 
 /** "bad_arguments" etc. */
 const char* tool_code_name(enum tool_code code);
+/** The code for a backend or desktop errno (0 = TOOL_OK): -ENOENT window
+ *  not found, -EINVAL/-ENODATA/-ENOTSUP bad arguments, -ERANGE out of bounds,
+ *  -ECONNRESET/-ECONNREFUSED/-EPIPE display unavailable, -ETIMEDOUT timeout,
+ *  -EEXIST output exists, -EMFILE recording active, else internal. */
+enum tool_code tool_code_for_errno(int rc);
 /** HTTP status for REST: 400, 403, 404, 409, 503, 504, 500. */
 int tool_code_http_status(enum tool_code code);
 
@@ -133,9 +138,6 @@ void tool_result_deinit(struct tool_result* self);
 void tool_result_ok(struct tool_result* self, json_t* structured);
 /** Append a text block. */
 void tool_result_text(struct tool_result* self, const char* text);
-/** Base64 (RFC 4648, padded) of len bytes: malloc'd and NUL-terminated, its
- *  length in *out_len (may be NULL); NULL when out of memory. */
-char* tool_base64(const void* data, size_t len, size_t* out_len);
 /** Append an image block (base64 of bytes); keeps a copy of the bytes for REST
  *  if it is the first image. */
 int tool_result_image(struct tool_result* self, const void* bytes, size_t len,
@@ -157,7 +159,7 @@ void tool_session_set_max_dimension(struct tool_session* self, uint32_t window,
 		int max_dimension);
 /** Opaque slot for the recorder: the recording ids this session started. */
 void tool_session_add_recording(struct tool_session* self, const char* id);
-/** Called when the session ends: finalizes its recordings (tools_record.c). */
+/** Called when the session ends: finalizes its recordings. */
 void tool_session_end(struct tool_session* self);
 
 /* Argument helpers: return the value or the default when absent. Validation
@@ -167,44 +169,15 @@ double tool_arg_double(json_t* args, const char* key, double def);
 bool tool_arg_bool(json_t* args, const char* key, bool def);
 const char* tool_arg_string(json_t* args, const char* key, const char* def);
 
-/** Finalize and publish these recordings (a session ended); tools_record.c. */
-void tools_record_on_session_end(char* const* ids, size_t n);
+struct capture_window_info;
+/** One window as the windows tool shows it ({id, pid, title, app, x, y,
+ *  width, height, focused, visible}); the live view's list uses it too. New
+ *  reference. */
+json_t* tools_window_json(const struct capture_window_info* w);
 
-/* Coordinates (DESIGN.md section 6): the screenshot space of a target is a
- * pure function of the target's size and the max dimension in effect. */
-
-/** Size of an image of a w x h target scaled so its longest side is at most
- *  max_dimension (0 = native); never upscales; at least 1x1. */
-void tools_scaled_size(int w, int h, int max_dimension, int* out_w, int* out_h);
-/** Map one coordinate from image space to the target's desktop space:
- *  floor(v * physical / image), exact for scale 1. */
-int tools_map_coordinate(int v, int physical, int image);
-
-/* A target resolved for coordinate mapping: the screen (window 0) or a
- * window's client area, in absolute desktop pixels. */
-struct tool_target {
-	uint32_t window;		/* 0 = the whole screen */
-	int x, y, width, height;	/* desktop rectangle */
-	int image_width, image_height;	/* screenshot space for the max dimension in effect */
-};
-
-/** Resolve the target (tools_capture.c): fills out for the session's max
- *  dimension. Returns TOOL_OK, or TOOL_WINDOW_NOT_FOUND /
- *  TOOL_DISPLAY_UNAVAILABLE with a message in err. */
-enum tool_code tools_capture_target(struct tool_ctx* ctx, uint32_t window,
-		struct tool_target* out, char* err, size_t err_size);
-/** Wait until the target (0 = screen) had no damage for quiet_ms, at most
- *  timeout_ms (tools_capture.c). Returns 0 when settled, -ETIMEDOUT. */
-int tools_capture_settle(uint32_t window, int quiet_ms, int timeout_ms);
-
-/* Recordings, for status, MCP resources and REST (tools_record.c). */
+/* Recordings as the tools show them, for status, MCP resources and REST
+ * (tools/record.c, over desktop/'s registry). */
 /** Array of {id, window, path, state, frames, duration_seconds, bytes, ...}. New reference. */
 json_t* tools_record_list(void);
 /** Path of a finished recording's published file; 0 or -ENOENT. */
 int tools_record_path(const char* id, char* path, size_t size);
-/** At startup: remove staging left by a crash (data dir, output roots). */
-void tools_record_init(void);
-/** At shutdown (first thing after the signal, before the display goes):
- *  finalize and publish every running recording, wait for them, free the
- *  registry; later record_start calls are refused. */
-void tools_record_shutdown(void);

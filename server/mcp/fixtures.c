@@ -7,6 +7,7 @@
 #include "server/mcp/core.h"
 #include "base/clock.h"
 #include "tools/tools.h"
+#include "base/base64.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ static const unsigned char red_png[] = {
 
 static json_t* image_block(void)
 {
-	char* data = tool_base64(red_png, sizeof(red_png), NULL);
+	char* data = base64_encode(red_png, sizeof(red_png), NULL);
 	json_t* out = data ? json_pack("{s:s, s:s, s:s}", "type", "image", "data", data,
 			"mimeType", "image/png") : NULL;
 	free(data);
@@ -58,7 +59,7 @@ static json_t* audio_block(void)
 	put_le(wav + 40, SAMPLES, 4);
 	for (int i = 0; i < SAMPLES; i++)
 		wav[44 + i] = (i * 440 * 2 / RATE) % 2 ? 0xc0 : 0x40;
-	char* data = tool_base64(wav, sizeof(wav), NULL);
+	char* data = base64_encode(wav, sizeof(wav), NULL);
 	json_t* out = data ? json_pack("{s:s, s:s, s:s}", "type", "audio", "data", data,
 			"mimeType", "audio/wav") : NULL;
 	free(data);
@@ -398,7 +399,7 @@ json_t* mcp_fixture_resource_read(const char* uri)
 		return json_pack("[{s:s, s:s, s:s}]", "uri", uri, "mimeType", "text/plain",
 				"text", "Watched resource content.");
 	if (strcmp(uri, "test://static-binary") == 0) {
-		char* data = tool_base64(red_png, sizeof(red_png), NULL);
+		char* data = base64_encode(red_png, sizeof(red_png), NULL);
 		json_t* out = data ? json_pack("[{s:s, s:s, s:s}]", "uri", uri,
 				"mimeType", "image/png", "blob", data) : NULL;
 		free(data);

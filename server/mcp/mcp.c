@@ -8,6 +8,7 @@
 #include "base/options.h"
 #include "tools/tools.h"
 #include "base/worker.h"
+#include "base/base64.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -794,7 +795,7 @@ static json_t* read_recording(const char* uri, struct rpc_error* err)
 		free(buf);
 		return fail(err, RPC_INTERNAL, "cannot read %s", uri);
 	}
-	char* data = tool_base64(buf, size, NULL);
+	char* data = base64_encode(buf, size, NULL);
 	free(buf);
 	if (!data)
 		return fail(err, RPC_INTERNAL, "out of memory");

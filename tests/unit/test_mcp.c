@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "tools/tools.h"
 #include "tests/unit/tst.h"
+#include "base/base64.h"
 
 #include <stdlib.h>
 
@@ -71,7 +72,7 @@ static void test_base64(void)
 	const char* out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
 	for (size_t i = 0; i < 7; i++) {
 		size_t n = 99;
-		char* b = tool_base64(in[i], strlen(in[i]), &n);
+		char* b = base64_encode(in[i], strlen(in[i]), &n);
 		TST_EQ_STR(b, out[i]);
 		TST_EQ_INT((int)n, (int)strlen(out[i]));
 		free(b);

@@ -2,6 +2,7 @@
 #include "base/options.h"
 #include "tools/schema.h"
 #include "tools/tools.h"
+#include "desktop/desktop.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>
@@ -129,30 +130,30 @@ static void test_results(void)
 static void test_coordinates(void)
 {
 	int w, h;
-	tools_scaled_size(1280, 800, 1280, &w, &h);
+	desktop_scaled_size(1280, 800, 1280, &w, &h);
 	TST_EQ_INT(w, 1280);
 	TST_EQ_INT(h, 800);
-	tools_scaled_size(1280, 800, 640, &w, &h);
+	desktop_scaled_size(1280, 800, 640, &w, &h);
 	TST_EQ_INT(w, 640);
 	TST_EQ_INT(h, 400);
-	tools_scaled_size(1280, 800, 800, &w, &h);	/* 0.625 */
+	desktop_scaled_size(1280, 800, 800, &w, &h);	/* 0.625 */
 	TST_EQ_INT(w, 800);
 	TST_EQ_INT(h, 500);
-	tools_scaled_size(1920, 1080, 1366, &w, &h);
+	desktop_scaled_size(1920, 1080, 1366, &w, &h);
 	TST_EQ_INT(w, 1366);
 	TST_EQ_INT(h, 768);
-	tools_scaled_size(300, 200, 0, &w, &h);		/* native */
+	desktop_scaled_size(300, 200, 0, &w, &h);		/* native */
 	TST_EQ_INT(w, 300);
-	tools_scaled_size(100, 20000, 16, &w, &h);	/* never below 1 */
+	desktop_scaled_size(100, 20000, 16, &w, &h);	/* never below 1 */
 	TST_EQ_INT(w, 1);
 	TST_EQ_INT(h, 16);
-	TST_EQ_INT(tools_map_coordinate(100, 1280, 640), 200);
-	TST_EQ_INT(tools_map_coordinate(799, 1280, 800), 1278);
-	TST_EQ_INT(tools_map_coordinate(37, 1280, 1280), 37);
+	TST_EQ_INT(desktop_map(100, 1280, 640), 200);
+	TST_EQ_INT(desktop_map(799, 1280, 800), 1278);
+	TST_EQ_INT(desktop_map(37, 1280, 1280), 37);
 	/* Every image pixel maps inside the target. */
 	int worst = 0;
 	for (int v = 0; v < 474; v++) {
-		int d = tools_map_coordinate(v, 1280, 474);
+		int d = desktop_map(v, 1280, 474);
 		if (d < 0 || d >= 1280)
 			worst = 1;
 	}
