@@ -23,7 +23,6 @@
 #include "server/http/auth.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
-#include "server/http/http.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "server/http/netcheck.h"

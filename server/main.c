@@ -11,6 +11,7 @@
 #include "base/options.h"
 #include "server/record_cli.h"
 #include "server/rest.h"
+#include "server/status.h"
 #include "tools/tools.h"
 #include "server/http/web.h"
 #include "base/worker.h"
@@ -83,6 +84,13 @@ static int serve(struct options* opts)
 	bool http = !opts->stdio || opts->listen_given;
 	char url[256] = "";
 
+	/* Fixtures first: the conformance suite looks for them on page one. */
+	if (opts->conformance_fixtures) {
+		tools_add(mcp_fixture_tools);
+		mcp_catalog_add(&mcp_fixture_catalog);
+	}
+	tools_add(status_tools);
+	mcp_catalog_add(&mcp_deskd_catalog);
 	if (events_init() < 0 || tools_init() < 0)
 		return 1;
 	if (auth_init(opts) < 0)
@@ -96,7 +104,7 @@ static int serve(struct options* opts)
 		if (rest_register() < 0 || mcp_http_register() < 0
 				|| web_register() < 0 || live_init() < 0)
 			goto http_failure;
-		if (ws_start(opts) < 0)
+		if (ws_start(opts, live_protocols()) < 0)
 			goto http_failure;
 		if (http_start(opts, url, sizeof(url)) < 0) {
 			log_error("cannot listen on %s; pick another with --listen ADDR:PORT (port 0 picks a free one)",

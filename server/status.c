@@ -1,4 +1,5 @@
 /* Core tools: status and doctor. Both answer without a display. */
+#include "server/status.h"
 #include "tools/tools.h"
 #include "desktop/desktop.h"
 #include "server/doctor.h"
@@ -158,7 +159,7 @@ static const char doctor_output[] =
 static const char no_args[] =
 	"{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}";
 
-const struct tool_def tools_core[] = {
+const struct tool_def status_tools[] = {
 	{
 		.name = "status",
 		.title = "Server status",

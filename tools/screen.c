@@ -578,7 +578,7 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	"\"desktop\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}," \
 	"\"description\":\"[x, y, width, height] of the desktop area shown\"}"
 
-const struct tool_def tools_capture[] = {
+const struct tool_def tools_screen[] = {
 	{
 		.name = "screenshot",
 		.title = "Screenshot",

@@ -124,22 +124,43 @@ static bool wanted(const struct tool_def* def, const struct options* opts)
 	return true;
 }
 
+#define MAX_ADDED 8
+
+static const struct tool_def* added[MAX_ADDED];
+static size_t n_added;
+
+int tools_add(const struct tool_def* table)
+{
+	if (n_added >= MAX_ADDED)
+		return -ENOSPC;
+	added[n_added++] = table;
+	return 0;
+}
+
 int tools_init(void)
 {
-	/* Fixtures first: the conformance suite looks for them on page one. */
-	const struct tool_def* const tables[] = {
-		tools_fixtures, tools_core, tools_capture, tools_input, tools_record,
+#define TOOLS_TABLE(name) name,
+	static const struct tool_def* const builtin[] = {
+#include "tools/tables.def"
 	};
+#undef TOOLS_TABLE
+	const size_t n_builtin = sizeof(builtin) / sizeof(builtin[0]);
+	const struct tool_def* tables[MAX_ADDED + sizeof(builtin) / sizeof(builtin[0])];
+	size_t n_tables = 0;
+	for (size_t i = 0; i < n_added; i++)
+		tables[n_tables++] = added[i];
+	for (size_t i = 0; i < n_builtin; i++)
+		tables[n_tables++] = builtin[i];
 	const struct options* opts = options_get();
 	size_t cap = 0;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+	for (size_t t = 0; t < n_tables; t++)
 		for (const struct tool_def* d = tables[t]; d->name; d++)
 			cap++;
 	entries = calloc(cap ? cap : 1, sizeof(*entries));
 	if (!entries)
 		return -ENOMEM;
 	n_entries = 0;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+	for (size_t t = 0; t < n_tables; t++) {
 		for (const struct tool_def* d = tables[t]; d->name; d++) {
 			if (!wanted(d, opts))
 				continue;
@@ -165,6 +186,7 @@ void tools_deinit(void)
 	free(entries);
 	entries = NULL;
 	n_entries = 0;
+	n_added = 0;
 }
 
 size_t tools_count(void)

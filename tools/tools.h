@@ -104,14 +104,18 @@ struct tool_def {
 	tool_handler_fn handler;
 };
 
-/* Each tool file contributes one table, ended by { 0 }. */
-extern const struct tool_def tools_core[];	/* server/tools_core.c: status, doctor */
-extern const struct tool_def tools_capture[];	/* server/tools_capture.c */
-extern const struct tool_def tools_input[];	/* server/tools_input.c */
-extern const struct tool_def tools_record[];	/* server/tools_record.c */
-extern const struct tool_def tools_fixtures[];	/* server/tools_fixtures.c */
+/* Each tool file contributes one table, ended by { 0 }: the built-in ones
+ * are listed in tools/tables.def, the layers above add theirs. */
+#define TOOLS_TABLE(name) extern const struct tool_def name[];
+#include "tools/tables.def"
+#undef TOOLS_TABLE
 
-/** Build the table for the options in force (surface, fixtures); call once. */
+/** Add a table (ended by { 0 }, not copied) before tools_init(); added
+ *  tables come first in tools/list, in the order added. Returns 0 or
+ *  -ENOSPC (at most 8). */
+int tools_add(const struct tool_def* table);
+/** Build the table for the options in force (surface, fixtures) from the
+ *  added tables and then the built-in ones; call once. */
 int tools_init(void);
 void tools_deinit(void);
 

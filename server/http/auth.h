@@ -4,9 +4,16 @@
  * 0600 as <data-dir>/token) and the optional --view-token. */
 
 #include <stdbool.h>
-#include "server/http/http.h"
 
 struct options;
+
+/* Who may call a route: what a presented token grants. */
+enum http_role {
+	HTTP_ROLE_NONE = 0,	/* no token needed (healthz, dashboard files) */
+	HTTP_ROLE_VIEW,		/* the view token or the full token */
+	HTTP_ROLE_FULL,		/* the full token */
+};
+
 
 /** Load or create the tokens; returns 0 or -errno (logged). */
 int auth_init(const struct options* opts);

@@ -8,17 +8,13 @@
  * Every route but those marked HTTP_ROLE_NONE requires a bearer token; Host,
  * Origin, auth and the body size limit are checked before a handler runs. */
 
+#include "server/http/auth.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 struct options;
-
-enum http_role {
-	HTTP_ROLE_NONE = 0,	/* no token needed (healthz, dashboard files) */
-	HTTP_ROLE_VIEW,		/* the view token or the full token */
-	HTTP_ROLE_FULL,		/* the full token */
-};
 
 enum http_route_flags {
 	HTTP_ROUTE_PREFIX = 1 << 0,	/* path matches as a prefix */

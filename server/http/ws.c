@@ -5,7 +5,6 @@
  * adopts them when LWS_CALLBACK_EVENT_WAIT_CANCELLED fires. The head is
  * peeked, never consumed, so lws reads the whole handshake itself. */
 #include "server/http/ws.h"
-#include "server/live.h"
 #include "base/log.h"
 #include "base/options.h"
 
@@ -93,7 +92,7 @@ static void ws_log(int level, const char* line)
 		log_debug("libwebsockets: %.*s", (int)n, line);
 }
 
-int ws_start(const struct options* opts)
+int ws_start(const struct options* opts, const struct lws_protocols* protocols)
 {
 	(void)opts;
 	int rc;
@@ -101,7 +100,7 @@ int ws_start(const struct options* opts)
 		return -EBUSY;
 	lws_set_log_level(getenv("DESKD_LWS_DEBUG") ? 0x3ff : (LLL_ERR | LLL_WARN), ws_log);
 
-	const struct lws_protocols* live = live_protocols();
+	const struct lws_protocols* live = protocols;
 	size_t n = 0;
 	for (; live && live[n].name && n < WS_MAX_PROTOCOLS; n++) {
 		W.protocols[n] = live[n];

@@ -6,8 +6,11 @@
 #include <stddef.h>
 
 struct options;
+struct lws_protocols;
 
-int ws_start(const struct options* opts);
+/** Start the service thread with these protocols (ended by an entry with a
+ *  NULL name; copied); main.c passes the live view's. */
+int ws_start(const struct options* opts, const struct lws_protocols* protocols);
 void ws_stop(void);
 /** Hand a connected socket whose request head (peeked, not consumed) asks for
  *  a WebSocket upgrade. Any thread; takes ownership of fd. */

@@ -1,6 +1,6 @@
 #pragma once
 
-/* MCP core, private to server/mcp*.c, server/tools_fixtures.c and the fuzz
+/* MCP core, private to server/mcp/ and the fuzz
  * harness: JSON-RPC and the lifecycle, independent of the transport.
  *
  * A transport parses messages and hands each one to mcp_session_handle()
@@ -103,7 +103,7 @@ int mcp_registry_start(void);
  *  result is delivered when the client resumes with Last-Event-ID). */
 void mcp_tool_close_stream(struct tool_ctx* ctx);
 
-/* Prompts (server/mcp.c has deskd's, server/tools_fixtures.c the fixtures). */
+/* Prompts (catalog.c has deskd's, fixtures.c the fixtures'). */
 struct mcp_prompt_arg {
 	const char* name;
 	const char* description;
@@ -120,10 +120,27 @@ struct mcp_prompt {
 	json_t* (*get)(json_t* args);
 };
 
-extern const struct mcp_prompt mcp_fixture_prompts[];	/* ended by { 0 } */
+/* JSON-RPC error codes a catalog may answer with. */
+enum {
+	MCP_INTERNAL = -32603,
+	MCP_RESOURCE_NOT_FOUND = -32002,
+};
 
-/* Fixture resources (only with --conformance-fixtures). New references. */
-json_t* mcp_fixture_resources(void);
-json_t* mcp_fixture_resource_templates(void);
-/** The contents array for uri, or NULL if uri is not a fixture resource. */
-json_t* mcp_fixture_resource_read(const char* uri);
+/* Content besides tools: prompts and resources. The core serves what the
+ * registered catalogs (mcp_catalog_add) offer, in the order added; deskd's
+ * own is catalog.c, the conformance fixtures' fixtures.c. */
+struct mcp_catalog {
+	const struct mcp_prompt* prompts;	/* ended by { 0 }, or NULL */
+	/** Resource objects / ResourceTemplate objects (new references). */
+	json_t* (*resources)(void);
+	json_t* (*resource_templates)(void);
+	/** The resources/read result for uri (new reference). NULL with *code
+	 *  0 when uri is not this catalog's; else NULL with *code (JSON-RPC),
+	 *  message, and optionally *data (new reference) set. */
+	json_t* (*resource_read)(const char* uri, int* code, char* message,
+			size_t size, json_t** data);
+	/** Append completion values (strings starting with prefix) for argument
+	 *  of uri_template; false when the template is not this catalog's. */
+	bool (*complete)(const char* uri_template, const char* argument,
+			const char* prefix, json_t* values);
+};

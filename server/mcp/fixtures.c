@@ -4,6 +4,7 @@
  * and test_structured_error (an error result from a tool with an
  * outputSchema). None of them needs the display. */
 
+#include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "base/clock.h"
 #include "tools/tools.h"
@@ -314,7 +315,7 @@ static int t_structured(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 #define FX (TOOL_FIXTURE | TOOL_NO_DISPLAY | TOOL_READ_ONLY | TOOL_IDEMPOTENT)
 #define NO_ARGS "{\"type\":\"object\",\"additionalProperties\":false}"
 
-const struct tool_def tools_fixtures[] = {
+const struct tool_def mcp_fixture_tools[] = {
 	{ "test_simple_text", "Simple text", "Returns a simple text response (conformance fixture).",
 	  NO_ARGS, NULL, FX, t_simple_text },
 	{ "test_image_content", "Image content", "Returns an image (conformance fixture).",
@@ -370,7 +371,7 @@ const struct tool_def tools_fixtures[] = {
 };
 
 /* Resources. */
-json_t* mcp_fixture_resources(void)
+static json_t* fixture_resources(void)
 {
 	return json_pack("[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}]",
 			"uri", "test://static-text", "name", "Static text",
@@ -383,14 +384,14 @@ json_t* mcp_fixture_resources(void)
 			"mimeType", "text/plain");
 }
 
-json_t* mcp_fixture_resource_templates(void)
+static json_t* fixture_resource_templates(void)
 {
 	return json_pack("[{s:s, s:s, s:s, s:s}]", "uriTemplate", "test://template/{id}/data",
 			"name", "Template data", "description",
 			"Data for an id (conformance fixture)", "mimeType", "application/json");
 }
 
-json_t* mcp_fixture_resource_read(const char* uri)
+static json_t* fixture_contents(const char* uri)
 {
 	if (strcmp(uri, "test://static-text") == 0)
 		return json_pack("[{s:s, s:s, s:s}]", "uri", uri, "mimeType", "text/plain",
@@ -474,7 +475,7 @@ static const struct mcp_prompt_arg resource_args[] = {
 	{ 0 },
 };
 
-const struct mcp_prompt mcp_fixture_prompts[] = {
+static const struct mcp_prompt fixture_prompts[] = {
 	{ "test_simple_prompt", "Simple prompt", "A simple prompt without arguments (conformance fixture)",
 	  NULL, p_simple },
 	{ "test_prompt_with_arguments", "Prompt with arguments",
@@ -484,4 +485,18 @@ const struct mcp_prompt mcp_fixture_prompts[] = {
 	{ "test_prompt_with_image", "Prompt with image", "A prompt with an image (conformance fixture)",
 	  NULL, p_image },
 	{ 0 },
+};
+
+static json_t* fixture_resource_read(const char* uri, int* code, char* message,
+		size_t size, json_t** data)
+{
+	json_t* contents = fixture_contents(uri);
+	return contents ? json_pack("{s:o}", "contents", contents) : NULL;
+}
+
+const struct mcp_catalog mcp_fixture_catalog = {
+	.prompts = fixture_prompts,
+	.resources = fixture_resources,
+	.resource_templates = fixture_resource_templates,
+	.resource_read = fixture_resource_read,
 };

@@ -29,7 +29,6 @@
 #define TOOLS_PAGE 50
 #define IDLE_TIMEOUT_MS (30 * 60 * 1000)	/* tests: DESKD_MCP_IDLE_TIMEOUT_MS */
 #define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
-#define RESOURCE_MAX_BYTES (32L << 20)
 
 enum {
 	RPC_PARSE_ERROR = -32700,
@@ -573,10 +572,32 @@ static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
 	return NULL;
 }
 
-static bool fixtures_on(void)
+/* Prompts and resources come from the registered catalogs, in order. */
+#define MAX_CATALOGS 4
+
+static const struct mcp_catalog* catalogs[MAX_CATALOGS];
+static size_t n_catalogs;
+
+int mcp_catalog_add(const struct mcp_catalog* catalog)
 {
-	const struct options* o = options_get();
-	return o && o->conformance_fixtures;
+	if (n_catalogs >= MAX_CATALOGS)
+		return -ENOSPC;
+	catalogs[n_catalogs++] = catalog;
+	return 0;
+}
+
+/* Every catalog's resources (or resource templates) in one array. */
+static json_t* catalog_lists(bool templates)
+{
+	json_t* out = json_array();
+	for (size_t i = 0; i < n_catalogs; i++) {
+		json_t* (*fn)(void) = templates ? catalogs[i]->resource_templates
+				: catalogs[i]->resources;
+		json_t* list = fn ? fn() : NULL;
+		json_array_extend(out, list);
+		json_decref(list);
+	}
+	return out;
 }
 
 static json_t* m_initialize(struct mcp_session* s, json_t* params, struct rpc_error* err)
@@ -694,115 +715,18 @@ static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_er
 	return out;
 }
 
-/* Resources: deskd's recordings, plus the fixtures. */
-#define RECORDING_PREFIX "deskd://recordings/"
-
-static json_t* recording_resources(void)
-{
-	json_t* out = json_array();
-	json_t* list = tools_record_list();
-	size_t i;
-	json_t* r;
-	json_array_foreach(list, i, r) {
-		const char* id = json_string_value(json_object_get(r, "id"));
-		char path[4096];
-		if (!id || tools_record_path(id, path, sizeof(path)) < 0)
-			continue;
-		char uri[512];
-		snprintf(uri, sizeof(uri), RECORDING_PREFIX "%s", id);
-		json_t* res = json_pack("{s:s, s:s, s:s, s:s}", "uri", uri, "name", id,
-				"title", "Recording", "mimeType", "video/mp4");
-		const char* base = strrchr(path, '/');
-		char desc[600];
-		snprintf(desc, sizeof(desc), "Window recording %.500s", base ? base + 1 : path);
-		json_object_set_new(res, "description", json_string(desc));
-		json_t* bytes = json_object_get(r, "bytes");
-		if (json_is_integer(bytes))
-			json_object_set(res, "size", bytes);
-		json_array_append_new(out, res);
-	}
-	json_decref(list);
-	return out;
-}
-
 static json_t* m_resources_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
 {
 	size_t offset;
 	if (parse_cursor(params, &offset) < 0)
 		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
-	json_t* list = recording_resources();
-	if (fixtures_on()) {
-		json_t* fx = mcp_fixture_resources();
-		json_array_extend(fx, list);
-		json_decref(list);
-		list = fx;
-	}
-	return json_pack("{s:o}", "resources", list);
+	return json_pack("{s:o}", "resources", catalog_lists(false));
 }
 
 static json_t* m_resource_templates(struct mcp_session* s, json_t* params,
 		struct rpc_error* err)
 {
-	json_t* list = json_pack("[{s:s, s:s, s:s, s:s}]",
-			"uriTemplate", RECORDING_PREFIX "{id}", "name", "recording",
-			"description", "A finished window recording (MP4) by its id",
-			"mimeType", "video/mp4");
-	if (fixtures_on()) {
-		json_t* fx = mcp_fixture_resource_templates();
-		json_array_extend(fx, list);
-		json_decref(list);
-		list = fx;
-	}
-	return json_pack("{s:o}", "resourceTemplates", list);
-}
-
-static json_t* read_recording(const char* uri, struct rpc_error* err)
-{
-	const char* id = uri + strlen(RECORDING_PREFIX);
-	char path[4096];
-	if (!*id || strchr(id, '/') || tools_record_path(id, path, sizeof(path)) < 0) {
-		err->data = json_pack("{s:s}", "uri", uri);
-		return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s (%s)",
-				uri, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(err, RPC_INTERNAL, "cannot read %s", uri);
-	}
-	if (st.st_size > RESOURCE_MAX_BYTES) {
-		close(fd);
-		return fail(err, RPC_INTERNAL, "%s is %lld bytes, over the %ld byte limit of "
-				"resources/read; download it from GET /api/v1/recordings/%s",
-				uri, (long long)st.st_size, RESOURCE_MAX_BYTES, id);
-	}
-	size_t size = (size_t)st.st_size;
-	unsigned char* buf = malloc(size ? size : 1);
-	size_t got = 0;
-	while (buf && got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (!buf || got != size) {
-		free(buf);
-		return fail(err, RPC_INTERNAL, "cannot read %s", uri);
-	}
-	char* data = base64_encode(buf, size, NULL);
-	free(buf);
-	if (!data)
-		return fail(err, RPC_INTERNAL, "out of memory");
-	json_t* out = json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri,
-			"mimeType", "video/mp4", "blob", data);
-	free(data);
-	return out;
+	return json_pack("{s:o}", "resourceTemplates", catalog_lists(true));
 }
 
 static json_t* m_resources_read(struct mcp_session* s, json_t* params, struct rpc_error* err)
@@ -810,13 +734,18 @@ static json_t* m_resources_read(struct mcp_session* s, json_t* params, struct rp
 	const char* uri = json_string_value(json_object_get(params, "uri"));
 	if (!uri)
 		return fail(err, RPC_INVALID_PARAMS, "resources/read needs params.uri");
-	if (fixtures_on()) {
-		json_t* contents = mcp_fixture_resource_read(uri);
-		if (contents)
-			return json_pack("{s:o}", "contents", contents);
+	for (size_t i = 0; i < n_catalogs; i++) {
+		if (!catalogs[i]->resource_read)
+			continue;
+		int code = 0;
+		char message[sizeof(err->message)] = "";
+		json_t* result = catalogs[i]->resource_read(uri, &code, message,
+				sizeof(message), &err->data);
+		if (result)
+			return result;
+		if (code)
+			return fail(err, code, "%s", message);
 	}
-	if (strncmp(uri, RECORDING_PREFIX, strlen(RECORDING_PREFIX)) == 0)
-		return read_recording(uri, err);
 	err->data = json_pack("{s:s}", "uri", uri);
 	return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
 }
@@ -843,61 +772,12 @@ static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct rpc_e
 	return json_object();
 }
 
-/* Prompts. */
-static const struct mcp_prompt_arg guide_args[] = {
-	{ "task", "What you want to get done on the desktop (optional)", false },
-	{ 0 },
-};
-
-static json_t* guide_get(json_t* args)
-{
-	const char* task = json_string_value(json_object_get(args, "task"));
-	char text[4096];
-	snprintf(text, sizeof(text),
-		"You control a Linux desktop through deskd's tools.%s%s\n\n"
-		"How to work well:\n"
-		"1. Look first: call `screenshot` (or `windows` to list windows with their ids, "
-		"titles and geometry) before acting. Never guess coordinates.\n"
-		"2. Coordinates are in the pixel space of the latest screenshot of the same "
-		"target. A screenshot may be scaled (see width, height and scale_factor in its "
-		"result); deskd maps your coordinates back to the desktop exactly. Pass "
-		"\"coordinate_space\": \"desktop\" only when you really have desktop pixels.\n"
-		"3. Prefer a window target: pass `window` (an id from `windows`) to screenshot "
-		"and to actions. Window images are smaller and sharper, and coordinates are "
-		"relative to that window's screenshot.\n"
-		"4. Use `zoom` with a region [x0, y0, x1, y1] (screenshot space) to read small "
-		"text at full resolution instead of guessing.\n"
-		"5. After each action that changes the screen (click, type, keypress, scroll), "
-		"call `wait_for_change` (or take a fresh screenshot) before the next decision, "
-		"so you see the result, not the old frame.\n"
-		"6. Batch simple sequences with `computer_use` {\"actions\": [...]}: it stops at "
-		"the first failure and tells you which action failed.\n"
-		"7. Keys: `keypress` takes a chord such as [\"ctrl\", \"s\"]; `type` types any "
-		"Unicode text exactly.\n"
-		"8. Errors are results with isError and a code (out_of_bounds, "
-		"window_not_found, timeout, ...): read the message, refresh your view, retry.\n"
-		"9. To show what happened, record a window with `record_start`/`record_stop`.",
-		task ? "\n\nTask: " : "", task ? task : "");
-	return json_pack("[{s:s, s:{s:s, s:s}}]", "role", "user", "content",
-			"type", "text", "text", text);
-}
-
-static const struct mcp_prompt deskd_prompts[] = {
-	{ "computer_use_guide", "Computer use guide",
-	  "How to use deskd's tools well: look first, coordinates, window targets, zoom, "
-	  "waiting for changes", guide_args, guide_get },
-	{ 0 },
-};
-
 static const struct mcp_prompt* find_prompt(const char* name)
 {
 	if (!name)
 		return NULL;
-	for (const struct mcp_prompt* p = deskd_prompts; p->name; p++)
-		if (strcmp(p->name, name) == 0)
-			return p;
-	if (fixtures_on())
-		for (const struct mcp_prompt* p = mcp_fixture_prompts; p->name; p++)
+	for (size_t i = 0; i < n_catalogs; i++)
+		for (const struct mcp_prompt* p = catalogs[i]->prompts; p && p->name; p++)
 			if (strcmp(p->name, name) == 0)
 				return p;
 	return NULL;
@@ -926,11 +806,9 @@ static json_t* m_prompts_list(struct mcp_session* s, json_t* params, struct rpc_
 	if (parse_cursor(params, &offset) < 0)
 		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
 	json_t* list = json_array();
-	if (fixtures_on())
-		for (const struct mcp_prompt* p = mcp_fixture_prompts; p->name; p++)
+	for (size_t i = 0; i < n_catalogs; i++)
+		for (const struct mcp_prompt* p = catalogs[i]->prompts; p && p->name; p++)
 			json_array_append_new(list, describe_prompt(p));
-	for (const struct mcp_prompt* p = deskd_prompts; p->name; p++)
-		json_array_append_new(list, describe_prompt(p));
 	return json_pack("{s:o}", "prompts", list);
 }
 
@@ -981,18 +859,10 @@ static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_erro
 		}
 	} else if (strcmp(type, "ref/resource") == 0) {
 		const char* uri = json_string_value(json_object_get(ref, "uri"));
-		if (uri && strcmp(uri, RECORDING_PREFIX "{id}") == 0 && strcmp(arg, "id") == 0) {
-			json_t* list = tools_record_list();
-			size_t i;
-			json_t* r;
-			json_array_foreach(list, i, r) {
-				const char* id = json_string_value(json_object_get(r, "id"));
-				if (id && strncmp(id, value, strlen(value)) == 0
-						&& json_array_size(values) < 100)
-					json_array_append_new(values, json_string(id));
-			}
-			json_decref(list);
-		}
+		for (size_t i = 0; uri && i < n_catalogs; i++)
+			if (catalogs[i]->complete
+					&& catalogs[i]->complete(uri, arg, value, values))
+				break;
 	} else {
 		json_decref(values);
 		return fail(err, RPC_INVALID_PARAMS, "ref.type must be ref/prompt or ref/resource");

@@ -1,6 +1,7 @@
 /* Unit tests for the MCP core (server/mcp.c): message classification, error
  * shapes, base64, and the lifecycle through an inline session whose sink
  * records every answer. No network, no X, no tool table. */
+#include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "base/log.h"
 #include "tools/tools.h"
@@ -164,6 +165,7 @@ static void test_legacy_batch(void)
 int main(void)
 {
 	log_init(LOG_ERROR, false);
+	mcp_catalog_add(&mcp_deskd_catalog);
 	test_kinds();
 	test_base64();
 	test_lifecycle();
