@@ -60,6 +60,20 @@ unsigned desktop_disconnects(void);
 void desktop_lock(void);
 void desktop_unlock(void);
 
+/* What doctor reports of a display. */
+struct desktop_probe {
+	int width, height;
+	char vendor[128];
+	int release;
+};
+
+/** Connect to display on a short-lived connection of its own: its size,
+ *  vendor, and which of the n extensions are present (present[i]). Returns
+ *  0, -ECONNREFUSED (cannot connect) or -ECONNRESET (lost while probing).
+ *  Any thread. */
+int desktop_probe(const char* display, const char* const* extensions, size_t n,
+		bool* present, struct desktop_probe* out);
+
 /* Helpers (pure, unit-tested). */
 
 /** Find an executable: name with a '/' is checked as is, else each entry of

@@ -5,8 +5,6 @@
 #include "base/log.h"
 #include "base/options.h"
 
-#include <X11/Xlib.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,12 +31,6 @@ static void add_check(json_t* checks, const char* name, bool ok,
 			"ok", ok, "detail", detail));
 }
 
-static void doctor_io_exit(Display* dpy, void* ud)
-{
-	*(bool*)ud = true;
-	XUnlockDisplay(dpy);	/* _XIOError locked it for the exit it expected */
-}
-
 static const char* const extensions[] = {
 	"MIT-SHM", "XTEST", "Composite", "DAMAGE", "XFIXES", "RANDR",
 };
@@ -46,37 +38,29 @@ static const char* const extensions[] = {
 
 static void check_display(json_t* checks, const char* display)
 {
-	const char* why = NULL;
-	Display* dpy = NULL;
-	bool dead = false;
-	if (!display || !*display)
+	struct desktop_probe probe;
+	bool present[N_EXTENSIONS];
+	const char* why = "cannot connect";
+	bool ok = display && *display;
+	if (!ok)
 		why = "no display: give --display :N, or install Xvfb for the embedded one";
-	else if (!(dpy = XOpenDisplay(display)))
-		why = "cannot connect";
-	if (dpy)
-		XSetIOErrorExitHandler(dpy, doctor_io_exit, &dead);
-
-	if (!dpy) {
+	else
+		ok = desktop_probe(display, extensions, N_EXTENSIONS, present, &probe) == 0;
+	if (!ok) {
 		add_check(checks, "display", false, "%s%s%s", display ? display : "",
 				display && *display ? ": " : "", why);
 		for (size_t i = 0; i < N_EXTENSIONS; i++)
 			add_check(checks, extensions[i], false, "unknown: display unreachable");
 		return;
 	}
-	int w = DisplayWidth(dpy, DefaultScreen(dpy));
-	int h = DisplayHeight(dpy, DefaultScreen(dpy));
 	bool embedded = desktop_is_embedded()
 			&& strcmp(display, desktop_display_name()) == 0;
-	add_check(checks, "display", true, "%s, %dx%d, %s %d%s", display, w, h,
-			ServerVendor(dpy), VendorRelease(dpy),
+	add_check(checks, "display", true, "%s, %dx%d, %s %d%s", display, probe.width,
+			probe.height, probe.vendor, probe.release,
 			embedded ? " (embedded Xvfb)" : "");
-	for (size_t i = 0; i < N_EXTENSIONS; i++) {
-		int op, ev, err;
-		bool ok = XQueryExtension(dpy, extensions[i], &op, &ev, &err) && !dead;
-		add_check(checks, extensions[i], ok, ok ? "present"
+	for (size_t i = 0; i < N_EXTENSIONS; i++)
+		add_check(checks, extensions[i], present[i], present[i] ? "present"
 				: "missing: capture, input or recording needs it");
-	}
-	XCloseDisplay(dpy);
 }
 
 static void check_programs(json_t* checks, const struct options* opts,

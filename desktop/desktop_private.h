@@ -1,0 +1,33 @@
+#pragma once
+
+/* Private to desktop/: what display.c (the display and its watcher) needs
+ * from xvfb.c (the embedded desktop's processes). */
+
+#include "desktop/desktop.h"
+
+#include <X11/Xlib.h>
+
+/** The IO-error exit handler every Xlib connection of desktop/ installs
+ *  (XSetIOErrorExitHandler): sets *(bool*)ud and returns, so Xlib does not
+ *  exit the process. */
+void desktop__x_io_exit(Display* dpy, void* ud);
+
+/** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
+ *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
+int xvfb_configure(const struct options* opts, bool embedded);
+/** Start Xvfb (number >= 0: try that display first). The display number,
+ *  or -errno. */
+int xvfb_start(int number);
+/** On the display: setxkbmap and the WM (embedded only), then the --launch
+ *  programs that are not running. */
+void xvfb_start_clients(const char* display);
+/** Reap what exited (logged); true when the embedded Xvfb died. */
+bool xvfb_reap(void);
+/** Is the embedded Xvfb running? */
+bool xvfb_running(void);
+/** Xvfb died: stop the WM and let the --launch programs notice, before
+ *  xvfb_start again. */
+void xvfb_before_restart(void);
+/** Stop every process (clients first, then Xvfb), bounded; keep_config
+ *  when the watcher may still run (it could not be joined). */
+void xvfb_stop(bool keep_config);

@@ -1,0 +1,557 @@
+/* The embedded desktop's processes: Xvfb (-displayfd), the window manager,
+ * setxkbmap and the --launch programs. Each is forked with the parent death
+ * signal into its own process group, reaped by the display watcher, and
+ * stopped by PID (SIGTERM, a grace period, SIGKILL). Private to desktop/
+ * (desktop_private.h); display.c drives it. */
+#define _GNU_SOURCE
+#include "desktop/desktop_private.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/options.h"
+
+#include <X11/Xlib.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+#define DESKTOP_XVFB_READY_MS 10000
+#define DESKTOP_STOP_GRACE_MS 2000
+
+struct child {
+	pid_t pid;		/* 0 when not running */
+	char label[64];
+};
+
+/* Touched by the main thread before the watcher starts and after it
+ * stopped, and by the watcher in between: no lock needed. */
+static struct {
+	bool embedded;
+	int virtual_width, virtual_height;
+	char xvfb_path[PATH_MAX];
+	char wm_path[PATH_MAX];	/* "" = no window manager */
+	char setxkbmap_path[PATH_MAX];
+	char** launch;		/* copies of --launch */
+	int n_launch;
+	struct child xvfb, wm;
+	struct child* launched;	/* n_launch entries */
+} P;
+
+/* Processes: fork + exec with the parent death signal, each in its own
+ * process group. Everything the child needs is prepared before fork: only
+ * async-signal-safe calls run between fork and exec. */
+
+static char** make_env(char* display_var)
+{
+	size_t n = 0;
+	for (char** e = environ; e && *e; e++)
+		n++;
+	char** env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	size_t o = 0;
+	for (char** e = environ; e && *e; e++)
+		if (strncmp(*e, "DISPLAY=", 8) != 0)
+			env[o++] = *e;
+	env[o++] = display_var;
+	env[o] = NULL;
+	return env;
+}
+
+/* Start path with argv. fd3 (or -1) becomes the child's fd 3. quiet sends
+ * the child's stdout and stderr to /dev/null; otherwise both go to our
+ * stderr (never our stdout: it carries MCP in --stdio mode). */
+static pid_t spawn(const char* path, char* const argv[], const char* display,
+		int fd3, bool quiet)
+{
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0)
+		return -errno;
+	char display_var[80];
+	snprintf(display_var, sizeof(display_var), "DISPLAY=%s", display);
+	char** env = make_env(display_var);
+	if (!env) {
+		close(devnull);
+		return -ENOMEM;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(devnull, 0);
+		dup2(quiet ? devnull : 2, 1);
+		if (quiet)
+			dup2(devnull, 2);
+		if (fd3 == 3) {
+			fcntl(3, F_SETFD, 0);
+		} else if (fd3 >= 0) {
+			dup2(fd3, 3);
+		}
+		close_range(fd3 >= 0 ? 4 : 3, ~0U, 0);
+		execve(path, argv, env);
+		_exit(127);
+	}
+	int err = errno;
+	free(env);
+	close(devnull);
+	if (pid < 0)
+		return -err;
+	setpgid(pid, pid);	/* also in the parent: no race with a quick stop */
+	return pid;
+}
+
+/* Did it exit? Reaps it when it did. */
+static bool child_exited(pid_t pid, int* status)
+{
+	int st = 0;
+	pid_t r = waitpid(pid, &st, WNOHANG);
+	if (r == pid || (r < 0 && errno == ECHILD)) {
+		if (status)
+			*status = st;
+		return true;
+	}
+	return false;
+}
+
+static void describe_status(int status, char* out, size_t size)
+{
+	if (WIFEXITED(status))
+		snprintf(out, size, "exit code %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(out, size, "signal %s", strsignal(WTERMSIG(status)));
+	else
+		snprintf(out, size, "status %d", status);
+}
+
+static void signal_child(pid_t pid, int sig)
+{
+	/* The group first: takes the shell's children (--launch) alonP. */
+	if (kill(-pid, sig) != 0)
+		kill(pid, sig);
+}
+
+/* Stop these processes: SIGTERM, up to grace_ms, then SIGKILL; reaps. */
+static void stop_children(struct child** list, int n, int grace_ms)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i]->pid > 0) {
+			log_debug("stopping %s (pid %ld)", list[i]->label,
+					(long)list[i]->pid);
+			signal_child(list[i]->pid, SIGTERM);
+		}
+	int64_t end = clock_ms() + grace_ms;
+	for (;;) {
+		bool left = false;
+		for (int i = 0; i < n; i++) {
+			if (list[i]->pid <= 0)
+				continue;
+			if (child_exited(list[i]->pid, NULL)) {
+				/* Leftovers of the group (a shell's children). */
+				kill(-list[i]->pid, SIGKILL);
+				list[i]->pid = 0;
+			} else {
+				left = true;
+			}
+		}
+		if (!left || clock_ms() >= end)
+			break;
+		clock_sleep_ms(10);
+	}
+	for (int i = 0; i < n; i++) {
+		if (list[i]->pid <= 0)
+			continue;
+		log_warn("%s (pid %ld) ignored SIGTERM for %d ms; killing it",
+				list[i]->label, (long)list[i]->pid, grace_ms);
+		signal_child(list[i]->pid, SIGKILL);
+		waitpid(list[i]->pid, NULL, 0);
+		list[i]->pid = 0;
+	}
+}
+
+/* Start Xvfb; number >= 0 asks for that display, else -displayfd picks one.
+ * Returns the display number or -errno. Caller holds no lock. */
+static int start_xvfb(int number, struct child* out)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -errno;
+	char screen[64], display[16] = "";
+	snprintf(screen, sizeof(screen), "%dx%dx24", P.virtual_width,
+			P.virtual_height);
+	char* argv[12];
+	int a = 0;
+	argv[a++] = (char*)"Xvfb";
+	if (number >= 0) {
+		snprintf(display, sizeof(display), ":%d", number);
+		argv[a++] = display;
+	}
+	argv[a++] = (char*)"-displayfd";
+	argv[a++] = (char*)"3";
+	argv[a++] = (char*)"-screen";
+	argv[a++] = (char*)"0";
+	argv[a++] = screen;
+	argv[a++] = (char*)"-nolisten";
+	argv[a++] = (char*)"tcp";
+	argv[a++] = (char*)"-noreset";
+	argv[a] = NULL;
+
+	bool quiet = !log_enabled(LOG_DEBUG);
+	pid_t pid = spawn(P.xvfb_path, argv, "", fds[1], quiet);
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return pid;
+	}
+
+	char buf[32];
+	size_t len = 0;
+	int rc = -ETIMEDOUT;
+	int64_t end = clock_ms() + DESKTOP_XVFB_READY_MS;
+	for (;;) {
+		int left = (int)(end - clock_ms());
+		if (left <= 0)
+			break;
+		struct pollfd pfd = { fds[0], POLLIN, 0 };
+		int n = poll(&pfd, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ssize_t r = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = -EIO;	/* Xvfb closed the pipe: it exited */
+			break;
+		}
+		len += (size_t)r;
+		if (memchr(buf, '\n', len)) {
+			rc = desktop_parse_display_number(buf, len);
+			break;
+		}
+		if (len >= sizeof(buf) - 1) {
+			rc = -EINVAL;
+			break;
+		}
+	}
+	close(fds[0]);
+	if (rc < 0) {
+		struct child c = { .pid = pid, .label = "Xvfb" };
+		struct child* list[] = { &c };
+		stop_children(list, 1, 500);
+		return rc;
+	}
+	out->pid = pid;
+	snprintf(out->label, sizeof(out->label), "Xvfb :%d", rc);
+	return rc;
+}
+
+/* Run setxkbmap us once; bounded. */
+static void run_setxkbmap(const char* display)
+{
+	if (!P.setxkbmap_path[0])
+		return;
+	char* argv[] = { (char*)"setxkbmap", (char*)"us", NULL };
+	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false);
+	if (pid < 0)
+		return;
+	struct child c = { .pid = pid, .label = "setxkbmap" };
+	int64_t end = clock_ms() + 3000;
+	int status = 0;
+	while (!child_exited(pid, &status)) {
+		if (clock_ms() >= end) {
+			struct child* list[] = { &c };
+			stop_children(list, 1, 200);
+			log_warn("setxkbmap us did not finish in 3 s");
+			return;
+		}
+		clock_sleep_ms(5);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		log_warn("setxkbmap us failed; the keyboard layout stays the X server's default");
+}
+
+static bool root_has_property(Display* dpy, Window root, Atom property)
+{
+	Atom type = None;
+	int format;
+	unsigned long n, after;
+	unsigned char* data = NULL;
+	if (XGetWindowProperty(dpy, root, property, 0, 0, False, AnyPropertyType,
+			&type, &format, &n, &after, &data) != Success)
+		return false;
+	XFree(data);
+	return type != None;
+}
+
+/* A window mapped while the WM is still starting can be lost (it neither
+ * maps nor gets managed), so --launch programs wait, bounded, until a client
+ * redirects the root's substructure: the WM is taking over. */
+static void wait_for_wm(const char* display)
+{
+	Display* dpy = XOpenDisplay(display);
+	if (!dpy)
+		return;
+	bool dead = false;
+	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, &dead);
+	Window root = DefaultRootWindow(dpy);
+	Atom check = XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False);
+	Atom clients = XInternAtom(dpy, "_NET_CLIENT_LIST", False);
+	for (int waited = 0; waited < 3000 && !dead; waited += 10) {
+		/* Ready: it redirects the root's substructure and, if it speaks
+		 * EWMH, has published its client list (openbox drops map
+		 * requests that come before it manages the existing windows). */
+		XWindowAttributes attrs;
+		if (XGetWindowAttributes(dpy, root, &attrs)
+				&& (attrs.all_event_masks & SubstructureRedirectMask)
+				&& (!root_has_property(dpy, root, check)
+					|| root_has_property(dpy, root, clients))) {
+			log_debug("window manager ready after %d ms", waited);
+			break;
+		}
+		clock_sleep_ms(10);
+	}
+	XCloseDisplay(dpy);
+}
+
+static void start_wm(const char* display)
+{
+	if (!P.wm_path[0] || P.wm.pid > 0)
+		return;
+	const char* base = strrchr(P.wm_path, '/');
+	base = base ? base + 1 : P.wm_path;
+	char* argv[3] = { (char*)base, NULL, NULL };
+	if (strcmp(base, "openbox") == 0)
+		argv[1] = (char*)"--sm-disable";
+	pid_t pid = spawn(P.wm_path, argv, display, -1, false);
+	if (pid < 0) {
+		log_warn("cannot start the window manager %s: %s", P.wm_path,
+				strerror((int)-pid));
+		return;
+	}
+	P.wm.pid = pid;
+	snprintf(P.wm.label, sizeof(P.wm.label), "%.63s", base);
+	log_info("window manager %s started (pid %ld)", base, (long)pid);
+	wait_for_wm(display);
+}
+
+int desktop_launch_script(const char* cmd, char* out, size_t size)
+{
+	/* Characters that make the command more than one simple command. */
+	static const char special[] = ";&|<>()$`\\\"'\n*?[]#~={}!";
+	bool simple = cmd[strspn(cmd, " \t")] != '\0' && !strpbrk(cmd, special);
+	int n = snprintf(out, size, "%s%s", simple ? "exec " : "", cmd);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return simple ? 1 : 0;
+}
+
+static void start_launch(int i, const char* display)
+{
+	if (P.launched[i].pid > 0)
+		return;
+	/* A simple command replaces the shell, so it gets the parent death
+	 * signal itself and is the one we stop. */
+	char script[8192];
+	if (desktop_launch_script(P.launch[i], script, sizeof(script)) < 0) {
+		log_warn("--launch command too long: '%.40s...'", P.launch[i]);
+		return;
+	}
+	char* argv[] = { (char*)"sh", (char*)"-c", script, NULL };
+	pid_t pid = spawn("/bin/sh", argv, display, -1, false);
+	if (pid < 0) {
+		log_warn("cannot launch '%s': %s", P.launch[i], strerror((int)-pid));
+		return;
+	}
+	P.launched[i].pid = pid;
+	snprintf(P.launched[i].label, sizeof(P.launched[i].label), "%s", P.launch[i]);
+	log_info("launched '%s' (pid %ld)", P.launch[i], (long)pid);
+}
+
+int xvfb_start(int number)
+{
+	int rc = -ENOENT;
+	if (number >= 0) {
+		rc = start_xvfb(number, &P.xvfb);
+		if (rc < 0)
+			log_warn("cannot restart Xvfb on :%d (%s); letting it pick a display",
+					number, strerror(-rc));
+	}
+	if (rc < 0)
+		rc = start_xvfb(-1, &P.xvfb);
+	if (rc < 0)
+		return rc;
+	log_info("embedded Xvfb on :%d, %dx%d (pid %ld)", rc, P.virtual_width,
+			P.virtual_height, (long)P.xvfb.pid);
+	return rc;
+}
+
+void xvfb_start_clients(const char* display)
+{
+	if (P.embedded) {
+		run_setxkbmap(display);
+		start_wm(display);
+	}
+	for (int i = 0; i < P.n_launch; i++)
+		start_launch(i, display);
+}
+
+/* The watcher thread. */
+
+bool xvfb_reap(void)
+{
+	char how[64];
+	int status;
+	bool xvfb_died = false;
+	if (P.xvfb.pid > 0 && child_exited(P.xvfb.pid, &status)) {
+		describe_status(status, how, sizeof(how));
+		log_warn("the embedded %s exited (%s); restarting it", P.xvfb.label, how);
+		P.xvfb.pid = 0;
+		xvfb_died = true;
+	}
+	if (P.wm.pid > 0 && child_exited(P.wm.pid, &status)) {
+		describe_status(status, how, sizeof(how));
+		log_info("window manager %s exited (%s)", P.wm.label, how);
+		P.wm.pid = 0;
+	}
+	for (int i = 0; i < P.n_launch; i++) {
+		if (P.launched[i].pid > 0 && child_exited(P.launched[i].pid, &status)) {
+			describe_status(status, how, sizeof(how));
+			log_info("'%s' exited (%s)", P.launched[i].label, how);
+			P.launched[i].pid = 0;
+		}
+	}
+	return xvfb_died;
+}
+
+static bool launched_running(void)
+{
+	for (int i = 0; i < P.n_launch; i++)
+		if (P.launched[i].pid > 0)
+			return true;
+	return false;
+}
+
+static void free_config(void)
+{
+	for (int i = 0; i < P.n_launch; i++)
+		free(P.launch[i]);
+	free(P.launch);
+	free(P.launched);
+	P.launch = NULL;
+	P.launched = NULL;
+	P.n_launch = 0;
+}
+
+static int copy_config(const struct options* opts)
+{
+	P.virtual_width = opts->virtual_width > 0 ? opts->virtual_width : 1280;
+	P.virtual_height = opts->virtual_height > 0 ? opts->virtual_height : 800;
+	P.n_launch = 0;
+	P.launch = calloc((size_t)opts->n_launch + 1, sizeof(*P.launch));
+	P.launched = calloc((size_t)opts->n_launch + 1, sizeof(*P.launched));
+	if (!P.launch || !P.launched)
+		goto nomem;
+	for (int i = 0; i < opts->n_launch; i++) {
+		P.launch[i] = strdup(opts->launch[i]);
+		if (!P.launch[i])
+			goto nomem;
+		P.n_launch++;
+	}
+	return 0;
+nomem:
+	free_config();
+	return -ENOMEM;
+}
+
+static void resolve_programs(const struct options* opts)
+{
+	const char* path = getenv("PATH");
+	P.wm_path[0] = '\0';
+	if (!opts->wm) {
+		if (desktop_find_program("openbox", path, P.wm_path,
+				sizeof(P.wm_path)) < 0) {
+			P.wm_path[0] = '\0';
+			log_info("no window manager: openbox is not installed (give --wm NAME for another)");
+		}
+	} else if (strcmp(opts->wm, "none") != 0) {
+		if (desktop_find_program(opts->wm, path, P.wm_path,
+				sizeof(P.wm_path)) < 0) {
+			P.wm_path[0] = '\0';
+			log_warn("window manager '%s' not found on PATH; running without one",
+					opts->wm);
+		}
+	}
+	if (desktop_find_program("setxkbmap", path, P.setxkbmap_path,
+			sizeof(P.setxkbmap_path)) < 0)
+		P.setxkbmap_path[0] = '\0';
+}
+
+int xvfb_configure(const struct options* opts, bool embedded)
+{
+	int rc = copy_config(opts);
+	if (rc < 0)
+		return rc;
+	P.embedded = embedded;
+	if (!embedded)
+		return 0;
+	if (desktop_find_program("Xvfb", getenv("PATH"), P.xvfb_path,
+			sizeof(P.xvfb_path)) < 0) {
+		log_error("Xvfb is not installed (apt-get install xvfb), and no --display was given");
+		free_config();
+		return -ENOENT;
+	}
+	resolve_programs(opts);
+	return 0;
+}
+
+bool xvfb_running(void)
+{
+	return P.xvfb.pid > 0;
+}
+
+void xvfb_before_restart(void)
+{
+	/* Its clients die with it; stop the WM for a clean restart and give
+	 * the --launch programs a moment to notice, so those that exit are
+	 * started again. */
+	struct child* list[] = { &P.wm };
+	stop_children(list, 1, 500);
+	for (int t = 0; t < 50 && launched_running(); t++) {
+		clock_sleep_ms(10);
+		xvfb_reap();
+	}
+}
+
+void xvfb_stop(bool keep_config)
+{
+	/* The clients first (so they exit cleanly, not on a lost display),
+	 * then the X server. */
+	struct child* list[1 + OPTIONS_MAX_LIST];
+	int n = 0;
+	for (int i = 0; i < P.n_launch; i++)
+		list[n++] = &P.launched[i];
+	list[n++] = &P.wm;
+	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
+	list[0] = &P.xvfb;
+	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
+	if (!keep_config)
+		free_config();
+}
