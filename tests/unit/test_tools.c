@@ -1,0 +1,185 @@
+/* The action vocabulary (tools/actions.c): pure parsing, no display. */
+#include "tools/actions.h"
+#include "tests/unit/tst.h"
+
+#include <stdlib.h>
+
+static struct action a;
+static struct act_error e;
+
+/* Parse one action from JSON text; 0 or -1 (e filled). */
+static int parse(const char* text)
+{
+	static json_t* held;
+	action_deinit(&a);
+	json_decref(held);
+	held = json_loads(text, 0, NULL);
+	memset(&e, 0, sizeof(e));
+	if (!held) {
+		fprintf(stderr, "bad test JSON: %s\n", text);
+		return -2;
+	}
+	return action_parse(held, false, &a, &e);
+}
+
+/* Parse must fail with code and a message containing want. */
+#define REFUSED(text, c, want) do { \
+	TST_EQ_INT(parse(text), -1); \
+	TST_EQ_INT(e.code, c); \
+	if (!strstr(e.message, want)) { \
+		tst_failed++; \
+		fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, e.message, want); \
+	} else { tst_passed++; } \
+} while (0)
+
+static void test_names_and_aliases(void)
+{
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":10,\"y\":20}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_CLICK);
+	TST_EQ_INT(a.button, 1);
+	TST_EQ_INT(a.x, 10);
+	TST_EQ_INT(a.y, 20);
+	TST_CHECK(a.has_xy);
+	/* "action" instead of "type", coordinate instead of x and y. */
+	TST_EQ_INT(parse("{\"action\":\"right_click\",\"coordinate\":[5,6]}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_CLICK);
+	TST_EQ_INT(a.button, 3);
+	TST_CHECK(a.kind->anthropic);
+	TST_EQ_INT(a.x, 5);
+	TST_EQ_INT(parse("{\"action\":\"middle_click\",\"coordinate\":[1,2]}"), 0);
+	TST_EQ_INT(a.button, 2);
+	/* Anthropic clicks may omit the position (click where the pointer is). */
+	TST_EQ_INT(parse("{\"action\":\"left_click\"}"), 0);
+	TST_CHECK(!a.has_xy);
+	TST_EQ_INT(parse("{\"type\":\"mouse_move\",\"coordinate\":[3,4]}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_MOVE);
+	TST_EQ_INT(parse("{\"type\":\"double_click\",\"x\":1,\"y\":1}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_DOUBLE_CLICK);
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"back\"}"), 0);
+	TST_EQ_INT(a.button, 8);
+	TST_EQ_STR(action_button_name(a.button), "back");
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"wheel\"}"), 0);
+	TST_EQ_INT(a.button, 2);
+	/* Integral floats are integers (some clients send 10.0). */
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":10.0,\"y\":2}"), 0);
+	TST_EQ_INT(a.x, 10);
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate_space\":\"desktop\"}"), 0);
+	TST_CHECK(a.desktop_space);
+}
+
+static void test_conflicts(void)
+{
+	REFUSED("{\"type\":\"click\",\"action\":\"click\",\"x\":1,\"y\":1}",
+			TOOL_BAD_ARGUMENTS, "as \"type\" or \"action\", not both");
+	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate\":[1,1]}",
+			TOOL_BAD_ARGUMENTS, "give x and y, or coordinate, not both");
+	REFUSED("{\"type\":\"click\",\"x\":1}", TOOL_BAD_ARGUMENTS, "needs both x and y");
+	REFUSED("{\"type\":\"click\",\"x\":1.5,\"y\":1}", TOOL_BAD_ARGUMENTS, "must be integers");
+	REFUSED("{\"type\":\"click\"}", TOOL_BAD_ARGUMENTS, "click needs x and y");
+	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"keys\":[\"ctrl\"],\"text\":\"ctrl\"}",
+			TOOL_BAD_ARGUMENTS, "keys or text, not both");
+	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"x\":1}", TOOL_BAD_ARGUMENTS,
+			"type does not take \"x\"");
+	REFUSED("{\"type\":\"left_click\",\"coordinate\":[1,1],\"button\":\"right\"}",
+			TOOL_BAD_ARGUMENTS, "left_click does not take \"button\"");
+	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"top\"}",
+			TOOL_BAD_ARGUMENTS, "unknown button \"top\"");
+	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate_space\":\"window\"}",
+			TOOL_BAD_ARGUMENTS, "coordinate_space must be");
+	REFUSED("{\"type\":\"clack\"}", TOOL_BAD_ARGUMENTS,
+			"unknown action type \"clack\"; valid types: screenshot, click");
+	REFUSED("[1]", TOOL_BAD_ARGUMENTS, "an action must be an object");
+	REFUSED("{}", TOOL_BAD_ARGUMENTS, "needs a \"type\"");
+}
+
+static void test_drag_and_scroll(void)
+{
+	TST_EQ_INT(parse("{\"type\":\"drag\",\"path\":[{\"x\":1,\"y\":2},[3,4],{\"x\":5,\"y\":6}]}"), 0);
+	TST_EQ_INT(a.n_path, 3);
+	TST_EQ_INT(a.px[1], 3);
+	TST_EQ_INT(a.py[2], 6);
+	TST_EQ_INT(parse("{\"action\":\"left_click_drag\",\"start_coordinate\":[1,2],\"coordinate\":[7,8]}"), 0);
+	TST_EQ_INT(a.n_path, 2);
+	TST_EQ_INT(a.px[0], 1);
+	TST_EQ_INT(a.px[1], 7);
+	REFUSED("{\"type\":\"drag\",\"path\":[[1,1]]}", TOOL_BAD_ARGUMENTS, "at least 2 points");
+	REFUSED("{\"type\":\"drag\",\"path\":[[1,1],[2,2]],\"start_coordinate\":[1,1]}",
+			TOOL_BAD_ARGUMENTS, "not both");
+	REFUSED("{\"type\":\"drag\",\"path\":[[1,1],\"x\"]}", TOOL_BAD_ARGUMENTS, "path[1] must be");
+	REFUSED("{\"type\":\"drag\",\"x\":1,\"y\":1}", TOOL_BAD_ARGUMENTS, "not x and y");
+
+	/* Pixels (OpenAI): 100 px a notch, at least one when non-zero. */
+	TST_EQ_INT(parse("{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_y\":250}"), 0);
+	TST_EQ_INT(a.notches_y, input_pixels_to_notches(250));
+	TST_EQ_INT(a.notches_x, 0);
+	TST_EQ_INT(parse("{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_x\":-1}"), 0);
+	TST_EQ_INT(a.notches_x, -1);
+	/* Direction and notches (Anthropic). */
+	TST_EQ_INT(parse("{\"type\":\"scroll\",\"coordinate\":[1,1],\"scroll_direction\":\"up\",\"scroll_amount\":3}"), 0);
+	TST_EQ_INT(a.notches_y, -3);
+	TST_EQ_INT(parse("{\"type\":\"scroll\",\"coordinate\":[1,1],\"scroll_direction\":\"left\",\"scroll_amount\":2}"), 0);
+	TST_EQ_INT(a.notches_x, -2);
+	REFUSED("{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_y\":5,\"scroll_direction\":\"up\"}",
+			TOOL_BAD_ARGUMENTS, "not both");
+	REFUSED("{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_direction\":\"sideways\",\"scroll_amount\":1}",
+			TOOL_BAD_ARGUMENTS, "must be up, down, left or right");
+	REFUSED("{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_direction\":\"up\"}",
+			TOOL_BAD_ARGUMENTS, "with scroll_amount");
+	REFUSED("{\"type\":\"scroll\",\"x\":1,\"y\":1}", TOOL_BAD_ARGUMENTS, "scroll needs");
+	REFUSED("{\"type\":\"scroll\",\"x\":1,\"y\":1,\"scroll_y\":1e9}", TOOL_BAD_ARGUMENTS,
+			"notches");
+}
+
+static void test_keys_text_and_waits(void)
+{
+	TST_EQ_INT(parse("{\"type\":\"keypress\",\"keys\":[\"ctrl\",\"shift\",\"t\"]}"), 0);
+	TST_EQ_INT(a.chord.n, 3);
+	TST_EQ_INT(parse("{\"type\":\"key\",\"text\":\"ctrl+c\"}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_KEYPRESS);
+	TST_EQ_INT(a.chord.n, 2);
+	REFUSED("{\"type\":\"keypress\",\"keys\":[\"ctlr\"]}", TOOL_UNKNOWN_KEY, "keys[0]");
+	REFUSED("{\"type\":\"keypress\",\"keys\":[]}", TOOL_BAD_ARGUMENTS, "non-empty array");
+	REFUSED("{\"type\":\"keypress\"}", TOOL_BAD_ARGUMENTS, "needs keys");
+	/* Held keys on a pointer action. */
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":1,\"y\":1,\"keys\":[\"shift\"]}"), 0);
+	TST_EQ_INT(a.mods.n, 1);
+	TST_EQ_INT(parse("{\"type\":\"hold_key\",\"text\":\"shift\",\"duration\":0.25}"), 0);
+	TST_EQ_INT(a.ms, 250);
+	REFUSED("{\"type\":\"hold_key\",\"text\":\"shift\",\"duration\":31}", TOOL_BAD_ARGUMENTS,
+			"outside 0..30 s");
+	REFUSED("{\"type\":\"hold_key\",\"text\":\"shift\"}", TOOL_BAD_ARGUMENTS, "needs duration");
+
+	TST_EQ_INT(parse("{\"type\":\"type\",\"text\":\"h\\u00e9llo \\ud83d\\ude00\\n\"}"), 0);
+	TST_EQ_INT(a.text_len, strlen("h\xc3\xa9llo \xf0\x9f\x98\x80\n"));
+	REFUSED("{\"type\":\"type\",\"text\":\"a\\u0001b\"}", TOOL_BAD_ARGUMENTS,
+			"control character 0x01 at byte 1");
+	REFUSED("{\"type\":\"type\"}", TOOL_BAD_ARGUMENTS, "type needs text");
+
+	TST_EQ_INT(parse("{\"type\":\"wait\"}"), 0);
+	TST_EQ_INT(a.ms, 1000);
+	TST_EQ_INT(parse("{\"type\":\"wait\",\"duration\":1.5}"), 0);
+	TST_EQ_INT(a.ms, 1500);
+	TST_EQ_INT(parse("{\"type\":\"wait\",\"ms\":20}"), 0);
+	TST_EQ_INT(a.ms, 20);
+	REFUSED("{\"type\":\"wait\",\"ms\":1,\"duration\":1}", TOOL_BAD_ARGUMENTS, "not both");
+	REFUSED("{\"type\":\"wait\",\"ms\":30001}", TOOL_BAD_ARGUMENTS, "outside 0..30000 ms");
+
+	TST_EQ_INT(parse("{\"type\":\"screenshot\",\"max_dimension\":640}"), 0);
+	TST_EQ_INT(a.max_dimension, 640);
+	TST_EQ_INT(parse("{\"type\":\"screenshot\"}"), 0);
+	TST_EQ_INT(a.max_dimension, -1);
+	TST_EQ_INT(parse("{\"type\":\"zoom\",\"region\":[0,0,10,10]}"), 0);
+	REFUSED("{\"type\":\"zoom\",\"region\":[0,0,10]}", TOOL_BAD_ARGUMENTS, "zoom needs region");
+	REFUSED("{\"type\":\"screenshot\",\"max_dimension\":-1}", TOOL_BAD_ARGUMENTS,
+			"non-negative");
+}
+
+int main(void)
+{
+	test_names_and_aliases();
+	test_conflicts();
+	test_drag_and_scroll();
+	test_keys_text_and_waits();
+	action_deinit(&a);
+	TST_END();
+}

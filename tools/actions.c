@@ -1,0 +1,468 @@
+/* The action vocabulary parser (tools/actions.h). */
+#include "tools/actions.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct act_name act_names[] = {
+	{ "screenshot", ACT_SCREENSHOT, 0, false },
+	{ "click", ACT_CLICK, 0, false },
+	{ "double_click", ACT_DOUBLE_CLICK, 1, false },
+	{ "triple_click", ACT_TRIPLE_CLICK, 1, false },
+	{ "move", ACT_MOVE, 0, false },
+	{ "drag", ACT_DRAG, 0, false },
+	{ "mouse_down", ACT_MOUSE_DOWN, 0, false },
+	{ "mouse_up", ACT_MOUSE_UP, 0, false },
+	{ "scroll", ACT_SCROLL, 0, false },
+	{ "type", ACT_TYPE, 0, false },
+	{ "keypress", ACT_KEYPRESS, 0, false },
+	{ "hold_key", ACT_HOLD_KEY, 0, false },
+	{ "wait", ACT_WAIT, 0, false },
+	{ "cursor_position", ACT_CURSOR_POSITION, 0, false },
+	{ "zoom", ACT_ZOOM, 0, false },
+	/* Anthropic computer_20251124 names */
+	{ "left_click", ACT_CLICK, 1, true },
+	{ "right_click", ACT_CLICK, 3, true },
+	{ "middle_click", ACT_CLICK, 2, true },
+	{ "mouse_move", ACT_MOVE, 0, true },
+	{ "left_click_drag", ACT_DRAG, 1, true },
+	{ "left_mouse_down", ACT_MOUSE_DOWN, 1, true },
+	{ "left_mouse_up", ACT_MOUSE_UP, 1, true },
+	{ "key", ACT_KEYPRESS, 0, true },
+};
+#define N_ACT_NAMES (sizeof(act_names) / sizeof(act_names[0]))
+
+static const struct {
+	const char* name;
+	int button;
+} buttons[] = {
+	{ "left", 1 }, { "middle", 2 }, { "wheel", 2 }, { "right", 3 },
+	{ "back", 8 }, { "forward", 9 },
+};
+
+const char* action_button_name(int b)
+{
+	switch (b) {
+	case 1: return "left";
+	case 2: return "middle";
+	case 3: return "right";
+	case 8: return "back";
+	case 9: return "forward";
+	default: return "?";
+	}
+}
+
+
+void action_deinit(struct action* a)
+{
+	free(a->px);
+	free(a->py);
+	a->px = a->py = NULL;
+}
+
+
+int action_fail(struct act_error* e, enum tool_code code, const char* fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	e->code = code;
+	return -1;
+}
+
+static bool is_int(json_t* v)
+{
+	return json_is_integer(v) || (json_is_real(v)
+			&& json_real_value(v) == floor(json_real_value(v))
+			&& fabs(json_real_value(v)) < 1e9);
+}
+
+static int int_of(json_t* v)
+{
+	return json_is_integer(v) ? (int)json_integer_value(v) : (int)json_real_value(v);
+}
+
+/* An [x, y] array or an {x, y} object. */
+static bool point_of(json_t* v, int* x, int* y)
+{
+	json_t *jx, *jy;
+	if (json_is_array(v) && json_array_size(v) == 2) {
+		jx = json_array_get(v, 0);
+		jy = json_array_get(v, 1);
+	} else if (json_is_object(v)) {
+		jx = json_object_get(v, "x");
+		jy = json_object_get(v, "y");
+	} else {
+		return false;
+	}
+	if (!is_int(jx) || !is_int(jy))
+		return false;
+	*x = int_of(jx);
+	*y = int_of(jy);
+	return true;
+}
+
+/* Which fields each action takes (besides type/action). */
+static const char* const common_fields[] = { "type", "action", NULL };
+
+static bool field_allowed(const struct act_name* k, const char* f)
+{
+	static const char* const pointer[] = { "x", "y", "coordinate",
+		"coordinate_space", "keys", "text", NULL };
+	const char* const* extra = NULL;
+	static const char* const click[] = { "button", NULL };
+	static const char* const drag[] = { "path", "start_coordinate", "button", NULL };
+	static const char* const scroll[] = { "scroll_x", "scroll_y",
+		"scroll_direction", "scroll_amount", NULL };
+	static const char* const mouse[] = { "button", NULL };
+	static const char* const shot[] = { "max_dimension", NULL };
+	static const char* const zoom[] = { "region", "max_dimension", NULL };
+	static const char* const type[] = { "text", NULL };
+	static const char* const keys[] = { "keys", "text", NULL };
+	static const char* const hold[] = { "keys", "text", "duration", NULL };
+	static const char* const wait[] = { "ms", "duration", NULL };
+	bool uses_pointer = false;
+	switch (k->act) {
+	case ACT_CLICK:
+		uses_pointer = true;
+		extra = k->button ? NULL : click;
+		break;
+	case ACT_DOUBLE_CLICK:
+	case ACT_TRIPLE_CLICK:
+	case ACT_MOVE:
+		uses_pointer = true;
+		break;
+	case ACT_DRAG:
+		uses_pointer = true;
+		extra = drag;
+		break;
+	case ACT_MOUSE_DOWN:
+	case ACT_MOUSE_UP:
+		uses_pointer = true;
+		extra = k->button ? NULL : mouse;
+		break;
+	case ACT_SCROLL:
+		uses_pointer = true;
+		extra = scroll;
+		break;
+	case ACT_SCREENSHOT: extra = shot; break;
+	case ACT_ZOOM: extra = zoom; break;
+	case ACT_TYPE: extra = type; break;
+	case ACT_KEYPRESS: extra = keys; break;
+	case ACT_HOLD_KEY: extra = hold; break;
+	case ACT_WAIT: extra = wait; break;
+	case ACT_CURSOR_POSITION: break;
+	}
+	for (int i = 0; common_fields[i]; i++)
+		if (strcmp(common_fields[i], f) == 0)
+			return true;
+	for (int i = 0; uses_pointer && pointer[i]; i++)
+		if (strcmp(pointer[i], f) == 0)
+			return true;
+	for (int i = 0; extra && extra[i]; i++)
+		if (strcmp(extra[i], f) == 0)
+			return true;
+	return false;
+}
+
+/* Keys given as an array (["ctrl","c"], OpenAI) or a chord string
+ * ("ctrl+c", xdotool/Anthropic). */
+static int parse_keys(json_t* v, const char* field, struct input_chord* out,
+		struct act_error* e)
+{
+	char err[512];
+	out->n = 0;
+	if (json_is_string(v)) {
+		int rc = input_chord_parse(out, json_string_value(v), err, sizeof(err));
+		if (rc < 0)
+			return action_fail(e, rc == -ENOENT ? TOOL_UNKNOWN_KEY : TOOL_BAD_ARGUMENTS,
+					"%s: %s", field, err);
+		return 0;
+	}
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return action_fail(e, TOOL_BAD_ARGUMENTS,
+				"%s must be a non-empty array of key names like [\"ctrl\", \"c\"] or a chord like \"ctrl+c\"",
+				field);
+	size_t i;
+	json_t* item;
+	json_array_foreach(v, i, item) {
+		if (!json_is_string(item))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s[%zu] must be a key name",
+					field, i);
+		int rc = input_chord_add(out, json_string_value(item), err, sizeof(err));
+		if (rc < 0)
+			return action_fail(e, rc == -ENOENT ? TOOL_UNKNOWN_KEY : TOOL_BAD_ARGUMENTS,
+					"%s[%zu]: %s", field, i, err);
+	}
+	input_chord_normalize(out);
+	return 0;
+}
+
+static const struct act_name* find_act(const char* name)
+{
+	for (size_t i = 0; i < N_ACT_NAMES; i++)
+		if (strcmp(act_names[i].name, name) == 0)
+			return &act_names[i];
+	return NULL;
+}
+
+int action_parse(json_t* j, bool batch_desktop, struct action* a,
+		struct act_error* e)
+{
+	memset(a, 0, sizeof(*a));
+	a->json = j;
+	a->max_dimension = -1;
+	a->desktop_space = batch_desktop;
+	if (!json_is_object(j))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "an action must be an object like {\"type\":\"click\",\"x\":10,\"y\":20}");
+	json_t* jt = json_object_get(j, "type");
+	json_t* ja = json_object_get(j, "action");
+	if (jt && ja)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "give the action type as \"type\" or \"action\", not both");
+	if (!jt)
+		jt = ja;
+	if (!json_is_string(jt))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "needs a \"type\" (e.g. \"click\", \"type\", \"keypress\", \"screenshot\")");
+	const char* tname = json_string_value(jt);
+	a->kind = find_act(tname);
+	if (!a->kind) {
+		char list[512] = "";
+		size_t used = 0;
+		for (size_t i = 0; i < N_ACT_NAMES && used < sizeof(list); i++)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+					i ? ", " : "", act_names[i].name);
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "unknown action type \"%s\"; valid types: %s",
+				tname, list);
+	}
+	const struct act_name* k = a->kind;
+	const char* f;
+	json_t* v;
+	json_object_foreach(j, f, v) {
+		if (!field_allowed(k, f))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s does not take \"%s\"", tname, f);
+	}
+
+	/* Position: x and y, or coordinate [x, y]. */
+	json_t* jx = json_object_get(j, "x");
+	json_t* jy = json_object_get(j, "y");
+	json_t* jc = json_object_get(j, "coordinate");
+	if ((jx || jy) && jc)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give x and y, or coordinate, not both", tname);
+	if (jx || jy) {
+		if (!jx || !jy)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs both x and y", tname);
+		if (!is_int(jx) || !is_int(jy))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: x and y must be integers (pixels)", tname);
+		a->x = int_of(jx);
+		a->y = int_of(jy);
+		a->has_xy = true;
+	} else if (jc && k->act != ACT_DRAG) {
+		if (!point_of(jc, &a->x, &a->y) || !json_is_array(jc))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: coordinate must be [x, y] (integers)", tname);
+		a->has_xy = true;
+	}
+	const char* space = json_string_value(json_object_get(j, "coordinate_space"));
+	if (space) {
+		if (strcmp(space, "desktop") == 0)
+			a->desktop_space = true;
+		else if (strcmp(space, "screenshot") == 0)
+			a->desktop_space = false;
+		else
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be \"screenshot\" or \"desktop\"");
+	}
+
+	/* Held keys: keys (OpenAI) or text (Anthropic) on pointer actions. */
+	bool pointer = k->act == ACT_CLICK || k->act == ACT_DOUBLE_CLICK
+			|| k->act == ACT_TRIPLE_CLICK || k->act == ACT_MOVE
+			|| k->act == ACT_DRAG || k->act == ACT_SCROLL
+			|| k->act == ACT_MOUSE_DOWN || k->act == ACT_MOUSE_UP;
+	if (pointer) {
+		json_t* keys = json_object_get(j, "keys");
+		json_t* text = json_object_get(j, "text");
+		if (keys && text)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give held keys as keys or text, not both", tname);
+		if ((keys || text) && parse_keys(keys ? keys : text, keys ? "keys" : "text",
+				&a->mods, e) < 0)
+			return -1;
+	}
+
+	/* Button. */
+	a->button = k->button ? k->button : 1;
+	const char* b = json_string_value(json_object_get(j, "button"));
+	if (json_object_get(j, "button") && !b)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "button must be one of left, right, middle, wheel, back, forward");
+	if (b) {
+		a->button = 0;
+		for (size_t i = 0; i < sizeof(buttons) / sizeof(buttons[0]); i++)
+			if (strcmp(buttons[i].name, b) == 0)
+				a->button = buttons[i].button;
+		if (!a->button)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "unknown button \"%s\"; use left, right, middle, wheel, back or forward", b);
+	}
+
+	switch (k->act) {
+	case ACT_CLICK:
+		if (!a->has_xy && !k->anthropic)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "click needs x and y (or coordinate [x, y])");
+		break;
+	case ACT_MOVE:
+		if (!a->has_xy)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs x and y (or coordinate [x, y])", tname);
+		break;
+	case ACT_DRAG: {
+		json_t* path = json_object_get(j, "path");
+		json_t* start = json_object_get(j, "start_coordinate");
+		if (path && (start || jc))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give path, or start_coordinate and coordinate, not both", tname);
+		if (a->has_xy)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s takes path (or start_coordinate and coordinate), not x and y", tname);
+		size_t n;
+		if (path) {
+			if (!json_is_array(path) || json_array_size(path) < 2)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "drag needs a path of at least 2 points, like [{\"x\":10,\"y\":10},{\"x\":200,\"y\":10}]");
+			n = json_array_size(path);
+			if (n > ACTION_MAX_PATH_POINTS)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "drag path has %zu points; at most %d", n, ACTION_MAX_PATH_POINTS);
+		} else {
+			if (!start || !jc)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs path (>= 2 points) or start_coordinate and coordinate", tname);
+			n = 2;
+		}
+		a->px = calloc(n, sizeof(int));
+		a->py = calloc(n, sizeof(int));
+		if (!a->px || !a->py)
+			return action_fail(e, TOOL_INTERNAL, "out of memory");
+		a->n_path = n;
+		for (size_t i = 0; i < n; i++) {
+			json_t* p = path ? json_array_get(path, i) : i == 0 ? start : jc;
+			if (!point_of(p, &a->px[i], &a->py[i])) {
+				if (path)
+					return action_fail(e, TOOL_BAD_ARGUMENTS, "path[%zu] must be {\"x\": int, \"y\": int} or [x, y]", i);
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "%s must be [x, y] (integers)",
+						i == 0 ? "start_coordinate" : "coordinate");
+			}
+		}
+		break;
+	}
+	case ACT_SCROLL: {
+		json_t* sx = json_object_get(j, "scroll_x");
+		json_t* sy = json_object_get(j, "scroll_y");
+		json_t* dir = json_object_get(j, "scroll_direction");
+		json_t* amount = json_object_get(j, "scroll_amount");
+		if ((sx || sy) && (dir || amount))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll: give scroll_x/scroll_y (pixels) or scroll_direction + scroll_amount (notches), not both");
+		if (dir || amount) {
+			const char* d = json_string_value(dir);
+			if (!d || !amount)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_direction (up, down, left, right) with scroll_amount (notches)");
+			if (!is_int(amount) || int_of(amount) < 0 || int_of(amount) > INPUT_MAX_NOTCHES)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_amount must be an integer number of notches, 0..%d", INPUT_MAX_NOTCHES);
+			int n = int_of(amount);
+			if (strcmp(d, "down") == 0)
+				a->notches_y = n;
+			else if (strcmp(d, "up") == 0)
+				a->notches_y = -n;
+			else if (strcmp(d, "right") == 0)
+				a->notches_x = n;
+			else if (strcmp(d, "left") == 0)
+				a->notches_x = -n;
+			else
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_direction must be up, down, left or right, not \"%s\"", d);
+		} else {
+			if (!sx && !sy)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_x and/or scroll_y (pixels; positive = right/down) or scroll_direction + scroll_amount");
+			if ((sx && !json_is_number(sx)) || (sy && !json_is_number(sy)))
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_x and scroll_y must be numbers (pixels)");
+			a->notches_x = input_pixels_to_notches(sx ? json_number_value(sx) : 0);
+			a->notches_y = input_pixels_to_notches(sy ? json_number_value(sy) : 0);
+			if (abs(a->notches_x) > INPUT_MAX_NOTCHES || abs(a->notches_y) > INPUT_MAX_NOTCHES)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll of more than %d notches (%d px) per axis",
+						INPUT_MAX_NOTCHES, INPUT_MAX_NOTCHES * INPUT_PIXELS_PER_NOTCH);
+		}
+		break;
+	}
+	case ACT_TYPE: {
+		json_t* t = json_object_get(j, "text");
+		if (!json_is_string(t))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "type needs text (a string)");
+		a->text = json_string_value(t);
+		a->text_len = json_string_length(t);
+		size_t bad = 0;
+		int rc = input_text_check(a->text, a->text_len, &bad);
+		if (rc == -EILSEQ)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "text is not valid UTF-8 at byte %zu", bad);
+		if (rc < 0)
+			return action_fail(e, TOOL_BAD_ARGUMENTS,
+					"text has control character 0x%02x at byte %zu, which no key types (\\n, \\t, \\b and ESC are fine)",
+					(unsigned char)a->text[bad], bad);
+		break;
+	}
+	case ACT_KEYPRESS:
+	case ACT_HOLD_KEY: {
+		json_t* keys = json_object_get(j, "keys");
+		json_t* text = json_object_get(j, "text");
+		if (keys && text)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give keys or text, not both", tname);
+		if (!keys && !text)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs keys (like [\"ctrl\", \"c\"]) or text (like \"ctrl+c\")", tname);
+		if (parse_keys(keys ? keys : text, keys ? "keys" : "text", &a->chord, e) < 0)
+			return -1;
+		if (k->act == ACT_HOLD_KEY) {
+			json_t* d = json_object_get(j, "duration");
+			if (!json_is_number(d))
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "hold_key needs duration (seconds)");
+			double s = json_number_value(d);
+			if (s < 0 || s * 1000 > ACTION_MAX_WAIT_MS)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "hold_key duration %g s is outside 0..%d s", s, ACTION_MAX_WAIT_MS / 1000);
+			a->ms = (int)lround(s * 1000);
+		}
+		break;
+	}
+	case ACT_WAIT: {
+		json_t* ms = json_object_get(j, "ms");
+		json_t* d = json_object_get(j, "duration");
+		if (ms && d)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: give ms or duration (seconds), not both");
+		double wait_ms = 1000;
+		if (ms) {
+			if (!json_is_number(ms))
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: ms must be a number");
+			wait_ms = json_number_value(ms);
+		} else if (d) {
+			if (!json_is_number(d))
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: duration must be a number of seconds");
+			wait_ms = json_number_value(d) * 1000;
+		}
+		if (wait_ms < 0 || wait_ms > ACTION_MAX_WAIT_MS)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "wait of %g ms is outside 0..%d ms", wait_ms, ACTION_MAX_WAIT_MS);
+		a->ms = (int)lround(wait_ms);
+		break;
+	}
+	case ACT_SCREENSHOT:
+	case ACT_ZOOM: {
+		json_t* m = json_object_get(j, "max_dimension");
+		if (m) {
+			if (!is_int(m) || int_of(m) < 0)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "max_dimension must be a non-negative integer (0 = native)");
+			a->max_dimension = int_of(m);
+		}
+		if (k->act == ACT_ZOOM) {
+			json_t* r = json_object_get(j, "region");
+			bool ok = json_is_array(r) && json_array_size(r) == 4;
+			for (size_t i = 0; ok && i < 4; i++)
+				ok = is_int(json_array_get(r, i));
+			if (!ok)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "zoom needs region [x0, y0, x1, y1] (integers, screenshot space, end-exclusive)");
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}

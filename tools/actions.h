@@ -1,0 +1,69 @@
+#pragma once
+
+/* The action vocabulary of computer_use and the computer_<type> tools: the
+ * OpenAI computer-use names with the Anthropic computer_20251124 names as
+ * aliases. Parsing is pure (no X, no state): it validates one action object
+ * into a struct action, or says exactly what is wrong. Private to tools/
+ * (tools/input.c runs the actions; tests/unit/test_tools.c and
+ * tests/fuzz/fuzz_actions.c exercise the parser). */
+
+#include "tools/tools.h"
+#include "input/input.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ACTION_MAX_PATH_POINTS 1000	/* drag path */
+#define ACTION_MAX_WAIT_MS 30000	/* wait, hold_key */
+
+enum act {
+	ACT_SCREENSHOT, ACT_CLICK, ACT_DOUBLE_CLICK, ACT_TRIPLE_CLICK, ACT_MOVE,
+	ACT_DRAG, ACT_MOUSE_DOWN, ACT_MOUSE_UP, ACT_SCROLL, ACT_TYPE,
+	ACT_KEYPRESS, ACT_HOLD_KEY, ACT_WAIT, ACT_CURSOR_POSITION, ACT_ZOOM,
+};
+
+struct act_name {
+	const char* name;
+	enum act act;
+	int button;	/* implied button for aliases, 0 = from `button` */
+	bool anthropic;
+};
+
+/* One validated action. Strings are borrowed from the JSON arguments. */
+struct action {
+	const struct act_name* kind;
+	json_t* json;
+	bool has_xy, desktop_space;
+	int x, y;
+	int button;
+	struct input_chord mods;	/* held during pointer actions */
+	struct input_chord chord;	/* keypress, hold_key */
+	int* px;			/* drag path */
+	int* py;
+	size_t n_path;
+	int notches_x, notches_y;
+	const char* text;
+	size_t text_len;
+	int ms;
+	int max_dimension;		/* screenshot, zoom: -1 = none given */
+};
+
+/* Errors carry a code and a message; the batch adds the index. */
+struct act_error {
+	enum tool_code code;
+	char message[768];
+};
+
+/** Validate one action object j (borrowed; a keeps pointers into it) into a.
+ *  batch_desktop: the batch's coordinate_space is "desktop". Returns 0, or -1
+ *  with e filled (a may hold allocations: action_deinit it either way). */
+int action_parse(json_t* j, bool batch_desktop, struct action* a,
+		struct act_error* e);
+/** Free what action_parse allocated (the drag path). */
+void action_deinit(struct action* a);
+/** "left", "middle", "right", "back", "forward" for an X button number. */
+const char* action_button_name(int button);
+/** Fill e with code and the message; returns -1. */
+int action_fail(struct act_error* e, enum tool_code code, const char* fmt, ...)
+		__attribute__((format(printf, 3, 4)));
