@@ -79,7 +79,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers e2e
+	conformance check-headers check-layers e2e
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -134,6 +134,7 @@ conformance: $(DESKD)
 test:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@$(MAKE) --no-print-directory check-layers check-headers
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit integration conformance
 
@@ -178,6 +179,10 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libdeskd.a
 	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address -fno-omit-frame-pointer \
 		-o $@ $< build-fuzz/libdeskd.a $(LDLIBS)
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
+
+# Includes point down the layers (docs/ARCHITECTURE.md); see the script.
+check-layers:
+	@scripts/check-layers
 
 check-headers:
 	@for h in base/*.h capture/capture.h input/input.h record/record.h desktop/*.h \

@@ -37,5 +37,7 @@ int desktop_unmap(int d, int physical, int image)
 {
 	if (physical <= 0 || physical == image)
 		return d;
-	return (int)floor_div((int64_t)d * image, physical);
+	/* The largest v with desktop_map(v) <= d: v * physical / image < d + 1,
+	 * so v = ceil((d + 1) * image / physical) - 1. */
+	return (int)(-floor_div(-((int64_t)d + 1) * image, physical) - 1);
 }

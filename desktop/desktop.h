@@ -100,9 +100,10 @@ void desktop_scaled_size(int w, int h, int max_dimension, int* out_w, int* out_h
 /** Image pixel -> desktop offset in the target: floor(v * physical / image),
  *  exact for scale 1. */
 int desktop_map(int v, int physical, int image);
-/** Desktop offset in the target -> the image pixel that shows it:
- *  floor(d * image / physical), also for negative d (left of or above the
- *  target). */
+/** Desktop offset in the target -> image pixel, the exact inverse of
+ *  desktop_map: the largest v with desktop_map(v) <= d, so
+ *  desktop_unmap(desktop_map(v)) == v at every scale (a click at v reports
+ *  its cursor at v); also for negative d (left of or above the target). */
 int desktop_unmap(int d, int physical, int image);
 
 /* A target resolved for coordinate mapping: the screen (window 0) or a

@@ -223,8 +223,43 @@ static void test_doctor_files(void)
 	options_deinit(&o);
 }
 
+/* The one mapping rule, both ways: floor, also left of or above a target. */
+static void test_coordinates(void)
+{
+	/* Round trips are exact at scale 1. */
+	for (int v = -5; v < 5; v++) {
+		TST_EQ_INT(desktop_map(v, 1280, 1280), v);
+		TST_EQ_INT(desktop_unmap(v, 1280, 1280), v);
+	}
+	/* 1280 -> 640: two desktop pixels per image pixel. */
+	TST_EQ_INT(desktop_map(100, 1280, 640), 200);
+	TST_EQ_INT(desktop_unmap(201, 1280, 640), 100);
+	TST_EQ_INT(desktop_unmap(-1, 1280, 640), -1);
+	TST_EQ_INT(desktop_unmap(-2, 1280, 640), -1);
+	TST_EQ_INT(desktop_unmap(-3, 1280, 640), -2);
+	/* 1920 -> 1280 (2/3): image pixel v lands on floor(1.5 v). */
+	TST_EQ_INT(desktop_map(3, 1920, 1280), 4);
+	TST_EQ_INT(desktop_unmap(4, 1920, 1280), 3);
+	TST_EQ_INT(desktop_unmap(5, 1920, 1280), 3);	/* between 4 and 6 */
+	TST_EQ_INT(desktop_map(-1, 1920, 1280), -2);
+	TST_EQ_INT(desktop_unmap(-2, 1920, 1280), -1);
+	TST_EQ_INT(desktop_unmap(-1, 1920, 1280), -1);
+	/* The inverse is exact: a click at v reports its cursor at v, at any
+	 * scale, also left of and above the target. */
+	const int sizes[][2] = { { 1280, 474 }, { 1920, 1280 }, { 1366, 1365 }, { 7, 3 } };
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (int v = -600; v < 600; v++)
+			TST_EQ_INT(desktop_unmap(desktop_map(v, sizes[s][0], sizes[s][1]),
+					sizes[s][0], sizes[s][1]), v);
+	int w, h;
+	desktop_scaled_size(1920, 1080, 1280, &w, &h);
+	TST_EQ_INT(w, 1280);
+	TST_EQ_INT(h, 720);
+}
+
 int main(void)
 {
+	test_coordinates();
 	test_not_started();
 	test_find_program();
 	test_parse_display_number();
