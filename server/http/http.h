@@ -1,7 +1,7 @@
 #pragma once
 
 /* HTTP on the one port: an acceptor thread peeks at each new connection and
- * hands WebSocket upgrades to libwebsockets (server/ws.h) and everything else
+ * hands WebSocket upgrades to libwebsockets (server/http/ws.h) and everything else
  * to libmicrohttpd. This header is the only HTTP API the rest of server/ uses:
  * routes, requests, responses and streams. Nothing here exposes MHD types.
  *

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* MCP Streamable HTTP on /mcp (docs/MCP.md 1-4), over server/http.h only.
+/* MCP Streamable HTTP on /mcp (docs/MCP.md 1-4), over server/http/http.h only.
  *
  * Every POST that carries a request gets a response stream (struct hstream,
  * the core's sink): JSON for quick methods, SSE when it contains tools/call

@@ -1,5 +1,5 @@
 /* MCP core: JSON-RPC 2.0, the lifecycle and every method, independent of the
- * transport (mcp_http.c, mcp_stdio.c). See server/mcp_core.h and docs/MCP.md. */
+ * transport (http.c, stdio.c). See core.h and docs/MCP.md. */
 
 #include "server/mcp/mcp.h"
 #include "base/clock.h"

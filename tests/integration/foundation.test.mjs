@@ -314,7 +314,7 @@ describe('one port', () => {
   test('/healthz answers without a token', async (t) => {
     const r = await fetch(d.url + '/healthz');
     if (r.status === 503 && d.display === '') {
-      t.skip('server/desktop.c is still the stub (no display): runs once the desktop lands');
+      t.skip('desktop/ is still the stub (no display): runs once the desktop lands');
       return;
     }
     assert.equal(r.status, 200);

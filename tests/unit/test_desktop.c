@@ -1,4 +1,4 @@
-/* Unit tests for the desktop helpers (server/desktop.c): PATH lookup,
+/* Unit tests for the desktop helpers (desktop/): PATH lookup,
  * -displayfd parsing, --launch scripts, the ticket lock's FIFO order; the
  * doctor's file checks (no display needed). */
 #include "desktop/desktop.h"

@@ -1,4 +1,4 @@
-/* Unit tests for the MCP core (server/mcp.c): message classification, error
+/* Unit tests for the MCP core (server/mcp/mcp.c): message classification, error
  * shapes, base64, and the lifecycle through an inline session whose sink
  * records every answer. No network, no X, no tool table. */
 #include "server/mcp/mcp.h"
