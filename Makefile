@@ -5,6 +5,7 @@
 #   make test       install what is missing, then unit + integration + conformance
 #   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      latency and throughput tables, peers side by side
+#   make bench-compare REV=X   screenshot and click rows against revision X, as ratios
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
 
@@ -79,7 +80,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers check-layers e2e
+	conformance check-headers check-layers e2e bench-compare
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -154,6 +155,18 @@ bench: all
 	@scripts/npm-deps
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) node bench/run.mjs
 
+# The screenshot and click rows against an older revision in the same run:
+# builds REV in a temporary worktree, then runs bench/sections/70-baseline.mjs.
+REV ?= HEAD~1
+bench-compare: all
+	@scripts/install-deps bench
+	@scripts/npm-deps
+	@rm -rf build-baseline && git worktree add -f --detach build-baseline $(REV) >/dev/null
+	@$(MAKE) --no-print-directory -C build-baseline deskd >/dev/null
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) BENCH_ONLY=baseline \
+		BENCH_BASELINE=$(abspath build-baseline/deskd) node bench/run.mjs; \
+		rc=$$?; git worktree remove --force build-baseline; exit $$rc
+
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz:
@@ -193,6 +206,6 @@ install: $(DESKD)
 	install -D -m 0755 $(DESKD) $(DESTDIR)$(PREFIX)/bin/deskd
 
 clean:
-	rm -rf build build-san build-fuzz deskd
+	rm -rf build build-san build-fuzz build-baseline deskd
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

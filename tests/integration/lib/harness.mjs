@@ -214,7 +214,7 @@ export async function startFixture(display, { title = 'deskd fixture', geometry 
 }
 
 /** Start deskd on port 0 with its own data dir; resolves when the ready file appears. */
-export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false } = {}) {
+export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false, bin = DESKD_BIN } = {}) {
   const dir = tempDir('deskd-data-');
   const ready = join(dir, 'ready.json');
   const argv = ['--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--log-level', 'debug'];
@@ -224,7 +224,7 @@ export async function startDeskd({ display, args = [], token = 'test-token-' + M
   const cleanEnv = { ...process.env, ...env };
   delete cleanEnv.DISPLAY;
   for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_') && !(k in env)) delete cleanEnv[k];
-  const p = launch('deskd', DESKD_BIN, argv, { env: cleanEnv });
+  const p = launch('deskd', bin, argv, { env: cleanEnv });
   const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')),
     { timeout: 15000, what: 'deskd ready file' }).catch((e) => { throw new Error(e.message + '\n' + p.log.join('')); });
   Object.assign(p, info, { token: noAuth ? null : token, dataDir: dir });

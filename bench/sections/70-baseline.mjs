@@ -1,0 +1,49 @@
+// Before and after: the screenshot and click rows against a baseline deskd
+// binary (BENCH_BASELINE=path, e.g. from `make bench-compare REV=...`), both
+// serving the same Xvfb in the same run, measured in alternating rounds so
+// drift on a shared machine hits both alike. Prints p50/p95 and the ratio
+// (this build / baseline; 1.00 = unchanged). Skipped without BENCH_BASELINE.
+import { existsSync } from 'node:fs';
+import { time, stats, table, fmt, toolCall } from '../lib.mjs';
+import { startXvfb, startDeskd, startFixture } from '../../tests/integration/lib/harness.mjs';
+
+const ROUNDS = Number(process.env.BENCH_BASELINE_ROUNDS || 6);
+const N = Number(process.env.BENCH_BASELINE_N || 40);
+
+export default async function () {
+  const baseline = process.env.BENCH_BASELINE;
+  if (!baseline) return;
+  if (!existsSync(baseline)) throw new Error(`BENCH_BASELINE=${baseline} does not exist`);
+  const x = await startXvfb({ width: 1280, height: 800 });
+  const procs = [x];
+  try {
+    procs.push(await startFixture(x.display, { geometry: '600x400+40+40' }));
+    const now = await startDeskd({ display: x.display, args: ['--log-level', 'warning'] });
+    procs.push(now);
+    const before = await startDeskd({ display: x.display, args: ['--log-level', 'warning'], bin: baseline });
+    procs.push(before);
+    let i = 0;
+    const cases = [
+      ['screenshot PNG (cache hit)', (d) => toolCall(d, 'screenshot', {})],
+      ['screenshot PNG, cursor drawn (never cached)', (d) => toolCall(d, 'screenshot', { cursor: true })],
+      ['screenshot JPEG q80', (d) => toolCall(d, 'screenshot', { format: 'jpeg', quality: 80, cursor: true })],
+      ['click', (d) => toolCall(d, 'computer_click', { x: 100 + (i++ % 500), y: 120 })],
+      ['keypress', (d) => toolCall(d, 'computer_keypress', { keys: ['shift'] })],
+    ];
+    const rows = [];
+    for (const [name, fn] of cases) {
+      const a = [], b = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        a.push(...await time(() => fn(now), { n: N, warmup: 3 }));
+        b.push(...await time(() => fn(before), { n: N, warmup: 3 }));
+      }
+      const sa = stats(a.sort((p, q) => p - q)), sb = stats(b.sort((p, q) => p - q));
+      rows.push([name, `${fmt(sa.p50)} / ${fmt(sa.p95)}`, `${fmt(sb.p50)} / ${fmt(sb.p95)}`,
+        (sa.p50 / sb.p50).toFixed(2)]);
+    }
+    table(`this build against ${baseline} (${ROUNDS} x ${N} calls each, alternating; ms p50 / p95)`,
+      ['case', 'this build', 'baseline', 'ratio p50'], rows);
+  } finally {
+    for (const p of procs.reverse()) await p.stop().catch(() => {});
+  }
+}
