@@ -37,6 +37,8 @@ static const struct opt_spec opts[] = {
 		"1280x800", OPT_STRING, F(virtual_size), 0 },
 	{ "wm", "NAME", "Window manager for the embedded display; 'none' for none.",
 		"openbox if installed", OPT_STRING, F(wm), 0 },
+	{ "display-reattach", NULL, "After losing --display, attach to whatever X server serves it next (default: only the same server).",
+		NULL, OPT_FLAG, F(display_reattach), 0 },
 	{ "launch", "CMD", "Start a program on the display at startup (repeatable).",
 		NULL, LIST(launch) },
 	{ "token", "T", "Bearer token for HTTP (default: generated, saved in the data dir).",

@@ -40,6 +40,7 @@ struct options {
 	char* token_file;
 	char* view_token;
 	bool no_auth;
+	bool display_reattach;	/* --display-reattach */
 	char* allow_origin[OPTIONS_MAX_LIST];
 	int n_allow_origin;
 	char* data_dir;

@@ -50,6 +50,10 @@ bool desktop_available(void);
 /** Screen size in pixels (cached; refreshed on reconnect and on RandR or
  *  root ConfigureNotify). 0x0 before the first connection. */
 void desktop_screen_size(int* width, int* height);
+/** Why the display is unavailable although an X server answers on it (the
+ *  server is not the one deskd attached to; --display-reattach), in out;
+ *  false (out "") when there is no such refusal. */
+bool desktop_unavailable_reason(char* out, size_t size);
 /** "The X.Org Foundation 12101007" of the last connection, or "". */
 void desktop_server_info(char* out, size_t size);
 /** How many times the display connection was lost so far. */

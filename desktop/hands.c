@@ -13,6 +13,7 @@
 static pthread_mutex_t ctx_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct input* ctx_input;
 static int ctx_users;
+static unsigned ctx_disconnects;	/* desktop_disconnects() when it connected */
 static bool ctx_atexit;
 
 static void input_at_exit(void)
@@ -29,13 +30,17 @@ static void input_at_exit(void)
 struct input* desktop_input_get(char* err, size_t size)
 {
 	pthread_mutex_lock(&ctx_mutex);
-	if (ctx_input && ctx_users == 0 && !input_alive(ctx_input)) {
+	/* A context from before a display loss is dead even if it does not
+	 * know it yet (its first use would fail). */
+	if (ctx_input && ctx_users == 0 && (!input_alive(ctx_input)
+			|| ctx_disconnects != desktop_disconnects())) {
 		log_info("input: X connection lost; reconnecting");
 		input_destroy(ctx_input);
 		ctx_input = NULL;
 	}
 	if (!ctx_input) {
 		const char* name = desktop_display_name();
+		ctx_disconnects = desktop_disconnects();
 		ctx_input = input_new(name, err, size);
 		if (ctx_input) {
 			log_debug("input: connected to %s, %d spare keycodes", name,

@@ -40,9 +40,13 @@ static void check_display(json_t* checks, const char* display)
 {
 	struct desktop_probe probe;
 	bool present[N_EXTENSIONS];
+	char refusal[256];
 	const char* why = "cannot connect";
 	bool ok = display && *display;
-	if (!ok)
+	if (ok && desktop_unavailable_reason(refusal, sizeof(refusal))) {
+		why = refusal;
+		ok = false;
+	} else if (!ok)
 		why = "no display: give --display :N, or install Xvfb for the embedded one";
 	else
 		ok = desktop_probe(display, extensions, N_EXTENSIONS, present, &probe) == 0;

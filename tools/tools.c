@@ -19,6 +19,7 @@ static const char* const code_names[] = {
 	[TOOL_UNKNOWN_KEY] = "unknown_key",
 	[TOOL_OUT_OF_BOUNDS] = "out_of_bounds",
 	[TOOL_WINDOW_NOT_FOUND] = "window_not_found",
+	[TOOL_WINDOW_NOT_VIEWABLE] = "window_not_viewable",
 	[TOOL_DISPLAY_UNAVAILABLE] = "display_unavailable",
 	[TOOL_BAD_PATH] = "bad_path",
 	[TOOL_OUTPUT_EXISTS] = "output_exists",
@@ -41,7 +42,7 @@ enum tool_code tool_code_for_errno(int rc)
 	switch (rc) {
 	case 0: return TOOL_OK;
 	case -ENOENT: return TOOL_WINDOW_NOT_FOUND;
-	case -ENODATA:
+	case -ENODATA: return TOOL_WINDOW_NOT_VIEWABLE;
 	case -EINVAL:
 	case -ENOTSUP: return TOOL_BAD_ARGUMENTS;
 	case -ERANGE: return TOOL_OUT_OF_BOUNDS;
@@ -66,6 +67,7 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_FORBIDDEN: return 403;
 	case TOOL_WINDOW_NOT_FOUND:
 	case TOOL_NO_RECORDING: return 404;
+	case TOOL_WINDOW_NOT_VIEWABLE:
 	case TOOL_OUTPUT_EXISTS:
 	case TOOL_RECORDING_ACTIVE: return 409;
 	case TOOL_DISPLAY_UNAVAILABLE: return 503;
@@ -270,8 +272,12 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	} else if (e && schema_validate(e->input_schema, args, err, sizeof(err)) < 0) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s", err);
 	} else if (!(tool->flags & TOOL_NO_DISPLAY) && !desktop_available()) {
-		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
-				"the X display is not reachable; deskd reconnects when it is back");
+		char why[256];
+		if (desktop_unavailable_reason(why, sizeof(why)))
+			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "%s", why);
+		else
+			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
+					"the X display is not reachable; deskd reconnects when it is back");
 	} else {
 		bool locked = tool->flags & TOOL_DESKTOP_LOCK;
 		if (locked)

@@ -33,6 +33,7 @@ enum tool_code {
 	TOOL_UNKNOWN_KEY,
 	TOOL_OUT_OF_BOUNDS,
 	TOOL_WINDOW_NOT_FOUND,
+	TOOL_WINDOW_NOT_VIEWABLE,	/* exists, but unmapped or changing: retry */
 	TOOL_DISPLAY_UNAVAILABLE,
 	TOOL_BAD_PATH,
 	TOOL_OUTPUT_EXISTS,
@@ -46,7 +47,7 @@ enum tool_code {
 /** "bad_arguments" etc. */
 const char* tool_code_name(enum tool_code code);
 /** The code for a backend or desktop errno (0 = TOOL_OK): -ENOENT window
- *  not found, -EINVAL/-ENODATA/-ENOTSUP bad arguments, -ERANGE out of bounds,
+ *  not found, -ENODATA window not viewable, -EINVAL/-ENOTSUP bad arguments, -ERANGE out of bounds,
  *  -ECONNRESET/-ECONNREFUSED/-EPIPE display unavailable, -ETIMEDOUT timeout,
  *  -EEXIST output exists, -EMFILE recording active, else internal. */
 enum tool_code tool_code_for_errno(int rc);

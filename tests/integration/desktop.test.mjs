@@ -219,61 +219,8 @@ test('kill -9 of deskd takes its Xvfb, WM and simple --launch programs along', a
     { timeout: 5000, what: 'children gone after kill -9: ' + JSON.stringify(kids.filter((k) => alive(k.pid))) });
 });
 
-test('losing the external display: 503 and display_unavailable, then reconnect on the same number', async (t) => {
-  const x = await startXvfb();
-  const d = await startDeskd({ display: x.display });
-  let x2 = null;
-  t.after(async () => { await d.stop(); if (x2) await x2.stop(); await x.stop(); });
-  t.after(async () => { if (d.proc.exitCode === null) assert.deepEqual(await d.stop(), { code: 0, signal: null }); });
-  assert.equal(await healthz(d), 200);
-  let s = (await d.tool('status')).body.structuredContent;
-  assert.equal(s.display.available, true);
-  assert.equal(s.display.embedded, false);
-  assert.equal(s.display.name, x.display);
-
-  // Kill it, and hold its number (the abstract socket Xvfb and Xlib try
-  // first) so another test's Xvfb -displayfd cannot take it meanwhile; the
-  // holder closes every connection, so deskd's reconnects fail fast.
-  await x.stop('SIGKILL');
-  const hold = createServer((c) => c.destroy());
-  const held = await new Promise((res) => {
-    hold.once('error', () => res(false));
-    hold.listen('\0/tmp/.X11-unix/X' + x.display.slice(1), () => res(true));
-  });
-  if (!held) {
-    t.skip(`display ${x.display} was taken by another process at once; cannot test reconnecting to it`);
-    return;
-  }
-  await waitUntil(async () => (await healthz(d)) === 503, { timeout: 5000, what: '/healthz 503' });
-  const st = await d.tool('status');
-  assert.equal(st.status, 200);
-  assert.equal(st.body.structuredContent.display.available, false);
-  // The doctor still answers, and says the display is down.
-  const doc = await d.tool('doctor');
-  assert.equal(doc.status, 200);
-  assert.equal(doc.body.structuredContent.healthy, false);
-  assert.equal(doc.body.structuredContent.checks.find((c) => c.name === 'display').ok, false);
-  // A tool that needs the display answers display_unavailable (503).
-  const tools = await (await d.fetch('/api/v1/tools')).json();
-  const list = Array.isArray(tools) ? tools : tools.tools;
-  const needy = ['screenshot', 'windows', 'computer_use'].find((n) => list.some((tl) => tl.name === n));
-  if (needy) {
-    const r = await d.tool(needy, needy === 'computer_use' ? { actions: [{ type: 'screenshot' }] } : {});
-    assert.equal(r.status, 503, JSON.stringify(r.body));
-    assert.equal(r.body.error.code, 'display_unavailable');
-  } else {
-    t.diagnostic('no display tool merged yet: display_unavailable not checked');
-  }
-
-  // An Xvfb on the same number brings it back.
-  await new Promise((res) => hold.close(res));
-  x2 = launch('Xvfb (same number)', 'Xvfb', [x.display, '-screen', '0', '1024x768x24', '-nolisten', 'tcp', '-noreset']);
-  await waitUntil(async () => (await healthz(d)) === 200, { timeout: 8000, what: '/healthz 200 again' });
-  s = (await d.tool('status')).body.structuredContent;
-  assert.equal(s.display.available, true);
-  assert.equal(s.display.width, 1024);
-  assert.equal(s.display.height, 768);
-});
+// Losing an external display and another X server taking its number: see
+// isolated/display-identity.test.mjs (it runs in private namespaces).
 
 test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', async (t) => {
   const d = await startDeskd({ args: ['--virtual', '800x600'] });
