@@ -45,7 +45,8 @@ void desktop_stop(void);
 const char* desktop_display_name(void);
 /** Did deskd start the Xvfb itself? */
 bool desktop_is_embedded(void);
-/** Is the X server reachable right now? (a cheap cached check, any thread) */
+/** Is the X server reachable and answering right now? (a cheap cached
+ *  check, any thread; false while it has not answered for 2 s) */
 bool desktop_available(void);
 /** Screen size in pixels (cached; refreshed on reconnect and on RandR or
  *  root ConfigureNotify). 0x0 before the first connection. */

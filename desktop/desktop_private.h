@@ -12,6 +12,15 @@
  *  exit the process. */
 void desktop__x_io_exit(Display* dpy, void* ud);
 
+/* pinger.c: the hang detector. */
+/** The watcher's own connection is up (the server answered it). */
+bool desktop__connected(void);
+/** Is the X server not answering (since *since_ms, clock_ms())? */
+bool desktop__hung(int64_t* since_ms);
+int desktop__pinger_start(void);
+/** Bounded (500 ms). */
+void desktop__pinger_stop(void);
+
 /** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
  *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
 int xvfb_configure(const struct options* opts, bool embedded);

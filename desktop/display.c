@@ -164,9 +164,14 @@ bool desktop_is_embedded(void)
 	return e;
 }
 
-bool desktop_available(void)
+bool desktop__connected(void)
 {
 	return atomic_load(&available);
+}
+
+bool desktop_available(void)
+{
+	return atomic_load(&available) && !desktop__hung(NULL);
 }
 
 unsigned desktop_disconnects(void)
@@ -184,6 +189,13 @@ void desktop_screen_size(int* width, int* height)
 
 bool desktop_unavailable_reason(char* out, size_t size)
 {
+	int64_t since;
+	if (desktop__hung(&since)) {
+		snprintf(out, size, "the X server on %s has not answered for %.1f s (stopped or "
+				"overloaded?); deskd goes on when it answers again",
+				desktop_display_name(), (double)(clock_ms() - since) / 1000);
+		return true;
+	}
 	pthread_mutex_lock(&g.mutex);
 	bool refused = g.refusal[0] != '\0';
 	snprintf(out, size, "%s", g.refusal);
@@ -536,6 +548,8 @@ int desktop_start(const struct options* opts)
 	}
 	g.watcher_running = true;
 	g.started = true;
+	if (desktop__pinger_start() < 0)
+		log_warn("no hang detector: a stopped X server blocks tool calls until it answers");
 
 	/* Wait (bounded) for the first connection so "ready" means usable. */
 	int64_t end = clock_ms() + (g.embedded ? 5000 : 1000);
@@ -568,11 +582,12 @@ void desktop_stop(void)
 	pthread_mutex_unlock(&g.mutex);
 	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0)
 		log_debug("cannot wake the display watcher: %s", strerror(errno));
+	desktop__pinger_stop();
 	if (g.watcher_running) {
 		/* Bounded: XOpenDisplay on a hung X server never returns. */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 3;
+		ts.tv_sec += 1;
 		if (pthread_timedjoin_np(g.watcher, NULL, &ts) != 0) {
 			log_warn("the display watcher is stuck (a hung X server?); stopping without it");
 			pthread_detach(g.watcher);

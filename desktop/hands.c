@@ -2,7 +2,7 @@
  * pool of spare keycodes on the display (two contexts would rebind each
  * other's keycodes). Replaced when the display went away; destroyed at exit,
  * which puts every spare keycode back. */
-#include "desktop/desktop.h"
+#include "desktop/desktop_private.h"
 #include "base/log.h"
 #include "input/input.h"
 
@@ -18,6 +18,12 @@ static bool ctx_atexit;
 
 static void input_at_exit(void)
 {
+	/* A stopped X server would hold the exit forever: leave the keymap (the
+	 * context stays referenced, so it is no leak either). */
+	if (desktop__hung(NULL)) {
+		log_warn("input: the X server does not answer; exiting without restoring the spare keycodes");
+		return;
+	}
 	pthread_mutex_lock(&ctx_mutex);
 	struct input* in = ctx_users == 0 ? ctx_input : NULL;
 	if (in)
