@@ -64,6 +64,10 @@ unsigned desktop_disconnects(void);
  *  arrival order (a FIFO ticket lock). Captures do not take it. */
 void desktop_lock(void);
 void desktop_unlock(void);
+/** Holding the lock: let the actions waiting for it run first, then take it
+ *  back (long work, such as typing a long text, between its steps). Returns
+ *  true when others ran meanwhile (the focus may have moved). */
+bool desktop_lock_yield(void);
 
 /* What doctor reports of a display. */
 struct desktop_probe {

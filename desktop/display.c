@@ -65,6 +65,18 @@ static pthread_mutex_t ticket_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ticket_cond = PTHREAD_COND_INITIALIZER;
 static unsigned long ticket_next, ticket_serving;
 
+bool desktop_lock_yield(void)
+{
+	pthread_mutex_lock(&ticket_mutex);
+	bool waiting = ticket_next != ticket_serving + 1;
+	pthread_mutex_unlock(&ticket_mutex);
+	if (!waiting)
+		return false;
+	desktop_unlock();
+	desktop_lock();	/* behind everyone who was waiting */
+	return true;
+}
+
 void desktop_lock(void)
 {
 	pthread_mutex_lock(&ticket_mutex);

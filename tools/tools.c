@@ -1,5 +1,6 @@
 #include "tools/tools.h"
 #include "desktop/desktop.h"
+#include "base/clock.h"
 #include "base/events.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -282,7 +283,21 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		bool locked = tool->flags & TOOL_DESKTOP_LOCK;
 		if (locked)
 			desktop_lock();
-		int rc = tool->handler(ctx, args, out);
+		/* An action whose caller gave up while it waited never starts: a
+		 * click queued behind a hung display would land later on whatever
+		 * is there then. */
+		int rc = 0;
+		int64_t now = clock_ms();
+		if (ctx->cancelled && atomic_load(ctx->cancelled))
+			tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled before it started");
+		else if (ctx->deadline_ms && now > ctx->deadline_ms)
+			tool_result_error(out, TOOL_TIMEOUT, NULL,
+					"its deadline passed before it started; nothing was done");
+		else if (locked && !desktop_available())
+			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
+					"the X display went away while this call waited; nothing was done");
+		else
+			rc = tool->handler(ctx, args, out);
 		if (locked)
 			desktop_unlock();
 		if (rc < 0 && !out->is_error)
