@@ -293,3 +293,29 @@ int desktop_recordings(struct desktop_recording** list, size_t* n);
 int desktop_recording_path(const char* id, char* path, size_t size);
 /** The owner of these recordings ended: finish them (they publish). */
 void desktop_recordings_end(char* const* ids, size_t n);
+
+/* ---- The clipboard (clipboard.c) ---------------------------------------------------
+ * X selections as deskd owns and reads them. Text is UTF-8, exact (any
+ * bytes, empty included); images are PNG. Any thread. */
+
+#define DESKTOP_CLIPBOARD_MAX (8 << 20)	/* bytes, either way */
+
+enum desktop_selection { DESKTOP_PRIMARY = 0, DESKTOP_CLIPBOARD = 1 };
+
+/** Own the selection with this content (copied) until another client takes
+ *  it. 0, or -EFBIG (over DESKTOP_CLIPBOARD_MAX), -ECONNRESET (no display),
+ *  -EBUSY, -ETIMEDOUT, -ENOMEM, with a message in err. */
+int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
+		bool image, char* err, size_t err_size);
+/** The selection's content from its owner (text as UTF-8, or image/png),
+ *  waiting at most timeout_ms. 0 with *data (malloc'd, NUL-terminated) and
+ *  *len, or -ENOENT (nothing owns it), -ENODATA (no such format),
+ *  -ETIMEDOUT (the owner did not answer), -EFBIG, -ECONNRESET, with a
+ *  message in err. */
+int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
+		size_t* len, int timeout_ms, char* err, size_t err_size);
+/** Does deskd own the selection now? *served (may be NULL): how many
+ *  requests for its data deskd has answered so far (a paste took it). */
+bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+/** At shutdown: give up the selections, stop the thread. */
+void desktop_clipboard_stop(void);

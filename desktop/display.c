@@ -595,6 +595,7 @@ void desktop_stop(void)
 	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0)
 		log_debug("cannot wake the display watcher: %s", strerror(errno));
 	desktop__pinger_stop();
+	desktop_clipboard_stop();
 	if (g.watcher_running) {
 		/* Bounded: XOpenDisplay on a hung X server never returns. */
 		struct timespec ts;

@@ -26,6 +26,7 @@ static const char* const code_names[] = {
 	[TOOL_OUTPUT_EXISTS] = "output_exists",
 	[TOOL_RECORDING_ACTIVE] = "recording_active",
 	[TOOL_NO_RECORDING] = "no_recording",
+	[TOOL_CLIPBOARD_EMPTY] = "clipboard_empty",
 	[TOOL_TIMEOUT] = "timeout",
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_INTERNAL] = "internal",
@@ -67,7 +68,8 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_BAD_PATH: return 400;
 	case TOOL_FORBIDDEN: return 403;
 	case TOOL_WINDOW_NOT_FOUND:
-	case TOOL_NO_RECORDING: return 404;
+	case TOOL_NO_RECORDING:
+	case TOOL_CLIPBOARD_EMPTY: return 404;
 	case TOOL_WINDOW_NOT_VIEWABLE:
 	case TOOL_OUTPUT_EXISTS:
 	case TOOL_RECORDING_ACTIVE: return 409;
@@ -263,6 +265,10 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	if (ctx->read_only && !(tool->flags & TOOL_READ_ONLY)) {
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,
 				"the view token may only call read-only tools; %s acts on the desktop",
+				tool->name);
+	} else if (ctx->read_only && (tool->flags & TOOL_NO_VIEW)) {
+		tool_result_error(out, TOOL_FORBIDDEN, NULL,
+				"the view token may not call %s (it may reveal secrets such as passwords)",
 				tool->name);
 	} else if (ctx->read_only && json_object_get(args, "out")) {
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,

@@ -24,6 +24,7 @@ enum tool_flags {
 	TOOL_BATCH = 1 << 6,		/* only with --tools batch|both */
 	TOOL_SPLIT = 1 << 7,		/* only with --tools split|both */
 	TOOL_NO_DISPLAY = 1 << 8,	/* works without a display (status, doctor) */
+	TOOL_NO_VIEW = 1 << 9,		/* read-only, but not for the view token (secrets) */
 };
 
 /* Error codes of DESIGN.md section 6.2, as strings in structuredContent. */
@@ -39,6 +40,7 @@ enum tool_code {
 	TOOL_OUTPUT_EXISTS,
 	TOOL_RECORDING_ACTIVE,
 	TOOL_NO_RECORDING,
+	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
 	TOOL_INTERNAL,
