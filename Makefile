@@ -6,6 +6,7 @@
 #   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      latency and throughput tables, peers side by side
 #   make bench-compare REV=X   screenshot and click rows against revision X, as ratios
+#   make soak       mixed load, floods, a stopped and a killed X server; a table (SOAK_SECONDS)
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
 
@@ -80,7 +81,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers check-layers e2e bench-compare
+	conformance check-headers check-layers e2e bench-compare soak
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -166,6 +167,14 @@ bench-compare: all
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) BENCH_ONLY=baseline \
 		BENCH_BASELINE=$(abspath build-baseline/deskd) node bench/run.mjs; \
 		rc=$$?; git worktree remove --force build-baseline; exit $$rc
+
+# Mixed load and faults, bounded (SOAK_SECONDS, default 60), in private
+# namespaces; SANITIZER=address,undefined for the sanitized build.
+soak: all
+	@scripts/install-deps test
+	@scripts/npm-deps
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) \
+		scripts/isolate node tests/soak/soak.mjs
 
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
