@@ -69,10 +69,12 @@ static char** make_env(char* display_var)
 }
 
 /* Start path with argv. fd3 (or -1) becomes the child's fd 3. quiet sends
- * the child's stdout and stderr to /dev/null; otherwise both go to our
- * stderr (never our stdout: it carries MCP in --stdio mode). */
+ * the child's stdout and stderr to /dev/null; otherwise both go into a pipe
+ * that childlog.c reads and re-logs, line by line, as program at level
+ * (never to our stdout: it carries MCP in --stdio mode; straight to our
+ * stderr only when no pipe can be had). */
 static pid_t spawn(const char* path, char* const argv[], const char* display,
-		int fd3, bool quiet)
+		int fd3, bool quiet, const char* program, enum log_level level)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0)
@@ -83,6 +85,14 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 	if (!env) {
 		close(devnull);
 		return -ENOMEM;
+	}
+	int out = quiet ? devnull : 2;
+	int capture = -1;
+	if (!quiet) {
+		int w;
+		capture = childlog_open(program, level, &w);
+		if (capture >= 0)
+			out = w;
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -96,9 +106,13 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 		if (getppid() != parent)
 			_exit(127);
 		dup2(devnull, 0);
-		dup2(quiet ? devnull : 2, 1);
-		if (quiet)
-			dup2(devnull, 2);
+		/* Before fd 3 is set up: out may be fd 3 itself. */
+		if (out == 1 || out == 2)
+			fcntl(out, F_SETFD, 0);
+		if (out != 1)
+			dup2(out, 1);
+		if (out != 2)
+			dup2(out, 2);
 		if (fd3 == 3) {
 			fcntl(3, F_SETFD, 0);
 		} else if (fd3 >= 0) {
@@ -111,6 +125,13 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 	int err = errno;
 	free(env);
 	close(devnull);
+	if (capture >= 0) {
+		close(out);
+		if (pid > 0)
+			childlog_attach(capture, (long)pid);
+		else
+			childlog_cancel(capture);
+	}
 	if (pid < 0)
 		return -err;
 	setpgid(pid, pid);	/* also in the parent: no race with a quick stop */
@@ -213,7 +234,7 @@ static int start_xvfb(int number, struct child* out)
 	argv[a] = NULL;
 
 	bool quiet = !log_enabled(LOG_DEBUG);
-	pid_t pid = spawn(P.xvfb_path, argv, "", fds[1], quiet);
+	pid_t pid = spawn(P.xvfb_path, argv, "", fds[1], quiet, "Xvfb", LOG_DEBUG);
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
@@ -269,7 +290,8 @@ static void run_setxkbmap(const char* display)
 	if (!P.setxkbmap_path[0])
 		return;
 	char* argv[] = { (char*)"setxkbmap", (char*)"us", NULL };
-	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false);
+	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false, "setxkbmap",
+			LOG_INFO);
 	if (pid < 0)
 		return;
 	struct child c = { .pid = pid, .label = "setxkbmap" };
@@ -340,7 +362,7 @@ static void start_wm(const char* display)
 	char* argv[3] = { (char*)base, NULL, NULL };
 	if (strcmp(base, "openbox") == 0)
 		argv[1] = (char*)"--sm-disable";
-	pid_t pid = spawn(P.wm_path, argv, display, -1, false);
+	pid_t pid = spawn(P.wm_path, argv, display, -1, false, base, LOG_INFO);
 	if (pid < 0) {
 		log_warn("cannot start the window manager %s: %s", P.wm_path,
 				strerror((int)-pid));
@@ -363,6 +385,26 @@ int desktop_launch_script(const char* cmd, char* out, size_t size)
 	return simple ? 1 : 0;
 }
 
+/* The name a --launch program's output is logged under: the first word of
+ * the command, without its directory ("xterm" for "/usr/bin/xterm -e top"). */
+static void program_name(const char* cmd, char* out, size_t size)
+{
+	cmd += strspn(cmd, " \t");
+	if (strncmp(cmd, "exec ", 5) == 0)
+		cmd += 5 + strspn(cmd + 5, " \t");
+	size_t n = strcspn(cmd, " \t;&|<>()");
+	const char* slash = memrchr(cmd, '/', n);
+	if (slash) {
+		n -= (size_t)(slash + 1 - cmd);
+		cmd = slash + 1;
+	}
+	if (n == 0) {
+		cmd = "sh";
+		n = 2;
+	}
+	snprintf(out, size, "%.*s", (int)n, cmd);
+}
+
 static void start_launch(int i, const char* display)
 {
 	if (P.launched[i].pid > 0)
@@ -375,7 +417,9 @@ static void start_launch(int i, const char* display)
 		return;
 	}
 	char* argv[] = { (char*)"sh", (char*)"-c", script, NULL };
-	pid_t pid = spawn("/bin/sh", argv, display, -1, false);
+	char name[64];
+	program_name(P.launch[i], name, sizeof(name));
+	pid_t pid = spawn("/bin/sh", argv, display, -1, false, name, LOG_INFO);
 	if (pid < 0) {
 		log_warn("cannot launch '%s': %s", P.launch[i], strerror((int)-pid));
 		return;
@@ -552,6 +596,7 @@ void xvfb_stop(bool keep_config)
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	list[0] = &P.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
+	childlog_stop();	/* their last lines */
 	if (!keep_config)
 		free_config();
 }
