@@ -41,6 +41,7 @@ static struct {
 	char xvfb_path[PATH_MAX];
 	char wm_path[PATH_MAX];	/* "" = no window manager */
 	char setxkbmap_path[PATH_MAX];
+	char wm_config_dir[256];	/* openbox's rc.xml and menu.xml; "" none */
 	char** launch;		/* copies of --launch */
 	int n_launch;
 	struct child xvfb, wm;
@@ -353,15 +354,163 @@ static void wait_for_wm(const char* display)
 	XCloseDisplay(dpy);
 }
 
+/* openbox: Debian's rc.xml names a menu file that only the 'menu' package
+ * generates (a warning at every start), has four desktops that a scroll on
+ * the root window switches between, and grabs many keys. deskd gives it a
+ * small configuration of its own, written into a private directory at each
+ * start (a user's own ~/.config/openbox/rc.xml wins): one desktop, click to
+ * focus, move and resize, Alt-Tab, Alt-F4, a root menu with a terminal. */
+static const char openbox_rc[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<!-- deskd's openbox configuration for its embedded desktop, written at every\n"
+	"     start (a ~/.config/openbox/rc.xml of your own is used instead). -->\n"
+	"<openbox_config xmlns=\"http://openbox.org/3.4/rc\">\n"
+	"<focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>\n"
+	"<placement><policy>Smart</policy><center>yes</center></placement>\n"
+	"<theme><name>Clearlooks</name><titleLayout>NLIMC</titleLayout><keepBorder>yes</keepBorder><animateIconify>no</animateIconify></theme>\n"
+	"<desktops><number>1</number><popupTime>0</popupTime></desktops>\n"
+	"<keyboard>\n"
+	"  <keybind key=\"A-F4\"><action name=\"Close\"/></keybind>\n"
+	"  <keybind key=\"A-Tab\"><action name=\"NextWindow\"><dialog>none</dialog><finalactions><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"Unshade\"/></finalactions></action></keybind>\n"
+	"  <keybind key=\"A-S-Tab\"><action name=\"PreviousWindow\"><dialog>none</dialog><finalactions><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"Unshade\"/></finalactions></action></keybind>\n"
+	"</keyboard>\n"
+	"<mouse>\n"
+	"  <dragThreshold>1</dragThreshold>\n"
+	"  <doubleClickTime>500</doubleClickTime>\n"
+	"  <context name=\"Frame\">\n"
+	"    <mousebind button=\"A-Left\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"    <mousebind button=\"A-Left\" action=\"Drag\"><action name=\"Move\"/></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Titlebar\">\n"
+	"    <mousebind button=\"Left\" action=\"Drag\"><action name=\"Move\"/></mousebind>\n"
+	"    <mousebind button=\"Left\" action=\"DoubleClick\"><action name=\"ToggleMaximize\"/></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Titlebar Top Right Bottom Left TLCorner TRCorner BRCorner BLCorner Icon\">\n"
+	"    <mousebind button=\"Left\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"Unshade\"/></mousebind>\n"
+	"    <mousebind button=\"Right\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"ShowMenu\"><menu>client-menu</menu></action></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Top\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>top</edge></action></mousebind></context>\n"
+	"  <context name=\"Left\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>left</edge></action></mousebind></context>\n"
+	"  <context name=\"Right\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>right</edge></action></mousebind></context>\n"
+	"  <context name=\"Bottom\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>bottom</edge></action></mousebind></context>\n"
+	"  <context name=\"TRCorner BRCorner TLCorner BLCorner\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"/></mousebind></context>\n"
+	"  <context name=\"Client\">\n"
+	"    <mousebind button=\"Left\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"    <mousebind button=\"Middle\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"    <mousebind button=\"Right\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Close\"><mousebind button=\"Left\" action=\"Click\"><action name=\"Close\"/></mousebind></context>\n"
+	"  <context name=\"Maximize\"><mousebind button=\"Left\" action=\"Click\"><action name=\"ToggleMaximize\"/></mousebind></context>\n"
+	"  <context name=\"Iconify\"><mousebind button=\"Left\" action=\"Click\"><action name=\"Iconify\"/></mousebind></context>\n"
+	"  <context name=\"Root\">\n"
+	"    <mousebind button=\"Right\" action=\"Press\"><action name=\"ShowMenu\"><menu>root-menu</menu></action></mousebind>\n"
+	"    <mousebind button=\"Middle\" action=\"Press\"><action name=\"ShowMenu\"><menu>client-list-combined-menu</menu></action></mousebind>\n"
+	"  </context>\n"
+	"</mouse>\n"
+	"<menu><file>%s/menu.xml</file></menu>\n"
+	"</openbox_config>\n";
+
+static const char openbox_menu[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<openbox_menu xmlns=\"http://openbox.org/3.4/menu\">\n"
+	"<menu id=\"root-menu\" label=\"deskd\">\n"
+	"  <item label=\"Terminal\"><action name=\"Execute\"><command>xterm -fa Monospace -fs 11</command></action></item>\n"
+	"</menu>\n"
+	"</openbox_menu>\n";
+
+static int write_file(const char* dir, const char* name, const char* text)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text), off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int err = w < 0 ? -errno : -EIO;
+			close(fd);
+			return err;
+		}
+		off += (size_t)w;
+	}
+	return close(fd) == 0 ? 0 : -errno;
+}
+
+static void remove_openbox_config(void)
+{
+	if (!P.wm_config_dir[0])
+		return;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/rc.xml", P.wm_config_dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/menu.xml", P.wm_config_dir);
+	unlink(path);
+	rmdir(P.wm_config_dir);
+	P.wm_config_dir[0] = '\0';
+}
+
+/* Has the user an openbox rc.xml of their own? */
+static bool user_openbox_config(void)
+{
+	const char* xdg = getenv("XDG_CONFIG_HOME");
+	const char* home = getenv("HOME");
+	char path[PATH_MAX];
+	if (xdg && *xdg)
+		snprintf(path, sizeof(path), "%s/openbox/rc.xml", xdg);
+	else if (home && *home)
+		snprintf(path, sizeof(path), "%s/.config/openbox/rc.xml", home);
+	else
+		return false;
+	return access(path, R_OK) == 0;
+}
+
+/* The rc.xml to pass with --config-file, or NULL to let openbox find one. */
+static const char* openbox_config(void)
+{
+	static char rc_path[PATH_MAX];
+	if (user_openbox_config())
+		return NULL;
+	if (!P.wm_config_dir[0]) {
+		const char* tmp = getenv("TMPDIR");
+		snprintf(P.wm_config_dir, sizeof(P.wm_config_dir), "%s/deskd-openbox-XXXXXX",
+				tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(P.wm_config_dir)) {
+			log_debug("cannot create a directory for openbox's configuration: %s",
+					strerror(errno));
+			P.wm_config_dir[0] = '\0';
+			return NULL;
+		}
+	}
+	char rc[sizeof(openbox_rc) + PATH_MAX];
+	snprintf(rc, sizeof(rc), openbox_rc, P.wm_config_dir);
+	if (write_file(P.wm_config_dir, "rc.xml", rc) < 0
+			|| write_file(P.wm_config_dir, "menu.xml", openbox_menu) < 0) {
+		remove_openbox_config();
+		return NULL;
+	}
+	snprintf(rc_path, sizeof(rc_path), "%s/rc.xml", P.wm_config_dir);
+	return rc_path;
+}
+
 static void start_wm(const char* display)
 {
 	if (!P.wm_path[0] || P.wm.pid > 0)
 		return;
 	const char* base = strrchr(P.wm_path, '/');
 	base = base ? base + 1 : P.wm_path;
-	char* argv[3] = { (char*)base, NULL, NULL };
-	if (strcmp(base, "openbox") == 0)
+	char* argv[5] = { (char*)base, NULL, NULL, NULL, NULL };
+	if (strcmp(base, "openbox") == 0) {
 		argv[1] = (char*)"--sm-disable";
+		const char* rc = openbox_config();
+		if (rc) {
+			argv[2] = (char*)"--config-file";
+			argv[3] = (char*)rc;
+		}
+	}
 	pid_t pid = spawn(P.wm_path, argv, display, -1, false, base, LOG_INFO);
 	if (pid < 0) {
 		log_warn("cannot start the window manager %s: %s", P.wm_path,
@@ -597,6 +746,7 @@ void xvfb_stop(bool keep_config)
 	list[0] = &P.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
 	childlog_stop();	/* their last lines */
+	remove_openbox_config();
 	if (!keep_config)
 		free_config();
 }
