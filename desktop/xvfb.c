@@ -27,6 +27,7 @@ extern char** environ;
 
 #define DESKTOP_XVFB_READY_MS 10000
 #define DESKTOP_STOP_GRACE_MS 2000
+#define DESKTOP_DEFAULT_LAUNCH "xterm -fa Monospace -fs 11"
 
 struct child {
 	pid_t pid;		/* 0 when not running */
@@ -42,8 +43,9 @@ static struct {
 	char wm_path[PATH_MAX];	/* "" = no window manager */
 	char setxkbmap_path[PATH_MAX];
 	char wm_config_dir[256];	/* openbox's rc.xml and menu.xml; "" none */
-	char** launch;		/* copies of --launch */
+	char** launch;		/* copies of --launch ("none" left out) */
 	int n_launch;
+	bool launch_none;	/* --launch none: not even the default terminal */
 	struct child xvfb, wm;
 	struct child* launched;	/* n_launch entries */
 } P;
@@ -662,9 +664,13 @@ static int copy_config(const struct options* opts)
 	P.launched = calloc((size_t)opts->n_launch + 1, sizeof(*P.launched));
 	if (!P.launch || !P.launched)
 		goto nomem;
+	P.launch_none = false;
 	for (int i = 0; i < opts->n_launch; i++) {
-		P.launch[i] = strdup(opts->launch[i]);
-		if (!P.launch[i])
+		if (strcmp(opts->launch[i], "none") == 0) {
+			P.launch_none = true;	/* no default program */
+			continue;
+		}
+		if (!(P.launch[P.n_launch] = strdup(opts->launch[i])))
 			goto nomem;
 		P.n_launch++;
 	}
@@ -697,6 +703,22 @@ static void resolve_programs(const struct options* opts)
 		P.setxkbmap_path[0] = '\0';
 }
 
+/* The embedded desktop starts with a terminal when no --launch was given
+ * (--launch none: nothing), so that a new user sees a desktop that works. */
+static void add_default_launch(void)
+{
+	char found[PATH_MAX];
+	if (P.n_launch > 0 || P.launch_none)
+		return;
+	if (desktop_find_program("xterm", getenv("PATH"), found, sizeof(found)) < 0) {
+		log_info("no --launch and xterm is not installed: the desktop starts empty");
+		return;
+	}
+	/* A scalable font: xterm's default bitmap font warns when it is missing. */
+	if ((P.launch[0] = strdup(DESKTOP_DEFAULT_LAUNCH)))
+		P.n_launch = 1;
+}
+
 int xvfb_configure(const struct options* opts, bool embedded)
 {
 	int rc = copy_config(opts);
@@ -712,6 +734,7 @@ int xvfb_configure(const struct options* opts, bool embedded)
 		return -ENOENT;
 	}
 	resolve_programs(opts);
+	add_default_launch();
 	return 0;
 }
 

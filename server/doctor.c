@@ -267,9 +267,12 @@ int doctor_main(const struct options* opts)
 {
 	bool started = false;
 	if (!opts->display || !*opts->display) {
-		/* The embedded display, as `deskd` would start it, minus --launch. */
+		/* The embedded display, as `deskd` would start it, minus the
+		 * --launch programs (and the default terminal). */
 		struct options copy = *opts;
-		copy.n_launch = 0;
+		static char none[] = "none";
+		copy.launch[0] = none;
+		copy.n_launch = 1;
 		started = desktop_start(&copy) == 0;
 	}
 	const char* display = opts->display && *opts->display ? opts->display
