@@ -187,6 +187,30 @@ test('deskd doctor: a port in use fails; a missing Xvfb fails only without --dis
   assert.match(r2.stdout, /FAIL\s+display\s+no display/);
 });
 
+test('deskd doctor with a deskd serving on the port checks that server and its display, exits 0', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'none'] });
+  t.after(() => d.stop());
+  const port = new URL(d.url).port;
+  const run = (args) => new Promise((res) => {
+    const p = spawn(DESKD_BIN, ['doctor', '--listen', `127.0.0.1:${port}`, ...args], { env: cleanEnv() });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (c) => { out += c; });
+    p.stderr.on('data', (c) => { err += c; });
+    p.on('exit', (code) => res({ code, out, err }));
+  });
+  const r = await run(['--data-dir', d.dataDir, '--token', d.token]);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(r.out, new RegExp(`ok\\s+listen port\\s+deskd \\d+\\.\\d+\\.\\d+ is serving on 127\\.0\\.0\\.1:${port} \\(healthz ok\\)`));
+  // Its display, not a new one: no Xvfb started by the doctor.
+  assert.match(r.out, new RegExp(`ok\\s+display\\s+${d.display}, 1280x800, .*\\(embedded Xvfb\\)`));
+  assert.doesNotMatch(r.err, /embedded Xvfb on/);
+  // A wrong token: still found (healthz), the display unknown, said so.
+  const w = await run(['--data-dir', tempDir('deskd-doctor-'), '--token', 'wrong', '--display', d.display]);
+  assert.equal(w.code, 0, w.out + w.err);
+  assert.match(w.out, /listen port\s+deskd is serving on .*its display is unknown: the status tool answered 401/);
+});
+
 test('SIGTERM stops deskd and its Xvfb, WM and --launch programs', async (t) => {
   const d = await startDeskd({ args: ['--launch', 'sleep 300', '--launch', 'sleep 301; true'] });
   t.after(() => d.stop('SIGKILL'));
