@@ -212,6 +212,10 @@ int main(int argc, char* argv[])
 		options_print_help(stdout);
 		rc = 0;
 		break;
+	case OPTIONS_MAN:
+		options_print_man(stdout, DESKD_VERSION);
+		rc = 0;
+		break;
 	case OPTIONS_VERSION:
 		printf("deskd %s\n", DESKD_VERSION);
 		rc = 0;
