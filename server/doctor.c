@@ -343,14 +343,16 @@ static long http_exchange(const char* host, int port, const char* request,
 				a->ai_protocol);
 		if (fd < 0)
 			continue;
-		if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EINPROGRESS) {
+		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+			rc = 0;
+		} else if (errno == EINPROGRESS) {
 			int err = 0;
 			socklen_t len = sizeof(err);
 			if ((rc = wait_fd(fd, POLLOUT, deadline)) == 0
 					&& getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
 				rc = -err;
 		} else {
-			rc = errno == 0 || errno == EISCONN ? 0 : -errno;
+			rc = -errno;
 		}
 		if (rc < 0) {
 			close(fd);
