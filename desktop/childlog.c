@@ -309,6 +309,8 @@ void childlog_attach(int handle, long pid)
 	s->pid = pid;
 	s->window_ms = clock_ms();
 	s->attached = true;
+	if (start_reader() < 0)	/* stopped meanwhile (a stuck watcher): again */
+		log_warn("cannot read the output of %s (pid %ld)", s->program, pid);
 	if (write(L.wake[1], "a", 1) < 0) {
 		/* Full: the reader is awake anyway. */
 	}
