@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -455,6 +457,37 @@ static void remove_openbox_config(void)
 	P.wm_config_dir[0] = '\0';
 }
 
+/* The directories of deskds that were killed (-9) before removing theirs:
+ * deskd-openbox-<pid>-XXXXXX, ours (uid), whose pid is gone. */
+static void remove_stale_openbox_configs(const char* tmp)
+{
+	DIR* d = opendir(tmp);
+	if (!d)
+		return;
+	struct dirent* e;
+	while ((e = readdir(d))) {
+		long pid;
+		char tail[16];
+		if (sscanf(e->d_name, "deskd-openbox-%ld-%15s", &pid, tail) != 2 || pid <= 0
+				|| strlen(tail) != 6)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		int dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0)
+			continue;
+		if (fstat(dfd, &st) == 0 && st.st_uid == geteuid()) {
+			unlinkat(dfd, "rc.xml", 0);
+			unlinkat(dfd, "menu.xml", 0);
+			if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
+				log_debug("removed %s/%s, left by a deskd that was killed", tmp, e->d_name);
+		}
+		close(dfd);
+	}
+	closedir(d);
+}
+
 /* Has the user an openbox rc.xml of their own? */
 static bool user_openbox_config(void)
 {
@@ -478,8 +511,11 @@ static const char* openbox_config(void)
 		return NULL;
 	if (!P.wm_config_dir[0]) {
 		const char* tmp = getenv("TMPDIR");
-		snprintf(P.wm_config_dir, sizeof(P.wm_config_dir), "%s/deskd-openbox-XXXXXX",
-				tmp && *tmp ? tmp : "/tmp");
+		if (!tmp || !*tmp)
+			tmp = "/tmp";
+		remove_stale_openbox_configs(tmp);
+		snprintf(P.wm_config_dir, sizeof(P.wm_config_dir), "%s/deskd-openbox-%ld-XXXXXX",
+				tmp, (long)getpid());
 		if (!mkdtemp(P.wm_config_dir)) {
 			log_debug("cannot create a directory for openbox's configuration: %s",
 					strerror(errno));
