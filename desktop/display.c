@@ -376,6 +376,23 @@ static bool same_server(Display* dpy)
 	return true;
 }
 
+/* The embedded desktop's background: a calm dark grey-blue, so that an
+ * empty desktop does not look like a black, broken screen. Set on the root
+ * window, which keeps it after this connection closes. */
+#define DESKTOP_BACKGROUND "#2e3a48"
+
+static void paint_background(Display* dpy)
+{
+	int screen = DefaultScreen(dpy);
+	XColor color;
+	if (!XParseColor(dpy, DefaultColormap(dpy, screen), DESKTOP_BACKGROUND, &color)
+			|| !XAllocColor(dpy, DefaultColormap(dpy, screen), &color))
+		return;
+	Window root = RootWindow(dpy, screen);
+	XSetWindowBackground(dpy, root, color.pixel);
+	XClearWindow(dpy, root);
+}
+
 static Display* connect_display(const char* name, bool* dead, int* rr_base)
 {
 	Display* dpy = XOpenDisplay(name);
@@ -389,6 +406,8 @@ static Display* connect_display(const char* name, bool* dead, int* rr_base)
 	}
 	Window root = DefaultRootWindow(dpy);
 	XSelectInput(dpy, root, StructureNotifyMask);
+	if (g.embedded)
+		paint_background(dpy);
 	int err_base;
 	*rr_base = -1;
 	if (XRRQueryExtension(dpy, rr_base, &err_base))

@@ -74,14 +74,30 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 		return -1;
 	int iw = t.image_width, ih = t.image_height;
 	if (x < 0 || y < 0 || x >= iw || y >= ih) {
-		char what[64];
+		/* Name the space in force and how to change it: a caller that
+		 * thinks in desktop pixels (a REST script on a 1920x1080 screen)
+		 * must see why 1500 is out of range. */
+		char what[64], space[400];
 		if (t.window)
 			snprintf(what, sizeof(what), "window %u", t.window);
 		else
 			snprintf(what, sizeof(what), "the screen");
+		int max_dim = b->max_dimension >= 0 ? b->max_dimension
+				: tool_session_max_dimension(b->ctx->session, b->window);
+		const char* of = t.window ? "window" : "desktop";
+		if (iw != t.width || ih != t.height)
+			snprintf(space, sizeof(space),
+					"coordinates are screenshot pixels: the %dx%d %s scaled by max_dimension %d. "
+					"For desktop pixels pass \"coordinate_space\": \"desktop\"; for native size "
+					"use max_dimension 0 (a screenshot's, or deskd --max-image-dimension 0)",
+					t.width, t.height, of, max_dim);
+		else
+			snprintf(space, sizeof(space),
+					"screenshot pixels are desktop pixels here (max_dimension %d does not scale the %dx%d %s)",
+					max_dim, t.width, t.height, of);
 		return action_fail(e, TOOL_OUT_OF_BOUNDS,
-				"(%d, %d) is outside the %dx%d screenshot of %s (x 0..%d, y 0..%d)",
-				x, y, iw, ih, what, iw - 1, ih - 1);
+				"(%d, %d) is outside the %dx%d screenshot of %s (x 0..%d, y 0..%d); %s",
+				x, y, iw, ih, what, iw - 1, ih - 1, space);
 	}
 	*dx = t.x + desktop_map(x, t.width, iw);
 	*dy = t.y + desktop_map(y, t.height, ih);

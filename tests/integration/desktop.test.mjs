@@ -7,6 +7,7 @@ import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DESKD_BIN, launch, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
+import { decodePng } from './lib/png.mjs';
 
 /** Direct children of pid (all threads). */
 function children(pid) {
@@ -69,6 +70,7 @@ function xSize(display) {
 
 const haveXdpyinfo = spawnSync('sh', ['-c', 'command -v xdpyinfo'], { encoding: 'utf8' }).status === 0;
 const haveOpenbox = spawnSync('sh', ['-c', 'command -v openbox'], { encoding: 'utf8' }).status === 0;
+const haveXterm = spawnSync('sh', ['-c', 'command -v xterm'], { encoding: 'utf8' }).status === 0;
 
 test('with no display, deskd starts its own Xvfb (+ openbox) and status reports it', async (t) => {
   const d = await startDeskd({});
@@ -108,6 +110,62 @@ test('with no display, deskd starts its own Xvfb (+ openbox) and status reports 
   const port = checks.find((c) => c.name === 'listen port');
   assert.ok(port.ok && port.detail.includes(new URL(d.url).port), port.detail);
   assert.ok(checks.find((c) => c.name === 'display').detail.includes('1280x800'));
+});
+
+test('a first run: the embedded desktop has a background that is not black and an xterm; --launch none starts nothing', async (t) => {
+  const d = await startDeskd({});
+  t.after(() => d.stop());
+  if (haveXterm) {
+    const w = await waitUntil(async () => {
+      const r = await (await d.fetch('/api/v1/windows')).json();
+      return r.windows.find((x) => x.app === 'XTerm');
+    }, { timeout: 10000, what: 'the default xterm' });
+    assert.ok(w.width > 100 && w.height > 100, JSON.stringify(w));
+  }
+  const png = decodePng(Buffer.from(await (await d.fetch('/api/v1/screenshot?format=png&max=0')).arrayBuffer()));
+  assert.deepEqual(png.px(3, 3), [0x2e, 0x3a, 0x48], 'the dark grey-blue background');
+  // openbox gets deskd's own configuration: no missing-menu warning.
+  assert.doesNotMatch(d.log.join(''), /Openbox-Message|menu file/);
+
+  const n = await startDeskd({ args: ['--launch', 'none'] });
+  t.after(() => n.stop());
+  await new Promise((r) => setTimeout(r, 500));
+  const kids = descendants(n.proc.pid).map((k) => k.comm);
+  assert.ok(!kids.includes('xterm'), kids.join(','));
+  assert.deepEqual((await (await n.fetch('/api/v1/windows')).json()).windows, []);
+});
+
+test('--log-format json: every stderr line is JSON, the banner is an event, child output is re-logged naming the program', async (t) => {
+  const d = await startDeskd({ args: ['--log-format', 'json', '--launch', 'echo from-the-launched-program; sleep 300'] });
+  t.after(() => d.stop());
+  await waitUntil(() => d.log.join('').includes('from-the-launched-program'), { what: 'the program\'s line' });
+  await d.stop();
+  const lines = d.log.join('').split('\n').filter((l) => l.length);
+  const events = lines.map((l) => { try { return JSON.parse(l); } catch { assert.fail(`not JSON: ${l}`); } });
+  const banner = events.find((e) => e.event === 'ready');
+  assert.ok(banner, 'the banner event');
+  assert.equal(banner.url, d.url);
+  assert.equal(banner.mcp, d.url + '/mcp');
+  assert.equal(banner.dashboard, `${d.url}/#token=${d.token}`);
+  assert.equal(banner.display, d.display);
+  assert.equal(banner.embedded, true);
+  const echo = events.find((e) => e.msg === 'from-the-launched-program');
+  assert.equal(echo.program, 'echo');
+  assert.ok(Number.isInteger(echo.pid) && echo.pid > 0);
+  // --log-level debug (the harness): Xvfb's own output comes through too, as JSON.
+  assert.ok(events.some((e) => e.program === 'Xvfb'), 'an Xvfb line');
+  if (haveOpenbox) assert.ok(!events.some((e) => /menu file/.test(e.msg)), 'no openbox menu warning');
+});
+
+test('text logs: a child program\'s lines are prefixed with its name and pid; a flood is cut and counted', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'printf "%05000d\\n" 7; seq 1 5000; sleep 300'] });
+  t.after(() => d.stop());
+  await waitUntil(() => /lines of this program's output dropped/.test(d.log.join('')), { timeout: 5000, what: 'the drop report' });
+  const log = d.log.join('');
+  assert.match(log, /info {4}printf\[\d+\]: 0{1000,1024} \[\.\.\.\]\n/, 'a long line is cut at 1 KiB');
+  assert.match(log, /info {4}printf\[\d+\]: 1\n/);
+  assert.doesNotMatch(log, /printf\[\d+\]: 5000\n/, 'the flood is dropped after 100 lines a second');
+  assert.match(log, /warning printf\[\d+\]: \[deskd: \d+ lines of this program's output dropped: more than 100 a second\]/);
 });
 
 test('--virtual 1024x768 sets the embedded screen size; --wm none starts no WM', async (t) => {
@@ -185,6 +243,30 @@ test('deskd doctor: a port in use fails; a missing Xvfb fails only without --dis
   assert.equal(r2.status, 1);
   assert.match(r2.stdout, /FAIL\s+Xvfb\s+not on PATH: needed for the embedded display/);
   assert.match(r2.stdout, /FAIL\s+display\s+no display/);
+});
+
+test('deskd doctor with a deskd serving on the port checks that server and its display, exits 0', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'none'] });
+  t.after(() => d.stop());
+  const port = new URL(d.url).port;
+  const run = (args) => new Promise((res) => {
+    const p = spawn(DESKD_BIN, ['doctor', '--listen', `127.0.0.1:${port}`, ...args], { env: cleanEnv() });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (c) => { out += c; });
+    p.stderr.on('data', (c) => { err += c; });
+    p.on('exit', (code) => res({ code, out, err }));
+  });
+  const r = await run(['--data-dir', d.dataDir, '--token', d.token]);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(r.out, new RegExp(`ok\\s+listen port\\s+deskd \\d+\\.\\d+\\.\\d+ is serving on 127\\.0\\.0\\.1:${port} \\(healthz ok\\)`));
+  // Its display, not a new one: no Xvfb started by the doctor.
+  assert.match(r.out, new RegExp(`ok\\s+display\\s+${d.display}, 1280x800, .*\\(embedded Xvfb\\)`));
+  assert.doesNotMatch(r.err, /embedded Xvfb on/);
+  // A wrong token: still found (healthz), the display unknown, said so.
+  const w = await run(['--data-dir', tempDir('deskd-doctor-'), '--token', 'wrong', '--display', d.display]);
+  assert.equal(w.code, 0, w.out + w.err);
+  assert.match(w.out, /listen port\s+deskd is serving on .*its display is unknown: the status tool answered 401/);
 });
 
 test('SIGTERM stops deskd and its Xvfb, WM and --launch programs', async (t) => {
