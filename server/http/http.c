@@ -19,6 +19,7 @@
 #include "base/metrics.h"
 #include "server/http/netcheck.h"
 #include "base/options.h"
+#include "base/text.h"
 #include "server/http/ws.h"
 
 #include <errno.h>
@@ -423,8 +424,9 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 void http_respond_error(struct http_request* req, int status, const char* code,
 		const char* message)
 {
-	http_respond_json(req, status, json_pack("{s:{s:s,s:s}}", "error", "code", code,
-			"message", message ? message : code), NULL);
+	/* The message may quote the client (a path, a header): repair it. */
+	http_respond_json(req, status, json_pack("{s:{s:s,s:o}}", "error", "code", code,
+			"message", text_json_string(message ? message : code)), NULL);
 }
 
 /* Parse a single "bytes=" range against size; returns 0 (whole file), 1 (a
