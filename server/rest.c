@@ -422,7 +422,7 @@ static void on_events(struct http_request* req, void* ud)
 		free(sub);
 		return;
 	}
-	http_stream_write(sub->stream, ": deskd activity events\n\n", 26);
+	http_stream_write(sub->stream, HTTP_LITERAL(": deskd activity events\n\n"));
 	int handle = events_subscribe(sub_event, sub, 1);
 	if (handle < 0) {
 		http_stream_end(sub->stream);
@@ -444,10 +444,10 @@ static void on_healthz(struct http_request* req, void* ud)
 	(void)ud;
 	static const char* const headers[] = { "Cache-Control", "no-store", NULL };
 	if (desktop_available())
-		http_respond(req, 200, "text/plain; charset=utf-8", "ok\n", 3, headers);
+		http_respond(req, 200, "text/plain; charset=utf-8", HTTP_LITERAL("ok\n"), headers);
 	else
-		http_respond(req, 503, "text/plain; charset=utf-8", "display unavailable\n", 20,
-				headers);
+		http_respond(req, 503, "text/plain; charset=utf-8",
+				HTTP_LITERAL("display unavailable\n"), headers);
 }
 
 /* GET /metrics: Prometheus text. */

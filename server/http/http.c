@@ -405,9 +405,9 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 	char* text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text) {
-		http_respond(req, 500, "application/json",
-				"{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode JSON\"}}",
-				62, NULL);
+		http_respond(req, 500, "application/json", HTTP_LITERAL(
+				"{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode JSON\"}}"),
+				NULL);
 		return;
 	}
 	size_t len = strlen(text);
@@ -977,7 +977,7 @@ struct http_stream* http_respond_stream(struct http_request* req, int status,
 
 stream_failure:
 	log_error("out of memory starting a stream for %s", req->path);
-	http_respond(req, 500, "text/plain", "out of memory\n", 14, NULL);
+	http_respond(req, 500, "text/plain", HTTP_LITERAL("out of memory\n"), NULL);
 	return NULL;
 }
 
@@ -1082,7 +1082,7 @@ static void* ticker_main(void* arg)
 				&& now - s->last_write_ms >= H.keepalive_ms;
 			pthread_mutex_unlock(&s->mutex);
 			if (idle)
-				http_stream_write(s, ": keepalive\n\n", 13);
+				http_stream_write(s, HTTP_LITERAL(": keepalive\n\n"));
 			http_stream_unref(s);
 		}
 		free(all);
