@@ -1,8 +1,11 @@
-/* Unit tests for base/text.c: UTF-8-safe cuts and repairs of user text that
- * goes into messages, cross-checked against what jansson accepts. */
+/* Unit tests for base/: text.c (UTF-8-safe cuts and repairs of user text that
+ * goes into messages, cross-checked against what jansson accepts) and the
+ * connection-limit options. */
+#include "base/options.h"
 #include "base/text.h"
 #include "tests/unit/tst.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +138,39 @@ static void test_against_jansson(void)
 	TST_EQ_INT(cut_ok, runs);
 }
 
+/* The connection limits: defaults, flags, environment, bad values. */
+static void test_limit_options(void)
+{
+	struct options o;
+	char err[256];
+	char** plain = (char**)(const char*[]){ "deskd" };
+	unsetenv("DESKD_MAX_CONNECTIONS");
+	TST_EQ_INT(options_parse(&o, 1, plain, err, sizeof(err)), 0);
+	TST_EQ_INT(o.max_connections, 512);
+	TST_EQ_INT(o.max_connections_per_ip, 128);
+	TST_EQ_INT(o.header_timeout_ms, 10000);
+	options_deinit(&o);
+	char** flags = (char**)(const char*[]){ "deskd", "--max-connections", "64", "--max-connections-per-ip=8",
+		"--header-timeout", "1500" };
+	TST_EQ_INT(options_parse(&o, 6, flags, err, sizeof(err)), 0);
+	TST_EQ_INT(o.max_connections, 64);
+	TST_EQ_INT(o.max_connections_per_ip, 8);
+	TST_EQ_INT(o.header_timeout_ms, 1500);
+	options_deinit(&o);
+	setenv("DESKD_MAX_CONNECTIONS", "32", 1);
+	TST_EQ_INT(options_parse(&o, 1, plain, err, sizeof(err)), 0);
+	TST_EQ_INT(o.max_connections, 32);
+	options_deinit(&o);
+	unsetenv("DESKD_MAX_CONNECTIONS");
+	char** zero = (char**)(const char*[]){ "deskd", "--max-connections", "0" };
+	TST_EQ_INT(options_parse(&o, 3, zero, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "--max-connections") != NULL);
+	options_deinit(&o);
+	char** fast = (char**)(const char*[]){ "deskd", "--header-timeout", "5" };
+	TST_EQ_INT(options_parse(&o, 3, fast, err, sizeof(err)), -EINVAL);
+	options_deinit(&o);
+}
+
 int main(void)
 {
 	test_cut();
@@ -143,5 +179,6 @@ int main(void)
 	test_format();
 	test_json();
 	test_against_jansson();
+	test_limit_options();
 	TST_END();
 }
