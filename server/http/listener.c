@@ -163,14 +163,14 @@ static enum conn_state evict_oldest(const struct sockaddr_storage* addr)
 	return was;
 }
 
-static void limit_log(const char* what)
+static void limit_log(int open, const char* what)
 {
 	int64_t now = clock_ms();
 	if (L.limit_logged && now - L.limit_logged < LISTENER_LOG_MS)
 		return;
 	L.limit_logged = now;
 	log_warn("%d connections open (limits: --max-connections %d, --max-connections-per-ip %d): %s",
-			L.n_open, L.limits.max_connections, L.limits.max_per_ip, what);
+			open, L.limits.max_connections, L.limits.max_per_ip, what);
 }
 
 /* Count a new connection in, making room if need be. Returns it (PENDING),
@@ -183,22 +183,24 @@ static struct conn* admit(int fd, const struct sockaddr_storage* addr, socklen_t
 				&& same_address(&L.conns[i].addr, addr))
 			same++;
 	if (same >= L.limits.max_per_ip) {
-		if (evict_oldest(addr) == CONN_FREE) {
-			limit_log("every connection from one address is busy; refusing more from it");
+		int open = L.n_open;
+		bool room = evict_oldest(addr) != CONN_FREE;
+		limit_log(open, room ? "closed the oldest idle connection from the same address"
+				: "every connection from one address is busy; refusing more from it");
+		if (!room)
 			return NULL;
-		}
-		limit_log("closing the oldest idle connection from the same address");
 	}
 	if (L.n_open >= L.limits.max_connections) {
-		if (evict_oldest(NULL) == CONN_FREE) {
-			limit_log("every connection is busy; refusing new ones");
+		int open = L.n_open;
+		bool room = evict_oldest(NULL) != CONN_FREE;
+		limit_log(open, room ? "closed the oldest idle connection"
+				: "every connection is busy; refusing new ones");
+		if (!room)
 			return NULL;
-		}
-		limit_log("closing the oldest idle connection");
 	}
 	if (L.n_used >= L.capacity) {
 		/* Those shut down have not been closed by their owner yet. */
-		limit_log("connections shut down are still closing; refusing new ones");
+		limit_log(L.n_open, "connections shut down are still closing; refusing new ones");
 		return NULL;
 	}
 	struct conn* c = NULL;
