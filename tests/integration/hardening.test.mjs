@@ -80,6 +80,16 @@ function fdCount(pid) {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
+/** Wait until deskd holds no more descriptors than before (+2); "N (in M ms)".
+ *  Normally well under a second; the bound is for a loaded machine. */
+async function fdsBack(d, before) {
+  const t0 = performance.now();
+  const n = await waitUntil(() => { const k = fdCount(d.proc.pid); return k <= before + 2 && k; },
+    { timeout: 10000, interval: 50, what: `fds back to ${before}` })
+    .catch((e) => { throw new Error(`${e.message}: still ${fdCount(d.proc.pid)}`); });
+  return `${n} (in ${(performance.now() - t0).toFixed(0)} ms)`;
+}
+
 /** GET on a fresh connection (no keep-alive): resolves with the status, or 0. */
 function freshGet(url, path, headers = {}) {
   return new Promise((resolve) => {
@@ -333,8 +343,7 @@ describe('connection limits (D2, D14)', () => {
     const served = await probes.stop();
     assert.ok(served.ok >= 10 && served.failed === 0, `served during the flood: ${served.ok} ok, ${served.failed} failed`);
     assert.ok(during <= before + 64 + 8, `${during} fds during the flood (${before} before, limit 64)`);
-    const after = await waitUntil(() => { const n = fdCount(d.proc.pid); return n <= before + 2 && n; },
-      { timeout: 5000, what: `fds back to ${before}` });
+    const after = await fdsBack(d, before);
     t.diagnostic(`limit 64, 300 idle: ${served.ok} requests served during the flood, fds ${before} before, ${during} during, ${after} after`);
     // SIGTERM with idle connections open again.
     const again = await idleFlood(d.url, 100);
@@ -369,8 +378,7 @@ describe('connection limits (D2, D14)', () => {
     const served = await probes.stop();
     assert.equal(mid, 200, 'served with the flood open');
     assert.ok(served.ok >= 10 && served.failed === 0, `served during the flood: ${served.ok} ok, ${served.failed} failed`);
-    const after = await waitUntil(() => { const n = fdCount(d.proc.pid); return n <= before + 2 && n; },
-      { timeout: 5000, what: `fds back to ${before}` });
+    const after = await fdsBack(d, before);
     assert.equal(await freshGet(d.url, '/healthz'), 200, 'served after the flood');
     const again = await idleFlood(d.url, 1100);
     await sleep(500);
@@ -402,8 +410,7 @@ describe('connection limits (D2, D14)', () => {
     assert.equal(flood.opened, 1100, 'every flood connection got its answer');
     assert.ok(during >= before + 1000, `${during} fds held for the flood (${before} before)`);
     assert.ok(served.ok >= 10 && served.failed === 0, `served with 1,100 held: ${served.ok} ok, ${served.failed} failed`);
-    const after = await waitUntil(() => { const n = fdCount(d.proc.pid); return n <= before + 2 && n; },
-      { timeout: 5000, what: `fds back to ${before}` });
+    const after = await fdsBack(d, before);
     assert.equal(await freshGet(d.url, '/healthz'), 200, 'served after the flood');
     const again = await idleFlood(d.url, 1100, 'keepalive');
     await sleep(500);
