@@ -687,6 +687,10 @@ void listener_stop(void)
 		log_warn("listener wake: %s", strerror(errno));
 	pthread_join(L.thread, NULL);
 	L.running = false;
+	/* Closing a listening socket resets what waits in its backlog: take
+	 * those first, so their clients see an orderly close. */
+	for (int fd; (fd = accept4(L.listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0; )
+		close(fd);
 	close(L.listen_fd);
 	/* Ours are closed; MHD's idle ones shut down, so its own stop has
 	 * only busy ones left to finish. */
