@@ -75,8 +75,9 @@ static const struct opt_spec opts[] = {
 	{ "max-connections-per-ip", "N", "Connections open at once from one address; at the "
 		"limit its oldest idle one is closed to make room.",
 		"128", OPT_INT, F(max_connections_per_ip), 0 },
-	{ "header-timeout", "MS", "A connection must complete each request head within MS of "
-		"opening or of its previous response; then it is closed.",
+	{ "header-timeout", "MS", "Each request head must be complete within MS of connecting or "
+		"of the previous response, and a body may not fall MS behind 1 KB/s; else the "
+		"connection is closed.",
 		"10000", OPT_INT, F(header_timeout_ms), 0 },
 	{ "window", "ID", "deskd record: the window to record.",
 		NULL, OPT_CUSTOM, F(record_window), 0 },

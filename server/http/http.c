@@ -720,7 +720,7 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		/* First call: headers only. Answering now would turn keep-alive
 		 * off (PITFALLS 6), so only check, and answer on the next call;
 		 * except a body we will not read, which closes the connection. */
-		listener_http_busy(connection_token(conn), true);
+		listener_http_reading(connection_token(conn), 0);	/* the body is due */
 		req = request_new(conn, url, method);
 		if (!req)
 			return MHD_NO;
@@ -745,6 +745,7 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		 * it: a refused body is read and dropped (up to a bound). */
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
+		listener_http_reading(connection_token(conn), n);
 		if (req->verdict) {
 			req->discarded += n;
 			return req->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
@@ -761,6 +762,8 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		return rc < 0 ? MHD_NO : MHD_YES;
 	}
 
+	/* The whole request is in: it is being answered. */
+	listener_http_busy(connection_token(conn), true);
 	if (req->verdict && !req->answered)
 		return queue_verdict(req, conn);
 	if (req->preflight && !req->answered)

@@ -36,6 +36,7 @@ enum conn_state {
 	CONN_PENDING,		/* ours: its head is being peeked at */
 	CONN_HANDOFF,		/* given to MHD, which has not started it yet */
 	CONN_HEAD,		/* MHD's, no complete request head yet */
+	CONN_BODY,		/* MHD's, its request's body still coming */
 	CONN_IDLE,		/* MHD's, between requests */
 	CONN_BUSY,		/* MHD's, a request in progress */
 	CONN_WS,		/* libwebsockets' */
@@ -48,7 +49,10 @@ struct conn {
 	int fd;
 	uintptr_t gen;
 	int64_t since;		/* accepted, or went idle: the oldest idle goes first */
-	int64_t deadline;	/* PENDING, HEAD, IDLE: head due; HANDOFF: give up */
+	int64_t deadline;	/* PENDING, HEAD, IDLE: head due; BODY: body due;
+				 * HANDOFF: give up */
+	int64_t body_start;	/* BODY: when its head was read */
+	uint64_t body_bytes;	/* BODY: how much has come */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 };
@@ -126,7 +130,7 @@ static bool is_idle(const struct conn* c)
 {
 	/* A whole head MHD has yet to read is a request, not idle. */
 	return !c->closing && (c->state == CONN_PENDING || c->state == CONN_IDLE
-			|| (c->state == CONN_HEAD && !c->head_sent));
+			|| c->state == CONN_BODY || (c->state == CONN_HEAD && !c->head_sent));
 }
 
 /* Close an idle connection: ours at once; MHD's by shutting it down, so
@@ -416,7 +420,7 @@ static int64_t expire(int64_t now)
 		} else if (c->state == CONN_HANDOFF) {
 			conn_free(c);	/* MHD closed it without a word; fd is not ours */
 		} else {
-			conn_drop(c);	/* HEAD or IDLE past the header deadline */
+			conn_drop(c);	/* HEAD, BODY or IDLE past its deadline */
 			L.timed_out++;
 		}
 	}
@@ -533,11 +537,35 @@ listener_token listener_http_started(int fd)
 	return token;
 }
 
+void listener_http_reading(listener_token token, size_t bytes)
+{
+	pthread_mutex_lock(&L.mutex);
+	struct conn* c = conn_of(token);
+	int64_t now = clock_ms();
+	int64_t timeout = L.limits.header_timeout_ms;
+	if (c && c->state != CONN_BODY && c->state != CONN_WS && c->state != CONN_PENDING) {
+		c->state = CONN_BODY;
+		c->since = c->body_start = now;
+		c->body_bytes = 0;
+	}
+	if (c && c->state == CONN_BODY) {
+		/* A minimum rate, not inactivity (a byte a second is activity),
+		 * and never more than a timeout ahead (an early burst is no
+		 * licence to stall). */
+		c->body_bytes += bytes;
+		int64_t due = c->body_start + timeout
+			+ (int64_t)(c->body_bytes * 1000 / LISTENER_BODY_RATE);
+		c->deadline = due < now + timeout ? due : now + timeout;
+	}
+	pthread_mutex_unlock(&L.mutex);
+}
+
 void listener_http_busy(listener_token token, bool busy)
 {
 	pthread_mutex_lock(&L.mutex);
 	struct conn* c = conn_of(token);
-	if (c && (c->state == CONN_HEAD || c->state == CONN_IDLE || c->state == CONN_BUSY)) {
+	if (c && (c->state == CONN_HEAD || c->state == CONN_BODY || c->state == CONN_IDLE
+			|| c->state == CONN_BUSY)) {
 		if (busy) {
 			c->state = CONN_BUSY;
 		} else {

@@ -10,14 +10,17 @@
  * to libmicrohttpd or libwebsockets: their owners report back with the
  * connection's token. The limits hold at the acceptor, below MHD's own
  * (which wedges MHD when reached): at the total or per-IP limit the oldest
- * idle connection (still in its head, or between requests) is closed to make
- * room, and a connection that has not completed a request head within the
- * header timeout of opening, or of its previous response, is closed. */
+ * idle connection (still in its head or body, or between requests) is closed
+ * to make room; a connection that has not completed a request head within the
+ * header timeout of opening, or of its previous response, is closed, and so is
+ * one whose body falls that far behind LISTENER_BODY_RATE. */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#define LISTENER_BODY_RATE 1024	/* bytes/s a request body must keep up */
 
 /** Names a counted connection; 0 is none. */
 typedef uintptr_t listener_token;
@@ -25,7 +28,9 @@ typedef uintptr_t listener_token;
 struct listener_limits {
 	int max_connections;		/* open at once, HTTP and WebSocket */
 	int max_per_ip;			/* open at once from one address */
-	int header_timeout_ms;		/* to complete a request head */
+	int header_timeout_ms;		/* to complete a request head; a body
+					 * may not fall further behind than this
+					 * at LISTENER_BODY_RATE bytes/s */
 };
 
 /** Takes ownership of fd (also on failure). Returns 0, or -1 if fd was not
@@ -52,8 +57,12 @@ int listener_capacity(const struct listener_limits* limits);
 /** MHD started serving fd (its notify-connection callback): the token to
  *  pass below, or 0 if fd is not one of ours. Any thread. */
 listener_token listener_http_started(int fd);
-/** A request on the connection began (busy) or finished (idle: the next
- *  head is due within the header timeout). Any thread. */
+/** A request's head was read and bytes of its body arrived (0 on the head):
+ *  until it is busy, the body must keep coming (see listener_limits).
+ *  Any thread. */
+void listener_http_reading(listener_token token, size_t bytes);
+/** The whole request is in and being answered (busy: no deadline), or it
+ *  finished (idle: the next head is due within the header timeout). */
 void listener_http_busy(listener_token token, bool busy);
 /** The connection is closed, or about to be by its owner (MHD's
  *  notify-connection "closed", libwebsockets' destroy). Any thread. */
