@@ -428,7 +428,7 @@ describe('connection limits (D2, D14)', () => {
     const d = await startDeskd({ display: x.display, env: { DESKD_HEADER_TIMEOUT: '2000' } });
     t.after(() => d.stop());
     const { port } = new URL(d.url);
-    const drip = (head, first = null) => new Promise((resolve) => {
+    const drip = (head, first = null, { expect = 'ok' } = {}) => new Promise((resolve) => {
       const s = net.connect(Number(port), '127.0.0.1');
       let t0, timer, got = '', sent = 0, firstDone = !first;
       const finish = (how) => { clearInterval(timer); clearTimeout(bound); s.destroy(); resolve({ how, ms: performance.now() - t0, got }); };
@@ -438,29 +438,64 @@ describe('connection limits (D2, D14)', () => {
         timer = setInterval(() => { if (sent < head.length) s.write(head[sent++]); }, 1000);
         s.write(head[sent++]);
       };
-      s.on('connect', () => { if (first) s.write(first); else start(); });
+      s.on('connect', () => {
+        if (first) s.write(first);
+        if (first && !expect) firstDone = true;   // no answer to wait for: drip at once
+        if (firstDone) start();
+      });
       s.on('data', (c) => {
         got += c.toString('latin1');
-        if (!firstDone && /\r\n\r\nok\n$/.test(got)) { firstDone = true; got = ''; start(); }
+        if (!firstDone && got.endsWith(`\r\n\r\n${expect}\n`)) { firstDone = true; got = ''; start(); }
       });
       s.on('end', () => finish('closed'));
       s.on('close', () => finish('closed'));
       s.on('error', () => finish('reset'));
     });
     const pad = 'X-Pad: ' + 'a'.repeat(40);
-    const [get, post, second] = await Promise.all([
+    const [get, post, second, body] = await Promise.all([
       drip(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n${pad}`),
       drip(`POST /api/v1/tools/status HTTP/1.1\r\nHost: 127.0.0.1\r\n${pad}`),
       drip(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n${pad}`, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+      // A whole head (no token), then its body a byte a second.
+      drip(' '.repeat(60), 'POST /api/v1/tools/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+        + 'Content-Length: 1000\r\n\r\n', { expect: '' }),
     ]);
     t.diagnostic(`closed after: GET ${get.how} ${get.ms.toFixed(0)} ms, POST ${post.how} ${post.ms.toFixed(0)} ms, `
-      + `second request ${second.how} ${second.ms.toFixed(0)} ms`);
-    for (const [what, r] of [['a GET head', get], ['a POST head', post], ['a keep-alive second head', second]]) {
+      + `second request ${second.how} ${second.ms.toFixed(0)} ms, body ${body.how} ${body.ms.toFixed(0)} ms`);
+    for (const [what, r] of [['a GET head', get], ['a POST head', post], ['a keep-alive second head', second],
+      ['a body', body]]) {
       assert.notEqual(r.how, 'still open', `${what} was still open after 15 s`);
       assert.ok(r.ms >= 1500 && r.ms < 5000 * SLOW, `${what} closed after ${r.ms.toFixed(0)} ms (deadline 2000)`);
     }
     assert.match(get.got, /^HTTP\/1\.1 408 /, 'the acceptor says 408 to a head it still holds');
     assert.equal(await freshGet(d.url, '/healthz'), 200);
+  });
+
+  test('slow bodies from loopback (no token) cannot crowd out a client', async (t) => {
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    const d = await startDeskd({ display: x.display, env: { DESKD_MAX_CONNECTIONS: '16', DESKD_HEADER_TIMEOUT: '2000' } });
+    t.after(() => d.stop());
+    const { port } = new URL(d.url);
+    const slow = [];
+    let closed = 0;
+    for (let i = 0; i < 40; i++) {
+      const s = net.connect(Number(port), '127.0.0.1', () => s.write('POST /api/v1/tools/status HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+        + 'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{'));
+      s.on('close', () => closed++);
+      s.on('error', () => {});
+      slow.push(s);
+    }
+    const timer = setInterval(() => { for (const s of slow) if (!s.destroyed) s.write(' '); }, 500);
+    await sleep(300);   // they hold every slot first
+    const probes = probeDuring(d);
+    await sleep(4000);
+    const served = await probes.stop();
+    clearInterval(timer);
+    for (const s of slow) s.destroy();
+    t.diagnostic(`40 bodies at 2 bytes/s, limit 16: ${served.ok} requests served meanwhile, ${closed} slow ones closed by deskd`);
+    assert.ok(served.ok >= 10 && served.failed === 0, `served: ${served.ok} ok, ${served.failed} failed`);
+    assert.equal(closed, 40, 'every slow body was closed (crowded out or past its deadline)');
   });
 
   test('busy connections are never dropped: at the limit new ones wait for a close, WebSockets included', async (t) => {
