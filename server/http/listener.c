@@ -664,6 +664,10 @@ int listener_start(const char* host, int* port, const struct listener_limits* li
 	L.open_published = -1;
 	L.on_http = on_http;
 	L.on_ws = on_websocket;
+	metrics_help("deskd_http_connections_open", "Connections open (HTTP and WebSocket).");
+	metrics_help("deskd_http_connections_closed_total",
+			"Connections deskd closed: evicted (oldest idle, at a limit), refused (all "
+			"busy), header_timeout (head or body too slow).");
 
 	L.listen_fd = bind_listen(host, port);
 	if (L.listen_fd < 0) {
