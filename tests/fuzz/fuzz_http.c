@@ -35,6 +35,13 @@
 
 static int port;
 static struct options opts;
+static char dir[] = "/tmp/deskd-fuzz-http-XXXXXX";
+
+/* The data dir stays empty (the token is given): remove it at exit. */
+static void remove_dir(void)
+{
+	rmdir(dir);
+}
 
 int LLVMFuzzerInitialize(int* argc, char*** argv);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -45,9 +52,9 @@ int LLVMFuzzerInitialize(int* argc, char*** argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Sessions opened by inputs expire soon, not after 30 minutes. */
 	setenv("DESKD_MCP_IDLE_TIMEOUT_MS", "2000", 1);
-	static char dir[] = "/tmp/deskd-fuzz-http-XXXXXX";
 	if (!mkdtemp(dir))
 		exit(1);
+	atexit(remove_dir);
 	char* args[] = { "deskd", "--listen", "127.0.0.1:0", "--token", "fuzz-token",
 		"--view-token", "fuzz-view", "--data-dir", dir, "--header-timeout", "1000",
 		"--max-body", "65536", NULL };
