@@ -1,4 +1,4 @@
-/* Unit tests for base/: text.c (UTF-8-safe cuts and repairs of user text that
+/* Unit tests for base/ (named apart from main's test_base.c): text.c (UTF-8-safe cuts and repairs of user text that
  * goes into messages, cross-checked against what jansson accepts) and the
  * connection-limit options. */
 #include "base/options.h"
