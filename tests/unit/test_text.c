@@ -1,6 +1,6 @@
-/* Unit tests for base/ (named apart from main's test_base.c): text.c (UTF-8-safe cuts and repairs of user text that
+/* Unit tests for base/text.c (UTF-8-safe cuts and repairs of user text that
  * goes into messages, cross-checked against what jansson accepts) and the
- * connection-limit options. */
+ * connection-limit options of base/options.c. */
 #include "base/options.h"
 #include "base/text.h"
 #include "tests/unit/tst.h"
