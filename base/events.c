@@ -1,5 +1,6 @@
 #include "base/events.h"
 #include "base/log.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -45,9 +46,7 @@ void events_deinit(void)
 /* The first EVENTS_MAX_STRING bytes of a long string, and "...". */
 static json_t* cut_string(const char* s)
 {
-	size_t cut = EVENTS_MAX_STRING;
-	while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-		cut--;	/* never split a UTF-8 sequence */
+	size_t cut = (size_t)text_cut(s, EVENTS_MAX_STRING);	/* never split a character */
 	char* buf = malloc(cut + 4);
 	if (!buf)
 		return json_string("...");

@@ -55,6 +55,9 @@ struct options {
 	bool conformance_fixtures;
 	int max_recordings;
 	long max_body_bytes;
+	int max_connections;		/* HTTP and WebSocket, open at once */
+	int max_connections_per_ip;
+	int header_timeout_ms;		/* to complete each request head */
 
 	/* deskd record */
 	unsigned long record_window;

@@ -7,6 +7,7 @@
 #include "server/http/http.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/text.h"
 #include "tools/tools.h"
 #include "base/worker.h"
 
@@ -126,8 +127,8 @@ static void run_tool(struct http_request* req, const char* name, json_t* args,
 	if (!tool) {
 		json_decref(args);
 		char msg[300];
-		snprintf(msg, sizeof(msg), "no tool named '%.200s' (GET /api/v1/tools lists them)",
-				name);
+		snprintf(msg, sizeof(msg), "no tool named '%.*s' (GET /api/v1/tools lists them)",
+				text_cut(name, 200), name);
 		http_respond_error(req, 404, "unknown_tool", msg);
 		return;
 	}
@@ -185,8 +186,8 @@ static void on_tool_call(struct http_request* req, void* ud)
 		args = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
 		if (!args) {
 			char msg[300];
-			snprintf(msg, sizeof(msg), "the body is not JSON: %.200s (line %d)",
-					err.text, err.line);
+			snprintf(msg, sizeof(msg), "the body is not JSON: %.*s (line %d)",
+					text_cut(err.text, 200), err.text, err.line);
 			http_respond_error(req, 400, "bad_arguments", msg);
 			return;
 		}
@@ -421,7 +422,7 @@ static void on_events(struct http_request* req, void* ud)
 		free(sub);
 		return;
 	}
-	http_stream_write(sub->stream, ": deskd activity events\n\n", 26);
+	http_stream_write(sub->stream, HTTP_LITERAL(": deskd activity events\n\n"));
 	int handle = events_subscribe(sub_event, sub, 1);
 	if (handle < 0) {
 		http_stream_end(sub->stream);
@@ -443,10 +444,10 @@ static void on_healthz(struct http_request* req, void* ud)
 	(void)ud;
 	static const char* const headers[] = { "Cache-Control", "no-store", NULL };
 	if (desktop_available())
-		http_respond(req, 200, "text/plain; charset=utf-8", "ok\n", 3, headers);
+		http_respond(req, 200, "text/plain; charset=utf-8", HTTP_LITERAL("ok\n"), headers);
 	else
-		http_respond(req, 503, "text/plain; charset=utf-8", "display unavailable\n", 20,
-				headers);
+		http_respond(req, 503, "text/plain; charset=utf-8",
+				HTTP_LITERAL("display unavailable\n"), headers);
 }
 
 /* GET /metrics: Prometheus text. */

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "desktop/desktop.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "input/input.h"
 
 #include <errno.h>
@@ -317,7 +318,8 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		for (size_t i = 0; i < a->n_path; i++) {
 			if (map_point(b, a, a->px[i], a->py[i], &dpx[i], &dpy[i], e) < 0) {
 				char msg[512];
-				snprintf(msg, sizeof(msg), "%.400s", e->message);
+				snprintf(msg, sizeof(msg), "%.*s", text_cut(e->message, 400),
+						e->message);
 				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
 				free(dpx);
 				free(dpy);

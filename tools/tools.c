@@ -4,6 +4,7 @@
 #include "base/events.h"
 #include "base/log.h"
 #include "base/options.h"
+#include "base/text.h"
 #include "tools/schema.h"
 #include "base/base64.h"
 
@@ -387,7 +388,7 @@ void tool_result_error(struct tool_result* self, enum tool_code code,
 	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
+	text_vformat(message, sizeof(message), fmt, ap);	/* quotes the client, maybe cut */
 	va_end(ap);
 
 	json_decref(self->structured);
