@@ -242,20 +242,50 @@ json_t* tools_describe(const struct tool_def* tool)
 	return out;
 }
 
+static bool has_null(json_t* v, int depth)
+{
+	if (json_is_null(v))
+		return true;
+	if (depth > 64)
+		return false;
+	const char* key;
+	json_t* member;
+	size_t i;
+	if (json_is_object(v))
+		json_object_foreach(v, key, member)
+			if (has_null(member, depth + 1))
+				return true;
+	if (json_is_array(v))
+		json_array_foreach(v, i, member)
+			if (has_null(member, depth + 1))
+				return true;
+	return false;
+}
+
 void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		struct tool_result* out)
 {
 	tool_result_init(out);
-	json_t* empty = NULL;
+	json_t* owned = NULL;
 	if (!args)
-		args = empty = json_object();
+		args = owned = json_object();
+	struct tool_entry* e = find_entry(tool);
+	/* Null is absent for optional arguments (DESIGN.md 6): some clients
+	 * send null for every field they leave out. On a copy: args are borrowed. */
+	if (e && json_is_object(args) && has_null(args, 0)) {
+		json_t* copy = json_deep_copy(args);
+		if (copy) {
+			schema_drop_nulls(e->input_schema, copy);
+			json_decref(owned);
+			args = owned = copy;
+		}
+	}
 
 	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
 			tool->name, args);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
-	struct tool_entry* e = find_entry(tool);
 	char err[512];
 	if (ctx->read_only && !(tool->flags & TOOL_READ_ONLY)) {
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,
@@ -297,7 +327,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 			? json_string_value(json_object_get(out->structured, "message")) : NULL;
 	events_tool_end(event, ctx->source, ctx->session_id, tool->name,
 			out->is_error ? tool_code_name(out->code) : "ok", ms, message, NULL);
-	json_decref(empty);
+	json_decref(owned);
 }
 
 void tool_result_init(struct tool_result* self)
