@@ -446,14 +446,18 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 				"%zu actions; at most %d per call", json_array_size(actions), MAX_ACTIONS);
 		return 0;
 	}
+	uint32_t window;
+	if (!tool_arg_window(args, &window)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "window must be a window id from the windows tool (or 0 for the screen)");
+		return 0;
+	}
 	struct input* in = desktop_input_get(err, sizeof(err));
 	if (!in) {
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
 		return 0;
 	}
 	struct batch b = {
-		.ctx = ctx, .in = in,
-		.window = (uint32_t)tool_arg_int(args, "window", 0),
+		.ctx = ctx, .in = in, .window = window,
 		.max_dimension = -1, .images = json_array(),
 	};
 	json_t* results = json_array();
@@ -506,8 +510,12 @@ static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		}
 		return def->handler(ctx, args, out);
 	}
+	uint32_t window;
+	if (!tool_arg_window(args, &window)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "window must be a window id from the windows tool (or 0 for the screen)");
+		return 0;
+	}
 	json_t* action = json_deep_copy(args);
-	uint32_t window = (uint32_t)tool_arg_int(args, "window", 0);
 	json_object_del(action, "window");
 	json_object_set_new(action, "type", json_string(type));
 	struct input* in = desktop_input_get(err, sizeof(err));

@@ -85,8 +85,14 @@ int tools_record_path(const char* id, char* path, size_t size)
 
 static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	uint32_t window;
+	if (!tool_arg_window(args, &window)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"window must be a window id from the windows tool");
+		return 0;
+	}
 	struct desktop_record_params params = {
-		.window = (uint32_t)tool_arg_int(args, "window", 0),
+		.window = window,
 		.out = tool_arg_string(args, "out", NULL),
 		.fps = (int)tool_arg_int(args, "fps", 30),
 		.max_seconds = tool_arg_double(args, "max_seconds", DEFAULT_MAX_SECONDS),

@@ -62,13 +62,11 @@ static struct desktop_capture* pool_get_for(struct tool_result* out)
 /* The window argument: absent or 0 = the screen. */
 static bool window_arg(json_t* args, uint32_t* window, struct tool_result* out)
 {
-	int64_t w = tool_arg_int(args, "window", 0);
-	if (w < 0 || w > UINT32_MAX) {
+	if (!tool_arg_window(args, window)) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
 				"window must be a window id from the windows tool (or 0 for the screen)");
 		return false;
 	}
-	*window = (uint32_t)w;
 	return true;
 }
 

@@ -547,3 +547,19 @@ const char* tool_arg_string(json_t* args, const char* key, const char* def)
 	json_t* v = json_object_get(args, key);
 	return json_is_string(v) ? json_string_value(v) : def;
 }
+
+bool tool_arg_window(json_t* args, uint32_t* window)
+{
+	json_t* v = json_object_get(args, "window");
+	*window = 0;
+	if (!v)
+		return true;
+	if (!json_is_integer(v) && !(json_is_real(v) && json_real_value(v) >= 0
+			&& json_real_value(v) <= UINT32_MAX))
+		return false;
+	int64_t w = tool_arg_int(args, "window", 0);
+	if (w < 0 || w > UINT32_MAX)
+		return false;
+	*window = (uint32_t)w;
+	return true;
+}
