@@ -99,9 +99,11 @@ static json_t* parse_schema(const char* name, const char* text)
  * output schema also accepts {code, message}. */
 static json_t* output_schema_with_errors(json_t* success)
 {
-	json_t* error_shape = json_pack("{s:[s,s], s:{s:{s:s}, s:{s:s}}}",
-			"required", "code", "message",
-			"properties", "code", "type", "string", "message", "type", "string");
+	json_t* error_shape = json_pack("{s:[s,s]}", "required", "code", "message");
+	/* The root says object once; the success branch need not repeat it. */
+	json_t* type = json_object_get(success, "type");
+	if (json_is_string(type) && strcmp(json_string_value(type), "object") == 0)
+		json_object_del(success, "type");
 	json_t* out = json_pack("{s:s, s:[o,o]}", "type", "object", "anyOf",
 			success, error_shape);
 	/* Hoist $defs so $ref inside the success shape still resolves. */
@@ -223,20 +225,27 @@ json_t* tools_describe(const struct tool_def* tool)
 	if (!e)
 		return NULL;
 	unsigned f = tool->flags;
-	json_t* out = json_pack("{s:s, s:s, s:O, s:{s:b, s:b, s:b, s:b}}",
+	/* destructiveHint and idempotentHint mean something only when
+	 * readOnlyHint is false (MCP spec), so read-only tools leave them out;
+	 * destructiveHint and openWorldHint default to true, so they are always
+	 * said, and readOnlyHint too, for clients that test it as a boolean. */
+	json_t* hints = (f & TOOL_READ_ONLY)
+			? json_pack("{s:b, s:b}", "readOnlyHint", 1,
+				"openWorldHint", (f & TOOL_OPEN_WORLD) != 0)
+			: json_pack("{s:b, s:b, s:b}", "readOnlyHint", 0,
+				"destructiveHint", (f & TOOL_DESTRUCTIVE) != 0,
+				"openWorldHint", (f & TOOL_OPEN_WORLD) != 0);
+	if ((f & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) == TOOL_IDEMPOTENT)
+		json_object_set_new(hints, "idempotentHint", json_true());	/* false is the default */
+	json_t* out = json_pack("{s:s, s:s, s:O, s:o}",
 			"name", tool->name,
 			"description", tool->description ? tool->description : tool->name,
 			"inputSchema", e->input_schema,
-			"annotations",
-			"readOnlyHint", (f & TOOL_READ_ONLY) != 0,
-			"destructiveHint", (f & TOOL_DESTRUCTIVE) != 0,
-			"idempotentHint", (f & TOOL_IDEMPOTENT) != 0,
-			"openWorldHint", (f & TOOL_OPEN_WORLD) != 0);
-	if (tool->title) {
+			"annotations", hints);
+	/* The title once, at the top (MCP 2025-06-18); annotations.title would
+	 * repeat it in every tools/list. */
+	if (tool->title)
 		json_object_set_new(out, "title", json_string(tool->title));
-		json_object_set_new(json_object_get(out, "annotations"), "title",
-				json_string(tool->title));
-	}
 	if (e->output_schema)
 		json_object_set(out, "outputSchema", e->output_schema);
 	return out;
