@@ -18,7 +18,7 @@ struct validation {
 __attribute__((format(printf, 3, 4)))
 static int fail(struct validation* v, const char* path, const char* fmt, ...)
 {
-	char msg[256];
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -242,7 +242,7 @@ static int validate(struct validation* v, json_t* schema, json_t* value,
 			if (json_equal(a, value))
 				ok = true;
 		if (!ok) {
-			char list[256] = "";
+			char list[400] = "";
 			json_array_foreach(allowed, i, a) {
 				if (!json_is_string(a))
 					continue;
@@ -250,6 +250,9 @@ static int validate(struct validation* v, json_t* schema, json_t* value,
 				snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
 						json_string_value(a));
 			}
+			if (json_is_string(value))
+				return fail(v, path, "\"%.60s\" is not one of: %s",
+						json_string_value(value), list);
 			return fail(v, path, "must be one of: %s", list);
 		}
 	}
