@@ -94,7 +94,8 @@ describe('one deskd, a full and a view token', () => {
   before(async () => {
     x = await startXvfb();
     fixture = await startFixture(x.display, { geometry: '200x150+0+0' });
-    d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW] });
+    // Both surfaces, so the audit covers the split tools too.
+    d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW, '--tools', 'both'] });
   });
   after(async () => {
     const r = d ? await d.stop() : null;
@@ -467,7 +468,7 @@ describe('own instances', { concurrency: true }, () => {
     const x = await startXvfb();
     t.after(() => x.stop());
     // All streams together may hold 32 MB here (256 MB by default).
-    const d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW],
+    const d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW, '--tools', 'both'],
       env: { DESKD_STREAMS_MAX_BUFFERED: String(32 << 20) } });
     t.after(() => d.stop());
     // Subscribers that never read (each stays under its own 64 MB limit).

@@ -58,6 +58,15 @@ static void test_options(void)
 	TST_EQ_INT(options_parse(&o, 4, argv9, err, sizeof(err)), 0);
 	options_deinit(&o);
 
+	char** argv10 = (char**)(const char*[]){ "deskd", NULL };
+	TST_EQ_INT(options_parse(&o, 1, argv10, err, sizeof(err)), 0);
+	TST_EQ_INT(o.tools, OPTIONS_TOOLS_BATCH);	/* the default keeps tools/list small */
+	options_deinit(&o);
+	char** argv11 = (char**)(const char*[]){ "deskd", "--tools", "both", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv11, err, sizeof(err)), 0);
+	TST_EQ_INT(o.tools, OPTIONS_TOOLS_BOTH);
+	options_deinit(&o);
+
 	char** argv7 = (char**)(const char*[]){ "deskd", "--tools", "sideways", NULL };
 	TST_EQ_INT(options_parse(&o, 3, argv7, err, sizeof(err)), -EINVAL);
 	options_deinit(&o);
