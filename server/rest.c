@@ -421,7 +421,8 @@ static void on_events(struct http_request* req, void* ud)
 		free(sub);
 		return;
 	}
-	http_stream_write(sub->stream, ": deskd activity events\n\n", 26);
+	static const char hello[] = ": deskd activity events\n\n";
+	http_stream_write(sub->stream, hello, sizeof(hello) - 1);	/* not the NUL */
 	int handle = events_subscribe(sub_event, sub, 1);
 	if (handle < 0) {
 		http_stream_end(sub->stream);
