@@ -74,7 +74,7 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 	if (x < 0 || y < 0 || x >= iw || y >= ih) {
 		char what[64];
 		if (t.window)
-			snprintf(what, sizeof(what), "window %u", t.window);
+			snprintf(what, sizeof(what), LOG_WINDOW, LOG_WINDOW_ID(t.window));
 		else
 			snprintf(what, sizeof(what), "the screen");
 		return action_fail(e, TOOL_OUT_OF_BOUNDS,
@@ -85,8 +85,8 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 	*dy = t.y + desktop_map(y, t.height, ih);
 	if (*dx < 0 || *dy < 0 || *dx >= sw || *dy >= sh)
 		return action_fail(e, TOOL_OUT_OF_BOUNDS,
-				"(%d, %d) of window %u is at desktop (%d, %d), off the screen",
-				x, y, t.window, *dx, *dy);
+				"(%d, %d) of " LOG_WINDOW " is at desktop (%d, %d), off the screen",
+				x, y, LOG_WINDOW_ID(t.window), *dx, *dy);
 	return 0;
 }
 
@@ -110,9 +110,9 @@ static int focus_target(struct batch* b, struct act_error* e)
 		return 0;
 	int rc = input_focus_window(b->in, b->window, FOCUS_TIMEOUT_MS);
 	if (rc == -ENOENT)
-		return action_fail(e, TOOL_WINDOW_NOT_FOUND, "window %u does not exist (any more); list windows with the windows tool", b->window);
+		return action_fail(e, TOOL_WINDOW_NOT_FOUND, LOG_WINDOW " does not exist (any more); list windows with the windows tool", LOG_WINDOW_ID(b->window));
 	if (rc == -ETIMEDOUT)
-		return action_fail(e, TOOL_TIMEOUT, "window %u did not take the focus within %d ms", b->window, FOCUS_TIMEOUT_MS);
+		return action_fail(e, TOOL_TIMEOUT, LOG_WINDOW " did not take the focus within %d ms", LOG_WINDOW_ID(b->window), FOCUS_TIMEOUT_MS);
 	if (rc < 0)
 		return input_error(rc, "focusing the window", e);
 	b->focused = true;
