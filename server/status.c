@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "server/mcp/mcp.h"
 #include "base/options.h"
+#include "base/real.h"
 #include "record/record.h"
 
 #include <libwebsockets.h>
@@ -89,7 +90,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"name", "deskd",
 			"version", DESKD_VERSION,
 			"pid", (json_int_t)getpid(),
-			"uptime_seconds", process_uptime(),
+			"uptime_seconds", real_round(process_uptime(), REAL_TIME),
 			"display",
 			"name", desktop_display_name(),
 			"available", desktop_available(),

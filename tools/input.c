@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "desktop/desktop.h"
 #include "base/log.h"
+#include "base/real.h"
 #include "input/input.h"
 
 #include <errno.h>
@@ -340,7 +341,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 			}
 		}
 		json_object_set_new(res, "keys", chord_names(&a->chord));
-		json_object_set_new(res, "duration", json_real(a->ms / 1000.0));
+		json_object_set_new(res, "duration", json_real(real_round(a->ms / 1000.0, REAL_TIME)));
 		break;
 	case ACT_WAIT:
 		if (sleep_bounded(b, a->ms, e) < 0)

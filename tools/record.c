@@ -5,6 +5,7 @@
 
 #include "record/record.h"
 #include "desktop/desktop.h"
+#include "base/real.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static json_t* recording_json(const struct desktop_recording* r)
 			"id", r->id, "window", (json_int_t)r->window, "path", r->path,
 			"state", state_name(s->state), "frames", (json_int_t)s->frames,
 			"dropped_frames", (json_int_t)s->dropped_frames,
-			"duration_seconds", s->duration_seconds, "bytes", (json_int_t)s->bytes,
+			"duration_seconds", real_round(s->duration_seconds, REAL_TIME), "bytes", (json_int_t)s->bytes,
 			"width", s->width, "height", s->height, "fps", r->fps, "started", started);
 	if (!o)
 		return NULL;
@@ -118,7 +119,7 @@ static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_res
 	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f}",
 			"id", r.id, "window", (json_int_t)r.window, "path", r.path,
 			"width", r.stats.width, "height", r.stats.height, "fps", r.fps,
-			"max_seconds", params.max_seconds));
+			"max_seconds", real_round(params.max_seconds, REAL_TIME)));
 	return 0;
 }
 
@@ -155,7 +156,7 @@ static int record_stop_tool(struct tool_ctx* ctx, json_t* args, struct tool_resu
 	json_t* result = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:i, s:i, s:i, s:I}",
 			"id", r.id, "path", r.path, "bytes", (json_int_t)s->bytes,
 			"frames", (json_int_t)s->frames, "dropped_frames", (json_int_t)s->dropped_frames,
-			"duration_seconds", s->duration_seconds, "width", s->width, "height", s->height,
+			"duration_seconds", real_round(s->duration_seconds, REAL_TIME), "width", s->width, "height", s->height,
 			"fps", s->fps, "window", (json_int_t)s->window);
 	if (result && end_name(s->end))
 		json_object_set_new(result, "ended", json_string(end_name(s->end)));

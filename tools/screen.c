@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "base/base64.h"
+#include "base/real.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -291,7 +292,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	json_t* meta = json_pack("{s:i, s:i, s:i, s:i, s:f, s:I, s:s, s:I, s:[i,i,i,i]}",
 			"width", ow, "height", oh,
 			"physical_width", phys.width, "physical_height", phys.height,
-			"scale_factor", iw ? (double)target.width / iw : 1.0,
+			"scale_factor", real_round(iw ? (double)target.width / iw : 1.0, REAL_SCALE),
 			"window", (json_int_t)window, "format", jpeg ? "jpeg" : "png",
 			"bytes", (json_int_t)blob->len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);
@@ -388,7 +389,7 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	json_t* meta = json_pack("{s:i, s:i, s:i, s:i, s:f, s:I, s:o, s:s, s:I, s:[i,i,i,i]}",
 			"width", f->width, "height", f->height,
 			"physical_width", phys.width, "physical_height", phys.height,
-			"scale_factor", (double)phys.width / f->width,
+			"scale_factor", real_round((double)phys.width / f->width, REAL_SCALE),
 			"window", (json_int_t)window, "region", region_json(region),
 			"format", "png", "bytes", (json_int_t)len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);

@@ -363,7 +363,9 @@ void tool_result_ok(struct tool_result* self, json_t* structured)
 {
 	json_decref(self->structured);
 	self->structured = structured;
-	char* text = json_dumps(structured, JSON_COMPACT);
+	/* Models read this text: 15 digits print rounded reals short (1.333333,
+	 * not 1.3333330000000001) and still read back as the same numbers. */
+	char* text = json_dumps(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (text) {
 		tool_result_text(self, text);
 		free(text);
