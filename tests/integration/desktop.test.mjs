@@ -254,8 +254,7 @@ test('losing the external display: 503 and display_unavailable, then reconnect o
   assert.equal(doc.body.structuredContent.healthy, false);
   assert.equal(doc.body.structuredContent.checks.find((c) => c.name === 'display').ok, false);
   // A tool that needs the display answers display_unavailable (503).
-  const tools = await (await d.fetch('/api/v1/tools')).json();
-  const list = Array.isArray(tools) ? tools : tools.tools;
+  const list = (await (await d.fetch('/api/v1/tools')).json()).tools;
   const needy = ['screenshot', 'windows', 'computer_use'].find((n) => list.some((tl) => tl.name === n));
   if (needy) {
     const r = await d.tool(needy, needy === 'computer_use' ? { actions: [{ type: 'screenshot' }] } : {});

@@ -200,7 +200,7 @@ describe('one deskd, a full and a view token', () => {
 
   test('the view token gets 403 forbidden from every acting tool, over REST and MCP, and nothing happens', async () => {
     const view = { authorization: `Bearer ${VIEW}` };
-    const list = await (await fetch(d.url + '/api/v1/tools', { headers: view })).json();
+    const { tools: list } = await (await fetch(d.url + '/api/v1/tools', { headers: view })).json();
     const acting = list.filter((t) => !(t.annotations && t.annotations.readOnlyHint));
     assert.ok(acting.length >= 10, `acting tools: ${acting.map((t) => t.name)}`);
     const pointer = async () => (await d.tool('computer_cursor_position', {})).body.structuredContent;
@@ -243,7 +243,7 @@ describe('one deskd, a full and a view token', () => {
     const events = fixture.state().events.slice(eventsBefore).filter((e) => e.type !== 'expose' && e.type !== 'configure');
     assert.deepEqual(events, [], 'the fixture received no input');
     assert.equal(fixture.state().text, '', 'nothing was typed');
-    const recs = await (await d.fetch('/api/v1/recordings')).json();
+    const { recordings: recs } = await (await d.fetch('/api/v1/recordings')).json();
     assert.deepEqual(recs.filter((r) => r.state !== 'finished' && r.status !== 'finished'), [], 'nothing records');
     assert.ok(!existsSync('/tmp/deskd-security-should-not-exist.mp4'));
 
