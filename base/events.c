@@ -1,6 +1,7 @@
 #include "base/events.h"
 #include "base/log.h"
 #include "base/text.h"
+#include "base/real.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -134,7 +135,7 @@ uint64_t events_tool_start(const char* source, const char* session,
 	uint64_t id = atomic_fetch_add(&next_id, 1);
 	int budget = EVENTS_MAX_NODES;
 	json_t* event = json_pack("{s:s, s:I, s:f, s:s, s:s, s:o, s:s}",
-			"type", "event", "id", (json_int_t)id, "ts", now_seconds(),
+			"type", "event", "id", (json_int_t)id, "ts", real_round(now_seconds(), REAL_TIME),
 			"source", source ? source : "rest", "tool", tool,
 			"args", summarize(args, 0, &budget), "status", "started");
 	if (session)
@@ -149,9 +150,9 @@ void events_tool_end(uint64_t id, const char* source, const char* session,
 		const char* error, json_t* extra)
 {
 	json_t* event = json_pack("{s:s, s:I, s:f, s:s, s:s, s:s, s:f}",
-			"type", "event", "id", (json_int_t)id, "ts", now_seconds(),
+			"type", "event", "id", (json_int_t)id, "ts", real_round(now_seconds(), REAL_TIME),
 			"source", source ? source : "rest", "tool", tool,
-			"status", status, "duration_ms", duration_ms);
+			"status", status, "duration_ms", real_round(duration_ms, REAL_TIME));
 	if (session)
 		json_object_set_new(event, "session", json_string(session));
 	if (error)

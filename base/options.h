@@ -15,10 +15,12 @@ enum options_mode {
 	OPTIONS_MAN,	/* --help-man (hidden): the man page, for make man */
 };
 
+/* The zero value is the default: the batch tool alone keeps tools/list
+ * small (DESIGN.md 3); the split tools are there on request. */
 enum options_tools {
-	OPTIONS_TOOLS_BOTH = 0,
-	OPTIONS_TOOLS_BATCH,
+	OPTIONS_TOOLS_BATCH = 0,
 	OPTIONS_TOOLS_SPLIT,
+	OPTIONS_TOOLS_BOTH,
 };
 
 #define OPTIONS_MAX_LIST 16

@@ -1,6 +1,13 @@
-/* REST: every tool as plain JSON over HTTP, screenshots as image bytes,
+/* REST: every tool as JSON over HTTP, screenshots as image bytes,
  * recordings, activity events as SSE, health and metrics. Tool calls run on
- * worker threads (server/worker.h); the HTTP thread never blocks. */
+ * worker threads (server/worker.h); the HTTP thread never blocks.
+ *
+ * One rule for bodies (DESIGN.md 4): every JSON body is an object. A tool
+ * call answers the MCP tool result ({content, structuredContent}); a GET
+ * listing answers what the matching MCP call returns: /api/v1/tools the
+ * tools/list result, /api/v1/windows and /api/v1/recordings the
+ * structuredContent of the windows and recordings tools; an error answers
+ * {"error": {code, message}}. */
 #include "server/rest.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
@@ -161,7 +168,7 @@ static void on_tools(struct http_request* req, void* ud)
 	json_t* list = json_array();
 	for (size_t i = 0; list && i < tools_count(); i++)
 		json_array_append_new(list, tools_describe(tools_at(i)));
-	http_respond_json(req, 200, list, NULL);
+	http_respond_json(req, 200, json_pack("{s:o}", "tools", list), NULL);
 }
 
 /* POST /api/v1/tools/{name} */
@@ -312,12 +319,13 @@ static void on_windows(struct http_request* req, void* ud)
 	run_tool(req, "windows", args, REPLY_STRUCTURED);
 }
 
-/* GET /api/v1/recordings */
+/* GET /api/v1/recordings: the recordings tool's structuredContent, built
+ * here so that the dashboard's polling is not an activity event. */
 static void on_recordings(struct http_request* req, void* ud)
 {
 	(void)ud;
 	json_t* list = tools_record_list();
-	http_respond_json(req, 200, list ? list : json_array(), NULL);
+	http_respond_json(req, 200, json_pack("{s:o}", "recordings", list ? list : json_array()), NULL);
 }
 
 static bool safe_id(const char* id)
@@ -376,7 +384,7 @@ static void sub_unref(struct events_sub* sub)
 static void sub_event(void* ud, json_t* event)
 {
 	struct events_sub* sub = ud;
-	char* text = json_dumps(event, JSON_COMPACT);
+	char* text = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (!text)
 		return;
 	size_t len = strlen(text);

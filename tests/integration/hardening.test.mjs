@@ -234,9 +234,9 @@ describe('client text cut inside a character (D1, D3, D11)', () => {
   });
 
   test('D11: an unknown key of 600 é keeps its code and message (REST)', async () => {
-    const r = await d.tool('computer_keypress', { keys: ['x' + 'é'.repeat(600)] });
+    const r = await d.tool('computer_use', { actions: [{ type: 'keypress', keys: ['x' + 'é'.repeat(600)] }] });
     assert.equal(r.body.error.code, 'unknown_key', JSON.stringify(r.body));
-    assert.match(r.body.error.message, /^keys\[0\]: unknown key 'xé+'; closest valid names/);
+    assert.match(r.body.error.message, /^actions\[0\]: keys\[0\]: unknown key 'xé+'; closest valid names/);
     await alive();
   });
 
