@@ -69,8 +69,27 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_FLAG, F(conformance_fixtures), 0 },
 	{ "max-recordings", "N", "How many recordings may run at once.",
 		"4", OPT_INT, F(max_recordings), 0 },
-	{ "max-body", "BYTES", "Largest accepted request body.",
-		"16777216", OPT_INT, F(max_body_bytes), 0 },
+	{ "max-body", "BYTES", "Largest request body (K, M, G suffixes: KiB, MiB, GiB); a "
+		"larger one gets 413. Enough for every tool call but a large clipboard_write.",
+		"1048576", OPT_INT, F(max_body_bytes), 0 },
+	{ "max-clipboard-body", "BYTES", "Largest body of a clipboard_write call with the full "
+		"token (REST, MCP and stdio): its 8 MiB of data, as JSON.",
+		"16777216", OPT_INT, F(max_clipboard_body_bytes), 0 },
+	{ "max-json-memory", "BYTES", "Memory all request bodies being parsed as JSON may take "
+		"at once (503 past it); one body may take 8 times its size + 1 MiB (413 past it).",
+		"134217728", OPT_INT, F(max_json_memory), 0 },
+	{ "max-sessions", "N", "MCP sessions at once; at the limit the least recently active "
+		"idle one (no call in progress, no open stream), never-used ones first, is ended "
+		"to make room.",
+		"512", OPT_INT, F(max_sessions), 0 },
+	{ "max-view-sessions", "N", "MCP sessions the view token may hold; at the limit its "
+		"least recently active idle one is ended to make room.",
+		"32", OPT_INT, F(max_view_sessions), 0 },
+	{ "session-timeout", "SECONDS", "An idle MCP session ends after this long.",
+		"1800", OPT_INT, F(session_timeout_s), 0 },
+	{ "new-session-timeout", "SECONDS", "An MCP session that has made no request since "
+		"initialize ends after this long.",
+		"60", OPT_INT, F(new_session_timeout_s), 0 },
 	{ "max-connections", "N", "Connections open at once (HTTP and WebSocket); at the limit "
 		"the oldest idle one is closed to make room.",
 		"512", OPT_INT, F(max_connections), 0 },
@@ -252,6 +271,31 @@ static int parse_int(const char* s, long min, long max, long* out)
 	return 0;
 }
 
+/* Byte counts: a number with an optional K, M or G (KiB, MiB, GiB). */
+static bool is_bytes(const struct opt_spec* o)
+{
+	return o->offset == F(max_body_bytes) || o->offset == F(max_clipboard_body_bytes)
+		|| o->offset == F(max_json_memory);
+}
+
+static int parse_bytes(const char* s, long* out)
+{
+	char num[32];
+	size_t n = strlen(s);
+	int shift = 0;
+	if (n && n < sizeof(num) && strchr("kKmMgG", s[n - 1])) {
+		shift = strchr("kK", s[n - 1]) ? 10 : strchr("mM", s[n - 1]) ? 20 : 30;
+		memcpy(num, s, n - 1);
+		num[n - 1] = '\0';
+		s = num;
+	}
+	long v;
+	if (parse_int(s, 0, (1L << 40) >> shift, &v) < 0)
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
 static int set_value(struct options* self, const struct opt_spec* o,
 		const char* value, char* err, size_t err_size)
 {
@@ -278,14 +322,21 @@ static int set_value(struct options* self, const struct opt_spec* o,
 		return 0;
 	}
 	case OPT_INT:
+		if (is_bytes(o)) {
+			if (parse_bytes(value, &v) < 0) {
+				snprintf(err, err_size, "--%s: '%s' is not a byte count (N, NK, NM "
+						"or NG)", o->name, value);
+				return -EINVAL;
+			}
+			*(long*)field(self, o) = v;
+			return 0;
+		}
 		if (parse_int(value, 0, 1L << 40, &v) < 0) {
 			snprintf(err, err_size, "--%s: '%s' is not a non-negative integer",
 					o->name, value);
 			return -EINVAL;
 		}
-		if (o->offset == F(max_body_bytes))
-			self->max_body_bytes = v;
-		else if (v > 1 << 30)
+		if (v > 1 << 30)
 			goto bad;
 		else
 			*(int*)field(self, o) = (int)v;
@@ -493,8 +544,12 @@ int options_parse(struct options* self, int argc, char* argv[],
 		self->log_level = LOG_INFO;
 	if (!given[find_opt("max-recordings", 14) - opts])
 		self->max_recordings = 4;
-	if (!given[find_opt("max-body", 8) - opts])
-		self->max_body_bytes = 16L << 20;
+	/* Numeric defaults come from the table. */
+	for (const struct opt_spec* o = opts; o->name; o++)
+		if (o->kind == OPT_INT && o->def && !given[o - opts]
+				&& strspn(o->def, "0123456789") == strlen(o->def)
+				&& (rc = set_value(self, o, o->def, err, err_size)) < 0)
+			return rc;
 	if (!given[find_opt("fps", 3) - opts])
 		self->record_fps = 30;
 	if (!given[find_opt("max-connections", 15) - opts])
@@ -544,6 +599,23 @@ int options_parse(struct options* self, int argc, char* argv[],
 	}
 	if (self->max_connections_per_ip < 1) {
 		snprintf(err, err_size, "--max-connections-per-ip: at least 1");
+		return -EINVAL;
+	}
+	if (self->max_body_bytes < 1024 || self->max_clipboard_body_bytes < 1024) {
+		snprintf(err, err_size, "--max-body and --max-clipboard-body: at least 1024 (bytes)");
+		return -EINVAL;
+	}
+	if (self->max_json_memory < (1L << 20)) {
+		snprintf(err, err_size, "--max-json-memory: at least 1M");
+		return -EINVAL;
+	}
+	if (self->max_sessions < 1 || self->max_view_sessions < 1) {
+		snprintf(err, err_size, "--max-sessions and --max-view-sessions: at least 1");
+		return -EINVAL;
+	}
+	if (self->session_timeout_s < 1 || self->new_session_timeout_s < 1) {
+		snprintf(err, err_size, "--session-timeout and --new-session-timeout: at least 1 "
+				"(seconds)");
 		return -EINVAL;
 	}
 	if (self->header_timeout_ms < 100) {

@@ -57,6 +57,12 @@ struct options {
 	bool conformance_fixtures;
 	int max_recordings;
 	long max_body_bytes;
+	long max_clipboard_body_bytes;	/* clipboard_write, full token */
+	long max_json_memory;		/* all JSON parses in progress */
+	int max_sessions;		/* MCP sessions at once */
+	int max_view_sessions;		/* of them, the view token's */
+	int session_timeout_s;		/* idle MCP session expiry */
+	int new_session_timeout_s;	/* ... for one that made no request */
 	int max_connections;		/* HTTP and WebSocket, open at once */
 	int max_connections_per_ip;
 	int header_timeout_ms;		/* to complete each request head */
