@@ -6,6 +6,7 @@
 #include "base/events.h"
 #include "server/http/http.h"
 #include "server/live.h"
+#include "base/jsonmem.h"
 #include "base/log.h"
 #include "server/mcp/mcp.h"
 #include "base/options.h"
@@ -118,6 +119,9 @@ static int serve(struct options* opts)
 	int rc = 1;
 	bool http = !opts->stdio || opts->listen_given;
 	char url[256] = "";
+
+	/* Client JSON is parsed within a budget; the heap goes back after spikes. */
+	jsonmem_init((size_t)opts->max_json_memory);
 
 	/* Fixtures first: the conformance suite looks for them on page one. */
 	if (opts->conformance_fixtures) {

@@ -1,0 +1,183 @@
+#define _GNU_SOURCE	/* malloc_usable_size, malloc_trim */
+#include "base/jsonmem.h"
+#include "base/clock.h"
+
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The parse running on this thread, if any. Frees during a parse are the
+ * parse's own (jansson frees nothing else inside json_loadb). */
+static _Thread_local struct {
+	bool on;
+	size_t used, peak, cap;
+	enum jsonmem_status refused;
+} jm_parse;
+
+static atomic_size_t jm_in_flight;
+static size_t jm_total = JSONMEM_TOTAL_DEFAULT;
+static pthread_once_t jm_once = PTHREAD_ONCE_INIT;
+
+static void* jm_malloc(size_t size)
+{
+	if (!jm_parse.on)
+		return malloc(size);
+	if (jm_parse.refused)
+		return NULL;
+	if (size > jm_parse.cap - jm_parse.used) {
+		jm_parse.refused = JSONMEM_TOO_COSTLY;
+		return NULL;
+	}
+	/* Reserve the size asked for, then account what malloc really gave. */
+	if (atomic_fetch_add(&jm_in_flight, size) + size > jm_total) {
+		atomic_fetch_sub(&jm_in_flight, size);
+		/* Busy only if others hold the budget: alone, it never fits. */
+		jm_parse.refused = jm_parse.used + size > jm_total ? JSONMEM_TOO_COSTLY
+			: JSONMEM_BUSY;
+		return NULL;
+	}
+	void* p = malloc(size);
+	size_t real = p ? malloc_usable_size(p) : 0;
+	atomic_fetch_add(&jm_in_flight, real);
+	atomic_fetch_sub(&jm_in_flight, size);
+	jm_parse.used += real;
+	if (jm_parse.used > jm_parse.peak)
+		jm_parse.peak = jm_parse.used;
+	return p;
+}
+
+static void jm_free(void* p)
+{
+	if (p && jm_parse.on) {
+		size_t real = malloc_usable_size(p);
+		if (real > jm_parse.used)
+			real = jm_parse.used;
+		jm_parse.used -= real;
+		atomic_fetch_sub(&jm_in_flight, real);
+	}
+	free(p);
+}
+
+static void jm_install(void)
+{
+	/* Both are malloc and free underneath: objects made before this and
+	 * freed after (or the other way round) are fine. */
+	json_set_alloc_funcs(jm_malloc, jm_free);
+}
+
+/* Gives freed heap back about once a second (glibc keeps it otherwise:
+ * per-thread arenas hold what a spike left). Detached; lives with the
+ * process. */
+static void* jm_trimmer(void* arg)
+{
+	(void)arg;
+	for (;;) {
+		clock_sleep_ms(1000);
+		jsonmem_trim();
+	}
+	return NULL;
+}
+
+void jsonmem_init(size_t total)
+{
+	if (total)
+		jm_total = total;
+	pthread_once(&jm_once, jm_install);
+	static atomic_bool started;
+	if (!atomic_exchange(&started, true)) {
+		pthread_t t;
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_create(&t, &attr, jm_trimmer, NULL);
+		pthread_attr_destroy(&attr);
+	}
+}
+
+size_t jsonmem_cap(size_t len)
+{
+	if (len > (SIZE_MAX - JSONMEM_SLACK) / JSONMEM_FACTOR)
+		return SIZE_MAX;
+	return len * JSONMEM_FACTOR + JSONMEM_SLACK;
+}
+
+size_t jsonmem_total(void)
+{
+	return jm_total;
+}
+
+size_t jsonmem_in_flight(void)
+{
+	return atomic_load(&jm_in_flight);
+}
+
+static void mib(char* out, size_t size, size_t bytes)
+{
+	snprintf(out, size, "%.1f MiB", (double)bytes / (1 << 20));
+}
+
+json_t* jsonmem_load(const char* text, size_t len, size_t flags, json_error_t* err,
+		enum jsonmem_status* status)
+{
+	pthread_once(&jm_once, jm_install);
+	jm_parse.on = true;
+	jm_parse.used = jm_parse.peak = 0;
+	jm_parse.cap = jsonmem_cap(len);
+	jm_parse.refused = JSONMEM_OK;
+	json_t* out = json_loadb(text, len, flags, err);
+	enum jsonmem_status refused = jm_parse.refused;
+	if (out && refused) {
+		/* A failed allocation jansson went past: the tree may lack parts. */
+		json_decref(out);
+		out = NULL;
+	}
+	size_t peak = jm_parse.peak;
+	atomic_fetch_sub(&jm_in_flight, jm_parse.used);
+	jm_parse.on = false;
+	jm_parse.used = jm_parse.peak = 0;
+	/* A big tree is freed soon (refused now, or when its request ends). */
+	if (peak >= ((size_t)1 << 20))
+		jsonmem_note_freed(peak);
+
+	if (refused) {
+		char a[32], b[32];
+		mib(a, sizeof(a), jsonmem_cap(len));
+		mib(b, sizeof(b), jm_total);
+		memset(err, 0, sizeof(*err));
+		if (refused == JSONMEM_TOO_COSTLY)
+			snprintf(err->text, sizeof(err->text), "the JSON would take over %s of "
+					"memory to parse (%dx its size + 1 MiB, --max-json-memory %s)",
+					jsonmem_cap(len) < jm_total ? a : b, JSONMEM_FACTOR, b);
+		else
+			snprintf(err->text, sizeof(err->text), "the JSON bodies being parsed hold "
+					"all of --max-json-memory (%s); retry shortly", b);
+	}
+	*status = out ? JSONMEM_OK : refused ? refused : JSONMEM_INVALID;
+	return out;
+}
+
+/* ---- giving memory back ---- */
+
+static atomic_size_t jm_freed;
+static _Atomic int64_t jm_last_trim;
+
+void jsonmem_note_freed(size_t bytes)
+{
+	atomic_fetch_add(&jm_freed, bytes);
+}
+
+bool jsonmem_trim(void)
+{
+	size_t freed = atomic_load(&jm_freed);
+	int64_t now = clock_ms();
+	if (freed < ((size_t)1 << 20) && !(freed && now - atomic_load(&jm_last_trim) >= 30000))
+		return false;
+	atomic_store(&jm_freed, 0);
+	atomic_store(&jm_last_trim, now);
+	malloc_trim(0);
+	return true;
+}

@@ -1,0 +1,140 @@
+/* Unit tests for base/jsonmem.h: the JSON parse budget (RELIABILITY D7).
+ * A dense body is refused before it costs more than its cap; long strings
+ * and ordinary tool calls pass; parses in progress share the total budget
+ * (concurrent parses past it are BUSY, one that can never fit is
+ * TOO_COSTLY); the counters come back to zero. */
+#include "base/jsonmem.h"
+#include "tests/unit/tst.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+static char* repeat(const char* head, const char* unit, size_t n, const char* tail, size_t* len)
+{
+	size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail);
+	char* s = malloc(hl + ul * n + tl + 1);
+	memcpy(s, head, hl);
+	for (size_t i = 0; i < n; i++)
+		memcpy(s + hl + i * ul, unit, ul);
+	memcpy(s + hl + n * ul, tail, tl + 1);
+	*len = hl + ul * n + tl;
+	return s;
+}
+
+static void test_limits(void)
+{
+	json_error_t err;
+	enum jsonmem_status st;
+	size_t len;
+
+	/* 1 MiB of "[]," would be about 40 MiB as a tree. */
+	char* dense = repeat("[", "[],", (1 << 20) / 3, "[]]", &len);
+	json_t* v = jsonmem_load(dense, len, 0, &err, &st);
+	TST_CHECK(v == NULL);
+	TST_EQ_INT(st, JSONMEM_TOO_COSTLY);
+	TST_CHECK(strstr(err.text, "memory to parse") != NULL);
+	TST_EQ_INT(jsonmem_in_flight(), 0);
+	free(dense);
+
+	/* A long string costs about twice itself: fine. */
+	char* str = repeat("{\"text\":\"", "abcdefgh", 1 << 20, "\"}", &len);
+	v = jsonmem_load(str, len, 0, &err, &st);
+	TST_CHECK(v != NULL);
+	TST_EQ_INT(st, JSONMEM_OK);
+	TST_EQ_INT(strlen(json_string_value(json_object_get(v, "text"))), 8 << 20);
+	json_decref(v);
+	free(str);
+
+	/* 100 actions: far below the cap. */
+	char* calls = repeat("{\"actions\":[", "{\"type\":\"move\",\"x\":1,\"y\":1},", 99,
+			"{\"type\":\"move\",\"x\":1,\"y\":1}]}", &len);
+	v = jsonmem_load(calls, len, JSON_REJECT_DUPLICATES, &err, &st);
+	TST_CHECK(v != NULL);
+	TST_EQ_INT(json_array_size(json_object_get(v, "actions")), 100);
+	json_decref(v);
+	free(calls);
+
+	/* Invalid JSON is still jansson's error. */
+	v = jsonmem_load("{\"a\":", 5, 0, &err, &st);
+	TST_CHECK(v == NULL);
+	TST_EQ_INT(st, JSONMEM_INVALID);
+	TST_EQ_INT(jsonmem_in_flight(), 0);
+
+	/* Objects made outside a parse are not counted (nor refused). */
+	json_t* big = json_array();
+	for (int i = 0; i < 100000; i++)
+		json_array_append_new(big, json_array());
+	TST_EQ_INT(json_array_size(big), 100000);
+	TST_EQ_INT(jsonmem_in_flight(), 0);
+	json_decref(big);
+
+	TST_CHECK(jsonmem_cap(1000) == 8000 + JSONMEM_SLACK);
+}
+
+/* Threads parsing 256 KiB strings (about 1 MiB each while parsed: the
+ * lexer doubles its buffer) at once with a 3 MiB total: some parses
+ * must wait (BUSY), none is too costly, and everything adds up again. */
+static const char* shared_text;
+static size_t shared_len;
+static atomic_int n_ok, n_busy, n_other;
+static atomic_bool stop_all;
+
+static void* parser(void* arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop_all)) {
+		json_error_t err;
+		enum jsonmem_status st;
+		json_t* v = jsonmem_load(shared_text, shared_len, 0, &err, &st);
+		json_decref(v);
+		atomic_fetch_add(st == JSONMEM_OK ? &n_ok : st == JSONMEM_BUSY ? &n_busy : &n_other, 1);
+	}
+	return NULL;
+}
+
+static void test_total(void)
+{
+	size_t len;
+	char* str = repeat("{\"t\":\"", "abcdefgh", (256 << 10) / 8, "\"}", &len);
+	shared_text = str;
+	shared_len = len;
+	pthread_t t[6];
+	for (int i = 0; i < 6; i++)
+		pthread_create(&t[i], NULL, parser, NULL);
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		struct timespec ms = { 0, 10 * 1000000L };
+		nanosleep(&ms, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((atomic_load(&n_busy) == 0 || atomic_load(&n_ok) < 10)
+			&& now.tv_sec - start.tv_sec < 20);
+	atomic_store(&stop_all, true);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	TST_CHECK(atomic_load(&n_busy) > 0);
+	TST_CHECK(atomic_load(&n_ok) >= 10);
+	TST_EQ_INT(atomic_load(&n_other), 0);
+	TST_EQ_INT(jsonmem_in_flight(), 0);
+	free(str);
+
+	/* One parse that alone exceeds the total is too costly, not busy. */
+	char* alone = repeat("{\"t\":\"", "abcdefgh", (4 << 20) / 8, "\"}", &len);
+	json_error_t err;
+	enum jsonmem_status st;
+	TST_CHECK(jsonmem_load(alone, len, 0, &err, &st) == NULL);
+	TST_EQ_INT(st, JSONMEM_TOO_COSTLY);
+	TST_CHECK(strstr(err.text, "--max-json-memory") != NULL);
+	free(alone);
+}
+
+int main(void)
+{
+	test_limits();
+	jsonmem_init(3 << 20);
+	TST_EQ_INT(jsonmem_total(), 3 << 20);
+	test_total();
+	TST_END();
+}
