@@ -12,6 +12,7 @@
 #include "desktop/desktop.h"
 #include "base/events.h"
 #include "server/http/http.h"
+#include "base/jsonmem.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/text.h"
@@ -171,6 +172,12 @@ static void on_tools(struct http_request* req, void* ud)
 	http_respond_json(req, 200, json_pack("{s:o}", "tools", list), NULL);
 }
 
+static bool tool_takes_large_body(const char* name)
+{
+	const struct tool_def* tool = tools_find(name);
+	return tool && (tool->flags & TOOL_LARGE_ARGS);
+}
+
 /* POST /api/v1/tools/{name} */
 static void on_tool_call(struct http_request* req, void* ud)
 {
@@ -182,6 +189,11 @@ static void on_tool_call(struct http_request* req, void* ud)
 	}
 	size_t len;
 	const char* body = http_request_body(req, &len);
+	if (http_request_body_large(req) && !tool_takes_large_body(name)) {
+		http_respond_error(req, 413, "payload_too_large", "request body too large (over "
+				"--max-body; only clipboard_write takes more)");
+		return;
+	}
 	size_t skip = 0;
 	while (skip < len && isspace((unsigned char)body[skip]))
 		skip++;
@@ -190,7 +202,13 @@ static void on_tool_call(struct http_request* req, void* ud)
 		args = json_object();
 	} else {
 		json_error_t err;
-		args = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
+		enum jsonmem_status st;
+		args = jsonmem_load(body, len, JSON_REJECT_DUPLICATES, &err, &st);
+		if (!args && st != JSONMEM_INVALID) {
+			http_respond_error(req, st == JSONMEM_BUSY ? 503 : 413,
+					st == JSONMEM_BUSY ? "busy" : "payload_too_large", err.text);
+			return;
+		}
 		if (!args) {
 			char msg[300];
 			snprintf(msg, sizeof(msg), "the body is not JSON: %.*s (line %d)",
@@ -479,7 +497,8 @@ int rest_register(void)
 		{ "GET", "/healthz", HTTP_ROLE_NONE, 0, on_healthz, NULL },
 		{ "GET", "/metrics", HTTP_ROLE_FULL, 0, on_metrics, NULL },
 		{ "GET", "/api/v1/tools", HTTP_ROLE_VIEW, 0, on_tools, NULL },
-		{ "POST", TOOLS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_tool_call, NULL },
+		{ "POST", TOOLS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX | HTTP_ROUTE_LARGE_BODY,
+			on_tool_call, NULL },
 		{ "GET", "/api/v1/screenshot", HTTP_ROLE_VIEW, 0, on_screenshot, NULL },
 		{ "GET", "/api/v1/windows", HTTP_ROLE_VIEW, 0, on_windows, NULL },
 		{ "GET", "/api/v1/recordings", HTTP_ROLE_VIEW, 0, on_recordings, NULL },

@@ -150,7 +150,7 @@ const struct tool_def tools_clipboard[] = {
 			"\"image_base64\":{\"type\":\"string\",\"description\":\"a PNG file, Base64\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS "},"
 			"\"required\":[\"selection\",\"format\",\"bytes\"]}",
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_IDEMPOTENT | TOOL_LARGE_ARGS,
 		.handler = clipboard_write,
 	},
 	{ 0 },

@@ -25,6 +25,8 @@ enum tool_flags {
 	TOOL_SPLIT = 1 << 7,		/* only with --tools split|both */
 	TOOL_NO_DISPLAY = 1 << 8,	/* works without a display (status, doctor) */
 	TOOL_NO_VIEW = 1 << 9,		/* read-only, but not for the view token (secrets) */
+	TOOL_LARGE_ARGS = 1 << 10,	/* its arguments may exceed --max-body, up to
+					 * --max-clipboard-body (full token) */
 };
 
 /* Error codes of DESIGN.md section 6.2, as strings in structuredContent. */

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "server/http/auth.h"
 #include "server/http/listener.h"
+#include "base/jsonmem.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "server/http/netcheck.h"
@@ -51,6 +52,7 @@
 	"Content-Disposition, X-Deskd-Width, X-Deskd-Height, X-Deskd-Physical-Width, " \
 	"X-Deskd-Physical-Height, X-Deskd-Scale-Factor, X-Deskd-Window"
 #define HTTP_DISCARD_MAX (16u << 20)	/* then a refused upload is cut off */
+#define HTTP_BIG_BUFFER (256u << 10)	/* freeing one this big: trim the heap soon */
 
 struct kv {
 	char* name;
@@ -74,6 +76,8 @@ struct http_request {
 	struct kvlist query;
 	char* body;
 	size_t body_len, body_cap;
+	long max_body;			/* this request's limit (check_request) */
+	size_t announced;		/* Content-Length, when given and allowed */
 	size_t discarded;		/* body bytes dropped after a refusal */
 	enum http_role role;
 
@@ -119,6 +123,7 @@ static struct {
 	struct netcheck_policy policy;
 	char origin[128];
 	long max_body;
+	long max_large_body;		/* HTTP_ROUTE_LARGE_BODY, full token */
 	bool running, stopping;
 	struct http_request* requests;
 	struct http_stream* streams;
@@ -234,6 +239,8 @@ static void request_unref(struct http_request* req)
 	free(req->method);
 	free(req->path);
 	free(req->body);
+	if (req->body_cap >= HTTP_BIG_BUFFER)
+		jsonmem_note_freed(req->body_cap);
 	pthread_mutex_destroy(&req->mutex);
 	free(req);
 }
@@ -269,6 +276,11 @@ const char* http_request_body(const struct http_request* req, size_t* len)
 	if (len)
 		*len = req->body_len;
 	return req->body ? req->body : "";
+}
+
+bool http_request_body_large(const struct http_request* req)
+{
+	return (long)req->body_len > H.max_body;
 }
 
 enum http_role http_request_role(const struct http_request* req)
@@ -418,6 +430,8 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 		text[len++] = '\n';
 		text[len] = '\0';
 	}
+	if (len >= HTTP_BIG_BUFFER)
+		jsonmem_note_freed(len);	/* soon: MHD frees it once sent */
 	struct MHD_Response* r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r)
 		free(text);
@@ -659,10 +673,19 @@ static void check_request(struct http_request* req)
 		set_verdict(req, 405, "method_not_allowed", "method not allowed on this route");
 		return;
 	}
+	/* Only routes that take a clipboard_write accept more, from the full
+	 * token; their handler refuses a large body that is anything else. */
+	req->max_body = (r->flags & HTTP_ROUTE_LARGE_BODY) && req->role == HTTP_ROLE_FULL
+		&& H.max_large_body > H.max_body ? H.max_large_body : H.max_body;
 	const char* cl = http_request_header(req, "Content-Length");
-	if (cl && strtoll(cl, NULL, 10) > H.max_body) {
-		set_verdict(req, 413, "payload_too_large", "request body too large");
+	long long announced = cl ? strtoll(cl, NULL, 10) : 0;
+	if (announced > req->max_body) {
+		set_verdict(req, 413, "payload_too_large", req->max_body > H.max_body
+				? "request body too large (over --max-clipboard-body)"
+				: "request body too large (over --max-body)");
 		req->verdict_close = true;
+	} else if (announced > 0) {
+		req->announced = (size_t)announced;
 	}
 }
 
@@ -684,6 +707,7 @@ static struct http_request* request_new(struct MHD_Connection* conn, const char*
 	req->refs = 1;
 	req->conn = conn;
 	req->route_label = "other";
+	req->max_body = H.max_body;
 	clock_gettime(CLOCK_MONOTONIC, &req->start);
 	req->method = strdup(method);
 	req->path = strdup(url);
@@ -698,12 +722,16 @@ static struct http_request* request_new(struct MHD_Connection* conn, const char*
 
 static int body_append(struct http_request* req, const char* data, size_t len)
 {
-	if ((long)(req->body_len + len) > H.max_body)
+	if ((long)(req->body_len + len) > req->max_body)
 		return -E2BIG;
 	if (req->body_len + len + 1 > req->body_cap) {
+		/* Grow as the bytes come (never ahead of them), but not past
+		 * the announced length: no doubling to twice a large body. */
 		size_t cap = req->body_cap ? req->body_cap : 4096;
 		while (cap < req->body_len + len + 1)
 			cap *= 2;
+		if (req->announced >= req->body_len + len && cap > req->announced + 1)
+			cap = req->announced + 1;
 		char* b = realloc(req->body, cap);
 		if (!b)
 			return -ENOMEM;
@@ -761,6 +789,8 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		int rc = body_append(req, upload_data, n);
 		if (rc == -E2BIG) {
 			set_verdict(req, 413, "payload_too_large", "request body too large");
+			if (req->body_cap >= HTTP_BIG_BUFFER)
+				jsonmem_note_freed(req->body_cap);
 			req->verdict_close = true;
 			free(req->body);
 			req->body = NULL;
@@ -1270,6 +1300,7 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	if (H.running)
 		return -EBUSY;
 	H.max_body = opts->max_body_bytes;
+	H.max_large_body = opts->max_clipboard_body_bytes;
 	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
 	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
 			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);

@@ -19,6 +19,10 @@ struct options;
 enum http_route_flags {
 	HTTP_ROUTE_PREFIX = 1 << 0,	/* path matches as a prefix */
 	HTTP_ROUTE_JSONRPC = 1 << 1,	/* transport errors as JSON-RPC bodies (/mcp) */
+	HTTP_ROUTE_LARGE_BODY = 1 << 2,	/* the full token's bodies may be up to
+					 * --max-clipboard-body, not --max-body: the
+					 * handler refuses (413) a large one that is not
+					 * a clipboard_write (http_request_body_large) */
 };
 
 struct http_request;
@@ -54,6 +58,8 @@ const char* http_request_header(const struct http_request* req, const char* name
 const char* http_request_query(const struct http_request* req, const char* name);
 /** The body (NUL-terminated for convenience); len may be NULL. */
 const char* http_request_body(const struct http_request* req, size_t* len);
+/** Is the body over --max-body (so only an HTTP_ROUTE_LARGE_BODY route took it)? */
+bool http_request_body_large(const struct http_request* req);
 enum http_role http_request_role(const struct http_request* req);
 
 /** A string literal as the body and length arguments of http_respond() or

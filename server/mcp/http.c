@@ -16,7 +16,9 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "server/http/http.h"
+#include "base/jsonmem.h"
 #include "base/log.h"
+#include "base/options.h"
 #include "base/text.h"
 #include "tools/tools.h"
 #include "base/worker.h"
@@ -572,6 +574,43 @@ static void handle_initialize(struct http_request* req, json_t* msg)
 	mcp_session_unref(s);
 }
 
+/* A tools/call of a tool that takes large arguments (clipboard_write)? */
+static bool large_call(json_t* msg)
+{
+	const char* method = json_string_value(json_object_get(msg, "method"));
+	json_t* params = json_object_get(msg, "params");
+	const char* name = json_string_value(json_object_get(params, "name"));
+	const struct tool_def* tool = name ? tools_find(name) : NULL;
+	return method && strcmp(method, "tools/call") == 0 && tool
+		&& (tool->flags & TOOL_LARGE_ARGS);
+}
+
+#define LOAD_ANSWERED (-2)	/* in jerr->line: load_body answered */
+
+/* The body as JSON within the parse budget (base/jsonmem.h); over
+ * --max-body only for a clipboard_write (--max-clipboard-body). NULL with
+ * jerr set: a parse error to answer, or jerr->line LOAD_ANSWERED. */
+static json_t* load_body(struct http_request* req, const char* body, size_t len,
+		json_error_t* jerr)
+{
+	enum jsonmem_status st;
+	json_t* msg = jsonmem_load(body, len, 0, jerr, &st);
+	if (!msg && st != JSONMEM_INVALID) {
+		char text[400];
+		snprintf(text, sizeof(text), "%s: %s", st == JSONMEM_BUSY
+				? "Service Unavailable" : "Payload Too Large", jerr->text);
+		rpc_error(req, st == JSONMEM_BUSY ? 503 : 413, -32000, text, NULL);
+		jerr->line = LOAD_ANSWERED;
+	} else if (msg && http_request_body_large(req) && !large_call(msg)) {
+		json_decref(msg);
+		msg = NULL;
+		rpc_error(req, 413, -32000, "Payload Too Large: bodies over --max-body are only "
+				"for a tools/call of clipboard_write", NULL);
+		jerr->line = LOAD_ANSWERED;
+	}
+	return msg;
+}
+
 static void handle_post(struct http_request* req)
 {
 	const char* accept = http_request_header(req, "Accept");
@@ -591,9 +630,10 @@ static void handle_post(struct http_request* req)
 	size_t len = 0;
 	const char* body = http_request_body(req, &len);
 	json_error_t jerr;
-	json_t* msg = json_loadb(body ? body : "", len, 0, &jerr);
+	json_t* msg = load_body(req, body ? body : "", len, &jerr);
 	if (!msg) {
-		http_respond_json(req, 400, mcp_parse_error(&jerr), NULL);
+		if (jerr.line != LOAD_ANSWERED)
+			http_respond_json(req, 400, mcp_parse_error(&jerr), NULL);
 		return;
 	}
 
@@ -770,7 +810,7 @@ int mcp_http_register(void)
 		.method = NULL,
 		.path = "/mcp",
 		.min_role = HTTP_ROLE_VIEW,
-		.flags = HTTP_ROUTE_JSONRPC,
+		.flags = HTTP_ROUTE_JSONRPC | HTTP_ROUTE_LARGE_BODY,
 		.handler = mcp_route,
 	};
 	int rc = http_add_route(&route);

@@ -4,6 +4,7 @@
 #include "server/mcp/mcp.h"
 #include "base/clock.h"
 #include "server/mcp/core.h"
+#include "base/jsonmem.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "base/text.h"
@@ -1101,9 +1102,11 @@ void mcp_session_handle_text(struct mcp_session* self, const char* text, size_t 
 		struct mcp_sink* sink)
 {
 	json_error_t jerr;
-	json_t* msg = json_loadb(text, len, 0, &jerr);
+	enum jsonmem_status st;
+	json_t* msg = jsonmem_load(text, len, 0, &jerr, &st);
 	if (!msg) {
-		json_t* resp = mcp_parse_error(&jerr);
+		json_t* resp = st == JSONMEM_INVALID ? mcp_parse_error(&jerr)
+			: mcp_error_response(NULL, RPC_INVALID_REQUEST, jerr.text, NULL);
 		sink->impl->done(sink, resp);
 		json_decref(resp);
 		return;

@@ -83,7 +83,10 @@ static void handle_line(char* line, size_t len)
 static void* stdio_main(void* arg)
 {
 	const struct options* opts = options_get();
-	size_t max = opts && opts->max_body_bytes > 0 ? (size_t)opts->max_body_bytes : 16u << 20;
+	/* The local client is the full token: clipboard_write's limit. */
+	size_t max = opts && opts->max_clipboard_body_bytes > opts->max_body_bytes
+		? (size_t)opts->max_clipboard_body_bytes
+		: opts && opts->max_body_bytes > 0 ? (size_t)opts->max_body_bytes : 16u << 20;
 	size_t cap = 64 * 1024, len = 0;
 	char* buf = malloc(cap);
 	bool discarding = false, eof = false;

@@ -339,13 +339,17 @@ test('MCP over HTTP: transport rules and hostile input', async (t) => {
     assert.equal(utf.status, 400);
     assert.equal(utf.json.error.code, -32700);
     assert.match(JSON.stringify(utf.json.error.data), /UTF-8/i);
-    const big = 'x'.repeat(1 << 20);
+    const big = 'x'.repeat((1 << 20) - 512);   // just under --max-body's 1 MiB
     const large = await post(deskd, { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'json_schema_2020_12_tool', arguments: { name: big } } },
       { session, version: V });
     assert.equal(large.status, 200);
     const result = large.events.find((e) => e.msg?.id === 12).msg.result;
     assert.notEqual(result.isError, true);
     assert.match(result.content[0].text, /^Received: \{"name":"xxxx/);
+    const over = await post(deskd, { jsonrpc: '2.0', id: 15, method: 'tools/call', params: { name: 'json_schema_2020_12_tool', arguments: { name: big + 'x'.repeat(1024) } } },
+      { session, version: V });
+    assert.equal(over.status, 413);
+    assert.equal(over.json.error.code, -32000);
     const array = await post(deskd, [{ jsonrpc: '2.0', id: 13, method: 'ping' }], { session, version: V });
     assert.equal(array.status, 400, 'no batches on a 2025-11-25 session');
     assert.equal(array.json.error.code, -32600);
