@@ -73,7 +73,12 @@ void mcp_session_set_inline(struct mcp_session* self, bool on);
 void mcp_session_set_transport(struct mcp_session* self, void* data,
 		void (*end_fn)(void* data), void (*free_fn)(void* data));
 void* mcp_session_transport(struct mcp_session* self);
-/** Milliseconds since the last message; 0 while a request is in progress. */
+/** Optional: busy_fn(data) says whether the transport has a stream open (a
+ *  client still connected): such a session is not idle, so it neither
+ *  expires nor is ended to make room. Any thread; takes only its own locks. */
+void mcp_session_set_transport_busy(struct mcp_session* self, bool (*busy_fn)(void* data));
+/** Milliseconds since the last message; 0 while a request is in progress or
+ *  the transport is busy. */
 int64_t mcp_session_idle_ms(struct mcp_session* self);
 /** End the session: cancel calls in progress, wake their pending server ->
  *  client requests, finalize its recordings. Idempotent; may block briefly. */
@@ -90,13 +95,24 @@ void mcp_session_handle_text(struct mcp_session* self, const char* text,
 		size_t len, struct mcp_sink* sink);
 
 /* The session registry (HTTP sessions; stdio's one session counts too). */
-/** Add (takes its own reference). */
+/** Add a pinned session (stdio's: never expires, never ended to make room);
+ *  takes its own reference. */
 int mcp_registry_add(struct mcp_session* session);
+/** Add a session of quota class owner (>= 0; HTTP: the token's role), making
+ *  room first: when owner holds owner_max sessions, or all hold total_max,
+ *  one idle session (no call in progress, no open stream; never-used ones
+ *  first, then the least recently active) of that owner, or of any owner
+ *  when the total is the limit, leaves the registry and is returned in
+ *  *evicted for the caller to end off its thread. -EBUSY when none is idle.
+ *  Takes its own reference to session. */
+int mcp_registry_admit(struct mcp_session* session, int owner, int owner_max,
+		int total_max, struct mcp_session** evicted);
 /** Find by id: a new reference, or NULL. */
 struct mcp_session* mcp_registry_find(const char* id);
 /** Remove by id: returns the registry's reference, or NULL. */
 struct mcp_session* mcp_registry_remove(const char* id);
-/** Start the reaper thread (idle expiry). */
+/** Start the reaper thread (idle expiry: --session-timeout, and
+ *  --new-session-timeout for sessions that made no request). */
 int mcp_registry_start(void);
 
 /** For fixtures: close the current tool call's SSE connection now (the

@@ -415,6 +415,24 @@ static void hsess_free(void* data)
 	free(h);
 }
 
+/* Is a client connected to one of the session's streams? */
+static bool hsess_busy(void* data)
+{
+	struct hsess* h = data;
+	bool busy = false;
+	pthread_mutex_lock(&h->mutex);
+	for (size_t i = 0; i <= h->n_streams && !busy; i++) {
+		struct hstream* st = i < h->n_streams ? h->streams[i] : h->get_stream;
+		if (!st)
+			continue;
+		pthread_mutex_lock(&st->mutex);
+		busy = st->attach != NULL;
+		pthread_mutex_unlock(&st->mutex);
+	}
+	pthread_mutex_unlock(&h->mutex);
+	return busy;
+}
+
 static void hsess_add_stream(struct hsess* h, struct hstream* s)
 {
 	pthread_mutex_lock(&h->mutex);
@@ -533,6 +551,24 @@ static const struct mcp_sink_impl capture_impl = {
 	.done = capture_done,
 };
 
+static void end_session_job(void* ud);
+
+/* Register a new session within --max-sessions and the token's quota
+ * (--max-view-sessions for the view token), ending an idle one to make
+ * room (mcp_registry_admit). */
+static int session_admit(struct mcp_session* s, enum http_role role)
+{
+	const struct options* opts = options_get();
+	int total = opts && opts->max_sessions > 0 ? opts->max_sessions : MCP_MAX_SESSIONS;
+	int quota = role == HTTP_ROLE_VIEW && opts && opts->max_view_sessions > 0
+		? opts->max_view_sessions : total;
+	struct mcp_session* evicted = NULL;
+	int rc = mcp_registry_admit(s, (int)role, quota, total, &evicted);
+	if (evicted && worker_spawn(end_session_job, evicted) < 0)
+		end_session_job(evicted);
+	return rc;
+}
+
 static void handle_initialize(struct http_request* req, json_t* msg)
 {
 	const char* sid = http_request_header(req, "Mcp-Session-Id");
@@ -541,13 +577,6 @@ static void handle_initialize(struct http_request* req, json_t* msg)
 		mcp_session_unref(existing);
 		rpc_error(req, 400, -32600, "Invalid Request: the session is already initialized",
 				NULL);
-		return;
-	}
-	/* Sessions live until DELETE or 30 idle minutes: bound how many a
-	 * token holder can pile up. */
-	if (mcp_session_count() >= MCP_MAX_SESSIONS) {
-		rpc_error(req, 503, -32000, "Service Unavailable: too many MCP sessions; "
-				"end unused ones with DELETE /mcp", NULL);
 		return;
 	}
 	struct mcp_session* s = mcp_session_new();
@@ -559,11 +588,15 @@ static void handle_initialize(struct http_request* req, json_t* msg)
 	}
 	h->role = http_request_role(req);
 	mcp_session_set_transport(s, h, hsess_end, hsess_free);
+	mcp_session_set_transport_busy(s, hsess_busy);
 	struct capture_sink cap = { { &capture_impl, false }, NULL };
 	mcp_session_handle(s, msg, &cap.sink);
 	json_t* result = json_object_get(cap.response, "result");
 	const char* headers[] = { "Mcp-Session-Id", mcp_session_id(s), NULL };
-	if (result && mcp_registry_add(s) == 0) {
+	if (result && session_admit(s, h->role) < 0) {
+		rpc_error(req, 503, -32000, "Service Unavailable: too many MCP sessions in use "
+				"(none idle to end); end unused ones with DELETE /mcp", NULL);
+	} else if (result) {
 		const char* v = mcp_session_version(s);
 		h->priming = v && strcmp(v, "2025-11-25") >= 0;
 		http_respond_json(req, 200, cap.response, headers);

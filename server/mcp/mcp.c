@@ -29,7 +29,8 @@
 #endif
 
 #define TOOLS_PAGE 50
-#define IDLE_TIMEOUT_MS (30 * 60 * 1000)	/* tests: DESKD_MCP_IDLE_TIMEOUT_MS */
+#define IDLE_TIMEOUT_MS (30 * 60 * 1000)	/* --session-timeout; tests: DESKD_MCP_IDLE_TIMEOUT_MS */
+#define NEW_TIMEOUT_MS (60 * 1000)		/* --new-session-timeout */
 #define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
 
 enum {
@@ -199,9 +200,12 @@ struct mcp_session {
 	json_t* subscriptions;
 	int64_t last_active;
 	int busy;
+	bool used;			/* made a request besides initialize */
+	int owner;			/* registry quota class; -1: pinned (stdio) */
 	void* transport;
 	void (*transport_end)(void* data);
 	void (*transport_free)(void* data);
+	bool (*transport_busy)(void* data);
 };
 
 static void session_uuid(char out[40])
@@ -242,6 +246,7 @@ struct mcp_session* mcp_session_new(void)
 	session_uuid(self->id);
 	self->last_active = clock_ms();
 	self->next_outreq = 1;
+	self->owner = -1;
 	return self;
 
 subscriptions_failure:
@@ -300,11 +305,20 @@ void* mcp_session_transport(struct mcp_session* self)
 	return self->transport;
 }
 
+void mcp_session_set_transport_busy(struct mcp_session* self, bool (*busy_fn)(void* data))
+{
+	self->transport_busy = busy_fn;
+}
+
 int64_t mcp_session_idle_ms(struct mcp_session* self)
 {
 	pthread_mutex_lock(&self->mutex);
 	int64_t idle = self->busy ? 0 : clock_ms() - self->last_active;
 	pthread_mutex_unlock(&self->mutex);
+	/* An open stream is a client still there (outside the session lock:
+	 * the transport takes its own). */
+	if (idle && self->transport_busy && self->transport_busy(self->transport))
+		idle = 0;
 	return idle;
 }
 
@@ -1015,6 +1029,18 @@ static void start_job(struct mcp_session* s, const char* method, json_t* id,
 	call_start(c);
 }
 
+/* Activity: the idle clock restarts; a request other than initialize makes
+ * the session used (the short expiry of never-used sessions ends). */
+static void session_touch(struct mcp_session* s, enum mcp_msg_kind kind, json_t* msg)
+{
+	const char* method = json_string_value(json_object_get(msg, "method"));
+	pthread_mutex_lock(&s->mutex);
+	s->last_active = clock_ms();
+	if (kind == MCP_MSG_REQUEST && method && strcmp(method, "initialize") != 0)
+		s->used = true;
+	pthread_mutex_unlock(&s->mutex);
+}
+
 static void handle_notification(struct mcp_session* s, json_t* msg)
 {
 	const char* method = json_string_value(json_object_get(msg, "method"));
@@ -1036,11 +1062,8 @@ static void handle_notification(struct mcp_session* s, json_t* msg)
 
 int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* sink)
 {
-	pthread_mutex_lock(&self->mutex);
-	self->last_active = clock_ms();
-	pthread_mutex_unlock(&self->mutex);
-
 	enum mcp_msg_kind kind = mcp_message_kind(msg);
+	session_touch(self, kind, msg);
 	if (kind == MCP_MSG_NOTIFICATION) {
 		handle_notification(self, msg);
 		return 0;
@@ -1140,6 +1163,7 @@ static size_t reg_n, reg_cap;
 static pthread_t reaper;
 static bool reaper_running, reaper_stop;
 static int64_t idle_timeout_ms = IDLE_TIMEOUT_MS;
+static int64_t new_timeout_ms = NEW_TIMEOUT_MS;
 
 int mcp_registry_add(struct mcp_session* session)
 {
@@ -1158,6 +1182,67 @@ int mcp_registry_add(struct mcp_session* session)
 	reg[reg_n++] = session;
 	pthread_mutex_unlock(&reg_mutex);
 	return 0;
+}
+
+/* The session to end to make room (reg_mutex held): an idle one (no call
+ * in progress, no open stream) of owner (any owner but pinned ones when
+ * owner < 0), never-used ones first, then the least recently active.
+ * Its index, or -1. */
+static ssize_t registry_victim(int owner)
+{
+	ssize_t best = -1;
+	bool best_used = true;
+	int64_t best_idle = 0;
+	for (size_t i = 0; i < reg_n; i++) {
+		struct mcp_session* s = reg[i];
+		if (s->owner < 0 || (owner >= 0 && s->owner != owner))
+			continue;
+		int64_t idle = mcp_session_idle_ms(s);
+		if (idle <= 0)
+			continue;
+		pthread_mutex_lock(&s->mutex);
+		bool used = s->used;
+		pthread_mutex_unlock(&s->mutex);
+		if (best < 0 || (best_used && !used) || (used == best_used && idle > best_idle)) {
+			best = (ssize_t)i;
+			best_used = used;
+			best_idle = idle;
+		}
+	}
+	return best;
+}
+
+int mcp_registry_admit(struct mcp_session* session, int owner, int owner_max,
+		int total_max, struct mcp_session** evicted)
+{
+	*evicted = NULL;
+	pthread_mutex_lock(&reg_mutex);
+	int mine = 0;
+	for (size_t i = 0; i < reg_n; i++)
+		mine += reg[i]->owner == owner;
+	ssize_t victim = -1;
+	if (mine >= owner_max)
+		victim = registry_victim(owner);
+	else if ((int)reg_n >= total_max)
+		victim = registry_victim(-1);
+	if ((mine >= owner_max || (int)reg_n >= total_max) && victim < 0) {
+		pthread_mutex_unlock(&reg_mutex);
+		return -EBUSY;
+	}
+	if (victim >= 0) {
+		*evicted = reg[victim];
+		reg[victim] = reg[--reg_n];
+	}
+	session->owner = owner;
+	pthread_mutex_unlock(&reg_mutex);
+	if (*evicted)
+		log_info("mcp: session %s ended to make room for a new one (%s)",
+				(*evicted)->id, mine >= owner_max ? "its token's quota"
+				: "--max-sessions");
+	int rc = mcp_registry_add(session);
+	if (rc < 0)
+		session->owner = -1;
+	return rc;
 }
 
 struct mcp_session* mcp_registry_find(const char* id)
@@ -1198,6 +1283,22 @@ int mcp_session_count(void)
 	return n;
 }
 
+/* Idle past its expiry: --session-timeout, or --new-session-timeout for a
+ * session that made no request since initialize. Pinned ones (stdio's)
+ * never expire. */
+static bool session_expired(struct mcp_session* s)
+{
+	if (s->owner < 0)
+		return false;
+	pthread_mutex_lock(&s->mutex);
+	bool used = s->used;
+	pthread_mutex_unlock(&s->mutex);
+	int64_t limit = used ? idle_timeout_ms : new_timeout_ms;
+	if (limit > idle_timeout_ms)
+		limit = idle_timeout_ms;
+	return mcp_session_idle_ms(s) > limit;
+}
+
 static void* reaper_main(void* arg)
 {
 	pthread_mutex_lock(&reg_mutex);
@@ -1211,7 +1312,7 @@ static void* reaper_main(void* arg)
 		struct mcp_session* expired[16];
 		size_t n_expired = 0;
 		for (size_t i = 0; i < reg_n && n_expired < 16; ) {
-			if (mcp_session_idle_ms(reg[i]) > idle_timeout_ms) {
+			if (session_expired(reg[i])) {
 				expired[n_expired++] = reg[i];
 				reg[i] = reg[--reg_n];
 			} else {
@@ -1220,8 +1321,10 @@ static void* reaper_main(void* arg)
 		}
 		pthread_mutex_unlock(&reg_mutex);
 		for (size_t i = 0; i < n_expired; i++) {
-			log_info("mcp: session %s expired after %lld s idle",
-					expired[i]->id, (long long)(idle_timeout_ms / 1000));
+			log_info("mcp: session %s expired after %lld s idle%s", expired[i]->id,
+					(long long)((expired[i]->used ? idle_timeout_ms
+						: new_timeout_ms) / 1000),
+					expired[i]->used ? "" : " (no request since initialize)");
 			mcp_session_end(expired[i]);
 			mcp_session_unref(expired[i]);
 		}
@@ -1239,6 +1342,11 @@ int mcp_registry_start(void)
 		return 0;
 	}
 	reaper_stop = false;
+	const struct options* opts = options_get();
+	if (opts && opts->session_timeout_s > 0)
+		idle_timeout_ms = (int64_t)opts->session_timeout_s * 1000;
+	if (opts && opts->new_session_timeout_s > 0)
+		new_timeout_ms = (int64_t)opts->new_session_timeout_s * 1000;
 	const char* knob = getenv("DESKD_MCP_IDLE_TIMEOUT_MS");
 	if (knob && atoll(knob) > 0)
 		idle_timeout_ms = atoll(knob);
