@@ -37,6 +37,11 @@
 #define STREAM_MAX_EVENTS 1024
 #define STREAM_MAX_BYTES (8u << 20)
 #define SESSION_MAX_STREAMS 32
+#define REPLAY_SLIM_MIN (4u << 10)	/* a sent event this big keeps no images */
+#define REPLAY_TOTAL_MAX (64u << 20)	/* all replay events of all sessions */
+
+/* Bytes of replay events kept, all streams together (D7b). */
+static atomic_size_t replay_bytes;
 
 struct sse_event {
 	uint64_t seq;
@@ -101,6 +106,7 @@ static void stream_unref(struct hstream* s)
 		return;
 	for (size_t i = 0; i < s->n_events; i++)
 		free(s->events[i].text);
+	atomic_fetch_sub(&replay_bytes, s->bytes);
 	free(s->events);
 	json_decref(s->responses);
 	pthread_mutex_destroy(&s->mutex);
@@ -168,19 +174,80 @@ static struct http_stream* stream_conn(struct hstream* s)
 	return conn;
 }
 
-/* Keep the event for replay (write_mutex held); drops the oldest half when
- * over the limits. */
-static void stream_keep(struct hstream* s, uint64_t seq, char* text, size_t len)
+/* The message without its image, audio and blob data (a text block says
+ * what was there), or NULL when it has none. New reference. */
+static json_t* replay_slim(json_t* msg)
 {
-	if (s->n_events >= STREAM_MAX_EVENTS || s->bytes + len > STREAM_MAX_BYTES) {
-		size_t drop = s->n_events / 2 ? s->n_events / 2 : s->n_events;
-		for (size_t i = 0; i < drop; i++) {
-			s->bytes -= s->events[i].len;
-			free(s->events[i].text);
-		}
-		memmove(s->events, s->events + drop, (s->n_events - drop) * sizeof(*s->events));
-		s->n_events -= drop;
+	json_t* result = json_object_get(msg, "result");
+	json_t* content = json_object_get(result, "content");
+	size_t i;
+	json_t* block;
+	bool heavy = false;
+	json_array_foreach(content, i, block) {
+		heavy = heavy || json_is_string(json_object_get(block, "data"))
+			|| json_is_string(json_object_get(json_object_get(block, "resource"), "blob"));
 	}
+	if (!heavy)
+		return NULL;
+	json_t* slim_content = json_array();
+	json_array_foreach(content, i, block) {
+		const char* type = json_string_value(json_object_get(block, "type"));
+		if (json_is_string(json_object_get(block, "data"))
+				|| json_is_string(json_object_get(json_object_get(block, "resource"),
+						"blob"))) {
+			char note[160];
+			snprintf(note, sizeof(note), "(a %s block was here; resumed streams do not "
+					"replay image data: call the tool again)", type ? type : "data");
+			json_array_append_new(slim_content, json_pack("{s:s, s:s}", "type", "text",
+					"text", note));
+		} else {
+			json_array_append(slim_content, block);
+		}
+	}
+	json_t* slim_result = json_copy(result);
+	json_t* slim = json_copy(msg);
+	json_object_set_new(slim_result, "content", slim_content);
+	json_object_set_new(slim, "result", slim_result);
+	return slim;
+}
+
+/* Drop the oldest half of the stream's events (write_mutex held). */
+static void stream_drop_oldest(struct hstream* s)
+{
+	size_t drop = s->n_events / 2 ? s->n_events / 2 : s->n_events;
+	size_t freed = 0;
+	for (size_t i = 0; i < drop; i++) {
+		freed += s->events[i].len;
+		free(s->events[i].text);
+	}
+	s->bytes -= freed;
+	atomic_fetch_sub(&replay_bytes, freed);
+	memmove(s->events, s->events + drop, (s->n_events - drop) * sizeof(*s->events));
+	s->n_events -= drop;
+}
+
+/* Keep the event for replay (write_mutex held): whole while the client has
+ * not been sent it; once sent (or past REPLAY_TOTAL_MAX), without image
+ * data. Drops the oldest half when over the stream's limits. */
+static void stream_keep(struct hstream* s, uint64_t seq, char* text, size_t len,
+		json_t* msg, bool sent)
+{
+	if (len >= REPLAY_SLIM_MIN && (sent || atomic_load(&replay_bytes) + len > REPLAY_TOTAL_MAX)) {
+		json_t* slim = replay_slim(msg);
+		char* data = slim ? mcp_dump(slim) : NULL;
+		json_decref(slim);
+		char* slim_text = NULL;
+		int n = data ? asprintf(&slim_text, "event: message\nid: %u:%" PRIu64
+				"\ndata: %s\n\n", s->no, seq, data) : -1;
+		free(data);
+		if (n >= 0) {
+			free(text);
+			text = slim_text;
+			len = (size_t)n;
+		}
+	}
+	if (s->n_events >= STREAM_MAX_EVENTS || s->bytes + len > STREAM_MAX_BYTES)
+		stream_drop_oldest(s);
 	if (s->n_events == s->cap_events) {
 		size_t cap = s->cap_events ? s->cap_events * 2 : 8;
 		struct sse_event* p = realloc(s->events, cap * sizeof(*p));
@@ -193,6 +260,7 @@ static void stream_keep(struct hstream* s, uint64_t seq, char* text, size_t len)
 	}
 	s->events[s->n_events++] = (struct sse_event){ seq, text, len };
 	s->bytes += len;
+	atomic_fetch_add(&replay_bytes, len);
 }
 
 static void stream_emit(struct hstream* s, json_t* msg)
@@ -211,11 +279,12 @@ static void stream_emit(struct hstream* s, json_t* msg)
 		return;
 	}
 	struct http_stream* conn = stream_conn(s);
+	bool sent = false;
 	if (conn) {
-		http_stream_write(conn, text, (size_t)len);
+		sent = http_stream_write(conn, text, (size_t)len) == 0;
 		http_stream_unref(conn);
 	}
-	stream_keep(s, seq, text, (size_t)len);
+	stream_keep(s, seq, text, (size_t)len, msg, sent);
 	pthread_mutex_unlock(&s->write_mutex);
 }
 
