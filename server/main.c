@@ -165,6 +165,8 @@ static int serve(struct options* opts)
 	sigwait(&set, &sig);
 	log_info("%s: shutting down", strsignal(sig));
 	rc = 0;
+	if (http)
+		rest_shutdown();	/* long REST calls end now, as sessions' do below */
 	desktop_recordings_shutdown();	/* recordings end now, published while the display lives */
 
 	if (opts->stdio)

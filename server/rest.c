@@ -41,6 +41,8 @@ enum rest_reply {
 };
 
 struct rest_call {
+	struct rest_call* prev;
+	struct rest_call* next;		/* in_flight, under calls_mutex */
 	struct http_request* req;
 	const struct tool_def* tool;
 	json_t* args;
@@ -48,6 +50,48 @@ struct rest_call {
 	enum rest_reply reply;
 	atomic_bool cancelled;
 };
+
+/* Calls in progress, so that shutdown can cancel them (a REST client has no
+ * session whose end would). */
+static pthread_mutex_t calls_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct rest_call* in_flight;
+static bool stopping;
+
+/* Link a call in; false (not linked) once shutting down. */
+static bool call_link(struct rest_call* call)
+{
+	pthread_mutex_lock(&calls_mutex);
+	bool ok = !stopping;
+	if (ok) {
+		call->next = in_flight;
+		if (in_flight)
+			in_flight->prev = call;
+		in_flight = call;
+	}
+	pthread_mutex_unlock(&calls_mutex);
+	return ok;
+}
+
+static void call_unlink(struct rest_call* call)
+{
+	pthread_mutex_lock(&calls_mutex);
+	if (call->prev)
+		call->prev->next = call->next;
+	else if (in_flight == call)
+		in_flight = call->next;
+	if (call->next)
+		call->next->prev = call->prev;
+	pthread_mutex_unlock(&calls_mutex);
+}
+
+void rest_shutdown(void)
+{
+	pthread_mutex_lock(&calls_mutex);
+	stopping = true;
+	for (struct rest_call* c = in_flight; c; c = c->next)
+		atomic_store(&c->cancelled, true);
+	pthread_mutex_unlock(&calls_mutex);
+}
 
 /* {"error":{"code","message",...}} from a failed result's structuredContent. */
 static void respond_tool_error(struct http_request* req, const struct tool_result* res)
@@ -124,6 +168,7 @@ static void call_worker(void* ud)
 	}
 	tool_result_deinit(&res);
 	json_decref(call->args);
+	call_unlink(call);
 	free(call);
 }
 
@@ -152,8 +197,15 @@ static void run_tool(struct http_request* req, const char* name, json_t* args,
 	call->read_only = http_request_role(req) != HTTP_ROLE_FULL;
 	call->reply = reply;
 	atomic_init(&call->cancelled, false);
+	if (!call_link(call)) {
+		json_decref(args);
+		free(call);
+		http_respond_error(req, 503, "unavailable", "shutting down");
+		return;
+	}
 	int rc = worker_spawn(call_worker, call);
 	if (rc < 0) {
+		call_unlink(call);
 		json_decref(args);
 		free(call);
 		http_respond_error(req, 503, "busy", rc == -EAGAIN
