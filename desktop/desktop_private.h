@@ -22,6 +22,10 @@ int desktop__pinger_start(void);
 /** Bounded (500 ms). */
 void desktop__pinger_stop(void);
 
+/* shots.c: close capture connections left idle by a burst (the watcher
+ * calls it every round; it never blocks). */
+void desktop__capture_trim(void);
+
 /** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
  *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
 int xvfb_configure(const struct options* opts, bool embedded);

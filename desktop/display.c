@@ -526,6 +526,7 @@ static void* watcher_main(void* ud)
 			continue;	/* desktop_stop */
 		if (n > 0 || XPending(dpy) > 0)
 			drain_events(dpy, &dead, rr_base);
+		desktop__capture_trim();
 		if (dead) {
 			atomic_store(&available, false);
 			atomic_fetch_add(&disconnects, 1);

@@ -11,7 +11,9 @@
 #include "desktop/desktop.h"
 #include "base/base64.h"
 #include "base/clock.h"
+#include "base/worker.h"
 #include "capture/capture.h"
+#include "desktop/desktop_private.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,11 +25,14 @@
 /* ---- Context pool ---------------------------------------------------------- */
 
 #define POOL_MAX 16
+#define POOL_KEEP 2		/* idle contexts kept however long they wait */
+#define POOL_IDLE_MS 5000	/* others are closed once idle this long */
 #define SEEN_MAX 32
 
 struct desktop_capture {
 	struct capture* cap;
 	unsigned disconnects;	/* desktop_disconnects() when it was opened */
+	int64_t idle_since;	/* clock_ms() when it was put back */
 	struct {
 		uint32_t window;
 		uint64_t counter;
@@ -118,10 +123,61 @@ void desktop_capture_put(struct desktop_capture* p)
 		capture_slot_destroy(p);
 		pthread_mutex_lock(&pool_lock);
 	} else {
+		p->idle_since = clock_ms();
 		pool_idle[pool_n_idle++] = p;
 	}
 	pthread_cond_signal(&pool_cond);
 	pthread_mutex_unlock(&pool_lock);
+}
+
+struct trim_job {
+	struct desktop_capture* slots[POOL_MAX];
+	int n;
+};
+
+static void trim_run(void* ud)
+{
+	struct trim_job* job = ud;
+	for (int i = 0; i < job->n; i++)
+		capture_slot_destroy(job->slots[i]);
+	free(job);
+}
+
+/* A burst of captures leaves up to POOL_MAX connections (and their shared
+ * memory) behind: close the idle ones beyond POOL_KEEP that waited
+ * POOL_IDLE_MS. The watcher calls this; closing takes a round trip, so it
+ * happens on a worker, and only while the server answers. */
+void desktop__capture_trim(void)
+{
+	if (!desktop_available() || desktop__hung(NULL))
+		return;
+	struct trim_job* job = NULL;
+	int64_t now = clock_ms();
+	pthread_mutex_lock(&pool_lock);
+	/* Gets take from the top, so the bottom waited longest. */
+	int n = 0;
+	while (n < pool_n_idle - POOL_KEEP && now - pool_idle[n]->idle_since >= POOL_IDLE_MS)
+		n++;
+	if (n > 0 && (job = calloc(1, sizeof(*job)))) {
+		memcpy(job->slots, pool_idle, (size_t)n * sizeof(*pool_idle));
+		job->n = n;
+		memmove(pool_idle, pool_idle + n, (size_t)(pool_n_idle - n) * sizeof(*pool_idle));
+		pool_n_idle -= n;
+		pool_n_total -= n;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (job && worker_spawn(trim_run, job) < 0) {
+		/* No worker free: put them back; the next round tries again. */
+		pthread_mutex_lock(&pool_lock);
+		for (int i = 0; i < job->n && pool_n_idle < POOL_MAX; i++) {
+			memmove(pool_idle + 1, pool_idle, (size_t)pool_n_idle * sizeof(*pool_idle));
+			pool_idle[0] = job->slots[i];
+			pool_n_idle++;
+			pool_n_total++;
+		}
+		pthread_mutex_unlock(&pool_lock);
+		free(job);
+	}
 }
 
 /* ---- Generations and the screenshot cache ----------------------------------- */
