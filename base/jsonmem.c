@@ -164,6 +164,7 @@ json_t* jsonmem_load(const char* text, size_t len, size_t flags, json_error_t* e
 
 static atomic_size_t jm_freed;
 static _Atomic int64_t jm_last_trim;
+static _Atomic int64_t jm_trim_ns;	/* the longest trim so far */
 
 void jsonmem_note_freed(size_t bytes)
 {
@@ -172,12 +173,20 @@ void jsonmem_note_freed(size_t bytes)
 
 bool jsonmem_trim(void)
 {
-	size_t freed = atomic_load(&jm_freed);
 	int64_t now = clock_ms();
-	if (freed < ((size_t)1 << 20) && !(freed && now - atomic_load(&jm_last_trim) >= 30000))
+	if (atomic_load(&jm_freed) < ((size_t)1 << 20) && now - atomic_load(&jm_last_trim) < 10000)
 		return false;
 	atomic_store(&jm_freed, 0);
 	atomic_store(&jm_last_trim, now);
+	int64_t t0 = clock_ns();
 	malloc_trim(0);
+	int64_t took = clock_ns() - t0;
+	if (took > atomic_load(&jm_trim_ns))
+		atomic_store(&jm_trim_ns, took);
 	return true;
+}
+
+int64_t jsonmem_trim_max_ns(void)
+{
+	return atomic_load(&jm_trim_ns);
 }

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One parse may take JSONMEM_FACTOR times its text plus JSONMEM_SLACK. */
 #define JSONMEM_FACTOR 8
@@ -44,6 +45,9 @@ size_t jsonmem_in_flight(void);
 /** About bytes of heap were just freed (a large body, a refused parse):
  *  jsonmem_trim() then returns them to the system. Any thread. */
 void jsonmem_note_freed(size_t bytes);
-/** malloc_trim(0) when at least 1 MiB was noted freed since the last trim, or
- *  every 30 s while anything was; returns whether it trimmed. */
+/** malloc_trim(0) when at least 1 MiB was noted freed since the last trim,
+ *  and every 10 s anyway (glibc's arenas keep what any burst freed: a load
+ *  that ends, connections and feeds that close). Returns whether it trimmed. */
 bool jsonmem_trim(void);
+/** The longest jsonmem_trim() so far, in ns (status, tests). */
+int64_t jsonmem_trim_max_ns(void);

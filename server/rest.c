@@ -533,6 +533,8 @@ static void on_metrics(struct http_request* req, void* ud)
 {
 	(void)ud;
 	metrics_set("deskd_display_available", desktop_available() ? 1 : 0, NULL);
+	metrics_set("deskd_json_parse_bytes", (double)jsonmem_in_flight(), NULL);
+	metrics_set("deskd_heap_trim_seconds_max", (double)jsonmem_trim_max_ns() / 1e9, NULL);
 	size_t len = 0;
 	char* text = metrics_render(&len);
 	if (!text) {
@@ -562,5 +564,9 @@ int rest_register(void)
 		if (rc < 0)
 			return rc;
 	}
+	metrics_help("deskd_json_parse_bytes", "Memory held by request bodies being parsed "
+			"(at most --max-json-memory).");
+	metrics_help("deskd_heap_trim_seconds_max", "The longest malloc_trim so far (the heap "
+			"is given back once a second after a spike, and every 10 s).");
 	return metrics_init();
 }
