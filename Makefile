@@ -171,11 +171,14 @@ bench-compare: all
 		rc=$$?; git worktree remove --force build-baseline; exit $$rc
 
 # Mixed load and faults, bounded (SOAK_SECONDS, default 60), in private
-# namespaces; SANITIZER=address,undefined for the sanitized build.
+# namespaces; SANITIZER=address,undefined for the sanitized build, with the
+# sanitizer options and slow-build factor of make check.
+SOAK_ENV = $(if $(SANFLAGS),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 DESKD_TEST_SLOW=$${DESKD_TEST_SLOW:-2})
 soak: all
 	@scripts/install-deps test
 	@scripts/npm-deps
-	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) \
+	@$(SOAK_ENV) DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) \
 		scripts/isolate node tests/soak/soak.mjs
 
 FUZZ_SECONDS ?= 60

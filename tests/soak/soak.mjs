@@ -9,7 +9,7 @@
 // a well-behaved client keeps working; (3) a stopped X server; (4) a killed
 // embedded Xvfb (deskd restarts it); then SIGTERM.
 import { performance } from 'node:perf_hooks';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -26,10 +26,10 @@ const pct = (v, p) => (v.length ? v[Math.min(v.length - 1, Math.floor(p / 100 * 
 const ms = (x) => (Number.isFinite(x) ? x.toFixed(1) : '-');
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-function call(d, method, path, body) {
+function call(d, method, path, body, { via = agent } = {}) {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const req = http.request(new URL(path, d.url), { method, agent, timeout: 30000 * SLOW,
+    const req = http.request(new URL(path, d.url), { method, agent: via, timeout: 30000 * SLOW,
       headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' } }, (res) => {
       res.resume();
       res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0 }));
@@ -39,9 +39,52 @@ function call(d, method, path, body) {
     req.end(body);
   });
 }
-const tool = (d, name, args = {}) => call(d, 'POST', `/api/v1/tools/${name}`, JSON.stringify(args));
+const tool = (d, name, args = {}, opts) => call(d, 'POST', `/api/v1/tools/${name}`, JSON.stringify(args), opts);
 const fds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
+/** What a process's fds are: "tcp 3, unix 9, pipe 4, ..." (for failures). */
+function fdKinds(pid) {
+  const inodes = (file) => {
+    try { return new Set(readFileSync(file, 'utf8').split('\n').slice(1).map((l) => l.trim().split(/\s+/)[file.endsWith('unix') ? 6 : 9])); } catch { return new Set(); }
+  };
+  const tcp = new Set([...inodes('/proc/net/tcp'), ...inodes('/proc/net/tcp6')]);
+  const unix = inodes('/proc/net/unix');
+  const kinds = {};
+  for (const f of readdirSync(`/proc/${pid}/fd`)) {
+    let t;
+    try { t = readlinkSync(`/proc/${pid}/fd/${f}`); } catch { continue; }
+    const m = /^socket:\[(\d+)\]$/.exec(t);
+    const k = m ? (tcp.has(m[1]) ? 'tcp' : unix.has(m[1]) ? 'unix' : 'socket') : /^pipe:/.test(t) ? 'pipe'
+      : /^anon_inode:/.test(t) ? t.slice(11) : t.startsWith('/') ? 'file' : t;
+    kinds[k] = (kinds[k] || 0) + 1;
+  }
+  return Object.entries(kinds).map(([k, n]) => `${k} ${n}`).join(', ');
+}
 const rss = (pid) => Math.round(procStats(pid).rss / 1024);
+/** "anon A + shm S + file F" MB: heap and stacks, X shared memory (capture
+ *  images), mapped files. */
+function rssParts(pid) {
+  const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Math.round(Number((new RegExp(`${k}:\\s+(\\d+)`).exec(st) || [])[1] || 0) / 1024);
+  return `anon ${kb('RssAnon')} + shm ${kb('RssShmem')} + file ${kb('RssFile')}`;
+}
+
+/** One call of each kind, so that what a used server keeps for good (its
+ *  input connections, the capture contexts it keeps warm) is in the
+ *  baseline; then idle until the extra capture contexts are closed. */
+async function warmUp(d) {
+  const once = { via: false };   // Connection: close
+  for (const [name, args] of [['screenshot', {}], ['windows', {}],
+    ['computer_use', { actions: [{ type: 'click', x: 5, y: 5 }, { type: 'type', text: 'w' }] }]]) {
+    const r = await tool(d, name, args, once);
+    if (r.status !== 200) fail(`warm-up ${name}: ${r.status}`);
+  }
+  const v = await openLive(d);
+  v.keepJpegs = false;
+  v.watch({ target: 'screen', fps: 5, max_dimension: 320 });
+  await sleep(1000);
+  v.close();
+  await sleep(6000);
+}
 
 async function mixedLoad(d, fixture) {
   const stats = {};
@@ -110,12 +153,16 @@ async function mixedLoad(d, fixture) {
   return samples;
 }
 
-/** A well-behaved client during an attack: healthz and a screenshot every 100 ms. */
+/** A well-behaved client during an attack: healthz and a screenshot every
+ *  100 ms, each on a new connection (at the per-address limit deskd closes
+ *  the oldest idle connection, which a keep-alive client may be reusing at
+ *  that very moment; such a client retries, this one need not). */
 async function probeDuring(d, until) {
   let n = 0, bad = 0;
   const lat = [];
+  const fresh = { via: false };
   while (!until()) {
-    for (const r of [await call(d, 'GET', '/healthz'), await tool(d, 'screenshot', { max_dimension: 320 })]) {
+    for (const r of [await call(d, 'GET', '/healthz', undefined, fresh), await tool(d, 'screenshot', { max_dimension: 320 }, fresh)]) {
       n++;
       lat.push(r.ms);
       if (r.status !== 200) bad++;
@@ -208,15 +255,22 @@ try {
     headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' } })).json();
   const display = status.structuredContent.display.name;
   const fixture = await startFixture(display, { geometry: '1280x800+0+0', animate: 10 });
-  const start = { rss: rss(d.proc.pid), fds: fds(d.proc.pid) };
+  await warmUp(d);
+  const start = { rss: rss(d.proc.pid), fds: fds(d.proc.pid), kinds: fdKinds(d.proc.pid) };
   const samples = await mixedLoad(d, fixture);
   const peak = Math.max(start.rss, ...samples.map((s) => s.rss));
   rows.push(['RSS MB: start / peak / end of load', `${start.rss}/${peak}/${rss(d.proc.pid)}`, 0, '-', '-']);
+  rows.push(['  RSS MB at the end of load', rssParts(d.proc.pid), 0, '-', '-']);
   // The clients' keep-alive connections close; then deskd's fds are back.
+  // Idle capture connections close after 5 s; a parked SSE stream learns
+  // that its reader left from its keepalives (every 15 s): the first one
+  // draws a reset, and libmicrohttpd closes the socket on the next.
   agent.destroy();
-  await waitUntil(() => fds(d.proc.pid) <= start.fds + 4, { timeout: 10000 * SLOW, interval: 100, what: 'fds back after the load' })
-    .catch(() => fail(`fds grew from ${start.fds} to ${fds(d.proc.pid)} and stayed`));
-  rows.push(['fds: start / after the load', `${start.fds}/${fds(d.proc.pid)}`, 0, '-', '-']);
+  const tBack = performance.now();
+  await waitUntil(() => fds(d.proc.pid) <= start.fds + 4, { timeout: 45000 * SLOW, interval: 100, what: 'fds back after the load' })
+    .catch(() => fail(`fds grew from ${start.fds} (${start.kinds}) to ${fds(d.proc.pid)} (${fdKinds(d.proc.pid)}) and stayed`));
+  rows.push(['fds: start / after the load (back after ms)', `${start.fds}/${fds(d.proc.pid)}`, 0, ms(performance.now() - tBack), '-']);
+  rows.push(['  RSS MB once idle again', `${rss(d.proc.pid)}: ${rssParts(d.proc.pid)}`, 0, '-', '-']);
   await flood(d);
   const xvfb = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
     try { return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'Xvfb'; } catch { return false; }
