@@ -729,7 +729,7 @@ SPLIT(zoom)
 
 static const char batch_schema[] =
 	OBJ_REQ("\"actions\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":100,\"items\":" ACTION_OBJECT "},"
-		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" DESC("Window id (windows tool); default: the screen.") "},"
+		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" DESC("Window id; default: the screen.") "},"
 		"\"screenshot_after\":{\"type\":\"boolean\"" DESC("Then add a screenshot once the screen settles (at most 1 s).") "},"
 		"\"coordinate_space\":{\"type\":\"string\",\"enum\":[" SPACES "]" DESC("desktop: absolute pixels, for every action.") "}",
 		"\"actions\"");
@@ -744,8 +744,8 @@ static const char action_output[] =
 	"\"action\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"]}}}";
 
 static const char batch_description[] =
-	"Act on the desktop: run actions in order (all are checked first; the first failure stops "
-	"the rest). Each action is {type, ...fields}:\n"
+	"Run actions in order (all checked first; the first failure stops the rest), each "
+	"{type, ...fields}:\n"
 	"- screenshot {max_dimension?}; zoom {region:[x0,y0,x1,y1]} (full resolution)\n"
 	"- click {x, y, button?, keys?}; double_click, triple_click, move {x, y, keys?}\n"
 	"- drag {path:[{x,y},...]}; mouse_down, mouse_up {button?, x?, y?}\n"
@@ -755,8 +755,7 @@ static const char batch_description[] =
 	"Keys: " KEY_NAMES " Anthropic names and fields work too (left_click, key {text:\"ctrl+c\"}, "
 	"coordinate:[x,y]...).\n"
 	"x, y are pixels of the latest screenshot of the target (the screen, or window, focused "
-	"first); out of range is an error. Returns {results:[...]} and an image per screenshot; "
-	"on failure, failed_index.";
+	"first). Returns {results} and an image per screenshot; on failure, failed_index.";
 
 const struct tool_def tools_input[] = {
 	{

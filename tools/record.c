@@ -201,11 +201,9 @@ const struct tool_def tools_record[] = {
 		.name = "record_start",
 		.title = "Start recording a window",
 		.description =
-			"Record one window's own pixels (even covered) to MP4 (H.264) in the background; "
-			"returns the id and path at once. The file appears when the recording ends: "
-			"record_stop, max_seconds, the window closing or your session ending. out: "
-			"absolute path under an output root (mode 0600, never replacing a file); default: "
-			"the recordings folder.",
+			"Record a window's own pixels to MP4 in the background; returns id and path now. "
+			"The file appears when it ends (record_stop, max_seconds, window closed, session "
+			"end). out: an absolute path under an output root (0600, never replaced).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"required\":[\"window\"],\"properties\":{"
 			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
@@ -225,9 +223,8 @@ const struct tool_def tools_record[] = {
 		.name = "record_stop",
 		.title = "Stop a recording",
 		.description =
-			"Stop a recording (id, or your only one) and publish its MP4: path, bytes, "
-			"frames, duration_seconds, size and a resource link. Also answers for one that "
-			"already ended.",
+			"Stop a recording (id, or your only one) and publish its MP4; also answers for "
+			"one that already ended.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"id\":{\"type\":\"string\",\"description\":\"From record_start.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
@@ -242,8 +239,7 @@ const struct tool_def tools_record[] = {
 		.name = "recordings",
 		.title = "List recordings",
 		.description =
-			"This server's recordings, newest first: id, window, path, state (recording, "
-			"finished, failed), frames, duration_seconds, bytes, size, fps.",
+			"This server's recordings, newest first.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"recordings\":{\"type\":\"array\","
 			"\"items\":{\"type\":\"object\",\"properties\":{" RECORDING_PROPS "},"

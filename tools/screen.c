@@ -565,7 +565,7 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 #define BOOL "{\"type\":\"boolean\"}"
 #define WINDOW_PROP \
 	"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295," \
-	"\"description\":\"Window id (windows tool); default: the screen.\"}"
+	"\"description\":\"Window id; default: the screen.\"}"
 #define WINDOW_REQUIRED \
 	"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295," \
 	"\"description\":\"Window id (windows tool).\"}"
@@ -592,12 +592,10 @@ const struct tool_def tools_screen[] = {
 		.name = "screenshot",
 		.title = "Screenshot",
 		.description =
-			"Capture the screen or one window (its own pixels, even covered) as PNG (default) "
-			"or JPEG, its longest side scaled to max_dimension (default "
-			"--max-image-dimension; 0 = native). That size is remembered per target: later "
-			"coordinates for the target are pixels of this image, mapped back exactly. "
-			"region: a part; out: also write the file (absolute path under an output root, "
-			"mode 0600, never replacing one).",
+			"The screen or one window (its own pixels, even covered) as PNG or JPEG, scaled "
+			"to max_dimension (remembered per target: later coordinates for the target are "
+			"pixels of this image). region: a part; out: also write the file (absolute path "
+			"under an output root, 0600, never replacing one).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_PROP "," REGION_PROP ","
 			MAX_DIM_PROP("0 = native, else 16..16384.") ","
@@ -615,9 +613,8 @@ const struct tool_def tools_screen[] = {
 		.name = "zoom",
 		.title = "Zoom into a region",
 		.description =
-			"Full-resolution crop of region (in your screenshot's pixels of this target) to "
-			"read what scaling blurs; max_dimension caps its longest side. Clicks stay in "
-			"screenshot pixels.",
+			"A full-resolution crop of region (your screenshot's pixels) to read small text; "
+			"max_dimension caps it. Clicks stay in screenshot pixels.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"region\"],\"properties\":{"
 			WINDOW_PROP "," REGION_PROP ","
 			MAX_DIM_PROP("0 = native (default), else 16..16384.") "}}",
@@ -630,9 +627,8 @@ const struct tool_def tools_screen[] = {
 		.name = "windows",
 		.title = "List windows",
 		.description =
-			"Top-level windows: id (the window argument of other tools), pid, title, app "
-			"(WM_CLASS), client area x, y, width, height in desktop pixels, focused, visible. "
-			"Filter by app (substring, any case), pid or on_screen_only.",
+			"Top-level windows: id (the window argument of other tools), pid, title, app, "
+			"client area in desktop pixels, focused, visible. Filter by app, pid or on_screen_only.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
@@ -656,8 +652,7 @@ const struct tool_def tools_screen[] = {
 		.name = "window_move",
 		.title = "Move or resize a window",
 		.description =
-			"Move and/or resize a window's client area (desktop pixels, as windows reports "
-			"it); omitted values stay. Returns the geometry it got.",
+			"Move or resize a window's client area (desktop pixels); omitted values stay.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
 			WINDOW_REQUIRED ","
 			"\"x\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
@@ -672,9 +667,8 @@ const struct tool_def tools_screen[] = {
 		.name = "wait_for_change",
 		.title = "Wait for the screen to change",
 		.description =
-			"Wait until the screen (or a window) changes and then stays still for stable_ms "
-			"(default 200), at most timeout_ms (default 10000); use it instead of sleeping "
-			"after an action. A timeout is a result (timed_out), not an error.",
+			"Wait until the screen (or a window) changes and then stays still for stable_ms, "
+			"at most timeout_ms; use it instead of sleeping. A timeout is a result (timed_out).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_PROP ","
 			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000},"

@@ -82,6 +82,7 @@ function baseArgs(window) {
     computer_type: { text: 'a' }, computer_keypress: { keys: ['shift'] },
     computer_hold_key: { keys: ['shift'], duration: 0 }, computer_wait: { ms: 0 },
     computer_cursor_position: {},
+    clipboard_read: {}, clipboard_write: { text: 'x' },
   };
 }
 
