@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { DESKD_BIN, launch, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
+import { DESKD_BIN, launch, need, run, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
 
 /** Direct children of pid (all threads). */
 function children(pid) {
@@ -62,13 +62,14 @@ async function healthz(d) {
 
 /** The display's size as the X server reports it (xdpyinfo), or null. */
 function xSize(display) {
-  const r = spawnSync('xdpyinfo', ['-display', display], { encoding: 'utf8', timeout: 5000 });
+  const r = run('xdpyinfo', ['-display', display], { encoding: 'utf8', timeout: 5000 });
   const m = r.status === 0 && r.stdout.match(/dimensions:\s+(\d+)x(\d+) pixels/);
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
-const haveXdpyinfo = spawnSync('sh', ['-c', 'command -v xdpyinfo'], { encoding: 'utf8' }).status === 0;
-const haveOpenbox = spawnSync('sh', ['-c', 'command -v openbox'], { encoding: 'utf8' }).status === 0;
+// deskd starts Xvfb and openbox it finds on PATH. Without openbox these
+// tests would check less and still pass: a missing one fails them instead.
+const needOpenbox = () => need('openbox');
 
 test('with no display, deskd starts its own Xvfb (+ openbox) and status reports it', async (t) => {
   const d = await startDeskd({});
@@ -76,7 +77,8 @@ test('with no display, deskd starts its own Xvfb (+ openbox) and status reports 
   assert.match(d.display, /^:\d+$/);
   const kids = descendants(d.proc.pid);
   assert.ok(kids.some((k) => k.comm === 'Xvfb'), JSON.stringify(kids));
-  if (haveOpenbox) assert.ok(kids.some((k) => k.comm === 'openbox'), JSON.stringify(kids));
+  needOpenbox();
+  assert.ok(kids.some((k) => k.comm === 'openbox'), JSON.stringify(kids));
 
   const r = await d.tool('status');
   assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -97,7 +99,7 @@ test('with no display, deskd starts its own Xvfb (+ openbox) and status reports 
   }
   // The text block mirrors structuredContent.
   assert.deepEqual(JSON.parse(r.body.content[0].text).display, s.display);
-  if (haveXdpyinfo) assert.deepEqual(xSize(d.display), [1280, 800]);
+  assert.deepEqual(xSize(d.display), [1280, 800]);
   assert.equal(await healthz(d), 200);
 
   // The doctor tool from inside the server: healthy, the port is ours.
@@ -117,7 +119,7 @@ test('--virtual 1024x768 sets the embedded screen size; --wm none starts no WM',
   assert.equal(s.display.width, 1024);
   assert.equal(s.display.height, 768);
   assert.equal(s.display.embedded, true);
-  if (haveXdpyinfo) assert.deepEqual(xSize(d.display), [1024, 768]);
+  assert.deepEqual(xSize(d.display), [1024, 768]);
   const kids = descendants(d.proc.pid).map((k) => k.comm);
   assert.ok(kids.includes('Xvfb'));
   assert.ok(!kids.includes('openbox'), kids.join(','));
@@ -195,7 +197,8 @@ test('SIGTERM stops deskd and its Xvfb, WM and --launch programs', async (t) => 
     return k.filter((p) => p.comm === 'sleep').length === 2 && k;
   }, { what: 'the --launch programs' });
   assert.ok(kids.some((k) => k.comm === 'Xvfb'));
-  if (haveOpenbox) assert.ok(kids.some((k) => k.comm === 'openbox'));
+  needOpenbox();
+  assert.ok(kids.some((k) => k.comm === 'openbox'));
   const t0 = Date.now();
   const r = await d.stop('SIGTERM', 10000);
   assert.deepEqual(r, { code: 0, signal: null });
@@ -276,6 +279,7 @@ test('losing the external display: 503 and display_unavailable, then reconnect o
 });
 
 test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', async (t) => {
+  needOpenbox();
   const d = await startDeskd({ args: ['--virtual', '800x600'] });
   t.after(() => d.stop());
   const first = descendants(d.proc.pid).find((k) => k.comm === 'Xvfb');
@@ -284,7 +288,7 @@ test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', asy
   const again = await waitUntil(() => {
     const k = descendants(d.proc.pid);
     const x = k.find((p) => p.comm === 'Xvfb' && p.pid !== first.pid);
-    return x && (!haveOpenbox || k.some((p) => p.comm === 'openbox')) && x;
+    return x && k.some((p) => p.comm === 'openbox') && x;
   }, { timeout: 10000, what: 'a new Xvfb' });
   assert.ok(alive(again.pid));
   await waitUntil(async () => (await healthz(d)) === 200, { timeout: 5000, what: '/healthz 200' });
@@ -294,7 +298,7 @@ test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', asy
   assert.equal(s.display.width, 800);
   assert.equal(s.display.height, 600);
   assert.ok(s.display.disconnects >= 1);
-  if (haveXdpyinfo) assert.deepEqual(xSize(s.display.name), [800, 600]);
+  assert.deepEqual(xSize(s.display.name), [800, 600]);
 });
 
 test('--stdio: the embedded display and --launch programs never write to stdout', async (t) => {
