@@ -7,6 +7,9 @@
 #   make bench      latency and throughput tables, peers side by side
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
+#
+# Every node-run test, the conformance suite and the bench run under $(NODE), the
+# Node pinned in tests/package-lock.json, never `node` from PATH.
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
        libavcodec libavformat libswscale libavutil \
@@ -39,6 +42,7 @@ PROJECT_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I$(BU
 LDLIBS = $(PKG_LIBS) -pthread -lm
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+NODE = $(CURDIR)/scripts/node
 
 ifneq ($(V),1)
 Q = @
@@ -150,7 +154,7 @@ check:
 bench: all
 	@scripts/install-deps bench
 	@scripts/npm-deps
-	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) node bench/run.mjs
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) $(NODE) bench/run.mjs
 
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
