@@ -9,7 +9,9 @@
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
 #
 # Every node-run test, the conformance suite and the bench run under $(NODE), the
-# Node pinned in tests/package-lock.json, never `node` from PATH.
+# Node pinned in tests/package-lock.json, never `node` from PATH. scripts/check-deps
+# (run by make test) checks the programs they spawn against scripts/install-deps
+# and that Node against what the pinned npm packages need.
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
        libavcodec libavformat libswscale libavutil \
@@ -79,7 +81,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers e2e
+	conformance check-headers e2e check-deps
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -119,6 +121,10 @@ $(FIXTURE): tests/fixtures/fixture.c
 deps:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@scripts/check-deps
+
+check-deps:
+	@scripts/check-deps
 
 run:
 	@scripts/install-deps run
@@ -137,12 +143,14 @@ conformance: $(DESKD)
 test:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@scripts/check-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit integration conformance
 
 check:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@scripts/check-deps
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined all
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined \
 		$(patsubst build/%,build-san/%,$(UNIT_BINS))

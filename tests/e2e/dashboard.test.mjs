@@ -12,7 +12,7 @@ const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 let browser;
 
 before(async () => {
-  need(CHROMIUM);
+  need(CHROMIUM);   // spawns: chromium
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

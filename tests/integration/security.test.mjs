@@ -432,7 +432,7 @@ describe('own instances', { concurrency: true }, () => {
   test('the dashboard never puts the token in a URL, whatever characters it has', async (t) => {
     const { chromium } = await import('playwright-core');
     const chromiumBin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-    need(chromiumBin);
+    need(chromiumBin);   // spawns: chromium
     const x = await startXvfb();
     t.after(() => x.stop());
     // Characters a WebSocket subprotocol cannot carry as they are.

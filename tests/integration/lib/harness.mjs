@@ -102,7 +102,10 @@ function executable(file) {
 
 /** The path of program cmd (looked up on env's PATH unless it has a slash).
  *  A program that is not there fails the test that needs it with a message
- *  that says what to do, not as a spawn ENOENT, a status null or a timeout. */
+ *  that says what to do, not as a spawn ENOENT, a status null or a timeout.
+ *  scripts/check-deps finds the programs named in need(), run(), launch()
+ *  and their `needs` and checks that `scripts/install-deps test` installs
+ *  their packages (scripts/programs). */
 export function need(cmd, env = process.env) {
   // fatal: waitUntil does not retry it until its timeout.
   const missing = (hint) => Object.assign(new Error(`missing program ${cmd}: ${hint}`), { fatal: true });
@@ -120,7 +123,7 @@ export function need(cmd, env = process.env) {
 export function run(cmd, args = [], opts = {}) {
   need(cmd, opts.env);
   for (const n of opts.needs || []) need(n, opts.env);
-  const r = spawnSync(cmd, args, opts);
+  const r = spawnSync(cmd, args, opts);   // spawns: - (check-deps scans the callers)
   if (r.error && r.error.code !== 'ETIMEDOUT') throw new Error(`${cmd}: ${r.error.message}`);
   return r;
 }
@@ -130,6 +133,7 @@ export function run(cmd, args = [], opts = {}) {
 export function launch(name, cmd, args, opts = {}) {
   need(cmd, opts.env);
   for (const n of opts.needs || []) need(n, opts.env);
+  // spawns: - (check-deps scans the callers)
   const proc = spawn(cmd, args, { stdio: opts.stdio || ['ignore', 'pipe', 'pipe'], env: opts.env || process.env, cwd: opts.cwd });
   const entry = { name, proc, log: [] };
   const d = args.indexOf('--display');
@@ -234,6 +238,7 @@ export async function startXvfb({ width = 1280, height = 800, depth = 24 } = {})
 
 /** Start a window manager on the display (openbox), when asked. */
 export async function startWm(display, wm = 'openbox') {
+  // spawns: openbox
   const p = launch(wm, wm, wm === 'openbox' ? ['--sm-disable'] : [], { env: { ...process.env, DISPLAY: display } });
   // A window mapped while the WM is still starting can be lost: wait until
   // the WM has finished starting, as deskd's own desktop does.
