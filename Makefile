@@ -7,6 +7,9 @@
 #   make bench      latency and throughput tables, peers side by side
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
+#   make fresh-test make test from a fresh clone of HEAD on a bare Debian 12 (mmdebstrap
+#                   --variant=minbase + make, git, ca-certificates) in a chroot of its own,
+#                   as root: proves install-deps and npm-deps bring everything (slow, not in test)
 #
 # Every node-run test, the conformance suite and the bench run under $(NODE), the
 # Node pinned in tests/package-lock.json, never `node` from PATH. scripts/check-deps
@@ -81,7 +84,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers e2e check-deps
+	conformance check-headers e2e check-deps fresh-test
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -164,6 +167,12 @@ bench: all
 	@scripts/npm-deps
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) $(NODE) bench/run.mjs
 
+# Not part of test: builds (once, cached in build-fresh/) a bare Debian 12 root,
+# then runs make test there from a fresh clone of HEAD. See scripts/fresh-test.
+fresh-test:
+	@scripts/install-deps fresh
+	@scripts/fresh-test
+
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz:
@@ -199,6 +208,6 @@ install: $(DESKD)
 	install -D -m 0755 $(DESKD) $(DESTDIR)$(PREFIX)/bin/deskd
 
 clean:
-	rm -rf build build-san build-fuzz deskd
+	rm -rf build build-san build-fuzz build-fresh deskd
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

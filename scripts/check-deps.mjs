@@ -22,8 +22,8 @@
 // 2. Each one must be in scripts/programs with its Debian package, and that
 //    package must be installed by `scripts/install-deps SCOPE` for the scope of
 //    the file that spawns it (tests/ and the test scripts: test; bench/:
-//    bench; deskd: run), or be Essential (always installed). A listed
-//    program that nothing spawns is an error too.
+//    bench; scripts/fresh-test: fresh; deskd: run), or be Essential (always
+//    installed). A listed program that nothing spawns is an error too.
 // 3. Once installed (make test ran install-deps test): every program of the
 //    build, run and test scopes is on PATH and belongs to its package (or to
 //    one it depends on).
@@ -59,6 +59,7 @@ function walk(dir, pred, out = []) {
 function scopeOf(file) {
   const r = rel(file);
   if (r.startsWith('bench/')) return 'bench';
+  if (r === 'scripts/fresh-test') return 'fresh';
   if (r === 'scripts/install-deps') return 'build';
   if (r.endsWith('.c')) return 'run';
   return 'test';   // tests/, the scripts make test and make check run, .ci/run
@@ -105,7 +106,8 @@ function scanJs(file) {
     [/(?<![\w.])(?:spawn|spawnSync|execFile|execFileSync|execSync)\(([^)\n]*)/g, (m) => command(m[1], m.index)],
     [/(?<![\w.])(run|need)\(([^)\n]*)/g, (m) => {
       if (!harnessFn(m[1]) || /function\s+$/.test(text.slice(Math.max(0, m.index - 10), m.index))) return;
-      if (m[2].trim() === '' || /^\s*(cmd|n)\b/.test(m[2]) && isHarness) return;   // definitions, loops
+      // In the harness, need(cmd) and need(n) pass their callers' commands on.
+      if (m[2].trim() === '' || (isHarness && /^\s*(cmd|n)\b/.test(m[2]))) return;
       command(m[2], m.index);
     }],
     [/(?<![\w.])launch\(\s*[^,]+,([^,)\n]*)/g, (m) => {
@@ -312,7 +314,7 @@ readFileSync(listFile, 'utf8').split('\n').forEach((l, i) => {
 });
 
 // install-deps' own lists, per scope (each includes the ones below it).
-const SCOPES = ['build', 'run', 'test', 'bench'];
+const SCOPES = ['build', 'run', 'test', 'bench', 'fresh'];
 const installs = {};
 for (const s of SCOPES) {
   const r = spawnSync(join(ROOT, 'scripts/install-deps'), ['--list', s], { encoding: 'utf8' });   // spawns: -
