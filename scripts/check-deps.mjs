@@ -13,6 +13,7 @@
 //      is not a literal must be a binary this project builds (DESKD_BIN,
 //      FIXTURE_BIN, DESKD) or carry a `// spawns: a b` comment on its line or
 //      the line above (`// spawns: -` for a wrapper whose callers are scanned).
+//      A spawn of 'node' is refused: process.execPath is the project's Node.
 //    - Shell scripts (scripts/*, .ci/run): the command word of every simple
 //      command that is not a builtin, and the programs a `# spawns: a b`
 //      comment names (for scripts given to sh -c in a string). A bare `node`
@@ -95,6 +96,10 @@ function scanJs(file) {
   const command = (arg, i, optional = false) => {
     const ln = lineOf(i);
     const lit = literal(arg);
+    if (lit === 'node') {
+      err(`${rel(file)}:${ln}: spawns "node" from PATH: spawn process.execPath (the project's Node) instead`);
+      return;
+    }
     if (lit) { add(lit, file, ln, optional); return; }
     const id = /^\s*([\w.]+)/.exec(arg)?.[1];
     const notes = annotation(ln);
