@@ -141,6 +141,7 @@ const SH_KEYWORDS = new Set('if then else elif fi do done while until ! { } time
  *  case patterns, comments and here-strings of a plain script). */
 function shellCommands(text) {
   const out = [];   // { word, line }
+  const args = [];  // every word: { word, line }
   const functions = new Set([...text.matchAll(/^\s*([A-Za-z_]\w*)\s*\(\)/gm)].map((m) => m[1]));
   let line = 1;
   let words = [];
@@ -150,6 +151,7 @@ function shellCommands(text) {
   const stack = ['cmd'];
   const saved = [];      // the command a $( ) interrupted, restored at its )
   const endWord = () => {
+    endWordAll();
     if (word === null) return;
     const w = word;
     word = null;
@@ -164,6 +166,9 @@ function shellCommands(text) {
     cmdStart = false;
     out.push({ word: w, line });
     words.push(w);
+  };
+  const endWordAll = () => {   // every word, for the arguments check below
+    if (word !== null && !skipRest) args.push({ word, line, first: cmdStart });
   };
   const separator = () => { endWord(); cmdStart = true; skipRest = false; words = []; };
   const openSub = () => {
@@ -260,7 +265,7 @@ function shellCommands(text) {
     word = (word ?? '') + c;
   }
   endWord();
-  return out;
+  return { commands: out, words: args };
 }
 
 function scanShell(file) {
@@ -270,7 +275,26 @@ function scanShell(file) {
     const m = /^\s*#\s*spawns:\s*(.*)$/.exec(l);
     if (m) for (const p of m[1].split('(')[0].trim().split(/\s+/).filter(Boolean)) add(p, file, i + 1);
   });
-  for (const { word, line } of shellCommands(text)) {
+  const { commands, words } = shellCommands(text);
+  // `command -v x` probes a program the script then runs (install-deps
+  // probes what to install; here-documents are not run here).
+  let heredoc = null;
+  text.split('\n').forEach((l, i) => {
+    if (heredoc !== null) { if (l.replace(/^\t+/, '') === heredoc) heredoc = null; return; }
+    const h = /<<-?\s*(['"]?)(\w+)\1/.exec(l);
+    if (h) heredoc = h[2];
+    if (/^\s*#/.test(l) || scopeOf(file) === 'build') return;
+    for (const m of l.matchAll(/\bcommand\s+-[vV]\s+([A-Za-z][\w.+-]*)/g)) add(m[1], file, i + 1);
+  });
+  // A wrapper that runs its arguments (scripts/isolate node ...) runs them
+  // from PATH too.
+  for (const [k, { word, line }] of words.entries()) {
+    if (word === 'node' && !/^-[vV]$/.test(words[k - 1]?.word || '')
+        && !commands.some((c) => c.line === line && c.word === 'node')) {
+      err(`${rel(file)}:${line}: runs "node" from PATH: run it with scripts/node (the project's Node)`);
+    }
+  }
+  for (const { word, line } of commands) {
     if (SH_BUILTINS.has(word) || word.startsWith('$') || word === '') continue;
     if (word.includes('/') || word.startsWith('-')) continue;   // a path: a script or binary of ours
     if (word === 'node') {
