@@ -4,10 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inflateSync } from 'node:zlib';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { desktop, startFixture, tempDir, waitUntil, sleep } from './lib/harness.mjs';
+import { desktop, run, startFixture, tempDir, waitUntil, sleep } from './lib/harness.mjs';
 
 // ---- PNG decoding (8-bit RGB/RGBA, non-interlaced: what deskd writes) ----
 
@@ -196,7 +195,7 @@ test('scaling metadata is exact; zoom returns full-resolution pixels; JPEG decod
   assert.equal(j.bytes[1], 0xd8);
   const dir = tempDir();
   writeFileSync(join(dir, 'a.jpg'), j.bytes);
-  const ff = spawnSync('ffmpeg', ['-v', 'error', '-i', join(dir, 'a.jpg'), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { maxBuffer: 64 << 20 });
+  const ff = run('ffmpeg', ['-v', 'error', '-i', join(dir, 'a.jpg'), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { maxBuffer: 64 << 20 });
   assert.equal(ff.status, 0, String(ff.stderr));
   assert.equal(ff.stdout.length, 1280 * 800 * 3);
   const jp = (x, y) => [...ff.stdout.subarray((y * 1280 + x) * 3, (y * 1280 + x) * 3 + 3)];
@@ -253,7 +252,7 @@ test('bad arguments get clear errors, never a crash; hidden windows; cursor over
   assert.equal(ok.meta.width, 400);
 
   // An unmapped (hidden) window: a clear error, until window_focus shows it again.
-  const un = spawnSync('xdotool', ['windowunmap', '--sync', String(fixture.window)], { env: { ...process.env, DISPLAY: display } });
+  const un = run('xdotool', ['windowunmap', '--sync', String(fixture.window)], { env: { ...process.env, DISPLAY: display } });
   assert.equal(un.status, 0, String(un.stderr));
   const hidden = await deskd.tool('screenshot', { window: fixture.window });
   assert.equal(hidden.status, 409, 'a valid request for a window that is not viewable now: retry');
