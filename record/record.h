@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Safe output: the file is written in a private 0700 staging directory next
  * to the destination, created O_CREAT|O_EXCL|O_NOFOLLOW 0600, fsynced, then
@@ -59,7 +60,7 @@ enum record_end {
 
 struct record_params {
 	const char* display;	/* X display name (":1"); NULL: $DISPLAY */
-	unsigned long window;	/* X window id (the client window) */
+	uint32_t window;	/* X window id (the client window) */
 	const char* path;	/* destination, checked by safe_output_open */
 	char* const* roots;	/* output roots for path */
 	int n_roots;
@@ -72,7 +73,7 @@ struct record_params {
 struct record_stats {
 	enum record_state state;
 	enum record_end end;
-	unsigned long window;
+	uint32_t window;
 	int width, height;	/* the video's size (even, fixed at start) */
 	int fps;
 	unsigned long long frames;	/* frames in the video */

@@ -28,6 +28,7 @@
 #include <libswscale/swscale.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -182,7 +183,7 @@ static int convert(struct recorder* self, const struct frame* img)
 	if (img->width != self->src_w || img->height != self->src_h) {
 		layout(self, img->width, img->height);
 		fill_black(f);
-		rlog(3, "recording 0x%lx: window is %dx%d, drawn at %d,%d %dx%d in %dx%d",
+		rlog(3, "recording 0x%" PRIx32 ": window is %dx%d, drawn at %d,%d %dx%d in %dx%d",
 				self->stats.window, img->width, img->height, self->dst_x,
 				self->dst_y, self->dst_w, self->dst_h, self->out_w, self->out_h);
 	}
@@ -509,9 +510,9 @@ static void* run(void* ud)
 		if (!msg[0])
 			snprintf(msg, sizeof(msg), "recording failed: %s", strerror(-rc));
 		end = end == RECORD_END_NONE ? RECORD_END_ERROR : end;
-		rlog(0, "recording 0x%lx to %s failed: %s", self->stats.window, self->path, msg);
+		rlog(0, "recording 0x%" PRIx32 " to %s failed: %s", self->stats.window, self->path, msg);
 	} else {
-		rlog(2, "recording 0x%lx published %s: %llu frames (%llu dropped), %.2f s, %llu bytes (%s)",
+		rlog(2, "recording 0x%" PRIx32 " published %s: %llu frames (%llu dropped), %.2f s, %llu bytes (%s)",
 				self->stats.window, self->path, (unsigned long long)frames,
 				(unsigned long long)dropped, (double)slot / self->fps, bytes, end_name(end));
 	}
@@ -537,22 +538,22 @@ static void* run(void* ud)
 static int check_window(struct recorder* self, struct capture_rect* g, char* err,
 		size_t err_size)
 {
-	unsigned long window = self->window;
+	uint32_t window = self->window;
 	if (!capture_has_composite(self->cap)) {
 		record__set_err(err, err_size, "the X server has no Composite extension (0.2 or later)");
 		return -ENOTSUP;
 	}
 	if (self->window == capture_root_window(self->cap)) {
-		record__set_err(err, err_size, "0x%lx is the root window: give a window id from the windows tool",
+		record__set_err(err, err_size, "0x%" PRIx32 " is the root window: give a window id from the windows tool",
 				window);
 		return -ENOTSUP;
 	}
 	int rc = capture_window_geometry(self->cap, self->window, g);
 	if (rc == -ENOENT)
-		record__set_err(err, err_size, "window 0x%lx not found (list windows with the windows tool)",
+		record__set_err(err, err_size, "window 0x%" PRIx32 " not found (list windows with the windows tool)",
 				window);
 	else if (rc < 0)
-		record__set_err(err, err_size, "cannot reach window 0x%lx: %s", window,
+		record__set_err(err, err_size, "cannot reach window 0x%" PRIx32 ": %s", window,
 				capture_error(self->cap));
 	return rc == -ECONNRESET ? -ECONNREFUSED : rc;
 }
@@ -607,7 +608,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 		goto path_failure;
 	}
 
-	self->window = (uint32_t)params->window;
+	self->window = params->window;
 	self->cursor = params->cursor;
 	self->stale = true;	/* the first refresh grabs */
 	self->cap = capture_create(params->display, err, err_size);
@@ -640,7 +641,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	 * first slots late. */
 	rc = refresh(self);
 	if (rc < 0) {
-		record__set_err(err, err_size, "cannot capture window 0x%lx: %s", params->window,
+		record__set_err(err, err_size, "cannot capture window 0x%" PRIx32 ": %s", params->window,
 				capture_error(self->cap));
 		rc = rc == -ECONNRESET ? -ECONNREFUSED : rc;
 		goto encoder_failure;
@@ -662,7 +663,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 		goto encoder_failure;
 	}
 	pthread_setname_np(self->thread, "deskd-record");
-	rlog(2, "recording window 0x%lx at %d fps, %dx%d, to %s", params->window, fps,
+	rlog(2, "recording window 0x%" PRIx32 " at %d fps, %dx%d, to %s", params->window, fps,
 			self->out_w, self->out_h, self->path);
 	*out = self;
 	return 0;

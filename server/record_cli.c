@@ -58,7 +58,7 @@ int record_cli_main(const struct options* opts)
 	char* any[] = { slash };
 	struct record_params params = {
 		.display = display,
-		.window = opts->record_window,
+		.window = (uint32_t)opts->record_window,	/* checked: 1..0xffffffff */
 		.path = path,
 		.roots = opts->n_output_root ? opts->output_root : any,
 		.n_roots = opts->n_output_root ? opts->n_output_root : 1,
