@@ -92,6 +92,16 @@ struct record_stats {
 typedef void (*record_log_fn)(void* ud, int level, const char* message);
 void record_set_log(record_log_fn fn, void* ud);
 
+/* The libav libraries the recorder runs with (run-time versions), for status
+ * reports: no libav header is needed outside record/. */
+#define RECORD_VERSIONS 5
+struct record_version {
+	const char* library;	/* "ffmpeg", "libavcodec", "libavformat", "libswscale", "libavutil" */
+	char version[32];	/* "5.1.6", "59.37.100" */
+};
+/** Fill out[0..RECORD_VERSIONS), in the order above. Any thread. */
+void record_versions(struct record_version out[RECORD_VERSIONS]);
+
 /** Check the window and the output, open the encoder and start recording on
  *  a new thread. Returns 0 with *out set, or -errno with a reason in err:
  *  -ENOENT the window does not exist, -EINVAL bad path, -EEXIST the output

@@ -23,6 +23,7 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
@@ -101,6 +102,24 @@ static void rlog(int level, const char* fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	log_fn(log_ud, level, buf);
+}
+
+/* libav packs versions as major << 16 | minor << 8 | micro. */
+static void version_of(struct record_version* out, const char* library, unsigned v)
+{
+	out->library = library;
+	snprintf(out->version, sizeof(out->version), "%u.%u.%u", v >> 16, (v >> 8) & 255,
+			v & 255);
+}
+
+void record_versions(struct record_version out[RECORD_VERSIONS])
+{
+	out[0].library = "ffmpeg";
+	snprintf(out[0].version, sizeof(out[0].version), "%s", av_version_info());
+	version_of(&out[1], "libavcodec", avcodec_version());
+	version_of(&out[2], "libavformat", avformat_version());
+	version_of(&out[3], "libswscale", swscale_version());
+	version_of(&out[4], "libavutil", avutil_version());
 }
 
 static void av_log_cb(void* avcl, int level, const char* fmt, va_list vl)

@@ -5,11 +5,8 @@
 #include "base/log.h"
 #include "server/mcp/mcp.h"
 #include "base/options.h"
+#include "record/record.h"
 
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/avutil.h>
-#include <libswscale/swscale.h>
 #include <libwebsockets.h>
 #include <microhttpd.h>
 #include <png.h>
@@ -58,13 +55,6 @@ static double process_uptime(void)
 	return u > 0 ? u : 0;
 }
 
-static json_t* lav_version(unsigned v)
-{
-	char s[32];
-	snprintf(s, sizeof(s), "%u.%u.%u", v >> 16, (v >> 8) & 255, v & 255);
-	return json_string(s);
-}
-
 static json_t* versions(void)
 {
 	json_t* v = json_object();
@@ -72,11 +62,10 @@ static json_t* versions(void)
 	json_object_set_new(v, "libmicrohttpd", json_string(MHD_get_version()));
 	json_object_set_new(v, "libwebsockets", json_string(lws_get_library_version()));
 	json_object_set_new(v, "jansson", json_string(jansson_version_str()));
-	json_object_set_new(v, "ffmpeg", json_string(av_version_info()));
-	json_object_set_new(v, "libavcodec", lav_version(avcodec_version()));
-	json_object_set_new(v, "libavformat", lav_version(avformat_version()));
-	json_object_set_new(v, "libswscale", lav_version(swscale_version()));
-	json_object_set_new(v, "libavutil", lav_version(avutil_version()));
+	struct record_version lav[RECORD_VERSIONS];
+	record_versions(lav);
+	for (int i = 0; i < RECORD_VERSIONS; i++)
+		json_object_set_new(v, lav[i].library, json_string(lav[i].version));
 	json_object_set_new(v, "libpng", json_string(png_get_libpng_ver(NULL)));
 	json_object_set_new(v, "zlib", json_string(zlibVersion()));
 	char server[128];

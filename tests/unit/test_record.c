@@ -415,6 +415,24 @@ static void test_recorder_refusals(void)
 	record_destroy(NULL);
 }
 
+/* The libav versions for status: five named entries; the libraries as
+ * major.minor.micro. */
+static void test_versions(void)
+{
+	struct record_version v[RECORD_VERSIONS];
+	memset(v, 0, sizeof(v));
+	record_versions(v);
+	TST_EQ_STR(v[0].library, "ffmpeg");
+	TST_CHECK(v[0].version[0] != '\0');
+	TST_EQ_STR(v[1].library, "libavcodec");
+	TST_EQ_STR(v[4].library, "libavutil");
+	for (int i = 1; i < RECORD_VERSIONS; i++) {
+		unsigned a, b, c;
+		char end;
+		TST_EQ_INT(sscanf(v[i].version, "%u.%u.%u%c", &a, &b, &c, &end), 3);
+	}
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/deskd-test-record-XXXXXX";
@@ -429,6 +447,7 @@ int main(void)
 	test_publish_race();
 	test_cleanup_stale();
 	test_recorder_refusals();
+	test_versions();
 	rm_rf(base);
 	TST_END();
 }
