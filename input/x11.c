@@ -168,14 +168,14 @@ static void fake_button(struct input* self, int button, bool down)
 	self->buttons_down[button] = down;
 }
 
-static void fake_key(struct input* self, KeyCode kc, bool down)
+static void input__fake_key(struct input* self, KeyCode kc, bool down)
 {
 	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
 	self->keys_down[kc] = down;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
-static int x_sync(struct input* self)
+static int input__sync(struct input* self)
 {
 	if (self->dead)
 		return -EPIPE;
@@ -203,7 +203,7 @@ static KeySym map_at(struct input* self, int kc, int col)
 	return self->map[(kc - self->min_kc) * self->per + col];
 }
 
-static int load_keymap(struct input* self)
+static int input__load_keymap(struct input* self)
 {
 	if (self->map)
 		XFree(self->map);
@@ -220,7 +220,7 @@ static int load_keymap(struct input* self)
 
 /* Another client (setxkbmap, xmodmap) may change the keymap: reload when a
  * MappingNotify arrived. Our own remaps arrive here too, harmlessly. */
-static int refresh_keymap(struct input* self)
+static int input__refresh_keymap(struct input* self)
 {
 	bool stale = false;
 	while (!self->dead && XPending(self->dpy)) {
@@ -231,11 +231,11 @@ static int refresh_keymap(struct input* self)
 	}
 	if (self->dead)
 		return -EPIPE;
-	return stale ? load_keymap(self) : 0;
+	return stale ? input__load_keymap(self) : 0;
 }
 
 /* Find sym on the keymap (group 1, levels 1 and 2; spares excluded). */
-static bool find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
+static bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
 {
 	int shifted = 0;
 	for (int k = self->min_kc; k <= self->max_kc; k++) {
@@ -267,7 +267,7 @@ static bool find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
 }
 
 /* Is the key's level chosen by Caps Lock (a letter with two cases)? */
-static bool key_is_alpha(struct input* self, KeyCode kc)
+static bool input__key_is_alpha(struct input* self, KeyCode kc)
 {
 	KeySym lower, upper;
 	XConvertCase(map_at(self, kc, 0), &lower, &upper);
@@ -277,7 +277,7 @@ static bool key_is_alpha(struct input* self, KeyCode kc)
 /* The key a symbol goes on: a letter with two cases binds {lower, upper}
  * (upper with Shift, as on a real keyboard: both levels bound, so no
  * case folding, and one spare serves both cases); others bind {sym, sym}. */
-static KeySym pair_lower(KeySym sym, KeySym* upper)
+static KeySym input__pair_lower(KeySym sym, KeySym* upper)
 {
 	KeySym lo, up;
 	XConvertCase(sym, &lo, &up);
@@ -291,7 +291,7 @@ static KeySym pair_lower(KeySym sym, KeySym* upper)
 
 /* ---- spare keycodes ---- */
 
-static void find_spares(struct input* self)
+static void input__find_spares(struct input* self)
 {
 	XModifierKeymap* mods = XGetModifierMapping(self->dpy);
 	bool is_mod[256] = { false };
@@ -327,7 +327,7 @@ static void find_spares(struct input* self)
  * fetched it after our binding, however slow that client is. Without
  * RECORD, or for a client never seen fetching, a time guard (reuse_ms). */
 
-static struct fetcher* fetcher_for(struct input* self, XID base, bool create)
+static struct fetcher* input__fetcher_for(struct input* self, XID base, bool create)
 {
 	struct fetcher* oldest = NULL;
 	for (int i = 0; i < MAX_FETCHERS; i++) {
@@ -352,7 +352,7 @@ static uint16_t card16(const unsigned char* p, bool swapped)
 }
 
 /* Runs on the RECORD thread. */
-static void record_cb(XPointer closure, XRecordInterceptData* d)
+static void fetchwatch_cb(XPointer closure, XRecordInterceptData* d)
 {
 	struct input* self = (struct input*)closure;
 	if (d->category == XRecordStartOfData) {
@@ -392,7 +392,7 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 			/* Xlib sets XKB up lazily: full GetMap, then SelectEvents.
 			 * Our binds in between reach it as no MapNotify at all. */
 			pthread_mutex_lock(&self->rec_mutex);
-			struct fetcher* f = fetcher_for(self, d->id_base, true);
+			struct fetcher* f = input__fetcher_for(self, d->id_base, true);
 			f->selected = true;
 			f->init_pending = false;
 			pthread_cond_broadcast(&self->rec_cond);
@@ -406,7 +406,7 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 			if (last > 255)
 				last = 255;
 			pthread_mutex_lock(&self->rec_mutex);
-			struct fetcher* f = fetcher_for(self, d->id_base, true);
+			struct fetcher* f = input__fetcher_for(self, d->id_base, true);
 			f->seen_ms = clock_ms();
 			f->fetches++;
 			if (first == 0 && last == 255) {
@@ -423,10 +423,10 @@ static void record_cb(XPointer closure, XRecordInterceptData* d)
 	XRecordFreeData(d);
 }
 
-static void* record_main(void* data)
+static void* fetchwatch_main(void* data)
 {
 	struct input* self = data;
-	XRecordEnableContext(self->rec_dpy, self->rec_ctx, record_cb, (XPointer)self);
+	XRecordEnableContext(self->rec_dpy, self->rec_ctx, fetchwatch_cb, (XPointer)self);
 	pthread_mutex_lock(&self->rec_mutex);
 	self->rec_dead = true;
 	pthread_cond_broadcast(&self->rec_cond);
@@ -451,7 +451,7 @@ static void rec_io_exit(Display* dpy, void* data)
 
 /* Start watching keymap fetches; on any failure input falls back to the
  * time guard. */
-static void record_start(struct input* self, const char* display_name)
+static void input__fetchwatch_start(struct input* self, const char* display_name)
 {
 	int major, minor, op, ev, er;
 	if (!XRecordQueryVersion(self->dpy, &major, &minor))
@@ -480,11 +480,11 @@ static void record_start(struct input* self, const char* display_name)
 	XRecordClientSpec all = XRecordAllClients;
 	self->rec_ctx = XRecordCreateContext(self->dpy, 0, &all, 1, ranges,
 			self->xkb_major ? 2 : 1);
-	if (!self->rec_ctx || x_sync(self) < 0)
+	if (!self->rec_ctx || input__sync(self) < 0)
 		goto range_failure;
 	XFree(ranges[0]);
 	XFree(ranges[1]);
-	if (pthread_create(&self->rec_thread, NULL, record_main, self) != 0)
+	if (pthread_create(&self->rec_thread, NULL, fetchwatch_main, self) != 0)
 		goto thread_failure;
 	pthread_mutex_lock(&self->rec_mutex);
 	int64_t end = clock_ms() + 1000;
@@ -515,10 +515,10 @@ thread_failure:
 	self->rec_ctx = 0;
 	XCloseDisplay(self->rec_dpy);
 	self->rec_dpy = NULL;
-	x_sync(self);
+	input__sync(self);
 }
 
-static void record_stop(struct input* self)
+static void input__fetchwatch_stop(struct input* self)
 {
 	if (!self->rec_on)
 		return;
@@ -537,7 +537,7 @@ static void record_stop(struct input* self)
 /* The client that gets key events now: the focus window's owner, or (focus
  * on the root, PointerRoot) the owner of the deepest window under the
  * pointer. 0 when unknown. */
-static XID focus_client(struct input* self)
+static XID input__focus_client(struct input* self)
 {
 	Window focus, root, child;
 	int revert, rx, ry, wx, wy;
@@ -574,7 +574,7 @@ static enum safety spare_safe(struct input* self, const struct spare* sp, int64_
 	if (!self->rec_on || !sp->client)
 		return now >= sp->used_ms + FETCH_TIMEOUT_MS ? SAFE_TIMEOUT : SAFE;
 	pthread_mutex_lock(&self->rec_mutex);
-	struct fetcher* f = fetcher_for(self, sp->client, false);
+	struct fetcher* f = input__fetcher_for(self, sp->client, false);
 	/* A client that fetches keymaps but is busy gets longer before we give
 	 * up on it than one never seen fetching. */
 	int64_t give_up = f && f->fetches ? LAGGING_TIMEOUT_MS : FETCH_TIMEOUT_MS;
@@ -602,7 +602,7 @@ static void wait_safe(struct input* self, const struct spare* sp)
 		if (s == SAFE_TIMEOUT) {
 			if (self->rec_on && sp->client) {
 				pthread_mutex_lock(&self->rec_mutex);
-				fetcher_for(self, sp->client, true)->silent = true;
+				input__fetcher_for(self, sp->client, true)->silent = true;
 				pthread_mutex_unlock(&self->rec_mutex);
 			}
 			return;
@@ -614,14 +614,14 @@ static void wait_safe(struct input* self, const struct spare* sp)
 /* Before binding: if the focus client is half-way through setting up XKB,
  * wait for its SelectEvents (at most INIT_WAIT_MS; then stop expecting
  * one from it: some clients refetch in full without selecting again). */
-static void wait_client_ready(struct input* self, XID client)
+static void input__wait_client_ready(struct input* self, XID client)
 {
 	if (!self->rec_on || !client)
 		return;
 	int64_t end = clock_ms() + INIT_WAIT_MS;
 	pthread_mutex_lock(&self->rec_mutex);
 	for (;;) {
-		struct fetcher* f = fetcher_for(self, client, false);
+		struct fetcher* f = input__fetcher_for(self, client, false);
 		if (!f || !f->init_pending || self->rec_dead)
 			break;
 		if (clock_ms() >= end) {
@@ -637,12 +637,12 @@ static void wait_client_ready(struct input* self, XID client)
 }
 
 /* Did client miss the MapNotify of this spare's binding (see fetcher)? */
-static bool spare_stale_for(struct input* self, const struct spare* sp, XID client)
+static bool input__spare_stale_for(struct input* self, const struct spare* sp, XID client)
 {
 	if (!self->rec_on || !client || sp->sym == NoSymbol)
 		return false;
 	pthread_mutex_lock(&self->rec_mutex);
-	struct fetcher* f = fetcher_for(self, client, false);
+	struct fetcher* f = input__fetcher_for(self, client, false);
 	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to
 			&& f->after[sp->keycode] < sp->gen;
 	pthread_mutex_unlock(&self->rec_mutex);
@@ -651,7 +651,7 @@ static bool spare_stale_for(struct input* self, const struct spare* sp, XID clie
 
 /* Send the bindings of the spares flagged in change[] (one request per
  * spare: spare keycodes are rarely adjacent). */
-static void send_bindings(struct input* self, const bool* change)
+static void input__send_bindings(struct input* self, const bool* change)
 {
 	for (int i = 0; i < self->n_spares; i++) {
 		if (!change[i])
@@ -659,7 +659,7 @@ static void send_bindings(struct input* self, const bool* change)
 		struct spare* sp = &self->spares[i];
 		KeySym upper = NoSymbol;
 		if (sp->sym != NoSymbol)
-			pair_lower(sp->sym, &upper);
+			input__pair_lower(sp->sym, &upper);
 		KeySym syms[2] = { sp->sym, upper };
 		XChangeKeyboardMapping(self->dpy, sp->keycode, 2, syms, 1);
 		sp->gen = ++self->binds_sent;
@@ -677,29 +677,29 @@ static void send_bindings(struct input* self, const bool* change)
  * keys up, watch (RECORD) its fetch cover every new binding, and send the
  * bindings it missed again. Bounded: a client that never fetches is
  * marked silent and typed to without this. */
-static void confirm_bindings(struct input* self, const bool* which)
+static void input__confirm_bindings(struct input* self, const bool* which)
 {
 	XID client = self->cur_client;
 	if (!self->rec_on || !client || !self->shift_kc)
 		return;
 	for (int attempt = 0; attempt < CONFIRM_TRIES; attempt++) {
 		pthread_mutex_lock(&self->rec_mutex);
-		struct fetcher* f = fetcher_for(self, client, false);
+		struct fetcher* f = input__fetcher_for(self, client, false);
 		bool skip = (f && (f->silent || f->no_select)) || self->rec_dead;
 		uint64_t fetches0 = f ? f->fetches : 0;
 		pthread_mutex_unlock(&self->rec_mutex);
 		if (skip)
 			return;
-		fake_key(self, self->shift_kc, true);
-		fake_key(self, self->shift_kc, false);
-		if (x_sync(self) < 0)
+		input__fake_key(self, self->shift_kc, true);
+		input__fake_key(self, self->shift_kc, false);
+		if (input__sync(self) < 0)
 			return;
 		bool missing[MAX_SPARES] = { false };
 		bool any_missing = false, fetched_since = false;
 		int64_t end = clock_ms() + CONFIRM_WAIT_MS;
 		pthread_mutex_lock(&self->rec_mutex);
 		for (;;) {
-			f = fetcher_for(self, client, false);
+			f = input__fetcher_for(self, client, false);
 			any_missing = false;
 			for (int i = 0; i < self->n_spares; i++) {
 				const struct spare* sp = &self->spares[i];
@@ -714,7 +714,7 @@ static void confirm_bindings(struct input* self, const bool* which)
 			pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
 		}
 		if (any_missing && !fetched_since && !self->rec_dead && (!f || !f->fetches))
-			fetcher_for(self, client, true)->silent = true;	/* never fetches */
+			input__fetcher_for(self, client, true)->silent = true;	/* never fetches */
 		pthread_mutex_unlock(&self->rec_mutex);
 		if (!any_missing || !fetched_since)
 			return;
@@ -722,7 +722,7 @@ static void confirm_bindings(struct input* self, const bool* which)
 		 * fetches, then send what is still missing again. */
 		clock_sleep_ms(2);
 		pthread_mutex_lock(&self->rec_mutex);
-		f = fetcher_for(self, client, false);
+		f = input__fetcher_for(self, client, false);
 		any_missing = false;
 		for (int i = 0; i < self->n_spares; i++) {
 			const struct spare* sp = &self->spares[i];
@@ -732,13 +732,13 @@ static void confirm_bindings(struct input* self, const bool* which)
 		pthread_mutex_unlock(&self->rec_mutex);
 		if (!any_missing)
 			return;
-		send_bindings(self, missing);
+		input__send_bindings(self, missing);
 	}
 }
 
 /* Pick a spare to rebind (not needed[]): one that is safe now, least
  * recently used first, else the least recently used after waiting. */
-static int pick_victim(struct input* self, const bool* needed)
+static int input__pick_victim(struct input* self, const bool* needed)
 {
 	int best = -1, best_safe = -1;
 	int64_t now = clock_ms();
@@ -761,7 +761,7 @@ static int pick_victim(struct input* self, const bool* needed)
 
 /* Restore bound spares to NoSymbol once safe. wait: until all are (at
  * exit). Returns whether some are left bound. */
-static bool restore_spares(struct input* self, bool wait)
+static bool input__restore_spares(struct input* self, bool wait)
 {
 	bool change[MAX_SPARES] = { false };
 	bool any = false, left = false;
@@ -783,20 +783,20 @@ static bool restore_spares(struct input* self, bool wait)
 		change[i] = any = true;
 	}
 	if (any) {
-		send_bindings(self, change);
-		x_sync(self);
+		input__send_bindings(self, change);
+		input__sync(self);
 	}
 	return left;
 }
 
 /* The restorer thread: puts spare keycodes back to NoSymbol in the
  * background as soon as that is safe, so typing never waits for it. */
-static void* restorer_main(void* data)
+static void* input__restorer_main(void* data)
 {
 	struct input* self = data;
 	pthread_mutex_lock(&self->mutex);
 	while (!self->stop) {
-		bool left = !self->dead && restore_spares(self, false);
+		bool left = !self->dead && input__restore_spares(self, false);
 		if (!left) {
 			pthread_cond_wait(&self->cond, &self->mutex);
 		} else {
@@ -864,19 +864,19 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 	self->width = DisplayWidth(self->dpy, screen);
 	self->height = DisplayHeight(self->dpy, screen);
 	XDisplayKeycodes(self->dpy, &self->min_kc, &self->max_kc);
-	if (load_keymap(self) < 0) {
+	if (input__load_keymap(self) < 0) {
 		snprintf(err, err_size, "cannot read the keyboard map");
 		goto xtest_failure;
 	}
-	find_spares(self);
-	if (x_sync(self) < 0) {
+	input__find_spares(self);
+	if (input__sync(self) < 0) {
 		snprintf(err, err_size, "X error while setting up input");
 		goto xtest_failure;
 	}
-	record_start(self, display_name);
-	if (pthread_create(&self->restorer, NULL, restorer_main, self) != 0) {
+	input__fetchwatch_start(self, display_name);
+	if (pthread_create(&self->restorer, NULL, input__restorer_main, self) != 0) {
 		snprintf(err, err_size, "cannot start a thread");
-		record_stop(self);
+		input__fetchwatch_stop(self);
 		goto xtest_failure;
 	}
 	return self;
@@ -915,10 +915,10 @@ void input_destroy(struct input* self)
 		for (int k = 255; k > 0; k--)
 			if (self->keys_down[k])
 				XTestFakeKeyEvent(self->dpy, (unsigned)k, False, CurrentTime);
-		x_sync(self);
-		restore_spares(self, true);
+		input__sync(self);
+		input__restore_spares(self, true);
 	}
-	record_stop(self);
+	input__fetchwatch_stop(self);
 	if (self->map)
 		XFree(self->map);
 	registry_set(self->dpy, NULL);
@@ -977,7 +977,7 @@ int input_cursor_position(struct input* self, int* x, int* y)
 		if (XQueryPointer(self->dpy, self->root, &root, &child, x, y,
 				&wx, &wy, &mask) && !self->dead)
 			rc = 0;
-		int e = x_sync(self);
+		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
 	}
@@ -991,7 +991,7 @@ int input_move(struct input* self, int x, int y)
 	int rc = -EPIPE;
 	if (!self->dead) {
 		XTestFakeMotionEvent(self->dpy, -1, x, y, CurrentTime);
-		rc = x_sync(self);
+		rc = input__sync(self);
 	}
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
@@ -1005,7 +1005,7 @@ int input_button(struct input* self, int button, bool down)
 	int rc = -EPIPE;
 	if (!self->dead) {
 		fake_button(self, button, down);
-		rc = x_sync(self);
+		rc = input__sync(self);
 	}
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
@@ -1017,21 +1017,21 @@ static int mods_locked(struct input* self, const struct input_chord* mods,
 {
 	if (!mods || mods->n == 0)
 		return 0;
-	int rc = refresh_keymap(self);
+	int rc = input__refresh_keymap(self);
 	if (rc < 0)
 		return rc;
 	KeyCode kcs[INPUT_MAX_CHORD];
 	for (int i = 0; i < mods->n; i++) {
 		bool shift;
-		if (!find_key(self, mods->keysyms[i], &kcs[i], &shift))
+		if (!input__find_key(self, mods->keysyms[i], &kcs[i], &shift))
 			return -ENOENT;
 	}
 	if (down) {
 		for (int i = 0; i < mods->n; i++)
-			fake_key(self, kcs[i], true);
+			input__fake_key(self, kcs[i], true);
 	} else {
 		for (int i = mods->n - 1; i >= 0; i--)
-			fake_key(self, kcs[i], false);
+			input__fake_key(self, kcs[i], false);
 	}
 	return 0;
 }
@@ -1043,7 +1043,7 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 	int rc = -EPIPE;
 	if (!self->dead) {
 		rc = mods_locked(self, mods, down);
-		int e = x_sync(self);
+		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
 	}
@@ -1080,7 +1080,7 @@ static int with_mods(struct input* self, const struct input_chord* mods,
 		if (rc == 0)
 			act(self, a);
 		mods_locked(self, mods, false);
-		int e = x_sync(self);
+		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
 	}
@@ -1159,28 +1159,28 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 	if (n > self->n_spares)
 		return -ENOSPC;
 	for (int i = 0; i < n; i++) {
-		int s = pick_victim(self, change);
+		int s = input__pick_victim(self, change);
 		self->spares[s].sym = syms[i];
 		change[s] = true;
 		kcs[i] = self->spares[s].keycode;
 	}
-	wait_client_ready(self, self->cur_client);
-	send_bindings(self, change);
+	input__wait_client_ready(self, self->cur_client);
+	input__send_bindings(self, change);
 	if (self->bind_wait_ms) {
 		XSync(self->dpy, False);
 		clock_sleep_ms(self->bind_wait_ms);
 	}
-	confirm_bindings(self, change);
+	input__confirm_bindings(self, change);
 	return 0;
 }
 
 static int chord_locked(struct input* self, const struct input_chord* chord,
 		bool press, bool release)
 {
-	int rc = refresh_keymap(self);
+	int rc = input__refresh_keymap(self);
 	if (rc < 0)
 		return rc;
-	self->cur_client = focus_client(self);
+	self->cur_client = input__focus_client(self);
 	KeyCode kcs[INPUT_MAX_CHORD];
 	KeySym missing[INPUT_MAX_CHORD];
 	int missing_at[INPUT_MAX_CHORD];
@@ -1191,12 +1191,12 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 			has_shift = true;
 	for (int i = 0; i < chord->n; i++) {
 		bool shift;
-		if (find_key(self, chord->keysyms[i], &kcs[i], &shift)) {
+		if (input__find_key(self, chord->keysyms[i], &kcs[i], &shift)) {
 			if (shift)
 				need_shift = true;
 		} else {
 			KeySym upper;
-			missing[n_missing] = pair_lower(chord->keysyms[i], &upper);
+			missing[n_missing] = input__pair_lower(chord->keysyms[i], &upper);
 			if (missing[n_missing] != chord->keysyms[i])
 				need_shift = true;
 			missing_at[n_missing++] = i;
@@ -1215,18 +1215,18 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	bool add_shift = need_shift && !has_shift && self->shift_kc;
 	if (press) {
 		if (add_shift)
-			fake_key(self, self->shift_kc, true);
+			input__fake_key(self, self->shift_kc, true);
 		for (int i = 0; i < chord->n; i++)
-			fake_key(self, kcs[i], true);
+			input__fake_key(self, kcs[i], true);
 	}
 	if (release) {
 		for (int i = chord->n - 1; i >= 0; i--)
-			fake_key(self, kcs[i], false);
+			input__fake_key(self, kcs[i], false);
 		if (add_shift)
-			fake_key(self, self->shift_kc, false);
+			input__fake_key(self, self->shift_kc, false);
 	}
 	if (n_missing) {
-		rc = x_sync(self);
+		rc = input__sync(self);
 		int64_t t = clock_ms();
 		for (int i = 0; i < n_missing; i++) {
 			for (int s = 0; s < self->n_spares; s++) {
@@ -1249,7 +1249,7 @@ int input_key_chord(struct input* self, const struct input_chord* chord)
 	int rc = -EPIPE;
 	if (!self->dead) {
 		rc = chord_locked(self, chord, true, true);
-		int e = x_sync(self);
+		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
 	}
@@ -1266,7 +1266,7 @@ int input_key_chord_state(struct input* self, const struct input_chord* chord,
 	int rc = -EPIPE;
 	if (!self->dead) {
 		rc = chord_locked(self, chord, down, !down);
-		int e = x_sync(self);
+		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
 	}
@@ -1307,11 +1307,11 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
-		if (!find_key(self, sym, &s->kc, &s->shift)) {
+		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
 			/* Through a spare: its pair's lower case, Shift for upper. */
 			KeySym upper;
 			s->kc = 0;
-			s->sym = pair_lower(sym, &upper);
+			s->sym = input__pair_lower(sym, &upper);
 			s->shift = sym != s->sym;
 		}
 	}
@@ -1337,24 +1337,24 @@ static void bind_batch(struct input* self, const struct stroke* st,
 		if (s >= 0) {
 			needed[s] = true;
 			/* Bound, but the client never heard: send it again. */
-			if (spare_stale_for(self, &self->spares[s], self->cur_client))
+			if (input__spare_stale_for(self, &self->spares[s], self->cur_client))
 				change[s] = true;
 		}
 	}
 	for (size_t i = from; i < to; i++) {
 		if (st[i].kc || spare_of(self, st[i].sym) >= 0)
 			continue;
-		int s = pick_victim(self, needed);	/* exists: the batch fits */
+		int s = input__pick_victim(self, needed);	/* exists: the batch fits */
 		self->spares[s].sym = st[i].sym;
 		needed[s] = change[s] = true;
 	}
-	wait_client_ready(self, self->cur_client);
-	send_bindings(self, change);
+	input__wait_client_ready(self, self->cur_client);
+	input__send_bindings(self, change);
 	if (self->bind_wait_ms) {
 		XSync(self->dpy, False);
 		clock_sleep_ms(self->bind_wait_ms);
 	}
-	confirm_bindings(self, change);
+	input__confirm_bindings(self, change);
 }
 
 static int type_locked(struct input* self, const char* text, size_t len,
@@ -1363,7 +1363,7 @@ static int type_locked(struct input* self, const char* text, size_t len,
 	int rc = input_text_check(text, len, bad_offset);
 	if (rc < 0)
 		return rc;
-	rc = refresh_keymap(self);
+	rc = input__refresh_keymap(self);
 	if (rc < 0)
 		return rc;
 	struct stroke* st = malloc((len ? len : 1) * sizeof(*st));
@@ -1380,7 +1380,7 @@ static int type_locked(struct input* self, const char* text, size_t len,
 		goto out;
 	}
 
-	self->cur_client = focus_client(self);
+	self->cur_client = input__focus_client(self);
 	/* Caps Lock inverts the level of letters. */
 	Window r, c;
 	int rx, ry, wx, wy;
@@ -1411,12 +1411,12 @@ static int type_locked(struct input* self, const char* text, size_t len,
 		bool rebinding = false;
 		for (int d = 0; d < n_distinct; d++) {
 			int sp = spare_of(self, distinct[d]);
-			if (sp < 0 || spare_stale_for(self, &self->spares[sp], self->cur_client))
+			if (sp < 0 || input__spare_stale_for(self, &self->spares[sp], self->cur_client))
 				rebinding = true;
 		}
 		if (rebinding) {
 			if (shift_down) {
-				fake_key(self, self->shift_kc, false);
+				input__fake_key(self, self->shift_kc, false);
 				shift_down = false;
 			}
 			bind_batch(self, st, i, j);
@@ -1428,20 +1428,20 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			if (!kc) {
 				kc = self->spares[spare_of(self, st[k].sym)].keycode;
 				KeySym upper;
-				if (caps && pair_lower(st[k].sym, &upper) != upper)
+				if (caps && input__pair_lower(st[k].sym, &upper) != upper)
 					shift = !shift;
-			} else if (caps && key_is_alpha(self, kc)) {
+			} else if (caps && input__key_is_alpha(self, kc)) {
 				shift = !shift;
 			}
 			if (shift != shift_down) {
-				fake_key(self, self->shift_kc, shift);
+				input__fake_key(self, self->shift_kc, shift);
 				shift_down = shift;
 			}
-			fake_key(self, kc, true);
-			fake_key(self, kc, false);
+			input__fake_key(self, kc, true);
+			input__fake_key(self, kc, false);
 		}
 		if (n_distinct) {
-			rc = x_sync(self);
+			rc = input__sync(self);
 			if (rc < 0)
 				break;
 			int64_t t = clock_ms();
@@ -1454,8 +1454,8 @@ static int type_locked(struct input* self, const char* text, size_t len,
 		i = j;
 	}
 	if (shift_down)
-		fake_key(self, self->shift_kc, false);
-	int e = x_sync(self);
+		input__fake_key(self, self->shift_kc, false);
+	int e = input__sync(self);
 	if (rc == 0)
 		rc = e;
 	if (batches)
@@ -1549,7 +1549,7 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 	XWindowAttributes attrs;
 	self->error = 0;
 	if (!XGetWindowAttributes(self->dpy, window, &attrs) || self->error) {
-		x_sync(self);
+		input__sync(self);
 		rc = -ENOENT;
 		goto out;
 	}
@@ -1570,7 +1570,7 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 		if (attrs.map_state == IsViewable)
 			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
 	}
-	rc = x_sync(self);
+	rc = input__sync(self);
 	if (rc < 0)
 		goto out;
 	int64_t end = clock_ms() + timeout_ms;
@@ -1595,7 +1595,7 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 			if (top)
 				XRaiseWindow(self->dpy, top);
 			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
-			x_sync(self);
+			input__sync(self);
 			continue;
 		}
 		clock_sleep_ms(FOCUS_POLL_MS);
