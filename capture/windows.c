@@ -20,7 +20,7 @@ static long get_property(struct capture* self, Window w, Atom prop, Atom type,
 	Atom actual;
 	unsigned long n, after;
 	*data = NULL;
-	if (XGetWindowProperty(self->dpy, w, prop, 0, max_items, False, type, &actual,
+	if (XGetWindowProperty(self->x.dpy, w, prop, 0, max_items, False, type, &actual,
 			format, &n, &after, data) != Success || !*data) {
 		if (*data)
 			XFree(*data);
@@ -73,7 +73,7 @@ static bool contains_focus(struct capture* self, Window w, Window focus)
 			return true;
 		Window root, parent, *children = NULL;
 		unsigned n;
-		if (!XQueryTree(self->dpy, focus, &root, &parent, &children, &n))
+		if (!XQueryTree(self->x.dpy, focus, &root, &parent, &children, &n))
 			return false;
 		if (children)
 			XFree(children);
@@ -166,7 +166,7 @@ static void read_title(struct capture* self, Window w, struct capture_window_inf
 	if (data)
 		XFree(data);
 	XTextProperty tp;
-	if (XGetWMName(self->dpy, w, &tp) && tp.value) {
+	if (XGetWMName(self->x.dpy, w, &tp) && tp.value) {
 		bool latin1 = tp.encoding == XA_STRING;
 		copy_text(out->title, sizeof(out->title), tp.value, tp.nitems, latin1,
 				CAPTURE_TITLE_MAX);
@@ -181,14 +181,14 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 	out->id = (uint32_t)w;
 	int rx = 0, ry = 0;
 	Window child;
-	XTranslateCoordinates(self->dpy, w, self->root, 0, 0, &rx, &ry, &child);
+	XTranslateCoordinates(self->x.dpy, w, self->root, 0, 0, &rx, &ry, &child);
 	out->rect = (struct capture_rect){ rx, ry, attr->width, attr->height };
 	out->mapped = attr->map_state == IsViewable;
 	out->visible = out->mapped && rx < self->screen_w && ry < self->screen_h
 			&& rx + attr->width > 0 && ry + attr->height > 0;
 	read_title(self, w, out);
 	XClassHint cls = { 0 };
-	if (XGetClassHint(self->dpy, w, &cls)) {
+	if (XGetClassHint(self->x.dpy, w, &cls)) {
 		if (cls.res_class)
 			copy_text(out->app, sizeof(out->app), (unsigned char*)cls.res_class,
 					strlen(cls.res_class), false, 100);
@@ -232,7 +232,7 @@ static Window find_client(struct capture* self, Window w, int depth)
 		return None;
 	Window root, parent, *children = NULL;
 	unsigned n;
-	if (!XQueryTree(self->dpy, w, &root, &parent, &children, &n))
+	if (!XQueryTree(self->x.dpy, w, &root, &parent, &children, &n))
 		return None;
 	Window found = None;
 	for (unsigned i = n; i-- > 0 && !found;)
@@ -271,7 +271,7 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	 * inside them, for a non-EWMH reparenting WM). */
 	Window root, parent, *children = NULL;
 	unsigned nc;
-	if (!XQueryTree(self->dpy, self->root, &root, &parent, &children, &nc))
+	if (!XQueryTree(self->x.dpy, self->root, &root, &parent, &children, &nc))
 		return capture__fail(self, -EIO, "cannot list the root's children");
 	*ids = calloc((size_t)nc + 1, sizeof(Window));
 	if (!*ids) {
@@ -281,14 +281,14 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	}
 	for (unsigned i = 0; i < nc; i++) {
 		XWindowAttributes attr;
-		if (!XGetWindowAttributes(self->dpy, children[i], &attr))
+		if (!XGetWindowAttributes(self->x.dpy, children[i], &attr))
 			continue;
 		if (attr.map_state != IsViewable || attr.override_redirect)
 			continue;
 		Window client = find_client(self, children[i], 0);
 		if (!client) {
 			char* name = NULL;
-			bool named = XFetchName(self->dpy, children[i], &name) && name;
+			bool named = XFetchName(self->x.dpy, children[i], &name) && name;
 			if (name)
 				XFree(name);
 			if (!named && attr.class != InputOutput)
@@ -307,9 +307,9 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 {
 	*out = NULL;
 	*n = 0;
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
-	capture__clear_error(self);
+	x11_clear(&self->x);
 	Window* ids;
 	size_t count;
 	int rc = list_ids(self, &ids, &count);
@@ -324,18 +324,18 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 	Window active = active_window(self, &have_ewmh);
 	Window focus;
 	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
+	XGetInputFocus(self->x.dpy, &focus, &revert);
 	size_t m = 0;
 	for (size_t i = 0; i < count; i++) {
 		XWindowAttributes attr;
 		/* Windows go away at any moment: skip the ones that did. */
-		if (!XGetWindowAttributes(self->dpy, ids[i], &attr))
+		if (!XGetWindowAttributes(self->x.dpy, ids[i], &attr))
 			continue;
 		fill_info(self, ids[i], &attr, active, have_ewmh, focus, &list[m++]);
 	}
 	free(ids);
-	capture__sync_error(self);
-	if (self->io_error) {
+	x11_sync(&self->x);
+	if (x11_lost(&self->x)) {
 		free(list);
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
 	}
@@ -347,19 +347,19 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 int capture_window_info(struct capture* self, uint32_t window,
 		struct capture_window_info* out)
 {
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
 	XWindowAttributes attr;
-	capture__clear_error(self);
-	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
+	x11_clear(&self->x);
+	if (!window || !XGetWindowAttributes(self->x.dpy, window, &attr))
 		return capture__fail(self, -ENOENT, "window %u does not exist", window);
 	bool have_ewmh;
 	Window active = active_window(self, &have_ewmh);
 	Window focus;
 	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
+	XGetInputFocus(self->x.dpy, &focus, &revert);
 	fill_info(self, window, &attr, active, have_ewmh, focus, out);
-	capture__sync_error(self);
+	x11_sync(&self->x);
 	return 0;
 }
 
@@ -379,7 +379,7 @@ static bool is_focused(struct capture* self, Window w, bool ewmh)
 	}
 	Window focus;
 	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
+	XGetInputFocus(self->x.dpy, &focus, &revert);
 	return contains_focus(self, w, focus);
 }
 
@@ -396,17 +396,17 @@ static void send_wm_message(struct capture* self, Window window, Atom type,
 	ev.xclient.format = 32;
 	for (int i = 0; i < 5; i++)
 		ev.xclient.data.l[i] = data[i];
-	XSendEvent(self->dpy, self->root, False,
+	XSendEvent(self->x.dpy, self->root, False,
 			SubstructureRedirectMask | SubstructureNotifyMask, &ev);
 }
 
 int capture_focus_window(struct capture* self, uint32_t window)
 {
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
 	XWindowAttributes attr;
-	capture__clear_error(self);
-	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
+	x11_clear(&self->x);
+	if (!window || !XGetWindowAttributes(self->x.dpy, window, &attr))
 		return capture__fail(self, -ENOENT, "window %u does not exist", window);
 	bool ewmh = wm_supports(self, self->net_active_window);
 	if (ewmh) {
@@ -414,20 +414,20 @@ int capture_focus_window(struct capture* self, uint32_t window)
 		const long data[5] = { 2, CurrentTime };
 		send_wm_message(self, window, self->net_active_window, data);
 	} else if (attr.map_state != IsViewable) {
-		XMapRaised(self->dpy, window);
+		XMapRaised(self->x.dpy, window);
 	}
-	XRaiseWindow(self->dpy, window);
-	capture__sync_error(self);
+	XRaiseWindow(self->x.dpy, window);
+	x11_sync(&self->x);
 	/* Input focus needs a viewable window: wait for the WM to map it. */
 	for (int i = 0; i < 100; i++) {
-		if (self->io_error)
+		if (x11_lost(&self->x))
 			return capture__fail(self, -ECONNRESET, "the X connection was lost");
-		if (!XGetWindowAttributes(self->dpy, window, &attr))
+		if (!XGetWindowAttributes(self->x.dpy, window, &attr))
 			return capture__fail(self, -ENOENT, "window %u is gone", window);
 		if (attr.map_state == IsViewable) {
 			if (!is_focused(self, window, false)) {
-				XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
-				capture__sync_error(self);
+				XSetInputFocus(self->x.dpy, window, RevertToParent, CurrentTime);
+				x11_sync(&self->x);
 			}
 			if (is_focused(self, window, false)) {
 				/* Give the WM a moment to publish it too. */
@@ -455,7 +455,7 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 	if (want.width < 1 || want.height < 1 || want.width > 32767 || want.height > 32767)
 		return capture__fail(self, -EINVAL, "width and height must be 1..32767");
 	XWindowAttributes attr;
-	if (!XGetWindowAttributes(self->dpy, window, &attr))
+	if (!XGetWindowAttributes(self->x.dpy, window, &attr))
 		return capture__fail(self, -ENOENT, "window %u is gone", window);
 	bool ewmh = wm_supports(self, self->net_moveresize_window);
 
@@ -463,7 +463,7 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 	 * correct the position by the offset seen, once. */
 	int req_x = want.x, req_y = want.y;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		capture__clear_error(self);
+		x11_clear(&self->x);
 		if (ewmh) {
 			/* StaticGravity (10): x, y are the client's own position. */
 			const long data[5] = { 10 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 2 << 12,
@@ -471,11 +471,11 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 			send_wm_message(self, window, self->net_moveresize_window, data);
 		} else {
 			/* XMoveWindow places the border's outer corner. */
-			XMoveResizeWindow(self->dpy, window, req_x - attr.border_width,
+			XMoveResizeWindow(self->x.dpy, window, req_x - attr.border_width,
 					req_y - attr.border_width, (unsigned)want.width,
 					(unsigned)want.height);
 		}
-		if (capture__sync_error(self) < 0)
+		if (x11_sync(&self->x) < 0)
 			return capture__fail(self, -ECONNRESET, "the X connection was lost");
 		/* Wait until the geometry stops changing (at most about 1 s). */
 		struct capture_rect last = g;
