@@ -120,7 +120,7 @@ static void fetchwatch_cb(XPointer closure, XRecordInterceptData* d)
 static void* fetchwatch_main(void* data)
 {
 	struct input* self = data;
-	XRecordEnableContext(self->rec_dpy, self->rec_ctx, fetchwatch_cb, (XPointer)self);
+	XRecordEnableContext(self->rec.dpy, self->rec_ctx, fetchwatch_cb, (XPointer)self);
 	pthread_mutex_lock(&self->rec_mutex);
 	self->rec_dead = true;
 	pthread_cond_broadcast(&self->rec_cond);
@@ -128,37 +128,19 @@ static void* fetchwatch_main(void* data)
 	return NULL;
 }
 
-static Bool wire_error_ignore(Display* dpy, XErrorEvent* event, xError* wire)
-{
-	(void)dpy;
-	(void)event;
-	(void)wire;
-	return False;
-}
-
-/* As io_exit: the RECORD thread hits the error, another closes rec_dpy. */
-static void rec_io_exit(Display* dpy, void* data)
-{
-	(void)data;
-	XUnlockDisplay(dpy);
-}
-
 /* Start watching keymap fetches; on any failure input falls back to the
  * time guard. */
 void input__fetchwatch_start(struct input* self, const char* display_name)
 {
 	int major, minor, op, ev, er;
-	if (!XRecordQueryVersion(self->dpy, &major, &minor))
+	if (!XRecordQueryVersion(self->x.dpy, &major, &minor))
 		return;
-	if (XQueryExtension(self->dpy, "XKEYBOARD", &op, &ev, &er))
+	if (XQueryExtension(self->x.dpy, "XKEYBOARD", &op, &ev, &er))
 		self->xkb_major = op;
-	self->our_base = self->dpy->resource_base;
-	self->rec_dpy = XOpenDisplay(display_name);
-	if (!self->rec_dpy)
+	self->our_base = self->x.dpy->resource_base;
+	/* Its errors are trapped and never read; losing it ends the thread. */
+	if (!x11_open(&self->rec, display_name))
 		return;
-	for (int code = 1; code < 256; code++)
-		XESetWireToError(self->rec_dpy, code, wire_error_ignore);
-	XSetIOErrorExitHandler(self->rec_dpy, rec_io_exit, self);
 
 	XRecordRange* ranges[2] = { XRecordAllocRange(), XRecordAllocRange() };
 	if (!ranges[0] || !ranges[1])
@@ -172,7 +154,7 @@ void input__fetchwatch_start(struct input* self, const char* display_name)
 		ranges[1]->ext_requests.ext_minor.last = X_kbGetMap;
 	}
 	XRecordClientSpec all = XRecordAllClients;
-	self->rec_ctx = XRecordCreateContext(self->dpy, 0, &all, 1, ranges,
+	self->rec_ctx = XRecordCreateContext(self->x.dpy, 0, &all, 1, ranges,
 			self->xkb_major ? 2 : 1);
 	if (!self->rec_ctx || input__sync(self) < 0)
 		goto range_failure;
@@ -193,8 +175,8 @@ void input__fetchwatch_start(struct input* self, const char* display_name)
 		self->rec_on = true;
 		return;
 	}
-	XRecordDisableContext(self->dpy, self->rec_ctx);
-	XSync(self->dpy, False);
+	XRecordDisableContext(self->x.dpy, self->rec_ctx);
+	XSync(self->x.dpy, False);
 	pthread_join(self->rec_thread, NULL);
 	goto thread_failure;
 
@@ -205,10 +187,9 @@ range_failure:
 		XFree(ranges[1]);
 thread_failure:
 	if (self->rec_ctx)
-		XRecordFreeContext(self->dpy, self->rec_ctx);
+		XRecordFreeContext(self->x.dpy, self->rec_ctx);
 	self->rec_ctx = 0;
-	XCloseDisplay(self->rec_dpy);
-	self->rec_dpy = NULL;
+	x11_close(&self->rec);
 	input__sync(self);
 }
 
@@ -216,15 +197,14 @@ void input__fetchwatch_stop(struct input* self)
 {
 	if (!self->rec_on)
 		return;
-	if (!self->dead) {
-		XRecordDisableContext(self->dpy, self->rec_ctx);
-		XSync(self->dpy, False);
+	if (!x11_lost(&self->x)) {
+		XRecordDisableContext(self->x.dpy, self->rec_ctx);
+		XSync(self->x.dpy, False);
 	}
 	pthread_join(self->rec_thread, NULL);
-	if (!self->dead)
-		XRecordFreeContext(self->dpy, self->rec_ctx);
-	XCloseDisplay(self->rec_dpy);
-	self->rec_dpy = NULL;
+	if (!x11_lost(&self->x))
+		XRecordFreeContext(self->x.dpy, self->rec_ctx);
+	x11_close(&self->rec);
 	self->rec_on = false;
 }
 
@@ -236,18 +216,18 @@ XID input__focus_client(struct input* self)
 	Window focus, root, child;
 	int revert, rx, ry, wx, wy;
 	unsigned mask;
-	XGetInputFocus(self->dpy, &focus, &revert);
+	XGetInputFocus(self->x.dpy, &focus, &revert);
 	if (focus == PointerRoot || focus == None || focus == self->root) {
 		Window w = self->root;
 		focus = None;
 		for (int depth = 0; depth < 32; depth++) {
-			if (!XQueryPointer(self->dpy, w, &root, &child, &rx, &ry, &wx, &wy, &mask)
+			if (!XQueryPointer(self->x.dpy, w, &root, &child, &rx, &ry, &wx, &wy, &mask)
 					|| child == None)
 				break;
 			focus = w = child;
 		}
 	}
-	if (self->dead || focus == None || focus == PointerRoot)
+	if (x11_lost(&self->x) || focus == None || focus == PointerRoot)
 		return 0;
-	return focus & ~self->dpy->resource_mask;
+	return focus & ~self->x.dpy->resource_mask;
 }

@@ -23,10 +23,10 @@ int input__load_keymap(struct input* self)
 {
 	if (self->map)
 		XFree(self->map);
-	self->map = XGetKeyboardMapping(self->dpy, (KeyCode)self->min_kc,
+	self->map = XGetKeyboardMapping(self->x.dpy, (KeyCode)self->min_kc,
 			self->max_kc - self->min_kc + 1, &self->per);
-	if (!self->map || self->dead)
-		return self->dead ? -EPIPE : -EIO;
+	if (!self->map || x11_lost(&self->x))
+		return x11_lost(&self->x) ? -EPIPE : -EIO;
 	self->shift_kc = 0;
 	for (int kc = self->min_kc; kc <= self->max_kc && !self->shift_kc; kc++)
 		if (!self->pool[kc] && map_at(self, kc, 0) == XK_Shift_L)
@@ -39,13 +39,13 @@ int input__load_keymap(struct input* self)
 int input__refresh_keymap(struct input* self)
 {
 	bool stale = false;
-	while (!self->dead && XPending(self->dpy)) {
+	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
 		XEvent ev;
-		XNextEvent(self->dpy, &ev);
+		XNextEvent(self->x.dpy, &ev);
 		if (ev.type == MappingNotify && ev.xmapping.request != MappingPointer)
 			stale = true;
 	}
-	if (self->dead)
+	if (x11_lost(&self->x))
 		return -EPIPE;
 	return stale ? input__load_keymap(self) : 0;
 }
@@ -109,7 +109,7 @@ KeySym input__pair_lower(KeySym sym, KeySym* upper)
 
 void input__find_spares(struct input* self)
 {
-	XModifierKeymap* mods = XGetModifierMapping(self->dpy);
+	XModifierKeymap* mods = XGetModifierMapping(self->x.dpy);
 	bool is_mod[256] = { false };
 	if (mods) {
 		for (int i = 0; i < 8 * mods->max_keypermod; i++)
@@ -235,7 +235,7 @@ void input__send_bindings(struct input* self, const bool* change)
 		if (sp->sym != NoSymbol)
 			input__pair_lower(sp->sym, &upper);
 		KeySym syms[2] = { sp->sym, upper };
-		XChangeKeyboardMapping(self->dpy, sp->keycode, 2, syms, 1);
+		XChangeKeyboardMapping(self->x.dpy, sp->keycode, 2, syms, 1);
 		sp->gen = ++self->binds_sent;
 		sp->used_ms = 0;
 		sp->client = 0;
@@ -370,7 +370,7 @@ void* input__restorer_main(void* data)
 	struct input* self = data;
 	pthread_mutex_lock(&self->mutex);
 	while (!self->stop) {
-		bool left = !self->dead && input__restore_spares(self, false);
+		bool left = !x11_lost(&self->x) && input__restore_spares(self, false);
 		if (!left) {
 			pthread_cond_wait(&self->cond, &self->mutex);
 		} else {

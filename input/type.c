@@ -86,7 +86,7 @@ static void bind_batch(struct input* self, const struct stroke* st,
 	input__wait_client_ready(self, self->cur_client);
 	input__send_bindings(self, change);
 	if (self->bind_wait_ms) {
-		XSync(self->dpy, False);
+		XSync(self->x.dpy, False);
 		clock_sleep_ms(self->bind_wait_ms);
 	}
 	input__confirm_bindings(self, change);
@@ -120,7 +120,7 @@ static int type_locked(struct input* self, const char* text, size_t len,
 	Window r, c;
 	int rx, ry, wx, wy;
 	unsigned mask = 0;
-	XQueryPointer(self->dpy, self->root, &r, &c, &rx, &ry, &wx, &wy, &mask);
+	XQueryPointer(self->x.dpy, self->root, &r, &c, &rx, &ry, &wx, &wy, &mask);
 	bool caps = mask & LockMask;
 
 	bool shift_down = false;
@@ -214,7 +214,7 @@ int input_type(struct input* self, const char* text, size_t len,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	pthread_mutex_lock(&self->mutex);
-	int rc = self->dead ? -EPIPE : type_locked(self, text, len, stats, bad_offset);
+	int rc = x11_lost(&self->x) ? -EPIPE : type_locked(self, text, len, stats, bad_offset);
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }

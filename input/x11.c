@@ -1,10 +1,9 @@
 /* XTest pointer and keyboard on our own X connection.
  *
- * Errors: every X error on this connection goes to wire_error() through the
- * per-display error vector (XESetWireToError for all codes), so it never
- * reaches the process-wide handler, let alone Xlib's default one that
- * exits. A lost connection sets self->dead through the per-display IO exit
- * handler instead of exiting. */
+ * Errors: x11/ traps them on this connection only (its per-display error
+ * vector, never the process-wide handler, let alone Xlib's default one that
+ * exits); a lost connection marks it lost through its IO exit handler
+ * instead of exiting. */
 #include "input/x11_private.h"
 #include "base/clock.h"
 
@@ -15,94 +14,23 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- error trapping, per connection ---- */
-
-static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	Display* dpy;
-	struct input* self;
-} registry[MAX_DISPLAYS];
-
-static struct input* registry_find(Display* dpy)
-{
-	struct input* self = NULL;
-	pthread_mutex_lock(&registry_mutex);
-	for (int i = 0; i < MAX_DISPLAYS; i++)
-		if (registry[i].dpy == dpy)
-			self = registry[i].self;
-	pthread_mutex_unlock(&registry_mutex);
-	return self;
-}
-
-static int registry_set(Display* dpy, struct input* self)
-{
-	int rc = -ENOSPC;
-	pthread_mutex_lock(&registry_mutex);
-	for (int i = 0; i < MAX_DISPLAYS; i++) {
-		if (registry[i].dpy == (self ? NULL : dpy)) {
-			registry[i].dpy = self ? dpy : NULL;
-			registry[i].self = self;
-			rc = 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&registry_mutex);
-	return rc;
-}
-
-/* Returning False tells Xlib the error is handled: the process-wide
- * handler is not called. Runs on the thread that holds self->mutex. */
-static Bool wire_error(Display* dpy, XErrorEvent* event, xError* wire)
-{
-	(void)event;
-	struct input* self = registry_find(dpy);
-	if (self && !self->error) {
-		self->error = wire->errorCode;
-		self->error_request = wire->majorCode;
-	}
-	return False;
-}
-
-/* Xlib's _XIOError takes the display's user lock (XLockDisplay) for the
- * exit it expects; returning would leave it held by this thread, and the
- * XCloseDisplay of another thread would wait for it forever. */
-static void io_exit(Display* dpy, void* data)
-{
-	struct input* self = data;
-	self->dead = true;
-	XUnlockDisplay(dpy);
-}
-
 static void fake_button(struct input* self, int button, bool down)
 {
-	XTestFakeButtonEvent(self->dpy, (unsigned)button, down, CurrentTime);
+	XTestFakeButtonEvent(self->x.dpy, (unsigned)button, down, CurrentTime);
 	self->buttons_down[button] = down;
 }
 
 void input__fake_key(struct input* self, KeyCode kc, bool down)
 {
-	XTestFakeKeyEvent(self->dpy, kc, down, CurrentTime);
+	XTestFakeKeyEvent(self->x.dpy, kc, down, CurrentTime);
 	self->keys_down[kc] = down;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
 int input__sync(struct input* self)
 {
-	if (self->dead)
-		return -EPIPE;
-	XSync(self->dpy, False);
-	if (self->dead)
-		return -EPIPE;
-	int code = self->error;
-	self->error = 0;
-	switch (code) {
-	case 0: return 0;
-	case BadWindow: return -ENOENT;
-	case BadValue: return -EINVAL;
-	case BadMatch: return -EINVAL;
-	case BadAlloc: return -ENOMEM;
-	default: return -EIO;
-	}
+	int rc = x11_sync(&self->x);
+	return rc == -ECONNRESET ? -EPIPE : x11_errno(rc);
 }
 
 /* ---- public ---- */
@@ -130,31 +58,23 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 	self->bind_wait_ms = INPUT_BIND_WAIT_MS;
 	self->reuse_ms = INPUT_REUSE_MS;
 
-	self->dpy = XOpenDisplay(display_name);
-	if (!self->dpy) {
+	if (!x11_open(&self->x, display_name)) {
 		snprintf(err, err_size, "cannot open display %s",
 				display_name ? display_name : "(default)");
 		goto open_failure;
 	}
-	if (registry_set(self->dpy, self) < 0) {
-		snprintf(err, err_size, "too many input connections");
-		goto registry_failure;
-	}
-	for (int code = 1; code < 256; code++)
-		XESetWireToError(self->dpy, code, wire_error);
-	XSetIOErrorExitHandler(self->dpy, io_exit, self);
 
 	int ev, er, major, minor;
-	if (!XTestQueryExtension(self->dpy, &ev, &er, &major, &minor)) {
+	if (!XTestQueryExtension(self->x.dpy, &ev, &er, &major, &minor)) {
 		snprintf(err, err_size, "the X server has no XTEST extension");
 		goto xtest_failure;
 	}
-	XTestGrabControl(self->dpy, True);	/* act even during other clients' grabs */
-	int screen = DefaultScreen(self->dpy);
-	self->root = RootWindow(self->dpy, screen);
-	self->width = DisplayWidth(self->dpy, screen);
-	self->height = DisplayHeight(self->dpy, screen);
-	XDisplayKeycodes(self->dpy, &self->min_kc, &self->max_kc);
+	XTestGrabControl(self->x.dpy, True);	/* act even during other clients' grabs */
+	int screen = DefaultScreen(self->x.dpy);
+	self->root = RootWindow(self->x.dpy, screen);
+	self->width = DisplayWidth(self->x.dpy, screen);
+	self->height = DisplayHeight(self->x.dpy, screen);
+	XDisplayKeycodes(self->x.dpy, &self->min_kc, &self->max_kc);
 	if (input__load_keymap(self) < 0) {
 		snprintf(err, err_size, "cannot read the keyboard map");
 		goto xtest_failure;
@@ -175,9 +95,7 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 xtest_failure:
 	if (self->map)
 		XFree(self->map);
-	registry_set(self->dpy, NULL);
-registry_failure:
-	XCloseDisplay(self->dpy);
+	x11_close(&self->x);
 open_failure:
 	free(self->fetchers);
 	pthread_cond_destroy(&self->rec_cond);
@@ -199,21 +117,20 @@ void input_destroy(struct input* self)
 	pthread_join(self->restorer, NULL);
 
 	pthread_mutex_lock(&self->mutex);
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		for (int b = 1; b < 16; b++)
 			if (self->buttons_down[b])
-				XTestFakeButtonEvent(self->dpy, (unsigned)b, False, CurrentTime);
+				XTestFakeButtonEvent(self->x.dpy, (unsigned)b, False, CurrentTime);
 		for (int k = 255; k > 0; k--)
 			if (self->keys_down[k])
-				XTestFakeKeyEvent(self->dpy, (unsigned)k, False, CurrentTime);
+				XTestFakeKeyEvent(self->x.dpy, (unsigned)k, False, CurrentTime);
 		input__sync(self);
 		input__restore_spares(self, true);
 	}
 	input__fetchwatch_stop(self);
 	if (self->map)
 		XFree(self->map);
-	registry_set(self->dpy, NULL);
-	XCloseDisplay(self->dpy);
+	x11_close(&self->x);
 	pthread_mutex_unlock(&self->mutex);
 	free(self->fetchers);
 	pthread_cond_destroy(&self->rec_cond);
@@ -226,7 +143,7 @@ void input_destroy(struct input* self)
 bool input_alive(struct input* self)
 {
 	pthread_mutex_lock(&self->mutex);
-	bool alive = !self->dead;
+	bool alive = !x11_lost(&self->x);
 	pthread_mutex_unlock(&self->mutex);
 	return alive;
 }
@@ -252,7 +169,7 @@ int input_screen_size(struct input* self, int* width, int* height)
 	pthread_mutex_lock(&self->mutex);
 	*width = self->width;
 	*height = self->height;
-	int rc = self->dead ? -EPIPE : 0;
+	int rc = x11_lost(&self->x) ? -EPIPE : 0;
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
@@ -261,12 +178,12 @@ int input_cursor_position(struct input* self, int* x, int* y)
 {
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		Window root, child;
 		int wx, wy;
 		unsigned mask;
-		if (XQueryPointer(self->dpy, self->root, &root, &child, x, y,
-				&wx, &wy, &mask) && !self->dead)
+		if (XQueryPointer(self->x.dpy, self->root, &root, &child, x, y,
+				&wx, &wy, &mask) && !x11_lost(&self->x))
 			rc = 0;
 		int e = input__sync(self);
 		if (rc == 0)
@@ -280,8 +197,8 @@ int input_move(struct input* self, int x, int y)
 {
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
-		XTestFakeMotionEvent(self->dpy, -1, x, y, CurrentTime);
+	if (!x11_lost(&self->x)) {
+		XTestFakeMotionEvent(self->x.dpy, -1, x, y, CurrentTime);
 		rc = input__sync(self);
 	}
 	pthread_mutex_unlock(&self->mutex);
@@ -294,7 +211,7 @@ int input_button(struct input* self, int button, bool down)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		fake_button(self, button, down);
 		rc = input__sync(self);
 	}
@@ -332,7 +249,7 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 {
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		rc = mods_locked(self, mods, down);
 		int e = input__sync(self);
 		if (rc == 0)
@@ -366,7 +283,7 @@ static int with_mods(struct input* self, const struct input_chord* mods,
 {
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		rc = mods_locked(self, mods, true);
 		if (rc == 0)
 			act(self, a);
@@ -398,19 +315,19 @@ static void act_drag(struct input* self, const struct pointer_action* a)
 	const int *xs = a->xs, *ys = a->ys;
 	int button = a->button;
 	size_t n = a->n;
-	XTestFakeMotionEvent(self->dpy, -1, xs[0], ys[0], CurrentTime);
+	XTestFakeMotionEvent(self->x.dpy, -1, xs[0], ys[0], CurrentTime);
 	fake_button(self, button, true);
 	/* Flush the press before the motion so the client sees it first. */
-	XSync(self->dpy, False);
+	XSync(self->x.dpy, False);
 	for (size_t i = 1; i < n; i++) {
 		int dx = xs[i] - xs[i - 1], dy = ys[i] - ys[i - 1];
 		int adx = dx < 0 ? -dx : dx, ady = dy < 0 ? -dy : dy;
 		int steps = (adx > ady ? adx : ady) / DRAG_STEP_PX;
 		for (int s = 1; s < steps; s++)
-			XTestFakeMotionEvent(self->dpy, -1,
+			XTestFakeMotionEvent(self->x.dpy, -1,
 					xs[i - 1] + (int)((long)dx * s / steps),
 					ys[i - 1] + (int)((long)dy * s / steps), CurrentTime);
-		XTestFakeMotionEvent(self->dpy, -1, xs[i], ys[i], CurrentTime);
+		XTestFakeMotionEvent(self->x.dpy, -1, xs[i], ys[i], CurrentTime);
 	}
 	fake_button(self, button, false);
 }
@@ -458,7 +375,7 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 	input__wait_client_ready(self, self->cur_client);
 	input__send_bindings(self, change);
 	if (self->bind_wait_ms) {
-		XSync(self->dpy, False);
+		XSync(self->x.dpy, False);
 		clock_sleep_ms(self->bind_wait_ms);
 	}
 	input__confirm_bindings(self, change);
@@ -538,7 +455,7 @@ int input_key_chord(struct input* self, const struct input_chord* chord)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		rc = chord_locked(self, chord, true, true);
 		int e = input__sync(self);
 		if (rc == 0)
@@ -555,7 +472,7 @@ int input_key_chord_state(struct input* self, const struct input_chord* chord,
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (!self->dead) {
+	if (!x11_lost(&self->x)) {
 		rc = chord_locked(self, chord, down, !down);
 		int e = input__sync(self);
 		if (rc == 0)
@@ -572,7 +489,7 @@ static Window toplevel_of(struct input* self, Window w)
 	for (int depth = 0; depth < 64; depth++) {
 		Window root, parent, *children = NULL;
 		unsigned n;
-		if (!XQueryTree(self->dpy, w, &root, &parent, &children, &n))
+		if (!XQueryTree(self->x.dpy, w, &root, &parent, &children, &n))
 			return 0;
 		if (children)
 			XFree(children);
@@ -588,15 +505,15 @@ static bool focus_in(struct input* self, Window w)
 {
 	Window focus;
 	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
-	if (self->dead || focus == None || focus == PointerRoot)
+	XGetInputFocus(self->x.dpy, &focus, &revert);
+	if (x11_lost(&self->x) || focus == None || focus == PointerRoot)
 		return false;
 	for (int depth = 0; depth < 64 && focus && focus != self->root; depth++) {
 		if (focus == w)
 			return true;
 		Window root, parent, *children = NULL;
 		unsigned n;
-		if (!XQueryTree(self->dpy, focus, &root, &parent, &children, &n))
+		if (!XQueryTree(self->x.dpy, focus, &root, &parent, &children, &n))
 			return false;
 		if (children)
 			XFree(children);
@@ -607,13 +524,13 @@ static bool focus_in(struct input* self, Window w)
 
 static bool have_wm(struct input* self)
 {
-	Atom check = XInternAtom(self->dpy, "_NET_SUPPORTING_WM_CHECK", False);
+	Atom check = XInternAtom(self->x.dpy, "_NET_SUPPORTING_WM_CHECK", False);
 	Atom type;
 	int format;
 	unsigned long n, after;
 	unsigned char* data = NULL;
 	bool wm = false;
-	if (XGetWindowProperty(self->dpy, self->root, check, 0, 1, False, XA_WINDOW,
+	if (XGetWindowProperty(self->x.dpy, self->root, check, 0, 1, False, XA_WINDOW,
 			&type, &format, &n, &after, &data) == Success && data) {
 		wm = n == 1 && format == 32;
 		XFree(data);
@@ -625,11 +542,11 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 {
 	pthread_mutex_lock(&self->mutex);
 	int rc = -EPIPE;
-	if (self->dead)
+	if (x11_lost(&self->x))
 		goto out;
 	XWindowAttributes attrs;
-	self->error = 0;
-	if (!XGetWindowAttributes(self->dpy, window, &attrs) || self->error) {
+	x11_clear(&self->x);
+	if (!XGetWindowAttributes(self->x.dpy, window, &attrs) || self->x.error) {
 		input__sync(self);
 		rc = -ENOENT;
 		goto out;
@@ -639,17 +556,17 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 		XEvent ev = { 0 };
 		ev.xclient.type = ClientMessage;
 		ev.xclient.window = window;
-		ev.xclient.message_type = XInternAtom(self->dpy, "_NET_ACTIVE_WINDOW", False);
+		ev.xclient.message_type = XInternAtom(self->x.dpy, "_NET_ACTIVE_WINDOW", False);
 		ev.xclient.format = 32;
 		ev.xclient.data.l[0] = 2;	/* from a pager: honoured without focus-stealing checks */
 		ev.xclient.data.l[1] = CurrentTime;
-		XSendEvent(self->dpy, self->root, False,
+		XSendEvent(self->x.dpy, self->root, False,
 				SubstructureRedirectMask | SubstructureNotifyMask, &ev);
 	} else {
 		if (top)
-			XRaiseWindow(self->dpy, top);
+			XRaiseWindow(self->x.dpy, top);
 		if (attrs.map_state == IsViewable)
-			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
+			XSetInputFocus(self->x.dpy, window, RevertToParent, CurrentTime);
 	}
 	rc = input__sync(self);
 	if (rc < 0)
@@ -661,7 +578,7 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 			rc = 0;
 			break;
 		}
-		if (self->dead) {
+		if (x11_lost(&self->x)) {
 			rc = -EPIPE;
 			break;
 		}
@@ -674,8 +591,8 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 			fallback = true;
 			end = clock_ms() + timeout_ms / 2 + 1;
 			if (top)
-				XRaiseWindow(self->dpy, top);
-			XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
+				XRaiseWindow(self->x.dpy, top);
+			XSetInputFocus(self->x.dpy, window, RevertToParent, CurrentTime);
 			input__sync(self);
 			continue;
 		}

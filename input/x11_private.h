@@ -6,6 +6,7 @@
  * type.c (typing). */
 
 #include "input/input.h"
+#include "x11/x11.h"
 
 #include <X11/Xlib.h>
 #include <X11/Xlibint.h>
@@ -22,7 +23,6 @@
 #include <stdint.h>
 
 #define MAX_SPARES 64
-#define MAX_DISPLAYS 16
 #define DRAG_STEP_PX 16
 #define FOCUS_POLL_MS 2
 #define MAX_FETCHERS 16
@@ -63,12 +63,9 @@ struct fetcher {
 
 struct input {
 	pthread_mutex_t mutex;
-	Display* dpy;
+	struct x11_conn x;	/* the connection (x.dpy), its errors trapped */
 	Window root;
 	int width, height;
-	bool dead;
-	int error;		/* first trapped X error code since the last check */
-	int error_request;
 
 	int min_kc, max_kc, per;
 	KeySym* map;		/* (max_kc - min_kc + 1) * per */
@@ -83,7 +80,7 @@ struct input {
 
 	/* Keymap fetches of other clients, through RECORD: a spare keycode is
 	 * safe to change once the client that got its keys fetched it. */
-	Display* rec_dpy;
+	struct x11_conn rec;	/* the watcher's own connection */
 	XRecordContext rec_ctx;
 	pthread_t rec_thread;
 	bool rec_on, rec_started, rec_dead;
