@@ -12,49 +12,13 @@
 #include <string.h>
 #include <time.h>
 
-/* A property as an array of longs (format 32) or bytes (format 8). *data is
- * XFree'd by the caller. Returns the number of items, or -1. */
-static long get_property(struct capture* self, Window w, Atom prop, Atom type,
-		long max_items, int* format, unsigned char** data)
-{
-	Atom actual;
-	unsigned long n, after;
-	*data = NULL;
-	if (XGetWindowProperty(self->x.dpy, w, prop, 0, max_items, False, type, &actual,
-			format, &n, &after, data) != Success || !*data) {
-		if (*data)
-			XFree(*data);
-		*data = NULL;
-		return -1;
-	}
-	if (actual == None) {
-		XFree(*data);
-		*data = NULL;
-		return -1;
-	}
-	return (long)n;
-}
-
-static bool wm_supports(struct capture* self, Atom atom)
-{
-	int format;
-	unsigned char* data;
-	long n = get_property(self, self->root, self->net_supported, XA_ATOM, 4096,
-			&format, &data);
-	bool found = false;
-	for (long i = 0; i < n && format == 32; i++)
-		if (((unsigned long*)(void*)data)[i] == atom)
-			found = true;
-	if (data)
-		XFree(data);
-	return found;
-}
+#define CAPTURE_FOCUS_TIMEOUT_MS 1000	/* capture_focus_window waits at most this */
 
 static Window active_window(struct capture* self, bool* have_ewmh)
 {
 	int format;
 	unsigned char* data;
-	long n = get_property(self, self->root, self->net_active_window, XA_WINDOW, 1,
+	long n = x11_property(self->x.dpy, self->root, self->net_active_window, XA_WINDOW, 1,
 			&format, &data);
 	Window w = None;
 	*have_ewmh = n >= 0;
@@ -63,25 +27,6 @@ static Window active_window(struct capture* self, bool* have_ewmh)
 	if (data)
 		XFree(data);
 	return w;
-}
-
-/* Is w the window or an ancestor of `focus`? */
-static bool contains_focus(struct capture* self, Window w, Window focus)
-{
-	for (int depth = 0; focus && focus != PointerRoot && depth < 32; depth++) {
-		if (focus == w)
-			return true;
-		Window root, parent, *children = NULL;
-		unsigned n;
-		if (!XQueryTree(self->x.dpy, focus, &root, &parent, &children, &n))
-			return false;
-		if (children)
-			XFree(children);
-		if (parent == root || parent == None)
-			return false;
-		focus = parent;
-	}
-	return false;
 }
 
 /* Copy UTF-8 (or Latin-1 when latin1) into dst, at most max_chars code
@@ -156,7 +101,7 @@ static void read_title(struct capture* self, Window w, struct capture_window_inf
 {
 	int format;
 	unsigned char* data;
-	long n = get_property(self, w, self->net_wm_name, self->utf8_string, 4096,
+	long n = x11_property(self->x.dpy, w, self->net_wm_name, self->utf8_string, 4096,
 			&format, &data);
 	if (n > 0 && format == 8) {
 		copy_text(out->title, sizeof(out->title), data, (size_t)n, false, CAPTURE_TITLE_MAX);
@@ -200,7 +145,7 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 	}
 	int format;
 	unsigned char* data;
-	long n = get_property(self, w, self->net_wm_pid, XA_CARDINAL, 1, &format, &data);
+	long n = x11_property(self->x.dpy, w, self->net_wm_pid, XA_CARDINAL, 1, &format, &data);
 	if (n == 1 && format == 32)
 		out->pid = (int)((unsigned long*)(void*)data)[0];
 	if (data)
@@ -210,14 +155,14 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 	if (focus == None || focus == PointerRoot || focus == self->root)
 		out->focused = have_ewmh && active == w;
 	else
-		out->focused = contains_focus(self, w, focus);
+		out->focused = x11_contains(self->x.dpy, w, focus);
 }
 
 static bool has_wm_state(struct capture* self, Window w)
 {
 	int format;
 	unsigned char* data;
-	long n = get_property(self, w, self->wm_state, AnyPropertyType, 2, &format, &data);
+	long n = x11_property(self->x.dpy, w, self->wm_state, AnyPropertyType, 2, &format, &data);
 	if (data)
 		XFree(data);
 	return n > 0;
@@ -248,10 +193,10 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	unsigned char* data;
 	*ids = NULL;
 	*n = 0;
-	long count = get_property(self, self->root, self->net_client_list_stacking, XA_WINDOW,
+	long count = x11_property(self->x.dpy, self->root, self->net_client_list_stacking, XA_WINDOW,
 			4096, &format, &data);
 	if (count < 0)
-		count = get_property(self, self->root, self->net_client_list, XA_WINDOW, 4096,
+		count = x11_property(self->x.dpy, self->root, self->net_client_list, XA_WINDOW, 4096,
 				&format, &data);
 	if (count >= 0 && format == 32) {
 		*ids = calloc((size_t)count + 1, sizeof(Window));
@@ -363,82 +308,19 @@ int capture_window_info(struct capture* self, uint32_t window,
 	return 0;
 }
 
-static bool is_focused_ewmh(struct capture* self, Window w)
-{
-	bool have_ewmh;
-	return active_window(self, &have_ewmh) == w;
-}
-
-static bool is_focused(struct capture* self, Window w, bool ewmh)
-{
-	bool have_ewmh;
-	if (ewmh) {
-		Window active = active_window(self, &have_ewmh);
-		if (active == w)
-			return true;
-	}
-	Window focus;
-	int revert;
-	XGetInputFocus(self->x.dpy, &focus, &revert);
-	return contains_focus(self, w, focus);
-}
-
-/* An EWMH request to the window manager about window (a client message to
- * the root). */
-static void send_wm_message(struct capture* self, Window window, Atom type,
-		const long data[5])
-{
-	XEvent ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.xclient.type = ClientMessage;
-	ev.xclient.window = window;
-	ev.xclient.message_type = type;
-	ev.xclient.format = 32;
-	for (int i = 0; i < 5; i++)
-		ev.xclient.data.l[i] = data[i];
-	XSendEvent(self->x.dpy, self->root, False,
-			SubstructureRedirectMask | SubstructureNotifyMask, &ev);
-}
-
 int capture_focus_window(struct capture* self, uint32_t window)
 {
-	if (x11_lost(&self->x))
+	switch (x11_focus_window(&self->x, window, CAPTURE_FOCUS_TIMEOUT_MS)) {
+	case 0:
+		return 0;
+	case -ECONNRESET:
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
-	XWindowAttributes attr;
-	x11_clear(&self->x);
-	if (!window || !XGetWindowAttributes(self->x.dpy, window, &attr))
+	case -ENOENT:
 		return capture__fail(self, -ENOENT, "window %u does not exist", window);
-	bool ewmh = wm_supports(self, self->net_active_window);
-	if (ewmh) {
-		/* Source 2: a pager (a direct user request). */
-		const long data[5] = { 2, CurrentTime };
-		send_wm_message(self, window, self->net_active_window, data);
-	} else if (attr.map_state != IsViewable) {
-		XMapRaised(self->x.dpy, window);
+	default:
+		return capture__fail(self, -ETIMEDOUT, "window %u did not get the focus within %d ms",
+				window, CAPTURE_FOCUS_TIMEOUT_MS);
 	}
-	XRaiseWindow(self->x.dpy, window);
-	x11_sync(&self->x);
-	/* Input focus needs a viewable window: wait for the WM to map it. */
-	for (int i = 0; i < 100; i++) {
-		if (x11_lost(&self->x))
-			return capture__fail(self, -ECONNRESET, "the X connection was lost");
-		if (!XGetWindowAttributes(self->x.dpy, window, &attr))
-			return capture__fail(self, -ENOENT, "window %u is gone", window);
-		if (attr.map_state == IsViewable) {
-			if (!is_focused(self, window, false)) {
-				XSetInputFocus(self->x.dpy, window, RevertToParent, CurrentTime);
-				x11_sync(&self->x);
-			}
-			if (is_focused(self, window, false)) {
-				/* Give the WM a moment to publish it too. */
-				for (int j = 0; ewmh && j < 40 && !is_focused_ewmh(self, window); j++)
-					clock_sleep_ms(5);
-				return 0;
-			}
-		}
-		clock_sleep_ms(5);
-	}
-	return capture__fail(self, -ETIMEDOUT, "window %u did not get the focus", window);
 }
 
 int capture_move_window(struct capture* self, uint32_t window, const int* x,
@@ -457,7 +339,7 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 	XWindowAttributes attr;
 	if (!XGetWindowAttributes(self->x.dpy, window, &attr))
 		return capture__fail(self, -ENOENT, "window %u is gone", window);
-	bool ewmh = wm_supports(self, self->net_moveresize_window);
+	bool ewmh = x11_wm_supports(&self->x, self->net_moveresize_window);
 
 	/* Ask, then check; a WM may place the frame instead of the client, so
 	 * correct the position by the offset seen, once. */
@@ -468,7 +350,7 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 			/* StaticGravity (10): x, y are the client's own position. */
 			const long data[5] = { 10 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 2 << 12,
 				req_x, req_y, want.width, want.height };
-			send_wm_message(self, window, self->net_moveresize_window, data);
+			x11_wm_message(self->x.dpy, window, self->net_moveresize_window, data);
 		} else {
 			/* XMoveWindow places the border's outer corner. */
 			XMoveResizeWindow(self->x.dpy, window, req_x - attr.border_width,

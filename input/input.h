@@ -175,7 +175,9 @@ void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms);
 /** How many spare keycodes this display offers. */
 int input_spare_keycodes(struct input* self);
 
-/** Raise and focus a top-level window (via the window manager when there
- *  is one); waits until focus arrived, at most timeout_ms. -ENOENT if the
- *  window does not exist, -ETIMEDOUT if focus never came. */
+/** Activate a window as capture_focus_window does (through the window
+ *  manager when there is one; directly, mapping and raising it, without one
+ *  or when it does not act within a moment); waits until focus arrived, at
+ *  most timeout_ms. -ENOENT if the window does not exist, -ETIMEDOUT if
+ *  focus never came. */
 int input_focus_window(struct input* self, uint32_t window, int timeout_ms);

@@ -10,7 +10,6 @@
 
 #include <X11/Xlib.h>
 #include <X11/Xlibint.h>
-#include <X11/Xatom.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XTest.h>
 #include <X11/extensions/record.h>
@@ -24,7 +23,6 @@
 
 #define MAX_SPARES 64
 #define DRAG_STEP_PX 16
-#define FOCUS_POLL_MS 2
 #define MAX_FETCHERS 16
 #define FETCH_TIMEOUT_MS 2000
 #define LAGGING_TIMEOUT_MS 10000
