@@ -6,8 +6,9 @@
  * One struct input owns one X connection (its own, never shared) and a
  * mutex: every call on it may come from any thread and is serialized inside.
  * X errors are trapped on this connection only (never Xlib's default
- * handler); a lost connection makes every call fail with -EPIPE, after which
- * the owner destroys the context and creates a new one.
+ * handler); a lost connection makes every call fail with -ECONNRESET (as in
+ * capture/), after which the owner destroys the context and creates a new
+ * one.
  *
  * The pure parts (UTF-8 decoding, key names, chords, scroll notches) need no
  * display and are what the unit tests cover. Coordinates here are always

@@ -26,7 +26,7 @@ int input__load_keymap(struct input* self)
 	self->map = XGetKeyboardMapping(self->x.dpy, (KeyCode)self->min_kc,
 			self->max_kc - self->min_kc + 1, &self->per);
 	if (!self->map || x11_lost(&self->x))
-		return x11_lost(&self->x) ? -EPIPE : -EIO;
+		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
 	self->shift_kc = 0;
 	for (int kc = self->min_kc; kc <= self->max_kc && !self->shift_kc; kc++)
 		if (!self->pool[kc] && map_at(self, kc, 0) == XK_Shift_L)
@@ -46,7 +46,7 @@ int input__refresh_keymap(struct input* self)
 			stale = true;
 	}
 	if (x11_lost(&self->x))
-		return -EPIPE;
+		return -ECONNRESET;
 	return stale ? input__load_keymap(self) : 0;
 }
 

@@ -214,7 +214,7 @@ int input_type(struct input* self, const char* text, size_t len,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	pthread_mutex_lock(&self->mutex);
-	int rc = x11_lost(&self->x) ? -EPIPE : type_locked(self, text, len, stats, bad_offset);
+	int rc = x11_lost(&self->x) ? -ECONNRESET : type_locked(self, text, len, stats, bad_offset);
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }

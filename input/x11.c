@@ -29,8 +29,7 @@ void input__fake_key(struct input* self, KeyCode kc, bool down)
 /* Wait for the server to process everything sent; report trapped errors. */
 int input__sync(struct input* self)
 {
-	int rc = x11_sync(&self->x);
-	return rc == -ECONNRESET ? -EPIPE : x11_errno(rc);
+	return x11_errno(x11_sync(&self->x));
 }
 
 /* ---- public ---- */
@@ -169,7 +168,7 @@ int input_screen_size(struct input* self, int* width, int* height)
 	pthread_mutex_lock(&self->mutex);
 	*width = self->width;
 	*height = self->height;
-	int rc = x11_lost(&self->x) ? -EPIPE : 0;
+	int rc = x11_lost(&self->x) ? -ECONNRESET : 0;
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
@@ -177,7 +176,7 @@ int input_screen_size(struct input* self, int* width, int* height)
 int input_cursor_position(struct input* self, int* x, int* y)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		Window root, child;
 		int wx, wy;
@@ -196,7 +195,7 @@ int input_cursor_position(struct input* self, int* x, int* y)
 int input_move(struct input* self, int x, int y)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		XTestFakeMotionEvent(self->x.dpy, -1, x, y, CurrentTime);
 		rc = input__sync(self);
@@ -210,7 +209,7 @@ int input_button(struct input* self, int button, bool down)
 	if (button < 1 || button > 9)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		fake_button(self, button, down);
 		rc = input__sync(self);
@@ -248,7 +247,7 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 		bool down)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		rc = mods_locked(self, mods, down);
 		int e = input__sync(self);
@@ -282,7 +281,7 @@ static int with_mods(struct input* self, const struct input_chord* mods,
 		const struct pointer_action* a)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		rc = mods_locked(self, mods, true);
 		if (rc == 0)
@@ -454,7 +453,7 @@ int input_key_chord(struct input* self, const struct input_chord* chord)
 	if (chord->n < 1)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		rc = chord_locked(self, chord, true, true);
 		int e = input__sync(self);
@@ -471,7 +470,7 @@ int input_key_chord_state(struct input* self, const struct input_chord* chord,
 	if (chord->n < 1)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
-	int rc = -EPIPE;
+	int rc = -ECONNRESET;
 	if (!x11_lost(&self->x)) {
 		rc = chord_locked(self, chord, down, !down);
 		int e = input__sync(self);
@@ -489,5 +488,5 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 	pthread_mutex_lock(&self->mutex);
 	int rc = x11_focus_window(&self->x, window, timeout_ms);
 	pthread_mutex_unlock(&self->mutex);
-	return rc == -ECONNRESET ? -EPIPE : rc;
+	return rc;
 }

@@ -1,8 +1,11 @@
 /* x11/: the one error trap (per connection, never the process-wide handler;
  * a lost connection is survived), the top-level walk, and focus with and
- * without an EWMH window manager (a fake one on a thread). Starts its own Xvfb
+ * without an EWMH window manager (a fake one on a thread); then capture/
+ * and input/ on it: one errno for a lost display. Starts its own Xvfb
  * (-displayfd) and stops it; without Xvfb only the display-less checks run. */
 #include "x11/x11.h"
+#include "capture/capture.h"
+#include "input/input.h"
 #include "base/clock.h"
 #include "tests/unit/tst.h"
 
@@ -429,8 +432,9 @@ static void test_focus_ewmh(const char* display)
 	TST_EQ_INT(atomic_load(&global_errors), 1);
 }
 
-/* Last: the X server goes away under a trapped connection and an
- * untrapped one. Nobody exits; the trapped one says -ECONNRESET. */
+/* Last: the X server goes away under a trapped connection, an untrapped
+ * one, a capture context and an input context. Nobody exits; the trapped
+ * ones (and the backends) say -ECONNRESET. */
 static void test_lost(const char* display)
 {
 	struct x11_conn c;
@@ -439,8 +443,15 @@ static void test_lost(const char* display)
 	bool plain_exit = false;
 	if (plain)
 		XSetIOErrorExitHandler(plain, mark_exit, &plain_exit);
-	if (!c.dpy || !plain)
+	char err[256] = "";
+	struct capture* cap = capture_create(display, err, sizeof(err));
+	TST_CHECK(cap != NULL);
+	struct input* in = input_new(display, err, sizeof(err));
+	TST_CHECK(in != NULL);
+	if (!c.dpy || !plain || !cap || !in)
 		return;
+	int x, y;
+	TST_EQ_INT(input_cursor_position(in, &x, &y), 0);
 
 	xvfb_kill(SIGKILL);
 	TST_EQ_INT(x11_sync(&c), -ECONNRESET);
@@ -453,6 +464,15 @@ static void test_lost(const char* display)
 	TST_EQ_INT(atomic_load(&global_io_errors), 1);
 	TST_CHECK(plain_exit);
 
+	uint64_t counter;
+	TST_EQ_INT(capture_changes(cap, 0, &counter), -ECONNRESET);
+	TST_CHECK(!capture_connected(cap));
+	TST_EQ_INT(input_move(in, 1, 1), -ECONNRESET);
+	TST_EQ_INT(input_cursor_position(in, &x, &y), -ECONNRESET);
+	TST_EQ_INT(input_focus_window(in, 1, 100), -ECONNRESET);
+	TST_CHECK(!input_alive(in));
+	capture_destroy(cap);
+	input_destroy(in);
 	x11_close(&c);
 	XCloseDisplay(plain);
 }
