@@ -188,7 +188,7 @@ static void wait_safe(struct input* self, const struct spare* sp)
 /* Before binding: if the focus client is half-way through setting up XKB,
  * wait for its SelectEvents (at most INIT_WAIT_MS; then stop expecting
  * one from it: some clients refetch in full without selecting again). */
-void input__wait_client_ready(struct input* self, XID client)
+static void wait_client_ready(struct input* self, XID client)
 {
 	if (!self->rec_on || !client)
 		return;
@@ -225,7 +225,7 @@ bool input__spare_stale_for(struct input* self, const struct spare* sp, XID clie
 
 /* Send the bindings of the spares flagged in change[] (one request per
  * spare: spare keycodes are rarely adjacent). */
-void input__send_bindings(struct input* self, const bool* change)
+static void send_bindings(struct input* self, const bool* change)
 {
 	for (int i = 0; i < self->n_spares; i++) {
 		if (!change[i])
@@ -242,6 +242,20 @@ void input__send_bindings(struct input* self, const bool* change)
 	}
 }
 
+/* Flag in missing[] the spares of which[] whose binding f (the client) has
+ * not fetched yet; returns whether there are any. Under rec_mutex. */
+static bool find_missing(struct input* self, const struct fetcher* f,
+		const bool* which, bool* missing)
+{
+	bool any = false;
+	for (int i = 0; i < self->n_spares; i++) {
+		const struct spare* sp = &self->spares[i];
+		missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
+		any |= missing[i];
+	}
+	return any;
+}
+
 /* Make sure the focus client has the new bindings of the spares flagged in
  * which[] before keys go out on them. Xlib fetches the keymap when it
  * translates a key after a MappingNotify, and forgets MappingNotify events
@@ -251,7 +265,7 @@ void input__send_bindings(struct input* self, const bool* change)
  * keys up, watch (RECORD) its fetch cover every new binding, and send the
  * bindings it missed again. Bounded: a client that never fetches is
  * marked silent and typed to without this. */
-void input__confirm_bindings(struct input* self, const bool* which)
+static void confirm_bindings(struct input* self, const bool* which)
 {
 	XID client = self->cur_client;
 	if (!self->rec_on || !client || !self->shift_kc)
@@ -274,12 +288,7 @@ void input__confirm_bindings(struct input* self, const bool* which)
 		pthread_mutex_lock(&self->rec_mutex);
 		for (;;) {
 			f = input__fetcher_for(self, client, false);
-			any_missing = false;
-			for (int i = 0; i < self->n_spares; i++) {
-				const struct spare* sp = &self->spares[i];
-				missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
-				any_missing |= missing[i];
-			}
+			any_missing = find_missing(self, f, which, missing);
 			fetched_since = f && f->fetches > fetches0;
 			if (!any_missing || fetched_since || self->rec_dead || clock_ms() >= end)
 				break;
@@ -297,17 +306,23 @@ void input__confirm_bindings(struct input* self, const bool* which)
 		clock_sleep_ms(2);
 		pthread_mutex_lock(&self->rec_mutex);
 		f = input__fetcher_for(self, client, false);
-		any_missing = false;
-		for (int i = 0; i < self->n_spares; i++) {
-			const struct spare* sp = &self->spares[i];
-			missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
-			any_missing |= missing[i];
-		}
+		any_missing = find_missing(self, f, which, missing);
 		pthread_mutex_unlock(&self->rec_mutex);
 		if (!any_missing)
 			return;
-		input__send_bindings(self, missing);
+		send_bindings(self, missing);
 	}
+}
+
+void input__bind(struct input* self, const bool* change)
+{
+	wait_client_ready(self, self->cur_client);
+	send_bindings(self, change);
+	if (self->bind_wait_ms) {
+		XSync(self->x.dpy, False);
+		clock_sleep_ms(self->bind_wait_ms);
+	}
+	confirm_bindings(self, change);
 }
 
 /* Pick a spare to rebind (not needed[]): one that is safe now, least
@@ -357,7 +372,7 @@ bool input__restore_spares(struct input* self, bool wait)
 		change[i] = any = true;
 	}
 	if (any) {
-		input__send_bindings(self, change);
+		send_bindings(self, change);
 		input__sync(self);
 	}
 	return left;

@@ -83,13 +83,7 @@ static void bind_batch(struct input* self, const struct stroke* st,
 		self->spares[s].sym = st[i].sym;
 		needed[s] = change[s] = true;
 	}
-	input__wait_client_ready(self, self->cur_client);
-	input__send_bindings(self, change);
-	if (self->bind_wait_ms) {
-		XSync(self->x.dpy, False);
-		clock_sleep_ms(self->bind_wait_ms);
-	}
-	input__confirm_bindings(self, change);
+	input__bind(self, change);
 }
 
 static int type_locked(struct input* self, const char* text, size_t len,

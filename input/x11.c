@@ -371,13 +371,7 @@ static int bind_for_chord(struct input* self, const KeySym* syms, int n,
 		change[s] = true;
 		kcs[i] = self->spares[s].keycode;
 	}
-	input__wait_client_ready(self, self->cur_client);
-	input__send_bindings(self, change);
-	if (self->bind_wait_ms) {
-		XSync(self->x.dpy, False);
-		clock_sleep_ms(self->bind_wait_ms);
-	}
-	input__confirm_bindings(self, change);
+	input__bind(self, change);
 	return 0;
 }
 

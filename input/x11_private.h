@@ -107,9 +107,10 @@ bool input__key_is_alpha(struct input* self, KeyCode kc);
 KeySym input__pair_lower(KeySym sym, KeySym* upper);
 void input__find_spares(struct input* self);
 bool input__spare_stale_for(struct input* self, const struct spare* sp, XID client);
-void input__send_bindings(struct input* self, const bool* change);
-void input__wait_client_ready(struct input* self, XID client);
-void input__confirm_bindings(struct input* self, const bool* which);
+/** Bind the spares flagged in change[] for the focus client (cur_client):
+ *  wait until it is ready for them, send, wait bind_wait_ms, and confirm
+ *  it fetched them (sending again what it missed). */
+void input__bind(struct input* self, const bool* change);
 int input__pick_victim(struct input* self, const bool* needed);
 bool input__restore_spares(struct input* self, bool wait);
 void* input__restorer_main(void* data);
