@@ -126,6 +126,14 @@ static void test_no_display(void)
 	TST_EQ_INT(x11_errno(-ECONNRESET), -ECONNRESET);
 }
 
+/* A trapped connection for one test (a failed check if it cannot). */
+static bool open_conn(struct x11_conn* c, const char* display)
+{
+	bool ok = x11_open(c, display) != NULL;
+	TST_CHECK(ok);
+	return ok;
+}
+
 static Window make_window(Display* dpy, Window parent, int x, int y, bool map)
 {
 	Window w = XCreateSimpleWindow(dpy, parent, x, y, 100, 80, 0, 0, 0xffffff);
@@ -208,10 +216,8 @@ static void test_errors(const char* display)
 static void test_walk(const char* display)
 {
 	struct x11_conn c;
-	if (!x11_open(&c, display)) {
-		TST_CHECK(false);
+	if (!open_conn(&c, display))
 		return;
-	}
 	Display* dpy = c.dpy;
 	Window root = DefaultRootWindow(dpy);
 	Window top = make_window(dpy, root, 10, 10, true);
@@ -252,10 +258,8 @@ static void test_walk(const char* display)
 static void test_focus_no_wm(const char* display)
 {
 	struct x11_conn c;
-	if (!x11_open(&c, display)) {
-		TST_CHECK(false);
+	if (!open_conn(&c, display))
 		return;
-	}
 	Display* dpy = c.dpy;
 	Window root = DefaultRootWindow(dpy);
 	Window a = make_window(dpy, root, 0, 0, true);
@@ -378,10 +382,8 @@ static void fake_wm_stop(struct fake_wm* wm)
 static void test_focus_ewmh(const char* display)
 {
 	struct x11_conn c;
-	if (!x11_open(&c, display)) {
-		TST_CHECK(false);
+	if (!open_conn(&c, display))
 		return;
-	}
 	Display* dpy = c.dpy;
 	Window root = DefaultRootWindow(dpy);
 	Atom active = XInternAtom(dpy, "_NET_ACTIVE_WINDOW", False);
