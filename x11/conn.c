@@ -92,6 +92,7 @@ Display* x11_open(struct x11_conn* self, const char* name)
 	Display* dpy = XOpenDisplay(name);
 	if (!dpy)
 		return NULL;
+	XSetIOErrorExitHandler(dpy, on_io_exit, self);
 	XExtCodes* codes = XAddExtension(dpy);	/* a number of our own for the entry */
 	XExtData* entry = calloc(1, sizeof(*entry));
 	if (!codes || !entry) {
@@ -107,7 +108,6 @@ Display* x11_open(struct x11_conn* self, const char* name)
 	/* Code 0 is not an error; Xlib leaves that slot unset. */
 	for (int code = 1; code < 256; code++)
 		XESetWireToError(dpy, code, on_error);
-	XSetIOErrorExitHandler(dpy, on_io_exit, self);
 	self->dpy = dpy;
 	return dpy;
 }

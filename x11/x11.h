@@ -4,8 +4,9 @@
  * its errors trapped, the walk up to a top-level window, and focusing one.
  *
  * A private helper, not a module face: it exposes Xlib types on purpose and
- * is included only by .c files that already talk Xlib (capture/, input/;
- * desktop/ may follow). No face header includes it.
+ * is included only by code that already talks Xlib: the backends' .c files
+ * and their folder-private headers (capture/x11_private.h,
+ * input/x11_private.h); desktop/'s .c files may follow. No face includes it.
  *
  * Errors, per connection and never process-wide: x11_open() hooks every
  * error code of the new connection (XESetWireToError), so X errors are
