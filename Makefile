@@ -62,8 +62,9 @@ endif
 
 # Each folder is a layer (docs/ARCHITECTURE.md) and one static library; the
 # link order is top to bottom, so a call that points up does not link.
-MODULES = server tools desktop record input capture base
+MODULES = server tools desktop record input capture x11 base
 base_SRCS := $(wildcard base/*.c)
+x11_SRCS := $(wildcard x11/*.c)
 capture_SRCS := $(wildcard capture/*.c)
 input_SRCS := $(wildcard input/*.c)
 record_SRCS := $(wildcard record/*.c)
@@ -230,7 +231,7 @@ check-layers:
 	@scripts/check-layers
 
 check-headers:
-	@for h in base/*.h capture/capture.h input/input.h record/record.h desktop/*.h \
+	@for h in base/*.h x11/x11.h capture/capture.h input/input.h record/record.h desktop/*.h \
 		tools/*.h server/*.h server/*/*.h; do \
 		echo "#include \"$$h\"" | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only - || exit 1; done
 
