@@ -24,7 +24,8 @@ int xvfb_start(int number);
 /** On the display: setxkbmap and the WM (embedded only), then the --launch
  *  programs that are not running. */
 void xvfb_start_clients(const char* display);
-/** Reap what exited (logged); true when the embedded Xvfb died. */
+/** Reap what exited (logged), and as PID 1 also any orphan; true when the
+ *  embedded Xvfb died. */
 bool xvfb_reap(void);
 /** Is the embedded Xvfb running? */
 bool xvfb_running(void);

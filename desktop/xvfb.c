@@ -644,6 +644,36 @@ void xvfb_start_clients(const char* display)
 
 /* The watcher thread. */
 
+static bool is_tracked(pid_t pid)
+{
+	if (pid == P.xvfb.pid || pid == P.wm.pid)
+		return true;
+	for (int i = 0; i < P.n_launch; i++)
+		if (pid == P.launched[i].pid)
+			return true;
+	return false;
+}
+
+/* As PID 1 (a container's init) deskd inherits every orphan in its pid
+ * namespace: the children a launched program left behind, what `podman
+ * exec` started. Nobody else reaps them, so they would stay zombies. Runs
+ * after the tracked children were checked; it only peeks (WNOWAIT) and
+ * leaves a tracked child's status for child_exited on the next round. */
+static void reap_orphans(void)
+{
+	if (getpid() != 1)
+		return;
+	for (int n = 0; n < 1024; n++) {
+		siginfo_t si;
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0
+				|| si.si_pid == 0 || is_tracked(si.si_pid))
+			return;
+		if (waitpid(si.si_pid, NULL, WNOHANG) == si.si_pid)
+			log_debug("reaped orphan pid %ld", (long)si.si_pid);
+	}
+}
+
 bool xvfb_reap(void)
 {
 	char how[64];
@@ -667,6 +697,7 @@ bool xvfb_reap(void)
 			P.launched[i].pid = 0;
 		}
 	}
+	reap_orphans();
 	return xvfb_died;
 }
 
