@@ -354,8 +354,9 @@ describe('one deskd, a full and a view token', () => {
     ws.close();
     await sleep(200);
     const log = d.log.join('');
-    // The startup banner prints the token on purpose (DESIGN.md section 3).
-    const lines = log.split('\n').filter((l) => !/Dashboard: |claude mcp add/.test(l));
+    // The banner prints only a token this run generated (DESIGN.md section
+    // 3); this one came from --token: nowhere in the log, the banner included.
+    const lines = log.split('\n');
     for (const secret of [TOKEN, VIEW, TOKEN.slice(5, 25), VIEW.slice(5, 25)]) {
       const hit = lines.find((l) => l.includes(secret));
       assert.equal(hit, undefined, `the log has a token: ${hit}`);
@@ -374,6 +375,50 @@ function cleanEnv() {
 
 // Each with its own deskd: run side by side.
 describe('own instances', { concurrency: true }, () => {
+  test('the banner prints a token only when this run generated it; else where it is and how to read it', async (t) => {
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    const dir = tempDir('deskd-banner-');
+    /** Run deskd with args until it is ready; its log, once stopped. */
+    const run = async (name, args) => {
+      const ready = join(dir, `${name}.ready.json`);
+      const p = launch(`deskd(${name})`, DESKD_BIN, ['--listen', '127.0.0.1:0', '--ready-file', ready,
+        '--display', x.display, ...args], { env: cleanEnv() });
+      t.after(() => p.stop());
+      await waitUntil(() => existsSync(ready), { timeout: 15000, what: `${name} ready file` });
+      assert.equal((await p.stop()).code, 0);
+      return p.log.join('');
+    };
+    const data = join(dir, 'data');
+    // First start with this data dir: generated now, printed (the person who
+    // started it is the one reading).
+    const first = await run('first', ['--data-dir', data]);
+    const token = readFileSync(join(data, 'token'), 'utf8').trim();
+    assert.match(first, new RegExp(`Dashboard: http://127\\.0\\.0\\.1:\\d+/#token=${token}\n`));
+    assert.match(first, /Token: +generated now, saved in .*\/data\/token\n/);
+    assert.match(first, new RegExp(`--header "Authorization: Bearer ${token}"`));
+    // Every later start: the saved token is not printed; the banner says where it is.
+    const again = await run('again', ['--data-dir', data]);
+    assert.ok(!again.includes(token), `the saved token is in the log:\n${again}`);
+    assert.ok(!again.includes(token.slice(8, 24)));
+    assert.ok(again.includes(`Token:     not printed; it is in ${data}/token (kept from an earlier run)`), again);
+    assert.ok(again.includes(`read it with: cat ${data}/token`), again);
+    assert.ok(again.includes(`--header "Authorization: Bearer $(cat ${data}/token)"`), again);
+    assert.ok(again.includes('/#token=<token>'), again);
+    // --token-file (a mounted secret): not printed either.
+    const file = join(dir, 'secret');
+    const secret = 'file-' + randomBytes(12).toString('hex');
+    writeFileSync(file, secret + '\n', { mode: 0o600 });
+    const fromFile = await run('file', ['--data-dir', join(dir, 'data2'), '--token-file', file]);
+    assert.ok(!fromFile.includes(secret), fromFile);
+    assert.ok(fromFile.includes(`it is in ${file} (--token-file)`), fromFile);
+    // --token: not printed, and nowhere else in the log.
+    const given = 'given-' + randomBytes(12).toString('hex');
+    const fromFlag = await run('flag', ['--data-dir', join(dir, 'data3'), '--token', given]);
+    assert.ok(!fromFlag.includes(given), fromFlag);
+    assert.match(fromFlag, /not printed; the one given with --token/);
+  });
+
   test('the ready file is never written through a symlink planted at its temporary name', async (t) => {
     const x = await startXvfb();
     t.after(() => x.stop());
