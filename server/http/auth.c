@@ -82,7 +82,9 @@ static char* read_token_file(const char* path, bool private, int* err)
 		close(fd);
 		return NULL;
 	}
-	if (!private && (st.st_mode & 077))
+	/* Group-readable is fine when the group is ours: a Kubernetes secret
+	 * mounted with fsGroup and defaultMode 0440. */
+	if (!private && ((st.st_mode & 007) || ((st.st_mode & 070) && st.st_gid != getegid())))
 		log_warn("%s is readable by others (mode %04o); chmod 600 it", path,
 				(unsigned)st.st_mode & 07777);
 	char* buf = calloc(1, AUTH_TOKEN_MAX + 2);

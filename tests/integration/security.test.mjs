@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { DESKD_BIN, ROOT, launch, need, readyInfo, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
@@ -408,10 +408,17 @@ describe('own instances', { concurrency: true }, () => {
     // --token-file (a mounted secret): not printed either.
     const file = join(dir, 'secret');
     const secret = 'file-' + randomBytes(12).toString('hex');
-    writeFileSync(file, secret + '\n', { mode: 0o600 });
+    // Group-readable by our own group (a Kubernetes secret with fsGroup and
+    // defaultMode 0440) is fine; readable by others gets a warning.
+    writeFileSync(file, secret + '\n');
+    chmodSync(file, 0o640);
     const fromFile = await run('file', ['--data-dir', join(dir, 'data2'), '--token-file', file]);
     assert.ok(!fromFile.includes(secret), fromFile);
     assert.ok(fromFile.includes(`it is in ${file} (--token-file)`), fromFile);
+    assert.ok(!fromFile.includes('readable by others'), fromFile);
+    chmodSync(file, 0o644);
+    const open = await run('file-open', ['--data-dir', join(dir, 'data4'), '--token-file', file]);
+    assert.match(open, /secret is readable by others \(mode 0644\)/);
     // --token: not printed, and nowhere else in the log.
     const given = 'given-' + randomBytes(12).toString('hex');
     const fromFlag = await run('flag', ['--data-dir', join(dir, 'data3'), '--token', given]);
