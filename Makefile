@@ -10,6 +10,8 @@
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make man        build/deskd.1, the man page, generated from the option table
 #   make install    deskd, deskd.1 and the systemd units under $(DESTDIR)$(PREFIX)
+#   make image      the container image (podman, or docker; see README "Container")
+#   make image-test build it, run it and check it from the host; deploy/k8s on podman
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
 #   make fresh-test make test from a fresh clone of HEAD on a bare Debian 12 (mmdebstrap
 #                   --variant=minbase + make, git, ca-certificates) in a chroot of its own,
@@ -93,7 +95,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test
+	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test image image-test
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -225,6 +227,15 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libdeskd.a
 	$(QUIET_LINK)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address -fno-omit-frame-pointer \
 		-o $@ $< build-fuzz/libdeskd.a $(LDLIBS)
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
+
+# The container image: podman reads the project's containers.conf, never
+# the host's (scripts/image-lib).
+IMAGE_ENV = CONTAINERS_CONF=$(abspath deploy/podman/containers.conf)
+image:
+	@$(IMAGE_ENV) scripts/image-build
+
+image-test:
+	@$(IMAGE_ENV) scripts/image-test
 
 # Includes point down the layers (docs/ARCHITECTURE.md); see the script.
 check-layers:
