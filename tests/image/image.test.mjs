@@ -308,7 +308,8 @@ check('clean stop', () => {
   const secs = (Date.now() - t0) / 1000;
   const code = out(['inspect', '--format', '{{.State.ExitCode}}', C.name]);
   assert.equal(code, '0', `exit code ${code}`);
-  assert.ok(secs < 5, `stop took ${secs} s`);
+  // deskd gives its programs 1 s and Xvfb 2 s before SIGKILL.
+  assert.ok(secs < 8, `stop took ${secs} s`);
   const log = logs();
   assert.match(log, /Terminated: shutting down/);
   assert.doesNotMatch(log, /ignored SIGTERM/, 'every program stopped on SIGTERM');
