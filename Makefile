@@ -229,13 +229,13 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libdeskd.a
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
 
 # The container image: podman reads the project's containers.conf, never
-# the host's (scripts/image-lib).
+# the host's (scripts/image).
 IMAGE_ENV = CONTAINERS_CONF=$(abspath deploy/podman/containers.conf)
 image:
-	@$(IMAGE_ENV) scripts/image-build
+	@$(IMAGE_ENV) scripts/image build
 
 image-test:
-	@$(IMAGE_ENV) scripts/image-test
+	@$(IMAGE_ENV) scripts/image test
 
 # Includes point down the layers (docs/ARCHITECTURE.md); see the script.
 check-layers:

@@ -23,7 +23,8 @@
 // 2. Each one must be in scripts/programs with its Debian package, and that
 //    package must be installed by `scripts/install-deps SCOPE` for the scope of
 //    the file that spawns it (tests/ and the test scripts: test; bench/:
-//    bench; scripts/fresh-test: fresh; deskd: run), or be Essential (always
+//    bench; scripts/fresh-test: fresh; scripts/image and tests/image/: image;
+//    deskd: run), or be Essential (always
 //    installed). A listed program that nothing spawns is an error too.
 // 3. Once installed (make test ran install-deps test): every program of the
 //    build, run and test scopes is on PATH and belongs to its package (or to
@@ -61,6 +62,7 @@ function scopeOf(file) {
   const r = rel(file);
   if (r.startsWith('bench/')) return 'bench';
   if (r === 'scripts/fresh-test') return 'fresh';
+  if (r === 'scripts/image' || r.startsWith('tests/image/')) return 'image';
   if (r === 'scripts/install-deps') return 'build';
   if (r.endsWith('.c')) return 'run';
   return 'test';   // tests/, the scripts make test and make check run, .ci/run
@@ -343,7 +345,7 @@ readFileSync(listFile, 'utf8').split('\n').forEach((l, i) => {
 });
 
 // install-deps' own lists, per scope (each includes the ones below it).
-const SCOPES = ['build', 'run', 'test', 'bench', 'fresh'];
+const SCOPES = ['build', 'run', 'test', 'bench', 'fresh', 'image'];
 const installs = {};
 for (const s of SCOPES) {
   const r = spawnSync(join(ROOT, 'scripts/install-deps'), ['--list', s], { encoding: 'utf8' });   // spawns: -
