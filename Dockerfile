@@ -31,8 +31,7 @@ RUN apt-get update -qq \
 	&& find /usr/lib/python3* -name __pycache__ -prune -exec rm -rf {} + \
 	&& groupadd --system --gid 999 deskd \
 	&& useradd --system --uid 999 --gid 999 --home-dir /state --create-home deskd \
-	&& chmod 0700 /state \
-	&& mkdir -m 1777 /tmp/.X11-unix
+	&& chmod 0700 /state
 COPY deploy/image/XTerm /etc/deskd/app-defaults/XTerm
 COPY --from=build /src/deskd /usr/local/bin/deskd
 # Numeric, so Kubernetes' runAsNonRoot can check it.

@@ -1,6 +1,6 @@
 // make image-test: runs the image built by `make image` and checks it from
 // the host, then plays deploy/k8s with podman kube play. Run by
-// scripts/image-test, which installs what is needed and builds the image.
+// `scripts/image test`, which installs what is needed and builds the image.
 //
 // Traffic goes only to 127.0.0.1: the container's port is published on a
 // free port of the host's loopback, and a kube pod is reached on its own
@@ -31,6 +31,7 @@ const cleanups = [];  // run in reverse order at the end
 /** Run the engine (or another command) with a time limit; throws unless it
  *  exits 0 (or allowFail). */
 function run(args, { cmd = E, timeout = 60000, allowFail = false, encoding = 'utf8', input, cwd = TMP } = {}) {
+  // spawns: podman ffprobe nsenter (the engine is podman unless IMAGE_ENGINE says docker)
   const r = spawnSync(cmd, args, { encoding, timeout, input, cwd, maxBuffer: 256 << 20 });
   if (!allowFail && r.status !== 0) {
     const err = encoding === 'utf8' ? r.stderr : r.stderr?.toString();
@@ -321,6 +322,25 @@ check('clean stop', () => {
   assert.match(log, /Terminated: shutting down/);
   assert.doesNotMatch(log, /ignored SIGTERM/, 'every program stopped on SIGTERM');
   return `SIGTERM -> exit 0 in ${secs.toFixed(1)} s`;
+});
+
+check('read-only root (podman run --read-only)', async () => {
+  // The engine puts a tmpfs on /tmp; Xvfb, not root, cannot make
+  // /tmp/.X11-unix there and listens on its abstract socket alone.
+  const name = `${TAG}-ro`;
+  const port = await freePort();
+  cleanups.push(() => run(['rm', '-f', '-v', '-t', '0', name], { allowFail: true, timeout: 60000 }));
+  run(['run', '-d', '--read-only', '--name', name, '-p', `127.0.0.1:${port}:7800`, IMAGE, '--token', 'read-only-test-token'], { timeout: 60000 });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('/healthz', async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) })).status === 200,
+    { timeout: 30000 }).catch((e) => { throw new Error(`${e.message}\n${run(['logs', name], { allowFail: true }).stderr}`); });
+  const r = await fetch(`${url}/api/v1/screenshot?format=png`, { headers: { authorization: 'Bearer read-only-test-token' }, signal: AbortSignal.timeout(15000) });
+  assert.equal(r.status, 200);
+  const { width } = pngSize(Buffer.from(await r.arrayBuffer()));
+  assert.notEqual(run(['exec', name, 'touch', '/usr/x'], { allowFail: true }).status, 0, 'the root is read-only');
+  run(['stop', '-t', '10', name], { timeout: 60000 });
+  assert.equal(out(['inspect', '--format', '{{.State.ExitCode}}', name]), '0');
+  return `healthy, a ${width} px wide screenshot, exit 0`;
 });
 
 // ---------------------------------------------------------------- Kubernetes
