@@ -158,8 +158,8 @@ test('--log-format json: every stderr line is JSON, the banner is an event, chil
   const echo = events.find((e) => e.msg === 'from-the-launched-program');
   assert.equal(echo.program, 'echo');
   assert.ok(Number.isInteger(echo.pid) && echo.pid > 0);
-  // --log-level debug (the harness): Xvfb's own output comes through too, as JSON.
-  assert.ok(events.some((e) => e.program === 'Xvfb'), 'an Xvfb line');
+  // Whatever Xvfb prints (with --log-level debug, the harness's) is among the
+  // lines above, each of them JSON; how much it prints depends on the machine.
   needOpenbox();
   assert.ok(!events.some((e) => /menu file/.test(e.msg)), 'no openbox menu warning');
 });
