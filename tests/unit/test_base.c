@@ -1,0 +1,154 @@
+/* Unit tests for base/: SHA-256 (FIPS 180-4 examples), HMAC-SHA-256 (the
+ * RFC 4231 test cases) and the strict Base64 decoder. */
+#include "base/base64.h"
+#include "base/sha256.h"
+#include "tests/unit/tst.h"
+
+#include <stdlib.h>
+
+static void hex(const uint8_t* b, size_t n, char* out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static size_t unhex(const char* s, uint8_t* out)
+{
+	size_t n = 0;
+	for (; s[0] && s[1]; s += 2)
+		sscanf(s, "%2hhx", &out[n++]);
+	return n;
+}
+
+static void check_sha(const void* data, size_t len, const char* want)
+{
+	uint8_t d[SHA256_SIZE];
+	char h[2 * SHA256_SIZE + 1];
+	sha256(data, len, d);
+	hex(d, sizeof(d), h);
+	TST_EQ_STR(h, want);
+}
+
+static void test_sha256(void)
+{
+	check_sha("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	check_sha("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	const char* m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	check_sha(m448, strlen(m448), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	/* One million 'a', fed in uneven pieces to exercise the buffering. */
+	struct sha256 s;
+	sha256_init(&s);
+	char chunk[997];
+	memset(chunk, 'a', sizeof(chunk));
+	size_t left = 1000000;
+	for (size_t piece = 1; left; piece = piece % 997 + 1) {
+		size_t n = piece < left ? piece : left;
+		sha256_update(&s, chunk, n);
+		left -= n;
+	}
+	uint8_t d[SHA256_SIZE];
+	char h[2 * SHA256_SIZE + 1];
+	sha256_final(&s, d);
+	hex(d, sizeof(d), h);
+	TST_EQ_STR(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	/* 55, 56 and 64 bytes: the padding boundaries. */
+	char a64[64];
+	memset(a64, 'a', sizeof(a64));
+	check_sha(a64, 55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+	check_sha(a64, 56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+	check_sha(a64, 64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+/* RFC 4231 section 4: test cases 1, 2, 3, 4, 6 and 7 (5 is truncated output). */
+static void test_hmac(void)
+{
+	static const struct { const char* key; const char* data; const char* mac; } cases[] = {
+		{ "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b", "4869205468657265",
+		  "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7" },
+		{ "4a656665", "7768617420646f2079612077616e7420666f72206e6f7468696e673f",
+		  "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+		  "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe" },
+		{ "0102030405060708090a0b0c0d0e0f10111213141516171819",
+		  "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+		  "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "54657374205573696e67204c6172676572205468616e20426c6f636b2d53697a65204b6579202d2048617368204b6579204669727374",
+		  "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54" },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "5468697320697320612074657374207573696e672061206c6172676572207468616e20626c6f636b2d73697a65206b657920616e642061206c6172676572207468616e20626c6f636b2d73697a6520646174612e20546865206b6579206e6565647320746f20626520686173686564206265666f7265206265696e6720757365642062792074686520484d414320616c676f726974686d2e",
+		  "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t key[256], data[512], mac[SHA256_SIZE];
+		size_t kn = unhex(cases[i].key, key), dn = unhex(cases[i].data, data);
+		hmac_sha256(key, kn, data, dn, mac);
+		char h[2 * SHA256_SIZE + 1];
+		hex(mac, sizeof(mac), h);
+		TST_EQ_STR(h, cases[i].mac);
+	}
+	uint8_t a[4] = { 1, 2, 3, 4 }, b[4] = { 1, 2, 3, 5 };
+	TST_CHECK(sha256_equal(a, a, 4));
+	TST_CHECK(!sha256_equal(a, b, 4));
+	TST_CHECK(sha256_equal(a, b, 3));
+}
+
+static void check_decode(const char* text, const char* want)
+{
+	size_t n = 0;
+	char* out = base64_decode(text, strlen(text), &n);
+	if (!want) {
+		TST_CHECK(out == NULL);
+		if (out)
+			fprintf(stderr, "  \"%s\" decoded, should not\n", text);
+	} else {
+		TST_CHECK(out != NULL);
+		if (out) {
+			TST_EQ_INT(n, strlen(want));
+			TST_EQ_STR(out, want);
+		}
+	}
+	free(out);
+}
+
+static void test_base64_decode(void)
+{
+	check_decode("", "");
+	check_decode("SGVsbG8=", "Hello");
+	check_decode("SGVsbG8sIOS4lueVjA==", "Hello, \xe4\xb8\x96\xe7\x95\x8c");
+	check_decode("IHBhZGRlZCA=", " padded ");
+	check_decode("bGluZTEKbGluZTI=", "line1\nline2");
+	check_decode("PT9iYXNlNjQ/bGl0ZXJhbD89", "=?base64?literal?=");
+	check_decode("Zm9v", "foo");
+	check_decode("Zg==", "f");
+	check_decode("SGVsbG8", NULL);		/* padding missing */
+	check_decode("SGVs!!!bG8=", NULL);	/* not the alphabet */
+	check_decode("SGVsbG8==", NULL);
+	check_decode("S=VsbG8=", NULL);		/* padding inside */
+	check_decode("Zh==", NULL);		/* non-zero trailing bits */
+	check_decode("Zm9=", NULL);
+	check_decode("Zm9v\n", NULL);
+	check_decode("Zm 9", NULL);
+	check_decode("====", NULL);
+	/* Round trip of every byte value. */
+	unsigned char all[256];
+	for (int i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	for (size_t len = 0; len <= 256; len += 37) {
+		size_t elen, dlen;
+		char* e = base64_encode(all, len, &elen);
+		unsigned char* d = base64_decode(e, elen, &dlen);
+		TST_CHECK(d && dlen == len && memcmp(d, all, len) == 0);
+		free(e);
+		free(d);
+	}
+}
+
+int main(void)
+{
+	test_sha256();
+	test_hmac();
+	test_base64_decode();
+	TST_END();
+}
