@@ -109,10 +109,18 @@ static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_res
 	}
 	if (ctx->session)
 		tool_session_add_recording(ctx->session, r.id);
-	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f}",
+	/* What ends it, so a client knows whether it must call record_stop:
+	 * without a session (MCP 2026-07-28, REST) nothing ends it for the
+	 * client. */
+	json_t* ends = ctx->session
+		? json_pack("[s,s,s,s,s]", "record_stop", "max_seconds", "window_destroyed",
+				"session_end", "shutdown")
+		: json_pack("[s,s,s,s]", "record_stop", "max_seconds", "window_destroyed",
+				"shutdown");
+	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f, s:o}",
 			"id", r.id, "window", (json_int_t)r.window, "path", r.path,
 			"width", r.stats.width, "height", r.stats.height, "fps", r.fps,
-			"max_seconds", params.max_seconds));
+			"max_seconds", params.max_seconds, "ends_on", ends));
 	return 0;
 }
 
@@ -204,7 +212,10 @@ const struct tool_def tools_record[] = {
 			"root (the file is created mode 0600 and never replaces an existing one); "
 			"default: the server's recordings folder. fps 1-60 (default 30). The "
 			"recording also ends by itself after max_seconds (default 3600), when the "
-			"window is destroyed, or when your session ends; the file is published then too.",
+			"window is destroyed, when deskd shuts down, and, for a client with an MCP "
+			"session (protocol 2025-11-25 and earlier), when that session ends; the file is "
+			"published then too. MCP 2026-07-28 and REST have no session: call record_stop "
+			"(or rely on max_seconds). The result's ends_on lists what ends this recording.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"required\":[\"window\"],\"properties\":{"
 			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
@@ -217,7 +228,11 @@ const struct tool_def tools_record[] = {
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
 			"\"id\":{\"type\":\"string\"},\"window\":{\"type\":\"integer\"},\"path\":{\"type\":\"string\"},"
 			"\"width\":{\"type\":\"integer\"},\"height\":{\"type\":\"integer\"},"
-			"\"fps\":{\"type\":\"integer\"},\"max_seconds\":{\"type\":\"number\"}},"
+			"\"fps\":{\"type\":\"integer\"},\"max_seconds\":{\"type\":\"number\"},"
+			"\"ends_on\":{\"type\":\"array\",\"items\":{\"enum\":[\"record_stop\",\"max_seconds\","
+			"\"window_destroyed\",\"session_end\",\"shutdown\"]},\"description\":\"What ends this "
+			"recording and publishes its file; without session_end only record_stop or max_seconds "
+			"end it before deskd stops.\"}},"
 			"\"required\":[\"id\",\"window\",\"path\"]}",
 		.flags = TOOL_OPEN_WORLD,
 		.handler = record_start_tool,

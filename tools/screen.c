@@ -3,6 +3,7 @@
  * are desktop/ services; these handlers parse arguments, keep the session's
  * max dimension and build the results. */
 #include "tools/tools.h"
+#include "tools/actions.h"
 #include "base/clock.h"
 #include "capture/capture.h"
 #include "record/record.h"
@@ -301,6 +302,9 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		json_object_set_new(meta, "region", region_json(region));
 	if (path)
 		json_object_set_new(meta, "path", json_string(path));
+	char space[32];
+	action_space_format(space, sizeof(space), iw, ih, max_dim);
+	json_object_set_new(meta, "coordinate_space", json_string(space));
 	/* Image first: clients that show one block show the picture. */
 	int irc = 0;
 	if (include_image) {
@@ -352,11 +356,27 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 		fail_rc(out, p, rc);
 		goto done;
 	}
-	/* The region is in the target's screenshot space (the session's max
-	 * dimension); zoom's own max_dimension only sizes its output. */
+	/* The region is in the target's screenshot space: coordinate_space when
+	 * it is a space token, else the session's max dimension (the server's
+	 * default without one); zoom's own max_dimension only sizes its output. */
+	int space_max = tool_session_max_dimension(ctx->session, window);
+	int tok_w = 0, tok_h = 0;
+	const char* space_arg = tool_arg_string(args, "coordinate_space", NULL);
+	bool token = space_arg && strcmp(space_arg, "screenshot") != 0;
+	if (token && action_space_parse(space_arg, &tok_w, &tok_h, &space_max) < 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "coordinate_space must be "
+				"\"screenshot\" or the coordinate_space of a screenshot result "
+				"(like \"1280x800/1280\"), not \"%.60s\"", space_arg);
+		goto done;
+	}
 	int iw, ih;
-	desktop_scaled_size(target.width, target.height,
-			tool_session_max_dimension(ctx->session, window), &iw, &ih);
+	desktop_scaled_size(target.width, target.height, space_max, &iw, &ih);
+	if (token && (iw != tok_w || ih != tok_h)) {
+		tool_result_error(out, TOOL_OUT_OF_BOUNDS, NULL, "coordinate_space %s is stale: "
+				"the target changed size and its screenshots are %dx%d/%d now; take a "
+				"new screenshot", space_arg, iw, ih, space_max);
+		goto done;
+	}
 	int region[4];
 	if (!region_arg(args, iw, ih, region, out))
 		goto done;
@@ -394,6 +414,9 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 			"window", (json_int_t)window, "region", region_json(region),
 			"format", "png", "bytes", (json_int_t)len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);
+	char space[32];
+	action_space_format(space, sizeof(space), iw, ih, space_max);
+	json_object_set_new(meta, "coordinate_space", json_string(space));
 	tool_result_ok(out, meta);
 done:
 	free(data);
@@ -576,7 +599,10 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	"\"window\":{\"type\":\"integer\"},\"format\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}," \
 	"\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}," \
 	"\"desktop\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}," \
-	"\"description\":\"[x, y, width, height] of the desktop area shown\"}"
+	"\"description\":\"[x, y, width, height] of the desktop area shown\"}," \
+	"\"coordinate_space\":{\"type\":\"string\",\"description\":\"The pixel space the " \
+	"coordinates of this target are in (WIDTHxHEIGHT/MAX_DIMENSION); pass it as coordinate_space " \
+	"to actions and zoom to use exactly this space, also without a session.\"}"
 
 const struct tool_def tools_screen[] = {
 	{
@@ -586,9 +612,13 @@ const struct tool_def tools_screen[] = {
 			"Capture the screen, or one window (window: id from the windows tool), as PNG "
 			"(default) or JPEG. Returns the image plus its size and scale. The image is "
 			"scaled so its longest side is at most max_dimension (default: the server's "
-			"--max-image-dimension; 0 = native); that choice is remembered per target, and "
-			"every coordinate you pass to click, move, zoom etc. for the same target is in "
-			"this image's pixel space and mapped back exactly. A window screenshot shows "
+			"--max-image-dimension; 0 = native); every coordinate you pass to click, move, "
+			"zoom etc. for the same target is in this image's pixel space and mapped back "
+			"exactly. The result's coordinate_space (e.g. \"1280x800/1280\") names that "
+			"space: pass it as coordinate_space to actions and zoom. A session (MCP before "
+			"2026-07-28) also remembers max_dimension per target; without one (MCP "
+			"2026-07-28, REST) nothing is remembered, and actions without coordinate_space "
+			"use the server's default max dimension. A window screenshot shows "
 			"the window's own pixels even when it is covered or partly off-screen. region "
 			"[x0, y0, x1, y1] (end-exclusive, in this image space) returns only that part. "
 			"Use JPEG for large or photo-like screens, PNG for crisp text. An unchanged "
@@ -618,12 +648,17 @@ const struct tool_def tools_screen[] = {
 			"Look closer: returns region [x0, y0, x1, y1] (end-exclusive, in the pixel space "
 			"of your screenshots of this target) taken from a full-resolution capture, so "
 			"small text that the scaled screenshot blurred is readable. max_dimension "
-			"optionally caps the longest side of the result (default: native). Coordinates "
-			"for clicks stay in the screenshot space, not the zoomed image's.",
+			"optionally caps the longest side of the result (default: native). Pass the "
+			"screenshot's coordinate_space to say which screenshot space region is in "
+			"(default: the session's, else the server's default). Coordinates for clicks "
+			"stay in the screenshot space, not the zoomed image's.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"region\"],\"properties\":{"
 			WINDOW_PROP ","
 			REGION_PROP("[x0, y0, x1, y1] end-exclusive, in this target's screenshot pixels") ","
-			MAX_DIM_PROP("Longest side of the result: 0 = native (default), else 16..16384.") "}}",
+			MAX_DIM_PROP("Longest side of the result: 0 = native (default), else 16..16384.") ","
+			"\"coordinate_space\":{\"type\":\"string\",\"description\":\"The coordinate_space "
+			"of the screenshot whose pixels region is in (\\\"WIDTHxHEIGHT/MAX_DIMENSION\\\"), or "
+			"\\\"screenshot\\\" (default).\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"region\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
