@@ -121,7 +121,14 @@ static int mr_message(struct mcp_sink* sink, json_t* msg)
 {
 	struct mreq* m = (struct mreq*)sink;
 	pthread_mutex_lock(&m->write_mutex);
+	bool first = !m->sse;
 	int rc = m->answered ? -EPIPE : open_sse(m);
+	/* A listen stream lives long and its close cancels nothing: the
+	 * server's usual keepalive is enough. */
+	const char* method = json_string_value(json_object_get(msg, "method"));
+	if (rc == 0 && first && method
+			&& strcmp(method, "notifications/subscriptions/acknowledged") == 0)
+		http_stream_set_keepalive(m->conn, 0);
 	if (rc == 0)
 		emit(m, msg);
 	pthread_mutex_unlock(&m->write_mutex);
