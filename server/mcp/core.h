@@ -208,7 +208,10 @@ void mcp_modern_list_changed(const char* kind);
 /** At shutdown: end every listen stream (cancelled notification and the
  *  graceful result), cancel modern calls. */
 void mcp_modern_shutdown(void);
-/** Listen streams and modern calls in progress, for status. */
+/** For tests and fuzzing: end every listen stream as at shutdown, but keep
+ *  serving. */
+void mcp_modern_reset(void);
+/** Open listen streams (for status and tests). */
 int mcp_modern_listeners(void);
 
 /* For modern.c: the session-independent legacy methods (tools/list,

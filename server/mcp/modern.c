@@ -1048,13 +1048,14 @@ int mcp_modern_listeners(void)
  * with a result, cancellation.mdx says MUST send notifications/cancelled
  * naming it. deskd does both, in that order: a client that follows either
  * page sees a clean end (docs/MCP.md 10). */
-void mcp_modern_shutdown(void)
+static void end_listeners(bool final)
 {
 	pthread_mutex_lock(&reg_mutex);
-	shutting_down = true;
+	if (final)
+		shutting_down = true;
 	struct listener* all = listeners;
 	listeners = NULL;
-	for (struct mcall* c = calls; c; c = c->next)
+	for (struct mcall* c = calls; final && c; c = c->next)
 		atomic_store(&c->cancelled, true);
 	pthread_mutex_unlock(&reg_mutex);
 	while (all) {
@@ -1075,6 +1076,16 @@ void mcp_modern_shutdown(void)
 		}
 		all = next;
 	}
+}
+
+void mcp_modern_shutdown(void)
+{
+	end_listeners(true);
+}
+
+void mcp_modern_reset(void)
+{
+	end_listeners(false);
 }
 
 /* ---- server/discover and the lists ---- */
