@@ -6,7 +6,10 @@
 #   make check      the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      latency and throughput tables, peers side by side
 #   make bench-compare REV=X   screenshot and click rows against revision X, as ratios
+#   make soak       mixed load, floods, a stopped and a killed X server; a table (SOAK_SECONDS)
 #   make fuzz       libFuzzer harnesses (clang), bounded time
+#   make man        build/deskd.1, the man page, generated from the option table
+#   make install    deskd, deskd.1 and the systemd units under $(DESTDIR)$(PREFIX)
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
@@ -80,7 +83,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers check-layers e2e bench-compare
+	conformance check-headers check-layers e2e bench-compare soak man
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -167,6 +170,14 @@ bench-compare: all
 		BENCH_BASELINE=$(abspath build-baseline/deskd) node bench/run.mjs; \
 		rc=$$?; git worktree remove --force build-baseline; exit $$rc
 
+# Mixed load and faults, bounded (SOAK_SECONDS, default 60), in private
+# namespaces; SANITIZER=address,undefined for the sanitized build.
+soak: all
+	@scripts/install-deps test
+	@scripts/npm-deps
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) \
+		scripts/isolate node tests/soak/soak.mjs
+
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz:
@@ -202,8 +213,24 @@ check-headers:
 		tools/*.h server/*.h server/*/*.h; do \
 		echo "#include \"$$h\"" | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only - || exit 1; done
 
-install: $(DESKD)
+# The man page comes from the option table (base/options.c), as --help does.
+MAN := $(BUILD)/deskd.1
+man: $(MAN)
+$(MAN): $(DESKD)
+	$(QUIET_GEN)./$(DESKD) --help-man > $@.tmp && mv $@.tmp $@
+
+# PREFIX (default /usr/local) and DESTDIR as usual; the systemd units get
+# the installed binary's path. SYSTEMD_DIR: where units go under PREFIX.
+SYSTEMD_DIR ?= $(PREFIX)/lib/systemd
+install: $(DESKD) $(MAN)
 	install -D -m 0755 $(DESKD) $(DESTDIR)$(PREFIX)/bin/deskd
+	install -D -m 0644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/deskd.1
+	install -d $(DESTDIR)$(SYSTEMD_DIR)/system $(DESTDIR)$(SYSTEMD_DIR)/user
+	sed 's|/usr/local/bin/deskd|$(PREFIX)/bin/deskd|' deploy/systemd/deskd.service \
+		> $(DESTDIR)$(SYSTEMD_DIR)/system/deskd.service
+	sed 's|/usr/local/bin/deskd|$(PREFIX)/bin/deskd|' deploy/systemd/user/deskd.service \
+		> $(DESTDIR)$(SYSTEMD_DIR)/user/deskd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_DIR)/system/deskd.service $(DESTDIR)$(SYSTEMD_DIR)/user/deskd.service
 
 clean:
 	rm -rf build build-san build-fuzz build-baseline deskd

@@ -49,6 +49,76 @@ static void json_escape(FILE* out, const char* s)
 	}
 }
 
+static void timestamp(char* out, size_t size)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	char when[32];
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, size, "%s.%03ldZ", when, ts.tv_nsec / 1000000);
+}
+
+static void json_member(FILE* out, const char* key, const char* value, bool literal)
+{
+	fputs(",\"", out);
+	json_escape(out, key);
+	fputs("\":", out);
+	if (literal) {
+		fputs(value, out);
+		return;
+	}
+	fputc('"', out);
+	json_escape(out, value);
+	fputc('"', out);
+}
+
+/* One line. src is "file:line" (JSON "src"), or NULL for a program's line
+ * (program and pid as members, "program[pid]" in text). */
+static void emit(enum log_level level, const char* src, const char* program,
+		long pid, const struct log_field* fields, size_t n, const char* msg)
+{
+	char when[48];
+	timestamp(when, sizeof(when));
+	pthread_mutex_lock(&log__mutex);
+	if (log__json) {
+		fprintf(stderr, "{\"ts\":\"%s\",\"level\":\"%s\"", when, level_names[level]);
+		if (src) {
+			json_member(stderr, "src", src, false);
+		} else {
+			char p[24];
+			snprintf(p, sizeof(p), "%ld", pid);
+			json_member(stderr, "program", program, false);
+			json_member(stderr, "pid", p, true);
+		}
+		json_member(stderr, "msg", msg, false);
+		for (size_t i = 0; i < n; i++)
+			if (fields[i].key && fields[i].value)
+				json_member(stderr, fields[i].key, fields[i].value,
+						fields[i].literal);
+		fputs("}\n", stderr);
+	} else {
+		if (src)
+			fprintf(stderr, "%s %-7s %s: %s", when, level_names[level], src, msg);
+		else
+			fprintf(stderr, "%s %-7s %s[%ld]: %s", when, level_names[level],
+					program, pid, msg);
+		for (size_t i = 0; i < n; i++)
+			if (fields[i].key && fields[i].value)
+				fprintf(stderr, " %s=%s", fields[i].key, fields[i].value);
+		fputc('\n', stderr);
+	}
+	fflush(stderr);
+	pthread_mutex_unlock(&log__mutex);
+}
+
+static void source(char* out, size_t size, const char* file, int line)
+{
+	const char* base = strrchr(file, '/');
+	snprintf(out, size, "%s:%d", base ? base + 1 : file, line);
+}
+
 void log_write(enum log_level level, const char* file, int line,
 		const char* fmt, ...)
 {
@@ -61,29 +131,38 @@ void log_write(enum log_level level, const char* file, int line,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	struct tm tm;
-	gmtime_r(&ts.tv_sec, &tm);
-	char when[32];
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-
-	const char* base = strrchr(file, '/');
-	base = base ? base + 1 : file;
-
-	pthread_mutex_lock(&log__mutex);
-	if (log__json) {
-		fprintf(stderr, "{\"ts\":\"%s.%03ldZ\",\"level\":\"%s\",\"src\":\"%s:%d\",\"msg\":\"",
-				when, ts.tv_nsec / 1000000, level_names[level], base, line);
-		json_escape(stderr, msg);
-		fputs("\"}\n", stderr);
-	} else {
-		fprintf(stderr, "%s.%03ldZ %-7s %s:%d: %s\n", when,
-				ts.tv_nsec / 1000000, level_names[level], base, line, msg);
-	}
-	fflush(stderr);
-	pthread_mutex_unlock(&log__mutex);
+	char src[128];
+	source(src, sizeof(src), file, line);
+	emit(level, src, NULL, 0, NULL, 0, msg);
 
 	if (level == LOG_PANIC)
 		abort();
+}
+
+void log_event(enum log_level level, const char* file, int line,
+		const struct log_field* fields, size_t n, const char* fmt, ...)
+{
+	if (level > log__level)
+		return;
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char src[128];
+	source(src, sizeof(src), file, line);
+	emit(level, src, NULL, 0, fields, n, msg);
+}
+
+void log_program(enum log_level level, const char* program, long pid,
+		const char* line)
+{
+	if (level > log__level || level == LOG_PANIC)
+		return;
+	emit(level, NULL, program, pid, NULL, 0, line);
+}
+
+bool log_is_json(void)
+{
+	return log__json;
 }

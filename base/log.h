@@ -3,6 +3,7 @@
 /* Logging to stderr, text or JSON lines; never stdout (stdio mode carries MCP). */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level {
 	LOG_PANIC = 0,
@@ -25,6 +26,29 @@ bool log_enabled(enum log_level level);
 /** Write one line; any thread. LOG_PANIC aborts after writing. */
 void log_write(enum log_level level, const char* file, int line,
 		const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/** Is the format JSON lines (--log-format json)? */
+bool log_is_json(void);
+
+/** A member of a log_event line; a literal value (true, 42) goes into the
+ *  JSON as it is, any other is a string. NULL key or value: skipped. */
+struct log_field {
+	const char* key;
+	const char* value;
+	bool literal;
+};
+
+/** One line with extra members: in JSON, each field after "msg"; in text,
+ *  " key=value" after the message. Any thread. */
+void log_event(enum log_level level, const char* file, int line,
+		const struct log_field* fields, size_t n, const char* fmt, ...)
+		__attribute__((format(printf, 6, 7)));
+
+/** One line of a child program's output, re-logged: JSON
+ *  {"ts","level","program","pid","msg"}, text "<ts> <level> program[pid]: line".
+ *  line must be valid UTF-8 without a newline. Any thread. */
+void log_program(enum log_level level, const char* program, long pid,
+		const char* line);
 
 #define log_msg(level, ...) log_write(level, __FILE__, __LINE__, __VA_ARGS__)
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)

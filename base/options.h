@@ -12,6 +12,7 @@ enum options_mode {
 	OPTIONS_DOCTOR,
 	OPTIONS_HELP,
 	OPTIONS_VERSION,
+	OPTIONS_MAN,	/* --help-man (hidden): the man page, for make man */
 };
 
 enum options_tools {
@@ -40,6 +41,7 @@ struct options {
 	char* token_file;
 	char* view_token;
 	bool no_auth;
+	bool display_reattach;	/* --display-reattach */
 	char* allow_origin[OPTIONS_MAX_LIST];
 	int n_allow_origin;
 	char* data_dir;
@@ -67,6 +69,9 @@ int options_parse(struct options* self, int argc, char* argv[],
 
 /** Print --help, generated from the option table. */
 void options_print_help(FILE* out);
+
+/** Print the man page (troff), generated from the same table as --help. */
+void options_print_man(FILE* out, const char* version);
 
 /** Free the strings owned by self. */
 void options_deinit(struct options* self);

@@ -45,11 +45,16 @@ void desktop_stop(void);
 const char* desktop_display_name(void);
 /** Did deskd start the Xvfb itself? */
 bool desktop_is_embedded(void);
-/** Is the X server reachable right now? (a cheap cached check, any thread) */
+/** Is the X server reachable and answering right now? (a cheap cached
+ *  check, any thread; false while it has not answered for 2 s) */
 bool desktop_available(void);
 /** Screen size in pixels (cached; refreshed on reconnect and on RandR or
  *  root ConfigureNotify). 0x0 before the first connection. */
 void desktop_screen_size(int* width, int* height);
+/** Why the display is unavailable although an X server answers on it (the
+ *  server is not the one deskd attached to; --display-reattach), in out;
+ *  false (out "") when there is no such refusal. */
+bool desktop_unavailable_reason(char* out, size_t size);
 /** "The X.Org Foundation 12101007" of the last connection, or "". */
 void desktop_server_info(char* out, size_t size);
 /** How many times the display connection was lost so far. */
@@ -59,6 +64,10 @@ unsigned desktop_disconnects(void);
  *  arrival order (a FIFO ticket lock). Captures do not take it. */
 void desktop_lock(void);
 void desktop_unlock(void);
+/** Holding the lock: let the actions waiting for it run first, then take it
+ *  back (long work, such as typing a long text, between its steps). Returns
+ *  true when others ran meanwhile (the focus may have moved). */
+bool desktop_lock_yield(void);
 
 /* What doctor reports of a display. */
 struct desktop_probe {
@@ -284,3 +293,29 @@ int desktop_recordings(struct desktop_recording** list, size_t* n);
 int desktop_recording_path(const char* id, char* path, size_t size);
 /** The owner of these recordings ended: finish them (they publish). */
 void desktop_recordings_end(char* const* ids, size_t n);
+
+/* ---- The clipboard (clipboard.c) ---------------------------------------------------
+ * X selections as deskd owns and reads them. Text is UTF-8, exact (any
+ * bytes, empty included); images are PNG. Any thread. */
+
+#define DESKTOP_CLIPBOARD_MAX (8 << 20)	/* bytes, either way */
+
+enum desktop_selection { DESKTOP_PRIMARY = 0, DESKTOP_CLIPBOARD = 1 };
+
+/** Own the selection with this content (copied) until another client takes
+ *  it. 0, or -EFBIG (over DESKTOP_CLIPBOARD_MAX), -ECONNRESET (no display),
+ *  -EBUSY, -ETIMEDOUT, -ENOMEM, with a message in err. */
+int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
+		bool image, char* err, size_t err_size);
+/** The selection's content from its owner (text as UTF-8, or image/png),
+ *  waiting at most timeout_ms. 0 with *data (malloc'd, NUL-terminated) and
+ *  *len, or -ENOENT (nothing owns it), -ENODATA (no such format),
+ *  -ETIMEDOUT (the owner did not answer), -EFBIG, -ECONNRESET, with a
+ *  message in err. */
+int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
+		size_t* len, int timeout_ms, char* err, size_t err_size);
+/** Does deskd own the selection now? *served (may be NULL): how many
+ *  requests for its data deskd has answered so far (a paste took it). */
+bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+/** At shutdown: give up the selections, stop the thread. */
+void desktop_clipboard_stop(void);

@@ -4,6 +4,7 @@
  * from xvfb.c (the embedded desktop's processes). */
 
 #include "desktop/desktop.h"
+#include "base/log.h"
 
 #include <X11/Xlib.h>
 
@@ -11,6 +12,15 @@
  *  (XSetIOErrorExitHandler): sets *(bool*)ud and returns, so Xlib does not
  *  exit the process. */
 void desktop__x_io_exit(Display* dpy, void* ud);
+
+/* pinger.c: the hang detector. */
+/** The watcher's own connection is up (the server answered it). */
+bool desktop__connected(void);
+/** Is the X server not answering (since *since_ms, clock_ms())? */
+bool desktop__hung(int64_t* since_ms);
+int desktop__pinger_start(void);
+/** Bounded (500 ms). */
+void desktop__pinger_stop(void);
 
 /** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
  *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
@@ -31,3 +41,20 @@ void xvfb_before_restart(void);
 /** Stop every process (clients first, then Xvfb), bounded; keep_config
  *  when the watcher may still run (it could not be joined). */
 void xvfb_stop(bool keep_config);
+
+/* The output of the embedded desktop's programs (childlog.c): a pipe per
+ * child, read by one thread that re-logs each line through base/log.h
+ * naming the program (JSON lines with --log-format json). */
+
+/** A pipe for a child's stdout and stderr, registered for program; the
+ *  child gets *write_fd (the caller closes it after fork). Returns a handle
+ *  for childlog_attach/cancel, or -errno (then the caller sends the output
+ *  elsewhere). Any thread. */
+int childlog_open(const char* program, enum log_level level, int* write_fd);
+/** The child runs as pid: start reading its pipe. */
+void childlog_attach(int handle, long pid);
+/** The fork failed: forget the pipe. */
+void childlog_cancel(int handle);
+/** Log what is buffered, close every pipe, end the reader. Call after the
+ *  programs were stopped; a later childlog_open starts it again. */
+void childlog_stop(void);

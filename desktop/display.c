@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/options.h"
 
+#include <X11/Xatom.h>
 #include <X11/Xlib.h>
 #include <X11/extensions/Xrandr.h>
 
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +37,14 @@ static struct {
 	int display_number;	/* embedded only */
 	int width, height;
 	char server_info[128];
+	/* The X server deskd attached to (D8): the mark on its root window and
+	 * its vendor and release; "" until the first connection. A reconnect
+	 * to a server without the same mark is refused (refusal says why). */
+	char identity[40];
+	char identity_vendor[128];
+	int identity_release;
+	bool reattach;
+	char refusal[256];
 	pthread_t watcher;
 	bool watcher_running;
 } g = {
@@ -54,6 +64,18 @@ static atomic_int name_slot = -1;
 static pthread_mutex_t ticket_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ticket_cond = PTHREAD_COND_INITIALIZER;
 static unsigned long ticket_next, ticket_serving;
+
+bool desktop_lock_yield(void)
+{
+	pthread_mutex_lock(&ticket_mutex);
+	bool waiting = ticket_next != ticket_serving + 1;
+	pthread_mutex_unlock(&ticket_mutex);
+	if (!waiting)
+		return false;
+	desktop_unlock();
+	desktop_lock();	/* behind everyone who was waiting */
+	return true;
+}
 
 void desktop_lock(void)
 {
@@ -154,9 +176,14 @@ bool desktop_is_embedded(void)
 	return e;
 }
 
-bool desktop_available(void)
+bool desktop__connected(void)
 {
 	return atomic_load(&available);
+}
+
+bool desktop_available(void)
+{
+	return atomic_load(&available) && !desktop__hung(NULL);
 }
 
 unsigned desktop_disconnects(void)
@@ -170,6 +197,22 @@ void desktop_screen_size(int* width, int* height)
 	*width = g.width;
 	*height = g.height;
 	pthread_mutex_unlock(&g.mutex);
+}
+
+bool desktop_unavailable_reason(char* out, size_t size)
+{
+	int64_t since;
+	if (desktop__hung(&since)) {
+		snprintf(out, size, "the X server on %s has not answered for %.1f s (stopped or "
+				"overloaded?); deskd goes on when it answers again",
+				desktop_display_name(), (double)(clock_ms() - since) / 1000);
+		return true;
+	}
+	pthread_mutex_lock(&g.mutex);
+	bool refused = g.refusal[0] != '\0';
+	snprintf(out, size, "%s", g.refusal);
+	pthread_mutex_unlock(&g.mutex);
+	return refused;
 }
 
 void desktop_server_info(char* out, size_t size)
@@ -229,6 +272,10 @@ static int start_embedded(int number)
 	int rc = xvfb_start(number);
 	if (rc < 0)
 		return rc;
+	/* deskd's own new server: the next connection marks it. */
+	pthread_mutex_lock(&g.mutex);
+	g.identity[0] = '\0';
+	pthread_mutex_unlock(&g.mutex);
 	char name[32];
 	snprintf(name, sizeof(name), ":%d", rc);
 	pthread_mutex_lock(&g.mutex);
@@ -253,6 +300,99 @@ static void update_size(Display* dpy)
 		log_info("screen size %dx%d", w, h);
 }
 
+#define IDENTITY_PROPERTY "_DESKD_SERVER_ID"
+
+/* The mark on the root window, or "" (read_mark) / a new random one (new_mark). */
+static void read_mark(Display* dpy, char* out, size_t size)
+{
+	Atom prop = XInternAtom(dpy, IDENTITY_PROPERTY, False);
+	Atom type = None;
+	int format;
+	unsigned long n = 0, after;
+	unsigned char* data = NULL;
+	out[0] = '\0';
+	if (XGetWindowProperty(dpy, DefaultRootWindow(dpy), prop, 0, 16, False,
+			XA_STRING, &type, &format, &n, &after, &data) == Success
+			&& type == XA_STRING && format == 8 && data)
+		snprintf(out, size, "%.*s", (int)n, (const char*)data);
+	XFree(data);
+}
+
+static void new_mark(Display* dpy, char* out, size_t size)
+{
+	unsigned char r[16];
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		int64_t t = clock_ns() ^ (int64_t)getpid() << 32;
+		memcpy(r, &t, sizeof(t));
+		memcpy(r + 8, &t, sizeof(t));
+	}
+	for (size_t i = 0; i < sizeof(r) && 2 * i + 2 < size; i++)
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+	XChangeProperty(dpy, DefaultRootWindow(dpy),
+			XInternAtom(dpy, IDENTITY_PROPERTY, False), XA_STRING, 8,
+			PropModeReplace, (const unsigned char*)out, (int)strlen(out));
+	XSync(dpy, False);
+}
+
+/* Is this the X server deskd attached to? The first connection marks it (or
+ * adopts the mark of another deskd on it); a later one must find the same
+ * mark, vendor and release, unless --display-reattach. A freed display
+ * number can be taken by another X server at once, and deskd must never act
+ * on it (D8). Watcher thread. */
+static bool same_server(Display* dpy)
+{
+	char mark[40];
+	read_mark(dpy, mark, sizeof(mark));
+	pthread_mutex_lock(&g.mutex);
+	bool first = !g.identity[0] || g.reattach;
+	bool same = first || (strcmp(mark, g.identity) == 0
+			&& strcmp(ServerVendor(dpy), g.identity_vendor) == 0
+			&& VendorRelease(dpy) == g.identity_release);
+	pthread_mutex_unlock(&g.mutex);
+	if (!same) {
+		char why[256];
+		snprintf(why, sizeof(why),
+				"the X server now on %s is not the one deskd attached to (%s %d, %s): "
+				"it was restarted or replaced, and deskd does not act on another X server; "
+				"restart deskd, or run it with --display-reattach",
+				desktop_display_name(), ServerVendor(dpy), VendorRelease(dpy),
+				mark[0] ? "another mark on its root window" : "no deskd mark on its root window");
+		pthread_mutex_lock(&g.mutex);
+		bool again = strcmp(why, g.refusal) == 0;
+		snprintf(g.refusal, sizeof(g.refusal), "%s", why);
+		pthread_mutex_unlock(&g.mutex);
+		if (!again)
+			log_error("%s", why);
+		return false;
+	}
+	if (first && !mark[0])
+		new_mark(dpy, mark, sizeof(mark));
+	pthread_mutex_lock(&g.mutex);
+	snprintf(g.identity, sizeof(g.identity), "%s", mark);
+	snprintf(g.identity_vendor, sizeof(g.identity_vendor), "%s", ServerVendor(dpy));
+	g.identity_release = VendorRelease(dpy);
+	g.refusal[0] = '\0';
+	pthread_mutex_unlock(&g.mutex);
+	return true;
+}
+
+/* The embedded desktop's background: a calm dark grey-blue, so that an
+ * empty desktop does not look like a black, broken screen. Set on the root
+ * window, which keeps it after this connection closes. */
+#define DESKTOP_BACKGROUND "#2e3a48"
+
+static void paint_background(Display* dpy)
+{
+	int screen = DefaultScreen(dpy);
+	XColor color;
+	if (!XParseColor(dpy, DefaultColormap(dpy, screen), DESKTOP_BACKGROUND, &color)
+			|| !XAllocColor(dpy, DefaultColormap(dpy, screen), &color))
+		return;
+	Window root = RootWindow(dpy, screen);
+	XSetWindowBackground(dpy, root, color.pixel);
+	XClearWindow(dpy, root);
+}
+
 static Display* connect_display(const char* name, bool* dead, int* rr_base)
 {
 	Display* dpy = XOpenDisplay(name);
@@ -260,8 +400,14 @@ static Display* connect_display(const char* name, bool* dead, int* rr_base)
 		return NULL;
 	*dead = false;
 	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, dead);
+	if (!same_server(dpy) || *dead) {
+		XCloseDisplay(dpy);
+		return NULL;
+	}
 	Window root = DefaultRootWindow(dpy);
 	XSelectInput(dpy, root, StructureNotifyMask);
+	if (g.embedded)
+		paint_background(dpy);
 	int err_base;
 	*rr_base = -1;
 	if (XRRQueryExtension(dpy, rr_base, &err_base))
@@ -407,6 +553,8 @@ int desktop_start(const struct options* opts)
 	if ((rc = xvfb_configure(opts, embedded)) < 0)
 		return rc;
 	g.stopping = false;
+	g.reattach = opts->display_reattach;
+	g.identity[0] = g.refusal[0] = '\0';
 	g.width = g.height = 0;
 	atomic_store(&available, false);
 
@@ -431,6 +579,8 @@ int desktop_start(const struct options* opts)
 	}
 	g.watcher_running = true;
 	g.started = true;
+	if (desktop__pinger_start() < 0)
+		log_warn("no hang detector: a stopped X server blocks tool calls until it answers");
 
 	/* Wait (bounded) for the first connection so "ready" means usable. */
 	int64_t end = clock_ms() + (g.embedded ? 5000 : 1000);
@@ -463,11 +613,13 @@ void desktop_stop(void)
 	pthread_mutex_unlock(&g.mutex);
 	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0)
 		log_debug("cannot wake the display watcher: %s", strerror(errno));
+	desktop__pinger_stop();
+	desktop_clipboard_stop();
 	if (g.watcher_running) {
 		/* Bounded: XOpenDisplay on a hung X server never returns. */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 3;
+		ts.tv_sec += 1;
 		if (pthread_timedjoin_np(g.watcher, NULL, &ts) != 0) {
 			log_warn("the display watcher is stuck (a hung X server?); stopping without it");
 			pthread_detach(g.watcher);

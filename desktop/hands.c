@@ -2,7 +2,7 @@
  * pool of spare keycodes on the display (two contexts would rebind each
  * other's keycodes). Replaced when the display went away; destroyed at exit,
  * which puts every spare keycode back. */
-#include "desktop/desktop.h"
+#include "desktop/desktop_private.h"
 #include "base/log.h"
 #include "input/input.h"
 
@@ -13,10 +13,17 @@
 static pthread_mutex_t ctx_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct input* ctx_input;
 static int ctx_users;
+static unsigned ctx_disconnects;	/* desktop_disconnects() when it connected */
 static bool ctx_atexit;
 
 static void input_at_exit(void)
 {
+	/* A stopped X server would hold the exit forever: leave the keymap (the
+	 * context stays referenced, so it is no leak either). */
+	if (desktop__hung(NULL)) {
+		log_warn("input: the X server does not answer; exiting without restoring the spare keycodes");
+		return;
+	}
 	pthread_mutex_lock(&ctx_mutex);
 	struct input* in = ctx_users == 0 ? ctx_input : NULL;
 	if (in)
@@ -29,13 +36,17 @@ static void input_at_exit(void)
 struct input* desktop_input_get(char* err, size_t size)
 {
 	pthread_mutex_lock(&ctx_mutex);
-	if (ctx_input && ctx_users == 0 && !input_alive(ctx_input)) {
+	/* A context from before a display loss is dead even if it does not
+	 * know it yet (its first use would fail). */
+	if (ctx_input && ctx_users == 0 && (!input_alive(ctx_input)
+			|| ctx_disconnects != desktop_disconnects())) {
 		log_info("input: X connection lost; reconnecting");
 		input_destroy(ctx_input);
 		ctx_input = NULL;
 	}
 	if (!ctx_input) {
 		const char* name = desktop_display_name();
+		ctx_disconnects = desktop_disconnects();
 		ctx_input = input_new(name, err, size);
 		if (ctx_input) {
 			log_debug("input: connected to %s, %d spare keycodes", name,

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +29,7 @@ extern char** environ;
 
 #define DESKTOP_XVFB_READY_MS 10000
 #define DESKTOP_STOP_GRACE_MS 2000
+#define DESKTOP_DEFAULT_LAUNCH "xterm -fa Monospace -fs 11"
 
 struct child {
 	pid_t pid;		/* 0 when not running */
@@ -41,8 +44,10 @@ static struct {
 	char xvfb_path[PATH_MAX];
 	char wm_path[PATH_MAX];	/* "" = no window manager */
 	char setxkbmap_path[PATH_MAX];
-	char** launch;		/* copies of --launch */
+	char wm_config_dir[256];	/* openbox's rc.xml and menu.xml; "" none */
+	char** launch;		/* copies of --launch ("none" left out) */
 	int n_launch;
+	bool launch_none;	/* --launch none: not even the default terminal */
 	struct child xvfb, wm;
 	struct child* launched;	/* n_launch entries */
 } P;
@@ -69,10 +74,12 @@ static char** make_env(char* display_var)
 }
 
 /* Start path with argv. fd3 (or -1) becomes the child's fd 3. quiet sends
- * the child's stdout and stderr to /dev/null; otherwise both go to our
- * stderr (never our stdout: it carries MCP in --stdio mode). */
+ * the child's stdout and stderr to /dev/null; otherwise both go into a pipe
+ * that childlog.c reads and re-logs, line by line, as program at level
+ * (never to our stdout: it carries MCP in --stdio mode; straight to our
+ * stderr only when no pipe can be had). */
 static pid_t spawn(const char* path, char* const argv[], const char* display,
-		int fd3, bool quiet)
+		int fd3, bool quiet, const char* program, enum log_level level)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0)
@@ -83,6 +90,14 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 	if (!env) {
 		close(devnull);
 		return -ENOMEM;
+	}
+	int out = quiet ? devnull : 2;
+	int capture = -1;
+	if (!quiet) {
+		int w;
+		capture = childlog_open(program, level, &w);
+		if (capture >= 0)
+			out = w;
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -96,9 +111,13 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 		if (getppid() != parent)
 			_exit(127);
 		dup2(devnull, 0);
-		dup2(quiet ? devnull : 2, 1);
-		if (quiet)
-			dup2(devnull, 2);
+		/* Before fd 3 is set up: out may be fd 3 itself. */
+		if (out == 1 || out == 2)
+			fcntl(out, F_SETFD, 0);
+		if (out != 1)
+			dup2(out, 1);
+		if (out != 2)
+			dup2(out, 2);
 		if (fd3 == 3) {
 			fcntl(3, F_SETFD, 0);
 		} else if (fd3 >= 0) {
@@ -111,6 +130,13 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 	int err = errno;
 	free(env);
 	close(devnull);
+	if (capture >= 0) {
+		close(out);
+		if (pid > 0)
+			childlog_attach(capture, (long)pid);
+		else
+			childlog_cancel(capture);
+	}
 	if (pid < 0)
 		return -err;
 	setpgid(pid, pid);	/* also in the parent: no race with a quick stop */
@@ -213,7 +239,7 @@ static int start_xvfb(int number, struct child* out)
 	argv[a] = NULL;
 
 	bool quiet = !log_enabled(LOG_DEBUG);
-	pid_t pid = spawn(P.xvfb_path, argv, "", fds[1], quiet);
+	pid_t pid = spawn(P.xvfb_path, argv, "", fds[1], quiet, "Xvfb", LOG_DEBUG);
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
@@ -269,7 +295,8 @@ static void run_setxkbmap(const char* display)
 	if (!P.setxkbmap_path[0])
 		return;
 	char* argv[] = { (char*)"setxkbmap", (char*)"us", NULL };
-	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false);
+	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false, "setxkbmap",
+			LOG_INFO);
 	if (pid < 0)
 		return;
 	struct child c = { .pid = pid, .label = "setxkbmap" };
@@ -331,16 +358,198 @@ static void wait_for_wm(const char* display)
 	XCloseDisplay(dpy);
 }
 
+/* openbox: Debian's rc.xml names a menu file that only the 'menu' package
+ * generates (a warning at every start), has four desktops that a scroll on
+ * the root window switches between, and grabs many keys. deskd gives it a
+ * small configuration of its own, written into a private directory at each
+ * start (a user's own ~/.config/openbox/rc.xml wins): one desktop, click to
+ * focus, move and resize, Alt-Tab, Alt-F4, a root menu with a terminal. */
+static const char openbox_rc[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<!-- deskd's openbox configuration for its embedded desktop, written at every\n"
+	"     start (a ~/.config/openbox/rc.xml of your own is used instead). -->\n"
+	"<openbox_config xmlns=\"http://openbox.org/3.4/rc\">\n"
+	"<focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>\n"
+	"<placement><policy>Smart</policy><center>yes</center></placement>\n"
+	"<theme><name>Clearlooks</name><titleLayout>NLIMC</titleLayout><keepBorder>yes</keepBorder><animateIconify>no</animateIconify></theme>\n"
+	"<desktops><number>1</number><popupTime>0</popupTime></desktops>\n"
+	"<keyboard>\n"
+	"  <keybind key=\"A-F4\"><action name=\"Close\"/></keybind>\n"
+	"  <keybind key=\"A-Tab\"><action name=\"NextWindow\"><dialog>none</dialog><finalactions><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"Unshade\"/></finalactions></action></keybind>\n"
+	"  <keybind key=\"A-S-Tab\"><action name=\"PreviousWindow\"><dialog>none</dialog><finalactions><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"Unshade\"/></finalactions></action></keybind>\n"
+	"</keyboard>\n"
+	"<mouse>\n"
+	"  <dragThreshold>1</dragThreshold>\n"
+	"  <doubleClickTime>500</doubleClickTime>\n"
+	"  <context name=\"Frame\">\n"
+	"    <mousebind button=\"A-Left\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"    <mousebind button=\"A-Left\" action=\"Drag\"><action name=\"Move\"/></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Titlebar\">\n"
+	"    <mousebind button=\"Left\" action=\"Drag\"><action name=\"Move\"/></mousebind>\n"
+	"    <mousebind button=\"Left\" action=\"DoubleClick\"><action name=\"ToggleMaximize\"/></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Titlebar Top Right Bottom Left TLCorner TRCorner BRCorner BLCorner Icon\">\n"
+	"    <mousebind button=\"Left\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"Unshade\"/></mousebind>\n"
+	"    <mousebind button=\"Right\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/><action name=\"ShowMenu\"><menu>client-menu</menu></action></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Top\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>top</edge></action></mousebind></context>\n"
+	"  <context name=\"Left\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>left</edge></action></mousebind></context>\n"
+	"  <context name=\"Right\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>right</edge></action></mousebind></context>\n"
+	"  <context name=\"Bottom\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"><edge>bottom</edge></action></mousebind></context>\n"
+	"  <context name=\"TRCorner BRCorner TLCorner BLCorner\"><mousebind button=\"Left\" action=\"Drag\"><action name=\"Resize\"/></mousebind></context>\n"
+	"  <context name=\"Client\">\n"
+	"    <mousebind button=\"Left\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"    <mousebind button=\"Middle\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"    <mousebind button=\"Right\" action=\"Press\"><action name=\"Focus\"/><action name=\"Raise\"/></mousebind>\n"
+	"  </context>\n"
+	"  <context name=\"Close\"><mousebind button=\"Left\" action=\"Click\"><action name=\"Close\"/></mousebind></context>\n"
+	"  <context name=\"Maximize\"><mousebind button=\"Left\" action=\"Click\"><action name=\"ToggleMaximize\"/></mousebind></context>\n"
+	"  <context name=\"Iconify\"><mousebind button=\"Left\" action=\"Click\"><action name=\"Iconify\"/></mousebind></context>\n"
+	"  <context name=\"Root\">\n"
+	"    <mousebind button=\"Right\" action=\"Press\"><action name=\"ShowMenu\"><menu>root-menu</menu></action></mousebind>\n"
+	"    <mousebind button=\"Middle\" action=\"Press\"><action name=\"ShowMenu\"><menu>client-list-combined-menu</menu></action></mousebind>\n"
+	"  </context>\n"
+	"</mouse>\n"
+	"<menu><file>%s/menu.xml</file></menu>\n"
+	"</openbox_config>\n";
+
+static const char openbox_menu[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<openbox_menu xmlns=\"http://openbox.org/3.4/menu\">\n"
+	"<menu id=\"root-menu\" label=\"deskd\">\n"
+	"  <item label=\"Terminal\"><action name=\"Execute\"><command>xterm -fa Monospace -fs 11</command></action></item>\n"
+	"</menu>\n"
+	"</openbox_menu>\n";
+
+static int write_file(const char* dir, const char* name, const char* text)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text), off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int err = w < 0 ? -errno : -EIO;
+			close(fd);
+			return err;
+		}
+		off += (size_t)w;
+	}
+	return close(fd) == 0 ? 0 : -errno;
+}
+
+static void remove_openbox_config(void)
+{
+	if (!P.wm_config_dir[0])
+		return;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/rc.xml", P.wm_config_dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/menu.xml", P.wm_config_dir);
+	unlink(path);
+	rmdir(P.wm_config_dir);
+	P.wm_config_dir[0] = '\0';
+}
+
+/* The directories of deskds that were killed (-9) before removing theirs:
+ * deskd-openbox-<pid>-XXXXXX, ours (uid), whose pid is gone. */
+static void remove_stale_openbox_configs(const char* tmp)
+{
+	DIR* d = opendir(tmp);
+	if (!d)
+		return;
+	struct dirent* e;
+	while ((e = readdir(d))) {
+		long pid;
+		char tail[16];
+		if (sscanf(e->d_name, "deskd-openbox-%ld-%15s", &pid, tail) != 2 || pid <= 0
+				|| strlen(tail) != 6)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		int dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0)
+			continue;
+		if (fstat(dfd, &st) == 0 && st.st_uid == geteuid()) {
+			unlinkat(dfd, "rc.xml", 0);
+			unlinkat(dfd, "menu.xml", 0);
+			if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
+				log_debug("removed %s/%s, left by a deskd that was killed", tmp, e->d_name);
+		}
+		close(dfd);
+	}
+	closedir(d);
+}
+
+/* Has the user an openbox rc.xml of their own? */
+static bool user_openbox_config(void)
+{
+	const char* xdg = getenv("XDG_CONFIG_HOME");
+	const char* home = getenv("HOME");
+	char path[PATH_MAX];
+	if (xdg && *xdg)
+		snprintf(path, sizeof(path), "%s/openbox/rc.xml", xdg);
+	else if (home && *home)
+		snprintf(path, sizeof(path), "%s/.config/openbox/rc.xml", home);
+	else
+		return false;
+	return access(path, R_OK) == 0;
+}
+
+/* The rc.xml to pass with --config-file, or NULL to let openbox find one. */
+static const char* openbox_config(void)
+{
+	static char rc_path[PATH_MAX];
+	if (user_openbox_config())
+		return NULL;
+	if (!P.wm_config_dir[0]) {
+		const char* tmp = getenv("TMPDIR");
+		if (!tmp || !*tmp)
+			tmp = "/tmp";
+		remove_stale_openbox_configs(tmp);
+		snprintf(P.wm_config_dir, sizeof(P.wm_config_dir), "%s/deskd-openbox-%ld-XXXXXX",
+				tmp, (long)getpid());
+		if (!mkdtemp(P.wm_config_dir)) {
+			log_debug("cannot create a directory for openbox's configuration: %s",
+					strerror(errno));
+			P.wm_config_dir[0] = '\0';
+			return NULL;
+		}
+	}
+	char rc[sizeof(openbox_rc) + PATH_MAX];
+	snprintf(rc, sizeof(rc), openbox_rc, P.wm_config_dir);
+	if (write_file(P.wm_config_dir, "rc.xml", rc) < 0
+			|| write_file(P.wm_config_dir, "menu.xml", openbox_menu) < 0) {
+		remove_openbox_config();
+		return NULL;
+	}
+	snprintf(rc_path, sizeof(rc_path), "%s/rc.xml", P.wm_config_dir);
+	return rc_path;
+}
+
 static void start_wm(const char* display)
 {
 	if (!P.wm_path[0] || P.wm.pid > 0)
 		return;
 	const char* base = strrchr(P.wm_path, '/');
 	base = base ? base + 1 : P.wm_path;
-	char* argv[3] = { (char*)base, NULL, NULL };
-	if (strcmp(base, "openbox") == 0)
+	char* argv[5] = { (char*)base, NULL, NULL, NULL, NULL };
+	if (strcmp(base, "openbox") == 0) {
 		argv[1] = (char*)"--sm-disable";
-	pid_t pid = spawn(P.wm_path, argv, display, -1, false);
+		const char* rc = openbox_config();
+		if (rc) {
+			argv[2] = (char*)"--config-file";
+			argv[3] = (char*)rc;
+		}
+	}
+	pid_t pid = spawn(P.wm_path, argv, display, -1, false, base, LOG_INFO);
 	if (pid < 0) {
 		log_warn("cannot start the window manager %s: %s", P.wm_path,
 				strerror((int)-pid));
@@ -363,6 +572,26 @@ int desktop_launch_script(const char* cmd, char* out, size_t size)
 	return simple ? 1 : 0;
 }
 
+/* The name a --launch program's output is logged under: the first word of
+ * the command, without its directory ("xterm" for "/usr/bin/xterm -e top"). */
+static void program_name(const char* cmd, char* out, size_t size)
+{
+	cmd += strspn(cmd, " \t");
+	if (strncmp(cmd, "exec ", 5) == 0)
+		cmd += 5 + strspn(cmd + 5, " \t");
+	size_t n = strcspn(cmd, " \t;&|<>()");
+	const char* slash = memrchr(cmd, '/', n);
+	if (slash) {
+		n -= (size_t)(slash + 1 - cmd);
+		cmd = slash + 1;
+	}
+	if (n == 0) {
+		cmd = "sh";
+		n = 2;
+	}
+	snprintf(out, size, "%.*s", (int)n, cmd);
+}
+
 static void start_launch(int i, const char* display)
 {
 	if (P.launched[i].pid > 0)
@@ -375,7 +604,9 @@ static void start_launch(int i, const char* display)
 		return;
 	}
 	char* argv[] = { (char*)"sh", (char*)"-c", script, NULL };
-	pid_t pid = spawn("/bin/sh", argv, display, -1, false);
+	char name[64];
+	program_name(P.launch[i], name, sizeof(name));
+	pid_t pid = spawn("/bin/sh", argv, display, -1, false, name, LOG_INFO);
 	if (pid < 0) {
 		log_warn("cannot launch '%s': %s", P.launch[i], strerror((int)-pid));
 		return;
@@ -469,9 +700,13 @@ static int copy_config(const struct options* opts)
 	P.launched = calloc((size_t)opts->n_launch + 1, sizeof(*P.launched));
 	if (!P.launch || !P.launched)
 		goto nomem;
+	P.launch_none = false;
 	for (int i = 0; i < opts->n_launch; i++) {
-		P.launch[i] = strdup(opts->launch[i]);
-		if (!P.launch[i])
+		if (strcmp(opts->launch[i], "none") == 0) {
+			P.launch_none = true;	/* no default program */
+			continue;
+		}
+		if (!(P.launch[P.n_launch] = strdup(opts->launch[i])))
 			goto nomem;
 		P.n_launch++;
 	}
@@ -504,6 +739,22 @@ static void resolve_programs(const struct options* opts)
 		P.setxkbmap_path[0] = '\0';
 }
 
+/* The embedded desktop starts with a terminal when no --launch was given
+ * (--launch none: nothing), so that a new user sees a desktop that works. */
+static void add_default_launch(void)
+{
+	char found[PATH_MAX];
+	if (P.n_launch > 0 || P.launch_none)
+		return;
+	if (desktop_find_program("xterm", getenv("PATH"), found, sizeof(found)) < 0) {
+		log_info("no --launch and xterm is not installed: the desktop starts empty");
+		return;
+	}
+	/* A scalable font: xterm's default bitmap font warns when it is missing. */
+	if ((P.launch[0] = strdup(DESKTOP_DEFAULT_LAUNCH)))
+		P.n_launch = 1;
+}
+
 int xvfb_configure(const struct options* opts, bool embedded)
 {
 	int rc = copy_config(opts);
@@ -519,6 +770,7 @@ int xvfb_configure(const struct options* opts, bool embedded)
 		return -ENOENT;
 	}
 	resolve_programs(opts);
+	add_default_launch();
 	return 0;
 }
 
@@ -552,6 +804,8 @@ void xvfb_stop(bool keep_config)
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	list[0] = &P.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
+	childlog_stop();	/* their last lines */
+	remove_openbox_config();
 	if (!keep_config)
 		free_config();
 }

@@ -9,12 +9,28 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#define DOCTOR_PROBE_MS 1000	/* the whole exchange with a running server */
+
+/* A deskd already serving on the --listen address, as `deskd doctor` found
+ * it: GET /healthz, then the status tool (with the token) for its display. */
+struct peer {
+	bool found;		/* /healthz answered as deskd does */
+	int healthz;		/* its HTTP status */
+	char addr[320];		/* host:port */
+	char version[32];
+	char display[64];	/* "" unknown */
+	bool embedded;
+	char note[256];		/* why the display is unknown */
+};
 
 static void add_check(json_t* checks, const char* name, bool ok,
 		const char* fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -36,13 +52,17 @@ static const char* const extensions[] = {
 };
 #define N_EXTENSIONS (sizeof(extensions) / sizeof(extensions[0]))
 
-static void check_display(json_t* checks, const char* display)
+static void check_display(json_t* checks, const char* display, bool embedded)
 {
 	struct desktop_probe probe;
 	bool present[N_EXTENSIONS];
+	char refusal[256];
 	const char* why = "cannot connect";
 	bool ok = display && *display;
-	if (!ok)
+	if (ok && desktop_unavailable_reason(refusal, sizeof(refusal))) {
+		why = refusal;
+		ok = false;
+	} else if (!ok)
 		why = "no display: give --display :N, or install Xvfb for the embedded one";
 	else
 		ok = desktop_probe(display, extensions, N_EXTENSIONS, present, &probe) == 0;
@@ -53,8 +73,6 @@ static void check_display(json_t* checks, const char* display)
 			add_check(checks, extensions[i], false, "unknown: display unreachable");
 		return;
 	}
-	bool embedded = desktop_is_embedded()
-			&& strcmp(display, desktop_display_name()) == 0;
 	add_check(checks, "display", true, "%s, %dx%d, %s %d%s", display, probe.width,
 			probe.height, probe.vendor, probe.release,
 			embedded ? " (embedded Xvfb)" : "");
@@ -97,11 +115,26 @@ static void check_programs(json_t* checks, const struct options* opts,
 	(void)display;
 }
 
-static void check_port(json_t* checks, const struct options* opts, bool serving)
+static void check_port(json_t* checks, const struct options* opts, bool serving,
+		const struct peer* peer)
 {
 	const char* name = "listen port";
 	if (opts->stdio && !opts->listen_given) {
 		add_check(checks, name, true, "not listening (--stdio)");
+		return;
+	}
+	if (peer && peer->found) {
+		char version[48] = "";
+		if (peer->version[0])
+			snprintf(version, sizeof(version), " %s", peer->version);
+		if (peer->healthz == 200)
+			add_check(checks, name, true, "deskd%s is serving on %s (healthz ok)%s%s",
+					version, peer->addr, peer->note[0] ? "; " : "", peer->note);
+		else
+			add_check(checks, name, false,
+					"deskd%s is serving on %s, but /healthz answers %d: its display is gone%s%s",
+					version, peer->addr, peer->healthz,
+					peer->note[0] ? "; " : "", peer->note);
 		return;
 	}
 	if (serving) {
@@ -243,14 +276,15 @@ static void check_token(json_t* checks, const struct options* opts)
 		add_check(checks, name, true, "%s: mode %04o", path, mode);
 }
 
-json_t* doctor_run(const struct options* opts, const char* display, bool serving)
+static json_t* run_checks(const struct options* opts, const char* display,
+		bool embedded, bool serving, const struct peer* peer)
 {
 	json_t* checks = json_array();
 	if (!checks)
 		return NULL;
-	check_display(checks, display);
+	check_display(checks, display, embedded);
 	check_programs(checks, opts, display);
-	check_port(checks, opts, serving);
+	check_port(checks, opts, serving, peer);
 	check_data_dir(checks, opts);
 	check_token(checks, opts);
 
@@ -263,20 +297,247 @@ json_t* doctor_run(const struct options* opts, const char* display, bool serving
 	return json_pack("{s:b, s:o}", "healthy", healthy, "checks", checks);
 }
 
+json_t* doctor_run(const struct options* opts, const char* display, bool serving)
+{
+	bool embedded = display && desktop_is_embedded()
+			&& strcmp(display, desktop_display_name()) == 0;
+	return run_checks(opts, display, embedded, serving, NULL);
+}
+
+/* A running server: a small HTTP client, bounded by DOCTOR_PROBE_MS. */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		int left = (int)(deadline - now_ms());
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = { fd, events, 0 };
+		int n = poll(&p, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n > 0)
+			return 0;
+	}
+}
+
+/* Send request to host:port, read the answer (up to size - 1 bytes, NUL
+ * terminated) until the server closes. Returns the length or -errno. */
+static long http_exchange(const char* host, int port, const char* request,
+		size_t request_len, char* out, size_t size, int64_t deadline)
+{
+	char service[16];
+	snprintf(service, sizeof(service), "%d", port);
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo* res = NULL;
+	if (getaddrinfo(host, service, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	int fd = -1, rc = -ECONNREFUSED;
+	for (struct addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+				a->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+			rc = 0;
+		} else if (errno == EINPROGRESS) {
+			int err = 0;
+			socklen_t len = sizeof(err);
+			if ((rc = wait_fd(fd, POLLOUT, deadline)) == 0
+					&& getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
+				rc = -err;
+		} else {
+			rc = -errno;
+		}
+		if (rc < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return rc;
+	size_t sent = 0;
+	while (sent < request_len) {
+		ssize_t w = send(fd, request + sent, request_len - sent, MSG_NOSIGNAL);
+		if (w > 0) {
+			sent += (size_t)w;
+		} else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if ((rc = wait_fd(fd, POLLOUT, deadline)) < 0)
+				goto out;
+		} else {
+			rc = -errno;
+			goto out;
+		}
+	}
+	size_t got = 0;
+	for (;;) {
+		if (got + 1 >= size)
+			break;
+		ssize_t r = recv(fd, out + got, size - 1 - got, 0);
+		if (r > 0) {
+			got += (size_t)r;
+		} else if (r == 0) {
+			break;
+		} else if (errno == EAGAIN || errno == EINTR) {
+			if ((rc = wait_fd(fd, POLLIN, deadline)) < 0)
+				goto out;
+		} else {
+			rc = -errno;
+			goto out;
+		}
+	}
+	out[got] = '\0';
+	rc = (int)got;
+out:
+	close(fd);
+	return rc;
+}
+
+/* "HTTP/1.1 200 OK..." -> 200 and the body, or -1. */
+static int http_status(const char* resp, const char** body)
+{
+	int status;
+	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+		return -1;
+	const char* b = strstr(resp, "\r\n\r\n");
+	*body = b ? b + 4 : "";
+	return status;
+}
+
+/* The token the server wants: --token, --token-file, or <data-dir>/token. */
+static bool read_token(const struct options* opts, char* out, size_t size)
+{
+	if (opts->token) {
+		snprintf(out, size, "%s", opts->token);
+		return true;
+	}
+	char path[PATH_MAX];
+	if (opts->token_file)
+		snprintf(path, sizeof(path), "%s", opts->token_file);
+	else
+		snprintf(path, sizeof(path), "%s/token", opts->data_dir ? opts->data_dir : ".");
+	FILE* f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool ok = fgets(out, (int)size, f) != NULL;
+	fclose(f);
+	out[strcspn(out, "\r\n")] = '\0';
+	return ok && out[0];
+}
+
+/* Is a deskd serving on the --listen address? Fills peer. */
+static void probe_server(const struct options* opts, struct peer* peer)
+{
+	memset(peer, 0, sizeof(*peer));
+	if ((opts->stdio && !opts->listen_given) || opts->listen_port == 0
+			|| !opts->listen_host)
+		return;
+	/* A wildcard address is reached on loopback. */
+	const char* host = opts->listen_host;
+	if (strcmp(host, "0.0.0.0") == 0 || !*host)
+		host = "127.0.0.1";
+	else if (strcmp(host, "::") == 0)
+		host = "::1";
+	bool v6 = strchr(host, ':') != NULL;
+	snprintf(peer->addr, sizeof(peer->addr), "%s%s%s:%d", v6 ? "[" : "", host,
+			v6 ? "]" : "", opts->listen_port);
+
+	int64_t deadline = now_ms() + DOCTOR_PROBE_MS;
+	char req[1024], resp[65536];
+	int n = snprintf(req, sizeof(req), "GET /healthz HTTP/1.1\r\nHost: %s\r\n"
+			"Connection: close\r\n\r\n", peer->addr);
+	long got = http_exchange(host, opts->listen_port, req, (size_t)n, resp,
+			sizeof(resp), deadline);
+	const char* body;
+	int status = got > 0 ? http_status(resp, &body) : -1;
+	if (!((status == 200 && strncmp(body, "ok", 2) == 0)
+			|| (status == 503 && strncmp(body, "display unavailable", 19) == 0)))
+		return;	/* nothing there, or not deskd */
+	peer->found = true;
+	peer->healthz = status;
+
+	/* Its display, from the status tool. */
+	char token[512];
+	bool have_token = !opts->no_auth && read_token(opts, token, sizeof(token));
+	char auth[600] = "";
+	if (have_token)
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
+	n = snprintf(req, sizeof(req), "POST /api/v1/tools/status HTTP/1.1\r\nHost: %s\r\n"
+			"%sContent-Type: application/json\r\nContent-Length: 2\r\n"
+			"Connection: close\r\n\r\n{}", peer->addr, auth);
+	deadline = now_ms() + DOCTOR_PROBE_MS;
+	got = n > 0 && (size_t)n < sizeof(req) ? http_exchange(host, opts->listen_port,
+			req, (size_t)n, resp, sizeof(resp), deadline) : -EINVAL;
+	status = got > 0 ? http_status(resp, &body) : -1;
+	if (status != 200) {
+		if (status == 401 || status == 403)
+			snprintf(peer->note, sizeof(peer->note),
+					"its display is unknown: the status tool answered %d (give the server's --token or --token-file)",
+					status);
+		else
+			snprintf(peer->note, sizeof(peer->note),
+					"its display is unknown: the status tool answered %s",
+					got < 0 ? strerror((int)-got) : "unexpectedly");
+		return;
+	}
+	json_t* root = json_loads(body, 0, NULL);
+	json_t* sc = json_object_get(root, "structuredContent");
+	const char* version = json_string_value(json_object_get(json_object_get(sc, "server"), "version"));
+	json_t* d = json_object_get(sc, "display");
+	const char* name = json_string_value(json_object_get(d, "name"));
+	if (version)
+		snprintf(peer->version, sizeof(peer->version), "%s", version);
+	if (name && *name) {
+		snprintf(peer->display, sizeof(peer->display), "%s", name);
+		peer->embedded = json_is_true(json_object_get(d, "embedded"));
+	} else {
+		snprintf(peer->note, sizeof(peer->note), "its status names no display");
+	}
+	json_decref(root);
+}
+
+static int print_report(json_t* report);
+
 int doctor_main(const struct options* opts)
 {
 	bool started = false;
+	/* A deskd already serving on the port: check it, its display. */
+	struct peer peer;
+	probe_server(opts, &peer);
+	if (peer.found && peer.display[0]) {
+		json_t* report = run_checks(opts, peer.display, peer.embedded, false, &peer);
+		return print_report(report);
+	}
 	if (!opts->display || !*opts->display) {
-		/* The embedded display, as `deskd` would start it, minus --launch. */
+		/* The embedded display, as `deskd` would start it, minus the
+		 * --launch programs (and the default terminal). */
 		struct options copy = *opts;
-		copy.n_launch = 0;
+		static char none[] = "none";
+		copy.launch[0] = none;
+		copy.n_launch = 1;
 		started = desktop_start(&copy) == 0;
 	}
 	const char* display = opts->display && *opts->display ? opts->display
 			: started ? desktop_display_name() : NULL;
-	json_t* report = doctor_run(opts, display, false);
+	bool embedded = started && display && strcmp(display, desktop_display_name()) == 0;
+	json_t* report = run_checks(opts, display, embedded, false, &peer);
 	if (started)
 		desktop_stop();
+	return print_report(report);
+}
+
+static int print_report(json_t* report)
+{
 	if (!report) {
 		fprintf(stderr, "deskd doctor: out of memory\n");
 		return 1;

@@ -157,6 +157,9 @@ struct live_feed {
 	struct live_buf* cursor;	/* {"type":"cursor",...} */
 	uint64_t cursor_seq;
 	struct live_buf* error;		/* {"type":"error",...}: the producer gave up */
+	struct live_buf* notice;	/* {"type":"error",...} that does not end the
+					 * feed (the display is gone for now), or NULL */
+	uint64_t notice_seq;		/* bumped whenever notice changes */
 
 	atomic_uint_fast64_t latest_seq, latest_cursor_seq;
 	atomic_bool failed;
@@ -183,6 +186,7 @@ struct live_client {
 	struct live_feed* feed;
 	uint64_t frame_seq;		/* last frame sent from this feed */
 	uint64_t cursor_seq;		/* last cursor state sent */
+	uint64_t notice_seq;		/* last feed notice seen */
 	struct live_frame* pending;	/* header sent, JPEG not yet */
 
 	char* rx;
@@ -284,6 +288,7 @@ static void live_feed_unref(struct live_feed* self)
 	live_frame_unref(self->latest);
 	live_buf_unref(self->cursor);
 	live_buf_unref(self->error);
+	live_buf_unref(self->notice);
 	pthread_mutex_destroy(&self->lock);
 	pthread_cond_destroy(&self->cond);
 	free(self);
@@ -302,6 +307,27 @@ static void live_feed_fail(struct live_feed* self, const char* code, const char*
 	self->error = buf;
 	pthread_mutex_unlock(&self->lock);
 	atomic_store(&self->failed, true);
+	live_wake();
+}
+
+/* Tell the viewers something that does not end the feed (code NULL: the
+ * condition is over; nothing is sent). Producer thread. */
+static void live_feed_notice(struct live_feed* self, const char* code, const char* message)
+{
+	struct live_buf* buf = NULL;
+	if (code) {
+		json_t* msg = json_pack("{s:s, s:s, s:s, s:s}", "type", "error",
+				"code", code, "message", message,
+				"target", live_target_name(self->key.window));
+		if (msg && self->key.window)
+			json_object_set_new(msg, "window", json_integer(self->key.window));
+		buf = live_buf_json(msg);
+	}
+	pthread_mutex_lock(&self->lock);
+	live_buf_unref(self->notice);
+	self->notice = buf;
+	self->notice_seq++;
+	pthread_mutex_unlock(&self->lock);
 	live_wake();
 }
 
@@ -394,6 +420,26 @@ static bool live_feed_running(struct live_feed* self)
 	return !stop;
 }
 
+/* The display went away: wait until it is back and open the target again
+ * (D12: viewers keep their watch and frames resume by themselves). NULL when
+ * the feed stops, or with *rc and err when the target cannot be opened (its
+ * window is gone). */
+static struct desktop_feed* live_feed_reopen(struct live_feed* self, int* rc,
+		char* err, size_t err_size)
+{
+	*rc = 0;
+	while (live_feed_sleep_until(self, clock_ms() + 200)) {
+		if (!desktop_available())
+			continue;
+		struct desktop_feed* src = desktop_feed_open(self->key.window,
+				self->key.max_dimension, rc, err, err_size);
+		if (src || *rc == -ENOENT)
+			return src;
+	}
+	*rc = 0;
+	return NULL;
+}
+
 static void* live_producer(void* arg)
 {
 	struct live_feed* self = arg;
@@ -416,12 +462,24 @@ static void* live_producer(void* arg)
 
 	while (live_feed_running(self)) {
 		int rc = first ? 1 : desktop_feed_wait(src, poll_ms);
-		if (rc < 0) {
-			live_feed_fail(self, tool_code_name(rc == -ENOENT ? TOOL_WINDOW_NOT_FOUND
-					: TOOL_DISPLAY_UNAVAILABLE),
-					rc == -ENOENT ? "the window is gone"
-					: "the display is not reachable");
+		if (rc == -ENOENT) {
+			live_feed_fail(self, tool_code_name(TOOL_WINDOW_NOT_FOUND),
+					"the window is gone");
 			break;
+		}
+		if (rc < 0) {
+			live_feed_notice(self, tool_code_name(TOOL_DISPLAY_UNAVAILABLE),
+					"the display is not reachable; frames resume when it is back");
+			desktop_feed_close(src);
+			src = live_feed_reopen(self, &orc, err, sizeof(err));
+			if (!src) {
+				if (orc)
+					live_feed_fail(self, tool_code_name(tool_code_for_errno(orc)), err);
+				goto out;
+			}
+			live_feed_notice(self, NULL, NULL);
+			first = true;
+			continue;
 		}
 		if (rc == 0) {
 			int x, y;
@@ -738,6 +796,7 @@ static void live_client_watch(struct live_client* c, json_t* msg)
 		return;	/* already watching exactly this */
 	live_client_unwatch(c);
 	c->feed = live_feed_get(&key);
+	c->notice_seq = 0;	/* the feed's current notice, if any, is news to it */
 	if (!c->feed)
 		live_client_error(c, "busy", "too many different live views at once; "
 				"watch with the same fps, quality and max_dimension as others to share one");
@@ -937,6 +996,19 @@ static void live_drain(void)
 		}
 		live_buf_unref(item->hello);
 		free(item);
+	}
+
+	/* Notices that do not end a feed (the display is gone for now). */
+	for (struct live_client* c = live__clients; c; c = c->next) {
+		struct live_feed* f = c->feed;
+		if (!f)
+			continue;
+		pthread_mutex_lock(&f->lock);
+		struct live_buf* notice = c->notice_seq != f->notice_seq
+				? live_buf_ref(f->notice) : NULL;
+		c->notice_seq = f->notice_seq;
+		pthread_mutex_unlock(&f->lock);
+		live_client_ctrl(c, notice);
 	}
 
 	/* Feeds whose producer gave up: tell their viewers, then detach them. */

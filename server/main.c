@@ -59,9 +59,44 @@ static int write_ready_file(const char* path, const char* url)
 	return 0;
 }
 
+/* --log-format json: the banner is one log event, so that every line on
+ * stderr is JSON; the same content as the text banner, as members. */
+static void banner_event(const char* url, const char* token)
+{
+	char dashboard[512], mcp[300], claude[700];
+	snprintf(dashboard, sizeof(dashboard), "%s/%s%s", url, token ? "#token=" : "",
+			token ? token : "");
+	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
+	if (token)
+		snprintf(claude, sizeof(claude), "claude mcp add --transport http deskd %s/mcp"
+				" --header \"Authorization: Bearer %s\"", url, token);
+	else
+		snprintf(claude, sizeof(claude), "claude mcp add --transport http deskd %s/mcp",
+				url);
+	bool embedded = desktop_is_embedded();
+	const struct log_field fields[] = {
+		{ "event", "ready", false },
+		{ "version", DESKD_VERSION, false },
+		{ "display", desktop_display_name(), false },
+		{ "embedded", embedded ? "true" : "false", true },
+		{ "url", url, false },
+		{ "dashboard", dashboard, false },
+		{ "mcp", mcp, false },
+		{ "auth", token ? "true" : "false", true },
+		{ "claude_mcp_add", claude, false },
+	};
+	log_event(LOG_INFO, __FILE__, __LINE__, fields, sizeof(fields) / sizeof(fields[0]),
+			"deskd %s on display %s%s: dashboard %s/, MCP %s", DESKD_VERSION,
+			desktop_display_name(), embedded ? " (embedded Xvfb)" : "", url, mcp);
+}
+
 static void print_banner(const char* url)
 {
 	const char* token = auth_token();
+	if (log_is_json()) {
+		banner_event(url, token);
+		return;
+	}
 	fprintf(stderr, "\n  deskd %s on display %s%s\n", DESKD_VERSION,
 			desktop_display_name(),
 			desktop_is_embedded() ? " (embedded Xvfb)" : "");
@@ -177,6 +212,10 @@ int main(int argc, char* argv[])
 	switch (opts.mode) {
 	case OPTIONS_HELP:
 		options_print_help(stdout);
+		rc = 0;
+		break;
+	case OPTIONS_MAN:
+		options_print_man(stdout, DESKD_VERSION);
 		rc = 0;
 		break;
 	case OPTIONS_VERSION:

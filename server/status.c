@@ -103,6 +103,10 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"versions", versions());
 	if (!s)
 		return -ENOMEM;
+	char why[256];
+	if (desktop_unavailable_reason(why, sizeof(why)))
+		json_object_set_new(json_object_get(s, "display"), "unavailable_reason",
+				json_string(why));
 	tool_result_ok(out, s);
 	return 0;
 }
@@ -129,7 +133,7 @@ static const char status_output[] =
 		",\"uptime_seconds\":{\"type\":\"number\"}}},"
 	"\"display\":{\"type\":\"object\",\"required\":[\"name\",\"available\",\"embedded\",\"width\",\"height\"],"
 		"\"properties\":{\"name\":" STRING ",\"available\":" BOOLEAN ",\"embedded\":" BOOLEAN
-		",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER "}},"
+		",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER ",\"unavailable_reason\":" STRING "}},"
 	"\"sessions\":" INTEGER ","
 	"\"recordings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
 	"\"tools\":" INTEGER ","

@@ -435,6 +435,10 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 			return action_fail(e, TOOL_BAD_ARGUMENTS, "type needs text (a string)");
 		a->text = json_string_value(t);
 		a->text_len = json_string_length(t);
+		if (a->text_len > ACTION_MAX_TYPE_BYTES)
+			return action_fail(e, TOOL_BAD_ARGUMENTS,
+					"text is %zu bytes; type takes at most %d bytes per action (split it)",
+					a->text_len, ACTION_MAX_TYPE_BYTES);
 		size_t bad = 0;
 		int rc = input_text_check(a->text, a->text_len, &bad);
 		if (rc == -EILSEQ)

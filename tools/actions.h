@@ -16,6 +16,7 @@
 
 #define ACTION_MAX_PATH_POINTS 1000	/* drag path */
 #define ACTION_MAX_WAIT_MS 30000	/* wait, hold_key */
+#define ACTION_MAX_TYPE_BYTES 65536	/* type: longer text is refused */
 
 enum act {
 	ACT_SCREENSHOT, ACT_CLICK, ACT_DOUBLE_CLICK, ACT_TRIPLE_CLICK, ACT_MOVE,

@@ -23,6 +23,8 @@
 #include <time.h>
 
 #define MAX_ACTIONS 100
+#define TYPE_CHUNK_BYTES 256	/* the desktop lock may change hands between chunks */
+#define TYPE_MAX_MS 60000	/* one type action */
 #define FOCUS_TIMEOUT_MS 1000
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
@@ -100,14 +102,30 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 		return -1;
 	int iw = t.image_width, ih = t.image_height;
 	if (x < 0 || y < 0 || x >= iw || y >= ih) {
-		char what[64];
+		/* Name the space in force and how to change it: a caller that
+		 * thinks in desktop pixels (a REST script on a 1920x1080 screen)
+		 * must see why 1500 is out of range. */
+		char what[64], space[400];
 		if (t.window)
 			snprintf(what, sizeof(what), "window %u", t.window);
 		else
 			snprintf(what, sizeof(what), "the screen");
+		int max_dim = b->max_dimension >= 0 ? b->max_dimension
+				: tool_session_max_dimension(b->ctx->session, b->window);
+		const char* of = t.window ? "window" : "desktop";
+		if (iw != t.width || ih != t.height)
+			snprintf(space, sizeof(space),
+					"coordinates are screenshot pixels: the %dx%d %s scaled by max_dimension %d. "
+					"For desktop pixels pass \"coordinate_space\": \"desktop\"; for native size "
+					"use max_dimension 0 (a screenshot's, or deskd --max-image-dimension 0)",
+					t.width, t.height, of, max_dim);
+		else
+			snprintf(space, sizeof(space),
+					"screenshot pixels are desktop pixels here (max_dimension %d does not scale the %dx%d %s)",
+					max_dim, t.width, t.height, of);
 		return action_fail(e, TOOL_OUT_OF_BOUNDS,
-				"(%d, %d) is outside the %dx%d screenshot of %s (x 0..%d, y 0..%d)",
-				x, y, iw, ih, what, iw - 1, ih - 1);
+				"(%d, %d) is outside the %dx%d screenshot of %s (x 0..%d, y 0..%d); %s",
+				x, y, iw, ih, what, iw - 1, ih - 1, space);
 	}
 	*dx = t.x + desktop_map(x, t.width, iw);
 	*dy = t.y + desktop_map(y, t.height, ih);
@@ -242,6 +260,77 @@ static json_t* chord_names(const struct input_chord* c)
 }
 
 /* Run one validated action; fill res with its fields. */
+/* Where the next chunk of text ends: at most TYPE_CHUNK_BYTES, after the last
+ * space or newline in it when there is one (other clients' actions run only
+ * between chunks, never inside a word), never inside a UTF-8 character. */
+static size_t chunk_end(const char* text, size_t from, size_t len)
+{
+	if (len - from <= TYPE_CHUNK_BYTES)
+		return len;
+	size_t end = from + TYPE_CHUNK_BYTES;
+	for (size_t i = end; i > from + TYPE_CHUNK_BYTES / 2; i--)
+		if (text[i - 1] == ' ' || text[i - 1] == '\n' || text[i - 1] == '\t')
+			return i;
+	while (end > from + 1 && ((unsigned char)text[end] & 0xc0) == 0x80)
+		end--;
+	return end;
+}
+
+/* type, in chunks: between chunks the desktop lock goes to waiting actions,
+ * cancellation and the call's deadline are honoured, progress is reported,
+ * and the whole action is bounded by TYPE_MAX_MS (D5). */
+static int type_text(struct batch* b, const struct action* a, json_t* res,
+		struct act_error* e)
+{
+	size_t total = 0, typed = 0, remapped = 0;
+	for (size_t i = 0; i < a->text_len; i++)
+		total += ((unsigned char)a->text[i] & 0xc0) != 0x80;
+	int64_t start = clock_ms();
+	int rc = 0;
+	bool reported = false;	/* e already says what went wrong */
+	for (size_t from = 0; from < a->text_len;) {
+		size_t end = chunk_end(a->text, from, a->text_len);
+		struct input_type_stats st = { 0 };
+		rc = input_type(b->in, a->text + from, end - from, &st, NULL);
+		typed += st.chars;
+		remapped += st.remapped;
+		from = end;
+		if (rc < 0 || from >= a->text_len)
+			break;
+		if (b->ctx->progress)
+			b->ctx->progress(b->ctx->notify_ud, (double)typed, (double)total,
+					"typing");
+		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled)) {
+			rc = action_fail(e, TOOL_TIMEOUT, "cancelled after %zu of %zu characters",
+					typed, total);
+			reported = true;
+			break;
+		}
+		int64_t now = clock_ms();
+		if (now - start > TYPE_MAX_MS || (b->ctx->deadline_ms && now > b->ctx->deadline_ms)) {
+			rc = action_fail(e, TOOL_TIMEOUT,
+					"typed %zu of %zu characters in %lld ms, the limit; send the rest in another call",
+					typed, total, (long long)(now - start));
+			reported = true;
+			break;
+		}
+		if (desktop_lock_yield() && b->window) {
+			b->focused = false;	/* another action ran: the focus may have moved */
+			if (focus_target(b, e) < 0) {
+				rc = -1;
+				reported = true;
+				break;
+			}
+		}
+	}
+	json_object_set_new(res, "chars", json_integer((json_int_t)typed));
+	if (remapped)
+		json_object_set_new(res, "remapped", json_integer((json_int_t)remapped));
+	if (reported)
+		return -1;
+	return rc < 0 ? input_error(rc, "type", e) : 0;
+}
+
 static int run_action(struct batch* b, struct action* a, json_t* res,
 		struct act_error* e)
 {
@@ -362,14 +451,8 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		json_object_set_new(res, "notches_y", json_integer(a->notches_y));
 		json_object_set_new(res, "pixels_per_notch", json_integer(INPUT_PIXELS_PER_NOTCH));
 		break;
-	case ACT_TYPE: {
-		struct input_type_stats st;
-		rc = input_type(b->in, a->text, a->text_len, &st, NULL);
-		json_object_set_new(res, "chars", json_integer((json_int_t)st.chars));
-		if (st.remapped)
-			json_object_set_new(res, "remapped", json_integer((json_int_t)st.remapped));
-		break;
-	}
+	case ACT_TYPE:
+		return type_text(b, a, res, e);
 	case ACT_KEYPRESS:
 		rc = input_key_chord(b->in, &a->chord);
 		json_object_set_new(res, "keys", chord_names(&a->chord));

@@ -42,9 +42,17 @@ static int add_image(struct tool_result* out, const struct desktop_image* b, con
 
 /* ---- Helpers ------------------------------------------------------------------ */
 
+/* The code for a failed capture call: whatever failed, a context whose
+ * connection died means the display is gone (D10). */
+static enum tool_code capture_code(struct desktop_capture* p, int rc)
+{
+	return capture_connected(desktop_capture_backend(p)) ? tool_code_for_errno(rc)
+			: TOOL_DISPLAY_UNAVAILABLE;
+}
+
 static int fail_rc(struct tool_result* out, struct desktop_capture* p, int rc)
 {
-	tool_result_error(out, tool_code_for_errno(rc), NULL, "%s",
+	tool_result_error(out, capture_code(p, rc), NULL, "%s",
 			capture_error(desktop_capture_backend(p)));
 	return 0;
 }
@@ -275,7 +283,8 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	char why[256] = "";
 	rc = desktop_shot(p, &req, &blob, why, sizeof(why));
 	if (rc < 0) {
-		tool_result_error(out, tool_code_for_errno(rc), NULL, "%s", why);
+		tool_result_error(out, rc == -ENOMEM || rc == -EIO ? TOOL_INTERNAL
+				: capture_code(p, rc), NULL, "%s", why);
 		goto done;
 	}
 	ow = blob->width;

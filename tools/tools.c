@@ -1,5 +1,6 @@
 #include "tools/tools.h"
 #include "desktop/desktop.h"
+#include "base/clock.h"
 #include "base/events.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -19,11 +20,13 @@ static const char* const code_names[] = {
 	[TOOL_UNKNOWN_KEY] = "unknown_key",
 	[TOOL_OUT_OF_BOUNDS] = "out_of_bounds",
 	[TOOL_WINDOW_NOT_FOUND] = "window_not_found",
+	[TOOL_WINDOW_NOT_VIEWABLE] = "window_not_viewable",
 	[TOOL_DISPLAY_UNAVAILABLE] = "display_unavailable",
 	[TOOL_BAD_PATH] = "bad_path",
 	[TOOL_OUTPUT_EXISTS] = "output_exists",
 	[TOOL_RECORDING_ACTIVE] = "recording_active",
 	[TOOL_NO_RECORDING] = "no_recording",
+	[TOOL_CLIPBOARD_EMPTY] = "clipboard_empty",
 	[TOOL_TIMEOUT] = "timeout",
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_INTERNAL] = "internal",
@@ -41,7 +44,7 @@ enum tool_code tool_code_for_errno(int rc)
 	switch (rc) {
 	case 0: return TOOL_OK;
 	case -ENOENT: return TOOL_WINDOW_NOT_FOUND;
-	case -ENODATA:
+	case -ENODATA: return TOOL_WINDOW_NOT_VIEWABLE;
 	case -EINVAL:
 	case -ENOTSUP: return TOOL_BAD_ARGUMENTS;
 	case -ERANGE: return TOOL_OUT_OF_BOUNDS;
@@ -65,7 +68,9 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_BAD_PATH: return 400;
 	case TOOL_FORBIDDEN: return 403;
 	case TOOL_WINDOW_NOT_FOUND:
-	case TOOL_NO_RECORDING: return 404;
+	case TOOL_NO_RECORDING:
+	case TOOL_CLIPBOARD_EMPTY: return 404;
+	case TOOL_WINDOW_NOT_VIEWABLE:
 	case TOOL_OUTPUT_EXISTS:
 	case TOOL_RECORDING_ACTIVE: return 409;
 	case TOOL_DISPLAY_UNAVAILABLE: return 503;
@@ -267,6 +272,10 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,
 				"the view token may only call read-only tools; %s acts on the desktop",
 				tool->name);
+	} else if (ctx->read_only && (tool->flags & TOOL_NO_VIEW)) {
+		tool_result_error(out, TOOL_FORBIDDEN, NULL,
+				"the view token may not call %s (it may reveal secrets such as passwords)",
+				tool->name);
 	} else if (ctx->read_only && json_object_get(args, "out")) {
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,
 				"the view token may not write files ('out')");
@@ -276,13 +285,31 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	} else if (e && schema_validate(e->input_schema, args, err, sizeof(err)) < 0) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s", err);
 	} else if (!(tool->flags & TOOL_NO_DISPLAY) && !desktop_available()) {
-		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
-				"the X display is not reachable; deskd reconnects when it is back");
+		char why[256];
+		if (desktop_unavailable_reason(why, sizeof(why)))
+			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "%s", why);
+		else
+			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
+					"the X display is not reachable; deskd reconnects when it is back");
 	} else {
 		bool locked = tool->flags & TOOL_DESKTOP_LOCK;
 		if (locked)
 			desktop_lock();
-		int rc = tool->handler(ctx, args, out);
+		/* An action whose caller gave up while it waited never starts: a
+		 * click queued behind a hung display would land later on whatever
+		 * is there then. */
+		int rc = 0;
+		int64_t now = clock_ms();
+		if (ctx->cancelled && atomic_load(ctx->cancelled))
+			tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled before it started");
+		else if (ctx->deadline_ms && now > ctx->deadline_ms)
+			tool_result_error(out, TOOL_TIMEOUT, NULL,
+					"its deadline passed before it started; nothing was done");
+		else if (locked && !desktop_available())
+			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
+					"the X display went away while this call waited; nothing was done");
+		else
+			rc = tool->handler(ctx, args, out);
 		if (locked)
 			desktop_unlock();
 		if (rc < 0 && !out->is_error)

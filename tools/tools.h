@@ -24,6 +24,7 @@ enum tool_flags {
 	TOOL_BATCH = 1 << 6,		/* only with --tools batch|both */
 	TOOL_SPLIT = 1 << 7,		/* only with --tools split|both */
 	TOOL_NO_DISPLAY = 1 << 8,	/* works without a display (status, doctor) */
+	TOOL_NO_VIEW = 1 << 9,		/* read-only, but not for the view token (secrets) */
 };
 
 /* Error codes of DESIGN.md section 6.2, as strings in structuredContent. */
@@ -33,11 +34,13 @@ enum tool_code {
 	TOOL_UNKNOWN_KEY,
 	TOOL_OUT_OF_BOUNDS,
 	TOOL_WINDOW_NOT_FOUND,
+	TOOL_WINDOW_NOT_VIEWABLE,	/* exists, but unmapped or changing: retry */
 	TOOL_DISPLAY_UNAVAILABLE,
 	TOOL_BAD_PATH,
 	TOOL_OUTPUT_EXISTS,
 	TOOL_RECORDING_ACTIVE,
 	TOOL_NO_RECORDING,
+	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
 	TOOL_INTERNAL,
@@ -46,7 +49,7 @@ enum tool_code {
 /** "bad_arguments" etc. */
 const char* tool_code_name(enum tool_code code);
 /** The code for a backend or desktop errno (0 = TOOL_OK): -ENOENT window
- *  not found, -EINVAL/-ENODATA/-ENOTSUP bad arguments, -ERANGE out of bounds,
+ *  not found, -ENODATA window not viewable, -EINVAL/-ENOTSUP bad arguments, -ERANGE out of bounds,
  *  -ECONNRESET/-ECONNREFUSED/-EPIPE display unavailable, -ETIMEDOUT timeout,
  *  -EEXIST output exists, -EMFILE recording active, else internal. */
 enum tool_code tool_code_for_errno(int rc);

@@ -410,7 +410,15 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 				62, NULL);
 		return;
 	}
+	/* A final newline: curl --fail-with-body prints the body of an error,
+	 * and its own "curl: (22) ..." line then starts on a line of its own. */
 	size_t len = strlen(text);
+	char* nl = realloc(text, len + 2);
+	if (nl) {
+		text = nl;
+		text[len++] = '\n';
+		text[len] = '\0';
+	}
 	struct MHD_Response* r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r)
 		free(text);

@@ -256,8 +256,8 @@ test('bad arguments get clear errors, never a crash; hidden windows; cursor over
   const un = spawnSync('xdotool', ['windowunmap', '--sync', String(fixture.window)], { env: { ...process.env, DISPLAY: display } });
   assert.equal(un.status, 0, String(un.stderr));
   const hidden = await deskd.tool('screenshot', { window: fixture.window });
-  assert.equal(hidden.status, 400);
-  assert.equal(hidden.body.error.code, 'bad_arguments');
+  assert.equal(hidden.status, 409, 'a valid request for a window that is not viewable now: retry');
+  assert.equal(hidden.body.error.code, 'window_not_viewable');
   assert.match(hidden.body.error.message, /not mapped/);
   const shown = await deskd.tool('window_focus', { window: fixture.window });
   assert.equal(shown.status, 200, JSON.stringify(shown.body));

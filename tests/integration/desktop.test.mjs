@@ -7,6 +7,7 @@ import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DESKD_BIN, launch, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
+import { decodePng } from './lib/png.mjs';
 
 /** Direct children of pid (all threads). */
 function children(pid) {
@@ -69,6 +70,7 @@ function xSize(display) {
 
 const haveXdpyinfo = spawnSync('sh', ['-c', 'command -v xdpyinfo'], { encoding: 'utf8' }).status === 0;
 const haveOpenbox = spawnSync('sh', ['-c', 'command -v openbox'], { encoding: 'utf8' }).status === 0;
+const haveXterm = spawnSync('sh', ['-c', 'command -v xterm'], { encoding: 'utf8' }).status === 0;
 
 test('with no display, deskd starts its own Xvfb (+ openbox) and status reports it', async (t) => {
   const d = await startDeskd({});
@@ -108,6 +110,62 @@ test('with no display, deskd starts its own Xvfb (+ openbox) and status reports 
   const port = checks.find((c) => c.name === 'listen port');
   assert.ok(port.ok && port.detail.includes(new URL(d.url).port), port.detail);
   assert.ok(checks.find((c) => c.name === 'display').detail.includes('1280x800'));
+});
+
+test('a first run: the embedded desktop has a background that is not black and an xterm; --launch none starts nothing', async (t) => {
+  const d = await startDeskd({});
+  t.after(() => d.stop());
+  if (haveXterm) {
+    const w = await waitUntil(async () => {
+      const r = await (await d.fetch('/api/v1/windows')).json();
+      return r.windows.find((x) => x.app === 'XTerm');
+    }, { timeout: 10000, what: 'the default xterm' });
+    assert.ok(w.width > 100 && w.height > 100, JSON.stringify(w));
+  }
+  const png = decodePng(Buffer.from(await (await d.fetch('/api/v1/screenshot?format=png&max=0')).arrayBuffer()));
+  assert.deepEqual(png.px(3, 3), [0x2e, 0x3a, 0x48], 'the dark grey-blue background');
+  // openbox gets deskd's own configuration: no missing-menu warning.
+  assert.doesNotMatch(d.log.join(''), /Openbox-Message|menu file/);
+
+  const n = await startDeskd({ args: ['--launch', 'none'] });
+  t.after(() => n.stop());
+  await new Promise((r) => setTimeout(r, 500));
+  const kids = descendants(n.proc.pid).map((k) => k.comm);
+  assert.ok(!kids.includes('xterm'), kids.join(','));
+  assert.deepEqual((await (await n.fetch('/api/v1/windows')).json()).windows, []);
+});
+
+test('--log-format json: every stderr line is JSON, the banner is an event, child output is re-logged naming the program', async (t) => {
+  const d = await startDeskd({ args: ['--log-format', 'json', '--launch', 'echo from-the-launched-program; sleep 300'] });
+  t.after(() => d.stop());
+  await waitUntil(() => d.log.join('').includes('from-the-launched-program'), { what: 'the program\'s line' });
+  await d.stop();
+  const lines = d.log.join('').split('\n').filter((l) => l.length);
+  const events = lines.map((l) => { try { return JSON.parse(l); } catch { assert.fail(`not JSON: ${l}`); } });
+  const banner = events.find((e) => e.event === 'ready');
+  assert.ok(banner, 'the banner event');
+  assert.equal(banner.url, d.url);
+  assert.equal(banner.mcp, d.url + '/mcp');
+  assert.equal(banner.dashboard, `${d.url}/#token=${d.token}`);
+  assert.equal(banner.display, d.display);
+  assert.equal(banner.embedded, true);
+  const echo = events.find((e) => e.msg === 'from-the-launched-program');
+  assert.equal(echo.program, 'echo');
+  assert.ok(Number.isInteger(echo.pid) && echo.pid > 0);
+  // --log-level debug (the harness): Xvfb's own output comes through too, as JSON.
+  assert.ok(events.some((e) => e.program === 'Xvfb'), 'an Xvfb line');
+  if (haveOpenbox) assert.ok(!events.some((e) => /menu file/.test(e.msg)), 'no openbox menu warning');
+});
+
+test('text logs: a child program\'s lines are prefixed with its name and pid; a flood is cut and counted', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'printf "%05000d\\n" 7; seq 1 5000; sleep 300'] });
+  t.after(() => d.stop());
+  await waitUntil(() => /lines of this program's output dropped/.test(d.log.join('')), { timeout: 5000, what: 'the drop report' });
+  const log = d.log.join('');
+  assert.match(log, /info {4}printf\[\d+\]: 0{1000,1024} \[\.\.\.\]\n/, 'a long line is cut at 1 KiB');
+  assert.match(log, /info {4}printf\[\d+\]: 1\n/);
+  assert.doesNotMatch(log, /printf\[\d+\]: 5000\n/, 'the flood is dropped after 100 lines a second');
+  assert.match(log, /warning printf\[\d+\]: \[deskd: \d+ lines of this program's output dropped: more than 100 a second\]/);
 });
 
 test('--virtual 1024x768 sets the embedded screen size; --wm none starts no WM', async (t) => {
@@ -187,6 +245,30 @@ test('deskd doctor: a port in use fails; a missing Xvfb fails only without --dis
   assert.match(r2.stdout, /FAIL\s+display\s+no display/);
 });
 
+test('deskd doctor with a deskd serving on the port checks that server and its display, exits 0', async (t) => {
+  const d = await startDeskd({ args: ['--launch', 'none'] });
+  t.after(() => d.stop());
+  const port = new URL(d.url).port;
+  const run = (args) => new Promise((res) => {
+    const p = spawn(DESKD_BIN, ['doctor', '--listen', `127.0.0.1:${port}`, ...args], { env: cleanEnv() });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (c) => { out += c; });
+    p.stderr.on('data', (c) => { err += c; });
+    p.on('exit', (code) => res({ code, out, err }));
+  });
+  const r = await run(['--data-dir', d.dataDir, '--token', d.token]);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(r.out, new RegExp(`ok\\s+listen port\\s+deskd \\d+\\.\\d+\\.\\d+ is serving on 127\\.0\\.0\\.1:${port} \\(healthz ok\\)`));
+  // Its display, not a new one: no Xvfb started by the doctor.
+  assert.match(r.out, new RegExp(`ok\\s+display\\s+${d.display}, 1280x800, .*\\(embedded Xvfb\\)`));
+  assert.doesNotMatch(r.err, /embedded Xvfb on/);
+  // A wrong token: still found (healthz), the display unknown, said so.
+  const w = await run(['--data-dir', tempDir('deskd-doctor-'), '--token', 'wrong', '--display', d.display]);
+  assert.equal(w.code, 0, w.out + w.err);
+  assert.match(w.out, /listen port\s+deskd is serving on .*its display is unknown: the status tool answered 401/);
+});
+
 test('SIGTERM stops deskd and its Xvfb, WM and --launch programs', async (t) => {
   const d = await startDeskd({ args: ['--launch', 'sleep 300', '--launch', 'sleep 301; true'] });
   t.after(() => d.stop('SIGKILL'));
@@ -219,61 +301,8 @@ test('kill -9 of deskd takes its Xvfb, WM and simple --launch programs along', a
     { timeout: 5000, what: 'children gone after kill -9: ' + JSON.stringify(kids.filter((k) => alive(k.pid))) });
 });
 
-test('losing the external display: 503 and display_unavailable, then reconnect on the same number', async (t) => {
-  const x = await startXvfb();
-  const d = await startDeskd({ display: x.display });
-  let x2 = null;
-  t.after(async () => { await d.stop(); if (x2) await x2.stop(); await x.stop(); });
-  t.after(async () => { if (d.proc.exitCode === null) assert.deepEqual(await d.stop(), { code: 0, signal: null }); });
-  assert.equal(await healthz(d), 200);
-  let s = (await d.tool('status')).body.structuredContent;
-  assert.equal(s.display.available, true);
-  assert.equal(s.display.embedded, false);
-  assert.equal(s.display.name, x.display);
-
-  // Kill it, and hold its number (the abstract socket Xvfb and Xlib try
-  // first) so another test's Xvfb -displayfd cannot take it meanwhile; the
-  // holder closes every connection, so deskd's reconnects fail fast.
-  await x.stop('SIGKILL');
-  const hold = createServer((c) => c.destroy());
-  const held = await new Promise((res) => {
-    hold.once('error', () => res(false));
-    hold.listen('\0/tmp/.X11-unix/X' + x.display.slice(1), () => res(true));
-  });
-  if (!held) {
-    t.skip(`display ${x.display} was taken by another process at once; cannot test reconnecting to it`);
-    return;
-  }
-  await waitUntil(async () => (await healthz(d)) === 503, { timeout: 5000, what: '/healthz 503' });
-  const st = await d.tool('status');
-  assert.equal(st.status, 200);
-  assert.equal(st.body.structuredContent.display.available, false);
-  // The doctor still answers, and says the display is down.
-  const doc = await d.tool('doctor');
-  assert.equal(doc.status, 200);
-  assert.equal(doc.body.structuredContent.healthy, false);
-  assert.equal(doc.body.structuredContent.checks.find((c) => c.name === 'display').ok, false);
-  // A tool that needs the display answers display_unavailable (503).
-  const tools = await (await d.fetch('/api/v1/tools')).json();
-  const list = Array.isArray(tools) ? tools : tools.tools;
-  const needy = ['screenshot', 'windows', 'computer_use'].find((n) => list.some((tl) => tl.name === n));
-  if (needy) {
-    const r = await d.tool(needy, needy === 'computer_use' ? { actions: [{ type: 'screenshot' }] } : {});
-    assert.equal(r.status, 503, JSON.stringify(r.body));
-    assert.equal(r.body.error.code, 'display_unavailable');
-  } else {
-    t.diagnostic('no display tool merged yet: display_unavailable not checked');
-  }
-
-  // An Xvfb on the same number brings it back.
-  await new Promise((res) => hold.close(res));
-  x2 = launch('Xvfb (same number)', 'Xvfb', [x.display, '-screen', '0', '1024x768x24', '-nolisten', 'tcp', '-noreset']);
-  await waitUntil(async () => (await healthz(d)) === 200, { timeout: 8000, what: '/healthz 200 again' });
-  s = (await d.tool('status')).body.structuredContent;
-  assert.equal(s.display.available, true);
-  assert.equal(s.display.width, 1024);
-  assert.equal(s.display.height, 768);
-});
+// Losing an external display and another X server taking its number: see
+// isolated/display-identity.test.mjs (it runs in private namespaces).
 
 test('killing the embedded Xvfb makes deskd restart it (same size, WM too)', async (t) => {
   const d = await startDeskd({ args: ['--virtual', '800x600'] });

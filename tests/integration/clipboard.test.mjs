@@ -1,0 +1,119 @@
+// The clipboard tools against real X clients: what deskd writes, xclip and
+// xsel read back byte-exact; what xclip sets, deskd reads byte-exact; PNG
+// both ways; the limits and refusals.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { startXvfb, startDeskd, launch, waitUntil } from './lib/harness.mjs';
+
+const CORPUS = [
+  '',
+  '   leading and trailing spaces   ',
+  'line one\r\nline two\r\n',
+  'tabs\there\tand\nnewlines\n\n',
+  'héllo wörld, ça va? Ÿ ‰ ⇔ ✗',
+  'emoji 😀 👩‍👩‍👧 🇫🇷 and a combining e\u0301',
+  'שלום עולם, مرحبا بالعالم',
+];
+const MB = 'the quick brown fox jumps over the lazy dog 0123456789\n'.repeat(20000).slice(0, 1 << 20);
+
+function xclipOut(display, args) {
+  const r = spawnSync('xclip', ['-o', ...args], { env: { ...process.env, DISPLAY: display }, timeout: 10000, maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, `xclip -o ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** xclip owning the selection with these bytes, in the foreground (stopped by PID). */
+async function xclipIn(display, bytes, args = []) {
+  const p = launch('xclip -i', 'xclip', ['-quiet', '-i', ...args], {
+    env: { ...process.env, DISPLAY: display }, stdio: ['pipe', 'pipe', 'pipe'] });
+  p.proc.stdin.end(bytes);
+  await waitUntil(() => p.log.join('').includes('Waiting for selection requests'), { timeout: 5000, what: 'xclip to own the selection' });
+  return p;
+}
+
+/** A 2x1 PNG written by hand (red, blue). */
+function png() {
+  return Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwPD/PwAJ+wL+6w2xNAAAAABJRU5ErkJggg==', 'base64');
+}
+
+test('clipboard: deskd writes, xclip and xsel read byte-exact; xclip writes, deskd reads byte-exact', async (t) => {
+  const x = await startXvfb();
+  const d = await startDeskd({ display: x.display, args: ['--view-token', 'view-token-for-clipboard'] });
+  const procs = [];
+  t.after(async () => { for (const p of procs) await p.stop().catch(() => {}); await d.stop(); await x.stop(); });
+
+  // A fresh display: nothing owns the clipboard.
+  const empty = await d.tool('clipboard_read', {});
+  assert.equal(empty.status, 404);
+  assert.equal(empty.body.error.code, 'clipboard_empty');
+
+  for (const text of [...CORPUS, MB]) {
+    const label = JSON.stringify(text.slice(0, 30));
+    const w = await d.tool('clipboard_write', { text });
+    assert.equal(w.status, 200, `${label}: ${JSON.stringify(w.body)}`);
+    assert.equal(w.body.structuredContent.bytes, Buffer.byteLength(text));
+    assert.ok(xclipOut(x.display, ['-selection', 'clipboard']).equals(Buffer.from(text)), `xclip reads ${label}`);
+    const xs = spawnSync('xsel', ['-o', '-b'], { env: { ...process.env, DISPLAY: x.display }, timeout: 10000, maxBuffer: 64 << 20 });
+    assert.equal(xs.status, 0, String(xs.stderr));
+    assert.ok(xs.stdout.equals(Buffer.from(text)), `xsel reads ${label}`);
+    const r = await d.tool('clipboard_read', {});
+    assert.equal(r.status, 200);
+    assert.equal(r.body.structuredContent.text, text, `deskd reads its own ${label}`);
+  }
+
+  // xclip owns it now: deskd reads what xclip has, exactly.
+  for (const text of [CORPUS[1], CORPUS[2], CORPUS[5], MB]) {
+    const p = await xclipIn(x.display, Buffer.from(text), ['-selection', 'clipboard']);
+    procs.push(p);
+    const r = await d.tool('clipboard_read', {});
+    assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
+    assert.equal(r.body.structuredContent.text, text);
+    await p.stop();
+  }
+
+  // PRIMARY is separate from CLIPBOARD.
+  assert.equal((await d.tool('clipboard_write', { text: 'primary text', selection: 'primary' })).status, 200);
+  assert.equal(xclipOut(x.display, ['-selection', 'primary']).toString(), 'primary text');
+  assert.equal((await d.tool('clipboard_read', { selection: 'primary' })).body.structuredContent.text, 'primary text');
+
+  // Images: PNG both ways.
+  const image = png();
+  const wi = await d.tool('clipboard_write', { image_base64: image.toString('base64') });
+  assert.equal(wi.status, 200, JSON.stringify(wi.body));
+  assert.ok(xclipOut(x.display, ['-selection', 'clipboard', '-t', 'image/png']).equals(image), 'xclip reads the PNG');
+  const ri = await d.tool('clipboard_read', { format: 'image' });
+  assert.equal(ri.status, 200);
+  assert.ok(Buffer.from(ri.body.content.find((b) => b.type === 'image').data, 'base64').equals(image));
+  const pi = await xclipIn(x.display, image, ['-selection', 'clipboard', '-t', 'image/png']);
+  procs.push(pi);
+  const ri2 = await d.tool('clipboard_read', { format: 'image' });
+  assert.equal(ri2.status, 200);
+  assert.ok(Buffer.from(ri2.body.content.find((b) => b.type === 'image').data, 'base64').equals(image));
+  const notText = await d.tool('clipboard_read', {});
+  assert.equal(notText.status, 404, 'xclip offers only image/png');
+  await pi.stop();
+
+  // Refusals: nothing changes.
+  assert.equal((await d.tool('clipboard_write', { text: 'kept' })).status, 200);
+  for (const [args, code] of [
+    [{ text: 'x'.repeat((8 << 20) + 1) }, 'bad_arguments'],
+    [{ image_base64: Buffer.from('not a png').toString('base64') }, 'bad_arguments'],
+    [{ image_base64: '%%%' }, 'bad_arguments'],
+    [{}, 'bad_arguments'],
+    [{ text: 'a', image_base64: image.toString('base64') }, 'bad_arguments'],
+  ]) {
+    const r = await d.tool('clipboard_write', args);
+    assert.equal(r.status, 400, JSON.stringify(r.body).slice(0, 200));
+    assert.equal(r.body.error.code, code);
+  }
+  assert.equal(xclipOut(x.display, ['-selection', 'clipboard']).toString(), 'kept');
+  // The view token may not read the clipboard, nor write it.
+  const view = { ...d, token: 'view-token-for-clipboard' };
+  for (const name of ['clipboard_read', 'clipboard_write']) {
+    const r = await fetch(`${d.url}/api/v1/tools/${name}`, { method: 'POST', body: '{"text":"x"}',
+      headers: { authorization: `Bearer ${view.token}`, 'content-type': 'application/json' } });
+    assert.equal(r.status, 403, name);
+  }
+  assert.equal(xclipOut(x.display, ['-selection', 'clipboard']).toString(), 'kept');
+});

@@ -1,0 +1,157 @@
+/* Clipboard tools: clipboard_read and clipboard_write, over desktop/'s
+ * clipboard (X selections, owned by deskd after a write). */
+#include "tools/tools.h"
+#include "base/base64.h"
+#include "desktop/desktop.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define READ_TIMEOUT_MS 2000
+
+static const unsigned char png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+
+static enum desktop_selection selection_arg(json_t* args)
+{
+	const char* s = tool_arg_string(args, "selection", "clipboard");
+	return strcmp(s, "primary") == 0 ? DESKTOP_PRIMARY : DESKTOP_CLIPBOARD;
+}
+
+static enum tool_code clipboard_code(int rc)
+{
+	switch (rc) {
+	case -ENOENT:
+	case -ENODATA: return TOOL_CLIPBOARD_EMPTY;
+	case -EFBIG: return TOOL_BAD_ARGUMENTS;
+	default: return tool_code_for_errno(rc);
+	}
+}
+
+static int clipboard_read(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	enum desktop_selection sel = selection_arg(args);
+	bool image = strcmp(tool_arg_string(args, "format", "text"), "image") == 0;
+	void* data;
+	size_t len;
+	char err[512];
+	int rc = desktop_clipboard_read(sel, image, &data, &len, READ_TIMEOUT_MS, err, sizeof(err));
+	if (rc < 0) {
+		tool_result_error(out, clipboard_code(rc), NULL, "%s", err);
+		return 0;
+	}
+	const char* name = sel == DESKTOP_PRIMARY ? "primary" : "clipboard";
+	if (image) {
+		if (len < sizeof(png_signature) || memcmp(data, png_signature, sizeof(png_signature))) {
+			free(data);
+			tool_result_error(out, TOOL_CLIPBOARD_EMPTY, NULL,
+					"the %s owner sent image/png that is not a PNG", name);
+			return 0;
+		}
+		if (tool_result_image(out, data, len, "image/png") < 0) {
+			free(data);
+			return -ENOMEM;
+		}
+		free(data);
+		tool_result_ok(out, json_pack("{s:s, s:s, s:I}", "selection", name,
+				"format", "image", "bytes", (json_int_t)len));
+		return 0;
+	}
+	/* The text exactly: a NUL or invalid UTF-8 cannot be a JSON string. */
+	json_t* text = json_stringn(data, len);
+	free(data);
+	if (!text) {
+		tool_result_error(out, TOOL_CLIPBOARD_EMPTY, NULL,
+				"the %s content is not valid UTF-8 text", name);
+		return 0;
+	}
+	tool_result_ok(out, json_pack("{s:s, s:s, s:o, s:I}", "selection", name,
+			"format", "text", "text", text, "bytes", (json_int_t)len));
+	return 0;
+}
+
+static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	enum desktop_selection sel = selection_arg(args);
+	json_t* text = json_object_get(args, "text");
+	const char* image_b64 = tool_arg_string(args, "image_base64", NULL);
+	if ((text != NULL) == (image_b64 != NULL)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"give text, or image_base64 (a PNG), not both and not neither");
+		return 0;
+	}
+	void* decoded = NULL;
+	const void* data;
+	size_t len;
+	if (text) {
+		data = json_string_value(text);
+		len = json_string_length(text);
+	} else {
+		decoded = base64_decode(image_b64, strlen(image_b64), &len);
+		if (!decoded || len < sizeof(png_signature)
+				|| memcmp(decoded, png_signature, sizeof(png_signature))) {
+			free(decoded);
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+					"image_base64 must be a PNG file in standard padded Base64");
+			return 0;
+		}
+		data = decoded;
+	}
+	char err[512];
+	int rc = desktop_clipboard_write(sel, data, len, !text, err, sizeof(err));
+	free(decoded);
+	if (rc < 0) {
+		tool_result_error(out, rc == -EFBIG ? TOOL_BAD_ARGUMENTS : tool_code_for_errno(rc),
+				NULL, "%s", err);
+		return 0;
+	}
+	tool_result_ok(out, json_pack("{s:s, s:s, s:I}",
+			"selection", sel == DESKTOP_PRIMARY ? "primary" : "clipboard",
+			"format", text ? "text" : "image", "bytes", (json_int_t)len));
+	return 0;
+}
+
+#define SELECTION_PROP \
+	"\"selection\":{\"type\":\"string\",\"enum\":[\"clipboard\",\"primary\"],\"default\":\"clipboard\"," \
+	"\"description\":\"CLIPBOARD (ctrl+c / ctrl+v) or PRIMARY (the mouse selection, middle-click paste)\"}"
+
+#define RESULT_PROPS \
+	"\"selection\":{\"type\":\"string\"},\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"]}," \
+	"\"bytes\":{\"type\":\"integer\"}"
+
+const struct tool_def tools_clipboard[] = {
+	{
+		.name = "clipboard_read",
+		.title = "Read the clipboard",
+		.description =
+			"Read the clipboard (or the PRIMARY selection) exactly as its owner offers it: "
+			"text as UTF-8 (nothing trimmed; empty is a valid value), or format image as "
+			"a PNG image block. clipboard_empty when nothing owns the selection or it has "
+			"no such format. The view token may not read it (it may hold a password).",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+			SELECTION_PROP ","
+			"\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"],\"default\":\"text\"}}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS ","
+			"\"text\":{\"type\":\"string\"}},\"required\":[\"selection\",\"format\",\"bytes\"]}",
+		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW,
+		.handler = clipboard_read,
+	},
+	{
+		.name = "clipboard_write",
+		.title = "Write the clipboard",
+		.description =
+			"Put text (any Unicode, exact: spaces, newlines and tabs are kept) or a PNG "
+			"image (image_base64) on the clipboard, or on the PRIMARY selection. deskd "
+			"then owns it and gives it to every program that pastes, until another "
+			"program copies something. At most 8 MiB.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+			SELECTION_PROP ","
+			"\"text\":{\"type\":\"string\",\"description\":\"the text to copy\"},"
+			"\"image_base64\":{\"type\":\"string\",\"description\":\"a PNG file, Base64\"}}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS "},"
+			"\"required\":[\"selection\",\"format\",\"bytes\"]}",
+		.flags = TOOL_IDEMPOTENT,
+		.handler = clipboard_write,
+	},
+	{ 0 },
+};
