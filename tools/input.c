@@ -51,7 +51,7 @@ struct batch {
  * A token must still describe the target: if the target changed size since
  * the screenshot that named it, mapping would be inexact, so it is an error. */
 static int batch_target(struct batch* b, const struct action* a,
-		struct desktop_target* t, struct act_error* e)
+		struct desktop_target* t, int* max_used, struct act_error* e)
 {
 	bool token = (a && a->has_space) || (b->max_dimension < 0 && b->has_space);
 	int tw = 0, th = 0, max_dim;
@@ -64,6 +64,8 @@ static int batch_target(struct batch* b, const struct action* a,
 	} else {
 		max_dim = tool_session_max_dimension(b->ctx->session, b->window);
 	}
+	if (max_used)
+		*max_used = max_dim;
 	char err[256] = "";
 	int rc = desktop_target(b->window, max_dim, t, err, sizeof(err));
 	if (rc < 0)
@@ -98,7 +100,8 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 		return 0;
 	}
 	struct desktop_target t;
-	if (batch_target(b, a, &t, e) < 0)
+	int max_dim;
+	if (batch_target(b, a, &t, &max_dim, e) < 0)
 		return -1;
 	int iw = t.image_width, ih = t.image_height;
 	if (x < 0 || y < 0 || x >= iw || y >= ih) {
@@ -110,8 +113,6 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 			snprintf(what, sizeof(what), "window %u", t.window);
 		else
 			snprintf(what, sizeof(what), "the screen");
-		int max_dim = b->max_dimension >= 0 ? b->max_dimension
-				: tool_session_max_dimension(b->ctx->session, b->window);
 		const char* of = t.window ? "window" : "desktop";
 		if (iw != t.width || ih != t.height)
 			snprintf(space, sizeof(space),
@@ -484,7 +485,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		json_object_set_new(res, "desktop_x", json_integer(cx));
 		json_object_set_new(res, "desktop_y", json_integer(cy));
 		struct desktop_target t;
-		if (batch_target(b, a, &t, e) < 0)
+		if (batch_target(b, a, &t, NULL, e) < 0)
 			return -1;
 		/* The screenshot pixel that shows the cursor. */
 		int rx = cx - t.x, ry = cy - t.y;
