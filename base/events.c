@@ -1,5 +1,7 @@
 #include "base/events.h"
 #include "base/log.h"
+#include "base/text.h"
+#include "base/real.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -45,9 +47,7 @@ void events_deinit(void)
 /* The first EVENTS_MAX_STRING bytes of a long string, and "...". */
 static json_t* cut_string(const char* s)
 {
-	size_t cut = EVENTS_MAX_STRING;
-	while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-		cut--;	/* never split a UTF-8 sequence */
+	size_t cut = (size_t)text_cut(s, EVENTS_MAX_STRING);	/* never split a character */
 	char* buf = malloc(cut + 4);
 	if (!buf)
 		return json_string("...");
@@ -135,7 +135,7 @@ uint64_t events_tool_start(const char* source, const char* session,
 	uint64_t id = atomic_fetch_add(&next_id, 1);
 	int budget = EVENTS_MAX_NODES;
 	json_t* event = json_pack("{s:s, s:I, s:f, s:s, s:s, s:o, s:s}",
-			"type", "event", "id", (json_int_t)id, "ts", now_seconds(),
+			"type", "event", "id", (json_int_t)id, "ts", real_round(now_seconds(), REAL_TIME),
 			"source", source ? source : "rest", "tool", tool,
 			"args", summarize(args, 0, &budget), "status", "started");
 	if (session)
@@ -150,9 +150,9 @@ void events_tool_end(uint64_t id, const char* source, const char* session,
 		const char* error, json_t* extra)
 {
 	json_t* event = json_pack("{s:s, s:I, s:f, s:s, s:s, s:s, s:f}",
-			"type", "event", "id", (json_int_t)id, "ts", now_seconds(),
+			"type", "event", "id", (json_int_t)id, "ts", real_round(now_seconds(), REAL_TIME),
 			"source", source ? source : "rest", "tool", tool,
-			"status", status, "duration_ms", duration_ms);
+			"status", status, "duration_ms", real_round(duration_ms, REAL_TIME));
 	if (session)
 		json_object_set_new(event, "session", json_string(session));
 	if (error)

@@ -1,4 +1,5 @@
 #include "base/log.h"
+#include "base/text.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -128,7 +129,9 @@ void log_write(enum log_level level, const char* file, int line,
 	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Lines quote clients (paths, names): keep them valid UTF-8, which
+	 * the JSON format promises and log collectors expect. */
+	text_vformat(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
 	char src[128];

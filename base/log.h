@@ -2,8 +2,16 @@
 
 /* Logging to stderr, text or JSON lines; never stdout (stdio mode carries MCP). */
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* A window id in a message or a log line: decimal, as JSON carries it and
+ * the tools take it, then hex, as xwininfo, xdotool and xprop print it:
+ * "window 4194305 (0x400001)". */
+#define LOG_WINDOW "window %" PRIu32 " (0x%" PRIx32 ")"
+#define LOG_WINDOW_ID(w) (uint32_t)(w), (uint32_t)(w)
 
 enum log_level {
 	LOG_PANIC = 0,

@@ -57,8 +57,8 @@ static const struct opt_spec opts[] = {
 		"the data dir", LIST(output_root) },
 	{ "max-image-dimension", "N", "Longest side of returned screenshots; 0 = native.",
 		"1280", OPT_INT, F(max_image_dimension), 0 },
-	{ "tools", "batch|split|both", "Tool surface: computer_use, computer_<type>, or both.",
-		"both", OPT_CUSTOM, F(tools), 0 },
+	{ "tools", "batch|split|both", "Tool surface: computer_use (one tool, every action), computer_<action>, or both.",
+		"batch", OPT_CUSTOM, F(tools), 0 },
 	{ "stdio", NULL, "MCP over stdin/stdout; HTTP only if --listen is given.",
 		NULL, OPT_FLAG, F(stdio), 0 },
 	{ "log-format", "text|json", "Log line format (stderr).",
@@ -71,6 +71,16 @@ static const struct opt_spec opts[] = {
 		"4", OPT_INT, F(max_recordings), 0 },
 	{ "max-body", "BYTES", "Largest accepted request body.",
 		"16777216", OPT_INT, F(max_body_bytes), 0 },
+	{ "max-connections", "N", "Connections open at once (HTTP and WebSocket); at the limit "
+		"the oldest idle one is closed to make room.",
+		"512", OPT_INT, F(max_connections), 0 },
+	{ "max-connections-per-ip", "N", "Connections open at once from one address; at the "
+		"limit its oldest idle one is closed to make room.",
+		"128", OPT_INT, F(max_connections_per_ip), 0 },
+	{ "header-timeout", "MS", "Each request head must be complete within MS of connecting or "
+		"of the previous response, and a body may not fall MS behind 1 KB/s; else the "
+		"connection is closed.",
+		"10000", OPT_INT, F(header_timeout_ms), 0 },
 	{ "window", "ID", "deskd record: the window to record.",
 		NULL, OPT_CUSTOM, F(record_window), 0 },
 	{ "out", "FILE", "deskd record: the MP4 to write.",
@@ -487,6 +497,12 @@ int options_parse(struct options* self, int argc, char* argv[],
 		self->max_body_bytes = 16L << 20;
 	if (!given[find_opt("fps", 3) - opts])
 		self->record_fps = 30;
+	if (!given[find_opt("max-connections", 15) - opts])
+		self->max_connections = 512;
+	if (!given[find_opt("max-connections-per-ip", 22) - opts])
+		self->max_connections_per_ip = 128;
+	if (!given[find_opt("header-timeout", 14) - opts])
+		self->header_timeout_ms = 10000;
 
 	if ((rc = parse_listen(self, err, err_size)) < 0)
 		return rc;
@@ -520,6 +536,18 @@ int options_parse(struct options* self, int argc, char* argv[],
 	if (self->no_auth && !options_listen_is_loopback(self)) {
 		snprintf(err, err_size, "--no-auth is allowed only when listening on loopback, not on %s",
 				self->listen_host);
+		return -EINVAL;
+	}
+	if (self->max_connections < 1 || self->max_connections > 100000) {
+		snprintf(err, err_size, "--max-connections: 1 to 100000");
+		return -EINVAL;
+	}
+	if (self->max_connections_per_ip < 1) {
+		snprintf(err, err_size, "--max-connections-per-ip: at least 1");
+		return -EINVAL;
+	}
+	if (self->header_timeout_ms < 100) {
+		snprintf(err, err_size, "--header-timeout: at least 100 (milliseconds)");
 		return -EINVAL;
 	}
 	if (self->max_image_dimension != 0 && self->max_image_dimension < 16) {

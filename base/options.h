@@ -15,10 +15,12 @@ enum options_mode {
 	OPTIONS_MAN,	/* --help-man (hidden): the man page, for make man */
 };
 
+/* The zero value is the default: the batch tool alone keeps tools/list
+ * small (DESIGN.md 3); the split tools are there on request. */
 enum options_tools {
-	OPTIONS_TOOLS_BOTH = 0,
-	OPTIONS_TOOLS_BATCH,
+	OPTIONS_TOOLS_BATCH = 0,
 	OPTIONS_TOOLS_SPLIT,
+	OPTIONS_TOOLS_BOTH,
 };
 
 #define OPTIONS_MAX_LIST 16
@@ -55,6 +57,9 @@ struct options {
 	bool conformance_fixtures;
 	int max_recordings;
 	long max_body_bytes;
+	int max_connections;		/* HTTP and WebSocket, open at once */
+	int max_connections_per_ip;
+	int header_timeout_ms;		/* to complete each request head */
 
 	/* deskd record */
 	unsigned long record_window;

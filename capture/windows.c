@@ -2,6 +2,7 @@
  * and move/resize. */
 #include "capture/x11_private.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
@@ -352,7 +353,7 @@ int capture_window_info(struct capture* self, uint32_t window,
 	XWindowAttributes attr;
 	capture__clear_error(self);
 	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	bool have_ewmh;
 	Window active = active_window(self, &have_ewmh);
 	Window focus;
@@ -407,7 +408,7 @@ int capture_focus_window(struct capture* self, uint32_t window)
 	XWindowAttributes attr;
 	capture__clear_error(self);
 	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	bool ewmh = wm_supports(self, self->net_active_window);
 	if (ewmh) {
 		/* Source 2: a pager (a direct user request). */
@@ -423,7 +424,7 @@ int capture_focus_window(struct capture* self, uint32_t window)
 		if (self->io_error)
 			return capture__fail(self, -ECONNRESET, "the X connection was lost");
 		if (!XGetWindowAttributes(self->dpy, window, &attr))
-			return capture__fail(self, -ENOENT, "window %u is gone", window);
+			return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 		if (attr.map_state == IsViewable) {
 			if (!is_focused(self, window, false)) {
 				XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
@@ -438,7 +439,7 @@ int capture_focus_window(struct capture* self, uint32_t window)
 		}
 		clock_sleep_ms(5);
 	}
-	return capture__fail(self, -ETIMEDOUT, "window %u did not get the focus", window);
+	return capture__fail(self, -ETIMEDOUT, LOG_WINDOW " did not get the focus", LOG_WINDOW_ID(window));
 }
 
 int capture_move_window(struct capture* self, uint32_t window, const int* x,
@@ -456,7 +457,7 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 		return capture__fail(self, -EINVAL, "width and height must be 1..32767");
 	XWindowAttributes attr;
 	if (!XGetWindowAttributes(self->dpy, window, &attr))
-		return capture__fail(self, -ENOENT, "window %u is gone", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 	bool ewmh = wm_supports(self, self->net_moveresize_window);
 
 	/* Ask, then check; a WM may place the frame instead of the client, so

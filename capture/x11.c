@@ -3,6 +3,7 @@
  * XDamage change tracking. */
 #include "capture/x11_private.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <X11/Xutil.h>
 #include <X11/extensions/Xcomposite.h>
@@ -647,14 +648,14 @@ int capture_window_geometry(struct capture* self, uint32_t window,
 	if (!XGetWindowAttributes(self->dpy, window, &attr)) {
 		if (self->io_error)
 			return connection_lost(self);
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	}
 	int rx, ry;
 	Window child;
 	if (!XTranslateCoordinates(self->dpy, window, self->root, 0, 0, &rx, &ry, &child))
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	if (x_error_now(self))
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	*out = (struct capture_rect){ rx, ry, attr.width, attr.height };
 	return 0;
 }
@@ -672,7 +673,7 @@ int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
 	if (self->io_error)
 		return connection_lost(self);
 	if (x_error_now(self))
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	if (!same)
 		return capture__fail(self, -ENODATA, "the pointer is on another screen");
 	*x = wx;
@@ -725,14 +726,14 @@ int capture_window(struct capture* self, uint32_t window,
 	if (!XGetWindowAttributes(self->dpy, window, &attr)) {
 		if (self->io_error)
 			return connection_lost(self);
-		return capture__fail(self, -ENOENT, "window %u does not exist", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	}
 	if (attr.class == InputOnly)
-		return capture__fail(self, -ENODATA, "window %u is input-only: it has no pixels", window);
+		return capture__fail(self, -ENODATA, LOG_WINDOW " is input-only: it has no pixels", LOG_WINDOW_ID(window));
 	if (attr.map_state != IsViewable)
 		return capture__fail(self, -ENODATA,
-				"window %u is not mapped (minimized or hidden); focus it first to show it",
-				window);
+				LOG_WINDOW " is not mapped (minimized or hidden); focus it first to show it",
+				LOG_WINDOW_ID(window));
 	struct capture_rect all = { 0, 0, attr.width, attr.height }, r;
 	if (!clip(region ? region : &all, attr.width, attr.height, &r))
 		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d window",
@@ -764,17 +765,17 @@ int capture_window(struct capture* self, uint32_t window,
 			if (!XGetWindowAttributes(self->dpy, window, &attr)) {
 				if (self->io_error)
 					return connection_lost(self);
-				return capture__fail(self, -ENOENT, "window %u is gone", window);
+				return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 			}
 			if (attr.map_state != IsViewable)
 				return capture__fail(self, -ENODATA,
-						"window %u is not mapped (minimized or hidden); focus it first to show it",
-						window);
+						LOG_WINDOW " is not mapped (minimized or hidden); focus it first to show it",
+						LOG_WINDOW_ID(window));
 			/* Mapped again: it was unmapped or resized just while
 			 * the pixmap was named or read. */
 			return capture__fail(self, -ENODATA,
-					"window %u changed while it was captured (unmapped or resized); try again",
-					window);
+					LOG_WINDOW " changed while it was captured (unmapped or resized); try again",
+					LOG_WINDOW_ID(window));
 		}
 	} else {
 		/* Without Composite only the visible part is right. */
@@ -812,7 +813,7 @@ static int changes(struct capture* self, uint32_t window, bool sync,
 				t->damage = 0;
 				t->gone = true;
 				tracked_free(self, t);
-				return capture__fail(self, -ENOENT, "window %u does not exist", window);
+				return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 			}
 			t->counter = ++self->change_clock;
 		}
@@ -823,7 +824,7 @@ static int changes(struct capture* self, uint32_t window, bool sync,
 	if (self->io_error)
 		return connection_lost(self);
 	if (t->gone)
-		return capture__fail(self, -ENOENT, "window %u is gone", window);
+		return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 	*counter = t->counter;
 	return 0;
 }

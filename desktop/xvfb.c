@@ -7,6 +7,7 @@
 #include "desktop/desktop_private.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "base/options.h"
 
 #include <X11/Xlib.h>
@@ -600,7 +601,7 @@ static void start_launch(int i, const char* display)
 	 * signal itself and is the one we stop. */
 	char script[8192];
 	if (desktop_launch_script(P.launch[i], script, sizeof(script)) < 0) {
-		log_warn("--launch command too long: '%.40s...'", P.launch[i]);
+		log_warn("--launch command too long: '%.*s...'", text_cut(P.launch[i], 40), P.launch[i]);
 		return;
 	}
 	char* argv[] = { (char*)"sh", (char*)"-c", script, NULL };

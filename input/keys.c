@@ -2,6 +2,7 @@
  * any case; chords; suggestions for unknown names; scroll notches. Pure: no
  * display needed. */
 #include "input/input.h"
+#include "base/text.h"
 
 #include <X11/keysym.h>
 #include <xkbcommon/xkbcommon.h>
@@ -203,9 +204,10 @@ int input_chord_add(struct input_chord* self, const char* name, char* err,
 	if (input_key_lookup(name, &sym) < 0) {
 		char near[256];
 		input_key_suggest(name, near, sizeof(near), 5);
-		snprintf(err, err_size, "unknown key '%s'; closest valid names: %s"
+		/* Quote at most 100 bytes of the name, so the hint fits. */
+		snprintf(err, err_size, "unknown key '%.*s'; closest valid names: %s"
 				" (or any X keysym name such as F5, KP_Enter, XF86AudioMute, or a single character)",
-				name, near);
+				text_cut(name, 100), name, near);
 		return -ENOENT;
 	}
 	if (self->n >= INPUT_MAX_CHORD) {
@@ -256,8 +258,8 @@ int input_chord_parse(struct input_chord* self, const char* text, char* err,
 		while (end > start && text[end - 1] == ' ')
 			end--;
 		if (end == start || end - start >= sizeof(name)) {
-			snprintf(err, err_size, "bad key chord \"%s\": %s", text,
-					end == start ? "empty key name" : "key name too long");
+			snprintf(err, err_size, "bad key chord \"%.*s\": %s", text_cut(text, 100),
+					text, end == start ? "empty key name" : "key name too long");
 			return -EINVAL;
 		}
 		memcpy(name, text + start, end - start);
@@ -270,15 +272,15 @@ int input_chord_parse(struct input_chord* self, const char* text, char* err,
 		if (i == len)
 			break;
 		if (text[i] != '+') {
-			snprintf(err, err_size, "bad key chord \"%s\"", text);
+			snprintf(err, err_size, "bad key chord \"%.*s\"", text_cut(text, 100), text);
 			return -EINVAL;
 		}
 		i++;
 		while (i < len && text[i] == ' ')
 			i++;
 		if (i == len) {
-			snprintf(err, err_size, "bad key chord \"%s\": ends with '+' (write ctrl+plus or ctrl++ for the plus key)",
-					text);
+			snprintf(err, err_size, "bad key chord \"%.*s\": ends with '+' (write ctrl+plus or ctrl++ for the plus key)",
+					text_cut(text, 100), text);
 			return -EINVAL;
 		}
 	}

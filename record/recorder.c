@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include "record/record.h"
 #include "base/clock.h"
+#include "base/log.h"
 #include "record/record_private.h"
 #include "capture/capture.h"
 
@@ -202,8 +203,8 @@ static int convert(struct recorder* self, const struct frame* img)
 	if (img->width != self->src_w || img->height != self->src_h) {
 		layout(self, img->width, img->height);
 		fill_black(f);
-		rlog(3, "recording 0x%" PRIx32 ": window is %dx%d, drawn at %d,%d %dx%d in %dx%d",
-				self->stats.window, img->width, img->height, self->dst_x,
+		rlog(3, "recording " LOG_WINDOW ": it is %dx%d, drawn at %d,%d %dx%d in %dx%d",
+				LOG_WINDOW_ID(self->stats.window), img->width, img->height, self->dst_x,
 				self->dst_y, self->dst_w, self->dst_h, self->out_w, self->out_h);
 	}
 	bool crop = self->dst_w == self->out_w && self->dst_h == self->out_h;
@@ -529,10 +530,10 @@ static void* run(void* ud)
 		if (!msg[0])
 			snprintf(msg, sizeof(msg), "recording failed: %s", strerror(-rc));
 		end = end == RECORD_END_NONE ? RECORD_END_ERROR : end;
-		rlog(0, "recording 0x%" PRIx32 " to %s failed: %s", self->stats.window, self->path, msg);
+		rlog(0, "recording " LOG_WINDOW " to %s failed: %s", LOG_WINDOW_ID(self->stats.window), self->path, msg);
 	} else {
-		rlog(2, "recording 0x%" PRIx32 " published %s: %llu frames (%llu dropped), %.2f s, %llu bytes (%s)",
-				self->stats.window, self->path, (unsigned long long)frames,
+		rlog(2, "recording " LOG_WINDOW " published %s: %llu frames (%llu dropped), %.2f s, %llu bytes (%s)",
+				LOG_WINDOW_ID(self->stats.window), self->path, (unsigned long long)frames,
 				(unsigned long long)dropped, (double)slot / self->fps, bytes, end_name(end));
 	}
 
@@ -563,16 +564,16 @@ static int check_window(struct recorder* self, struct capture_rect* g, char* err
 		return -ENOTSUP;
 	}
 	if (self->window == capture_root_window(self->cap)) {
-		record__set_err(err, err_size, "0x%" PRIx32 " is the root window: give a window id from the windows tool",
-				window);
+		record__set_err(err, err_size, LOG_WINDOW " is the root window: give a window id from the windows tool",
+				LOG_WINDOW_ID(window));
 		return -ENOTSUP;
 	}
 	int rc = capture_window_geometry(self->cap, self->window, g);
 	if (rc == -ENOENT)
-		record__set_err(err, err_size, "window 0x%" PRIx32 " not found (list windows with the windows tool)",
-				window);
+		record__set_err(err, err_size, LOG_WINDOW " not found (list windows with the windows tool)",
+				LOG_WINDOW_ID(window));
 	else if (rc < 0)
-		record__set_err(err, err_size, "cannot reach window 0x%" PRIx32 ": %s", window,
+		record__set_err(err, err_size, "cannot reach " LOG_WINDOW ": %s", LOG_WINDOW_ID(window),
 				capture_error(self->cap));
 	return rc == -ECONNRESET ? -ECONNREFUSED : rc;
 }
@@ -660,7 +661,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 	 * first slots late. */
 	rc = refresh(self);
 	if (rc < 0) {
-		record__set_err(err, err_size, "cannot capture window 0x%" PRIx32 ": %s", params->window,
+		record__set_err(err, err_size, "cannot capture " LOG_WINDOW ": %s", LOG_WINDOW_ID(params->window),
 				capture_error(self->cap));
 		rc = rc == -ECONNRESET ? -ECONNREFUSED : rc;
 		goto encoder_failure;
@@ -682,7 +683,7 @@ int record_start(const struct record_params* params, struct recorder** out,
 		goto encoder_failure;
 	}
 	pthread_setname_np(self->thread, "deskd-record");
-	rlog(2, "recording window 0x%" PRIx32 " at %d fps, %dx%d, to %s", params->window, fps,
+	rlog(2, "recording " LOG_WINDOW " at %d fps, %dx%d, to %s", LOG_WINDOW_ID(params->window), fps,
 			self->out_w, self->out_h, self->path);
 	*out = self;
 	return 0;

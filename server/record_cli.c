@@ -74,8 +74,8 @@ int record_cli_main(const struct options* opts)
 		fprintf(stderr, "deskd record: %s\n", err[0] ? err : strerror(-rc));
 		return 1;
 	}
-	fprintf(stderr, "deskd record: recording window 0x%lx at %d fps to %s; Ctrl-C stops\n",
-			opts->record_window, params.fps, path);
+	fprintf(stderr, "deskd record: recording " LOG_WINDOW " at %d fps to %s; Ctrl-C stops\n",
+			LOG_WINDOW_ID(opts->record_window), params.fps, path);
 
 	sigset_t set;
 	sigemptyset(&set);

@@ -1,12 +1,20 @@
-/* REST: every tool as plain JSON over HTTP, screenshots as image bytes,
+/* REST: every tool as JSON over HTTP, screenshots as image bytes,
  * recordings, activity events as SSE, health and metrics. Tool calls run on
- * worker threads (server/worker.h); the HTTP thread never blocks. */
+ * worker threads (server/worker.h); the HTTP thread never blocks.
+ *
+ * One rule for bodies (DESIGN.md 4): every JSON body is an object. A tool
+ * call answers the MCP tool result ({content, structuredContent}); a GET
+ * listing answers what the matching MCP call returns: /api/v1/tools the
+ * tools/list result, /api/v1/windows and /api/v1/recordings the
+ * structuredContent of the windows and recordings tools; an error answers
+ * {"error": {code, message}}. */
 #include "server/rest.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
 #include "server/http/http.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/text.h"
 #include "tools/tools.h"
 #include "base/worker.h"
 
@@ -126,8 +134,8 @@ static void run_tool(struct http_request* req, const char* name, json_t* args,
 	if (!tool) {
 		json_decref(args);
 		char msg[300];
-		snprintf(msg, sizeof(msg), "no tool named '%.200s' (GET /api/v1/tools lists them)",
-				name);
+		snprintf(msg, sizeof(msg), "no tool named '%.*s' (GET /api/v1/tools lists them)",
+				text_cut(name, 200), name);
 		http_respond_error(req, 404, "unknown_tool", msg);
 		return;
 	}
@@ -160,7 +168,7 @@ static void on_tools(struct http_request* req, void* ud)
 	json_t* list = json_array();
 	for (size_t i = 0; list && i < tools_count(); i++)
 		json_array_append_new(list, tools_describe(tools_at(i)));
-	http_respond_json(req, 200, list, NULL);
+	http_respond_json(req, 200, json_pack("{s:o}", "tools", list), NULL);
 }
 
 /* POST /api/v1/tools/{name} */
@@ -185,8 +193,8 @@ static void on_tool_call(struct http_request* req, void* ud)
 		args = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
 		if (!args) {
 			char msg[300];
-			snprintf(msg, sizeof(msg), "the body is not JSON: %.200s (line %d)",
-					err.text, err.line);
+			snprintf(msg, sizeof(msg), "the body is not JSON: %.*s (line %d)",
+					text_cut(err.text, 200), err.text, err.line);
 			http_respond_error(req, 400, "bad_arguments", msg);
 			return;
 		}
@@ -311,12 +319,13 @@ static void on_windows(struct http_request* req, void* ud)
 	run_tool(req, "windows", args, REPLY_STRUCTURED);
 }
 
-/* GET /api/v1/recordings */
+/* GET /api/v1/recordings: the recordings tool's structuredContent, built
+ * here so that the dashboard's polling is not an activity event. */
 static void on_recordings(struct http_request* req, void* ud)
 {
 	(void)ud;
 	json_t* list = tools_record_list();
-	http_respond_json(req, 200, list ? list : json_array(), NULL);
+	http_respond_json(req, 200, json_pack("{s:o}", "recordings", list ? list : json_array()), NULL);
 }
 
 static bool safe_id(const char* id)
@@ -375,7 +384,7 @@ static void sub_unref(struct events_sub* sub)
 static void sub_event(void* ud, json_t* event)
 {
 	struct events_sub* sub = ud;
-	char* text = json_dumps(event, JSON_COMPACT);
+	char* text = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (!text)
 		return;
 	size_t len = strlen(text);
@@ -421,7 +430,7 @@ static void on_events(struct http_request* req, void* ud)
 		free(sub);
 		return;
 	}
-	http_stream_write(sub->stream, ": deskd activity events\n\n", 26);
+	http_stream_write(sub->stream, HTTP_LITERAL(": deskd activity events\n\n"));
 	int handle = events_subscribe(sub_event, sub, 1);
 	if (handle < 0) {
 		http_stream_end(sub->stream);
@@ -443,10 +452,10 @@ static void on_healthz(struct http_request* req, void* ud)
 	(void)ud;
 	static const char* const headers[] = { "Cache-Control", "no-store", NULL };
 	if (desktop_available())
-		http_respond(req, 200, "text/plain; charset=utf-8", "ok\n", 3, headers);
+		http_respond(req, 200, "text/plain; charset=utf-8", HTTP_LITERAL("ok\n"), headers);
 	else
-		http_respond(req, 503, "text/plain; charset=utf-8", "display unavailable\n", 20,
-				headers);
+		http_respond(req, 503, "text/plain; charset=utf-8",
+				HTTP_LITERAL("display unavailable\n"), headers);
 }
 
 /* GET /metrics: Prometheus text. */

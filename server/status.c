@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "server/mcp/mcp.h"
 #include "base/options.h"
+#include "base/real.h"
 #include "record/record.h"
 
 #include <libwebsockets.h>
@@ -89,7 +90,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"name", "deskd",
 			"version", DESKD_VERSION,
 			"pid", (json_int_t)getpid(),
-			"uptime_seconds", process_uptime(),
+			"uptime_seconds", real_round(process_uptime(), REAL_TIME),
 			"display",
 			"name", desktop_display_name(),
 			"available", desktop_available(),
@@ -128,12 +129,10 @@ static const char status_output[] =
 	"{\"type\":\"object\","
 	"\"required\":[\"server\",\"display\",\"sessions\",\"recordings\",\"tools\",\"versions\"],"
 	"\"properties\":{"
-	"\"server\":{\"type\":\"object\",\"required\":[\"name\",\"version\",\"pid\",\"uptime_seconds\"],"
-		"\"properties\":{\"name\":" STRING ",\"version\":" STRING ",\"pid\":" INTEGER
-		",\"uptime_seconds\":{\"type\":\"number\"}}},"
-	"\"display\":{\"type\":\"object\",\"required\":[\"name\",\"available\",\"embedded\",\"width\",\"height\"],"
-		"\"properties\":{\"name\":" STRING ",\"available\":" BOOLEAN ",\"embedded\":" BOOLEAN
-		",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER ",\"unavailable_reason\":" STRING "}},"
+	"\"server\":{\"type\":\"object\",\"properties\":{\"name\":" STRING ",\"version\":" STRING
+		",\"pid\":" INTEGER ",\"uptime_seconds\":{\"type\":\"number\"}}},"
+	"\"display\":{\"type\":\"object\",\"properties\":{\"name\":" STRING ",\"available\":" BOOLEAN
+		",\"embedded\":" BOOLEAN ",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER ",\"unavailable_reason\":" STRING "}},"
 	"\"sessions\":" INTEGER ","
 	"\"recordings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
 	"\"tools\":" INTEGER ","
@@ -150,19 +149,15 @@ static const char doctor_output[] =
 	"}}";
 
 static const char no_args[] =
-	"{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}";
+	"{\"type\":\"object\",\"additionalProperties\":false}";
 
 const struct tool_def status_tools[] = {
 	{
 		.name = "status",
 		.title = "Server status",
 		.description =
-			"Report the state of deskd: server version, pid and uptime; the X display "
-			"(name, whether it is reachable right now, whether deskd started it, its size "
-			"in pixels); the number of MCP sessions; the recordings (active and finished); "
-			"the number of tools; library versions. Cheap and side-effect free. Call it "
-			"first to learn the screen size, or when actions fail with display_unavailable "
-			"to see whether the display is back. Works even when the display is down.",
+			"deskd's state: version, uptime, display, sessions, recordings, libraries. Works "
+			"without a display.",
 		.input_schema = no_args,
 		.output_schema = status_output,
 		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,
@@ -172,12 +167,8 @@ const struct tool_def status_tools[] = {
 		.name = "doctor",
 		.title = "Diagnose the setup",
 		.description =
-			"Run deskd's health checks (the same as `deskd doctor`): display reachable and "
-			"its size, the X extensions capture and input need (MIT-SHM, XTEST, Composite, "
-			"DAMAGE, XFIXES, RANDR), Xvfb and the window manager on PATH, the listen port, "
-			"the data dir and token file permissions. Returns {healthy, checks:[{name, ok, "
-			"detail}]}; each failed check's detail says what to fix. Use it when tools fail "
-			"in ways you do not understand. Works even when the display is down.",
+			"The checks of `deskd doctor` (display, extensions, programs, port, data dir, "
+			"token): {healthy, checks:[{name, ok, detail}]}. Works without a display.",
 		.input_schema = no_args,
 		.output_schema = doctor_output,
 		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,

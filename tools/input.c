@@ -12,6 +12,8 @@
 #include "base/clock.h"
 #include "desktop/desktop.h"
 #include "base/log.h"
+#include "base/text.h"
+#include "base/real.h"
 #include "input/input.h"
 
 #include <errno.h>
@@ -110,7 +112,7 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 		 * must see why 1500 is out of range. */
 		char what[64], space[400];
 		if (t.window)
-			snprintf(what, sizeof(what), "window %u", t.window);
+			snprintf(what, sizeof(what), LOG_WINDOW, LOG_WINDOW_ID(t.window));
 		else
 			snprintf(what, sizeof(what), "the screen");
 		const char* of = t.window ? "window" : "desktop";
@@ -132,8 +134,8 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 	*dy = t.y + desktop_map(y, t.height, ih);
 	if (*dx < 0 || *dy < 0 || *dx >= sw || *dy >= sh)
 		return action_fail(e, TOOL_OUT_OF_BOUNDS,
-				"(%d, %d) of window %u is at desktop (%d, %d), off the screen",
-				x, y, t.window, *dx, *dy);
+				"(%d, %d) of " LOG_WINDOW " is at desktop (%d, %d), off the screen",
+				x, y, LOG_WINDOW_ID(t.window), *dx, *dy);
 	return 0;
 }
 
@@ -157,9 +159,9 @@ static int focus_target(struct batch* b, struct act_error* e)
 		return 0;
 	int rc = input_focus_window(b->in, b->window, FOCUS_TIMEOUT_MS);
 	if (rc == -ENOENT)
-		return action_fail(e, TOOL_WINDOW_NOT_FOUND, "window %u does not exist (any more); list windows with the windows tool", b->window);
+		return action_fail(e, TOOL_WINDOW_NOT_FOUND, LOG_WINDOW " does not exist (any more); list windows with the windows tool", LOG_WINDOW_ID(b->window));
 	if (rc == -ETIMEDOUT)
-		return action_fail(e, TOOL_TIMEOUT, "window %u did not take the focus within %d ms", b->window, FOCUS_TIMEOUT_MS);
+		return action_fail(e, TOOL_TIMEOUT, LOG_WINDOW " did not take the focus within %d ms", LOG_WINDOW_ID(b->window), FOCUS_TIMEOUT_MS);
 	if (rc < 0)
 		return input_error(rc, "focusing the window", e);
 	b->focused = true;
@@ -364,7 +366,8 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		for (size_t i = 0; i < a->n_path; i++) {
 			if (map_point(b, a, a->px[i], a->py[i], &dpx[i], &dpy[i], e) < 0) {
 				char msg[512];
-				snprintf(msg, sizeof(msg), "%.400s", e->message);
+				snprintf(msg, sizeof(msg), "%.*s", text_cut(e->message, 400),
+						e->message);
 				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
 				free(dpx);
 				free(dpy);
@@ -470,7 +473,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 			}
 		}
 		json_object_set_new(res, "keys", chord_names(&a->chord));
-		json_object_set_new(res, "duration", json_real(a->ms / 1000.0));
+		json_object_set_new(res, "duration", json_real(real_round(a->ms / 1000.0, REAL_TIME)));
 		break;
 	case ACT_WAIT:
 		if (sleep_bounded(b, a->ms, e) < 0)
@@ -593,14 +596,18 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 				"%zu actions; at most %d per call", json_array_size(actions), MAX_ACTIONS);
 		return 0;
 	}
+	uint32_t window;
+	if (!tool_arg_window(args, &window)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "window must be a window id from the windows tool (or 0 for the screen)");
+		return 0;
+	}
 	struct input* in = desktop_input_get(err, sizeof(err));
 	if (!in) {
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
 		return 0;
 	}
 	struct batch b = {
-		.ctx = ctx, .in = in,
-		.window = (uint32_t)tool_arg_int(args, "window", 0),
+		.ctx = ctx, .in = in, .window = window,
 		.max_dimension = -1, .images = json_array(),
 	};
 	if (!batch_space_token(args, &b, out)) {
@@ -658,8 +665,12 @@ static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		}
 		return def->handler(ctx, args, out);
 	}
+	uint32_t window;
+	if (!tool_arg_window(args, &window)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "window must be a window id from the windows tool (or 0 for the screen)");
+		return 0;
+	}
 	json_t* action = json_deep_copy(args);
-	uint32_t window = (uint32_t)tool_arg_int(args, "window", 0);
 	json_object_del(action, "window");
 	json_object_set_new(action, "type", json_string(type));
 	struct input* in = desktop_input_get(err, sizeof(err));
@@ -709,94 +720,111 @@ SPLIT(zoom)
 
 /* ---- schemas ---- */
 
-#define S_INT(desc) "{\"type\":\"integer\",\"description\":\"" desc "\"}"
-#define P_X "\"x\":" S_INT("Horizontal pixel in the screenshot of the target (0 = left edge).")
-#define P_Y "\"y\":" S_INT("Vertical pixel in the screenshot of the target (0 = top edge).")
-#define P_COORD "\"coordinate\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2," \
-	"\"description\":\"[x, y] instead of x and y (Anthropic style).\"}"
-#define P_SPACE "\"coordinate_space\":{\"type\":\"string\",\"description\":" \
-	"\"screenshot (default): pixels of the latest screenshot of the target, mapped back exactly; desktop: absolute desktop pixels; " \
-	"or a screenshot result's coordinate_space (WIDTHxHEIGHT/MAX_DIMENSION, e.g. 1280x800/1280): pixels of that screenshot, " \
-	"with or without a session (an error if the target changed size since).\"}"
-#define P_HELD "\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":" \
-	"\"Keys held during the action, e.g. [\\\"shift\\\"] or \\\"ctrl+shift\\\".\"}," \
-	"\"text\":{\"type\":\"string\",\"description\":\"Held keys, Anthropic style (\\\"shift\\\", \\\"ctrl+alt\\\").\"}"
-#define P_BUTTON "\"button\":{\"enum\":[\"left\",\"right\",\"middle\",\"wheel\",\"back\",\"forward\"]," \
-	"\"description\":\"Mouse button (default left; wheel = middle).\"}"
-#define P_WINDOW "\"window\":{\"type\":\"integer\",\"minimum\":0,\"description\":" \
-	"\"Target window id (from the windows tool): coordinates are in its screenshot's space, and it is raised and focused first. Default: the whole screen.\"}"
-#define P_PATH "\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":{\"type\":[\"object\",\"array\"]}," \
-	"\"description\":\"Points [{x, y}, ...] (or [[x, y], ...]); the left button is held from the first to the last.\"}"
-#define P_START "\"start_coordinate\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2," \
-	"\"description\":\"Drag start [x, y] (Anthropic left_click_drag); the end is coordinate.\"}"
-#define P_SCROLL "\"scroll_x\":{\"type\":\"number\",\"description\":\"Horizontal scroll in pixels, positive = right; 100 px = 1 wheel notch (at least 1 when non-zero).\"}," \
-	"\"scroll_y\":{\"type\":\"number\",\"description\":\"Vertical scroll in pixels, positive = down; 100 px = 1 wheel notch.\"}," \
-	"\"scroll_direction\":{\"enum\":[\"up\",\"down\",\"left\",\"right\"],\"description\":\"Anthropic style, with scroll_amount.\"}," \
-	"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000,\"description\":\"Wheel notches (Anthropic style).\"}"
-#define P_KEYS "\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":" \
-	"\"A chord: [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\". Names: CTRL ALT SHIFT CMD/SUPER/META ENTER ESC TAB SPACE BACKSPACE DELETE " \
-	"HOME END PAGEUP PAGEDOWN ARROWLEFT/RIGHT/UP/DOWN F1-F24, any X keysym name (Return, Left, KP_Enter...), any case, or one character.\"}"
-#define P_KEYTEXT "\"text\":{\"type\":\"string\",\"description\":\"The chord as xdotool text, e.g. \\\"ctrl+shift+t\\\" (Anthropic key).\"}"
-#define P_TYPETEXT "\"text\":{\"type\":\"string\",\"description\":\"Text to type, any Unicode; \\\\n is Enter, \\\\t is Tab.\"}"
-#define P_DURATION "\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30,\"description\":\"Seconds.\"}"
-#define P_MS "\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000,\"description\":\"Milliseconds (default 1000, at most 30000).\"}"
-#define P_REGION "\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":4,\"maxItems\":4," \
-	"\"description\":\"[x0, y0, x1, y1] in screenshot space, end-exclusive; returned at full resolution.\"}"
-#define P_MAXDIM "\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"description\":" \
-	"\"Longest side of the image (0 = native); later coordinates refer to this screenshot.\"}"
+/* Every shape is spelled out so that every client takes it: no type arrays
+ * (single-type dialects such as Gemini's reject them), no open objects (the
+ * OpenAI Agents SDK cannot make them strict), anyOf of explicit shapes where
+ * a value has two forms, and enums with their type. The batch schema inlines
+ * its action object (no $ref) for clients that do not resolve references. */
+#define S_INT "{\"type\":\"integer\"}"
+#define S_XY_D(desc) "{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":2,\"maxItems\":2" desc "}"
+#define S_XY S_XY_D("")
+/* A path point: {x, y} or [x, y]. */
+#define S_POINT "{\"anyOf\":[{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"x\",\"y\"]," \
+	"\"properties\":{\"x\":" S_INT ",\"y\":" S_INT "}}," S_XY "]}"
+/* A chord: ["ctrl","c"] or "ctrl+c". */
+#define S_CHORD(desc) "{\"anyOf\":[{\"type\":\"array\",\"items\":{\"type\":\"string\"}},{\"type\":\"string\"}]" desc "}"
+#define S_ENUM(values) "{\"type\":\"string\",\"enum\":[" values "]}"
+#define DESC(text) ",\"description\":\"" text "\""
+
+#define BUTTONS "\"left\",\"right\",\"middle\",\"wheel\",\"back\",\"forward\""
+#define DIRECTIONS "\"up\",\"down\",\"left\",\"right\""
+#define ACTION_TYPES "\"screenshot\",\"click\",\"double_click\",\"triple_click\",\"move\",\"drag\"," \
+	"\"mouse_down\",\"mouse_up\",\"scroll\",\"type\",\"keypress\",\"hold_key\",\"wait\",\"cursor_position\"," \
+	"\"zoom\",\"left_click\",\"right_click\",\"middle_click\",\"mouse_move\",\"left_click_drag\"," \
+	"\"left_mouse_down\",\"left_mouse_up\",\"key\""
+
+#define KEY_NAMES "OpenAI (CTRL, ENTER, ARROWLEFT) or X keysym names (Return, F5), any case."
+
+/* Properties of the split tools, described one by one. */
+#define P_X "\"x\":{\"type\":\"integer\"" DESC("Pixel in the target's latest screenshot (0 = left).") "}"
+#define P_Y "\"y\":{\"type\":\"integer\"" DESC("Pixel in the target's latest screenshot (0 = top).") "}"
+#define P_COORD "\"coordinate\":" S_XY_D(DESC("[x, y] instead of x and y."))
+#define P_SPACE "\"coordinate_space\":{\"type\":\"string\"" \
+	DESC("desktop: desktop pixels; a screenshot's coordinate_space (1280x800/1280): its pixels.") "}"
+#define P_HELD "\"keys\":" S_CHORD(DESC("Keys held during the action: [\\\"shift\\\"] or \\\"ctrl+shift\\\".")) "," \
+	"\"text\":{\"type\":\"string\"" DESC("Held keys, Anthropic style.") "}"
+#define P_BUTTON "\"button\":{\"type\":\"string\",\"enum\":[" BUTTONS "]" DESC("Default left.") "}"
+#define P_WINDOW "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" \
+	DESC("Window id (windows tool), focused first; coordinates are in its screenshot. Default: the screen.") "}"
+#define P_PATH "\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT \
+	DESC("Points {x, y} or [x, y]; the button is held from the first to the last.") "}"
+#define P_START "\"start_coordinate\":" S_XY_D(DESC("Drag start (Anthropic); the end is coordinate."))
+#define P_SCROLL "\"scroll_x\":{\"type\":\"number\"" DESC("Pixels, positive = right; 100 px = 1 wheel notch.") "}," \
+	"\"scroll_y\":{\"type\":\"number\"" DESC("Pixels, positive = down.") "}," \
+	"\"scroll_direction\":" S_ENUM(DIRECTIONS) "," \
+	"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000" DESC("Notches, with scroll_direction.") "}"
+#define P_KEYS "\"keys\":" S_CHORD(DESC("The chord: [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\". " KEY_NAMES))
+#define P_KEYTEXT "\"text\":{\"type\":\"string\"" DESC("The chord as xdotool text (Anthropic key).") "}"
+#define P_TYPETEXT "\"text\":{\"type\":\"string\"" DESC("Any Unicode; \\\\n is Enter, \\\\t is Tab.") "}"
+#define P_DURATION "\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30" DESC("Seconds.") "}"
+#define P_MS "\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000" DESC("Default 1000.") "}"
+#define P_REGION "\"region\":{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":4,\"maxItems\":4" \
+	DESC("[x0, y0, x1, y1], end-exclusive, in screenshot pixels.") "}"
+#define P_MAXDIM "\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384" \
+	DESC("Longest image side (0 = native); later coordinates use this image.") "}"
 
 #define OBJ(props) "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{" props "}"
 #define OBJ_REQ(props, req) OBJ(props) ",\"required\":[" req "]}"
 #define OBJ_END(props) OBJ(props) "}"
 
-#define ACTION_TYPES "screenshot, click, double_click, triple_click, move, drag, mouse_down, mouse_up, " \
-	"scroll, type, keypress, hold_key, wait, cursor_position, zoom; Anthropic aliases: left_click, " \
-	"right_click, middle_click, mouse_move, left_click_drag, left_mouse_down, left_mouse_up, key."
+/* One action: the tool description says which fields each type takes;
+ * actions.c checks it. */
+#define ACTION_OBJECT OBJ_END( \
+	"\"type\":" S_ENUM(ACTION_TYPES) "," \
+	"\"action\":{\"type\":\"string\"" DESC("Same as type (Anthropic).") "}," \
+	"\"x\":" S_INT ",\"y\":" S_INT ",\"coordinate\":" S_XY "," \
+	"\"coordinate_space\":{\"type\":\"string\"},\"button\":" S_ENUM(BUTTONS) "," \
+	"\"keys\":" S_CHORD("") ",\"text\":{\"type\":\"string\"}," \
+	"\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT "}," \
+	"\"start_coordinate\":" S_XY "," \
+	"\"scroll_x\":{\"type\":\"number\"},\"scroll_y\":{\"type\":\"number\"}," \
+	"\"scroll_direction\":" S_ENUM(DIRECTIONS) "," \
+	"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000}," \
+	"\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30}," \
+	"\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000}," \
+	"\"region\":{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":4,\"maxItems\":4}," \
+	"\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384}")
 
 static const char batch_schema[] =
-	"{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"actions\"],\"properties\":{"
-	"\"actions\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":100,\"items\":{\"$ref\":\"#/$defs/action\"},"
-	"\"description\":\"Actions run in order; the batch stops at the first failure.\"},"
-	P_WINDOW ","
-	"\"screenshot_after\":{\"type\":\"boolean\",\"description\":\"After the actions, wait until the screen settles (50 ms quiet, at most 1 s) and return a screenshot.\"},"
-	P_SPACE "},"
-	"\"$defs\":{\"action\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-	"\"type\":{\"type\":\"string\",\"description\":\"The action: " ACTION_TYPES "\"},"
-	"\"action\":{\"type\":\"string\",\"description\":\"The same as type (Anthropic style).\"},"
-	P_X "," P_Y "," P_COORD "," P_SPACE "," P_BUTTON ","
-	"\"keys\":{\"type\":[\"array\",\"string\"],\"items\":{\"type\":\"string\"},\"description\":"
-	"\"keypress/hold_key: the chord, [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\"; pointer actions: keys held during the action.\"},"
-	"\"text\":{\"type\":\"string\",\"description\":\"type: the text (any Unicode); key: the chord (\\\"ctrl+c\\\"); pointer actions: held keys.\"},"
-	P_PATH "," P_START "," P_SCROLL "," P_DURATION "," P_MS "," P_REGION "," P_MAXDIM
-	"}}}}";
+	OBJ_REQ("\"actions\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":100,\"items\":" ACTION_OBJECT "},"
+		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" DESC("Window id; default: the screen.") "},"
+		"\"screenshot_after\":{\"type\":\"boolean\"" DESC("Then add a screenshot once the screen settles (at most 1 s).") "},"
+		"\"coordinate_space\":{\"type\":\"string\"" DESC("desktop (absolute pixels) or a screenshot's coordinate_space.") "}",
+		"\"actions\"");
 
 static const char batch_output[] =
 	"{\"type\":\"object\",\"required\":[\"results\"],\"properties\":{\"results\":{\"type\":\"array\",\"items\":"
 	"{\"type\":\"object\",\"required\":[\"action\",\"status\"],\"properties\":{"
-	"\"action\":{\"type\":\"string\"},\"status\":{\"enum\":[\"ok\",\"error\"]},\"message\":{\"type\":\"string\"}}}}}}";
+	"\"action\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"]},\"message\":{\"type\":\"string\"}}}}}}";
 
 static const char action_output[] =
 	"{\"type\":\"object\",\"required\":[\"action\",\"status\"],\"properties\":{"
-	"\"action\":{\"type\":\"string\"},\"status\":{\"enum\":[\"ok\",\"error\"]}}}";
+	"\"action\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"]}}}";
 
 static const char batch_description[] =
-	"Act on the desktop: run a list of actions in order (mouse, keyboard, screenshots), stopping at the first "
-	"failure. Each action is an object with \"type\" and its fields:\n"
-	"- screenshot {max_dimension?}; zoom {region:[x0,y0,x1,y1]} (full-resolution crop)\n"
-	"- click {x, y, button?: left|right|middle|wheel|back|forward, keys?}; double_click, triple_click {x, y, keys?}\n"
-	"- move {x, y}; drag {path:[{x,y},...] (>= 2 points)}; mouse_down / mouse_up {button?, x?, y?}\n"
-	"- scroll {x, y, scroll_x?, scroll_y?} in pixels (positive = right/down; 100 px = 1 wheel notch)\n"
+	"Run actions in order (all checked first; the first failure stops the rest), each "
+	"{type, ...fields}:\n"
+	"- screenshot {max_dimension?}; zoom {region:[x0,y0,x1,y1]} (full resolution)\n"
+	"- click {x, y, button?, keys?}; double_click, triple_click, move {x, y, keys?}\n"
+	"- drag {path:[{x,y},...]}; mouse_down, mouse_up {button?, x?, y?}\n"
+	"- scroll {x, y, scroll_x?, scroll_y?}: pixels, + = right/down, 100 px = 1 notch\n"
 	"- type {text} (any Unicode, \\n = Enter); keypress {keys:[\"ctrl\",\"c\"]}; hold_key {keys, duration (s)}\n"
-	"- wait {ms (default 1000, max 30000)}; cursor_position\n"
-	"Anthropic names work too: left_click, right_click, middle_click, mouse_move, left_click_drag "
-	"{start_coordinate, coordinate}, left_mouse_down, left_mouse_up, key {text:\"ctrl+c\"}, scroll "
-	"{scroll_direction, scroll_amount}, coordinate:[x,y] for x/y, text as held keys, wait {duration (s)}.\n"
-	"Coordinates are pixels of the latest screenshot of the target (the screen, or `window`), mapped exactly "
-	"to the desktop; out-of-range coordinates are an error. Without a session (MCP 2026-07-28, REST) pass the "
-	"screenshot's coordinate_space (e.g. \"1280x800/1280\") to the batch or the action to say which screenshot; "
-	"else the server's default max dimension applies. With `window`, it is raised and focused first. "
-	"Returns {results:[{action, status, ...}]} and an image for each screenshot; on failure the error has "
-	"failed_index and the results so far. Every action is checked before any runs.";
+	"- wait {ms? (default 1000)}; cursor_position\n"
+	"Keys: " KEY_NAMES " Anthropic names and fields work too (left_click, key {text:\"ctrl+c\"}, "
+	"coordinate:[x,y]...).\n"
+	"x, y are pixels of the latest screenshot of the target (the screen, or window, focused "
+	"first; pass its coordinate_space). Returns {results} and an image per screenshot; on "
+	"failure, failed_index.";
 
 const struct tool_def tools_input[] = {
 	{

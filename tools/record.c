@@ -5,6 +5,7 @@
 
 #include "record/record.h"
 #include "desktop/desktop.h"
+#include "base/real.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static json_t* recording_json(const struct desktop_recording* r)
 			"id", r->id, "window", (json_int_t)r->window, "path", r->path,
 			"state", state_name(s->state), "frames", (json_int_t)s->frames,
 			"dropped_frames", (json_int_t)s->dropped_frames,
-			"duration_seconds", s->duration_seconds, "bytes", (json_int_t)s->bytes,
+			"duration_seconds", real_round(s->duration_seconds, REAL_TIME), "bytes", (json_int_t)s->bytes,
 			"width", s->width, "height", s->height, "fps", r->fps, "started", started);
 	if (!o)
 		return NULL;
@@ -85,8 +86,14 @@ int tools_record_path(const char* id, char* path, size_t size)
 
 static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	uint32_t window;
+	if (!tool_arg_window(args, &window)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+				"window must be a window id from the windows tool");
+		return 0;
+	}
 	struct desktop_record_params params = {
-		.window = (uint32_t)tool_arg_int(args, "window", 0),
+		.window = window,
 		.out = tool_arg_string(args, "out", NULL),
 		.fps = (int)tool_arg_int(args, "fps", 30),
 		.max_seconds = tool_arg_double(args, "max_seconds", DEFAULT_MAX_SECONDS),
@@ -120,7 +127,7 @@ static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_res
 	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f, s:o}",
 			"id", r.id, "window", (json_int_t)r.window, "path", r.path,
 			"width", r.stats.width, "height", r.stats.height, "fps", r.fps,
-			"max_seconds", params.max_seconds, "ends_on", ends));
+			"max_seconds", real_round(params.max_seconds, REAL_TIME), "ends_on", ends));
 	return 0;
 }
 
@@ -157,7 +164,7 @@ static int record_stop_tool(struct tool_ctx* ctx, json_t* args, struct tool_resu
 	json_t* result = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:i, s:i, s:i, s:I}",
 			"id", r.id, "path", r.path, "bytes", (json_int_t)s->bytes,
 			"frames", (json_int_t)s->frames, "dropped_frames", (json_int_t)s->dropped_frames,
-			"duration_seconds", s->duration_seconds, "width", s->width, "height", s->height,
+			"duration_seconds", real_round(s->duration_seconds, REAL_TIME), "width", s->width, "height", s->height,
 			"fps", s->fps, "window", (json_int_t)s->window);
 	if (result && end_name(s->end))
 		json_object_set_new(result, "ended", json_string(end_name(s->end)));
@@ -188,51 +195,35 @@ static int recordings_tool(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	return 0;
 }
 
+#define INT "{\"type\":\"integer\"}"
+#define STR "{\"type\":\"string\"}"
+#define NUM "{\"type\":\"number\"}"
+/* The fields every recording has; the description names the rest. */
 #define RECORDING_PROPS \
-	"\"id\":{\"type\":\"string\"},\"window\":{\"type\":\"integer\"}," \
-	"\"path\":{\"type\":\"string\"},\"state\":{\"type\":\"string\",\"enum\":[\"recording\",\"finished\",\"failed\"]}," \
-	"\"frames\":{\"type\":\"integer\"},\"dropped_frames\":{\"type\":\"integer\"}," \
-	"\"duration_seconds\":{\"type\":\"number\"},\"bytes\":{\"type\":\"integer\"}," \
-	"\"width\":{\"type\":\"integer\"},\"height\":{\"type\":\"integer\"},\"fps\":{\"type\":\"integer\"}," \
-	"\"started\":{\"type\":\"string\"},\"ended\":{\"type\":\"string\"}," \
-	"\"error\":{\"type\":\"string\"},\"uri\":{\"type\":\"string\"}"
+	"\"id\":" STR ",\"window\":" INT ",\"path\":" STR "," \
+	"\"state\":{\"type\":\"string\",\"enum\":[\"recording\",\"finished\",\"failed\"]}," \
+	"\"frames\":" INT ",\"duration_seconds\":" NUM ",\"bytes\":" INT
 
 const struct tool_def tools_record[] = {
 	{
 		.name = "record_start",
 		.title = "Start recording a window",
 		.description =
-			"Start recording one window (window: id from the windows tool) to an MP4 "
-			"(H.264) video, in the background: the call returns at once with the "
-			"recording's id and the path the file will have. Stop it with record_stop, "
-			"which returns the finished file; until then nothing exists at the path. The "
-			"window's own pixels are recorded even when it is covered; the video keeps "
-			"the window's size at the start (rounded down to even), a resized window is "
-			"scaled into it with black bars. out: absolute path under an allowed output "
-			"root (the file is created mode 0600 and never replaces an existing one); "
-			"default: the server's recordings folder. fps 1-60 (default 30). The "
-			"recording also ends by itself after max_seconds (default 3600), when the "
-			"window is destroyed, when deskd shuts down, and, for a client with an MCP "
-			"session (protocol 2025-11-25 and earlier), when that session ends; the file is "
-			"published then too. MCP 2026-07-28 and REST have no session: call record_stop "
-			"(or rely on max_seconds). The result's ends_on lists what ends this recording.",
+			"Record a window's own pixels to MP4 in the background; returns id and path now. "
+			"The file appears when it ends (record_stop, max_seconds...: see ends_on). out: an "
+			"absolute path under an output root (0600, never replaced).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"required\":[\"window\"],\"properties\":{"
 			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
-			"\"description\":\"Window id from the windows tool.\"},"
-			"\"out\":{\"type\":\"string\",\"description\":\"Absolute path of the MP4 to write (must not exist).\"},"
-			"\"fps\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60,\"default\":30},"
-			"\"max_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":86400,\"default\":3600,"
-			"\"description\":\"Stop and publish after this many seconds.\"},"
-			"\"cursor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"Draw the mouse pointer.\"}}}",
+			"\"description\":\"Window id (windows tool).\"},"
+			"\"out\":" STR ","
+			"\"fps\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60,\"description\":\"Default 30.\"},"
+			"\"max_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":86400,"
+			"\"description\":\"Default 3600.\"},"
+			"\"cursor\":{\"type\":\"boolean\",\"description\":\"Draw the pointer.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
-			"\"id\":{\"type\":\"string\"},\"window\":{\"type\":\"integer\"},\"path\":{\"type\":\"string\"},"
-			"\"width\":{\"type\":\"integer\"},\"height\":{\"type\":\"integer\"},"
-			"\"fps\":{\"type\":\"integer\"},\"max_seconds\":{\"type\":\"number\"},"
-			"\"ends_on\":{\"type\":\"array\",\"items\":{\"enum\":[\"record_stop\",\"max_seconds\","
-			"\"window_destroyed\",\"session_end\",\"shutdown\"]},\"description\":\"What ends this "
-			"recording and publishes its file; without session_end only record_stop or max_seconds "
-			"end it before deskd stops.\"}},"
+			"\"id\":" STR ",\"window\":" INT ",\"path\":" STR ",\"width\":" INT ",\"height\":" INT
+			",\"fps\":" INT ",\"max_seconds\":" NUM "},"
 			"\"required\":[\"id\",\"window\",\"path\"]}",
 		.flags = TOOL_OPEN_WORLD,
 		.handler = record_start_tool,
@@ -241,20 +232,14 @@ const struct tool_def tools_record[] = {
 		.name = "record_stop",
 		.title = "Stop a recording",
 		.description =
-			"Stop a recording started with record_start, finish the MP4 (it plays from "
-			"the start: moov first) and publish it at its path. id: the recording's id; "
-			"omit it to stop your only recording. Returns the path, size in bytes, "
-			"frames, frames dropped because encoding fell behind, duration, video size, "
-			"and a resource link (deskd://recordings/ID). A recording that already ended "
-			"by itself (window destroyed, max_seconds) returns its result too.",
+			"Stop a recording (id, or your only one) and publish its MP4; also answers for "
+			"one that already ended.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			"\"id\":{\"type\":\"string\",\"description\":\"Recording id from record_start; omit for your only one.\"}}}",
+			"\"id\":{\"type\":\"string\",\"description\":\"From record_start.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
-			"\"id\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},"
-			"\"frames\":{\"type\":\"integer\"},\"dropped_frames\":{\"type\":\"integer\"},"
-			"\"duration_seconds\":{\"type\":\"number\"},\"width\":{\"type\":\"integer\"},"
-			"\"height\":{\"type\":\"integer\"},\"fps\":{\"type\":\"integer\"},"
-			"\"window\":{\"type\":\"integer\"},\"ended\":{\"type\":\"string\"}},"
+			"\"id\":" STR ",\"path\":" STR ",\"bytes\":" INT ",\"frames\":" INT ",\"dropped_frames\":" INT
+			",\"duration_seconds\":" NUM ",\"width\":" INT ",\"height\":" INT ",\"fps\":" INT
+			",\"window\":" INT ",\"ended\":" STR "},"
 			"\"required\":[\"id\",\"path\",\"bytes\",\"frames\",\"dropped_frames\",\"duration_seconds\",\"width\",\"height\"]}",
 		.flags = TOOL_OPEN_WORLD,
 		.handler = record_stop_tool,
@@ -263,13 +248,11 @@ const struct tool_def tools_record[] = {
 		.name = "recordings",
 		.title = "List recordings",
 		.description =
-			"List this server's recordings, running and finished (newest first): id, "
-			"window, path, state (recording, finished, failed), frames, dropped_frames, "
-			"duration_seconds, bytes, size and fps; running ones show live numbers.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{}}",
+			"This server's recordings, newest first.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"recordings\":{\"type\":\"array\","
 			"\"items\":{\"type\":\"object\",\"properties\":{" RECORDING_PROPS "},"
-			"\"required\":[\"id\",\"window\",\"path\",\"state\"]}}},"
+			"\"required\":[\"id\",\"window\",\"path\",\"state\",\"frames\",\"duration_seconds\",\"bytes\"]}}},"
 			"\"required\":[\"recordings\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_DISPLAY,
 		.handler = recordings_tool,

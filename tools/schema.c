@@ -18,7 +18,7 @@ struct validation {
 __attribute__((format(printf, 3, 4)))
 static int fail(struct validation* v, const char* path, const char* fmt, ...)
 {
-	char msg[256];
+	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -150,30 +150,45 @@ static int validate_array(struct validation* v, json_t* schema, json_t* value,
 	return 0;
 }
 
+/* Limits as the schema wrote them: 4294967295, not 4.29497e+09. */
+static void limit_text(json_t* lim, char* buf, size_t size)
+{
+	if (json_is_integer(lim))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(lim));
+	else
+		snprintf(buf, size, "%.15g", json_number_value(lim));
+}
+
 static int validate_number(struct validation* v, json_t* schema, json_t* value,
 		const char* path)
 {
 	double d = json_number_value(value);
 	char num[64];
 	json_t* lim;
-	if ((lim = json_object_get(schema, "minimum")) && d < json_number_value(lim)) {
-		snprintf(num, sizeof(num), "%g", json_number_value(lim));
+	/* Compare integers as integers: a double cannot tell 2^53 from 2^53 + 1. */
+	bool exact = json_is_integer(value);
+	json_int_t i = exact ? json_integer_value(value) : 0;
+#define BEYOND(l, op) (exact && json_is_integer(l) ? i op json_integer_value(l) \
+		: d op json_number_value(l))
+	if ((lim = json_object_get(schema, "minimum")) && json_is_number(lim) && BEYOND(lim, <)) {
+		limit_text(lim, num, sizeof(num));
 		return fail(v, path, "must be at least %s", num);
 	}
-	if ((lim = json_object_get(schema, "maximum")) && d > json_number_value(lim)) {
-		snprintf(num, sizeof(num), "%g", json_number_value(lim));
+	if ((lim = json_object_get(schema, "maximum")) && json_is_number(lim) && BEYOND(lim, >)) {
+		limit_text(lim, num, sizeof(num));
 		return fail(v, path, "must be at most %s", num);
 	}
 	if ((lim = json_object_get(schema, "exclusiveMinimum")) && json_is_number(lim)
-			&& d <= json_number_value(lim)) {
-		snprintf(num, sizeof(num), "%g", json_number_value(lim));
+			&& BEYOND(lim, <=)) {
+		limit_text(lim, num, sizeof(num));
 		return fail(v, path, "must be greater than %s", num);
 	}
 	if ((lim = json_object_get(schema, "exclusiveMaximum")) && json_is_number(lim)
-			&& d >= json_number_value(lim)) {
-		snprintf(num, sizeof(num), "%g", json_number_value(lim));
+			&& BEYOND(lim, >=)) {
+		limit_text(lim, num, sizeof(num));
 		return fail(v, path, "must be less than %s", num);
 	}
+#undef BEYOND
 	return 0;
 }
 
@@ -227,7 +242,7 @@ static int validate(struct validation* v, json_t* schema, json_t* value,
 			if (json_equal(a, value))
 				ok = true;
 		if (!ok) {
-			char list[256] = "";
+			char list[400] = "";
 			json_array_foreach(allowed, i, a) {
 				if (!json_is_string(a))
 					continue;
@@ -235,6 +250,9 @@ static int validate(struct validation* v, json_t* schema, json_t* value,
 				snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
 						json_string_value(a));
 			}
+			if (json_is_string(value))
+				return fail(v, path, "\"%.60s\" is not one of: %s",
+						json_string_value(value), list);
 			return fail(v, path, "must be one of: %s", list);
 		}
 	}
@@ -271,17 +289,34 @@ static int validate(struct validation* v, json_t* schema, json_t* value,
 	if (!json_is_array(any))
 		any = json_object_get(schema, "oneOf");
 	if (json_is_array(any) && json_array_size(any) > 0) {
+		/* Report why the branch of the value's own type failed; when no
+		 * branch takes that type, name the types they take instead:
+		 * "expected array or string, got number". */
 		size_t i;
 		json_t* alt;
-		char first[512] = "";
+		char first[512] = "", types[128] = "";
 		json_array_foreach(any, i, alt) {
+			json_t* r = resolve_ref(v, alt);
+			const char* t = json_is_object(r)
+					? json_string_value(json_object_get(r, "type")) : NULL;
+			if (t && !type_matches(t, value)) {
+				size_t n = strlen(types);
+				if (!strstr(types, t))
+					snprintf(types + n, sizeof(types) - n, "%s%s", n ? " or " : "", t);
+				continue;
+			}
 			if (validate(v, alt, value, path, depth + 1) == 0)
 				return 0;
-			if (i == 0)
+			if (!first[0])
 				snprintf(first, sizeof(first), "%s", v->err);
 		}
-		snprintf(v->err, v->err_size, "%s", first);
-		return -EINVAL;
+		if (first[0]) {
+			snprintf(v->err, v->err_size, "%s", first);
+			return -EINVAL;
+		}
+		char detail[200];
+		snprintf(detail, sizeof(detail), "%s, got %s", types, type_of(value));
+		return fail(v, path, "expected %s", detail);
 	}
 	return 0;
 }
@@ -292,4 +327,61 @@ int schema_validate(json_t* schema, json_t* value, char* err, size_t err_size)
 	if (err_size)
 		err[0] = '\0';
 	return validate(&v, schema, value, "", 0);
+}
+
+static bool is_required(json_t* required, const char* key)
+{
+	size_t i;
+	json_t* item;
+	json_array_foreach(required, i, item)
+		if (json_is_string(item) && strcmp(json_string_value(item), key) == 0)
+			return true;
+	return false;
+}
+
+static int drop_nulls(struct validation* v, json_t* schema, json_t* value, int depth)
+{
+	if (depth > SCHEMA_MAX_DEPTH)
+		return 0;
+	schema = resolve_ref(v, schema);
+	if (!json_is_object(schema))
+		return 0;
+	int n = 0;
+	if (json_is_object(value)) {
+		json_t* props = json_object_get(schema, "properties");
+		json_t* required = json_object_get(schema, "required");
+		const char* key;
+		json_t* member;
+		void* tmp;
+		json_object_foreach_safe(value, tmp, key, member) {
+			json_t* prop = json_object_get(props, key);
+			if (!prop)
+				continue;
+			if (!json_is_null(member)) {
+				n += drop_nulls(v, prop, member, depth + 1);
+				continue;
+			}
+			/* A property that takes null keeps it; a required one is
+			 * left for validation to refuse. */
+			if (is_required(required, key) || validate(v, prop, member, "", depth + 1) == 0)
+				continue;
+			json_object_del(value, key);
+			n++;
+		}
+	} else if (json_is_array(value)) {
+		json_t* items = json_object_get(schema, "items");
+		size_t i;
+		json_t* item;
+		if (json_is_object(items))
+			json_array_foreach(value, i, item)
+				n += drop_nulls(v, items, item, depth + 1);
+	}
+	return n;
+}
+
+int schema_drop_nulls(json_t* schema, json_t* value)
+{
+	char scratch[256];
+	struct validation v = { .root = schema, .err = scratch, .err_size = sizeof(scratch) };
+	return drop_nulls(&v, schema, value, 0);
 }

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "base/base64.h"
+#include "base/real.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -71,13 +72,11 @@ static struct desktop_capture* pool_get_for(struct tool_result* out)
 /* The window argument: absent or 0 = the screen. */
 static bool window_arg(json_t* args, uint32_t* window, struct tool_result* out)
 {
-	int64_t w = tool_arg_int(args, "window", 0);
-	if (w < 0 || w > UINT32_MAX) {
+	if (!tool_arg_window(args, window)) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
 				"window must be a window id from the windows tool (or 0 for the screen)");
 		return false;
 	}
-	*window = (uint32_t)w;
 	return true;
 }
 
@@ -303,7 +302,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	json_t* meta = json_pack("{s:i, s:i, s:i, s:i, s:f, s:I, s:s, s:I, s:[i,i,i,i]}",
 			"width", ow, "height", oh,
 			"physical_width", phys.width, "physical_height", phys.height,
-			"scale_factor", iw ? (double)target.width / iw : 1.0,
+			"scale_factor", real_round(iw ? (double)target.width / iw : 1.0, REAL_SCALE),
 			"window", (json_int_t)window, "format", jpeg ? "jpeg" : "png",
 			"bytes", (json_int_t)blob->len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);
@@ -419,7 +418,7 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	json_t* meta = json_pack("{s:i, s:i, s:i, s:i, s:f, s:I, s:o, s:s, s:I, s:[i,i,i,i]}",
 			"width", f->width, "height", f->height,
 			"physical_width", phys.width, "physical_height", phys.height,
-			"scale_factor", (double)phys.width / f->width,
+			"scale_factor", real_round((double)phys.width / f->width, REAL_SCALE),
 			"window", (json_int_t)window, "region", region_json(region),
 			"format", "png", "bytes", (json_int_t)len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);
@@ -581,71 +580,54 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 
 /* ---- The table ------------------------------------------------------------------------ */
 
+/* Schemas spell out every shape (no type arrays, no open objects); the
+ * descriptions are short because every MCP client sends them to the model
+ * on every turn. */
+#define INT "{\"type\":\"integer\"}"
+#define STR "{\"type\":\"string\"}"
+#define BOOL "{\"type\":\"boolean\"}"
 #define WINDOW_PROP \
 	"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295," \
-	"\"description\":\"Window id from the windows tool; omit (or 0) for the whole screen.\"}"
-#define REGION_PROP(what) \
-	"\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":4,\"maxItems\":4," \
-	"\"description\":\"" what "\"}"
+	"\"description\":\"Window id; default: the screen.\"}"
+#define WINDOW_REQUIRED \
+	"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295," \
+	"\"description\":\"Window id (windows tool).\"}"
+#define REGION_PROP \
+	"\"region\":{\"type\":\"array\",\"items\":" INT ",\"minItems\":4,\"maxItems\":4," \
+	"\"description\":\"[x0, y0, x1, y1] in screenshot pixels, end-exclusive.\"}"
 #define MAX_DIM_PROP(what) \
 	"\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384," \
 	"\"description\":\"" what "\"}"
 
 #define WINDOW_ITEM \
 	"{\"type\":\"object\",\"properties\":{" \
-	"\"id\":{\"type\":\"integer\"},\"pid\":{\"type\":\"integer\"},\"title\":{\"type\":\"string\"}," \
-	"\"app\":{\"type\":\"string\"},\"x\":{\"type\":\"integer\"},\"y\":{\"type\":\"integer\"}," \
-	"\"width\":{\"type\":\"integer\"},\"height\":{\"type\":\"integer\"}," \
-	"\"focused\":{\"type\":\"boolean\"},\"visible\":{\"type\":\"boolean\"}}," \
+	"\"id\":" INT ",\"pid\":" INT ",\"title\":" STR ",\"app\":" STR ",\"x\":" INT ",\"y\":" INT \
+	",\"width\":" INT ",\"height\":" INT ",\"focused\":" BOOL ",\"visible\":" BOOL "}," \
 	"\"required\":[\"id\",\"pid\",\"title\",\"app\",\"x\",\"y\",\"width\",\"height\",\"focused\",\"visible\"]}"
 
 #define IMAGE_META_PROPS \
-	"\"width\":{\"type\":\"integer\",\"description\":\"image width in pixels\"}," \
-	"\"height\":{\"type\":\"integer\"}," \
-	"\"physical_width\":{\"type\":\"integer\",\"description\":\"desktop pixels the image covers\"}," \
-	"\"physical_height\":{\"type\":\"integer\"}," \
-	"\"scale_factor\":{\"type\":\"number\",\"description\":\"desktop pixels per image pixel\"}," \
-	"\"window\":{\"type\":\"integer\"},\"format\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}," \
-	"\"region\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}," \
-	"\"desktop\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}," \
-	"\"description\":\"[x, y, width, height] of the desktop area shown\"}," \
-	"\"coordinate_space\":{\"type\":\"string\",\"description\":\"The pixel space the " \
-	"coordinates of this target are in (WIDTHxHEIGHT/MAX_DIMENSION); pass it as coordinate_space " \
-	"to actions and zoom to use exactly this space, also without a session.\"}"
+	"\"width\":" INT ",\"height\":" INT ",\"physical_width\":" INT ",\"physical_height\":" INT "," \
+	"\"scale_factor\":{\"type\":\"number\"},\"window\":" INT ",\"format\":" STR ",\"bytes\":" INT "," \
+	"\"region\":{\"type\":\"array\",\"items\":" INT "},\"desktop\":{\"type\":\"array\",\"items\":" INT "}"
 
 const struct tool_def tools_screen[] = {
 	{
 		.name = "screenshot",
 		.title = "Screenshot",
 		.description =
-			"Capture the screen, or one window (window: id from the windows tool), as PNG "
-			"(default) or JPEG. Returns the image plus its size and scale. The image is "
-			"scaled so its longest side is at most max_dimension (default: the server's "
-			"--max-image-dimension; 0 = native); every coordinate you pass to click, move, "
-			"zoom etc. for the same target is in this image's pixel space and mapped back "
-			"exactly. The result's coordinate_space (e.g. \"1280x800/1280\") names that "
-			"space: pass it as coordinate_space to actions and zoom. A session (MCP before "
-			"2026-07-28) also remembers max_dimension per target; without one (MCP "
-			"2026-07-28, REST) nothing is remembered, and actions without coordinate_space "
-			"use the server's default max dimension. A window screenshot shows "
-			"the window's own pixels even when it is covered or partly off-screen. region "
-			"[x0, y0, x1, y1] (end-exclusive, in this image space) returns only that part. "
-			"Use JPEG for large or photo-like screens, PNG for crisp text. An unchanged "
-			"screen is answered from a cache. out writes the image to an absolute path "
-			"under an allowed output root (mode 0600, never replacing a file); "
-			"include_image=false then skips the image block.",
+			"The screen or one window (its own pixels, even covered) as PNG or JPEG, scaled "
+			"to max_dimension (later coordinates for the target are pixels of this image: "
+			"pass its coordinate_space). region: a part; out: also write the file (absolute "
+			"path under an output root, 0600, never replacing one).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			WINDOW_PROP ","
-			REGION_PROP("[x0, y0, x1, y1] end-exclusive, in this target's screenshot pixels") ","
-			MAX_DIM_PROP("Longest side of the image: 0 = native, else 16..16384. Remembered for this target.") ","
-			"\"format\":{\"type\":\"string\",\"enum\":[\"png\",\"jpeg\"],\"default\":\"png\"},"
-			"\"quality\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":80,"
-			"\"description\":\"JPEG quality\"},"
-			"\"cursor\":{\"type\":\"boolean\",\"default\":false,\"description\":\"draw the mouse pointer\"},"
-			"\"include_image\":{\"type\":\"boolean\",\"default\":true},"
-			"\"out\":{\"type\":\"string\",\"description\":\"absolute path to also write the image to\"}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS ","
-			"\"path\":{\"type\":\"string\"}},"
+			WINDOW_PROP "," REGION_PROP ","
+			MAX_DIM_PROP("0 = native, else 16..16384.") ","
+			"\"format\":{\"type\":\"string\",\"enum\":[\"png\",\"jpeg\"]},"
+			"\"quality\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"JPEG quality, default 80.\"},"
+			"\"cursor\":{\"type\":\"boolean\",\"description\":\"Draw the pointer.\"},"
+			"\"include_image\":{\"type\":\"boolean\"},"
+			"\"out\":{\"type\":\"string\",\"description\":\"Absolute path to write the image to.\"}}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS ",\"path\":" STR "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"format\",\"bytes\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.handler = screenshot,
@@ -654,20 +636,11 @@ const struct tool_def tools_screen[] = {
 		.name = "zoom",
 		.title = "Zoom into a region",
 		.description =
-			"Look closer: returns region [x0, y0, x1, y1] (end-exclusive, in the pixel space "
-			"of your screenshots of this target) taken from a full-resolution capture, so "
-			"small text that the scaled screenshot blurred is readable. max_dimension "
-			"optionally caps the longest side of the result (default: native). Pass the "
-			"screenshot's coordinate_space to say which screenshot space region is in "
-			"(default: the session's, else the server's default). Coordinates for clicks "
-			"stay in the screenshot space, not the zoomed image's.",
+			"A full-resolution crop of region (your screenshot's pixels; pass its coordinate_space) "
+			"to read small text; max_dimension caps it. Clicks stay in screenshot pixels.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"region\"],\"properties\":{"
-			WINDOW_PROP ","
-			REGION_PROP("[x0, y0, x1, y1] end-exclusive, in this target's screenshot pixels") ","
-			MAX_DIM_PROP("Longest side of the result: 0 = native (default), else 16..16384.") ","
-			"\"coordinate_space\":{\"type\":\"string\",\"description\":\"The coordinate_space "
-			"of the screenshot whose pixels region is in (\\\"WIDTHxHEIGHT/MAX_DIMENSION\\\"), or "
-			"\\\"screenshot\\\" (default).\"}}}",
+			WINDOW_PROP "," REGION_PROP ","
+			MAX_DIM_PROP("0 = native (default), else 16..16384.") ",\"coordinate_space\":" STR "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"region\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
@@ -677,28 +650,23 @@ const struct tool_def tools_screen[] = {
 		.name = "windows",
 		.title = "List windows",
 		.description =
-			"List the top-level application windows: id (pass it as window to other tools), "
-			"pid, title, app (WM_CLASS), client-area geometry x, y, width, height in desktop "
-			"pixels (exactly what a window screenshot shows), focused and visible (mapped and "
-			"on screen). Filter by app (case-insensitive substring), pid, or on_screen_only.",
+			"Top-level windows: id (the window argument of other tools), pid, title, app, "
+			"client area in desktop pixels, focused, visible. Filter by app, pid or on_screen_only.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			"\"app\":{\"type\":\"string\",\"description\":\"case-insensitive substring of the WM_CLASS\"},"
-			"\"pid\":{\"type\":\"integer\",\"minimum\":1},"
-			"\"on_screen_only\":{\"type\":\"boolean\",\"default\":false}}}",
+			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
-			WINDOW_ITEM "},\"screen\":{\"type\":\"object\"}},\"required\":[\"windows\"]}",
+			WINDOW_ITEM "},\"screen\":{\"type\":\"object\",\"properties\":{\"width\":" INT ",\"height\":" INT "},"
+			"\"required\":[\"width\",\"height\"]}},\"required\":[\"windows\",\"screen\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.handler = windows,
 	},
 	{
 		.name = "window_focus",
 		.title = "Focus a window",
-		.description =
-			"Bring a window to the front and give it the keyboard focus (restoring it if "
-			"minimized). Returns the window's info once it has the focus.",
+		.description = "Raise a window (restoring it if minimized) and give it the keyboard focus; "
+			"returns its info.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
-			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
-			"\"description\":\"window id from the windows tool\"}}}",
+			WINDOW_REQUIRED "}}",
 		.output_schema = WINDOW_ITEM,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT,
 		.handler = window_focus,
@@ -707,12 +675,9 @@ const struct tool_def tools_screen[] = {
 		.name = "window_move",
 		.title = "Move or resize a window",
 		.description =
-			"Move and/or resize a window. x, y place the client area's top-left corner "
-			"and width, height size it, all in desktop pixels (the geometry the windows tool "
-			"reports; window decorations are compensated). Omitted values stay. Returns the "
-			"resulting geometry, which the window manager or app may have adjusted.",
+			"Move or resize a window's client area (desktop pixels); omitted values stay.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
-			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295},"
+			WINDOW_REQUIRED ","
 			"\"x\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
 			"\"y\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
 			"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767},"
@@ -725,17 +690,14 @@ const struct tool_def tools_screen[] = {
 		.name = "wait_for_change",
 		.title = "Wait for the screen to change",
 		.description =
-			"Wait until the screen (or a window) changes and then stays still for stable_ms "
-			"(default 200), at most timeout_ms (default 10000, max 60000). Use it after an "
-			"action whose effect takes time (a page load, a dialog) instead of sleeping. "
-			"Timing out is a normal result (changed/stable false), not an error.",
+			"Wait until the screen (or a window) changes and then stays still for stable_ms, "
+			"at most timeout_ms; use it instead of sleeping. A timeout is a result (timed_out).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_PROP ","
-			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000,\"default\":10000},"
-			"\"stable_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10000,\"default\":200}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"changed\":{\"type\":\"boolean\"},"
-			"\"stable\":{\"type\":\"boolean\"},\"waited_ms\":{\"type\":\"integer\"},"
-			"\"window\":{\"type\":\"integer\"},\"timed_out\":{\"type\":\"boolean\"}},"
+			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000},"
+			"\"stable_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10000}}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"changed\":" BOOL ",\"stable\":" BOOL
+			",\"waited_ms\":" INT ",\"window\":" INT ",\"timed_out\":" BOOL "},"
 			"\"required\":[\"changed\",\"waited_ms\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.handler = wait_for_change,

@@ -4,6 +4,7 @@
 #include "base/events.h"
 #include "base/log.h"
 #include "base/options.h"
+#include "base/text.h"
 #include "tools/schema.h"
 #include "base/base64.h"
 
@@ -104,9 +105,11 @@ static json_t* parse_schema(const char* name, const char* text)
  * output schema also accepts {code, message}. */
 static json_t* output_schema_with_errors(json_t* success)
 {
-	json_t* error_shape = json_pack("{s:[s,s], s:{s:{s:s}, s:{s:s}}}",
-			"required", "code", "message",
-			"properties", "code", "type", "string", "message", "type", "string");
+	json_t* error_shape = json_pack("{s:[s,s]}", "required", "code", "message");
+	/* The root says object once; the success branch need not repeat it. */
+	json_t* type = json_object_get(success, "type");
+	if (json_is_string(type) && strcmp(json_string_value(type), "object") == 0)
+		json_object_del(success, "type");
 	json_t* out = json_pack("{s:s, s:[o,o]}", "type", "object", "anyOf",
 			success, error_shape);
 	/* Hoist $defs so $ref inside the success shape still resolves. */
@@ -234,39 +237,76 @@ json_t* tools_describe(const struct tool_def* tool)
 	if (!e)
 		return NULL;
 	unsigned f = tool->flags;
-	json_t* out = json_pack("{s:s, s:s, s:O, s:{s:b, s:b, s:b, s:b}}",
+	/* destructiveHint and idempotentHint mean something only when
+	 * readOnlyHint is false (MCP spec), so read-only tools leave them out;
+	 * destructiveHint and openWorldHint default to true, so they are always
+	 * said, and readOnlyHint too, for clients that test it as a boolean. */
+	json_t* hints = (f & TOOL_READ_ONLY)
+			? json_pack("{s:b, s:b}", "readOnlyHint", 1,
+				"openWorldHint", (f & TOOL_OPEN_WORLD) != 0)
+			: json_pack("{s:b, s:b, s:b}", "readOnlyHint", 0,
+				"destructiveHint", (f & TOOL_DESTRUCTIVE) != 0,
+				"openWorldHint", (f & TOOL_OPEN_WORLD) != 0);
+	if ((f & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) == TOOL_IDEMPOTENT)
+		json_object_set_new(hints, "idempotentHint", json_true());	/* false is the default */
+	json_t* out = json_pack("{s:s, s:s, s:O, s:o}",
 			"name", tool->name,
 			"description", tool->description ? tool->description : tool->name,
 			"inputSchema", e->input_schema,
-			"annotations",
-			"readOnlyHint", (f & TOOL_READ_ONLY) != 0,
-			"destructiveHint", (f & TOOL_DESTRUCTIVE) != 0,
-			"idempotentHint", (f & TOOL_IDEMPOTENT) != 0,
-			"openWorldHint", (f & TOOL_OPEN_WORLD) != 0);
-	if (tool->title) {
+			"annotations", hints);
+	/* The title once, at the top (MCP 2025-06-18); annotations.title would
+	 * repeat it in every tools/list. */
+	if (tool->title)
 		json_object_set_new(out, "title", json_string(tool->title));
-		json_object_set_new(json_object_get(out, "annotations"), "title",
-				json_string(tool->title));
-	}
 	if (e->output_schema)
 		json_object_set(out, "outputSchema", e->output_schema);
 	return out;
+}
+
+static bool has_null(json_t* v, int depth)
+{
+	if (json_is_null(v))
+		return true;
+	if (depth > 64)
+		return false;
+	const char* key;
+	json_t* member;
+	size_t i;
+	if (json_is_object(v))
+		json_object_foreach(v, key, member)
+			if (has_null(member, depth + 1))
+				return true;
+	if (json_is_array(v))
+		json_array_foreach(v, i, member)
+			if (has_null(member, depth + 1))
+				return true;
+	return false;
 }
 
 void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		struct tool_result* out)
 {
 	tool_result_init(out);
-	json_t* empty = NULL;
+	json_t* owned = NULL;
 	if (!args)
-		args = empty = json_object();
+		args = owned = json_object();
+	struct tool_entry* e = find_entry(tool);
+	/* Null is absent for optional arguments (DESIGN.md 6): some clients
+	 * send null for every field they leave out. On a copy: args are borrowed. */
+	if (e && json_is_object(args) && has_null(args, 0)) {
+		json_t* copy = json_deep_copy(args);
+		if (copy) {
+			schema_drop_nulls(e->input_schema, copy);
+			json_decref(owned);
+			args = owned = copy;
+		}
+	}
 
 	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
 			tool->name, args);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
-	struct tool_entry* e = find_entry(tool);
 	char err[512];
 	if (ctx->read_only && !(tool->flags & TOOL_READ_ONLY)) {
 		tool_result_error(out, TOOL_FORBIDDEN, NULL,
@@ -347,7 +387,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 			out->is_error ? tool_code_name(out->code)
 			: out->input_requests ? "input_required"
 			: out->missing_capabilities ? "missing_capability" : "ok", ms, message, NULL);
-	json_decref(empty);
+	json_decref(owned);
 }
 
 void tool_result_init(struct tool_result* self)
@@ -377,7 +417,9 @@ void tool_result_ok(struct tool_result* self, json_t* structured)
 {
 	json_decref(self->structured);
 	self->structured = structured;
-	char* text = json_dumps(structured, JSON_COMPACT);
+	/* Models read this text: 15 digits print rounded reals short (1.333333,
+	 * not 1.3333330000000001) and still read back as the same numbers. */
+	char* text = json_dumps(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (text) {
 		tool_result_text(self, text);
 		free(text);
@@ -413,7 +455,7 @@ void tool_result_error(struct tool_result* self, enum tool_code code,
 	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
+	text_vformat(message, sizeof(message), fmt, ap);	/* quotes the client, maybe cut */
 	va_end(ap);
 
 	json_decref(self->structured);
@@ -584,4 +626,20 @@ const char* tool_arg_string(json_t* args, const char* key, const char* def)
 {
 	json_t* v = json_object_get(args, key);
 	return json_is_string(v) ? json_string_value(v) : def;
+}
+
+bool tool_arg_window(json_t* args, uint32_t* window)
+{
+	json_t* v = json_object_get(args, "window");
+	*window = 0;
+	if (!v)
+		return true;
+	if (!json_is_integer(v) && !(json_is_real(v) && json_real_value(v) >= 0
+			&& json_real_value(v) <= UINT32_MAX))
+		return false;
+	int64_t w = tool_arg_int(args, "window", 0);
+	if (w < 0 || w > UINT32_MAX)
+		return false;
+	*window = (uint32_t)w;
+	return true;
 }

@@ -206,6 +206,9 @@ int64_t tool_arg_int(json_t* args, const char* key, int64_t def);
 double tool_arg_double(json_t* args, const char* key, double def);
 bool tool_arg_bool(json_t* args, const char* key, bool def);
 const char* tool_arg_string(json_t* args, const char* key, const char* def);
+/** The window argument, 0 (the screen) when absent; false when the value is
+ *  no X window id (below 0 or above 4294967295), which a cast would wrap. */
+bool tool_arg_window(json_t* args, uint32_t* window);
 
 struct capture_window_info;
 /** One window as the windows tool shows it ({id, pid, title, app, x, y,

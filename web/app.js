@@ -593,7 +593,7 @@
   async function refreshRecordings() {
     try {
       const body = await api('/api/v1/recordings');
-      const list = Array.isArray(body) ? body : (body.recordings || []);
+      const list = body.recordings || [];
       state.recordings = list;
       const active = list.find(isRecording);
       if (active) state.activeRec = { id: active.id, window: active.window };

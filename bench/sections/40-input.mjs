@@ -53,7 +53,7 @@ export default async function () {
   const x = await startXvfb({ width: 1280, height: 800 });
   const procs = [x];
   try {
-    const deskd = await startDeskd({ display: x.display, args: ['--log-level', 'warning'] });
+    const deskd = await startDeskd({ display: x.display, args: ['--log-level', 'warning', '--tools', 'both'] });
     procs.push(deskd);
     let i = 0;
     const pt = () => { i++; return { x: 100 + (i * 37) % 1000, y: 100 + (i * 53) % 600 }; };

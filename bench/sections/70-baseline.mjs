@@ -18,9 +18,9 @@ export default async function () {
   const procs = [x];
   try {
     procs.push(await startFixture(x.display, { geometry: '600x400+40+40' }));
-    const now = await startDeskd({ display: x.display, args: ['--log-level', 'warning'] });
+    const now = await startDeskd({ display: x.display, args: ['--log-level', 'warning', '--tools', 'both'] });
     procs.push(now);
-    const before = await startDeskd({ display: x.display, args: ['--log-level', 'warning'], bin: baseline });
+    const before = await startDeskd({ display: x.display, args: ['--log-level', 'warning', '--tools', 'both'], bin: baseline });
     procs.push(before);
     let i = 0;
     const cases = [

@@ -19,6 +19,7 @@
 #include "base/metrics.h"
 #include "server/http/netcheck.h"
 #include "base/options.h"
+#include "base/text.h"
 #include "server/http/ws.h"
 
 #include <errno.h>
@@ -44,7 +45,6 @@
 						 * DESKD_STREAMS_MAX_BUFFERED overrides (tests) */
 #define HTTP_STREAM_LAG_MIN (1u << 20)		/* readers this far behind are dropped */
 #define HTTP_CONNECTION_TIMEOUT_S 120
-#define HTTP_MAX_CONNECTIONS 1024
 #define HTTP_CORS_HEADERS "Authorization, Content-Type, Accept, Mcp-Session-Id, " \
 	"Mcp-Protocol-Version, Last-Event-ID"
 #define HTTP_CORS_EXPOSE "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, " \
@@ -405,9 +405,9 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 	char* text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text) {
-		http_respond(req, 500, "application/json",
-				"{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode JSON\"}}",
-				62, NULL);
+		http_respond(req, 500, "application/json", HTTP_LITERAL(
+				"{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode JSON\"}}"),
+				NULL);
 		return;
 	}
 	/* A final newline: curl --fail-with-body prints the body of an error,
@@ -432,8 +432,9 @@ void http_respond_json(struct http_request* req, int status, json_t* body,
 void http_respond_error(struct http_request* req, int status, const char* code,
 		const char* message)
 {
-	http_respond_json(req, status, json_pack("{s:{s:s,s:s}}", "error", "code", code,
-			"message", message ? message : code), NULL);
+	/* The message may quote the client (a path, a header): repair it. */
+	http_respond_json(req, status, json_pack("{s:{s:s,s:o}}", "error", "code", code,
+			"message", text_json_string(message ? message : code)), NULL);
 }
 
 /* Parse a single "bytes=" range against size; returns 0 (whole file), 1 (a
@@ -666,6 +667,14 @@ static void check_request(struct http_request* req)
 	}
 }
 
+/* The acceptor's name for the connection (on_connection stored it). */
+static listener_token connection_token(struct MHD_Connection* conn)
+{
+	const union MHD_ConnectionInfo* info = MHD_get_connection_info(conn,
+			MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return info ? (listener_token)info->socket_context : 0;
+}
+
 static struct http_request* request_new(struct MHD_Connection* conn, const char* url,
 		const char* method)
 {
@@ -720,6 +729,7 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		/* First call: headers only. Answering now would turn keep-alive
 		 * off (PITFALLS 6), so only check, and answer on the next call;
 		 * except a body we will not read, which closes the connection. */
+		listener_http_reading(connection_token(conn), 0);	/* the body is due */
 		req = request_new(conn, url, method);
 		if (!req)
 			return MHD_NO;
@@ -744,6 +754,7 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		 * it: a refused body is read and dropped (up to a bound). */
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
+		listener_http_reading(connection_token(conn), n);
 		if (req->verdict) {
 			req->discarded += n;
 			return req->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
@@ -760,6 +771,8 @@ static enum MHD_Result on_access(void* cls, struct MHD_Connection* conn, const c
 		return rc < 0 ? MHD_NO : MHD_YES;
 	}
 
+	/* The whole request is in: it is being answered. */
+	listener_http_busy(connection_token(conn), true);
 	if (req->verdict && !req->answered)
 		return queue_verdict(req, conn);
 	if (req->preflight && !req->answered)
@@ -798,7 +811,7 @@ static void on_completed(void* cls, struct MHD_Connection* conn, void** con_cls,
 		enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)conn;
+	listener_http_busy(connection_token(conn), false);	/* the next head is due */
 	struct http_request* req = *con_cls;
 	if (!req)
 		return;
@@ -984,7 +997,7 @@ struct http_stream* http_respond_stream(struct http_request* req, int status,
 
 stream_failure:
 	log_error("out of memory starting a stream for %s", req->path);
-	http_respond(req, 500, "text/plain", "out of memory\n", 14, NULL);
+	http_respond(req, 500, "text/plain", HTTP_LITERAL("out of memory\n"), NULL);
 	return NULL;
 }
 
@@ -1097,7 +1110,7 @@ static void* ticker_main(void* arg)
 				&& now - s->last_write_ms >= every;
 			pthread_mutex_unlock(&s->mutex);
 			if (idle)
-				http_stream_write(s, ": keepalive\n\n", 13);
+				http_stream_write(s, HTTP_LITERAL(": keepalive\n\n"));
 			http_stream_unref(s);
 		}
 		free(all);
@@ -1109,10 +1122,31 @@ static void* ticker_main(void* arg)
 
 /* ---- connections from the acceptor ---- */
 
-static void on_http_connection(int fd, const struct sockaddr* addr, socklen_t len)
+static int on_http_connection(int fd, const struct sockaddr* addr, socklen_t len)
 {
-	if (MHD_add_connection(H.daemon, fd, addr, len) != MHD_YES)
+	if (MHD_add_connection(H.daemon, fd, addr, len) != MHD_YES) {
 		log_warn("cannot take a connection: %s", strerror(errno));	/* MHD closed fd */
+		return -1;
+	}
+	return 0;
+}
+
+/* The acceptor counts MHD's connections until they close (its limits keep
+ * MHD below its own, which wedges MHD when reached). */
+static void on_connection(void* cls, struct MHD_Connection* conn, void** socket_context,
+		enum MHD_ConnectionNotificationCode code)
+{
+	(void)cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo* info = MHD_get_connection_info(conn,
+				MHD_CONNECTION_INFO_CONNECTION_FD);
+		listener_token token = info ? listener_http_started(info->connect_fd) : 0;
+		*socket_context = (void*)token;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		/* Before MHD closes the fd: the acceptor never touches a reused one. */
+		listener_release((listener_token)*socket_context);
+		*socket_context = NULL;
+	}
 }
 
 /* Answer a refused WebSocket handshake ourselves and close. */
@@ -1152,27 +1186,27 @@ static void refuse_websocket(int fd, const char* head, size_t len, int status,
 /* The WebSocket gate: path, Host, Origin and token, from the peeked head.
  * Browsers cannot send Authorization on a WebSocket, so the token may come
  * as ?token= or as a "bearer.<token>" subprotocol. */
-static void on_ws_connection(int fd, const char* head, size_t len)
+static int on_ws_connection(int fd, const char* head, size_t len, listener_token conn)
 {
 	char path[1024], query[2048], host[256], origin[512], value[1024], token[600];
 	if (netcheck_head_target(head, len, path, sizeof(path), query, sizeof(query)) < 0) {
 		refuse_websocket(fd, head, len, 400, "bad request line");
-		return;
+		return -1;
 	}
 	if (strcmp(path, "/live") != 0) {
 		refuse_websocket(fd, head, len, 404, "WebSocket is served on /live only");
-		return;
+		return -1;
 	}
 	bool has_host = netcheck_head_header(head, len, "Host", host, sizeof(host)) >= 0;
 	if (!netcheck_host_allowed(&H.policy, has_host ? host : NULL)) {
 		refuse_websocket(fd, head, len, 403, "Host not allowed");
-		return;
+		return -1;
 	}
 	bool has_origin = netcheck_head_header(head, len, "Origin", origin, sizeof(origin)) >= 0;
 	if (!netcheck_origin_allowed(&H.policy, has_origin ? origin : NULL,
 			has_host ? host : NULL)) {
 		refuse_websocket(fd, head, len, 403, "Origin not allowed");
-		return;
+		return -1;
 	}
 	enum http_role role = HTTP_ROLE_NONE;
 	if (netcheck_query_param(query, "token", token, sizeof(token)) > 0)
@@ -1197,11 +1231,14 @@ static void on_ws_connection(int fd, const char* head, size_t len)
 		role = HTTP_ROLE_FULL;
 	if (role == HTTP_ROLE_NONE) {
 		refuse_websocket(fd, head, len, 401, "missing or invalid token");
-		return;
+		return -1;
 	}
 	metrics_inc("deskd_websocket_connections_total", NULL);
-	if (ws_adopt(fd) < 0)
+	if (ws_adopt(fd, conn) < 0) {
 		log_warn("cannot hand a WebSocket to libwebsockets");
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- start and stop ---- */
@@ -1246,13 +1283,22 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
 			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);
 	unsigned threads = pool_size();
+	struct listener_limits limits = {
+		.max_connections = opts->max_connections,
+		.max_per_ip = opts->max_connections_per_ip,
+		.header_timeout_ms = opts->header_timeout_ms,
+	};
+	/* MHD shares its limit among its threads by fd, unevenly: give each
+	 * thread room for every connection the acceptor may hand over. */
+	unsigned mhd_limit = threads * (unsigned)(listener_capacity(&limits) + 16);
 	unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD
 		| MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	H.daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, NULL,
 			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+			MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
-			MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+			MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
 			threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads,
 			MHD_OPTION_END);
 	if (!H.daemon) {
@@ -1261,7 +1307,8 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	}
 
 	int port = opts->listen_port;
-	rc = listener_start(opts->listen_host, &port, on_http_connection, on_ws_connection);
+	rc = listener_start(opts->listen_host, &port, &limits, on_http_connection,
+			on_ws_connection);
 	if (rc < 0) {
 		log_error("cannot listen on %s: %s", opts->listen, strerror(-rc));
 		goto listen_failure;

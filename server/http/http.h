@@ -56,6 +56,10 @@ const char* http_request_query(const struct http_request* req, const char* name)
 const char* http_request_body(const struct http_request* req, size_t* len);
 enum http_role http_request_role(const struct http_request* req);
 
+/** A string literal as the body and length arguments of http_respond() or
+ *  http_stream_write(): the length comes from the literal, never by hand. */
+#define HTTP_LITERAL(s) ("" s ""), (sizeof(s) - 1)
+
 /** Respond with a complete body (copied). headers: NULL or a NULL-terminated
  *  list of name, value pairs. Any thread, exactly once. */
 void http_respond(struct http_request* req, int status, const char* content_type,

@@ -5,6 +5,7 @@
  * adopts them when LWS_CALLBACK_EVENT_WAIT_CANCELLED fires. The head is
  * peeked, never consumed, so lws reads the whole handshake itself. */
 #include "server/http/ws.h"
+#include "server/http/listener.h"
 #include "base/log.h"
 #include "base/options.h"
 
@@ -28,7 +29,9 @@ static struct {
 	bool running;
 	atomic_bool stop;
 	int queue[WS_QUEUE_MAX];
+	uintptr_t tokens[WS_QUEUE_MAX];
 	int n_queue;
+	uintptr_t adopting;		/* the token of the socket being adopted */
 	/* live.c's protocols, plus ours (last) to hear WAIT_CANCELLED even if
 	 * live.c has none; each entry's callback goes through ws_callback. */
 	struct lws_protocols protocols[WS_MAX_PROTOCOLS + 2];
@@ -40,16 +43,27 @@ static struct {
 static void drain_queue(void)
 {
 	int fds[WS_QUEUE_MAX];
+	uintptr_t tokens[WS_QUEUE_MAX];
 	pthread_mutex_lock(&W.mutex);
 	int n = W.n_queue;
 	memcpy(fds, W.queue, (size_t)n * sizeof(int));
+	memcpy(tokens, W.tokens, (size_t)n * sizeof(uintptr_t));
 	W.n_queue = 0;
 	pthread_mutex_unlock(&W.mutex);
 	if (n)
 		log_debug("adopting %d WebSocket connection(s)", n);
-	for (int i = 0; i < n; i++)
-		if (!lws_adopt_socket_vhost(W.vhost, fds[i]))	/* closes fd on failure */
+	for (int i = 0; i < n; i++) {
+		/* WSI_DESTROY may come inside the call: it takes W.adopting then. */
+		W.adopting = tokens[i];
+		struct lws* wsi = lws_adopt_socket_vhost(W.vhost, fds[i]);	/* closes fd on failure */
+		if (!wsi)
 			log_warn("libwebsockets could not adopt a connection");
+		if (wsi && W.adopting)
+			lws_set_opaque_user_data(wsi, (void*)W.adopting);
+		else if (W.adopting)
+			listener_release(W.adopting);
+		W.adopting = 0;
+	}
 }
 
 static int ws_callback(struct lws* wsi, enum lws_callback_reasons reason, void* user,
@@ -57,6 +71,17 @@ static int ws_callback(struct lws* wsi, enum lws_callback_reasons reason, void* 
 {
 	if (reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED)
 		drain_queue();
+	if (reason == LWS_CALLBACK_WSI_DESTROY) {
+		/* fd is closed: the acceptor may count it out. */
+		uintptr_t token = (uintptr_t)lws_get_opaque_user_data(wsi);
+		if (!token) {
+			token = W.adopting;
+			W.adopting = 0;
+		}
+		lws_set_opaque_user_data(wsi, NULL);
+		if (token)
+			listener_release(token);
+	}
 	/* lws may copy the table, so find the entry by name. */
 	const struct lws_protocols* p = lws_get_protocol(wsi);
 	for (size_t i = 0; p && p->name && W.protocols[i].name; i++) {
@@ -160,8 +185,10 @@ void ws_stop(void)
 	pthread_join(W.thread, NULL);
 	W.running = false;
 	pthread_mutex_lock(&W.mutex);
-	for (int i = 0; i < W.n_queue; i++)
+	for (int i = 0; i < W.n_queue; i++) {
 		close(W.queue[i]);
+		listener_release(W.tokens[i]);
+	}
 	W.n_queue = 0;
 	pthread_mutex_unlock(&W.mutex);
 	/* The service thread is gone; destroying on this thread is safe. */
@@ -170,7 +197,7 @@ void ws_stop(void)
 	W.vhost = NULL;
 }
 
-int ws_adopt(int fd)
+int ws_adopt(int fd, uintptr_t token)
 {
 	pthread_mutex_lock(&W.mutex);
 	if (!W.running || atomic_load(&W.stop) || W.n_queue >= WS_QUEUE_MAX) {
@@ -178,6 +205,7 @@ int ws_adopt(int fd)
 		close(fd);
 		return W.running ? -EAGAIN : -ESHUTDOWN;
 	}
+	W.tokens[W.n_queue] = token;
 	W.queue[W.n_queue++] = fd;
 	pthread_mutex_unlock(&W.mutex);
 	lws_cancel_service(W.context);

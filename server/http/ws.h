@@ -4,6 +4,7 @@
  * acceptor hands over upgraded connections; ws.c owns the lws context. */
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct options;
 struct lws_protocols;
@@ -13,5 +14,7 @@ struct lws_protocols;
 int ws_start(const struct options* opts, const struct lws_protocols* protocols);
 void ws_stop(void);
 /** Hand a connected socket whose request head (peeked, not consumed) asks for
- *  a WebSocket upgrade. Any thread; takes ownership of fd. */
-int ws_adopt(int fd);
+ *  a WebSocket upgrade. Any thread; takes ownership of fd. token is the
+ *  acceptor's (server/http/listener.h): on success it is released once lws
+ *  closes fd; on failure (-errno, fd closed) the caller releases it. */
+int ws_adopt(int fd, uintptr_t token);

@@ -4,6 +4,7 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "base/base64.h"
+#include "base/text.h"
 #include "tools/tools.h"
 
 #include <errno.h>
@@ -36,7 +37,8 @@ static json_t* recording_resources(void)
 				"title", "Recording", "mimeType", "video/mp4");
 		const char* base = strrchr(path, '/');
 		char desc[600];
-		snprintf(desc, sizeof(desc), "Window recording %.500s", base ? base + 1 : path);
+		const char* file = base ? base + 1 : path;
+		snprintf(desc, sizeof(desc), "Window recording %.*s", text_cut(file, 500), file);
 		json_object_set_new(res, "description", json_string(desc));
 		json_t* bytes = json_object_get(r, "bytes");
 		if (json_is_integer(bytes))

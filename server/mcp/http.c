@@ -17,6 +17,7 @@
 #include "server/mcp/core.h"
 #include "server/http/http.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "tools/tools.h"
 #include "base/worker.h"
 
@@ -459,8 +460,9 @@ static struct hstream* hsess_find_stream(struct hsess* h, unsigned no)
 static void rpc_error(struct http_request* req, int status, int code, const char* message,
 		const char* const* headers)
 {
-	json_t* body = json_pack("{s:s, s:{s:i, s:s}, s:n}", "jsonrpc", "2.0",
-			"error", "code", code, "message", message, "id");
+	/* The message may quote a header: repair it rather than fail. */
+	json_t* body = json_pack("{s:s, s:{s:i, s:o}, s:n}", "jsonrpc", "2.0",
+			"error", "code", code, "message", text_json_string(message), "id");
 	http_respond_json(req, status, body, headers);
 }
 
@@ -496,8 +498,9 @@ static struct mcp_session* request_session(struct http_request* req)
 	const char* version = http_request_header(req, "MCP-Protocol-Version");
 	if (version && !mcp_version_supported(version)) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "Bad Request: Unsupported protocol version: %.40s "
-				"(supported versions: 2025-11-25, 2025-06-18, 2025-03-26)", version);
+		snprintf(msg, sizeof(msg), "Bad Request: Unsupported protocol version: %.*s "
+				"(supported versions: 2025-11-25, 2025-06-18, 2025-03-26)",
+				text_cut(version, 40), version);
 		rpc_error(req, 400, -32000, msg, NULL);
 		mcp_session_unref(s);
 		return NULL;

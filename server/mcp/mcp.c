@@ -6,6 +6,7 @@
 #include "server/mcp/core.h"
 #include "base/log.h"
 #include "base/options.h"
+#include "base/text.h"
 #include "tools/tools.h"
 #include "base/worker.h"
 #include "base/base64.h"
@@ -96,15 +97,34 @@ enum mcp_msg_kind mcp_message_kind(json_t* msg)
 	return MCP_MSG_RESPONSE;
 }
 
+/* Built once, early: what an error becomes when nothing else can be built. */
+static json_t* fallback_error;
+static pthread_once_t fallback_once = PTHREAD_ONCE_INIT;
+
+static void fallback_init(void)
+{
+	fallback_error = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+			"error", "code", -32603, "message", "Internal error");
+}
+
 json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* data)
 {
-	json_t* err = json_pack("{s:i, s:s}", "code", code, "message", message);
+	/* Messages quote the client (names, URIs) and may have been cut:
+	 * repair them instead of failing. Never NULL, which sinks read as
+	 * "cancelled" and would answer nothing. */
+	json_t* err = json_pack("{s:i, s:o}", "code", code, "message",
+			text_json_string(message ? message : "Internal error"));
 	if (err && data)
 		json_object_set_new(err, "data", data);
 	else
 		json_decref(data);
-	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
-			"id", valid_id(id) ? id : json_null(), "error", err);
+	json_t* out = err ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+			"id", valid_id(id) ? id : json_null(), "error", err) : NULL;
+	if (!out) {
+		pthread_once(&fallback_once, fallback_init);
+		out = json_incref(fallback_error);
+	}
+	return out;
 }
 
 static json_t* result_response(json_t* id, json_t* result)
@@ -205,6 +225,7 @@ static void session_uuid(char out[40])
 
 struct mcp_session* mcp_session_new(void)
 {
+	pthread_once(&fallback_once, fallback_init);
 	struct mcp_session* self = calloc(1, sizeof(*self));
 	if (!self)
 		return NULL;
@@ -512,13 +533,17 @@ static void call_run(void* ud)
 		tool_result_deinit(&res);
 		response = result ? result_response(c->id, result) : NULL;
 		json_decref(result);
-	} else {
+	} else if (c->job) {
 		int code = RPC_INTERNAL;
 		char msg[512] = "internal error";
 		json_t* result = c->job(c->session, c->params, &code, msg, sizeof(msg));
 		response = result ? result_response(c->id, result)
 				: mcp_error_response(c->id, code, msg, NULL);
 		json_decref(result);
+	} else {
+		/* A call with nothing to run is a bug here, not a crash. */
+		response = mcp_error_response(c->id, RPC_INTERNAL,
+				"Internal error: nothing to run", NULL);
 	}
 	if (!response)
 		response = mcp_error_response(c->id, RPC_INTERNAL, "out of memory", NULL);
@@ -566,7 +591,7 @@ static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	text_vformat(err->message, sizeof(err->message), fmt, ap);	/* may quote the client */
 	va_end(ap);
 	err->code = code;
 	return NULL;
@@ -958,26 +983,22 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 {
 	const char* name = json_string_value(json_object_get(params, "name"));
 	json_t* args = json_object_get(params, "arguments");
-	json_t* resp = NULL;
 	const struct tool_def* tool = name ? tools_find(name) : NULL;
+	char msg[300];
+	const char* refusal = NULL;
 	if (!json_is_object(params) || !name) {
-		resp = mcp_error_response(id, RPC_INVALID_PARAMS, "tools/call needs params.name", NULL);
+		refusal = "tools/call needs params.name";
 	} else if (!tool) {
-		char msg[300];
-		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
-		resp = mcp_error_response(id, RPC_INVALID_PARAMS, msg, NULL);
+		snprintf(msg, sizeof(msg), "Unknown tool: %.*s", text_cut(name, 200), name);
+		refusal = msg;
 	} else if (args && !json_is_object(args) && !json_is_null(args)) {
-		resp = mcp_error_response(id, RPC_INVALID_PARAMS,
-				"params.arguments must be an object", NULL);
+		refusal = "params.arguments must be an object";
 	}
-	if (resp) {
-		sink->impl->done(sink, resp);
-		json_decref(resp);
-		return;
-	}
-	struct mcp_call* c = call_new(s, sink, id);
+	/* Only a known tool goes on: a call always has something to run. */
+	struct mcp_call* c = refusal ? NULL : call_new(s, sink, id);
 	if (!c) {
-		resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
+		json_t* resp = mcp_error_response(id, refusal ? RPC_INVALID_PARAMS : RPC_INTERNAL,
+				refusal ? refusal : "out of memory", NULL);
 		sink->impl->done(sink, resp);
 		json_decref(resp);
 		return;
@@ -1078,7 +1099,7 @@ int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* s
 	json_t* resp = NULL;
 	if (!m) {
 		char text[300];
-		snprintf(text, sizeof(text), "Method not found: %.200s", name);
+		snprintf(text, sizeof(text), "Method not found: %.*s", text_cut(name, 200), name);
 		resp = mcp_error_response(id, RPC_METHOD_NOT_FOUND, text, NULL);
 	} else if (!m->any_time && !mcp_session_version(self)) {
 		resp = mcp_error_response(id, RPC_INVALID_REQUEST,

@@ -1,10 +1,13 @@
 /* libFuzzer harness over the MCP message handler: each input is a sequence of
  * newline-separated messages (one JSON value or batch per line) handed to a
  * fresh session whose sink discards (but serializes) every answer. No network,
- * no X, no worker threads (inline session). */
+ * no X, no worker threads (inline session). The tool table is loaded, so known
+ * tools reach argument validation (and, without a display, stop there); the
+ * corpus has a seed for each path that quotes client text in a message. */
 
 #include "base/log.h"
 #include "server/mcp/core.h"
+#include "tools/tools.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerInitialize(int* argc, char*** argv)
 {
 	log_init(LOG_ERROR, false);
-	return 0;
+	return tools_init() < 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)

@@ -173,7 +173,7 @@ test('scaling metadata is exact; zoom returns full-resolution pixels; JPEG decod
     const s = await shot(deskd, { max_dimension: max });
     assert.deepEqual([s.meta.width, s.meta.height, s.png.width, s.png.height], [w, h, w, h], `max ${max}`);
     assert.equal(s.meta.physical_width, 1280);
-    assert.ok(Math.abs(s.meta.scale_factor - 1280 / w) < 1e-9);
+    assert.equal(s.meta.scale_factor, Math.round(1280 / w * 1e6) / 1e6, 'scale_factor, to 6 decimals');
   }
   const ws = await shot(deskd, { window: fixture.window, max_dimension: 200 });
   assert.deepEqual([ws.meta.width, ws.meta.height, ws.meta.physical_width], [200, 150, 400]);

@@ -78,7 +78,7 @@ describe('one port', () => {
         req.on('socket', (s) => sockets.add(s));
         req.on('error', reject);
       });
-      assert.ok(Array.isArray(JSON.parse(body)));
+      assert.ok(Array.isArray(JSON.parse(body).tools));
     }
     agent.destroy();
     assert.equal(sockets.size, 1, 'all five requests used one TCP connection');
@@ -169,8 +169,8 @@ describe('one port', () => {
     const view = { authorization: `Bearer ${VIEW}` };
     const r = await fetch(d.url + '/api/v1/tools', { headers: view });
     assert.equal(r.status, 200);
-    const tools = await r.json();
-    assert.ok(Array.isArray(tools));
+    const { tools } = await r.json();
+    assert.ok(Array.isArray(tools), 'GET /api/v1/tools is {tools: [...]}, the tools/list result');
     const m = await fetch(d.url + '/metrics', { headers: view });
     assert.equal(m.status, 403);
     const acting = tools.find((x) => x.annotations && x.annotations.readOnlyHint === false);
@@ -199,7 +199,7 @@ describe('one port', () => {
     assert.equal(r.status, 404);
     r = await d.fetch('/api/v1/recordings');
     assert.equal(r.status, 200);
-    assert.ok(Array.isArray(await r.json()));
+    assert.ok(Array.isArray((await r.json()).recordings), 'GET /api/v1/recordings is {recordings: [...]}');
     r = await d.fetch('/api/v1/nothing-here');
     assert.equal(r.status, 404);
     r = await d.fetch('/api/v1/tools', { method: 'DELETE' });
@@ -463,7 +463,7 @@ describe('limits and startup', () => {
 describe('REST with the real tools', () => {
   test('screenshot bytes, windows, events, recordings with ranges', async (t) => {
     const { deskd: d, fixture } = await desktop(t, { fixture: { geometry: '320x200+40+30' }, deskdArgs: ['--view-token', VIEW] });
-    const tools = await (await d.fetch('/api/v1/tools')).json();
+    const { tools } = await (await d.fetch('/api/v1/tools')).json();
     const names = tools.map((x) => x.name);
     for (const n of ['screenshot', 'windows', 'record_start', 'record_stop']) {
       if (!names.includes(n)) { t.skip(`tool ${n} is not registered yet`); return; }
@@ -524,7 +524,7 @@ describe('REST with the real tools', () => {
     const stopped = (await r.json()).structuredContent;
     const file = readFileSync(stopped.path);
     r = await d.fetch('/api/v1/recordings');
-    assert.ok((await r.json()).some((x) => x.id === stopped.id));
+    assert.ok((await r.json()).recordings.some((x) => x.id === stopped.id));
     r = await d.fetch(`/api/v1/recordings/${stopped.id}`);
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-type'), 'video/mp4');

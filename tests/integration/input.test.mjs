@@ -9,6 +9,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, startDeskd, startFixture, waitUntil, sleep } from './lib/harness.mjs';
 
+// The split tools are listed only on request (the default is --tools batch).
+const BOTH = ['--tools', 'both'];
+
 const SHIFT = 1, CONTROL = 4, BUTTON1 = 256;
 
 /** Call a tool; assert success; return structuredContent. */
@@ -60,7 +63,7 @@ function rng(seed) {
 }
 
 test('a click in screenshot space lands on exactly the mapped desktop pixel (scales 1, 0.5, 0.625, 0.37; screen and window)', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '1280x800+0+0', title: 'full' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '1280x800+0+0', title: 'full' } });
   const { deskd, fixture: full } = env;
   const win = await startFixture(env.display, { geometry: '400x300+517+233', title: 'small' });
   t.after(() => win.stop());
@@ -102,7 +105,7 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
 
   // A server-wide --max-image-dimension applies to split tools without any
   // screenshot first (a pure function of the target size).
-  const d2 = await startDeskd({ display: env.display, args: ['--max-image-dimension', '800'] });
+  const d2 = await startDeskd({ display: env.display, args: [...BOTH, '--max-image-dimension', '800'] });
   t.after(() => d2.stop());
   for (const [x, y] of [[799, 499], [0, 0], [123, 321]]) {
     const ex = Math.floor(x * 1280 / 800), ey = Math.floor(y * 800 / 500);
@@ -117,7 +120,7 @@ test('a click in screenshot space lands on exactly the mapped desktop pixel (sca
 });
 
 test('over MCP, a screenshot\'s max_dimension sets the session\'s space for later clicks; results validate', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '1280x800+0+0' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '1280x800+0+0' } });
   const { deskd, fixture } = env;
   const client = new Client({ name: 'input-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'),
@@ -152,7 +155,7 @@ test('over MCP, a screenshot\'s max_dimension sets the session\'s space for late
 });
 
 test('buttons, double/triple clicks, drags, scroll notches and held modifiers arrive as sent', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '800x600+0+0' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '800x600+0+0' } });
   const { deskd, fixture } = env;
   const fx = [fixture];
 
@@ -268,7 +271,7 @@ const CORPUS = [
 ];
 
 test('typing: a corpus of 44 strings arrives byte-exact, and the keymap is restored afterwards', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '400x300+0+0' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '400x300+0+0' } });
   const { deskd, fixture } = env;
   const before = xmodmap(env.display);
   let expected = '';
@@ -301,7 +304,7 @@ test('typing: a corpus of 44 strings arrives byte-exact, and the keymap is resto
 });
 
 test('keypress chords arrive as chords; hold_key holds; names in any vocabulary', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '400x300+0+0' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '400x300+0+0' } });
   const { deskd, fixture } = env;
   const keyPresses = (evs) => evs.filter((e) => e.type === 'key_press');
   const { events: e1 } = await caused([fixture], () => ok(deskd, 'computer_use', { actions: [
@@ -343,7 +346,7 @@ test('keypress chords arrive as chords; hold_key holds; names in any vocabulary'
 });
 
 test('a batch stops at the failing action; bad input is a clear error and runs nothing', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '400x300+0+0' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '400x300+0+0' } });
   const { deskd, fixture } = env;
 
   // A runtime failure: actions before it ran, the rest did not.
@@ -372,7 +375,7 @@ test('a batch stops at the failing action; bad input is a clear error and runs n
     [[{ type: 'type', text: 'zz' }, { type: 'drag', path: [] }], 'bad_arguments', /path/],
     [[{ type: 'type', text: 'zz' }, { type: 'click', x: 10 }], 'bad_arguments', /actions\[1\]: click needs both x and y/],
     [[{ type: 'type', text: 'zz' }, { type: 'click' }], 'bad_arguments', /click needs x and y/],
-    [[{ type: 'type', text: 'zz' }, { type: 'fly', x: 1, y: 1 }], 'bad_arguments', /unknown action type "fly"; valid types: screenshot, click/],
+    [[{ type: 'type', text: 'zz' }, { type: 'fly', x: 1, y: 1 }], 'bad_arguments', /actions\[1\]\.type: "fly" is not one of: screenshot, click, .*, key$/],
     [[{ type: 'type', text: 'zz' }, { type: 'type' }], 'bad_arguments', /type needs text/],
     [[{ type: 'type', text: 'zz' }, { type: 'type', text: 'a\u0001' }], 'bad_arguments', /control character 0x01/],
     [[{ type: 'type', text: 'zz' }, { type: 'scroll', x: 1, y: 1 }], 'bad_arguments', /scroll needs/],
@@ -394,7 +397,7 @@ test('a batch stops at the failing action; bad input is a clear error and runs n
 });
 
 test('Anthropic aliases work, in a window target\'s coordinate space', async (t) => {
-  const env = await desktop(t, { fixture: { geometry: '400x300+50+50', title: 'first' } });
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '400x300+50+50', title: 'first' } });
   const { deskd, fixture: a } = env;
   const { events: evs } = await caused([a], () => ok(deskd, 'computer_use', { window: a.window, actions: [
     { action: 'left_click', coordinate: [10, 20] },
@@ -432,7 +435,7 @@ test('Anthropic aliases work, in a window target\'s coordinate space', async (t)
 });
 
 test('with a window manager, a window target is raised and focused first', async (t) => {
-  const env = await desktop(t, { wm: 'openbox', fixture: { geometry: '400x300+50+50', title: 'first' } });
+  const env = await desktop(t, { deskdArgs: BOTH, wm: 'openbox', fixture: { geometry: '400x300+50+50', title: 'first' } });
   const { deskd, fixture: a } = env;
   const b = await startFixture(env.display, { geometry: '300x200+600+300', title: 'second' });
   t.after(() => b.stop());

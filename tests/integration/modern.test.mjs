@@ -163,7 +163,7 @@ function cleanEnv() {
 /** list tools, screenshot at max_dimension 640, click (320, 200) of it. */
 async function listShootClick(c, fixture) {
   const names = await c.names();
-  for (const n of ['screenshot', 'computer_click', 'computer_use', 'status']) assert.ok(names.includes(n), `${n} listed`);
+  for (const n of ['screenshot', 'computer_use', 'status']) assert.ok(names.includes(n), `${n} listed`);
   const shot = await c.call('screenshot', { max_dimension: 640 });
   assert.notEqual(shot.isError, true, JSON.stringify(shot).slice(0, 300));
   assert.equal(shot.structuredContent.width, 640);
@@ -171,9 +171,10 @@ async function listShootClick(c, fixture) {
   assert.ok(shot.content.some((b) => b.type === 'image' && b.mimeType === 'image/png'));
   // The space travels with the click: exact with or without a session.
   const at = await pressOf(fixture, async () => {
-    const r = await c.call('computer_click', { x: 320, y: 200, coordinate_space: shot.structuredContent.coordinate_space });
+    const r = await c.call('computer_use', { actions: [{ type: 'click', x: 320, y: 200 }], coordinate_space: shot.structuredContent.coordinate_space });
     assert.notEqual(r.isError, true, JSON.stringify(r).slice(0, 300));
-    assert.deepEqual([r.structuredContent.desktop_x, r.structuredContent.desktop_y], [640, 400]);
+    const res = r.structuredContent.results[0];
+    assert.deepEqual([res.desktop_x, res.desktop_y], [640, 400]);
   });
   assert.deepEqual(at, [640, 400]);
 }
@@ -246,13 +247,13 @@ test('a legacy session and stateless requests interleave without touching each o
   assert.equal(modern.json.result.resultType, 'complete');
   // ...and does not change it: a stateless 320 does not reach the session.
   await rawPost(deskd, req('tools/call', { name: 'screenshot', arguments: { max_dimension: 320 } }));
-  assert.deepEqual(await pressOf(fixture, () => legacy.call('computer_click', { x: 100, y: 100 })), [200, 200]);
+  assert.deepEqual(await pressOf(fixture, () => legacy.call('computer_use', { actions: [{ type: 'click', x: 100, y: 100 }] })), [200, 200]);
   // A stateless click without a space uses the server default; with the
   // session's token it is exact too.
-  assert.deepEqual(await pressOf(fixture, () => rawPost(deskd, req('tools/call', { name: 'computer_click', arguments: { x: 100, y: 100 } }))), [100, 100]);
-  assert.deepEqual(await pressOf(fixture, () => rawPost(deskd, req('tools/call', { name: 'computer_click', arguments: { x: 100, y: 100, coordinate_space: '640x400/640' } }))), [200, 200]);
+  assert.deepEqual(await pressOf(fixture, () => rawPost(deskd, req('tools/call', { name: 'computer_use', arguments: { actions: [{ type: 'click', x: 100, y: 100 }] } }))), [100, 100]);
+  assert.deepEqual(await pressOf(fixture, () => rawPost(deskd, req('tools/call', { name: 'computer_use', arguments: { actions: [{ type: 'click', x: 100, y: 100, coordinate_space: '640x400/640' }] } }))), [200, 200]);
   // A stale token (the target is 1280x800, not 1000x800 at 1000) is refused.
-  const stale = await rawPost(deskd, req('tools/call', { name: 'computer_click', arguments: { x: 1, y: 1, coordinate_space: '1000x700/1000' } }));
+  const stale = await rawPost(deskd, req('tools/call', { name: 'computer_use', arguments: { actions: [{ type: 'click', x: 1, y: 1 }], coordinate_space: '1000x700/1000' } }));
   assert.equal(stale.json.result.isError, true);
   assert.match(stale.json.result.structuredContent.message, /stale/);
   // Concurrent: a stateless call while the session's call runs.

@@ -148,7 +148,7 @@ test('the README scripting examples pass when pasted in order (make run defaults
 test('the README\'s out_of_bounds text is what a 1920x1080 desktop answers', async (t) => {
   const shown = blocks(section(README, 'Using it from scripts')).find((b) => b.lang === 'text');
   assert.ok(shown, 'a text block with the message');
-  const d = await startDeskd({ args: ['--virtual', '1920x1080', '--launch', 'none'] });
+  const d = await startDeskd({ args: ['--virtual', '1920x1080', '--launch', 'none', '--tools', 'both'] });
   t.after(() => d.stop());
   const r = await d.tool('computer_click', { x: 1500, y: 300 });
   assert.equal(r.status, 400);

@@ -485,14 +485,14 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assertGoodMp4(viaRest, { width: 400, height: 300 });
 
     // cursor: true draws the pointer; without it the pixels are the window's.
-    r = await d.tool('computer_move', { x: 300, y: 230, coordinate_space: 'desktop' });   // window (200, 150)
+    r = await d.tool('computer_use', { actions: [{ type: 'move', x: 300, y: 230 }], coordinate_space: 'desktop' });   // window (200, 150)
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const withCursor = join(d.dataDir, 'cursor.mp4');
     r = await d.tool('record_start', { window: win, out: withCursor, fps: 10, cursor: true });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     await sleep(400);
     // The window does not change: moving the pointer alone must show.
-    r = await d.tool('computer_move', { x: 180, y: 140, coordinate_space: 'desktop' });   // window (80, 60)
+    r = await d.tool('computer_use', { actions: [{ type: 'move', x: 180, y: 140 }], coordinate_space: 'desktop' });   // window (80, 60)
     assert.equal(r.status, 200, JSON.stringify(r.body));
     await sleep(400);
     r = await d.tool('record_stop', {});

@@ -94,7 +94,8 @@ describe('one deskd, a full and a view token', () => {
   before(async () => {
     x = await startXvfb();
     fixture = await startFixture(x.display, { geometry: '200x150+0+0' });
-    d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW] });
+    // Both surfaces, so the audit covers the split tools too.
+    d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW, '--tools', 'both'] });
   });
   after(async () => {
     const r = d ? await d.stop() : null;
@@ -199,7 +200,7 @@ describe('one deskd, a full and a view token', () => {
 
   test('the view token gets 403 forbidden from every acting tool, over REST and MCP, and nothing happens', async () => {
     const view = { authorization: `Bearer ${VIEW}` };
-    const list = await (await fetch(d.url + '/api/v1/tools', { headers: view })).json();
+    const { tools: list } = await (await fetch(d.url + '/api/v1/tools', { headers: view })).json();
     const acting = list.filter((t) => !(t.annotations && t.annotations.readOnlyHint));
     assert.ok(acting.length >= 10, `acting tools: ${acting.map((t) => t.name)}`);
     const pointer = async () => (await d.tool('computer_cursor_position', {})).body.structuredContent;
@@ -242,7 +243,7 @@ describe('one deskd, a full and a view token', () => {
     const events = fixture.state().events.slice(eventsBefore).filter((e) => e.type !== 'expose' && e.type !== 'configure');
     assert.deepEqual(events, [], 'the fixture received no input');
     assert.equal(fixture.state().text, '', 'nothing was typed');
-    const recs = await (await d.fetch('/api/v1/recordings')).json();
+    const { recordings: recs } = await (await d.fetch('/api/v1/recordings')).json();
     assert.deepEqual(recs.filter((r) => r.state !== 'finished' && r.status !== 'finished'), [], 'nothing records');
     assert.ok(!existsSync('/tmp/deskd-security-should-not-exist.mp4'));
 
@@ -467,7 +468,7 @@ describe('own instances', { concurrency: true }, () => {
     const x = await startXvfb();
     t.after(() => x.stop());
     // All streams together may hold 32 MB here (256 MB by default).
-    const d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW],
+    const d = await startDeskd({ display: x.display, token: TOKEN, args: ['--view-token', VIEW, '--tools', 'both'],
       env: { DESKD_STREAMS_MAX_BUFFERED: String(32 << 20) } });
     t.after(() => d.stop());
     // Subscribers that never read (each stays under its own 64 MB limit).

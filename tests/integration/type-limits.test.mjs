@@ -17,7 +17,7 @@ test('a 60 KB type arrives byte-exact across its chunks; over 64 KiB is refused'
   await waitUntil(() => env.fixture.state().text.length >= text.length, { timeout: 20000 * SLOW, what: 'the whole text' });
   assert.equal(env.fixture.state().text, text, 'byte-exact, chunk boundaries invisible');
 
-  const big = await env.deskd.tool('computer_type', { text: 'x'.repeat(65537) });
+  const big = await env.deskd.tool('computer_use', { actions: [{ type: 'type', text: 'x'.repeat(65537) }] });
   assert.equal(big.status, 400);
   assert.equal(big.body.error.code, 'bad_arguments');
   assert.match(big.body.error.message, /at most 65536 bytes/);

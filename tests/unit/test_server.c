@@ -58,6 +58,15 @@ static void test_options(void)
 	TST_EQ_INT(options_parse(&o, 4, argv9, err, sizeof(err)), 0);
 	options_deinit(&o);
 
+	char** argv10 = (char**)(const char*[]){ "deskd", NULL };
+	TST_EQ_INT(options_parse(&o, 1, argv10, err, sizeof(err)), 0);
+	TST_EQ_INT(o.tools, OPTIONS_TOOLS_BATCH);	/* the default keeps tools/list small */
+	options_deinit(&o);
+	char** argv11 = (char**)(const char*[]){ "deskd", "--tools", "both", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv11, err, sizeof(err)), 0);
+	TST_EQ_INT(o.tools, OPTIONS_TOOLS_BOTH);
+	options_deinit(&o);
+
 	char** argv7 = (char**)(const char*[]){ "deskd", "--tools", "sideways", NULL };
 	TST_EQ_INT(options_parse(&o, 3, argv7, err, sizeof(err)), -EINVAL);
 	options_deinit(&o);
@@ -91,13 +100,55 @@ static void test_schema(void)
 	TST_EQ_INT(VALIDATE("{\"x\":1,\"y\":2}"), -EINVAL);
 	TST_CHECK(strstr(err, "y: is not a known argument") != NULL);
 	TST_EQ_INT(VALIDATE("{\"x\":1,\"fmt\":\"gif\"}"), -EINVAL);
-	TST_CHECK(strstr(err, "png, jpeg") != NULL);
+	TST_EQ_STR(err, "fmt: \"gif\" is not one of: png, jpeg");
 	TST_EQ_INT(VALIDATE("{\"x\":1,\"path\":[{\"x\":1,\"y\":2}]}"), -EINVAL);
 	TST_EQ_INT(VALIDATE("{\"x\":1,\"path\":[{\"x\":1,\"y\":2},{\"x\":1}]}"), -EINVAL);
 	TST_CHECK(strstr(err, "path[1].y: is required") != NULL);
 	TST_EQ_INT(VALIDATE("{\"x\":\"1\"}"), -EINVAL);
 	TST_CHECK(strstr(err, "expected integer, got string") != NULL);
 #undef VALIDATE
+	json_decref(schema);
+}
+
+/* Limits print as written, anyOf names the types it takes, and null is
+ * absent for optional members (top level and inside items/$ref). */
+static void test_schema_shapes_and_nulls(void)
+{
+	json_t* schema = json_loads("{\"type\":\"object\",\"additionalProperties\":false,"
+		"\"required\":[\"actions\"],\"properties\":{"
+		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295},"
+		"\"ratio\":{\"type\":\"number\",\"maximum\":0.25},"
+		"\"keys\":{\"anyOf\":[{\"type\":\"array\",\"items\":{\"type\":\"string\"}},{\"type\":\"string\"}]},"
+		"\"maybe\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}]},"
+		"\"actions\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/a\"}}},"
+		"\"$defs\":{\"a\":{\"type\":\"object\",\"required\":[\"type\"],\"additionalProperties\":false,"
+		"\"properties\":{\"type\":{\"type\":\"string\"},\"x\":{\"type\":\"integer\"}}}}}", 0, NULL);
+	TST_CHECK(schema != NULL);
+	char err[256];
+#define VALIDATE(text) validate_text(schema, text, err, sizeof(err))
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"window\":4294967295}"), 0);
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"window\":4294967296}"), -EINVAL);
+	TST_EQ_STR(err, "window: must be at most 4294967295");
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"window\":9007199254740993}"), -EINVAL);
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"ratio\":0.5}"), -EINVAL);
+	TST_EQ_STR(err, "ratio: must be at most 0.25");
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"keys\":\"ctrl+c\"}"), 0);
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"keys\":[\"ctrl\",\"c\"]}"), 0);
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"keys\":7}"), -EINVAL);
+	TST_EQ_STR(err, "keys: expected array or string, got integer");
+	TST_EQ_INT(VALIDATE("{\"actions\":[],\"keys\":[7]}"), -EINVAL);
+	TST_EQ_STR(err, "keys[0]: expected string, got integer");
+#undef VALIDATE
+
+	json_t* v = json_loads("{\"actions\":[{\"type\":\"a\",\"x\":null},{\"type\":null}],"
+		"\"window\":null,\"maybe\":null,\"extra\":null}", 0, NULL);
+	TST_EQ_INT(schema_drop_nulls(schema, v), 2);
+	char* text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	/* Kept: a required member (refused next), a property that takes null,
+	 * an unknown one (refused next). */
+	TST_EQ_STR(text, "{\"actions\":[{\"type\":\"a\"},{\"type\":null}],\"extra\":null,\"maybe\":null}");
+	free(text);
+	json_decref(v);
 	json_decref(schema);
 }
 
@@ -165,6 +216,7 @@ int main(void)
 	test_coordinates();
 	test_options();
 	test_schema();
+	test_schema_shapes_and_nulls();
 	test_results();
 	TST_END();
 }
