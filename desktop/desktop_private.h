@@ -6,13 +6,6 @@
 #include "desktop/desktop.h"
 #include "base/log.h"
 
-#include <X11/Xlib.h>
-
-/** The IO-error exit handler every Xlib connection of desktop/ installs
- *  (XSetIOErrorExitHandler): sets *(bool*)ud and returns, so Xlib does not
- *  exit the process. */
-void desktop__x_io_exit(Display* dpy, void* ud);
-
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);

@@ -5,6 +5,7 @@
  * (desktop_private.h); display.c drives it. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/text.h"
@@ -318,15 +319,12 @@ static void run_setxkbmap(const char* display)
 
 static bool root_has_property(Display* dpy, Window root, Atom property)
 {
-	Atom type = None;
 	int format;
-	unsigned long n, after;
-	unsigned char* data = NULL;
-	if (XGetWindowProperty(dpy, root, property, 0, 0, False, AnyPropertyType,
-			&type, &format, &n, &after, &data) != Success)
-		return false;
-	XFree(data);
-	return type != None;
+	unsigned char* data;
+	bool there = x11_property(dpy, root, property, AnyPropertyType, 1, &format, &data) >= 0;
+	if (data)
+		XFree(data);
+	return there;
 }
 
 /* A window mapped while the WM is still starting can be lost (it neither
@@ -334,15 +332,14 @@ static bool root_has_property(Display* dpy, Window root, Atom property)
  * redirects the root's substructure: the WM is taking over. */
 static void wait_for_wm(const char* display)
 {
-	Display* dpy = XOpenDisplay(display);
+	struct x11_conn conn = { 0 };
+	Display* dpy = x11_open(&conn, display);
 	if (!dpy)
 		return;
-	bool dead = false;
-	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, &dead);
 	Window root = DefaultRootWindow(dpy);
 	Atom check = XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False);
 	Atom clients = XInternAtom(dpy, "_NET_CLIENT_LIST", False);
-	for (int waited = 0; waited < 3000 && !dead; waited += 10) {
+	for (int waited = 0; waited < 3000 && !x11_lost(&conn); waited += 10) {
 		/* Ready: it redirects the root's substructure and, if it speaks
 		 * EWMH, has published its client list (openbox drops map
 		 * requests that come before it manages the existing windows). */
@@ -356,7 +353,7 @@ static void wait_for_wm(const char* display)
 		}
 		clock_sleep_ms(10);
 	}
-	XCloseDisplay(dpy);
+	x11_close(&conn);
 }
 
 /* openbox: Debian's rc.xml names a menu file that only the 'menu' package

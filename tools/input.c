@@ -142,7 +142,7 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 static int input_error(int rc, const char* what, struct act_error* e)
 {
 	switch (rc) {
-	case -EPIPE:
+	case -ECONNRESET:
 		return action_fail(e, TOOL_DISPLAY_UNAVAILABLE, "%s: the X connection was lost", what);
 	case -ENOENT:
 		return action_fail(e, TOOL_UNKNOWN_KEY, "%s: a key is not on the keyboard map and cannot be held", what);

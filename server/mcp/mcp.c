@@ -429,13 +429,7 @@ static json_t* call_request(void* ud, const char* method, json_t* params, json_t
 	pthread_mutex_lock(&s->mutex);
 	while (!req.answered && !s->ended && !atomic_load(&c->cancelled)
 			&& clock_ms() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = clock_realtime_in(100);
 		pthread_cond_timedwait(&s->cond, &s->mutex, &ts);
 	}
 	for (struct mcp_outreq** p = &s->outreqs; *p; p = &(*p)->next) {

@@ -41,7 +41,7 @@ async function listAll(client) {
 
 function run(cmd, args, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });   // spawns: - (the project's Node 22)
     let stdout = '', stderr = '';
     p.stdout.on('data', (c) => { stdout += c; });
     p.stderr.on('data', (c) => { stderr += c; });

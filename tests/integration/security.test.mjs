@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { DESKD_BIN, ROOT, launch, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
+import { DESKD_BIN, ROOT, launch, need, readyInfo, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
 
 const TOKEN = 'full-' + randomBytes(12).toString('hex');
 const VIEW = 'view-' + randomBytes(12).toString('hex');
@@ -384,9 +384,9 @@ describe('own instances', { concurrency: true }, () => {
     // exec keeps the shell's pid, so the planted name is deskd's "<ready>.tmp.<pid>".
     const p = launch('deskd(ready)', 'sh', ['-c', 'ln -s "$1" "$2.tmp.$$" && exec "$3" --listen 127.0.0.1:0 '
       + '--ready-file "$2" --data-dir "$4" --token ready-token-1 --display "$5"', 'sh', victim, ready, DESKD_BIN, dir, x.display],
-    { env: cleanEnv() });
+    { env: cleanEnv(), needs: ['ln', DESKD_BIN] });
     t.after(() => p.stop());
-    const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+    const info = await readyInfo(p, ready);
     assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the symlink target is untouched');
     const st = lstatSync(ready);
@@ -401,9 +401,9 @@ describe('own instances', { concurrency: true }, () => {
     const dir = tempDir('deskd-fds-');
     const ready = join(dir, 'ready.json');
     const p = launch('deskd(fds)', 'sh', ['-c', 'ulimit -n 96 && exec "$1" --listen 127.0.0.1:0 --ready-file "$2" '
-      + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv() });
+      + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv(), needs: [DESKD_BIN] });
     t.after(() => p.stop());
-    const { url } = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+    const { url } = await readyInfo(p, ready);
     const { port } = new URL(url);
     const cpu = () => {
       const f = readFileSync(`/proc/${p.proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -434,7 +434,7 @@ describe('own instances', { concurrency: true }, () => {
   test('the dashboard never puts the token in a URL, whatever characters it has', async (t) => {
     const { chromium } = await import('playwright-core');
     const chromiumBin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-    if (!existsSync(chromiumBin)) { t.skip(`no ${chromiumBin}`); return; }
+    need(chromiumBin);   // spawns: chromium
     const x = await startXvfb();
     t.after(() => x.stop());
     // Characters a WebSocket subprotocol cannot carry as they are.
