@@ -181,7 +181,9 @@ static int serve(struct options* opts)
 	/* Fixtures first: the conformance suite looks for them on page one. */
 	if (opts->conformance_fixtures) {
 		tools_add(mcp_fixture_tools);
+		tools_add(mcp_fixture_mrtr_tools);
 		mcp_catalog_add(&mcp_fixture_catalog);
+		mcp_catalog_add(&mcp_fixture_mrtr_catalog);
 	}
 	tools_add(status_tools);
 	mcp_catalog_add(&mcp_deskd_catalog);

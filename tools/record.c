@@ -116,10 +116,18 @@ static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_res
 	}
 	if (ctx->session)
 		tool_session_add_recording(ctx->session, r.id);
-	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f}",
+	/* What ends it, so a client knows whether it must call record_stop:
+	 * without a session (MCP 2026-07-28, REST) nothing ends it for the
+	 * client. */
+	json_t* ends = ctx->session
+		? json_pack("[s,s,s,s,s]", "record_stop", "max_seconds", "window_destroyed",
+				"session_end", "shutdown")
+		: json_pack("[s,s,s,s]", "record_stop", "max_seconds", "window_destroyed",
+				"shutdown");
+	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f, s:o}",
 			"id", r.id, "window", (json_int_t)r.window, "path", r.path,
 			"width", r.stats.width, "height", r.stats.height, "fps", r.fps,
-			"max_seconds", real_round(params.max_seconds, REAL_TIME)));
+			"max_seconds", real_round(params.max_seconds, REAL_TIME), "ends_on", ends));
 	return 0;
 }
 
@@ -202,8 +210,8 @@ const struct tool_def tools_record[] = {
 		.title = "Start recording a window",
 		.description =
 			"Record a window's own pixels to MP4 in the background; returns id and path now. "
-			"The file appears when it ends (record_stop, max_seconds, window closed, session "
-			"end). out: an absolute path under an output root (0600, never replaced).",
+			"The file appears when it ends (record_stop, max_seconds...: see ends_on). out: an "
+			"absolute path under an output root (0600, never replaced).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"required\":[\"window\"],\"properties\":{"
 			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
@@ -215,7 +223,8 @@ const struct tool_def tools_record[] = {
 			"\"cursor\":{\"type\":\"boolean\",\"description\":\"Draw the pointer.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
 			"\"id\":" STR ",\"window\":" INT ",\"path\":" STR ",\"width\":" INT ",\"height\":" INT
-			",\"fps\":" INT ",\"max_seconds\":" NUM "},\"required\":[\"id\",\"window\",\"path\"]}",
+			",\"fps\":" INT ",\"max_seconds\":" NUM "},"
+			"\"required\":[\"id\",\"window\",\"path\"]}",
 		.flags = TOOL_OPEN_WORLD,
 		.handler = record_start_tool,
 	},
