@@ -10,7 +10,17 @@
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make man        build/deskd.1, the man page, generated from the option table
 #   make install    deskd, deskd.1 and the systemd units under $(DESTDIR)$(PREFIX)
+#   make image      the container image (podman, or docker; see README "Container")
+#   make image-test build it, run it and check it from the host; deploy/k8s on podman
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
+#   make fresh-test make test from a fresh clone of HEAD on a bare Debian 12 (mmdebstrap
+#                   --variant=minbase + make, git, ca-certificates) in a chroot of its own,
+#                   as root: proves install-deps and npm-deps bring everything (slow, not in test)
+#
+# Every node-run test, the conformance suite and the bench run under $(NODE), the
+# Node pinned in tests/package-lock.json, never `node` from PATH. scripts/check-deps
+# (run by make test) checks the programs they spawn against scripts/install-deps
+# and that Node against what the pinned npm packages need.
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
        libavcodec libavformat libswscale libavutil \
@@ -43,6 +53,7 @@ PROJECT_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I$(BU
 LDLIBS = $(PKG_LIBS) -pthread -lm
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+NODE = $(CURDIR)/scripts/node
 
 ifneq ($(V),1)
 Q = @
@@ -53,8 +64,9 @@ endif
 
 # Each folder is a layer (docs/ARCHITECTURE.md) and one static library; the
 # link order is top to bottom, so a call that points up does not link.
-MODULES = server tools desktop record input capture base
+MODULES = server tools desktop record input capture x11 base
 base_SRCS := $(wildcard base/*.c)
+x11_SRCS := $(wildcard x11/*.c)
 capture_SRCS := $(wildcard capture/*.c)
 input_SRCS := $(wildcard input/*.c)
 record_SRCS := $(wildcard record/*.c)
@@ -83,7 +95,7 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers check-layers e2e bench-compare soak man
+	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test image image-test
 all: $(DESKD) $(FIXTURE)
 
 $(BUILD)/%.o: %.c
@@ -120,6 +132,10 @@ $(FIXTURE): tests/fixtures/fixture.c
 deps:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@scripts/check-deps
+
+check-deps:
+	@scripts/check-deps
 
 run:
 	@scripts/install-deps run
@@ -138,6 +154,7 @@ conformance: $(DESKD)
 test:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@scripts/check-deps
 	@$(MAKE) --no-print-directory check-layers check-headers
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit integration conformance
@@ -145,6 +162,7 @@ test:
 check:
 	@scripts/install-deps test
 	@scripts/npm-deps
+	@scripts/check-deps
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined all
 	@$(MAKE) --no-print-directory SANITIZER=address,undefined \
 		$(patsubst build/%,build-san/%,$(UNIT_BINS))
@@ -156,7 +174,13 @@ check:
 bench: all
 	@scripts/install-deps bench
 	@scripts/npm-deps
-	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) node bench/run.mjs
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) $(NODE) bench/run.mjs
+
+# Not part of test: builds (once, cached in build-fresh/) a bare Debian 12 root,
+# then runs make test there from a fresh clone of HEAD. See scripts/fresh-test.
+fresh-test:
+	@scripts/install-deps fresh
+	@scripts/fresh-test
 
 # The screenshot and click rows against an older revision in the same run:
 # builds REV in a temporary worktree, then runs bench/sections/70-baseline.mjs.
@@ -167,7 +191,7 @@ bench-compare: all
 	@rm -rf build-baseline && git worktree add -f --detach build-baseline $(REV) >/dev/null
 	@$(MAKE) --no-print-directory -C build-baseline deskd >/dev/null
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) BENCH_ONLY=baseline \
-		BENCH_BASELINE=$(abspath build-baseline/deskd) node bench/run.mjs; \
+		BENCH_BASELINE=$(abspath build-baseline/deskd) $(NODE) bench/run.mjs; \
 		rc=$$?; git worktree remove --force build-baseline; exit $$rc
 
 # Mixed load and faults, bounded (SOAK_SECONDS, default 60), in private
@@ -179,7 +203,7 @@ soak: all
 	@scripts/install-deps test
 	@scripts/npm-deps
 	@$(SOAK_ENV) DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) \
-		scripts/isolate node tests/soak/soak.mjs
+		scripts/isolate $(NODE) tests/soak/soak.mjs
 
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -207,12 +231,21 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c build-fuzz/libdeskd.a
 		-o $@ $< build-fuzz/libdeskd.a $(LDLIBS)
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
 
+# The container image: podman reads the project's containers.conf, never
+# the host's (scripts/image).
+IMAGE_ENV = CONTAINERS_CONF=$(abspath deploy/podman/containers.conf)
+image:
+	@$(IMAGE_ENV) scripts/image build
+
+image-test:
+	@$(IMAGE_ENV) scripts/image test
+
 # Includes point down the layers (docs/ARCHITECTURE.md); see the script.
 check-layers:
 	@scripts/check-layers
 
 check-headers:
-	@for h in base/*.h capture/capture.h input/input.h record/record.h desktop/*.h \
+	@for h in base/*.h x11/x11.h capture/capture.h input/input.h record/record.h desktop/*.h \
 		tools/*.h server/*.h server/*/*.h; do \
 		echo "#include \"$$h\"" | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only - || exit 1; done
 
@@ -236,6 +269,6 @@ install: $(DESKD) $(MAN)
 	chmod 0644 $(DESTDIR)$(SYSTEMD_DIR)/system/deskd.service $(DESTDIR)$(SYSTEMD_DIR)/user/deskd.service
 
 clean:
-	rm -rf build build-san build-fuzz build-baseline deskd
+	rm -rf build build-san build-fuzz build-baseline build-fresh deskd
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

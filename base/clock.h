@@ -30,3 +30,18 @@ static inline void clock_sleep_ms(int64_t ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+/* The wall-clock time ms from now, for pthread_cond_timedwait and
+ * pthread_timedjoin_np (which take CLOCK_REALTIME). */
+static inline struct timespec clock_realtime_in(int64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}

@@ -148,9 +148,11 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 /** One window's info (any window id); -ENOENT. */
 int capture_window_info(struct capture* self, uint32_t window,
 		struct capture_window_info* out);
-/** Activate a window: _NET_ACTIVE_WINDOW when the WM supports it, plus
- *  raise and input focus; maps it when there is no WM. Waits (bounded) for
- *  the focus to arrive; -ETIMEDOUT if it never did, -ENOENT. */
+/** Activate a window and wait (at most 1 s) until the input focus is in
+ *  it: _NET_ACTIVE_WINDOW (as a pager) when an EWMH WM supports it; without
+ *  one, or when it does not act within a moment, map it (if unmapped),
+ *  raise it and set the focus directly. The same algorithm as
+ *  input_focus_window. -ETIMEDOUT if focus never came, -ENOENT. */
 int capture_focus_window(struct capture* self, uint32_t window);
 /** Move and/or resize a window's client area to the given root position
  *  and size (NULL = keep), compensating for WM decorations; waits (bounded)

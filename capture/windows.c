@@ -13,49 +13,13 @@
 #include <string.h>
 #include <time.h>
 
-/* A property as an array of longs (format 32) or bytes (format 8). *data is
- * XFree'd by the caller. Returns the number of items, or -1. */
-static long get_property(struct capture* self, Window w, Atom prop, Atom type,
-		long max_items, int* format, unsigned char** data)
-{
-	Atom actual;
-	unsigned long n, after;
-	*data = NULL;
-	if (XGetWindowProperty(self->dpy, w, prop, 0, max_items, False, type, &actual,
-			format, &n, &after, data) != Success || !*data) {
-		if (*data)
-			XFree(*data);
-		*data = NULL;
-		return -1;
-	}
-	if (actual == None) {
-		XFree(*data);
-		*data = NULL;
-		return -1;
-	}
-	return (long)n;
-}
-
-static bool wm_supports(struct capture* self, Atom atom)
-{
-	int format;
-	unsigned char* data;
-	long n = get_property(self, self->root, self->net_supported, XA_ATOM, 4096,
-			&format, &data);
-	bool found = false;
-	for (long i = 0; i < n && format == 32; i++)
-		if (((unsigned long*)(void*)data)[i] == atom)
-			found = true;
-	if (data)
-		XFree(data);
-	return found;
-}
+#define CAPTURE_FOCUS_TIMEOUT_MS 1000	/* capture_focus_window waits at most this */
 
 static Window active_window(struct capture* self, bool* have_ewmh)
 {
 	int format;
 	unsigned char* data;
-	long n = get_property(self, self->root, self->net_active_window, XA_WINDOW, 1,
+	long n = x11_property(self->x.dpy, self->root, self->net_active_window, XA_WINDOW, 1,
 			&format, &data);
 	Window w = None;
 	*have_ewmh = n >= 0;
@@ -64,25 +28,6 @@ static Window active_window(struct capture* self, bool* have_ewmh)
 	if (data)
 		XFree(data);
 	return w;
-}
-
-/* Is w the window or an ancestor of `focus`? */
-static bool contains_focus(struct capture* self, Window w, Window focus)
-{
-	for (int depth = 0; focus && focus != PointerRoot && depth < 32; depth++) {
-		if (focus == w)
-			return true;
-		Window root, parent, *children = NULL;
-		unsigned n;
-		if (!XQueryTree(self->dpy, focus, &root, &parent, &children, &n))
-			return false;
-		if (children)
-			XFree(children);
-		if (parent == root || parent == None)
-			return false;
-		focus = parent;
-	}
-	return false;
 }
 
 /* Copy UTF-8 (or Latin-1 when latin1) into dst, at most max_chars code
@@ -157,7 +102,7 @@ static void read_title(struct capture* self, Window w, struct capture_window_inf
 {
 	int format;
 	unsigned char* data;
-	long n = get_property(self, w, self->net_wm_name, self->utf8_string, 4096,
+	long n = x11_property(self->x.dpy, w, self->net_wm_name, self->utf8_string, 4096,
 			&format, &data);
 	if (n > 0 && format == 8) {
 		copy_text(out->title, sizeof(out->title), data, (size_t)n, false, CAPTURE_TITLE_MAX);
@@ -167,7 +112,7 @@ static void read_title(struct capture* self, Window w, struct capture_window_inf
 	if (data)
 		XFree(data);
 	XTextProperty tp;
-	if (XGetWMName(self->dpy, w, &tp) && tp.value) {
+	if (XGetWMName(self->x.dpy, w, &tp) && tp.value) {
 		bool latin1 = tp.encoding == XA_STRING;
 		copy_text(out->title, sizeof(out->title), tp.value, tp.nitems, latin1,
 				CAPTURE_TITLE_MAX);
@@ -182,14 +127,14 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 	out->id = (uint32_t)w;
 	int rx = 0, ry = 0;
 	Window child;
-	XTranslateCoordinates(self->dpy, w, self->root, 0, 0, &rx, &ry, &child);
+	XTranslateCoordinates(self->x.dpy, w, self->root, 0, 0, &rx, &ry, &child);
 	out->rect = (struct capture_rect){ rx, ry, attr->width, attr->height };
 	out->mapped = attr->map_state == IsViewable;
 	out->visible = out->mapped && rx < self->screen_w && ry < self->screen_h
 			&& rx + attr->width > 0 && ry + attr->height > 0;
 	read_title(self, w, out);
 	XClassHint cls = { 0 };
-	if (XGetClassHint(self->dpy, w, &cls)) {
+	if (XGetClassHint(self->x.dpy, w, &cls)) {
 		if (cls.res_class)
 			copy_text(out->app, sizeof(out->app), (unsigned char*)cls.res_class,
 					strlen(cls.res_class), false, 100);
@@ -201,7 +146,7 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 	}
 	int format;
 	unsigned char* data;
-	long n = get_property(self, w, self->net_wm_pid, XA_CARDINAL, 1, &format, &data);
+	long n = x11_property(self->x.dpy, w, self->net_wm_pid, XA_CARDINAL, 1, &format, &data);
 	if (n == 1 && format == 32)
 		out->pid = (int)((unsigned long*)(void*)data)[0];
 	if (data)
@@ -211,14 +156,14 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 	if (focus == None || focus == PointerRoot || focus == self->root)
 		out->focused = have_ewmh && active == w;
 	else
-		out->focused = contains_focus(self, w, focus);
+		out->focused = x11_contains(self->x.dpy, w, focus);
 }
 
 static bool has_wm_state(struct capture* self, Window w)
 {
 	int format;
 	unsigned char* data;
-	long n = get_property(self, w, self->wm_state, AnyPropertyType, 2, &format, &data);
+	long n = x11_property(self->x.dpy, w, self->wm_state, AnyPropertyType, 2, &format, &data);
 	if (data)
 		XFree(data);
 	return n > 0;
@@ -233,7 +178,7 @@ static Window find_client(struct capture* self, Window w, int depth)
 		return None;
 	Window root, parent, *children = NULL;
 	unsigned n;
-	if (!XQueryTree(self->dpy, w, &root, &parent, &children, &n))
+	if (!XQueryTree(self->x.dpy, w, &root, &parent, &children, &n))
 		return None;
 	Window found = None;
 	for (unsigned i = n; i-- > 0 && !found;)
@@ -249,10 +194,10 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	unsigned char* data;
 	*ids = NULL;
 	*n = 0;
-	long count = get_property(self, self->root, self->net_client_list_stacking, XA_WINDOW,
+	long count = x11_property(self->x.dpy, self->root, self->net_client_list_stacking, XA_WINDOW,
 			4096, &format, &data);
 	if (count < 0)
-		count = get_property(self, self->root, self->net_client_list, XA_WINDOW, 4096,
+		count = x11_property(self->x.dpy, self->root, self->net_client_list, XA_WINDOW, 4096,
 				&format, &data);
 	if (count >= 0 && format == 32) {
 		*ids = calloc((size_t)count + 1, sizeof(Window));
@@ -272,7 +217,7 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	 * inside them, for a non-EWMH reparenting WM). */
 	Window root, parent, *children = NULL;
 	unsigned nc;
-	if (!XQueryTree(self->dpy, self->root, &root, &parent, &children, &nc))
+	if (!XQueryTree(self->x.dpy, self->root, &root, &parent, &children, &nc))
 		return capture__fail(self, -EIO, "cannot list the root's children");
 	*ids = calloc((size_t)nc + 1, sizeof(Window));
 	if (!*ids) {
@@ -282,14 +227,14 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	}
 	for (unsigned i = 0; i < nc; i++) {
 		XWindowAttributes attr;
-		if (!XGetWindowAttributes(self->dpy, children[i], &attr))
+		if (!XGetWindowAttributes(self->x.dpy, children[i], &attr))
 			continue;
 		if (attr.map_state != IsViewable || attr.override_redirect)
 			continue;
 		Window client = find_client(self, children[i], 0);
 		if (!client) {
 			char* name = NULL;
-			bool named = XFetchName(self->dpy, children[i], &name) && name;
+			bool named = XFetchName(self->x.dpy, children[i], &name) && name;
 			if (name)
 				XFree(name);
 			if (!named && attr.class != InputOutput)
@@ -308,9 +253,9 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 {
 	*out = NULL;
 	*n = 0;
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
-	capture__clear_error(self);
+	x11_clear(&self->x);
 	Window* ids;
 	size_t count;
 	int rc = list_ids(self, &ids, &count);
@@ -325,18 +270,18 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 	Window active = active_window(self, &have_ewmh);
 	Window focus;
 	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
+	XGetInputFocus(self->x.dpy, &focus, &revert);
 	size_t m = 0;
 	for (size_t i = 0; i < count; i++) {
 		XWindowAttributes attr;
 		/* Windows go away at any moment: skip the ones that did. */
-		if (!XGetWindowAttributes(self->dpy, ids[i], &attr))
+		if (!XGetWindowAttributes(self->x.dpy, ids[i], &attr))
 			continue;
 		fill_info(self, ids[i], &attr, active, have_ewmh, focus, &list[m++]);
 	}
 	free(ids);
-	capture__sync_error(self);
-	if (self->io_error) {
+	x11_sync(&self->x);
+	if (x11_lost(&self->x)) {
 		free(list);
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
 	}
@@ -348,98 +293,35 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 int capture_window_info(struct capture* self, uint32_t window,
 		struct capture_window_info* out)
 {
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
 	XWindowAttributes attr;
-	capture__clear_error(self);
-	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
+	x11_clear(&self->x);
+	if (!window || !XGetWindowAttributes(self->x.dpy, window, &attr))
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	bool have_ewmh;
 	Window active = active_window(self, &have_ewmh);
 	Window focus;
 	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
+	XGetInputFocus(self->x.dpy, &focus, &revert);
 	fill_info(self, window, &attr, active, have_ewmh, focus, out);
-	capture__sync_error(self);
+	x11_sync(&self->x);
 	return 0;
-}
-
-static bool is_focused_ewmh(struct capture* self, Window w)
-{
-	bool have_ewmh;
-	return active_window(self, &have_ewmh) == w;
-}
-
-static bool is_focused(struct capture* self, Window w, bool ewmh)
-{
-	bool have_ewmh;
-	if (ewmh) {
-		Window active = active_window(self, &have_ewmh);
-		if (active == w)
-			return true;
-	}
-	Window focus;
-	int revert;
-	XGetInputFocus(self->dpy, &focus, &revert);
-	return contains_focus(self, w, focus);
-}
-
-/* An EWMH request to the window manager about window (a client message to
- * the root). */
-static void send_wm_message(struct capture* self, Window window, Atom type,
-		const long data[5])
-{
-	XEvent ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.xclient.type = ClientMessage;
-	ev.xclient.window = window;
-	ev.xclient.message_type = type;
-	ev.xclient.format = 32;
-	for (int i = 0; i < 5; i++)
-		ev.xclient.data.l[i] = data[i];
-	XSendEvent(self->dpy, self->root, False,
-			SubstructureRedirectMask | SubstructureNotifyMask, &ev);
 }
 
 int capture_focus_window(struct capture* self, uint32_t window)
 {
-	if (self->io_error)
+	switch (x11_focus_window(&self->x, window, CAPTURE_FOCUS_TIMEOUT_MS)) {
+	case 0:
+		return 0;
+	case -ECONNRESET:
 		return capture__fail(self, -ECONNRESET, "the X connection was lost");
-	XWindowAttributes attr;
-	capture__clear_error(self);
-	if (!window || !XGetWindowAttributes(self->dpy, window, &attr))
+	case -ENOENT:
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
-	bool ewmh = wm_supports(self, self->net_active_window);
-	if (ewmh) {
-		/* Source 2: a pager (a direct user request). */
-		const long data[5] = { 2, CurrentTime };
-		send_wm_message(self, window, self->net_active_window, data);
-	} else if (attr.map_state != IsViewable) {
-		XMapRaised(self->dpy, window);
+	default:
+		return capture__fail(self, -ETIMEDOUT, LOG_WINDOW " did not get the focus within %d ms",
+				LOG_WINDOW_ID(window), CAPTURE_FOCUS_TIMEOUT_MS);
 	}
-	XRaiseWindow(self->dpy, window);
-	capture__sync_error(self);
-	/* Input focus needs a viewable window: wait for the WM to map it. */
-	for (int i = 0; i < 100; i++) {
-		if (self->io_error)
-			return capture__fail(self, -ECONNRESET, "the X connection was lost");
-		if (!XGetWindowAttributes(self->dpy, window, &attr))
-			return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
-		if (attr.map_state == IsViewable) {
-			if (!is_focused(self, window, false)) {
-				XSetInputFocus(self->dpy, window, RevertToParent, CurrentTime);
-				capture__sync_error(self);
-			}
-			if (is_focused(self, window, false)) {
-				/* Give the WM a moment to publish it too. */
-				for (int j = 0; ewmh && j < 40 && !is_focused_ewmh(self, window); j++)
-					clock_sleep_ms(5);
-				return 0;
-			}
-		}
-		clock_sleep_ms(5);
-	}
-	return capture__fail(self, -ETIMEDOUT, LOG_WINDOW " did not get the focus", LOG_WINDOW_ID(window));
 }
 
 int capture_move_window(struct capture* self, uint32_t window, const int* x,
@@ -456,27 +338,27 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 	if (want.width < 1 || want.height < 1 || want.width > 32767 || want.height > 32767)
 		return capture__fail(self, -EINVAL, "width and height must be 1..32767");
 	XWindowAttributes attr;
-	if (!XGetWindowAttributes(self->dpy, window, &attr))
+	if (!XGetWindowAttributes(self->x.dpy, window, &attr))
 		return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
-	bool ewmh = wm_supports(self, self->net_moveresize_window);
+	bool ewmh = x11_wm_supports(&self->x, self->net_moveresize_window);
 
 	/* Ask, then check; a WM may place the frame instead of the client, so
 	 * correct the position by the offset seen, once. */
 	int req_x = want.x, req_y = want.y;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		capture__clear_error(self);
+		x11_clear(&self->x);
 		if (ewmh) {
 			/* StaticGravity (10): x, y are the client's own position. */
 			const long data[5] = { 10 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 2 << 12,
 				req_x, req_y, want.width, want.height };
-			send_wm_message(self, window, self->net_moveresize_window, data);
+			x11_wm_message(self->x.dpy, window, self->net_moveresize_window, data);
 		} else {
 			/* XMoveWindow places the border's outer corner. */
-			XMoveResizeWindow(self->dpy, window, req_x - attr.border_width,
+			XMoveResizeWindow(self->x.dpy, window, req_x - attr.border_width,
 					req_y - attr.border_width, (unsigned)want.width,
 					(unsigned)want.height);
 		}
-		if (capture__sync_error(self) < 0)
+		if (x11_sync(&self->x) < 0)
 			return capture__fail(self, -ECONNRESET, "the X connection was lost");
 		/* Wait until the geometry stops changing (at most about 1 s). */
 		struct capture_rect last = g;

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,117 +19,7 @@
 #include <sys/shm.h>
 #include <time.h>
 
-/* ---- X error trapping ----------------------------------------------------
- * XSetErrorHandler is process-wide, so errors are recorded per connection
- * through a registry. Errors of connections that are not ours go to the
- * handler that was installed before ours, unless that is Xlib's default
- * (which prints and exits): then they are dropped. */
-
-#define REGISTRY_MAX 64
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct capture* registry[REGISTRY_MAX];
-static XErrorHandler previous_handler, default_handler;
-static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
-
-static int on_x_error(Display* dpy, XErrorEvent* ev)
-{
-	XErrorHandler chain = NULL;
-	pthread_mutex_lock(&registry_lock);
-	bool ours = false;
-	for (int i = 0; i < REGISTRY_MAX; i++) {
-		struct capture* c = registry[i];
-		if (c && c->dpy == dpy) {
-			ours = true;
-			/* A damage object dies with its window before we hear of
-			 * it; requests on it fail harmlessly and must not be
-			 * blamed on the request being checked. */
-			if (c->have_damage && ev->error_code == c->damage_error + BadDamage)
-				break;
-			c->x_error = ev->error_code;
-			c->x_request = ev->request_code;
-			c->x_minor = ev->minor_code;
-			break;
-		}
-	}
-	if (!ours && previous_handler && previous_handler != default_handler)
-		chain = previous_handler;
-	pthread_mutex_unlock(&registry_lock);
-	if (chain)
-		return chain(dpy, ev);
-	return 0;
-}
-
-/* Xlib's default I/O error handler prints and exits before the
- * per-connection exit handler gets a say, so a process-wide one that just
- * returns is installed: the per-connection exit handler then decides (ours
- * marks the context dead; Xlib's default for other connections still
- * exits, as before). */
-static XIOErrorHandler previous_io_handler, default_io_handler;
-
-static int on_io_error(Display* dpy)
-{
-	bool ours = false;
-	pthread_mutex_lock(&registry_lock);
-	for (int i = 0; i < REGISTRY_MAX; i++)
-		if (registry[i] && registry[i]->dpy == dpy)
-			ours = true;
-	pthread_mutex_unlock(&registry_lock);
-	if (!ours && previous_io_handler && previous_io_handler != default_io_handler)
-		return previous_io_handler(dpy);
-	return 0;
-}
-
-static void install_handler(void)
-{
-	XIOErrorHandler current_io = XSetIOErrorHandler(NULL);
-	default_io_handler = XSetIOErrorHandler(current_io);
-	previous_io_handler = XSetIOErrorHandler(on_io_error);
-	if (previous_io_handler == on_io_error)
-		previous_io_handler = NULL;
-	/* XSetErrorHandler(NULL) installs the default and returns what was
-	 * there; setting that back returns the default's address. */
-	XErrorHandler current = XSetErrorHandler(NULL);
-	default_handler = XSetErrorHandler(current);
-	previous_handler = XSetErrorHandler(on_x_error);
-	if (previous_handler == on_x_error)
-		previous_handler = NULL;
-}
-
-static void on_io_error_exit(Display* dpy, void* ud)
-{
-	/* Returning (instead of exiting) leaves the connection dead: every
-	 * later call on it fails quickly. Xlib's _XIOError took the user
-	 * lock (XLockDisplay) for the exit it expected: release it, or an
-	 * XCloseDisplay on another thread waits for it forever. */
-	struct capture* self = ud;
-	self->io_error = true;
-	XUnlockDisplay(dpy);
-}
-
-static int registry_add(struct capture* self)
-{
-	pthread_once(&handler_once, install_handler);
-	pthread_mutex_lock(&registry_lock);
-	for (int i = 0; i < REGISTRY_MAX; i++) {
-		if (!registry[i]) {
-			registry[i] = self;
-			pthread_mutex_unlock(&registry_lock);
-			return 0;
-		}
-	}
-	pthread_mutex_unlock(&registry_lock);
-	return -EMFILE;
-}
-
-static void registry_remove(struct capture* self)
-{
-	pthread_mutex_lock(&registry_lock);
-	for (int i = 0; i < REGISTRY_MAX; i++)
-		if (registry[i] == self)
-			registry[i] = NULL;
-	pthread_mutex_unlock(&registry_lock);
-}
+/* ---- Errors: trapped per connection by x11/ ------------------------------ */
 
 int capture__fail(struct capture* self, int rc, const char* fmt, ...)
 {
@@ -139,34 +28,6 @@ int capture__fail(struct capture* self, int rc, const char* fmt, ...)
 	vsnprintf(self->error, sizeof(self->error), fmt, ap);
 	va_end(ap);
 	return rc;
-}
-
-void capture__clear_error(struct capture* self)
-{
-	pthread_mutex_lock(&registry_lock);
-	self->x_error = 0;
-	pthread_mutex_unlock(&registry_lock);
-}
-
-int capture__sync_error(struct capture* self)
-{
-	if (self->io_error)
-		return -1;
-	XSync(self->dpy, False);
-	pthread_mutex_lock(&registry_lock);
-	int e = self->x_error;
-	self->x_error = 0;
-	pthread_mutex_unlock(&registry_lock);
-	return self->io_error ? -1 : e;
-}
-
-static int x_error_now(struct capture* self)
-{
-	pthread_mutex_lock(&registry_lock);
-	int e = self->x_error;
-	self->x_error = 0;
-	pthread_mutex_unlock(&registry_lock);
-	return e;
 }
 
 static int connection_lost(struct capture* self)
@@ -180,9 +41,9 @@ static void shm_release(struct capture* self)
 {
 	if (!self->shm_size)
 		return;
-	if (!self->io_error) {
-		XShmDetach(self->dpy, &self->shm);
-		XSync(self->dpy, False);
+	if (!x11_lost(&self->x)) {
+		XShmDetach(self->x.dpy, &self->shm);
+		XSync(self->x.dpy, False);
 	}
 	shmdt(self->shm.shmaddr);
 	self->shm_size = 0;
@@ -209,9 +70,9 @@ static int shm_reserve(struct capture* self, size_t size)
 	self->shm.shmid = id;
 	self->shm.shmaddr = addr;
 	self->shm.readOnly = False;
-	capture__clear_error(self);
-	XShmAttach(self->dpy, &self->shm);
-	int err = capture__sync_error(self);
+	x11_clear(&self->x);
+	XShmAttach(self->x.dpy, &self->shm);
+	int err = x11_sync(&self->x);
 	shmctl(id, IPC_RMID, NULL);
 	if (err) {
 		shmdt(addr);
@@ -228,46 +89,44 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
-	self->dpy = XOpenDisplay(name);
-	if (!self->dpy) {
+	if (!x11_open(&self->x, name)) {
 		snprintf(err, err_size, "cannot open X display %s", name ? name : "(DISPLAY)");
 		goto open_failure;
 	}
-	if (registry_add(self) < 0) {
-		snprintf(err, err_size, "too many capture contexts");
-		goto registry_failure;
-	}
-	XSetIOErrorExitHandler(self->dpy, on_io_error_exit, self);
 
-	int scr = DefaultScreen(self->dpy);
-	self->root = RootWindow(self->dpy, scr);
-	self->screen_w = DisplayWidth(self->dpy, scr);
-	self->screen_h = DisplayHeight(self->dpy, scr);
-	self->visual = DefaultVisual(self->dpy, scr);
-	self->depth = DefaultDepth(self->dpy, scr);
+	int scr = DefaultScreen(self->x.dpy);
+	self->root = RootWindow(self->x.dpy, scr);
+	self->screen_w = DisplayWidth(self->x.dpy, scr);
+	self->screen_h = DisplayHeight(self->x.dpy, scr);
+	self->visual = DefaultVisual(self->x.dpy, scr);
+	self->depth = DefaultDepth(self->x.dpy, scr);
 
 	int ev, er, major, minor;
 	Bool pixmaps;
-	self->have_shm = XShmQueryExtension(self->dpy) &&
-			XShmQueryVersion(self->dpy, &major, &minor, &pixmaps);
-	if (XCompositeQueryExtension(self->dpy, &ev, &er)) {
+	self->have_shm = XShmQueryExtension(self->x.dpy) &&
+			XShmQueryVersion(self->x.dpy, &major, &minor, &pixmaps);
+	if (XCompositeQueryExtension(self->x.dpy, &ev, &er)) {
 		major = 0;
 		minor = 2;
-		XCompositeQueryVersion(self->dpy, &major, &minor);
+		XCompositeQueryVersion(self->x.dpy, &major, &minor);
 		self->have_composite = major > 0 || minor >= 2;
 	}
-	self->have_damage = XDamageQueryExtension(self->dpy, &self->damage_event,
+	self->have_damage = XDamageQueryExtension(self->x.dpy, &self->damage_event,
 			&self->damage_error);
 	if (self->have_damage) {
+		/* A damage object dies with its window before we hear of it;
+		 * requests on it fail harmlessly and must not be blamed on the
+		 * request being checked. */
+		x11_ignore(&self->x, self->damage_error + BadDamage);
 		major = 1;
 		minor = 1;
-		XDamageQueryVersion(self->dpy, &major, &minor);
+		XDamageQueryVersion(self->x.dpy, &major, &minor);
 	}
-	self->have_xfixes = XFixesQueryExtension(self->dpy, &ev, &er);
+	self->have_xfixes = XFixesQueryExtension(self->x.dpy, &ev, &er);
 	if (self->have_xfixes) {
 		major = 4;
 		minor = 0;
-		XFixesQueryVersion(self->dpy, &major, &minor);
+		XFixesQueryVersion(self->x.dpy, &major, &minor);
 	}
 
 	const char* names[] = { "_NET_CLIENT_LIST", "_NET_CLIENT_LIST_STACKING",
@@ -275,7 +134,7 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 		"_NET_SUPPORTED", "_NET_MOVERESIZE_WINDOW", "WM_STATE",
 		"_NET_FRAME_EXTENTS" };
 	Atom atoms[10];
-	XInternAtoms(self->dpy, (char**)names, 10, False, atoms);
+	XInternAtoms(self->x.dpy, (char**)names, 10, False, atoms);
 	self->net_client_list = atoms[0];
 	self->net_client_list_stacking = atoms[1];
 	self->net_active_window = atoms[2];
@@ -288,24 +147,22 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 	self->net_frame_extents = atoms[9];
 
 	/* Root ConfigureNotify keeps the screen size current. */
-	XSelectInput(self->dpy, self->root, StructureNotifyMask);
+	XSelectInput(self->x.dpy, self->root, StructureNotifyMask);
 	/* The screen is always tracked (slot 0). */
 	self->tracked[0].used = true;
 	self->tracked[0].window = 0;
 	self->tracked[0].counter = ++self->change_clock;
 	if (self->have_damage)
-		self->tracked[0].damage = XDamageCreate(self->dpy, self->root,
+		self->tracked[0].damage = XDamageCreate(self->x.dpy, self->root,
 				XDamageReportNonEmpty);
-	if (capture__sync_error(self)) {
+	if (x11_sync(&self->x)) {
 		snprintf(err, err_size, "X setup failed on %s", name ? name : "(DISPLAY)");
 		goto setup_failure;
 	}
 	return self;
 
 setup_failure:
-	registry_remove(self);
-registry_failure:
-	XCloseDisplay(self->dpy);
+	x11_close(&self->x);
 open_failure:
 	free(self);
 	return NULL;
@@ -317,8 +174,7 @@ void capture_destroy(struct capture* self)
 		return;
 	shm_release(self);
 	/* Closing the connection frees damage objects and ends redirections. */
-	XCloseDisplay(self->dpy);
-	registry_remove(self);
+	x11_close(&self->x);
 	free(self);
 }
 
@@ -329,12 +185,12 @@ const char* capture_error(const struct capture* self)
 
 bool capture_connected(const struct capture* self)
 {
-	return !self->io_error;
+	return !x11_lost(&self->x);
 }
 
 int capture_fd(const struct capture* self)
 {
-	return ConnectionNumber(self->dpy);
+	return ConnectionNumber(self->x.dpy);
 }
 
 uint32_t capture_root_window(const struct capture* self)
@@ -425,7 +281,7 @@ static int read_drawable(struct capture* self, Drawable d, Visual* visual,
 		int depth, int x, int y, int w, int h, struct frame** out)
 {
 	XImage* img = NULL;
-	capture__clear_error(self);
+	x11_clear(&self->x);
 	if (self->have_shm) {
 		size_t need = (size_t)w * (size_t)h * 4;
 		int rc = shm_reserve(self, need);
@@ -438,16 +294,16 @@ static int read_drawable(struct capture* self, Drawable d, Visual* visual,
 		}
 	}
 	if (self->have_shm) {
-		img = XShmCreateImage(self->dpy, visual, (unsigned)depth, ZPixmap,
+		img = XShmCreateImage(self->x.dpy, visual, (unsigned)depth, ZPixmap,
 				self->shm.shmaddr, &self->shm, (unsigned)w, (unsigned)h);
 		if (!img)
 			return capture__fail(self, -ENOMEM, "XShmCreateImage failed");
-		if (!XShmGetImage(self->dpy, d, img, x, y, AllPlanes)) {
+		if (!XShmGetImage(self->x.dpy, d, img, x, y, AllPlanes)) {
 			img->data = NULL;
 			XDestroyImage(img);
-			if (self->io_error)
+			if (x11_lost(&self->x))
 				return connection_lost(self);
-			int e = x_error_now(self);
+			int e = x11_take(&self->x);
 			return capture__fail(self, e == BadMatch ? -ENODATA : -EIO,
 					"XShmGetImage failed (X error %d)", e);
 		}
@@ -459,11 +315,11 @@ static int read_drawable(struct capture* self, Drawable d, Visual* visual,
 		*out = f;
 		return 0;
 	}
-	img = XGetImage(self->dpy, d, x, y, (unsigned)w, (unsigned)h, AllPlanes, ZPixmap);
+	img = XGetImage(self->x.dpy, d, x, y, (unsigned)w, (unsigned)h, AllPlanes, ZPixmap);
 	if (!img) {
-		if (self->io_error)
+		if (x11_lost(&self->x))
 			return connection_lost(self);
-		int e = x_error_now(self);
+		int e = x11_take(&self->x);
 		return capture__fail(self, e == BadMatch ? -ENODATA : -EIO,
 				"XGetImage failed (X error %d)", e);
 	}
@@ -481,7 +337,7 @@ static void blend_cursor(struct capture* self, struct frame* f, int ox, int oy)
 {
 	if (!self->have_xfixes)
 		return;
-	XFixesCursorImage* ci = XFixesGetCursorImage(self->dpy);
+	XFixesCursorImage* ci = XFixesGetCursorImage(self->x.dpy);
 	if (!ci)
 		return;
 	int cx = ci->x - ci->xhot - ox, cy = ci->y - ci->yhot - oy;
@@ -531,7 +387,7 @@ int capture_screen(struct capture* self, const struct capture_rect* region,
 		bool cursor, struct frame** out)
 {
 	*out = NULL;
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
 	capture__drain(self);
 	struct capture_rect all = { 0, 0, self->screen_w, self->screen_h }, r;
@@ -561,13 +417,13 @@ static void tracked_free(struct capture* self, struct capture_tracked* t)
 {
 	if (t == &self->tracked[0])
 		return;
-	if (!self->io_error && !t->gone) {
+	if (!x11_lost(&self->x) && !t->gone) {
 		if (t->damage)
-			XDamageDestroy(self->dpy, t->damage);
+			XDamageDestroy(self->x.dpy, t->damage);
 		if (t->redirected)
-			XCompositeUnredirectWindow(self->dpy, t->window, CompositeRedirectAutomatic);
-		XSelectInput(self->dpy, t->window, NoEventMask);
-		capture__sync_error(self);
+			XCompositeUnredirectWindow(self->x.dpy, t->window, CompositeRedirectAutomatic);
+		XSelectInput(self->x.dpy, t->window, NoEventMask);
+		x11_sync(&self->x);
 	}
 	memset(t, 0, sizeof(*t));
 }
@@ -596,15 +452,15 @@ static struct capture_tracked* tracked_get(struct capture* self, uint32_t window
 	t->counter = ++self->change_clock;
 	*fresh = true;
 	/* DestroyNotify tells us when it goes. */
-	XSelectInput(self->dpy, window, StructureNotifyMask);
+	XSelectInput(self->x.dpy, window, StructureNotifyMask);
 	return t;
 }
 
 void capture__drain(struct capture* self)
 {
-	while (!self->io_error && XPending(self->dpy)) {
+	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
 		XEvent ev;
-		XNextEvent(self->dpy, &ev);
+		XNextEvent(self->x.dpy, &ev);
 		if (self->have_damage && ev.type == self->damage_event + XDamageNotify) {
 			XDamageNotifyEvent* de = (XDamageNotifyEvent*)&ev;
 			for (int i = 0; i < CAPTURE_MAX_TRACKED; i++)
@@ -627,34 +483,34 @@ void capture__drain(struct capture* self)
 			t->pending = false;
 			t->counter = ++self->change_clock;
 			if (!t->gone && t->damage) {
-				XDamageSubtract(self->dpy, t->damage, None, None);
+				XDamageSubtract(self->x.dpy, t->damage, None, None);
 				subtracted = true;
 			}
 		}
 	}
 	if (subtracted)
-		XFlush(self->dpy);
+		XFlush(self->x.dpy);
 }
 
 int capture_window_geometry(struct capture* self, uint32_t window,
 		struct capture_rect* out)
 {
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (!window)
 		return capture__fail(self, -ENOENT, "window 0 does not exist");
 	XWindowAttributes attr;
-	capture__clear_error(self);
-	if (!XGetWindowAttributes(self->dpy, window, &attr)) {
-		if (self->io_error)
+	x11_clear(&self->x);
+	if (!XGetWindowAttributes(self->x.dpy, window, &attr)) {
+		if (x11_lost(&self->x))
 			return connection_lost(self);
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	}
 	int rx, ry;
 	Window child;
-	if (!XTranslateCoordinates(self->dpy, window, self->root, 0, 0, &rx, &ry, &child))
+	if (!XTranslateCoordinates(self->x.dpy, window, self->root, 0, 0, &rx, &ry, &child))
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
-	if (x_error_now(self))
+	if (x11_take(&self->x))
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	*out = (struct capture_rect){ rx, ry, attr.width, attr.height };
 	return 0;
@@ -662,17 +518,17 @@ int capture_window_geometry(struct capture* self, uint32_t window,
 
 int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
 {
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
 	Window root, child;
 	int rx, ry, wx, wy;
 	unsigned mask;
-	capture__clear_error(self);
-	Bool same = XQueryPointer(self->dpy, window ? window : self->root, &root,
+	x11_clear(&self->x);
+	Bool same = XQueryPointer(self->x.dpy, window ? window : self->root, &root,
 			&child, &rx, &ry, &wx, &wy, &mask);
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
-	if (x_error_now(self))
+	if (x11_take(&self->x))
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	if (!same)
 		return capture__fail(self, -ENODATA, "the pointer is on another screen");
@@ -698,8 +554,8 @@ static void repaint_redirected(struct capture* self, uint32_t window,
 	ev.xexpose.window = window;
 	ev.xexpose.width = attr->width;
 	ev.xexpose.height = attr->height;
-	XSendEvent(self->dpy, window, False, ExposureMask, &ev);
-	XFlush(self->dpy);
+	XSendEvent(self->x.dpy, window, False, ExposureMask, &ev);
+	XFlush(self->x.dpy);
 	int64_t end = clock_ms() + 400;
 	if (capture_wait_changes(self, window, before, 250, &now) < 0)
 		return;
@@ -715,16 +571,16 @@ int capture_window(struct capture* self, uint32_t window,
 		const struct capture_rect* region, bool cursor, struct frame** out)
 {
 	*out = NULL;
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (!window)
 		return capture__fail(self, -ENOENT, "window 0 does not exist");
 	if (window == self->root)
 		return capture_screen(self, region, cursor, out);
 	XWindowAttributes attr;
-	capture__clear_error(self);
-	if (!XGetWindowAttributes(self->dpy, window, &attr)) {
-		if (self->io_error)
+	x11_clear(&self->x);
+	if (!XGetWindowAttributes(self->x.dpy, window, &attr)) {
+		if (x11_lost(&self->x))
 			return connection_lost(self);
 		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	}
@@ -744,7 +600,7 @@ int capture_window(struct capture* self, uint32_t window,
 		bool fresh;
 		struct capture_tracked* t = tracked_get(self, window, &fresh);
 		if (!t->redirected) {
-			XCompositeRedirectWindow(self->dpy, window, CompositeRedirectAutomatic);
+			XCompositeRedirectWindow(self->x.dpy, window, CompositeRedirectAutomatic);
 			t->redirected = true;
 			repaint_redirected(self, window, &attr);
 		}
@@ -753,17 +609,17 @@ int capture_window(struct capture* self, uint32_t window,
 		 * No round trip to check the name: if it failed (the window was
 		 * unmapped or destroyed meanwhile), the read fails too, and the
 		 * window then says why. */
-		Pixmap pix = XCompositeNameWindowPixmap(self->dpy, window);
+		Pixmap pix = XCompositeNameWindowPixmap(self->x.dpy, window);
 		int bw = attr.border_width;
 		rc = read_drawable(self, pix, attr.visual, attr.depth, r.x + bw, r.y + bw,
 				r.width, r.height, out);
-		XFreePixmap(self->dpy, pix);
-		XFlush(self->dpy);
+		XFreePixmap(self->x.dpy, pix);
+		XFlush(self->x.dpy);
 		if (rc < 0 && rc != -ECONNRESET && rc != -ENOMEM) {
-			if (capture__sync_error(self) < 0)	/* drop the name's errors */
+			if (x11_sync(&self->x) < 0)	/* drop the name's errors */
 				return connection_lost(self);
-			if (!XGetWindowAttributes(self->dpy, window, &attr)) {
-				if (self->io_error)
+			if (!XGetWindowAttributes(self->x.dpy, window, &attr)) {
+				if (x11_lost(&self->x))
 					return connection_lost(self);
 				return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 			}
@@ -797,16 +653,16 @@ int capture_window(struct capture* self, uint32_t window,
 static int changes(struct capture* self, uint32_t window, bool sync,
 		uint64_t* counter)
 {
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
 	struct capture_tracked* t = &self->tracked[0];
 	if (window) {
 		bool fresh;
 		t = tracked_get(self, window, &fresh);
 		if (!t->damage && self->have_damage) {
-			capture__clear_error(self);
-			t->damage = XDamageCreate(self->dpy, window, XDamageReportNonEmpty);
-			int e = capture__sync_error(self);
+			x11_clear(&self->x);
+			t->damage = XDamageCreate(self->x.dpy, window, XDamageReportNonEmpty);
+			int e = x11_sync(&self->x);
 			if (e < 0)
 				return connection_lost(self);
 			if (e) {
@@ -819,9 +675,9 @@ static int changes(struct capture* self, uint32_t window, bool sync,
 		}
 	}
 	if (sync)
-		XSync(self->dpy, False);
+		XSync(self->x.dpy, False);
 	capture__drain(self);
-	if (self->io_error)
+	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (t->gone)
 		return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
@@ -852,7 +708,7 @@ int capture_wait_changes(struct capture* self, uint32_t window, uint64_t since,
 		int64_t left = end - clock_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		struct pollfd p = { .fd = ConnectionNumber(self->dpy), .events = POLLIN };
+		struct pollfd p = { .fd = ConnectionNumber(self->x.dpy), .events = POLLIN };
 		poll(&p, 1, (int)left);
 	}
 }
@@ -863,12 +719,12 @@ void capture_untrack(struct capture* self, uint32_t window)
 		return;
 	struct capture_tracked* t = tracked_find(self, window);
 	if (t && t->damage) {
-		if (!self->io_error && !t->gone)
-			XDamageDestroy(self->dpy, t->damage);
+		if (!x11_lost(&self->x) && !t->gone)
+			XDamageDestroy(self->x.dpy, t->damage);
 		t->damage = 0;
 		if (!t->redirected)
 			tracked_free(self, t);
 		else
-			capture__sync_error(self);
+			x11_sync(&self->x);
 	}
 }

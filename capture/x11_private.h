@@ -3,6 +3,7 @@
 /* Private to capture/: the X11 capture context. */
 
 #include "capture/capture.h"
+#include "x11/x11.h"
 
 #include <X11/Xlib.h>
 #include <X11/extensions/XShm.h>
@@ -21,7 +22,7 @@ struct capture_tracked {
 };
 
 struct capture {
-	Display* dpy;
+	struct x11_conn x;	/* the connection (x.dpy), its errors trapped */
 	Window root;
 	int screen_w, screen_h;
 	Visual* visual;
@@ -44,20 +45,11 @@ struct capture {
 		net_wm_name, net_wm_pid, utf8_string, net_supported,
 		net_moveresize_window, wm_state, net_frame_extents;
 
-	/* Errors recorded by the handler for this connection. */
-	int x_error;		/* last error_code, 0 = none */
-	unsigned char x_request, x_minor;
-	bool io_error;
-	char error[256];
+	char error[256];	/* capture_error() */
 };
 
 /** Record a failure reason (printf style); returns rc. */
 int capture__fail(struct capture* self, int rc, const char* fmt, ...)
 		__attribute__((format(printf, 3, 4)));
-/** XSync and return the error recorded since the last clear (0 = none),
- *  then clear it. */
-int capture__sync_error(struct capture* self);
-/** Clear the recorded error. */
-void capture__clear_error(struct capture* self);
 /** Drain pending events (damage, structure) without a round trip. */
 void capture__drain(struct capture* self);

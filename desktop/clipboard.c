@@ -10,6 +10,7 @@
  * included, through the X server) with a bounded wait. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
 
@@ -67,8 +68,8 @@ static struct {
 	unsigned long served;	/* SelectionRequests answered with data */
 	bool owns[2];
 	/* The thread's. */
-	Display* dpy;
-	bool dead;
+	struct x11_conn x;	/* the owner's connection, trapped (x11/) */
+	Display* dpy;		/* x.dpy */
 	Window win;
 	Atom atoms[N_ATOMS];
 	struct owned own[2];
@@ -266,7 +267,7 @@ static void claim_pending(void)
 			continue;
 		Atom sel = selection_atom(C.dpy, (enum desktop_selection)s, C.atoms);
 		XSetSelectionOwner(C.dpy, sel, C.win, CurrentTime);
-		bool ok = XGetSelectionOwner(C.dpy, sel) == C.win && !C.dead;
+		bool ok = XGetSelectionOwner(C.dpy, sel) == C.win && !x11_lost(&C.x);
 		free(C.own[s].data);
 		C.own[s] = ok ? p : (struct owned){ 0 };
 		if (!ok)
@@ -286,10 +287,10 @@ static void* clipboard_main(void* ud)
 		pthread_mutex_lock(&C.lock);
 		bool stop = C.stop;
 		pthread_mutex_unlock(&C.lock);
-		if (stop || C.dead)
+		if (stop || x11_lost(&C.x))
 			break;
 		claim_pending();
-		while (!C.dead && XPending(C.dpy) > 0) {
+		while (!x11_lost(&C.x) && XPending(C.dpy) > 0) {
 			XEvent ev;
 			XNextEvent(C.dpy, &ev);
 			if (ev.type == SelectionRequest) {
@@ -344,7 +345,7 @@ static void clipboard_reset(void)
 		free(C.transfers[i].data);
 		memset(&C.transfers[i], 0, sizeof(C.transfers[i]));
 	}
-	XCloseDisplay(C.dpy);
+	x11_close(&C.x);
 	C.dpy = NULL;
 	for (int i = 0; i < 2; i++) {
 		close(C.wake[i]);
@@ -356,17 +357,17 @@ static void clipboard_reset(void)
 /* The owner thread, started on first use and again after a display loss. */
 static int clipboard_start(char* err, size_t err_size)
 {
-	if (C.running && C.dead)
-		clipboard_reset();
+	if (C.running && x11_lost(&C.x))
+		clipboard_reset();	/* the display went away: start over */
 	if (C.running)
 		return 0;
-	C.dead = false;
-	C.dpy = XOpenDisplay(desktop_display_name());
+	C.dpy = x11_open(&C.x, desktop_display_name());
 	if (!C.dpy) {
 		snprintf(err, err_size, "cannot connect to the display %s", desktop_display_name());
 		return -ECONNRESET;
 	}
-	XSetIOErrorExitHandler(C.dpy, desktop__x_io_exit, &C.dead);
+	/* A requestor that vanished mid-transfer is no news. */
+	x11_ignore(&C.x, BadWindow);
 	XInternAtoms(C.dpy, (char**)atom_names, N_ATOMS, False, C.atoms);
 	C.win = XCreateSimpleWindow(C.dpy, DefaultRootWindow(C.dpy), -10, -10, 1, 1, 0, 0, 0);
 	XStoreName(C.dpy, C.win, "deskd clipboard");
@@ -374,7 +375,7 @@ static int clipboard_start(char* err, size_t err_size)
 	if (pipe2(C.wake, O_CLOEXEC | O_NONBLOCK) < 0
 			|| pthread_create(&C.thread, NULL, clipboard_main, NULL) != 0) {
 		snprintf(err, err_size, "cannot start the clipboard thread");
-		XCloseDisplay(C.dpy);
+		x11_close(&C.x);
 		C.dpy = NULL;
 		return -EAGAIN;
 	}
@@ -419,13 +420,7 @@ int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t
 	int64_t end = clock_ms() + CLAIM_TIMEOUT_MS;
 	pthread_mutex_lock(&C.lock);
 	while (C.claimed[sel] < mine && clock_ms() < end) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = clock_realtime_in(20);
 		pthread_cond_timedwait(&C.cond, &C.lock, &ts);
 	}
 	rc = C.claimed[sel] >= mine ? C.claim_rc[sel] : -ETIMEDOUT;
@@ -453,11 +448,11 @@ bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served)
 
 /* Wait for an event of type on win (SelectionNotify, or PropertyNotify of
  * prop with state NewValue) until end; 1, 0 (time is up) or -1 (display). */
-static int wait_event(Display* dpy, const bool* dead, Window win, int type, Atom prop,
-		int64_t end, XEvent* out)
+static int wait_event(Display* dpy, const struct x11_conn* conn, Window win, int type,
+		Atom prop, int64_t end, XEvent* out)
 {
 	for (;;) {
-		while (!*dead && XPending(dpy) > 0) {
+		while (!x11_lost(conn) && XPending(dpy) > 0) {
 			XNextEvent(dpy, out);
 			if (out->type != type || out->xany.window != win)
 				continue;
@@ -466,7 +461,7 @@ static int wait_event(Display* dpy, const bool* dead, Window win, int type, Atom
 				continue;
 			return 1;
 		}
-		if (*dead)
+		if (x11_lost(conn))
 			return -1;
 		int64_t left = end - clock_ms();
 		if (left <= 0)
@@ -514,13 +509,12 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 	*data = NULL;
 	*len = 0;
 	const char* name = sel == DESKTOP_PRIMARY ? "PRIMARY" : "CLIPBOARD";
-	Display* dpy = XOpenDisplay(desktop_display_name());
+	struct x11_conn conn = { 0 };
+	Display* dpy = x11_open(&conn, desktop_display_name());
 	if (!dpy) {
 		snprintf(err, err_size, "cannot connect to the display %s", desktop_display_name());
 		return -ECONNRESET;
 	}
-	bool dead = false;
-	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, &dead);
 	Atom atoms[N_ATOMS];
 	XInternAtoms(dpy, (char**)atom_names, N_ATOMS, False, atoms);
 	Atom selection = selection_atom(dpy, sel, atoms);
@@ -544,7 +538,7 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 		XConvertSelection(dpy, selection, targets[i], atoms[A_PROP], win, CurrentTime);
 		XFlush(dpy);
 		XEvent ev;
-		int w = wait_event(dpy, &dead, win, SelectionNotify, None, end, &ev);
+		int w = wait_event(dpy, &conn, win, SelectionNotify, None, end, &ev);
 		if (w <= 0) {
 			rc = w < 0 ? -ECONNRESET : -ETIMEDOUT;
 			break;
@@ -555,7 +549,7 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 		rc = take_property(dpy, win, atoms[A_PROP], &type, &buf, &got);
 		if (rc == 1) {	/* INCR: chunks until a zero-length one */
 			for (;;) {
-				w = wait_event(dpy, &dead, win, PropertyNotify, atoms[A_PROP], end, &ev);
+				w = wait_event(dpy, &conn, win, PropertyNotify, atoms[A_PROP], end, &ev);
 				if (w <= 0) {
 					rc = w < 0 ? -ECONNRESET : -ETIMEDOUT;
 					break;
@@ -599,7 +593,7 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 	else if (rc < 0)
 		snprintf(err, err_size, "reading %s failed: %s", name, strerror(-rc));
 done:
-	XCloseDisplay(dpy);
+	x11_close(&conn);
 	if (rc < 0) {
 		free(buf);
 		return rc;

@@ -13,13 +13,10 @@
  * then the WM and the --launch programs that exited), reaps the programs it
  * started, and keeps the screen size current (RandR / root ConfigureNotify).
  *
- * X errors: desktop_start installs process-wide handlers (XSetErrorHandler,
- * XSetIOErrorHandler) that log and return, so Xlib's default handler never
- * runs. Xlib still exits after the IO error handler unless the connection has
- * an exit handler: every X connection in deskd must call
- * XSetIOErrorExitHandler(dpy, fn, ud) right after XOpenDisplay with an fn that
- * returns (it may set a per-connection "dead" flag); after it ran, Xlib calls
- * on that Display are no-ops and only XCloseDisplay may follow. */
+ * X errors: every Xlib connection of deskd is opened with x11_open()
+ * (x11/x11.h), which traps its errors per connection and marks it lost
+ * instead of letting Xlib exit the process; there is no process-wide error
+ * handler to install. */
 
 #include "record/record.h"
 

@@ -6,13 +6,6 @@
 #include "desktop/desktop.h"
 #include "base/log.h"
 
-#include <X11/Xlib.h>
-
-/** The IO-error exit handler every Xlib connection of desktop/ installs
- *  (XSetIOErrorExitHandler): sets *(bool*)ud and returns, so Xlib does not
- *  exit the process. */
-void desktop__x_io_exit(Display* dpy, void* ud);
-
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);
@@ -35,7 +28,8 @@ int xvfb_start(int number);
 /** On the display: setxkbmap and the WM (embedded only), then the --launch
  *  programs that are not running. */
 void xvfb_start_clients(const char* display);
-/** Reap what exited (logged); true when the embedded Xvfb died. */
+/** Reap what exited (logged), and as PID 1 also any orphan; true when the
+ *  embedded Xvfb died. */
 bool xvfb_reap(void);
 /** Is the embedded Xvfb running? */
 bool xvfb_running(void);

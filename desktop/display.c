@@ -2,6 +2,7 @@
  * manager and --launch programs. See desktop.h for the thread rules. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -224,45 +225,6 @@ void desktop_server_info(char* out, size_t size)
 
 /* X error handlers: process-wide, log and return. */
 
-static int on_x_error(Display* dpy, XErrorEvent* ev)
-{
-	char text[128];
-	XGetErrorText(dpy, ev->error_code, text, sizeof(text));
-	log_debug("X error (not fatal): %s, request %d.%d, resource 0x%lx",
-			text, ev->request_code, ev->minor_code, ev->resourceid);
-	return 0;
-}
-
-static int on_x_io_error(Display* dpy)
-{
-	log_debug("X connection to %s lost", DisplayString(dpy));
-	return 0;
-}
-
-void desktop__x_io_exit(Display* dpy, void* ud)
-{
-	/* Returning keeps the process alive; Xlib calls on dpy are no-ops now.
-	 * _XIOError took the user lock (XLockDisplay) for the exit it
-	 * expected: release it, or an XCloseDisplay on another thread waits
-	 * for it forever. */
-	if (ud)
-		*(bool*)ud = true;
-	XUnlockDisplay(dpy);
-}
-
-/* Installed only where Xlib's default is in place: a module that installed
- * its own (and chains to the previous one) keeps it. */
-static void install_x_handlers(void)
-{
-	XErrorHandler cur = XSetErrorHandler(NULL);
-	XErrorHandler def = XSetErrorHandler(cur);
-	if (cur == def)
-		XSetErrorHandler(on_x_error);
-	XIOErrorHandler cur_io = XSetIOErrorHandler(NULL);
-	XIOErrorHandler def_io = XSetIOErrorHandler(cur_io);
-	if (cur_io == def_io)
-		XSetIOErrorHandler(on_x_io_error);
-}
 
 /* Start (or restart) the embedded Xvfb with the WM, setxkbmap and the
  * --launch programs that are not running. number >= 0: try that display
@@ -393,15 +355,13 @@ static void paint_background(Display* dpy)
 	XClearWindow(dpy, root);
 }
 
-static Display* connect_display(const char* name, bool* dead, int* rr_base)
+static Display* connect_display(const char* name, struct x11_conn* conn, int* rr_base)
 {
-	Display* dpy = XOpenDisplay(name);
+	Display* dpy = x11_open(conn, name);
 	if (!dpy)
 		return NULL;
-	*dead = false;
-	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, dead);
-	if (!same_server(dpy) || *dead) {
-		XCloseDisplay(dpy);
+	if (!same_server(dpy) || x11_lost(conn)) {
+		x11_close(conn);
 		return NULL;
 	}
 	Window root = DefaultRootWindow(dpy);
@@ -423,9 +383,9 @@ static Display* connect_display(const char* name, bool* dead, int* rr_base)
 	return dpy;
 }
 
-static void drain_events(Display* dpy, const bool* dead, int rr_base)
+static void drain_events(Display* dpy, const struct x11_conn* conn, int rr_base)
 {
-	while (!*dead && XPending(dpy) > 0 && !*dead) {
+	while (!x11_lost(conn) && XPending(dpy) > 0 && !x11_lost(conn)) {
 		XEvent ev;
 		XNextEvent(dpy, &ev);
 		if (rr_base >= 0 && ev.type == rr_base + RRScreenChangeNotify) {
@@ -442,14 +402,7 @@ static void drain_events(Display* dpy, const bool* dead, int rr_base)
 /* Wait on the condvar for ms unless stopping; returns true when stopping. */
 static bool watcher_wait(int ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	struct timespec ts = clock_realtime_in(ms);
 	pthread_mutex_lock(&g.mutex);
 	if (!g.stopping)
 		pthread_cond_timedwait(&g.cond, &g.mutex, &ts);
@@ -469,7 +422,7 @@ static bool is_stopping(void)
 static void* watcher_main(void* ud)
 {
 	Display* dpy = NULL;
-	bool dead = false;
+	struct x11_conn conn = { 0 };	/* the trap: stays put while open */
 	int rr_base = -1;
 	int retry_ms = 100;
 	int restart_failures = 0;
@@ -481,7 +434,7 @@ static void* watcher_main(void* ud)
 			atomic_store(&available, false);
 			if (dpy) {
 				atomic_fetch_add(&disconnects, 1);
-				XCloseDisplay(dpy);
+				x11_close(&conn);
 				dpy = NULL;
 			}
 			xvfb_before_restart();
@@ -502,7 +455,7 @@ static void* watcher_main(void* ud)
 		}
 
 		if (!dpy) {
-			dpy = connect_display(desktop_display_name(), &dead, &rr_base);
+			dpy = connect_display(desktop_display_name(), &conn, &rr_base);
 			if (dpy) {
 				atomic_store(&available, true);
 				retry_ms = 100;
@@ -525,19 +478,19 @@ static void* watcher_main(void* ud)
 		if (n > 0 && (pfd[1].revents & POLLIN))
 			continue;	/* desktop_stop */
 		if (n > 0 || XPending(dpy) > 0)
-			drain_events(dpy, &dead, rr_base);
+			drain_events(dpy, &conn, rr_base);
 		desktop__capture_trim();
-		if (dead) {
+		if (x11_lost(&conn)) {
 			atomic_store(&available, false);
 			atomic_fetch_add(&disconnects, 1);
-			XCloseDisplay(dpy);
+			x11_close(&conn);
 			dpy = NULL;
 			log_warn("lost the X display %s; tools answer display_unavailable until it is back",
 					desktop_display_name());
 		}
 	}
 	if (dpy)
-		XCloseDisplay(dpy);
+		x11_close(&conn);
 	atomic_store(&available, false);
 	return NULL;
 }
@@ -549,7 +502,6 @@ int desktop_start(const struct options* opts)
 	int rc;
 	if (g.started)
 		return -EALREADY;
-	install_x_handlers();
 	bool embedded = !(opts->display && *opts->display);
 	if ((rc = xvfb_configure(opts, embedded)) < 0)
 		return rc;
@@ -618,9 +570,7 @@ void desktop_stop(void)
 	desktop_clipboard_stop();
 	if (g.watcher_running) {
 		/* Bounded: XOpenDisplay on a hung X server never returns. */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		struct timespec ts = clock_realtime_in(1000);
 		if (pthread_timedjoin_np(g.watcher, NULL, &ts) != 0) {
 			log_warn("the display watcher is stuck (a hung X server?); stopping without it");
 			pthread_detach(g.watcher);
@@ -644,19 +594,19 @@ void desktop_stop(void)
 int desktop_probe(const char* display, const char* const* extensions, size_t n,
 		bool* present, struct desktop_probe* out)
 {
-	Display* dpy = XOpenDisplay(display);
+	struct x11_conn conn = { 0 };
+	Display* dpy = x11_open(&conn, display);
 	if (!dpy)
 		return -ECONNREFUSED;
-	bool dead = false;
-	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, &dead);
 	out->width = DisplayWidth(dpy, DefaultScreen(dpy));
 	out->height = DisplayHeight(dpy, DefaultScreen(dpy));
 	snprintf(out->vendor, sizeof(out->vendor), "%s", ServerVendor(dpy));
 	out->release = VendorRelease(dpy);
 	for (size_t i = 0; i < n; i++) {
 		int op, ev, err;
-		present[i] = XQueryExtension(dpy, extensions[i], &op, &ev, &err) && !dead;
+		present[i] = XQueryExtension(dpy, extensions[i], &op, &ev, &err) && !x11_lost(&conn);
 	}
-	XCloseDisplay(dpy);
-	return dead ? -ECONNRESET : 0;
+	bool lost = x11_lost(&conn);
+	x11_close(&conn);
+	return lost ? -ECONNRESET : 0;
 }

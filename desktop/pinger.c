@@ -144,13 +144,7 @@ void desktop__pinger_stop(void)
 	atomic_store(&pinger_stop, true);
 	/* It never blocks for long (poll steps of 100 ms), except in
 	 * xcb_connect to a server that hangs right then: do not wait for that. */
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 500 * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	struct timespec ts = clock_realtime_in(500);
 	if (pthread_timedjoin_np(pinger, NULL, &ts) != 0)
 		pthread_detach(pinger);
 	pinger_running = false;

@@ -5,6 +5,7 @@
  * (desktop_private.h); display.c drives it. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/text.h"
@@ -318,15 +319,12 @@ static void run_setxkbmap(const char* display)
 
 static bool root_has_property(Display* dpy, Window root, Atom property)
 {
-	Atom type = None;
 	int format;
-	unsigned long n, after;
-	unsigned char* data = NULL;
-	if (XGetWindowProperty(dpy, root, property, 0, 0, False, AnyPropertyType,
-			&type, &format, &n, &after, &data) != Success)
-		return false;
-	XFree(data);
-	return type != None;
+	unsigned char* data;
+	bool there = x11_property(dpy, root, property, AnyPropertyType, 1, &format, &data) >= 0;
+	if (data)
+		XFree(data);
+	return there;
 }
 
 /* A window mapped while the WM is still starting can be lost (it neither
@@ -334,15 +332,14 @@ static bool root_has_property(Display* dpy, Window root, Atom property)
  * redirects the root's substructure: the WM is taking over. */
 static void wait_for_wm(const char* display)
 {
-	Display* dpy = XOpenDisplay(display);
+	struct x11_conn conn = { 0 };
+	Display* dpy = x11_open(&conn, display);
 	if (!dpy)
 		return;
-	bool dead = false;
-	XSetIOErrorExitHandler(dpy, desktop__x_io_exit, &dead);
 	Window root = DefaultRootWindow(dpy);
 	Atom check = XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False);
 	Atom clients = XInternAtom(dpy, "_NET_CLIENT_LIST", False);
-	for (int waited = 0; waited < 3000 && !dead; waited += 10) {
+	for (int waited = 0; waited < 3000 && !x11_lost(&conn); waited += 10) {
 		/* Ready: it redirects the root's substructure and, if it speaks
 		 * EWMH, has published its client list (openbox drops map
 		 * requests that come before it manages the existing windows). */
@@ -356,7 +353,7 @@ static void wait_for_wm(const char* display)
 		}
 		clock_sleep_ms(10);
 	}
-	XCloseDisplay(dpy);
+	x11_close(&conn);
 }
 
 /* openbox: Debian's rc.xml names a menu file that only the 'menu' package
@@ -647,6 +644,36 @@ void xvfb_start_clients(const char* display)
 
 /* The watcher thread. */
 
+static bool is_tracked(pid_t pid)
+{
+	if (pid == P.xvfb.pid || pid == P.wm.pid)
+		return true;
+	for (int i = 0; i < P.n_launch; i++)
+		if (pid == P.launched[i].pid)
+			return true;
+	return false;
+}
+
+/* As PID 1 (a container's init) deskd inherits every orphan in its pid
+ * namespace: the children a launched program left behind, what `podman
+ * exec` started. Nobody else reaps them, so they would stay zombies. Runs
+ * after the tracked children were checked; it only peeks (WNOWAIT) and
+ * leaves a tracked child's status for child_exited on the next round. */
+static void reap_orphans(void)
+{
+	if (getpid() != 1)
+		return;
+	for (int n = 0; n < 1024; n++) {
+		siginfo_t si;
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0
+				|| si.si_pid == 0 || is_tracked(si.si_pid))
+			return;
+		if (waitpid(si.si_pid, NULL, WNOHANG) == si.si_pid)
+			log_debug("reaped orphan pid %ld", (long)si.si_pid);
+	}
+}
+
 bool xvfb_reap(void)
 {
 	char how[64];
@@ -670,6 +697,7 @@ bool xvfb_reap(void)
 			P.launched[i].pid = 0;
 		}
 	}
+	reap_orphans();
 	return xvfb_died;
 }
 

@@ -6,8 +6,9 @@
  * One struct input owns one X connection (its own, never shared) and a
  * mutex: every call on it may come from any thread and is serialized inside.
  * X errors are trapped on this connection only (never Xlib's default
- * handler); a lost connection makes every call fail with -EPIPE, after which
- * the owner destroys the context and creates a new one.
+ * handler); a lost connection makes every call fail with -ECONNRESET (as in
+ * capture/), after which the owner destroys the context and creates a new
+ * one.
  *
  * The pure parts (UTF-8 decoding, key names, chords, scroll notches) need no
  * display and are what the unit tests cover. Coordinates here are always
@@ -175,7 +176,9 @@ void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms);
 /** How many spare keycodes this display offers. */
 int input_spare_keycodes(struct input* self);
 
-/** Raise and focus a top-level window (via the window manager when there
- *  is one); waits until focus arrived, at most timeout_ms. -ENOENT if the
- *  window does not exist, -ETIMEDOUT if focus never came. */
+/** Activate a window as capture_focus_window does (through the window
+ *  manager when there is one; directly, mapping and raising it, without one
+ *  or when it does not act within a moment); waits until focus arrived, at
+ *  most timeout_ms. -ENOENT if the window does not exist, -ETIMEDOUT if
+ *  focus never came. */
 int input_focus_window(struct input* self, uint32_t window, int timeout_ms);

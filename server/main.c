@@ -60,17 +60,35 @@ static int write_ready_file(const char* path, const char* url)
 	return 0;
 }
 
-/* --log-format json: the banner is one log event, so that every line on
- * stderr is JSON; the same content as the text banner, as members. */
-static void banner_event(const char* url, const char* token)
+/* The command that prints a file from outside: deskd's own container (or
+ * pod) when it runs in one, else NULL. */
+static const char* container_exec(void)
 {
-	char dashboard[512], mcp[300], claude[700];
+	if (getenv("KUBERNETES_SERVICE_HOST"))
+		return "kubectl exec <pod> --";
+	if (access("/run/.containerenv", F_OK) == 0)
+		return "podman exec <container>";
+	/* Images made from a docker container keep /.dockerenv: only trust it
+	 * when deskd is the container's init. */
+	if (getpid() == 1 && access("/.dockerenv", F_OK) == 0)
+		return "docker exec <container>";
+	return NULL;
+}
+
+/* --log-format json: the banner is one log event, so that every line on
+ * stderr is JSON; the same content as the text banner, as members. token is
+ * what the dashboard URL shows (the token, "<token>", or NULL without
+ * auth), bearer what the paste line sends. */
+static void banner_event(const char* url, const char* token, const char* bearer,
+		bool printed, const char* token_file)
+{
+	char dashboard[512], mcp[300], claude[4800];
 	snprintf(dashboard, sizeof(dashboard), "%s/%s%s", url, token ? "#token=" : "",
 			token ? token : "");
 	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
 	if (token)
 		snprintf(claude, sizeof(claude), "claude mcp add --transport http deskd %s/mcp"
-				" --header \"Authorization: Bearer %s\"", url, token);
+				" --header \"Authorization: Bearer %s\"", url, bearer);
 	else
 		snprintf(claude, sizeof(claude), "claude mcp add --transport http deskd %s/mcp",
 				url);
@@ -84,6 +102,8 @@ static void banner_event(const char* url, const char* token)
 		{ "dashboard", dashboard, false },
 		{ "mcp", mcp, false },
 		{ "auth", token ? "true" : "false", true },
+		{ "token_printed", token ? (printed ? "true" : "false") : NULL, true },
+		{ "token_file", token ? token_file : NULL, false },
 		{ "claude_mcp_add", claude, false },
 	};
 	log_event(LOG_INFO, __FILE__, __LINE__, fields, sizeof(fields) / sizeof(fields[0]),
@@ -91,27 +111,66 @@ static void banner_event(const char* url, const char* token)
 			desktop_display_name(), embedded ? " (embedded Xvfb)" : "", url, mcp);
 }
 
-static void print_banner(const char* url)
+/* The token is printed only when this run generated it (the first start
+ * with a fresh data dir): a token that was given, or kept from an earlier
+ * run, may be printed into a log that others read (a container's); then the
+ * banner says where the token is and how to read it instead. */
+static void print_banner(const char* url, const struct options* opts)
 {
 	const char* token = auth_token();
+	const char* path = NULL;
+	enum auth_token_source source = auth_token_source(&path);
+	const char* exec = container_exec();
+	bool printed = token && source == AUTH_TOKEN_GENERATED;
+	/* What the paste line sends: the token, or a shell expression that
+	 * prints it. */
+	char bearer[4200] = "<token>";
+	if (printed)
+		snprintf(bearer, sizeof(bearer), "%s", token);
+	else if (token && path)
+		snprintf(bearer, sizeof(bearer), "$(%s%scat %s)", exec ? exec : "",
+				exec ? " " : "", path);
 	if (log_is_json()) {
-		banner_event(url, token);
+		banner_event(url, token ? (printed ? token : "<token>") : NULL, bearer,
+				printed, path);
 		return;
 	}
 	fprintf(stderr, "\n  deskd %s on display %s%s\n", DESKD_VERSION,
 			desktop_display_name(),
 			desktop_is_embedded() ? " (embedded Xvfb)" : "");
-	if (token) {
-		fprintf(stderr, "  Dashboard: %s/#token=%s\n", url, token);
-		fprintf(stderr, "  MCP:       %s/mcp\n", url);
-		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp"
-				" --header \"Authorization: Bearer %s\"\n\n", url, token);
-	} else {
+	if (!token) {
 		fprintf(stderr, "  Dashboard: %s/\n", url);
 		fprintf(stderr, "  MCP:       %s/mcp  (no auth)\n", url);
-		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp\n\n",
+		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp\n",
 				url);
+	} else {
+		fprintf(stderr, "  Dashboard: %s/#token=%s\n", url, printed ? token : "<token>");
+		fprintf(stderr, "  MCP:       %s/mcp\n", url);
+		if (printed) {
+			fprintf(stderr, "  Token:     generated now, saved in %s\n", path);
+		} else if (path) {
+			fprintf(stderr, "  Token:     not printed; it is in %s (%s)\n", path,
+					source == AUTH_TOKEN_FILE ? "--token-file"
+					: "kept from an earlier run");
+			fprintf(stderr, "             read it with: cat %s\n", path);
+			if (exec)
+				fprintf(stderr, "             from outside: %s cat %s\n", exec, path);
+		} else {
+			fprintf(stderr, "  Token:     not printed; the one given with --token (or DESKD_TOKEN)\n");
+		}
+		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp"
+				" --header \"Authorization: Bearer %s\"\n", url, bearer);
 	}
+	bool any = opts->listen_host && (strcmp(opts->listen_host, "0.0.0.0") == 0
+			|| strcmp(opts->listen_host, "::") == 0);
+	const char* port = strrchr(url, ':');
+	if (any && exec)
+		fprintf(stderr, "  These are the container's own addresses: from outside use the address and\n"
+				"  port published for its port %s (podman port, docker port, a Service).\n",
+				port ? port + 1 : "?");
+	else if (any)
+		fprintf(stderr, "  Listening on all interfaces: from other machines use this machine's address.\n");
+	fputc('\n', stderr);
 }
 
 static int serve(struct options* opts)
@@ -126,7 +185,9 @@ static int serve(struct options* opts)
 	/* Fixtures first: the conformance suite looks for them on page one. */
 	if (opts->conformance_fixtures) {
 		tools_add(mcp_fixture_tools);
+		tools_add(mcp_fixture_mrtr_tools);
 		mcp_catalog_add(&mcp_fixture_catalog);
+		mcp_catalog_add(&mcp_fixture_mrtr_catalog);
 	}
 	tools_add(status_tools);
 	mcp_catalog_add(&mcp_deskd_catalog);
@@ -150,7 +211,7 @@ static int serve(struct options* opts)
 					opts->listen);
 			goto listen_failure;
 		}
-		print_banner(url);
+		print_banner(url, opts);
 	}
 	if (opts->stdio && mcp_stdio_start() < 0)
 		goto stdio_failure;

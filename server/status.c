@@ -156,9 +156,8 @@ const struct tool_def status_tools[] = {
 		.name = "status",
 		.title = "Server status",
 		.description =
-			"deskd's state: version, uptime, the display (reachable now, size), MCP sessions, "
-			"recordings, library versions. Works without a display: call it when tools fail "
-			"with display_unavailable.",
+			"deskd's state: version, uptime, display, sessions, recordings, libraries. Works "
+			"without a display.",
 		.input_schema = no_args,
 		.output_schema = status_output,
 		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,
@@ -168,9 +167,8 @@ const struct tool_def status_tools[] = {
 		.name = "doctor",
 		.title = "Diagnose the setup",
 		.description =
-			"Health checks as `deskd doctor`: display, X extensions, Xvfb, window manager, "
-			"port, data dir, token. Returns {healthy, checks:[{name, ok, detail}]}; a failed "
-			"check's detail says what to fix. Works without a display.",
+			"The checks of `deskd doctor` (display, extensions, programs, port, data dir, "
+			"token): {healthy, checks:[{name, ok, detail}]}. Works without a display.",
 		.input_schema = no_args,
 		.output_schema = doctor_output,
 		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,

@@ -211,6 +211,39 @@ static const struct act_name* find_act(const char* name)
 	return NULL;
 }
 
+/* Digits only (no sign, no space), at most 5 of them; returns the end or NULL. */
+static const char* space_number(const char* s, unsigned* v)
+{
+	unsigned n = 0;
+	int digits = 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (++digits > 5)
+			return NULL;
+		n = n * 10 + (unsigned)(*s - '0');
+	}
+	*v = n;
+	return digits ? s : NULL;
+}
+
+int action_space_parse(const char* s, int* width, int* height, int* max_dimension)
+{
+	unsigned w, h, m;
+	if (!s || !(s = space_number(s, &w)) || *s++ != 'x' || !(s = space_number(s, &h))
+			|| *s++ != '/' || !(s = space_number(s, &m)) || *s)
+		return -1;
+	if (w < 1 || h < 1 || m > 16384)
+		return -1;
+	*width = (int)w;
+	*height = (int)h;
+	*max_dimension = (int)m;
+	return 0;
+}
+
+void action_space_format(char* out, size_t size, int width, int height, int max_dimension)
+{
+	snprintf(out, size, "%dx%d/%d", width, height, max_dimension);
+}
+
 int action_parse(json_t* j, bool batch_desktop, struct action* a,
 		struct act_error* e)
 {
@@ -266,14 +299,24 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: coordinate must be [x, y] (integers)", tname);
 		a->has_xy = true;
 	}
-	const char* space = json_string_value(json_object_get(j, "coordinate_space"));
+	json_t* jspace = json_object_get(j, "coordinate_space");
+	const char* space = json_string_value(jspace);
+	if (jspace && !space)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be a string");
 	if (space) {
-		if (strcmp(space, "desktop") == 0)
+		if (strcmp(space, "desktop") == 0) {
 			a->desktop_space = true;
-		else if (strcmp(space, "screenshot") == 0)
+		} else if (strcmp(space, "screenshot") == 0) {
 			a->desktop_space = false;
-		else
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be \"screenshot\" or \"desktop\"");
+		} else if (action_space_parse(space, &a->space_width, &a->space_height,
+				&a->space_max) == 0) {
+			a->desktop_space = false;
+			a->has_space = true;
+		} else {
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be \"screenshot\", "
+					"\"desktop\" or the coordinate_space of a screenshot result "
+					"(like \"1280x800/1280\"), not \"%.60s\"", space);
+		}
 	}
 
 	/* Held keys: keys (OpenAI) or text (Anthropic) on pointer actions. */

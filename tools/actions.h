@@ -36,6 +36,10 @@ struct action {
 	const struct act_name* kind;
 	json_t* json;
 	bool has_xy, desktop_space;
+	/* coordinate_space given as a screenshot's space token: the image
+	 * size and max dimension it names (has_space). */
+	bool has_space;
+	int space_width, space_height, space_max;
 	int x, y;
 	int button;
 	struct input_chord mods;	/* held during pointer actions */
@@ -61,6 +65,13 @@ struct act_error {
  *  with e filled (a may hold allocations: action_deinit it either way). */
 int action_parse(json_t* j, bool batch_desktop, struct action* a,
 		struct act_error* e);
+/** A coordinate space token, "<width>x<height>/<max_dimension>": the size
+ *  of a target's screenshots at that max dimension (0 = native). Screenshot
+ *  and zoom results name their space this way; actions and zoom accept it
+ *  as coordinate_space, so a client without a session (MCP 2026-07-28,
+ *  REST) maps exactly what it saw. Returns 0, or -1 when s is not one. */
+int action_space_parse(const char* s, int* width, int* height, int* max_dimension);
+void action_space_format(char* out, size_t size, int width, int height, int max_dimension);
 /** Free what action_parse allocated (the drag path). */
 void action_deinit(struct action* a);
 /** "left", "middle", "right", "back", "forward" for an X button number. */

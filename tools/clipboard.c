@@ -112,25 +112,19 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 }
 
 #define SELECTION_PROP \
-	"\"selection\":{\"type\":\"string\",\"enum\":[\"clipboard\",\"primary\"],\"default\":\"clipboard\"," \
-	"\"description\":\"CLIPBOARD (ctrl+c / ctrl+v) or PRIMARY (the mouse selection, middle-click paste)\"}"
+	"\"selection\":{\"type\":\"string\",\"enum\":[\"clipboard\",\"primary\"]}"
 
 #define RESULT_PROPS \
-	"\"selection\":{\"type\":\"string\"},\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"]}," \
-	"\"bytes\":{\"type\":\"integer\"}"
+	"\"selection\":{\"type\":\"string\"},\"format\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}"
 
 const struct tool_def tools_clipboard[] = {
 	{
 		.name = "clipboard_read",
 		.title = "Read the clipboard",
 		.description =
-			"Read the clipboard (or the PRIMARY selection) exactly as its owner offers it: "
-			"text as UTF-8 (nothing trimmed; empty is a valid value), or format image as "
-			"a PNG image block. clipboard_empty when nothing owns the selection or it has "
-			"no such format. The view token may not read it (it may hold a password).",
+			"The clipboard's text, exact, or format image: a PNG. clipboard_empty: none.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			SELECTION_PROP ","
-			"\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"],\"default\":\"text\"}}}",
+			SELECTION_PROP ",\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"]}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS ","
 			"\"text\":{\"type\":\"string\"}},\"required\":[\"selection\",\"format\",\"bytes\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW,
@@ -140,14 +134,9 @@ const struct tool_def tools_clipboard[] = {
 		.name = "clipboard_write",
 		.title = "Write the clipboard",
 		.description =
-			"Put text (any Unicode, exact: spaces, newlines and tabs are kept) or a PNG "
-			"image (image_base64) on the clipboard, or on the PRIMARY selection. deskd "
-			"then owns it and gives it to every program that pastes, until another "
-			"program copies something. At most 8 MiB.",
+			"Copy text (exact) or a PNG (image_base64) for programs to paste; 8 MiB at most.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			SELECTION_PROP ","
-			"\"text\":{\"type\":\"string\",\"description\":\"the text to copy\"},"
-			"\"image_base64\":{\"type\":\"string\",\"description\":\"a PNG file, Base64\"}}}",
+			SELECTION_PROP ",\"text\":{\"type\":\"string\"},\"image_base64\":{\"type\":\"string\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS "},"
 			"\"required\":[\"selection\",\"format\",\"bytes\"]}",
 		.flags = TOOL_IDEMPOTENT | TOOL_LARGE_ARGS,

@@ -39,19 +39,49 @@ struct batch {
 	uint32_t window;
 	bool focused;
 	int max_dimension;	/* set by a screenshot in this batch; -1 none */
+	bool has_space;		/* the batch's coordinate_space is a space token */
+	int space_width, space_height, space_max;
 	json_t* images;		/* image content blocks, in order */
 };
 
-/* The batch's target in screenshot space: the max dimension of a screenshot
- * earlier in this batch, else the session's. */
-static int batch_target(struct batch* b, struct desktop_target* t, struct act_error* e)
+/* The target in screenshot space. Which space, first match:
+ * 1. the action's coordinate_space token,
+ * 2. a screenshot earlier in this batch,
+ * 3. the batch's coordinate_space token,
+ * 4. the session's last max_dimension for the target (legacy MCP sessions),
+ * 5. --max-image-dimension (REST, MCP 2026-07-28 without a token).
+ * A token must still describe the target: if the target changed size since
+ * the screenshot that named it, mapping would be inexact, so it is an error. */
+static int batch_target(struct batch* b, const struct action* a,
+		struct desktop_target* t, int* max_used, struct act_error* e)
 {
-	int max_dim = b->max_dimension >= 0 ? b->max_dimension
-			: tool_session_max_dimension(b->ctx->session, b->window);
+	bool token = (a && a->has_space) || (b->max_dimension < 0 && b->has_space);
+	int tw = 0, th = 0, max_dim;
+	if (a && a->has_space) {
+		tw = a->space_width, th = a->space_height, max_dim = a->space_max;
+	} else if (b->max_dimension >= 0) {
+		max_dim = b->max_dimension;
+	} else if (b->has_space) {
+		tw = b->space_width, th = b->space_height, max_dim = b->space_max;
+	} else {
+		max_dim = tool_session_max_dimension(b->ctx->session, b->window);
+	}
+	if (max_used)
+		*max_used = max_dim;
 	char err[256] = "";
 	int rc = desktop_target(b->window, max_dim, t, err, sizeof(err));
 	if (rc < 0)
 		return action_fail(e, tool_code_for_errno(rc), "%s", err[0] ? err : "cannot resolve the target");
+	if (token && (t->image_width != tw || t->image_height != th)) {
+		char want[32], now[32];
+		action_space_format(want, sizeof(want), tw, th, max_dim);
+		action_space_format(now, sizeof(now), t->image_width, t->image_height, max_dim);
+		char what[32] = "the screen";
+		if (b->window)
+			snprintf(what, sizeof(what), "window %u", b->window);
+		return action_fail(e, TOOL_OUT_OF_BOUNDS, "coordinate_space %s is stale: %s changed "
+				"size and its screenshots are %s now; take a new screenshot", want, what, now);
+	}
 	return 0;
 }
 
@@ -72,7 +102,8 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 		return 0;
 	}
 	struct desktop_target t;
-	if (batch_target(b, &t, e) < 0)
+	int max_dim;
+	if (batch_target(b, a, &t, &max_dim, e) < 0)
 		return -1;
 	int iw = t.image_width, ih = t.image_height;
 	if (x < 0 || y < 0 || x >= iw || y >= ih) {
@@ -84,8 +115,6 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 			snprintf(what, sizeof(what), LOG_WINDOW, LOG_WINDOW_ID(t.window));
 		else
 			snprintf(what, sizeof(what), "the screen");
-		int max_dim = b->max_dimension >= 0 ? b->max_dimension
-				: tool_session_max_dimension(b->ctx->session, b->window);
 		const char* of = t.window ? "window" : "desktop";
 		if (iw != t.width || ih != t.height)
 			snprintf(space, sizeof(space),
@@ -113,7 +142,7 @@ static int map_point(struct batch* b, const struct action* a, int x, int y,
 static int input_error(int rc, const char* what, struct act_error* e)
 {
 	switch (rc) {
-	case -EPIPE:
+	case -ECONNRESET:
 		return action_fail(e, TOOL_DISPLAY_UNAVAILABLE, "%s: the X connection was lost", what);
 	case -ENOENT:
 		return action_fail(e, TOOL_UNKNOWN_KEY, "%s: a key is not on the keyboard map and cannot be held", what);
@@ -171,9 +200,27 @@ static int capture_call(struct batch* b, const char* tool, json_t* args,
 		json_object_set_new(args, "window", json_integer(b->window));
 	/* A screenshot in this batch fixed the space (REST has no session to
 	 * remember it); zoom's max_dimension only sizes its output. */
-	if (strcmp(tool, "screenshot") == 0 && b->max_dimension >= 0
-			&& !json_object_get(args, "max_dimension"))
-		json_object_set_new(args, "max_dimension", json_integer(b->max_dimension));
+	if (strcmp(tool, "screenshot") == 0 && !json_object_get(args, "max_dimension")
+			&& (b->max_dimension >= 0 || b->has_space))
+		json_object_set_new(args, "max_dimension", json_integer(
+				b->max_dimension >= 0 ? b->max_dimension : b->space_max));
+	/* zoom's region is in the batch's space when it names one. */
+	if (strcmp(tool, "zoom") == 0 && !json_object_get(args, "coordinate_space")) {
+		char space[32];
+		struct desktop_target t;
+		char terr[128];
+		if (b->max_dimension >= 0 && desktop_target(b->window, b->max_dimension, &t,
+				terr, sizeof(terr)) == 0)
+			action_space_format(space, sizeof(space), t.image_width, t.image_height,
+					b->max_dimension);
+		else if (b->has_space)
+			action_space_format(space, sizeof(space), b->space_width,
+					b->space_height, b->space_max);
+		else
+			space[0] = '\0';
+		if (space[0])
+			json_object_set_new(args, "coordinate_space", json_string(space));
+	}
 	struct tool_result sub;
 	tool_result_init(&sub);
 	int rc = def->handler(b->ctx, args, &sub);
@@ -441,7 +488,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		json_object_set_new(res, "desktop_x", json_integer(cx));
 		json_object_set_new(res, "desktop_y", json_integer(cy));
 		struct desktop_target t;
-		if (batch_target(b, &t, e) < 0)
+		if (batch_target(b, a, &t, NULL, e) < 0)
 			return -1;
 		/* The screenshot pixel that shows the cursor. */
 		int rx = cx - t.x, ry = cy - t.y;
@@ -518,6 +565,23 @@ static bool batch_desktop_space(json_t* args)
 	return s && strcmp(s, "desktop") == 0;
 }
 
+/* The batch's coordinate_space when it is a space token; false after
+ * filling out when it is neither a token nor screenshot/desktop. */
+static bool batch_space_token(json_t* args, struct batch* b, struct tool_result* out)
+{
+	const char* s = json_string_value(json_object_get(args, "coordinate_space"));
+	if (!s || strcmp(s, "desktop") == 0 || strcmp(s, "screenshot") == 0)
+		return true;
+	if (action_space_parse(s, &b->space_width, &b->space_height, &b->space_max) < 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "coordinate_space must be "
+				"\"screenshot\", \"desktop\" or the coordinate_space of a screenshot "
+				"result (like \"1280x800/1280\"), not \"%.60s\"", s);
+		return false;
+	}
+	b->has_space = true;
+	return true;
+}
+
 static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	char err[256];
@@ -546,6 +610,11 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 		.ctx = ctx, .in = in, .window = window,
 		.max_dimension = -1, .images = json_array(),
 	};
+	if (!batch_space_token(args, &b, out)) {
+		json_decref(b.images);
+		desktop_input_put(in);
+		return 0;
+	}
 	json_t* results = json_array();
 	size_t failed = 0;
 	struct act_error e = { 0 };
@@ -668,7 +737,6 @@ SPLIT(zoom)
 #define DESC(text) ",\"description\":\"" text "\""
 
 #define BUTTONS "\"left\",\"right\",\"middle\",\"wheel\",\"back\",\"forward\""
-#define SPACES "\"screenshot\",\"desktop\""
 #define DIRECTIONS "\"up\",\"down\",\"left\",\"right\""
 #define ACTION_TYPES "\"screenshot\",\"click\",\"double_click\",\"triple_click\",\"move\",\"drag\"," \
 	"\"mouse_down\",\"mouse_up\",\"scroll\",\"type\",\"keypress\",\"hold_key\",\"wait\",\"cursor_position\"," \
@@ -681,8 +749,8 @@ SPLIT(zoom)
 #define P_X "\"x\":{\"type\":\"integer\"" DESC("Pixel in the target's latest screenshot (0 = left).") "}"
 #define P_Y "\"y\":{\"type\":\"integer\"" DESC("Pixel in the target's latest screenshot (0 = top).") "}"
 #define P_COORD "\"coordinate\":" S_XY_D(DESC("[x, y] instead of x and y."))
-#define P_SPACE "\"coordinate_space\":{\"type\":\"string\",\"enum\":[" SPACES "]" \
-	DESC("desktop: absolute desktop pixels instead of screenshot pixels.") "}"
+#define P_SPACE "\"coordinate_space\":{\"type\":\"string\"" \
+	DESC("desktop: desktop pixels; a screenshot's coordinate_space (1280x800/1280): its pixels.") "}"
 #define P_HELD "\"keys\":" S_CHORD(DESC("Keys held during the action: [\\\"shift\\\"] or \\\"ctrl+shift\\\".")) "," \
 	"\"text\":{\"type\":\"string\"" DESC("Held keys, Anthropic style.") "}"
 #define P_BUTTON "\"button\":{\"type\":\"string\",\"enum\":[" BUTTONS "]" DESC("Default left.") "}"
@@ -715,7 +783,7 @@ SPLIT(zoom)
 	"\"type\":" S_ENUM(ACTION_TYPES) "," \
 	"\"action\":{\"type\":\"string\"" DESC("Same as type (Anthropic).") "}," \
 	"\"x\":" S_INT ",\"y\":" S_INT ",\"coordinate\":" S_XY "," \
-	"\"coordinate_space\":" S_ENUM(SPACES) ",\"button\":" S_ENUM(BUTTONS) "," \
+	"\"coordinate_space\":{\"type\":\"string\"},\"button\":" S_ENUM(BUTTONS) "," \
 	"\"keys\":" S_CHORD("") ",\"text\":{\"type\":\"string\"}," \
 	"\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT "}," \
 	"\"start_coordinate\":" S_XY "," \
@@ -729,9 +797,9 @@ SPLIT(zoom)
 
 static const char batch_schema[] =
 	OBJ_REQ("\"actions\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":100,\"items\":" ACTION_OBJECT "},"
-		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" DESC("Window id (windows tool); default: the screen.") "},"
+		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" DESC("Window id; default: the screen.") "},"
 		"\"screenshot_after\":{\"type\":\"boolean\"" DESC("Then add a screenshot once the screen settles (at most 1 s).") "},"
-		"\"coordinate_space\":{\"type\":\"string\",\"enum\":[" SPACES "]" DESC("desktop: absolute pixels, for every action.") "}",
+		"\"coordinate_space\":{\"type\":\"string\"" DESC("desktop (absolute pixels) or a screenshot's coordinate_space.") "}",
 		"\"actions\"");
 
 static const char batch_output[] =
@@ -744,8 +812,8 @@ static const char action_output[] =
 	"\"action\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"]}}}";
 
 static const char batch_description[] =
-	"Act on the desktop: run actions in order (all are checked first; the first failure stops "
-	"the rest). Each action is {type, ...fields}:\n"
+	"Run actions in order (all checked first; the first failure stops the rest), each "
+	"{type, ...fields}:\n"
 	"- screenshot {max_dimension?}; zoom {region:[x0,y0,x1,y1]} (full resolution)\n"
 	"- click {x, y, button?, keys?}; double_click, triple_click, move {x, y, keys?}\n"
 	"- drag {path:[{x,y},...]}; mouse_down, mouse_up {button?, x?, y?}\n"
@@ -755,8 +823,8 @@ static const char batch_description[] =
 	"Keys: " KEY_NAMES " Anthropic names and fields work too (left_click, key {text:\"ctrl+c\"}, "
 	"coordinate:[x,y]...).\n"
 	"x, y are pixels of the latest screenshot of the target (the screen, or window, focused "
-	"first); out of range is an error. Returns {results:[...]} and an image per screenshot; "
-	"on failure, failed_index.";
+	"first; pass its coordinate_space). Returns {results} and an image per screenshot; on "
+	"failure, failed_index.";
 
 const struct tool_def tools_input[] = {
 	{
@@ -897,7 +965,7 @@ const struct tool_def tools_input[] = {
 		.name = "computer_zoom",
 		.title = "Zoom",
 		.description = "A full-resolution crop of region [x0, y0, x1, y1] (screenshot pixels) of the screen or window. Same as the zoom tool.",
-		.input_schema = OBJ_REQ(P_REGION "," P_WINDOW "," P_MAXDIM, "\"region\""),
+		.input_schema = OBJ_REQ(P_REGION "," P_WINDOW "," P_MAXDIM "," P_SPACE, "\"region\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
 		.handler = split_zoom,
 	},

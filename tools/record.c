@@ -116,10 +116,18 @@ static int record_start_tool(struct tool_ctx* ctx, json_t* args, struct tool_res
 	}
 	if (ctx->session)
 		tool_session_add_recording(ctx->session, r.id);
-	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f}",
+	/* What ends it, so a client knows whether it must call record_stop:
+	 * without a session (MCP 2026-07-28, REST) nothing ends it for the
+	 * client. */
+	json_t* ends = ctx->session
+		? json_pack("[s,s,s,s,s]", "record_stop", "max_seconds", "window_destroyed",
+				"session_end", "shutdown")
+		: json_pack("[s,s,s,s]", "record_stop", "max_seconds", "window_destroyed",
+				"shutdown");
+	tool_result_ok(out, json_pack("{s:s, s:I, s:s, s:i, s:i, s:i, s:f, s:o}",
 			"id", r.id, "window", (json_int_t)r.window, "path", r.path,
 			"width", r.stats.width, "height", r.stats.height, "fps", r.fps,
-			"max_seconds", real_round(params.max_seconds, REAL_TIME)));
+			"max_seconds", real_round(params.max_seconds, REAL_TIME), "ends_on", ends));
 	return 0;
 }
 
@@ -201,11 +209,9 @@ const struct tool_def tools_record[] = {
 		.name = "record_start",
 		.title = "Start recording a window",
 		.description =
-			"Record one window's own pixels (even covered) to MP4 (H.264) in the background; "
-			"returns the id and path at once. The file appears when the recording ends: "
-			"record_stop, max_seconds, the window closing or your session ending. out: "
-			"absolute path under an output root (mode 0600, never replacing a file); default: "
-			"the recordings folder.",
+			"Record a window's own pixels to MP4 in the background; returns id and path now. "
+			"The file appears when it ends (record_stop, max_seconds...: see ends_on). out: an "
+			"absolute path under an output root (0600, never replaced).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"required\":[\"window\"],\"properties\":{"
 			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
@@ -217,7 +223,8 @@ const struct tool_def tools_record[] = {
 			"\"cursor\":{\"type\":\"boolean\",\"description\":\"Draw the pointer.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
 			"\"id\":" STR ",\"window\":" INT ",\"path\":" STR ",\"width\":" INT ",\"height\":" INT
-			",\"fps\":" INT ",\"max_seconds\":" NUM "},\"required\":[\"id\",\"window\",\"path\"]}",
+			",\"fps\":" INT ",\"max_seconds\":" NUM "},"
+			"\"required\":[\"id\",\"window\",\"path\"]}",
 		.flags = TOOL_OPEN_WORLD,
 		.handler = record_start_tool,
 	},
@@ -225,9 +232,8 @@ const struct tool_def tools_record[] = {
 		.name = "record_stop",
 		.title = "Stop a recording",
 		.description =
-			"Stop a recording (id, or your only one) and publish its MP4: path, bytes, "
-			"frames, duration_seconds, size and a resource link. Also answers for one that "
-			"already ended.",
+			"Stop a recording (id, or your only one) and publish its MP4; also answers for "
+			"one that already ended.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"id\":{\"type\":\"string\",\"description\":\"From record_start.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
@@ -242,8 +248,7 @@ const struct tool_def tools_record[] = {
 		.name = "recordings",
 		.title = "List recordings",
 		.description =
-			"This server's recordings, newest first: id, window, path, state (recording, "
-			"finished, failed), frames, duration_seconds, bytes, size, fps.",
+			"This server's recordings, newest first.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"recordings\":{\"type\":\"array\","
 			"\"items\":{\"type\":\"object\",\"properties\":{" RECORDING_PROPS "},"

@@ -3,6 +3,7 @@
  * are desktop/ services; these handlers parse arguments, keep the session's
  * max dimension and build the results. */
 #include "tools/tools.h"
+#include "tools/actions.h"
 #include "base/clock.h"
 #include "capture/capture.h"
 #include "record/record.h"
@@ -309,6 +310,9 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 		json_object_set_new(meta, "region", region_json(region));
 	if (path)
 		json_object_set_new(meta, "path", json_string(path));
+	char space[32];
+	action_space_format(space, sizeof(space), iw, ih, max_dim);
+	json_object_set_new(meta, "coordinate_space", json_string(space));
 	/* Image first: clients that show one block show the picture. */
 	int irc = 0;
 	if (include_image) {
@@ -360,11 +364,27 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 		fail_rc(out, p, rc);
 		goto done;
 	}
-	/* The region is in the target's screenshot space (the session's max
-	 * dimension); zoom's own max_dimension only sizes its output. */
+	/* The region is in the target's screenshot space: coordinate_space when
+	 * it is a space token, else the session's max dimension (the server's
+	 * default without one); zoom's own max_dimension only sizes its output. */
+	int space_max = tool_session_max_dimension(ctx->session, window);
+	int tok_w = 0, tok_h = 0;
+	const char* space_arg = tool_arg_string(args, "coordinate_space", NULL);
+	bool token = space_arg && strcmp(space_arg, "screenshot") != 0;
+	if (token && action_space_parse(space_arg, &tok_w, &tok_h, &space_max) < 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "coordinate_space must be "
+				"\"screenshot\" or the coordinate_space of a screenshot result "
+				"(like \"1280x800/1280\"), not \"%.60s\"", space_arg);
+		goto done;
+	}
 	int iw, ih;
-	desktop_scaled_size(target.width, target.height,
-			tool_session_max_dimension(ctx->session, window), &iw, &ih);
+	desktop_scaled_size(target.width, target.height, space_max, &iw, &ih);
+	if (token && (iw != tok_w || ih != tok_h)) {
+		tool_result_error(out, TOOL_OUT_OF_BOUNDS, NULL, "coordinate_space %s is stale: "
+				"the target changed size and its screenshots are %dx%d/%d now; take a "
+				"new screenshot", space_arg, iw, ih, space_max);
+		goto done;
+	}
 	int region[4];
 	if (!region_arg(args, iw, ih, region, out))
 		goto done;
@@ -402,6 +422,9 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 			"window", (json_int_t)window, "region", region_json(region),
 			"format", "png", "bytes", (json_int_t)len,
 			"desktop", target.x + phys.x, target.y + phys.y, phys.width, phys.height);
+	char space[32];
+	action_space_format(space, sizeof(space), iw, ih, space_max);
+	json_object_set_new(meta, "coordinate_space", json_string(space));
 	tool_result_ok(out, meta);
 done:
 	free(data);
@@ -565,7 +588,7 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 #define BOOL "{\"type\":\"boolean\"}"
 #define WINDOW_PROP \
 	"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295," \
-	"\"description\":\"Window id (windows tool); default: the screen.\"}"
+	"\"description\":\"Window id; default: the screen.\"}"
 #define WINDOW_REQUIRED \
 	"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295," \
 	"\"description\":\"Window id (windows tool).\"}"
@@ -592,12 +615,10 @@ const struct tool_def tools_screen[] = {
 		.name = "screenshot",
 		.title = "Screenshot",
 		.description =
-			"Capture the screen or one window (its own pixels, even covered) as PNG (default) "
-			"or JPEG, its longest side scaled to max_dimension (default "
-			"--max-image-dimension; 0 = native). That size is remembered per target: later "
-			"coordinates for the target are pixels of this image, mapped back exactly. "
-			"region: a part; out: also write the file (absolute path under an output root, "
-			"mode 0600, never replacing one).",
+			"The screen or one window (its own pixels, even covered) as PNG or JPEG, scaled "
+			"to max_dimension (later coordinates for the target are pixels of this image: "
+			"pass its coordinate_space). region: a part; out: also write the file (absolute "
+			"path under an output root, 0600, never replacing one).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_PROP "," REGION_PROP ","
 			MAX_DIM_PROP("0 = native, else 16..16384.") ","
@@ -615,12 +636,11 @@ const struct tool_def tools_screen[] = {
 		.name = "zoom",
 		.title = "Zoom into a region",
 		.description =
-			"Full-resolution crop of region (in your screenshot's pixels of this target) to "
-			"read what scaling blurs; max_dimension caps its longest side. Clicks stay in "
-			"screenshot pixels.",
+			"A full-resolution crop of region (your screenshot's pixels; pass its coordinate_space) "
+			"to read small text; max_dimension caps it. Clicks stay in screenshot pixels.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"region\"],\"properties\":{"
 			WINDOW_PROP "," REGION_PROP ","
-			MAX_DIM_PROP("0 = native (default), else 16..16384.") "}}",
+			MAX_DIM_PROP("0 = native (default), else 16..16384.") ",\"coordinate_space\":" STR "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"region\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
@@ -630,9 +650,8 @@ const struct tool_def tools_screen[] = {
 		.name = "windows",
 		.title = "List windows",
 		.description =
-			"Top-level windows: id (the window argument of other tools), pid, title, app "
-			"(WM_CLASS), client area x, y, width, height in desktop pixels, focused, visible. "
-			"Filter by app (substring, any case), pid or on_screen_only.",
+			"Top-level windows: id (the window argument of other tools), pid, title, app, "
+			"client area in desktop pixels, focused, visible. Filter by app, pid or on_screen_only.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
@@ -656,8 +675,7 @@ const struct tool_def tools_screen[] = {
 		.name = "window_move",
 		.title = "Move or resize a window",
 		.description =
-			"Move and/or resize a window's client area (desktop pixels, as windows reports "
-			"it); omitted values stay. Returns the geometry it got.",
+			"Move or resize a window's client area (desktop pixels); omitted values stay.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
 			WINDOW_REQUIRED ","
 			"\"x\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
@@ -672,9 +690,8 @@ const struct tool_def tools_screen[] = {
 		.name = "wait_for_change",
 		.title = "Wait for the screen to change",
 		.description =
-			"Wait until the screen (or a window) changes and then stays still for stable_ms "
-			"(default 200), at most timeout_ms (default 10000); use it instead of sleeping "
-			"after an action. A timeout is a result (timed_out), not an error.",
+			"Wait until the screen (or a window) changes and then stays still for stable_ms, "
+			"at most timeout_ms; use it instead of sleeping. A timeout is a result (timed_out).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_PROP ","
 			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000},"

@@ -225,6 +225,12 @@ const struct tool_def* tools_find(const char* name)
 	return NULL;
 }
 
+json_t* tools_input_schema(const struct tool_def* tool)
+{
+	struct tool_entry* e = find_entry(tool);
+	return e ? e->input_schema : NULL;
+}
+
 json_t* tools_describe(const struct tool_def* tool)
 {
 	struct tool_entry* e = find_entry(tool);
@@ -351,8 +357,23 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 					tool->name, strerror(-rc));
 	}
 
+	/* Input requests and missing capabilities only mean something to a
+	 * stateless MCP client; anyone else gets an error result. */
+	if (!ctx->stateless && (out->input_requests || out->missing_capabilities)) {
+		bool caps = out->missing_capabilities != NULL;
+		json_decref(out->input_requests);
+		json_decref(out->input_state);
+		json_decref(out->missing_capabilities);
+		out->input_requests = out->input_state = out->missing_capabilities = NULL;
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, caps
+				? "%s needs a client capability this client did not declare"
+				: "%s needs input from the user or the client's model, which this "
+				"client cannot give (MCP sessions answer it inline; REST cannot)",
+				tool->name);
+	}
+	bool pending = out->input_requests || out->missing_capabilities;
 	/* Guarantee the shape MCP clients validate. */
-	if (!out->is_error && e && e->output_schema && !out->structured)
+	if (!out->is_error && !pending && e && e->output_schema && !out->structured)
 		out->structured = json_object();
 	if (json_array_size(out->content) == 0)
 		tool_result_text(out, out->is_error ? "error" : "ok");
@@ -363,7 +384,9 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	const char* message = out->is_error && out->structured
 			? json_string_value(json_object_get(out->structured, "message")) : NULL;
 	events_tool_end(event, ctx->source, ctx->session_id, tool->name,
-			out->is_error ? tool_code_name(out->code) : "ok", ms, message, NULL);
+			out->is_error ? tool_code_name(out->code)
+			: out->input_requests ? "input_required"
+			: out->missing_capabilities ? "missing_capability" : "ok", ms, message, NULL);
 	json_decref(owned);
 }
 
@@ -377,6 +400,9 @@ void tool_result_deinit(struct tool_result* self)
 {
 	json_decref(self->content);
 	json_decref(self->structured);
+	json_decref(self->input_requests);
+	json_decref(self->input_state);
+	json_decref(self->missing_capabilities);
 	free(self->image);
 	memset(self, 0, sizeof(*self));
 }
@@ -446,6 +472,21 @@ void tool_result_error(struct tool_result* self, enum tool_code code,
 	/* The error text comes first so clients that show content[0] see it. */
 	json_array_insert_new(self->content, 0,
 			json_pack("{s:s, s:s}", "type", "text", "text", text));
+}
+
+void tool_result_input_required(struct tool_result* self, json_t* requests, json_t* state)
+{
+	json_decref(self->input_requests);
+	json_decref(self->input_state);
+	self->input_requests = requests ? requests : json_object();
+	self->input_state = state;
+}
+
+void tool_result_missing_capability(struct tool_result* self, const char* capability)
+{
+	if (!self->missing_capabilities)
+		self->missing_capabilities = json_object();
+	json_object_set_new(self->missing_capabilities, capability, json_object());
 }
 
 json_t* tool_result_to_json(const struct tool_result* self)

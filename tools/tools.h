@@ -78,7 +78,20 @@ struct tool_ctx {
 	 * Blocks until the answer; returns the result (new reference) or NULL
 	 * with *error set (new reference) on failure. */
 	json_t* (*request)(void* ud, const char* method, json_t* params, json_t** error);
-	bool client_can_sample, client_can_elicit;
+	bool client_can_sample, client_can_elicit, client_can_list_roots;
+
+	/* MCP 2026-07-28 (stateless): no session and no server -> client
+	 * requests (request is NULL). A tool that needs the user or the
+	 * client's model returns tool_result_input_required() instead, and the
+	 * client calls it again with the answers (multi round-trip requests);
+	 * a tool that cannot work without a client capability says so with
+	 * tool_result_missing_capability(). */
+	bool stateless;
+	json_t* input_responses;	/* the retry's inputResponses (object), or NULL */
+	json_t* input_state;		/* the state this tool attached to the input
+					 * request this retry answers, verified by the
+					 * transport (integrity, expiry, same request,
+					 * used once), or NULL */
 };
 
 struct tool_result {
@@ -91,6 +104,10 @@ struct tool_result {
 	unsigned char* image;
 	size_t image_len;
 	const char* image_mime;
+	/* MCP 2026-07-28: the call needs input first (see tool_ctx.stateless). */
+	json_t* input_requests;		/* InputRequests map {key: {method, params}} */
+	json_t* input_state;		/* JSON to get back as tool_ctx.input_state */
+	json_t* missing_capabilities;	/* ClientCapabilities the call needs */
 };
 
 /** Handler: fill out and return 0, or return 0 after tool_result_error().
@@ -129,6 +146,8 @@ size_t tools_count(void);
 const struct tool_def* tools_at(size_t i);
 const struct tool_def* tools_find(const char* name);
 
+/** The tool's parsed input schema (borrowed; lives as long as the table). */
+json_t* tools_input_schema(const struct tool_def* tool);
 /** The MCP Tool object (name, title, description, inputSchema, outputSchema
  *  that also accepts the error shape, annotations). New reference. */
 json_t* tools_describe(const struct tool_def* tool);
@@ -155,6 +174,18 @@ int tool_result_image(struct tool_result* self, const void* bytes, size_t len,
  *  {code, message} plus extra's fields (extra stolen, may be NULL). */
 void tool_result_error(struct tool_result* self, enum tool_code code,
 		json_t* extra, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+/** Stateless MCP only: the call needs the client to answer requests
+ *  (requests: {key: {method: "elicitation/create" | "sampling/createMessage"
+ *  | "roots/list", params}}, stolen) and to call again with inputResponses;
+ *  state (stolen, may be NULL) comes back as tool_ctx.input_state. Only ask
+ *  for what the client declared (tool_ctx.client_can_*). Elsewhere (REST,
+ *  MCP sessions, which use tool_ctx.request) tools_call() turns it into an
+ *  error result. */
+void tool_result_input_required(struct tool_result* self, json_t* requests, json_t* state);
+/** Stateless MCP only: the call needs a client capability the request did
+ *  not declare ("sampling", "elicitation", "roots"); the client gets
+ *  MissingRequiredClientCapabilityError. Elsewhere an error result. */
+void tool_result_missing_capability(struct tool_result* self, const char* capability);
 /** The whole result as MCP CallToolResult JSON. New reference. */
 json_t* tool_result_to_json(const struct tool_result* self);
 

@@ -78,7 +78,7 @@ const kb = (s) => (s.bytes ? `${Math.round(s.bytes / 1024)} KB` : '');
 async function peer(display, cmd, args, n) {
   const env = { ...process.env, DISPLAY: display };
   return time(() => {
-    const r = spawnSync(cmd, args, { env });
+    const r = spawnSync(cmd, args, { env });   // spawns: scrot import sh
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
   }, { n, warmup: 2 });
 }
@@ -101,6 +101,7 @@ async function one(width, height, helper) {
     const scaled = width === 1280 ? [1024, 640] : [1366, 768];
 
     // In-process steps.
+    // spawns: - (built above)
     const out = spawnSync(helper, [x.display, String(f1.window), String(scaled[0]), String(scaled[1])], { encoding: 'utf8' });
     if (out.status !== 0) throw new Error('capture bench helper failed: ' + out.stderr);
     const steps = Object.fromEntries(out.stdout.trim().split('\n').map((l) => {

@@ -90,7 +90,6 @@ export default async function () {
     }
     table('input: typing throughput (target: >= 500 ASCII chars/s)', ['what', 'chars', 'remapped', 'call ms', 'chars/s', 'fixture got'], trows);
   } finally {
-    agent.destroy();
     for (const p of procs.reverse()) await p.stop();
   }
 }

@@ -17,6 +17,8 @@ static struct {
 	bool no_auth;
 	char* token;
 	char* view_token;
+	enum auth_token_source source;
+	char* path;		/* the file the token is in, or NULL */
 } A;
 
 bool auth_token_equal(const char* a, const char* b)
@@ -80,7 +82,9 @@ static char* read_token_file(const char* path, bool private, int* err)
 		close(fd);
 		return NULL;
 	}
-	if (!private && (st.st_mode & 077))
+	/* Group-readable is fine when the group is ours: a Kubernetes secret
+	 * mounted with fsGroup and defaultMode 0440. */
+	if (!private && ((st.st_mode & 007) || ((st.st_mode & 070) && st.st_gid != getegid())))
 		log_warn("%s is readable by others (mode %04o); chmod 600 it", path,
 				(unsigned)st.st_mode & 07777);
 	char* buf = calloc(1, AUTH_TOKEN_MAX + 2);
@@ -152,6 +156,9 @@ static int load_or_create(const char* data_dir)
 					data_dir, strerror(-rc));
 		return rc;
 	}
+	if (!(A.path = strdup(path)))
+		return -ENOMEM;
+	A.source = AUTH_TOKEN_SAVED;
 	A.token = read_token_file(path, true, &rc);
 	if (A.token) {
 		if (clean_token(A.token, path) < 0)
@@ -211,6 +218,7 @@ static int load_or_create(const char* data_dir)
 		goto write_failure;
 	}
 	unlink(tmp);
+	A.source = AUTH_TOKEN_GENERATED;
 	log_info("generated a token, saved in %s", path);
 	return 0;
 
@@ -233,8 +241,12 @@ int auth_init(const struct options* opts)
 		A.token = strdup(opts->token);
 		if (!A.token)
 			return -ENOMEM;
+		A.source = AUTH_TOKEN_GIVEN;
 		rc = clean_token(A.token, "--token");
 	} else if (opts->token_file) {
+		A.source = AUTH_TOKEN_FILE;
+		if (!(A.path = strdup(opts->token_file)))
+			return -ENOMEM;
 		A.token = read_token_file(opts->token_file, false, &rc);
 		if (!A.token)
 			log_error("cannot read --token-file %s: %s", opts->token_file,
@@ -271,12 +283,20 @@ void auth_deinit(void)
 {
 	free(A.token);
 	free(A.view_token);
+	free(A.path);
 	memset(&A, 0, sizeof(A));
 }
 
 const char* auth_token(void)
 {
 	return A.no_auth ? NULL : A.token;
+}
+
+enum auth_token_source auth_token_source(const char** path)
+{
+	if (path)
+		*path = A.no_auth ? NULL : A.path;
+	return A.no_auth ? AUTH_TOKEN_NONE : A.source;
 }
 
 enum http_role auth_check_token(const char* token)

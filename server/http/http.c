@@ -111,6 +111,7 @@ struct http_stream {
 	http_stream_close_fn on_close;
 	void* ud;
 	int64_t last_write_ms;
+	int keepalive_ms;		/* 0 = H.keepalive_ms */
 	struct http_stream* prev;
 	struct http_stream* next;
 };
@@ -1095,6 +1096,13 @@ void http_stream_end(struct http_stream* self)
 	pthread_mutex_unlock(&self->mutex);
 }
 
+void http_stream_set_keepalive(struct http_stream* self, int ms)
+{
+	pthread_mutex_lock(&self->mutex);
+	self->keepalive_ms = ms <= 0 ? 0 : ms < 100 ? 100 : ms;
+	pthread_mutex_unlock(&self->mutex);
+}
+
 bool http_stream_is_closed(const struct http_stream* self)
 {
 	struct http_stream* s = (struct http_stream*)self;
@@ -1127,8 +1135,9 @@ static void* ticker_main(void* arg)
 		for (size_t i = 0; all && i < n; i++) {
 			struct http_stream* s = all[i];
 			pthread_mutex_lock(&s->mutex);
+			int every = s->keepalive_ms ? s->keepalive_ms : H.keepalive_ms;
 			bool idle = s->sse && !s->closed && !s->ended
-				&& now - s->last_write_ms >= H.keepalive_ms;
+				&& now - s->last_write_ms >= every;
 			pthread_mutex_unlock(&s->mutex);
 			if (idle)
 				http_stream_write(s, HTTP_LITERAL(": keepalive\n\n"));

@@ -102,6 +102,12 @@ int http_stream_write(struct http_stream* self, const void* data, size_t len);
 /** Finish the body; later writes fail with -EPIPE. */
 void http_stream_end(struct http_stream* self);
 bool http_stream_is_closed(const struct http_stream* self);
+/** Keepalive comments on this stream every ms (at least 100; 0 = the
+ *  server's default, 15 s). Besides keeping proxies open, a keepalive is
+ *  how a closed connection is noticed, so a stream whose close means
+ *  cancellation uses a short one. The ticker looks once a second (or every
+ *  half default interval when that is shorter). */
+void http_stream_set_keepalive(struct http_stream* self, int ms);
 void http_stream_ref(struct http_stream* self);
 void http_stream_unref(struct http_stream* self);
 

@@ -186,7 +186,7 @@ static json_t* guide_get(json_t* args)
 static const struct mcp_prompt deskd_prompts[] = {
 	{ "computer_use_guide", "Computer use guide",
 	  "How to use deskd's tools well: look first, coordinates, window targets, zoom, "
-	  "waiting for changes", guide_args, guide_get },
+	  "waiting for changes", guide_args, guide_get, NULL },
 	{ 0 },
 };
 

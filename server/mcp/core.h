@@ -12,6 +12,7 @@
  * the core holds a reference while a request is in progress. */
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,13 @@ struct mcp_sink_impl {
 	void (*close_stream)(struct mcp_sink* self);
 	void (*ref)(struct mcp_sink* self);
 	void (*unref)(struct mcp_sink* self);
+	/** Optional (modern era over HTTP): the HTTP status for the response
+	 *  the next done() carries (400, 404), when it is not 200. */
+	void (*status)(struct mcp_sink* self, int status);
+	/** Optional (modern era over HTTP): the request's cancellation flag;
+	 *  the sink sets it when the client closes the response stream, until
+	 *  done() (the flag lives that long). */
+	void (*watch)(struct mcp_sink* self, atomic_bool* cancelled);
 };
 
 struct mcp_sink {
@@ -126,6 +134,8 @@ struct mcp_prompt_arg {
 	bool required;
 };
 
+struct mcp_input;
+
 struct mcp_prompt {
 	const char* name;
 	const char* title;
@@ -134,6 +144,9 @@ struct mcp_prompt {
 	/** Messages array (new reference); args is an object of strings in
 	 *  which every required argument is present. */
 	json_t* (*get)(json_t* args);
+	/** Optional, used instead of get on the modern path: may ask the client
+	 *  for input (set in->requests and return NULL). */
+	json_t* (*get_input)(json_t* args, struct mcp_input* in);
 };
 
 /* JSON-RPC error codes a catalog may answer with. */
@@ -160,3 +173,98 @@ struct mcp_catalog {
 	bool (*complete)(const char* uri_template, const char* argument,
 			const char* prefix, json_t* values);
 };
+
+/* ---- MCP 2026-07-28: the modern, stateless era (modern.c) ----
+ * A request whose params._meta names a protocol version that is not a
+ * legacy one (or, over HTTP, whose MCP-Protocol-Version header does) is
+ * served statelessly: no session, no initialize, per-request capabilities,
+ * input-required results instead of server -> client requests. Everything
+ * else keeps the legacy session path (docs/MCP.md 10). */
+
+#define MCP_VERSION_MODERN "2026-07-28"
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+
+enum {
+	MCP_HEADER_MISMATCH = -32020,
+	MCP_MISSING_CAPABILITY = -32021,
+	MCP_UNSUPPORTED_VERSION = -32022,
+};
+
+/** A protocol version of the initialize era (2025-11-25 and earlier)? */
+bool mcp_version_legacy(const char* version);
+/** Does an MCP-Protocol-Version header (NULL: absent) name a version that is
+ *  not a legacy one? */
+bool mcp_header_modern(const char* header_version);
+/** Does this message ask for the modern era? header_version is the HTTP
+ *  MCP-Protocol-Version header (NULL on stdio or when absent). Arrays,
+ *  responses and anything naming a legacy version are legacy. */
+bool mcp_is_modern(json_t* msg, const char* header_version);
+
+/* Where a modern request came from. */
+struct mcp_request_env {
+	const char* transport;		/* "http" or "stdio" */
+	const char* principal;		/* the caller's role ("full", "view", "stdio"):
+					 * requestState is bound to it */
+	bool read_only;			/* the view token */
+	/* HTTP: header lookup for the SEP-2243 checks; NULL on stdio. */
+	const char* (*header)(void* ud, const char* name);
+	void* header_ud;
+};
+
+/** Handle one parsed modern message (borrowed). For a request, sink->done
+ *  is called exactly once (after sink->impl->status when the answer is not
+ *  a 200 over HTTP); returns 1. Notifications: 0. */
+int mcp_modern_handle(json_t* msg, const struct mcp_request_env* env, struct mcp_sink* sink);
+/** notifications/cancelled on stdio: stop the modern call or end the
+ *  subscriptions/listen stream with this id (no response follows). */
+void mcp_modern_cancel(json_t* request_id);
+/** A list changed ("tools", "prompts", "resources"): notify the listen
+ *  streams that asked for it. */
+void mcp_modern_list_changed(const char* kind);
+/** At shutdown: end every listen stream (cancelled notification and the
+ *  graceful result), cancel modern calls. */
+void mcp_modern_shutdown(void);
+/** For tests and fuzzing: end every listen stream as at shutdown, but keep
+ *  serving. */
+void mcp_modern_reset(void);
+/** Open listen streams (for status and tests). */
+int mcp_modern_listeners(void);
+
+/* For modern.c: the session-independent legacy methods (tools/list,
+ * resources/list, resources/templates/list, resources/read, prompts/list,
+ * completion/complete) on behalf of a stateless request; NULL with *code,
+ * msg and *data (new reference or NULL) on error. */
+json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg,
+		size_t msg_size, json_t** data);
+struct mcp_prompt;
+/** A prompt of the registered catalogs by name, or NULL. */
+const struct mcp_prompt* mcp_prompt_find(const char* name);
+
+/* Input for a prompt on the modern path (multi round-trip requests). */
+struct mcp_input {
+	json_t* responses;		/* inputResponses of the retry, or NULL */
+	json_t* state;			/* verified state from the last round, or NULL */
+	bool can_elicit, can_sample, can_list_roots;
+	json_t* requests;		/* out: InputRequests to ask for (stolen) */
+	json_t* new_state;		/* out: state for the next round (stolen) */
+};
+
+/* requestState (state.c): integrity-protected, short-lived, single-use
+ * state a stateless server hands the client with an input-required result.
+ * The token is base64(payload) "." base64(HMAC-SHA-256(payload)) under a
+ * per-process key from getrandom(); the payload binds the method, the
+ * target (tool or prompt name), a SHA-256 of the canonical arguments, the
+ * caller's principal, an expiry and a nonce. */
+/** Seal state (borrowed, may be NULL) for a retry of this request.
+ *  malloc'd token, or NULL when out of memory. */
+char* mcp_state_seal(json_t* state, const char* method, const char* target,
+		json_t* args, const char* principal);
+/** Verify and consume a token for this request: the state (new reference;
+ *  json null when none was sealed), or NULL with a reason in why (tampered,
+ *  expired, another request, already used). */
+json_t* mcp_state_open(const char* token, const char* method, const char* target,
+		json_t* args, const char* principal, char* why, size_t why_size);
+
+struct http_request;
+/** http.c: serve a POST whose body (borrowed, one message) is modern. */
+void mcp_http_modern(struct http_request* req, json_t* msg);

@@ -349,9 +349,14 @@ const struct tool_def mcp_fixture_tools[] = {
 	{ "json_schema_2020_12_tool", "JSON Schema 2020-12",
 	  "Tool with JSON Schema 2020-12 features (conformance fixture).",
 	  "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-	  "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{"
+	  "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":{"
 	  "\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
-	  "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
+	  "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
+	  "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+	  "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+	  "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+	  "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},\"required\":[\"contactMethod\"]},"
+	  "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
 	  "\"additionalProperties\":false}", NULL, FX, t_schema_2020 },
 	{ "test_reconnection", "Reconnection",
 	  "Closes its SSE stream before the result; resume with Last-Event-ID "
@@ -477,13 +482,13 @@ static const struct mcp_prompt_arg resource_args[] = {
 
 static const struct mcp_prompt fixture_prompts[] = {
 	{ "test_simple_prompt", "Simple prompt", "A simple prompt without arguments (conformance fixture)",
-	  NULL, p_simple },
+	  NULL, p_simple, NULL },
 	{ "test_prompt_with_arguments", "Prompt with arguments",
-	  "A prompt with required arguments (conformance fixture)", args_args, p_args },
+	  "A prompt with required arguments (conformance fixture)", args_args, p_args, NULL },
 	{ "test_prompt_with_embedded_resource", "Prompt with resource",
-	  "A prompt with an embedded resource (conformance fixture)", resource_args, p_resource },
+	  "A prompt with an embedded resource (conformance fixture)", resource_args, p_resource, NULL },
 	{ "test_prompt_with_image", "Prompt with image", "A prompt with an image (conformance fixture)",
-	  NULL, p_image },
+	  NULL, p_image, NULL },
 	{ 0 },
 };
 

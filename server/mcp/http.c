@@ -713,6 +713,35 @@ static json_t* load_body(struct http_request* req, const char* body, size_t len,
 	return msg;
 }
 
+/* The era of a POST (docs/MCP.md 10): modern when the body's _meta names a
+ * modern protocol version, or, outside a legacy session, when the
+ * MCP-Protocol-Version header does. Batches, initialize without modern
+ * _meta, and everything of a session stay legacy, exactly as before. */
+static bool wants_modern(struct http_request* req, json_t* msg)
+{
+	if (!json_is_object(msg))
+		return false;
+	const char* sid = http_request_header(req, "Mcp-Session-Id");
+	return mcp_is_modern(msg, sid && *sid ? NULL
+			: http_request_header(req, "MCP-Protocol-Version"));
+}
+
+/* GET and DELETE have no place in the modern era: 405 for a request that
+ * names a modern version and no session. */
+static bool modern_get_or_delete(struct http_request* req)
+{
+	const char* sid = http_request_header(req, "Mcp-Session-Id");
+	const char* v = http_request_header(req, "MCP-Protocol-Version");
+	bool modern = !(sid && *sid) && mcp_header_modern(v);
+	if (modern) {
+		const char* headers[] = { "Allow", "POST", NULL };
+		rpc_error(req, 405, -32000, "Method Not Allowed: protocol " MCP_VERSION_MODERN
+				" has no GET stream or sessions; POST each request (subscriptions/listen "
+				"for change notifications)", headers);
+	}
+	return modern;
+}
+
 static void handle_post(struct http_request* req)
 {
 	const char* accept = http_request_header(req, "Accept");
@@ -737,6 +766,12 @@ static void handle_post(struct http_request* req)
 		if (jerr.line != LOAD_ANSWERED)
 			http_respond_json(req, 400, mcp_parse_error(&jerr), NULL);
 		return;
+	}
+
+	/* MCP 2026-07-28: served statelessly (http_modern.c). */
+	if (wants_modern(req, msg)) {
+		mcp_http_modern(req, msg);
+		goto out;
 	}
 
 	bool batch = json_is_array(msg);
@@ -897,9 +932,11 @@ static void mcp_route(struct http_request* req, void* ud)
 	if (strcmp(method, "POST") == 0) {
 		handle_post(req);
 	} else if (strcmp(method, "GET") == 0) {
-		handle_get(req);
+		if (!modern_get_or_delete(req))
+			handle_get(req);
 	} else if (strcmp(method, "DELETE") == 0) {
-		handle_delete(req);
+		if (!modern_get_or_delete(req))
+			handle_delete(req);
 	} else {
 		const char* headers[] = { "Allow", "GET, POST, DELETE", NULL };
 		rpc_error(req, 405, -32000, "Method not allowed", headers);

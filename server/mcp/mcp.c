@@ -444,13 +444,7 @@ static json_t* call_request(void* ud, const char* method, json_t* params, json_t
 	pthread_mutex_lock(&s->mutex);
 	while (!req.answered && !s->ended && !atomic_load(&c->cancelled)
 			&& clock_ms() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = clock_realtime_in(100);
 		pthread_cond_timedwait(&s->cond, &s->mutex, &ts);
 	}
 	for (struct mcp_outreq** p = &s->outreqs; *p; p = &(*p)->next) {
@@ -961,6 +955,38 @@ static const struct method* job_method(const char* name)
 	return NULL;
 }
 
+/* The stateless era (modern.c) reuses the methods that need no session. */
+json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg,
+		size_t msg_size, json_t** data)
+{
+	static const char* const stateless[] = { "tools/list", "resources/list",
+		"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
+		"completion/complete", NULL };
+	*data = NULL;
+	const struct method* m = NULL;
+	for (size_t i = 0; method && stateless[i] && !m; i++)
+		if (strcmp(stateless[i], method) == 0)
+			m = job_method(method);
+	if (!m) {
+		*code = RPC_METHOD_NOT_FOUND;
+		snprintf(msg, msg_size, "Method not found: %.200s", method ? method : "");
+		return NULL;
+	}
+	struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+	json_t* result = m->fn(NULL, params, &err);
+	if (!result) {
+		*code = err.code;
+		snprintf(msg, msg_size, "%s", err.message);
+		*data = err.data;
+	}
+	return result;
+}
+
+const struct mcp_prompt* mcp_prompt_find(const char* name)
+{
+	return find_prompt(name);
+}
+
 static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		struct mcp_sink* sink)
 {
@@ -1358,6 +1384,7 @@ int mcp_registry_start(void)
 
 void mcp_shutdown(void)
 {
+	mcp_modern_shutdown();
 	pthread_mutex_lock(&reg_mutex);
 	bool join = reaper_running;
 	reaper_stop = true;

@@ -12,6 +12,10 @@ struct mcp_catalog;
  *  prompts and resources for mcp_catalog_add(). */
 extern const struct tool_def mcp_fixture_tools[];
 extern const struct mcp_catalog mcp_fixture_catalog;
+/** The 2026-07-28 fixtures (input-required results, list-change triggers,
+ *  x-mcp-header), with --conformance-fixtures too. */
+extern const struct tool_def mcp_fixture_mrtr_tools[];
+extern const struct mcp_catalog mcp_fixture_mrtr_catalog;
 /** deskd's own prompts and resources (the recordings). */
 extern const struct mcp_catalog mcp_deskd_catalog;
 /** Serve this catalog's prompts and resources; before serving, in the order

@@ -5,6 +5,7 @@
 
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
+#include "base/jsonmem.h"
 #include "base/log.h"
 #include "base/options.h"
 
@@ -71,13 +72,40 @@ static const struct mcp_sink_impl stdio_sink_impl = {
 
 static struct mcp_sink stdio_sink = { .impl = &stdio_sink_impl };
 
+static const struct mcp_request_env stdio_env = {
+	.transport = "stdio",
+	.principal = "stdio",
+};
+
+/* Each line picks its era (docs/MCP.md 10): modern _meta is served
+ * statelessly, anything else by the process's one legacy session, which
+ * initialize starts. notifications/cancelled may name a call of either. */
 static void handle_line(char* line, size_t len)
 {
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
 	if (len == 0)
 		return;
-	mcp_session_handle_text(stdio_.session, line, len, &stdio_sink);
+	json_error_t jerr;
+	enum jsonmem_status st;
+	json_t* msg = jsonmem_load(line, len, 0, &jerr, &st);
+	if (json_is_object(msg)) {
+		const char* method = json_string_value(json_object_get(msg, "method"));
+		if (mcp_is_modern(msg, NULL)) {
+			mcp_modern_handle(msg, &stdio_env, &stdio_sink);
+		} else {
+			if (method && strcmp(method, "notifications/cancelled") == 0
+					&& !json_object_get(msg, "id"))
+				mcp_modern_cancel(json_object_get(json_object_get(msg, "params"),
+						"requestId"));
+			mcp_session_handle(stdio_.session, msg, &stdio_sink);
+		}
+	} else {
+		/* Batches and parse errors (over the JSON budget too): the legacy
+		 * rules answer them. */
+		mcp_session_handle_text(stdio_.session, line, len, &stdio_sink);
+	}
+	json_decref(msg);
 }
 
 static void* stdio_main(void* arg)

@@ -6,12 +6,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { desktop, startFixture, tempDir } from '../integration/lib/harness.mjs';
+import { desktop, need, startFixture, tempDir } from '../integration/lib/harness.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 let browser;
 
 before(async () => {
+  need(CHROMIUM);   // spawns: chromium
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

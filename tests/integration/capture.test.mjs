@@ -3,62 +3,11 @@
 // with what the fixture drew.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { inflateSync } from 'node:zlib';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { desktop, startFixture, tempDir, waitUntil, sleep } from './lib/harness.mjs';
+import { desktop, run, startFixture, tempDir, waitUntil, sleep } from './lib/harness.mjs';
+import { decodePng } from './lib/png.mjs';
 
-// ---- PNG decoding (8-bit RGB/RGBA, non-interlaced: what deskd writes) ----
-
-function decodePng(buf) {
-  assert.deepEqual([...buf.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
-  let pos = 8, width = 0, height = 0, ctype = 0;
-  const idat = [];
-  while (pos < buf.length) {
-    const len = buf.readUInt32BE(pos);
-    const type = buf.toString('latin1', pos + 4, pos + 8);
-    const data = buf.subarray(pos + 8, pos + 8 + len);
-    if (type === 'IHDR') {
-      width = data.readUInt32BE(0);
-      height = data.readUInt32BE(4);
-      assert.equal(data[8], 8, 'bit depth');
-      ctype = data[9];
-      assert.ok(ctype === 2 || ctype === 6, 'colour type');
-      assert.equal(data[12], 0, 'no interlace');
-    } else if (type === 'IDAT') {
-      idat.push(data);
-    } else if (type === 'IEND') {
-      break;
-    }
-    pos += 12 + len;
-  }
-  const bpp = ctype === 6 ? 4 : 3;
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * bpp;
-  assert.equal(raw.length, height * (stride + 1), 'decompressed size');
-  const out = Buffer.alloc(width * height * 3);
-  let prev = Buffer.alloc(stride);
-  for (let y = 0; y < height; y++) {
-    const f = raw[y * (stride + 1)];
-    const line = Buffer.from(raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1)));
-    for (let i = 0; i < stride; i++) {
-      const a = i >= bpp ? line[i - bpp] : 0, b = prev[i], c = i >= bpp ? prev[i - bpp] : 0;
-      let v = line[i];
-      if (f === 1) v += a;
-      else if (f === 2) v += b;
-      else if (f === 3) v += (a + b) >> 1;
-      else if (f === 4) {
-        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
-        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-      } else assert.equal(f, 0, 'filter type');
-      line[i] = v & 255;
-    }
-    for (let x = 0; x < width; x++) line.copy(out, (y * width + x) * 3, x * bpp, x * bpp + 3);
-    prev = line;
-  }
-  return { width, height, px: (x, y) => [...out.subarray((y * width + x) * 3, (y * width + x) * 3 + 3)] };
-}
 
 /** The fixture's gradient at window pixel (x, y). */
 const gradient = (x, y) => [x & 255, y & 255, ((x >> 8) & 3) * 64 + ((y >> 8) & 3) * 16 + 8];
@@ -196,7 +145,7 @@ test('scaling metadata is exact; zoom returns full-resolution pixels; JPEG decod
   assert.equal(j.bytes[1], 0xd8);
   const dir = tempDir();
   writeFileSync(join(dir, 'a.jpg'), j.bytes);
-  const ff = spawnSync('ffmpeg', ['-v', 'error', '-i', join(dir, 'a.jpg'), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { maxBuffer: 64 << 20 });
+  const ff = run('ffmpeg', ['-v', 'error', '-i', join(dir, 'a.jpg'), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { maxBuffer: 64 << 20 });
   assert.equal(ff.status, 0, String(ff.stderr));
   assert.equal(ff.stdout.length, 1280 * 800 * 3);
   const jp = (x, y) => [...ff.stdout.subarray((y * 1280 + x) * 3, (y * 1280 + x) * 3 + 3)];
@@ -253,7 +202,7 @@ test('bad arguments get clear errors, never a crash; hidden windows; cursor over
   assert.equal(ok.meta.width, 400);
 
   // An unmapped (hidden) window: a clear error, until window_focus shows it again.
-  const un = spawnSync('xdotool', ['windowunmap', '--sync', String(fixture.window)], { env: { ...process.env, DISPLAY: display } });
+  const un = run('xdotool', ['windowunmap', '--sync', String(fixture.window)], { env: { ...process.env, DISPLAY: display } });
   assert.equal(un.status, 0, String(un.stderr));
   const hidden = await deskd.tool('screenshot', { window: fixture.window });
   assert.equal(hidden.status, 409, 'a valid request for a window that is not viewable now: retry');

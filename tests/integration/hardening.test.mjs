@@ -129,6 +129,7 @@ process.stdin.on('data', () => { for (const s of sockets) s.destroy(); console.l
  *  once all connects settled, with close() to end them. */
 async function idleFlood(url, n, mode = 'idle') {
   const { port } = new URL(url);
+  // spawns: - (process.execPath: the project's Node)
   const p = launch('flood', process.execPath, ['-e', FLOOD, String(port), String(n), mode],
     { stdio: ['pipe', 'pipe', 'pipe'], checked: false });
   let out = '';

@@ -4,10 +4,9 @@
 // and modifier state, and the text typed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { desktop, startDeskd, startFixture, waitUntil, sleep } from './lib/harness.mjs';
+import { desktop, run, startDeskd, startFixture, waitUntil, sleep } from './lib/harness.mjs';
 
 // The split tools are listed only on request (the default is --tools batch).
 const BOTH = ['--tools', 'both'];
@@ -51,7 +50,7 @@ async function caused(fixtures, fn, pred, what = 'events') {
 }
 
 function xmodmap(display) {
-  const r = spawnSync('xmodmap', ['-display', display, '-pke'], { encoding: 'utf8' });
+  const r = run('xmodmap', ['-display', display, '-pke'], { encoding: 'utf8' });
   assert.equal(r.status, 0, 'xmodmap (x11-xserver-utils) is needed: ' + r.stderr);
   return r.stdout;
 }

@@ -93,7 +93,7 @@ function script(sectionText, { dataDir, url }) {
 
 function run(cmd, args, opts) {
   return new Promise((resolve) => {
-    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });   // spawns: bash
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => { out += d; });

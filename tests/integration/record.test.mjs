@@ -9,11 +9,11 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSy
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { desktop, startDeskd, startFixture, startXvfb, launch, tempDir, waitUntil, sleep,
+import { desktop, startDeskd, startFixture, startXvfb, launch, readyInfo, run, tempDir, waitUntil, sleep,
   DESKD_BIN } from './lib/harness.mjs';
 
 function probe(file) {
-  const r = spawnSync('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0',
+  const r = run('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0',
     '-show_entries', 'stream=codec_name,width,height,nb_read_frames,pix_fmt:format=duration',
     '-of', 'json', file], { encoding: 'utf8' });
   assert.equal(r.status, 0, `ffprobe ${file}: ${r.stderr}`);
@@ -40,7 +40,7 @@ function atoms(file) {
 
 /** Frame n decoded to RGB24. */
 function frameRgb(file, n, width, height) {
-  const r = spawnSync('ffmpeg', ['-v', 'error', '-i', file, '-vf', `select=eq(n\\,${n})`, '-frames:v', '1',
+  const r = run('ffmpeg', ['-v', 'error', '-i', file, '-vf', `select=eq(n\\,${n})`, '-frames:v', '1',
     '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { maxBuffer: 64 << 20 });
   assert.equal(r.status, 0, String(r.stderr));
   assert.equal(r.stdout.length, width * height * 3);
@@ -81,11 +81,28 @@ function assertGoodMp4(file, { width, height, minFrames = 1 }) {
   return p;
 }
 
+/** What the tmpfs set-up below needs that this machine lacks, or null.
+ *  unshare --mount and mount -t tmpfs need CAP_SYS_ADMIN (root, and not
+ *  dropped as in a default container); unshare --propagation private needs
+ *  / to be a mount point, which it is not in a chroot into a plain
+ *  directory; the test reads the files through /proc. */
+function tmpfsSetupMissing() {
+  if (process.getuid() !== 0) return 'root: mount -t tmpfs in a mount namespace needs CAP_SYS_ADMIN';
+  if (!existsSync('/proc/self/mountinfo')) return '/proc mounted';
+  const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  if (capEff && !((BigInt('0x' + capEff[1]) >> 21n) & 1n)) return 'CAP_SYS_ADMIN (root without it: a container that drops it)';
+  const mountPoints = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]);
+  if (!mountPoints.includes('/')) return '/ to be a mount point (in a chroot, bind-mount its directory onto itself first)';
+  return null;
+}
+
 /** deskd in a mount namespace of its own with a tmpfs of `size` on a fresh
  *  directory (its output root). The mount exists only in that namespace, so
  *  it goes away with deskd whatever happens to the test; the test reaches
  *  it through /proc/<pid>/root. */
 async function startDeskdOnTmpfs(t, display, size) {
+  const lacking = tmpfsSetupMissing();
+  if (lacking) throw new Error(`the tmpfs set-up (unshare --mount, mount -t tmpfs) needs ${lacking}`);
   const mnt = tempDir('deskd-tmpfs-');
   const dir = tempDir('deskd-data-');
   const ready = join(dir, 'ready.json');
@@ -93,13 +110,14 @@ async function startDeskdOnTmpfs(t, display, size) {
   const env = { ...process.env };
   delete env.DISPLAY;
   for (const k of Object.keys(env)) if (k.startsWith('DESKD_')) delete env[k];
-  const script = 'mount -t tmpfs -o "size=$1,mode=0755" tmpfs "$2" && shift 2 && exec "$@"';
+  const script = 'mount -t tmpfs -o "size=$1,mode=0755" tmpfs "$2" || { echo "tmpfs set-up: mount failed" >&2; exit 1; }; '
+    + 'shift 2 && exec "$@"';
   const p = launch('deskd (tmpfs)', 'unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh',
     size, mnt, DESKD_BIN, '--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--token', token,
-    '--display', display, '--output-root', mnt, '--log-level', 'debug'], { env });
+    '--display', display, '--output-root', mnt, '--log-level', 'debug'], { env, needs: ['sh', 'mount', DESKD_BIN] });
   t.after(() => p.stop());
-  const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')),
-    { timeout: 15000, what: 'deskd ready file' });
+  // unshare or mount failing ends it at once: that fails here, with its log.
+  const info = await readyInfo(p, ready);
   p.mnt = mnt;
   p.view = `/proc/${p.proc.pid}/root${mnt}`;
   p.tool = async (name, args = {}) => {
@@ -422,7 +440,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     const { x, fixture, dir, out, env, rec } = await cliRecording(t, 'lost.mp4', 10);
     const t0 = Date.now();
     await sleep(600);
-    const xdo = (cmd) => spawnSync('xdotool', [cmd, '--sync', String(fixture.window)], { env, encoding: 'utf8' });
+    const xdo = (cmd) => run('xdotool', [cmd, '--sync', String(fixture.window)], { env, encoding: 'utf8' });
     assert.equal(xdo('windowunmap').status, 0);
     const hidden = (Date.now() - t0) / 1000;
     await sleep(1200);

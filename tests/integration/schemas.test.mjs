@@ -41,7 +41,7 @@ async function listAll(client) {
 
 function run(cmd, args, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });   // spawns: - (the project's Node 22)
     let stdout = '', stderr = '';
     p.stdout.on('data', (c) => { stdout += c; });
     p.stderr.on('data', (c) => { stderr += c; });
@@ -82,6 +82,7 @@ function baseArgs(window) {
     computer_type: { text: 'a' }, computer_keypress: { keys: ['shift'] },
     computer_hold_key: { keys: ['shift'], duration: 0 }, computer_wait: { ms: 0 },
     computer_cursor_position: {},
+    clipboard_read: {}, clipboard_write: { text: 'x' },
   };
 }
 

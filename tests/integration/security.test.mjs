@@ -7,10 +7,10 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { DESKD_BIN, ROOT, launch, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
+import { DESKD_BIN, ROOT, launch, need, readyInfo, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
 
 const TOKEN = 'full-' + randomBytes(12).toString('hex');
 const VIEW = 'view-' + randomBytes(12).toString('hex');
@@ -356,8 +356,9 @@ describe('one deskd, a full and a view token', () => {
     ws.close();
     await sleep(200);
     const log = d.log.join('');
-    // The startup banner prints the token on purpose (DESIGN.md section 3).
-    const lines = log.split('\n').filter((l) => !/Dashboard: |claude mcp add/.test(l));
+    // The banner prints only a token this run generated (DESIGN.md section
+    // 3); this one came from --token: nowhere in the log, the banner included.
+    const lines = log.split('\n');
     for (const secret of [TOKEN, VIEW, TOKEN.slice(5, 25), VIEW.slice(5, 25)]) {
       const hit = lines.find((l) => l.includes(secret));
       assert.equal(hit, undefined, `the log has a token: ${hit}`);
@@ -376,6 +377,57 @@ function cleanEnv() {
 
 // Each with its own deskd: run side by side.
 describe('own instances', { concurrency: true }, () => {
+  test('the banner prints a token only when this run generated it; else where it is and how to read it', async (t) => {
+    const x = await startXvfb();
+    t.after(() => x.stop());
+    const dir = tempDir('deskd-banner-');
+    /** Run deskd with args until it is ready; its log, once stopped. */
+    const run = async (name, args) => {
+      const ready = join(dir, `${name}.ready.json`);
+      const p = launch(`deskd(${name})`, DESKD_BIN, ['--listen', '127.0.0.1:0', '--ready-file', ready,
+        '--display', x.display, ...args], { env: cleanEnv() });
+      t.after(() => p.stop());
+      await waitUntil(() => existsSync(ready), { timeout: 15000, what: `${name} ready file` });
+      assert.equal((await p.stop()).code, 0);
+      return p.log.join('');
+    };
+    const data = join(dir, 'data');
+    // First start with this data dir: generated now, printed (the person who
+    // started it is the one reading).
+    const first = await run('first', ['--data-dir', data]);
+    const token = readFileSync(join(data, 'token'), 'utf8').trim();
+    assert.match(first, new RegExp(`Dashboard: http://127\\.0\\.0\\.1:\\d+/#token=${token}\n`));
+    assert.match(first, /Token: +generated now, saved in .*\/data\/token\n/);
+    assert.match(first, new RegExp(`--header "Authorization: Bearer ${token}"`));
+    // Every later start: the saved token is not printed; the banner says where it is.
+    const again = await run('again', ['--data-dir', data]);
+    assert.ok(!again.includes(token), `the saved token is in the log:\n${again}`);
+    assert.ok(!again.includes(token.slice(8, 24)));
+    assert.ok(again.includes(`Token:     not printed; it is in ${data}/token (kept from an earlier run)`), again);
+    assert.ok(again.includes(`read it with: cat ${data}/token`), again);
+    assert.ok(again.includes(`--header "Authorization: Bearer $(cat ${data}/token)"`), again);
+    assert.ok(again.includes('/#token=<token>'), again);
+    // --token-file (a mounted secret): not printed either.
+    const file = join(dir, 'secret');
+    const secret = 'file-' + randomBytes(12).toString('hex');
+    // Group-readable by our own group (a Kubernetes secret with fsGroup and
+    // defaultMode 0440) is fine; readable by others gets a warning.
+    writeFileSync(file, secret + '\n');
+    chmodSync(file, 0o640);
+    const fromFile = await run('file', ['--data-dir', join(dir, 'data2'), '--token-file', file]);
+    assert.ok(!fromFile.includes(secret), fromFile);
+    assert.ok(fromFile.includes(`it is in ${file} (--token-file)`), fromFile);
+    assert.ok(!fromFile.includes('readable by others'), fromFile);
+    chmodSync(file, 0o644);
+    const open = await run('file-open', ['--data-dir', join(dir, 'data4'), '--token-file', file]);
+    assert.match(open, /secret is readable by others \(mode 0644\)/);
+    // --token: not printed, and nowhere else in the log.
+    const given = 'given-' + randomBytes(12).toString('hex');
+    const fromFlag = await run('flag', ['--data-dir', join(dir, 'data3'), '--token', given]);
+    assert.ok(!fromFlag.includes(given), fromFlag);
+    assert.match(fromFlag, /not printed; the one given with --token/);
+  });
+
   test('the ready file is never written through a symlink planted at its temporary name', async (t) => {
     const x = await startXvfb();
     t.after(() => x.stop());
@@ -386,9 +438,9 @@ describe('own instances', { concurrency: true }, () => {
     // exec keeps the shell's pid, so the planted name is deskd's "<ready>.tmp.<pid>".
     const p = launch('deskd(ready)', 'sh', ['-c', 'ln -s "$1" "$2.tmp.$$" && exec "$3" --listen 127.0.0.1:0 '
       + '--ready-file "$2" --data-dir "$4" --token ready-token-1 --display "$5"', 'sh', victim, ready, DESKD_BIN, dir, x.display],
-    { env: cleanEnv() });
+    { env: cleanEnv(), needs: ['ln', DESKD_BIN] });
     t.after(() => p.stop());
-    const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+    const info = await readyInfo(p, ready);
     assert.match(info.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the symlink target is untouched');
     const st = lstatSync(ready);
@@ -403,9 +455,9 @@ describe('own instances', { concurrency: true }, () => {
     const dir = tempDir('deskd-fds-');
     const ready = join(dir, 'ready.json');
     const p = launch('deskd(fds)', 'sh', ['-c', 'ulimit -n 96 && exec "$1" --listen 127.0.0.1:0 --ready-file "$2" '
-      + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv() });
+      + '--data-dir "$3" --token fd-token-1 --display "$4"', 'sh', DESKD_BIN, ready, dir, x.display], { env: cleanEnv(), needs: [DESKD_BIN] });
     t.after(() => p.stop());
-    const { url } = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')), { timeout: 15000, what: 'ready file' });
+    const { url } = await readyInfo(p, ready);
     const { port } = new URL(url);
     const cpu = () => {
       const f = readFileSync(`/proc/${p.proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -436,7 +488,7 @@ describe('own instances', { concurrency: true }, () => {
   test('the dashboard never puts the token in a URL, whatever characters it has', async (t) => {
     const { chromium } = await import('playwright-core');
     const chromiumBin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-    if (!existsSync(chromiumBin)) { t.skip(`no ${chromiumBin}`); return; }
+    need(chromiumBin);   // spawns: chromium
     const x = await startXvfb();
     t.after(() => x.stop());
     // Characters a WebSocket subprotocol cannot carry as they are.

@@ -9,6 +9,7 @@
 #include "base/base64.h"
 
 #include <stdlib.h>
+#include <strings.h>
 
 struct record_sink {
 	struct mcp_sink sink;
@@ -26,7 +27,15 @@ static void rec_done(struct mcp_sink* self, json_t* response)
 	json_array_append(((struct record_sink*)self)->out, response ? response : json_null());
 }
 
-static const struct mcp_sink_impl rec_impl = { .message = rec_message, .done = rec_done };
+static int last_status;
+
+static void rec_status(struct mcp_sink* self, int status)
+{
+	last_status = status;
+}
+
+static const struct mcp_sink_impl rec_impl = { .message = rec_message, .done = rec_done,
+	.status = rec_status };
 
 /* Send one line; return the last answer (borrowed from the sink). */
 static json_t* send(struct mcp_session* s, struct record_sink* r, const char* text)
@@ -162,6 +171,161 @@ static void test_legacy_batch(void)
 	json_decref(r.out);
 }
 
+static void test_eras(void)
+{
+	static const struct { const char* text; const char* header; bool modern; } cases[] = {
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		  "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}", NULL, true },
+		/* An unknown version is modern: it gets -32022 with the list. */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		  "{\"io.modelcontextprotocol/protocolVersion\":\"2099-01-01\"}}}", NULL, true },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		  "{\"io.modelcontextprotocol/protocolVersion\":5}}}", NULL, true },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		  "{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\"}}}", "2026-07-28", false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}", NULL, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", "2026-07-28", true },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", " 2025-06-18 ", false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", NULL, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", "2026-07-28", false },
+		{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}]", "2026-07-28", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t* m = json_loads(cases[i].text, 0, NULL);
+		TST_CHECK(m != NULL);
+		if (mcp_is_modern(m, cases[i].header) != cases[i].modern) {
+			tst_failed++;
+			fprintf(stderr, "era of case %zu is wrong\n", i);
+		}
+		json_decref(m);
+	}
+	TST_CHECK(mcp_version_legacy("2024-11-05") && !mcp_version_legacy("2026-07-28"));
+}
+
+static void test_state(void)
+{
+	json_t* args = json_pack("{s:i, s:s}", "b", 2, "a", "x");
+	json_t* same = json_pack("{s:s, s:i}", "a", "x", "b", 2);	/* key order is not part of it */
+	json_t* st = json_pack("{s:s}", "kind", "k");
+	char why[200];
+	char* tok = mcp_state_seal(st, "tools/call", "t", args, "full");
+	TST_CHECK(tok && strchr(tok, '.'));
+	/* Bound to the method, the target, the arguments and the caller. */
+	TST_CHECK(!mcp_state_open(tok, "prompts/get", "t", args, "full", why, sizeof(why)));
+	TST_CHECK(strstr(why, "another request") != NULL);
+	TST_CHECK(!mcp_state_open(tok, "tools/call", "u", args, "full", why, sizeof(why)));
+	json_t* other = json_pack("{s:i}", "b", 3);
+	TST_CHECK(!mcp_state_open(tok, "tools/call", "t", other, "full", why, sizeof(why)));
+	TST_CHECK(strstr(why, "arguments") != NULL);
+	TST_CHECK(!mcp_state_open(tok, "tools/call", "t", args, "view", why, sizeof(why)));
+	TST_CHECK(strstr(why, "another caller") != NULL);
+	/* Tampering anywhere fails the MAC. */
+	char* bad = strdup(tok);
+	bad[3] = bad[3] == 'A' ? 'B' : 'A';
+	TST_CHECK(!mcp_state_open(bad, "tools/call", "t", args, "full", why, sizeof(why)));
+	TST_CHECK(strstr(why, "integrity") != NULL);
+	free(bad);
+	TST_CHECK(!mcp_state_open("x.y", "tools/call", "t", args, "full", why, sizeof(why)));
+	TST_CHECK(!mcp_state_open("", "tools/call", "t", args, "full", why, sizeof(why)));
+	/* The right request opens it once. */
+	json_t* got = mcp_state_open(tok, "tools/call", "t", same, "full", why, sizeof(why));
+	TST_CHECK(got && json_equal(got, st));
+	json_decref(got);
+	TST_CHECK(!mcp_state_open(tok, "tools/call", "t", args, "full", why, sizeof(why)));
+	TST_CHECK(strstr(why, "already used") != NULL);
+	free(tok);
+	/* No state: json null. */
+	tok = mcp_state_seal(NULL, "prompts/get", "p", NULL, "stdio");
+	got = mcp_state_open(tok, "prompts/get", "p", NULL, "stdio", why, sizeof(why));
+	TST_CHECK(json_is_null(got));
+	json_decref(got);
+	free(tok);
+	json_decref(args);
+	json_decref(same);
+	json_decref(other);
+	json_decref(st);
+}
+
+/* Headers from a JSON object, case-insensitively. */
+static const char* fake_header(void* ud, const char* name)
+{
+	const char* k;
+	json_t* v;
+	json_object_foreach((json_t*)ud, k, v)
+		if (strcasecmp(k, name) == 0)
+			return json_string_value(v);
+	return NULL;
+}
+
+static json_t* modern(struct record_sink* r, const char* text, json_t* headers)
+{
+	struct mcp_request_env env = { .transport = headers ? "http" : "stdio",
+		.principal = "full", .header = headers ? fake_header : NULL, .header_ud = headers };
+	json_t* m = json_loads(text, 0, NULL);
+	size_t before = json_array_size(r->out);
+	last_status = 200;
+	mcp_modern_handle(m, &env, &r->sink);
+	json_decref(m);
+	return json_array_size(r->out) > before ? json_array_get(r->out, json_array_size(r->out) - 1) : NULL;
+}
+
+#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static void test_modern(void)
+{
+	struct record_sink r = { { &rec_impl, false }, json_array() };
+	json_t* a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META "}}", NULL);
+	json_t* res = json_object_get(a, "result");
+	TST_EQ_STR(json_string_value(json_object_get(res, "resultType")), "complete");
+	TST_EQ_STR(json_string_value(json_array_get(json_object_get(res, "supportedVersions"), 0)), "2026-07-28");
+	TST_EQ_STR(json_string_value(json_object_get(res, "cacheScope")), "public");
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}", NULL);
+	TST_EQ_INT(error_code(a), -32602);
+	TST_EQ_INT(last_status, 400);
+	TST_EQ_INT(json_integer_value(json_object_get(a, "id")), 2);
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{" META "}}", NULL);
+	TST_EQ_INT(error_code(a), -32601);
+	TST_EQ_INT(last_status, 404);
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+			"{\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\","
+			"\"io.modelcontextprotocol/clientCapabilities\":{}}}}", NULL);
+	TST_EQ_INT(error_code(a), -32022);
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(a, "error"),
+			"data"), "requested")), "2030-01-01");
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/templates/list\",\"params\":{" META "}}", NULL);
+	TST_CHECK(json_is_array(json_object_get(json_object_get(a, "result"), "resourceTemplates")));
+	/* Headers (HTTP): each must match the body. */
+	json_t* h = json_pack("{s:s, s:s}", "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list");
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{" META "}}", h);
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(a, "result"), "resultType")), "complete");
+	json_object_set_new(h, "Mcp-Method", json_string("=?base64?dG9vbHMvbGlzdA==?="));
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{" META "}}", h);
+	TST_CHECK(json_object_get(a, "result") != NULL);
+	json_object_set_new(h, "Mcp-Method", json_string("=?base64?dG9vbHMvbGlzdA?="));
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\",\"params\":{" META "}}", h);
+	TST_EQ_INT(error_code(a), -32020);
+	TST_EQ_INT(last_status, 400);
+	json_object_set_new(h, "Mcp-Method", json_string("tools/list"));
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"prompts/get\",\"params\":{\"name\":\"x\"," META "}}", h);
+	TST_EQ_INT(error_code(a), -32020);	/* Mcp-Method differs (and no Mcp-Name) */
+	json_object_set_new(h, "Mcp-Method", json_string("prompts/get"));
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"prompts/get\",\"params\":{\"name\":\"x\"," META "}}", h);
+	TST_EQ_INT(error_code(a), -32020);	/* no Mcp-Name */
+	json_object_set_new(h, "Mcp-Name", json_string("computer_use_guide"));
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"prompts/get\",\"params\":{\"name\":\"computer_use_guide\"," META "}}", h);
+	TST_CHECK(json_is_array(json_object_get(json_object_get(a, "result"), "messages")));
+	json_decref(h);
+	/* Notifications get nothing; an invalid id gets null. */
+	size_t n = json_array_size(r.out);
+	modern(&r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1," META "}}", NULL);
+	TST_EQ_INT(json_array_size(r.out), n);
+	a = modern(&r, "{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"tools/list\",\"params\":{" META "}}", NULL);
+	TST_EQ_INT(error_code(a), -32600);
+	TST_CHECK(json_is_null(json_object_get(a, "id")));
+	json_decref(r.out);
+}
+
 int main(void)
 {
 	log_init(LOG_ERROR, false);
@@ -170,5 +334,8 @@ int main(void)
 	test_base64();
 	test_lifecycle();
 	test_legacy_batch();
+	test_eras();
+	test_state();
+	test_modern();
 	TST_END();
 }

@@ -65,6 +65,31 @@ static void test_names_and_aliases(void)
 	TST_EQ_INT(a.x, 10);
 	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate_space\":\"desktop\"}"), 0);
 	TST_CHECK(a.desktop_space);
+	/* A screenshot's space token. */
+	TST_EQ_INT(parse("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate_space\":\"640x400/640\"}"), 0);
+	TST_CHECK(!a.desktop_space && a.has_space);
+	TST_EQ_INT(a.space_width, 640);
+	TST_EQ_INT(a.space_height, 400);
+	TST_EQ_INT(a.space_max, 640);
+}
+
+static void test_space_tokens(void)
+{
+	int w, h, m;
+	TST_EQ_INT(action_space_parse("1280x800/1280", &w, &h, &m), 0);
+	TST_CHECK(w == 1280 && h == 800 && m == 1280);
+	TST_EQ_INT(action_space_parse("1920x1080/0", &w, &h, &m), 0);
+	TST_CHECK(w == 1920 && h == 1080 && m == 0);
+	const char* bad[] = { "", "x/", "1280x800", "1280x800/", "1280 x800/1280", "-1x5/5",
+		"1280x800/1280 ", "+1x1/1", "0x1/1", "1x0/1", "1x1/16385", "123456x1/1",
+		"1x1/1/1", "0x10x1/1", "screenshot", NULL };
+	for (int i = 0; bad[i]; i++)
+		TST_EQ_INT(action_space_parse(bad[i], &w, &h, &m), -1);
+	TST_EQ_INT(action_space_parse(NULL, &w, &h, &m), -1);
+	char out[32];
+	action_space_format(out, sizeof(out), 640, 400, 640);
+	TST_EQ_STR(out, "640x400/640");
+	TST_EQ_INT(action_space_parse(out, &w, &h, &m), 0);
 }
 
 static void test_conflicts(void)
@@ -180,6 +205,7 @@ int main(void)
 	test_conflicts();
 	test_drag_and_scroll();
 	test_keys_text_and_waits();
+	test_space_tokens();
 	action_deinit(&a);
 	TST_END();
 }

@@ -10,9 +10,9 @@
 // DESKD_TEST_SLOW=N multiplies waitUntil and stop timeouts (slow builds).
 import { after } from 'node:test';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
@@ -93,8 +93,47 @@ export function tempDir(prefix = 'deskd-test-') {
   return d;
 }
 
-/** Spawn a process, capture its output, register it for cleanup. */
+function executable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch { return false; }
+}
+
+/** The path of program cmd (looked up on env's PATH unless it has a slash).
+ *  A program that is not there fails the test that needs it with a message
+ *  that says what to do, not as a spawn ENOENT, a status null or a timeout.
+ *  scripts/check-deps finds the programs named in need(), run(), launch()
+ *  and their `needs` and checks that `scripts/install-deps test` installs
+ *  their packages (scripts/programs). */
+export function need(cmd, env = process.env) {
+  // fatal: waitUntil does not retry it until its timeout.
+  const missing = (hint) => Object.assign(new Error(`missing program ${cmd}: ${hint}`), { fatal: true });
+  if (cmd.includes('/')) {
+    if (executable(cmd)) return cmd;
+    throw missing(cmd.startsWith(ROOT + '/') ? 'build it first (make)' : 'add its package to scripts/install-deps');
+  }
+  for (const dir of ((env || process.env).PATH || '').split(delimiter)) {
+    if (dir && executable(join(dir, cmd))) return join(dir, cmd);
+  }
+  throw missing('add its package to scripts/install-deps');
+}
+
+/** spawnSync of a program that must be installed (see need()). */
+export function run(cmd, args = [], opts = {}) {
+  need(cmd, opts.env);
+  for (const n of opts.needs || []) need(n, opts.env);
+  const r = spawnSync(cmd, args, opts);   // spawns: - (check-deps scans the callers)
+  if (r.error && r.error.code !== 'ETIMEDOUT') throw new Error(`${cmd}: ${r.error.message}`);
+  return r;
+}
+
+/** Spawn a process, capture its output, register it for cleanup. A missing
+ *  cmd (or a program in opts.needs, which it runs itself) throws (need()). */
 export function launch(name, cmd, args, opts = {}) {
+  need(cmd, opts.env);
+  for (const n of opts.needs || []) need(n, opts.env);
+  // spawns: - (check-deps scans the callers)
   const proc = spawn(cmd, args, { stdio: opts.stdio || ['ignore', 'pipe', 'pipe'], env: opts.env || process.env, cwd: opts.cwd });
   const entry = { name, proc, log: [] };
   const d = args.indexOf('--display');
@@ -108,13 +147,24 @@ export function launch(name, cmd, args, opts = {}) {
   started.add(entry);
   // deskd and the fixture are the sanitized programs: they must exit 0 when stopped.
   entry.checked = opts.checked ?? (cmd === DESKD_BIN || cmd === FIXTURE_BIN || /^deskd/.test(name));
-  entry.exited = new Promise((res) => proc.on('exit', (code, signal) => {
-    if (sanitizerReport(entry.log.join(''))) problem(entry, 'printed a sanitizer report');
-    started.delete(entry);
-    allLogs.push({ name, pid: proc.pid, log: entry.log });
-    if (allLogs.length > 50) allLogs.shift();
-    res({ code, signal });
-  }));
+  entry.exited = new Promise((res) => {
+    proc.on('exit', (code, signal) => {
+      if (sanitizerReport(entry.log.join(''))) problem(entry, 'printed a sanitizer report');
+      started.delete(entry);
+      allLogs.push({ name, pid: proc.pid, log: entry.log });
+      if (allLogs.length > 50) allLogs.shift();
+      res({ code, signal });
+    });
+    // A program that could not be started (no 'exit' follows): not an
+    // uncaught exception; the log says why and exited resolves.
+    proc.on('error', (e) => {
+      entry.log.push(`could not start ${cmd}: ${e.message}\n`);
+      if (proc.pid === undefined) {
+        started.delete(entry);
+        res({ code: null, signal: null, error: e });
+      }
+    });
+  });
   /** Send signal, SIGKILL after timeoutMs; resolves { code, signal }. For a
    *  checked process, rejects when SIGTERM or SIGINT did not make it exit 0
    *  or a sanitizer report was printed. */
@@ -144,7 +194,10 @@ export async function waitUntil(fn, { timeout = 5000, interval = 20, what = 'con
     try {
       last = await fn();
       if (last) return last;
-    } catch (e) { last = e; }
+    } catch (e) {
+      if (e && e.fatal) throw e;
+      last = e;
+    }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}` + (last instanceof Error ? `: ${last.message}` : ''));
     await sleep(interval);
   }
@@ -185,13 +238,14 @@ export async function startXvfb({ width = 1280, height = 800, depth = 24 } = {})
 
 /** Start a window manager on the display (openbox), when asked. */
 export async function startWm(display, wm = 'openbox') {
+  // spawns: openbox
   const p = launch(wm, wm, wm === 'openbox' ? ['--sm-disable'] : [], { env: { ...process.env, DISPLAY: display } });
   // A window mapped while the WM is still starting can be lost: wait until
   // the WM has finished starting, as deskd's own desktop does.
   await waitUntil(() => {
     // openbox sets _NET_CLIENT_LIST once it manages the windows already
     // there; a MapRequest before that can be dropped.
-    const r = spawnSync('xprop', ['-display', display, '-root', '_NET_CLIENT_LIST'], { encoding: 'utf8' });
+    const r = run('xprop', ['-display', display, '-root', '_NET_CLIENT_LIST'], { encoding: 'utf8' });
     return r.status === 0 && /window id #/.test(r.stdout);
   }, { timeout: 10000, interval: 25, what: `${wm} to manage the display` });
   return p;
@@ -213,6 +267,24 @@ export async function startFixture(display, { title = 'deskd fixture', geometry 
   return p;
 }
 
+/** The JSON of the ready file p writes. Fails as soon as p exits without
+ *  writing it (with its log, which says why), not after the timeout. */
+export async function readyInfo(p, ready, { timeout = 15000 } = {}) {
+  try {
+    return await waitUntil(() => {
+      if (existsSync(ready)) return JSON.parse(readFileSync(ready, 'utf8'));
+      if (p.proc.exitCode !== null || p.proc.signalCode !== null || p.proc.pid === undefined) {
+        throw Object.assign(new Error(`${p.name} exited (${p.proc.exitCode ?? p.proc.signalCode ?? 'not started'}) without writing its ready file`), { fatal: true });
+      }
+      return null;
+    }, { timeout, what: `${p.name} ready file` });
+  } catch (e) {
+    // All of its output, which arrives after its exit.
+    if (e.fatal) await Promise.race([new Promise((res) => p.proc.once('close', res)), sleep(1000)]);
+    throw new Error(`${e.message}\n----- log of ${p.name} -----\n${p.log.join('')}`);
+  }
+}
+
 /** Start deskd on port 0 with its own data dir; resolves when the ready file appears. */
 export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false, bin = DESKD_BIN } = {}) {
   const dir = tempDir('deskd-data-');
@@ -224,9 +296,8 @@ export async function startDeskd({ display, args = [], token = 'test-token-' + M
   const cleanEnv = { ...process.env, ...env };
   delete cleanEnv.DISPLAY;
   for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_') && !(k in env)) delete cleanEnv[k];
-  const p = launch('deskd', bin, argv, { env: cleanEnv });
-  const info = await waitUntil(() => existsSync(ready) && JSON.parse(readFileSync(ready, 'utf8')),
-    { timeout: 15000, what: 'deskd ready file' }).catch((e) => { throw new Error(e.message + '\n' + p.log.join('')); });
+  const p = launch('deskd', bin, argv, { env: cleanEnv });   // spawns: - (deskd, or a baseline deskd for bench-compare)
+  const info = await readyInfo(p, ready);
   Object.assign(p, info, { token: noAuth ? null : token, dataDir: dir });
   p.headers = (extra = {}) => ({ ...(p.token ? { authorization: `Bearer ${p.token}` } : {}), ...extra });
   /** fetch relative to deskd's URL with the token. */

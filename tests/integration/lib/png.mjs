@@ -1,5 +1,5 @@
 // A small PNG decoder on node:zlib (8-bit RGB/RGBA, non-interlaced: what
-// deskd writes), for tests that look at pixels. (capture.test.mjs has its own.)
+// deskd writes), for tests that look at pixels.
 import assert from 'node:assert/strict';
 import { inflateSync } from 'node:zlib';
 

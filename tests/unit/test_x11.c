@@ -1,0 +1,500 @@
+/* x11/: the one error trap (per connection, never the process-wide handler;
+ * a lost connection is survived), the top-level walk, and focus with and
+ * without an EWMH window manager (a fake one on a thread); then capture/
+ * and input/ on it: one errno for a lost display. Starts its own Xvfb
+ * (-displayfd) and stops it; without Xvfb only the display-less checks run. */
+#include "x11/x11.h"
+#include "capture/capture.h"
+#include "input/input.h"
+#include "base/clock.h"
+#include "tests/unit/tst.h"
+
+#include <X11/Xatom.h>
+#include <X11/Xproto.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BOGUS_WINDOW 0x7ffffff0UL
+
+/* ---- our own Xvfb ---- */
+
+static pid_t xvfb_pid;
+
+/* Start Xvfb on a display it picks (-displayfd); the name goes to name. */
+static int xvfb_start(char* name, size_t size)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlive the test */
+		close(fds[0]);
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		char fd[16];
+		snprintf(fd, sizeof(fd), "%d", fds[1]);
+		/* -noreset: the server must not reset when one test's last
+		 * client leaves, or the next test's connection races it. */
+		execlp("Xvfb", "Xvfb", "-displayfd", fd, "-screen", "0", "640x480x24",
+				"-nolisten", "tcp", "-noreset", (char*)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	char buf[32] = "";
+	size_t got = 0;
+	int64_t end = clock_ms() + 20000;
+	while (got < sizeof(buf) - 1 && !strchr(buf, '\n') && clock_ms() < end) {
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	close(fds[0]);
+	int number = atoi(buf);
+	if (!strchr(buf, '\n')) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -ENOENT;
+	}
+	xvfb_pid = pid;
+	snprintf(name, size, ":%d", number);
+	return 0;
+}
+
+static void xvfb_kill(int sig)
+{
+	if (xvfb_pid <= 0)
+		return;
+	kill(xvfb_pid, sig);
+	waitpid(xvfb_pid, NULL, 0);
+	xvfb_pid = 0;
+}
+
+/* ---- process-wide handlers: the trap must leave them alone ---- */
+
+static atomic_int global_errors, global_io_errors;
+
+static int count_error(Display* dpy, XErrorEvent* ev)
+{
+	atomic_fetch_add(&global_errors, 1);
+	return 0;
+}
+
+static int count_io_error(Display* dpy)
+{
+	atomic_fetch_add(&global_io_errors, 1);
+	return 0;
+}
+
+static void mark_exit(Display* dpy, void* data)
+{
+	*(bool*)data = true;
+	XUnlockDisplay(dpy);
+}
+
+static void test_no_display(void)
+{
+	struct x11_conn c;
+	TST_CHECK(x11_open(&c, ":65000") == NULL);
+	TST_CHECK(c.dpy == NULL);
+	x11_close(&c);
+	TST_EQ_INT(x11_errno(0), 0);
+	TST_EQ_INT(x11_errno(BadWindow), -ENOENT);
+	TST_EQ_INT(x11_errno(BadValue), -EINVAL);
+	TST_EQ_INT(x11_errno(BadMatch), -EINVAL);
+	TST_EQ_INT(x11_errno(BadAlloc), -ENOMEM);
+	TST_EQ_INT(x11_errno(BadAccess), -EIO);
+	TST_EQ_INT(x11_errno(-ECONNRESET), -ECONNRESET);
+}
+
+/* A trapped connection for one test (a failed check if it cannot). */
+static bool open_conn(struct x11_conn* c, const char* display)
+{
+	bool ok = x11_open(c, display) != NULL;
+	TST_CHECK(ok);
+	return ok;
+}
+
+static Window make_window(Display* dpy, Window parent, int x, int y, bool map)
+{
+	Window w = XCreateSimpleWindow(dpy, parent, x, y, 100, 80, 0, 0, 0xffffff);
+	if (map)
+		XMapWindow(dpy, w);
+	XSync(dpy, False);
+	return w;
+}
+
+static void test_errors(const char* display)
+{
+	struct x11_conn a, b;
+	TST_CHECK(x11_open(&a, display) != NULL);
+	TST_CHECK(x11_open(&b, display) != NULL);
+	if (!a.dpy || !b.dpy)
+		return;
+	TST_EQ_INT(x11_sync(&a), 0);
+
+	/* Recorded on its connection, with the request; gone once taken. */
+	XMapWindow(a.dpy, BOGUS_WINDOW);
+	TST_EQ_INT(x11_sync(&a), BadWindow);
+	TST_EQ_INT(x11_sync(&a), 0);
+
+	/* The first error since the last take wins. */
+	Window unmapped = make_window(a.dpy, DefaultRootWindow(a.dpy), 0, 0, false);
+	XMapWindow(a.dpy, BOGUS_WINDOW);
+	XSetInputFocus(a.dpy, unmapped, RevertToParent, CurrentTime);	/* BadMatch */
+	XSync(a.dpy, False);
+	TST_EQ_INT(a.error, BadWindow);
+	TST_EQ_INT(a.error_request, X_MapWindow);
+	TST_EQ_INT(x11_take(&a), BadWindow);
+	TST_EQ_INT(x11_take(&a), 0);
+
+	/* A call that waits for its reply has its error at once. */
+	XWindowAttributes attr;
+	TST_CHECK(!XGetWindowAttributes(a.dpy, BOGUS_WINDOW, &attr));
+	TST_EQ_INT(x11_take(&a), BadWindow);
+
+	/* Cleared before a request: an old error is not blamed on it. */
+	XMapWindow(a.dpy, BOGUS_WINDOW);
+	XSync(a.dpy, False);
+	x11_clear(&a);
+	TST_EQ_INT(x11_sync(&a), 0);
+
+	/* Connections keep their errors apart. */
+	XMapWindow(b.dpy, BOGUS_WINDOW);
+	TST_EQ_INT(x11_sync(&b), BadWindow);
+	TST_EQ_INT(x11_sync(&a), 0);
+
+	/* An ignored code is never recorded. */
+	x11_ignore(&b, BadWindow);
+	XMapWindow(b.dpy, BOGUS_WINDOW);
+	TST_EQ_INT(x11_sync(&b), 0);
+	XSetInputFocus(b.dpy, unmapped, RevertToParent, CurrentTime);
+	TST_EQ_INT(x11_sync(&b), BadMatch);
+
+	/* None of it reached the process-wide handler; a connection that
+	 * is not trapped still goes there. */
+	TST_EQ_INT(atomic_load(&global_errors), 0);
+	Display* plain = XOpenDisplay(display);
+	TST_CHECK(plain != NULL);
+	if (plain) {
+		XMapWindow(plain, BOGUS_WINDOW);
+		XSync(plain, False);
+		TST_EQ_INT(atomic_load(&global_errors), 1);
+		XCloseDisplay(plain);
+	}
+	TST_EQ_INT(a.error, 0);
+	TST_CHECK(!x11_lost(&a));
+	XDestroyWindow(a.dpy, unmapped);
+	/* Errors while closing are trapped too. */
+	XMapWindow(a.dpy, BOGUS_WINDOW);
+	x11_close(&a);
+	TST_CHECK(a.dpy == NULL);
+	x11_close(&a);
+	x11_close(&b);
+	TST_EQ_INT(atomic_load(&global_errors), 1);
+}
+
+static void test_walk(const char* display)
+{
+	struct x11_conn c;
+	if (!open_conn(&c, display))
+		return;
+	Display* dpy = c.dpy;
+	Window root = DefaultRootWindow(dpy);
+	Window top = make_window(dpy, root, 10, 10, true);
+	Window child = make_window(dpy, top, 5, 5, true);
+	Window grandchild = make_window(dpy, child, 1, 1, true);
+	TST_EQ_INT(x11_toplevel(dpy, grandchild), top);
+	TST_EQ_INT(x11_toplevel(dpy, child), top);
+	TST_EQ_INT(x11_toplevel(dpy, top), top);
+	TST_EQ_INT(x11_toplevel(dpy, BOGUS_WINDOW), None);
+	TST_CHECK(x11_contains(dpy, top, grandchild));
+	TST_CHECK(x11_contains(dpy, top, top));
+	TST_CHECK(!x11_contains(dpy, child, top));
+	TST_CHECK(!x11_contains(dpy, top, root));
+	TST_CHECK(!x11_contains(dpy, top, BOGUS_WINDOW));
+	TST_CHECK(!x11_contains(dpy, None, top));
+	x11_clear(&c);
+
+	Atom prop = XInternAtom(dpy, "DESKD_TEST", False);
+	long values[3] = { 7, 8, 9 };
+	XChangeProperty(dpy, top, prop, XA_CARDINAL, 32, PropModeReplace,
+			(unsigned char*)values, 3);
+	int format;
+	unsigned char* data;
+	TST_EQ_INT(x11_property(dpy, top, prop, XA_CARDINAL, 16, &format, &data), 3);
+	TST_EQ_INT(format, 32);
+	TST_CHECK(data && ((unsigned long*)(void*)data)[2] == 9);
+	if (data)
+		XFree(data);
+	TST_EQ_INT(x11_property(dpy, child, prop, XA_CARDINAL, 16, &format, &data), -1);
+	TST_CHECK(data == NULL);
+	/* No window manager here. */
+	TST_CHECK(!x11_wm_supports(&c, XInternAtom(dpy, "_NET_ACTIVE_WINDOW", False)));
+	TST_EQ_INT(x11_sync(&c), 0);
+	XDestroyWindow(dpy, top);
+	x11_close(&c);
+}
+
+static void test_focus_no_wm(const char* display)
+{
+	struct x11_conn c;
+	if (!open_conn(&c, display))
+		return;
+	Display* dpy = c.dpy;
+	Window root = DefaultRootWindow(dpy);
+	Window a = make_window(dpy, root, 0, 0, true);
+	Window b = make_window(dpy, root, 200, 0, true);
+	Window a_child = make_window(dpy, a, 5, 5, true);
+	TST_EQ_INT(x11_focus_window(&c, b, 1000), 0);
+	TST_CHECK(x11_has_focus(dpy, b));
+	TST_EQ_INT(x11_focus_window(&c, a, 1000), 0);
+	TST_CHECK(x11_has_focus(dpy, a));
+	TST_CHECK(!x11_has_focus(dpy, b));
+	/* Focus inside the window counts as in it. */
+	XSetInputFocus(dpy, a_child, RevertToParent, CurrentTime);
+	TST_CHECK(x11_has_focus(dpy, a));
+	TST_EQ_INT(x11_focus_window(&c, a, 1000), 0);
+
+	/* Unmapped: mapped (and raised), then focused. */
+	Window hidden = make_window(dpy, root, 300, 200, false);
+	TST_EQ_INT(x11_focus_window(&c, hidden, 1000), 0);
+	XWindowAttributes attr;
+	TST_CHECK(XGetWindowAttributes(dpy, hidden, &attr) && attr.map_state == IsViewable);
+	TST_CHECK(x11_has_focus(dpy, hidden));
+
+	TST_EQ_INT(x11_focus_window(&c, BOGUS_WINDOW, 1000), -ENOENT);
+	TST_EQ_INT(x11_focus_window(&c, None, 1000), -ENOENT);
+
+	/* Inside an unmapped parent it can never be viewable: bounded. */
+	Window shut = make_window(dpy, root, 0, 300, false);
+	Window inside = make_window(dpy, shut, 0, 0, true);
+	int64_t t0 = clock_ms();
+	TST_EQ_INT(x11_focus_window(&c, inside, 300), -ETIMEDOUT);
+	int64_t took = clock_ms() - t0;
+	TST_CHECK(took >= 300 && took < 3000);
+	TST_EQ_INT(c.error, 0);	/* its own errors are not left behind */
+	TST_EQ_INT(atomic_load(&global_errors), 1);
+	XDestroyWindow(dpy, a);
+	XDestroyWindow(dpy, b);
+	XDestroyWindow(dpy, hidden);
+	XDestroyWindow(dpy, shut);
+	x11_close(&c);
+}
+
+/* ---- a fake EWMH window manager on its own connection and thread ---- */
+
+struct fake_wm {
+	Display* dpy;
+	Window check;
+	Atom active, supported, check_atom;
+	bool obey;			/* act on _NET_ACTIVE_WINDOW, or ignore it */
+	atomic_bool stop;
+	atomic_int requests;
+	atomic_long source;		/* data.l[0] of the last request */
+	pthread_t thread;
+};
+
+static void* fake_wm_main(void* data)
+{
+	struct fake_wm* wm = data;
+	while (!atomic_load(&wm->stop)) {
+		struct pollfd p = { .fd = ConnectionNumber(wm->dpy), .events = POLLIN };
+		if (!XPending(wm->dpy)) {
+			poll(&p, 1, 10);
+			continue;
+		}
+		XEvent ev;
+		XNextEvent(wm->dpy, &ev);
+		if (ev.type != ClientMessage || ev.xclient.message_type != wm->active)
+			continue;
+		atomic_store(&wm->source, ev.xclient.data.l[0]);
+		atomic_fetch_add(&wm->requests, 1);
+		if (!wm->obey)
+			continue;
+		Window w = ev.xclient.window;
+		XRaiseWindow(wm->dpy, w);
+		XSetInputFocus(wm->dpy, w, RevertToParent, CurrentTime);
+		XChangeProperty(wm->dpy, DefaultRootWindow(wm->dpy), wm->active, XA_WINDOW, 32,
+				PropModeReplace, (unsigned char*)&w, 1);
+		XSync(wm->dpy, False);
+	}
+	return NULL;
+}
+
+static bool fake_wm_start(struct fake_wm* wm, const char* display, bool obey)
+{
+	memset(wm, 0, sizeof(*wm));
+	wm->obey = obey;
+	wm->dpy = XOpenDisplay(display);
+	if (!wm->dpy)
+		return false;
+	Display* dpy = wm->dpy;
+	Window root = DefaultRootWindow(dpy);
+	wm->active = XInternAtom(dpy, "_NET_ACTIVE_WINDOW", False);
+	wm->supported = XInternAtom(dpy, "_NET_SUPPORTED", False);
+	wm->check_atom = XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False);
+	wm->check = XCreateSimpleWindow(dpy, root, -10, -10, 1, 1, 0, 0, 0);
+	XChangeProperty(dpy, wm->check, wm->check_atom, XA_WINDOW, 32, PropModeReplace,
+			(unsigned char*)&wm->check, 1);
+	XChangeProperty(dpy, root, wm->check_atom, XA_WINDOW, 32, PropModeReplace,
+			(unsigned char*)&wm->check, 1);
+	XChangeProperty(dpy, root, wm->supported, XA_ATOM, 32, PropModeReplace,
+			(unsigned char*)&wm->active, 1);
+	/* Client messages to the root reach a client selecting either mask. */
+	XSelectInput(dpy, root, SubstructureNotifyMask);
+	XSync(dpy, False);
+	if (pthread_create(&wm->thread, NULL, fake_wm_main, wm) != 0) {
+		XCloseDisplay(dpy);
+		return false;
+	}
+	return true;
+}
+
+/* Stop the thread; the WM "quits" but leaves its root properties, like a
+ * crashed one. */
+static void fake_wm_stop(struct fake_wm* wm)
+{
+	atomic_store(&wm->stop, true);
+	pthread_join(wm->thread, NULL);
+	XCloseDisplay(wm->dpy);
+}
+
+static void test_focus_ewmh(const char* display)
+{
+	struct x11_conn c;
+	if (!open_conn(&c, display))
+		return;
+	Display* dpy = c.dpy;
+	Window root = DefaultRootWindow(dpy);
+	Atom active = XInternAtom(dpy, "_NET_ACTIVE_WINDOW", False);
+	Window a = make_window(dpy, root, 0, 0, true);
+	Window b = make_window(dpy, root, 200, 0, true);
+	XSetInputFocus(dpy, b, RevertToParent, CurrentTime);
+	XSync(dpy, False);
+
+	/* A WM that obeys: asked as a pager (source 2), focus and
+	 * _NET_ACTIVE_WINDOW both arrive, well before the direct fallback. */
+	struct fake_wm wm;
+	TST_CHECK(fake_wm_start(&wm, display, true));
+	TST_CHECK(x11_wm_supports(&c, active));
+	int64_t t0 = clock_ms();
+	TST_EQ_INT(x11_focus_window(&c, a, 2000), 0);
+	TST_CHECK(clock_ms() - t0 < 2000);
+	TST_EQ_INT(atomic_load(&wm.requests), 1);
+	TST_EQ_INT(atomic_load(&wm.source), 2);
+	TST_CHECK(x11_has_focus(dpy, a));
+	int format;
+	unsigned char* data;
+	TST_EQ_INT(x11_property(dpy, root, active, XA_WINDOW, 1, &format, &data), 1);
+	TST_CHECK(data && ((unsigned long*)(void*)data)[0] == a);
+	if (data)
+		XFree(data);
+	fake_wm_stop(&wm);
+
+	/* Its properties stay, but the check window is gone: no WM. */
+	TST_CHECK(!x11_wm_supports(&c, active));
+	TST_EQ_INT(c.error, 0);
+
+	/* A WM that ignores the request: focused directly after a moment. */
+	TST_CHECK(fake_wm_start(&wm, display, false));
+	t0 = clock_ms();
+	TST_EQ_INT(x11_focus_window(&c, b, 2000), 0);
+	int64_t took = clock_ms() - t0;
+	TST_CHECK(took >= 50 && took < 2000);	/* it had its turn first */
+	TST_EQ_INT(atomic_load(&wm.requests), 1);
+	TST_CHECK(x11_has_focus(dpy, b));
+	fake_wm_stop(&wm);
+	XDeleteProperty(dpy, root, active);
+	XDeleteProperty(dpy, root, XInternAtom(dpy, "_NET_SUPPORTED", False));
+	XDeleteProperty(dpy, root, XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False));
+	XDestroyWindow(dpy, a);
+	XDestroyWindow(dpy, b);
+	TST_EQ_INT(x11_sync(&c), 0);
+	x11_close(&c);
+	TST_EQ_INT(atomic_load(&global_errors), 1);
+}
+
+/* Last: the X server goes away under a trapped connection, an untrapped
+ * one, a capture context and an input context. Nobody exits; the trapped
+ * ones (and the backends) say -ECONNRESET. */
+static void test_lost(const char* display)
+{
+	struct x11_conn c;
+	TST_CHECK(x11_open(&c, display) != NULL);
+	Display* plain = XOpenDisplay(display);
+	bool plain_exit = false;
+	if (plain)
+		XSetIOErrorExitHandler(plain, mark_exit, &plain_exit);
+	char err[256] = "";
+	struct capture* cap = capture_create(display, err, sizeof(err));
+	TST_CHECK(cap != NULL);
+	struct input* in = input_new(display, err, sizeof(err));
+	TST_CHECK(in != NULL);
+	if (!c.dpy || !plain || !cap || !in)
+		return;
+	int x, y;
+	TST_EQ_INT(input_cursor_position(in, &x, &y), 0);
+
+	xvfb_kill(SIGKILL);
+	TST_EQ_INT(x11_sync(&c), -ECONNRESET);
+	TST_CHECK(x11_lost(&c));
+	TST_EQ_INT(x11_sync(&c), -ECONNRESET);
+	/* Ours did not go to the handler that was there before ours... */
+	TST_EQ_INT(atomic_load(&global_io_errors), 0);
+	/* ...another connection did, and then to its own exit handler. */
+	XSync(plain, False);
+	TST_EQ_INT(atomic_load(&global_io_errors), 1);
+	TST_CHECK(plain_exit);
+
+	uint64_t counter;
+	TST_EQ_INT(capture_changes(cap, 0, &counter), -ECONNRESET);
+	TST_CHECK(!capture_connected(cap));
+	TST_EQ_INT(input_move(in, 1, 1), -ECONNRESET);
+	TST_EQ_INT(input_cursor_position(in, &x, &y), -ECONNRESET);
+	TST_EQ_INT(input_focus_window(in, 1, 100), -ECONNRESET);
+	TST_CHECK(!input_alive(in));
+	capture_destroy(cap);
+	input_destroy(in);
+	x11_close(&c);
+	XCloseDisplay(plain);
+}
+
+int main(void)
+{
+	/* Stand-ins for what a process may have installed before us. */
+	XSetErrorHandler(count_error);
+	XSetIOErrorHandler(count_io_error);
+	test_no_display();
+	char display[32];
+	if (xvfb_start(display, sizeof(display)) < 0) {
+		printf("Xvfb did not start: only the checks without a display ran\n");
+		TST_END();
+	}
+	test_errors(display);
+	test_walk(display);
+	test_focus_no_wm(display);
+	test_focus_ewmh(display);
+	test_lost(display);
+	xvfb_kill(SIGTERM);
+	TST_END();
+}
