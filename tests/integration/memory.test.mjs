@@ -15,6 +15,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SLOW, startDeskd, startFixture, startXvfb, sleep } from './lib/harness.mjs';
 import { procStats } from './lib/live.mjs';
 
+// Under make check (ASan keeps freed memory in its quarantine and ignores
+// malloc_trim) RSS says nothing about deskd's own bounds: those checks run
+// in the release build only; everything else runs in both.
+const SANITIZED = Boolean(process.env.ASAN_OPTIONS) || /build-san/.test(process.env.DESKD_BIN || '');
+
 const TOKEN = 'full-' + randomBytes(12).toString('hex');
 const VIEW = 'view-' + randomBytes(12).toString('hex');
 const ACCEPT = 'application/json, text/event-stream';
@@ -89,8 +94,10 @@ test('D7a: bodies over 1 MiB get 413 at once; a dense body is refused before it 
   clearInterval(sampler);
   const after = rssMB(pid);
   t.diagnostic(`RSS MB: ${start.toFixed(0)} before, ${peak.toFixed(0)} peak, ${after.toFixed(0)} after 12 x 1 MiB of "[],"`);
-  assert.ok(peak - start < 250, `12 dense 1 MiB bodies took ${(peak - start).toFixed(0)} MB (bound 12 x 9 MiB)`);
-  assert.ok(after - start < 40, `RSS stayed ${(after - start).toFixed(0)} MB above where it was`);
+  if (!SANITIZED) {
+    assert.ok(peak - start < 250, `12 dense 1 MiB bodies took ${(peak - start).toFixed(0)} MB (bound 12 x 9 MiB)`);
+    assert.ok(after - start < 40, `RSS stayed ${(after - start).toFixed(0)} MB above where it was`);
+  }
 
   // What tool calls need still fits: 100 actions, and clipboard_write's 8 MiB
   // (full token only: up to --max-clipboard-body), over REST and MCP.
@@ -142,7 +149,8 @@ test('D7b: MCP replay keeps no image data of results already sent, so sessions d
   await sleep(1500);
   const grown = rssMB(d.proc.pid) - before;
   t.diagnostic(`64 screenshots of ${(size / 1024).toFixed(0)} KB base64: RSS +${grown.toFixed(1)} MB`);
-  assert.ok(grown < 0.5 * 64 * size / MiB, `RSS grew ${grown.toFixed(1)} MB after 64 screenshots of ${(size / MiB).toFixed(2)} MB`);
+  if (!SANITIZED)
+    assert.ok(grown < 0.5 * 64 * size / MiB, `RSS grew ${grown.toFixed(1)} MB after 64 screenshots of ${(size / MiB).toFixed(2)} MB`);
 
   // A client that resumes a stream whose result it was sent gets the result
   // again, without the image data.
