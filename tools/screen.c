@@ -491,15 +491,11 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 
 /* ---- window_focus, window_move ------------------------------------------------------ */
 
-static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+/* After a window operation (rc): the window as it is now, or the error;
+ * gives the context back. */
+static int window_reply(struct tool_result* out, struct desktop_capture* p, uint32_t window,
+		int rc)
 {
-	uint32_t window;
-	if (!window_required(args, &window, out))
-		return 0;
-	struct desktop_capture* p = pool_get_for(out);
-	if (!p)
-		return 0;
-	int rc = capture_focus_window(desktop_capture_backend(p), window);
 	struct capture_window_info info;
 	if (rc == 0)
 		rc = capture_window_info(desktop_capture_backend(p), window, &info);
@@ -509,6 +505,18 @@ static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 		tool_result_ok(out, tools_window_json(&info));
 	desktop_capture_put(p);
 	return 0;
+}
+
+static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	uint32_t window;
+	if (!window_required(args, &window, out))
+		return 0;
+	struct desktop_capture* p = pool_get_for(out);
+	if (!p)
+		return 0;
+	int rc = capture_focus_window(desktop_capture_backend(p), window);
+	return window_reply(out, p, window, rc);
 }
 
 static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
@@ -537,15 +545,7 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 		return 0;
 	struct capture_rect r;
 	int rc = capture_move_window(desktop_capture_backend(p), window, ptr[0], ptr[1], ptr[2], ptr[3], &r);
-	struct capture_window_info info;
-	if (rc == 0)
-		rc = capture_window_info(desktop_capture_backend(p), window, &info);
-	if (rc < 0)
-		fail_rc(out, p, rc);
-	else
-		tool_result_ok(out, tools_window_json(&info));
-	desktop_capture_put(p);
-	return 0;
+	return window_reply(out, p, window, rc);
 }
 
 /* ---- wait_for_change ----------------------------------------------------------------- */

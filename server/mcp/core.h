@@ -123,6 +123,13 @@ struct mcp_session* mcp_registry_remove(const char* id);
  *  --new-session-timeout for sessions that made no request). */
 int mcp_registry_start(void);
 
+/** Send a JSON-RPC notification on the sink (params stolen); both eras. */
+void mcp_send_notification(struct mcp_sink* sink, const char* method, json_t* params);
+/** notifications/progress for token (borrowed); total <= 0 and message
+ *  NULL are left out. */
+void mcp_send_progress(struct mcp_sink* sink, json_t* token, double progress, double total,
+		const char* message);
+
 /** For fixtures: close the current tool call's SSE connection now (the
  *  result is delivered when the client resumes with Last-Event-ID). */
 void mcp_tool_close_stream(struct tool_ctx* ctx);

@@ -362,7 +362,7 @@ static void sink_unref(struct mcp_sink* sink)
 		sink->impl->unref(sink);
 }
 
-static void send_notification(struct mcp_sink* sink, const char* method, json_t* params)
+void mcp_send_notification(struct mcp_sink* sink, const char* method, json_t* params)
 {
 	json_t* msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0",
 			"method", method, "params", params);
@@ -371,20 +371,24 @@ static void send_notification(struct mcp_sink* sink, const char* method, json_t*
 	json_decref(msg);
 }
 
-static void call_progress(void* ud, double progress, double total, const char* message)
+void mcp_send_progress(struct mcp_sink* sink, json_t* token, double progress, double total,
+		const char* message)
 {
-	struct mcp_call* c = ud;
-	if (!c->progress_token || atomic_load(&c->cancelled) || atomic_load(&c->finished))
-		return;
-	json_t* params = json_pack("{s:O, s:f}", "progressToken", c->progress_token,
-			"progress", progress);
+	json_t* params = json_pack("{s:O, s:f}", "progressToken", token, "progress", progress);
 	if (!params)
 		return;
 	if (total > 0)
 		json_object_set_new(params, "total", json_real(total));
 	if (message)
 		json_object_set_new(params, "message", json_string(message));
-	send_notification(c->sink, "notifications/progress", params);
+	mcp_send_notification(sink, "notifications/progress", params);
+}
+
+static void call_progress(void* ud, double progress, double total, const char* message)
+{
+	struct mcp_call* c = ud;
+	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
+		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
 }
 
 static void call_log(void* ud, const char* level, json_t* data)
@@ -403,7 +407,7 @@ static void call_log(void* ud, const char* level, json_t* data)
 	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
 			"logger", "deskd", "data", data ? data : json_null());
 	if (params)
-		send_notification(c->sink, "notifications/message", params);
+		mcp_send_notification(c->sink, "notifications/message", params);
 }
 
 static json_t* call_request(void* ud, const char* method, json_t* params, json_t** error)

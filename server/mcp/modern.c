@@ -475,29 +475,11 @@ static void sink_unref(struct mcp_sink* sink)
 		sink->impl->unref(sink);
 }
 
-static void send_notification(struct mcp_sink* sink, const char* method, json_t* params)
-{
-	json_t* msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method,
-			"params", params);
-	if (msg)
-		sink->impl->message(sink, msg);
-	json_decref(msg);
-}
-
 static void call_progress(void* ud, double progress, double total, const char* message)
 {
 	struct mcall* c = ud;
-	if (!c->progress_token || atomic_load(&c->cancelled) || atomic_load(&c->finished))
-		return;
-	json_t* params = json_pack("{s:O, s:f}", "progressToken", c->progress_token,
-			"progress", progress);
-	if (!params)
-		return;
-	if (total > 0)
-		json_object_set_new(params, "total", json_real(total));
-	if (message)
-		json_object_set_new(params, "message", json_string(message));
-	send_notification(c->sink, "notifications/progress", params);
+	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
+		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
 }
 
 /* Logs only when the request's _meta asked for a level, at or above it. */
@@ -515,7 +497,7 @@ static void call_log(void* ud, const char* level, json_t* data)
 	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
 			"logger", "deskd", "data", data ? data : json_null());
 	if (params)
-		send_notification(c->sink, "notifications/message", params);
+		mcp_send_notification(c->sink, "notifications/message", params);
 }
 
 static struct mcall* call_new(json_t* id, json_t* params, const char* method,
@@ -986,7 +968,7 @@ static void subscriptions_listen(json_t* id, json_t* params, const struct mcp_re
 	}
 	/* The acknowledgment is the first message of the subscription; list
 	 * changes wait for it (acked). */
-	send_notification(sink, "notifications/subscriptions/acknowledged",
+	mcp_send_notification(sink, "notifications/subscriptions/acknowledged",
 			json_pack("{s:o, s:o}", "_meta", subscription_meta(id), "notifications", honored));
 	pthread_mutex_lock(&reg_mutex);
 	l->acked = true;
@@ -1005,7 +987,7 @@ void mcp_modern_list_changed(const char* kind)
 				: strcmp(kind, "prompts") == 0 ? l->prompts
 				: strcmp(kind, "resources") == 0 ? l->resources : false;
 		if (wants && l->acked)
-			send_notification(l->sink, method, json_pack("{s:o}", "_meta",
+			mcp_send_notification(l->sink, method, json_pack("{s:o}", "_meta",
 					subscription_meta(l->id)));
 	}
 	pthread_mutex_unlock(&reg_mutex);
@@ -1061,7 +1043,7 @@ static void end_listeners(bool final)
 	while (all) {
 		struct listener* next = all->next;
 		if (!atomic_load(&all->closed)) {
-			send_notification(all->sink, "notifications/cancelled",
+			mcp_send_notification(all->sink, "notifications/cancelled",
 					json_pack("{s:O, s:s, s:o}", "requestId", all->id,
 						"reason", "deskd is shutting down", "_meta",
 						subscription_meta(all->id)));

@@ -7,22 +7,8 @@ import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DESKD_BIN, launch, need, run, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
+import { children } from './lib/proc.mjs';
 import { decodePng } from './lib/png.mjs';
-
-/** Direct children of pid (all threads). */
-function children(pid) {
-  const out = [];
-  let tasks = [];
-  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { return out; }
-  for (const t of tasks) {
-    try {
-      for (const c of readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/)) {
-        if (c) out.push(Number(c));
-      }
-    } catch { /* thread gone */ }
-  }
-  return out;
-}
 
 /** All descendants of pid: [{pid, comm}]. */
 function descendants(pid) {

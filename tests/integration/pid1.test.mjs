@@ -9,23 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DESKD_BIN, launch, tempDir, waitUntil } from './lib/harness.mjs';
+import { children } from './lib/proc.mjs';
 
 const canUnshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { timeout: 10000 }).status === 0;
-
-/** Direct children of pid (all threads). */
-function children(pid) {
-  const out = [];
-  let tasks = [];
-  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { return out; }
-  for (const t of tasks) {
-    try {
-      for (const c of readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/)) {
-        if (c) out.push(Number(c));
-      }
-    } catch { /* thread gone */ }
-  }
-  return out;
-}
 
 /** { pid, ppid, state, comm } from /proc/PID/stat, or null. */
 function stat(pid) {
