@@ -474,7 +474,8 @@ test('requestState: tampered, moved, expired or replayed state is refused, and n
   // The real one works once...
   const ok = await ask({}, { inputResponses: confirm, requestState: state });
   assert.match(ok.json.result.content[0].text, /^state-ok/);
-  assert.equal(finished(), 1);
+  // The tool's end is logged just after its answer is sent.
+  await waitUntil(() => finished() === 1, { what: 'the one run logged' });
   // ...and a replay is refused.
   const replay = await ask({}, { inputResponses: confirm, requestState: state });
   assert.equal(replay.json.error.code, -32602);
