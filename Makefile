@@ -24,7 +24,7 @@
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
        libavcodec libavformat libswscale libavutil \
-       x11 xext xtst xcomposite xdamage xfixes xrandr xkbcommon xcb
+       x11 xext xtst xcomposite xdamage xfixes xrandr xkbcommon xcb dbus-1
 
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g
@@ -64,11 +64,12 @@ endif
 
 # Each folder is a layer (docs/ARCHITECTURE.md) and one static library; the
 # link order is top to bottom, so a call that points up does not link.
-MODULES = server tools desktop record input capture x11 base
+MODULES = server tools desktop a11y record input capture x11 base
 base_SRCS := $(wildcard base/*.c)
 x11_SRCS := $(wildcard x11/*.c)
 capture_SRCS := $(wildcard capture/*.c)
 input_SRCS := $(wildcard input/*.c)
+a11y_SRCS := $(wildcard a11y/*.c)
 record_SRCS := $(wildcard record/*.c)
 desktop_SRCS := $(wildcard desktop/*.c)
 tools_SRCS := $(wildcard tools/*.c)

@@ -66,6 +66,17 @@ void desktop_unlock(void);
  *  true when others ran meanwhile (the focus may have moved). */
 bool desktop_lock_yield(void);
 
+/* The session bus the accessibility tools use (buses.c): deskd's own for an
+ * embedded desktop (a private dbus-daemon, with the AT-SPI bus brought up
+ * and enabled before any program starts), else the caller's. */
+struct desktop_buses {
+	bool embedded;		/* deskd started them */
+	int pid;		/* deskd's session dbus-daemon, 0 none */
+	char session[512];	/* the session bus address, "" none */
+	char reason[256];	/* why there is none */
+};
+void desktop_buses(struct desktop_buses* out);
+
 /* What doctor reports of a display. */
 struct desktop_probe {
 	int width, height;

@@ -6,6 +6,8 @@
 #include "desktop/desktop.h"
 #include "base/log.h"
 
+#include <sys/types.h>
+
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);
@@ -56,3 +58,24 @@ void childlog_cancel(int handle);
 /** Log what is buffered, close every pipe, end the reader. Call after the
  *  programs were stopped; a later childlog_open starts it again. */
 void childlog_stop(void);
+
+/** xvfb.c's fork + exec (own process group, parent death signal, output
+ *  re-logged as program) for buses.c. The pid or -errno. */
+pid_t desktop__spawn(const char* path, char* const argv[], const char* display,
+		int fd3, bool quiet, const char* program);
+
+/* The embedded desktop's buses (buses.c): a private session dbus-daemon
+ * and the AT-SPI bus on it, started before the WM and the programs. */
+/** Start them (idempotent; failures are logged, never fatal). */
+void buses_start(const char* display);
+/** External display: use $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
+void buses_external(void);
+/** Reap the dbus-daemon if it exited (watcher thread). */
+void buses_reap(void);
+/** Stop the dbus-daemon by PID (bounded), remove the runtime dir. */
+void buses_stop(void);
+/** "KEY=VALUE" entries every program deskd starts gets (NULL-ended; empty
+ *  when deskd runs no buses), and whether an inherited entry is replaced
+ *  or dropped by them (NO_AT_BRIDGE, an old DBUS_SESSION_BUS_ADDRESS). */
+const char* const* buses_env(void);
+bool buses_env_replaces(const char* entry);

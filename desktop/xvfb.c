@@ -63,13 +63,20 @@ static char** make_env(char* display_var)
 	size_t n = 0;
 	for (char** e = environ; e && *e; e++)
 		n++;
-	char** env = calloc(n + 2, sizeof(*env));
+	/* The desktop's buses and accessibility switches (buses.c). */
+	const char* const* extra = buses_env();
+	size_t n_extra = 0;
+	while (extra && extra[n_extra])
+		n_extra++;
+	char** env = calloc(n + n_extra + 2, sizeof(*env));
 	if (!env)
 		return NULL;
 	size_t o = 0;
 	for (char** e = environ; e && *e; e++)
-		if (strncmp(*e, "DISPLAY=", 8) != 0)
+		if (strncmp(*e, "DISPLAY=", 8) != 0 && !buses_env_replaces(*e))
 			env[o++] = *e;
+	for (size_t i = 0; i < n_extra; i++)
+		env[o++] = (char*)extra[i];
 	env[o++] = display_var;
 	env[o] = NULL;
 	return env;
@@ -143,6 +150,12 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 		return -err;
 	setpgid(pid, pid);	/* also in the parent: no race with a quick stop */
 	return pid;
+}
+
+pid_t desktop__spawn(const char* path, char* const argv[], const char* display,
+		int fd3, bool quiet, const char* program)
+{
+	return spawn(path, argv, display, fd3, quiet, program, LOG_INFO);
 }
 
 /* Did it exit? Reaps it when it did. */
@@ -636,7 +649,10 @@ void xvfb_start_clients(const char* display)
 {
 	if (P.embedded) {
 		run_setxkbmap(display);
+		buses_start(display);	/* before any program: toolkits decide at start */
 		start_wm(display);
+	} else {
+		buses_external();
 	}
 	for (int i = 0; i < P.n_launch; i++)
 		start_launch(i, display);
@@ -697,6 +713,7 @@ bool xvfb_reap(void)
 			P.launched[i].pid = 0;
 		}
 	}
+	buses_reap();
 	reap_orphans();
 	return xvfb_died;
 }
@@ -831,6 +848,7 @@ void xvfb_stop(bool keep_config)
 		list[n++] = &P.launched[i];
 	list[n++] = &P.wm;
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
+	buses_stop();
 	list[0] = &P.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
 	childlog_stop();	/* their last lines */

@@ -29,6 +29,13 @@ static const char* const code_names[] = {
 	[TOOL_NO_RECORDING] = "no_recording",
 	[TOOL_CLIPBOARD_EMPTY] = "clipboard_empty",
 	[TOOL_TIMEOUT] = "timeout",
+	[TOOL_NO_ACCESSIBILITY] = "no_accessibility",
+	[TOOL_STALE_REF] = "stale_ref",
+	[TOOL_NEEDS_CONFIRMATION] = "needs_confirmation",
+	[TOOL_ACTION_UNSUPPORTED] = "action_unsupported",
+	[TOOL_ELEMENT_DISABLED] = "element_disabled",
+	[TOOL_UNVERIFIED] = "unverified",
+	[TOOL_NEEDS_FOCUS] = "needs_focus",
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_INTERNAL] = "internal",
 };
@@ -76,6 +83,13 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_RECORDING_ACTIVE: return 409;
 	case TOOL_DISPLAY_UNAVAILABLE: return 503;
 	case TOOL_TIMEOUT: return 504;
+	case TOOL_ACTION_UNSUPPORTED: return 400;
+	case TOOL_STALE_REF: return 404;
+	case TOOL_NO_ACCESSIBILITY:
+	case TOOL_NEEDS_CONFIRMATION:
+	case TOOL_ELEMENT_DISABLED:
+	case TOOL_UNVERIFIED:
+	case TOOL_NEEDS_FOCUS: return 409;
 	case TOOL_INTERNAL: return 500;
 	}
 	return 500;

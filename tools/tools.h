@@ -45,6 +45,14 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
+	/* Accessibility (tools/ui.c). */
+	TOOL_NO_ACCESSIBILITY,		/* the window's app exposes no tree, or no AT-SPI bus */
+	TOOL_STALE_REF,			/* the ref is unknown or its element is gone */
+	TOOL_NEEDS_CONFIRMATION,	/* destructive element without allow_destructive */
+	TOOL_ACTION_UNSUPPORTED,	/* the element cannot do that action */
+	TOOL_ELEMENT_DISABLED,		/* the element is insensitive */
+	TOOL_UNVERIFIED,		/* it ran, but the read back differs */
+	TOOL_NEEDS_FOCUS,		/* background: true, and the route needs focus */
 	TOOL_INTERNAL,
 };
 
