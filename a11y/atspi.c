@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define REGISTRY_BUS "org.a11y.atspi.Registry"
 #define ROOT_PATH "/org/a11y/atspi/accessible/root"
@@ -35,6 +36,9 @@ static char cfg_session[512];
 static char cfg_bus[512];		/* the AT-SPI bus address, once known */
 static DBusConnection* pool[POOL_MAX];
 static int pool_n;
+/* Registered for an event with the registry, so the apps' bridges count a
+ * client and serve their cache (GetItems) and events; kept open. */
+static DBusConnection* anchor;
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
 
 static void threads_init(void)
@@ -60,6 +64,11 @@ void a11y_configure(const char* session_bus_address)
 	pthread_mutex_lock(&cfg_mutex);
 	snprintf(cfg_session, sizeof(cfg_session), "%s", session_bus_address ? session_bus_address : "");
 	cfg_bus[0] = '\0';
+	if (anchor) {
+		dbus_connection_close(anchor);
+		dbus_connection_unref(anchor);
+		anchor = NULL;
+	}
 	while (pool_n > 0) {
 		DBusConnection* c = pool[--pool_n];
 		dbus_connection_close(c);
@@ -67,6 +76,8 @@ void a11y_configure(const char* session_bus_address)
 	}
 	pthread_mutex_unlock(&cfg_mutex);
 }
+
+static void open_anchor(const char* addr);
 
 static int64_t left_ms(int64_t deadline)
 {
@@ -200,12 +211,51 @@ int a11y_bus_setup(bool enable, int timeout_ms, char* out, size_t size, char* er
 	pthread_mutex_unlock(&cfg_mutex);
 	if (out)
 		snprintf(out, size, "%s", addr);
+	open_anchor(addr);
 	return 0;
+}
+
+static void open_anchor(const char* addr)
+{
+	pthread_once(&threads_once, threads_init);
+	DBusConnection* c = connect_to(addr, NULL, 0);
+	if (!c)
+		return;
+	DBusMessage* m = dbus_message_new_method_call(REGISTRY_BUS, "/org/a11y/atspi/registry",
+			"org.a11y.atspi.Registry", "RegisterEvent");
+	if (m) {
+		const char* event = "object:children-changed";
+		const char* app = "";
+		DBusMessageIter it, arr;
+		dbus_message_iter_init_append(m, &it);
+		dbus_message_iter_append_basic(&it, DBUS_TYPE_STRING, &event);
+		dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "s", &arr);
+		dbus_message_iter_close_container(&it, &arr);
+		dbus_message_iter_append_basic(&it, DBUS_TYPE_STRING, &app);
+		DBusMessage* r = dbus_connection_send_with_reply_and_block(c, m, 1000, NULL);
+		dbus_message_unref(m);
+		if (r)
+			dbus_message_unref(r);
+	}
+	pthread_mutex_lock(&cfg_mutex);
+	if (!anchor) {
+		anchor = c;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&cfg_mutex);
+	drop_connection(c);
 }
 
 /* A connection to the AT-SPI bus for this thread's exclusive use. */
 static DBusConnection* pool_get(char* err, size_t size)
 {
+	pthread_mutex_lock(&cfg_mutex);
+	bool need_anchor = !anchor && cfg_bus[0];
+	char anchor_addr[512];
+	snprintf(anchor_addr, sizeof(anchor_addr), "%s", cfg_bus);
+	pthread_mutex_unlock(&cfg_mutex);
+	if (need_anchor)
+		open_anchor(anchor_addr);
 	pthread_once(&threads_once, threads_init);
 	pthread_mutex_lock(&cfg_mutex);
 	while (pool_n > 0) {
@@ -677,8 +727,11 @@ static void parse_items(DBusMessage* r, struct items* t)
 {
 	DBusMessageIter it, arr;
 	if (!reply_ok(r) || !dbus_message_iter_init(r, &it)
-			|| strcmp(dbus_message_get_signature(r), "a((so)(so)(so)iiassusau)") != 0)
+			|| strcmp(dbus_message_get_signature(r), "a((so)(so)(so)iiassusau)") != 0) {
+		log_debug("a11y: GetItems answered %s %s", dbus_message_get_signature(r),
+				dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_ERROR ? dbus_message_get_error_name(r) : "");
 		return;
+	}
 	size_t count = (size_t)dbus_message_iter_get_element_count(&it);
 	if (count == 0 || count > 200000)
 		return;
@@ -791,7 +844,7 @@ static int walk_add(struct walk* w, const struct a11y_id* id, int parent, int de
 
 static void walk_free(struct walk* w, bool nodes_too)
 {
-	if (nodes_too)
+	if (nodes_too && w->v)
 		for (int i = 0; i < w->n; i++)
 			a11y_node_clear(&w->v[i]);
 	for (int i = 0; i < w->n; i++)
@@ -911,7 +964,7 @@ static void apply_all(struct batch* b, struct walk* w, bool* gone)
 
 static bool is_gtk4(const struct a11y_app* app)
 {
-	return strcmp(app->toolkit, "GTK") == 0 && app->version[0] == '4';
+	return strcasecmp(app->toolkit, "GTK") == 0 && app->version[0] == '4';
 }
 
 /* Kept in the result: showing (GTK4 marks only frames showing, so there:
