@@ -23,7 +23,8 @@ RUN apt-get update -qq \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		libmicrohttpd12 libwebsockets17 libjansson4 libpng16-16 zlib1g libturbojpeg0 \
 		libavcodec59 libavformat59 libswscale6 libavutil57 \
-		libx11-6 libxext6 libxtst6 libxcomposite1 libxdamage1 libxfixes3 libxrandr2 libxkbcommon0 \
+		libx11-6 libxext6 libxtst6 libxcomposite1 libxdamage1 libxfixes3 libxrandr2 libxkbcommon0 libdbus-1-3 \
+		dbus at-spi2-core \
 		xvfb openbox x11-xkb-utils xterm fonts-dejavu-core curl \
 	&& apt-get clean \
 	&& rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/lib/dpkg/*-old \

@@ -88,6 +88,10 @@ WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg web/*.ico
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FIXTURE := $(BUILD)/tests/fixture
+# The GTK3 form of the accessibility tests (libgtk-3-dev: scripts/install-deps test).
+GTK3_FORM := $(BUILD)/tests/gtk3-form
+HAVE_GTK3 := $(shell pkg-config --exists gtk+-3.0 2>/dev/null && echo 1)
+TEST_APPS := $(if $(HAVE_GTK3),$(GTK3_FORM))
 
 ifeq ($(BUILD),build)
 DESKD = deskd
@@ -97,7 +101,7 @@ endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
 	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test image image-test
-all: $(DESKD) $(FIXTURE)
+all: $(DESKD) $(FIXTURE) $(TEST_APPS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -130,6 +134,11 @@ $(FIXTURE): tests/fixtures/fixture.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ $< $(shell pkg-config --libs x11 xkbcommon)
 
+$(GTK3_FORM): tests/apps/gtk3-form.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) -std=c11 -D_DEFAULT_SOURCE -O2 -g -Wall -Wno-deprecated-declarations \
+		$(shell pkg-config --cflags gtk+-3.0) -o $@ $< $(shell pkg-config --libs gtk+-3.0)
+
 deps:
 	@scripts/install-deps test
 	@scripts/npm-deps
@@ -146,8 +155,8 @@ run:
 unit: $(UNIT_BINS)
 	@scripts/run-unit $(UNIT_BINS)
 
-integration: $(DESKD) $(FIXTURE)
-	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) scripts/run-integration
+integration: $(DESKD) $(FIXTURE) $(TEST_APPS)
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) GTK3_FORM_BIN=$(abspath $(GTK3_FORM)) scripts/run-integration
 
 conformance: $(DESKD)
 	@DESKD_BIN=$(abspath $(DESKD)) scripts/run-conformance

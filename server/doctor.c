@@ -1,6 +1,7 @@
 /* Health checks: display and extensions, programs, port, data dir, token. */
 #include "server/doctor.h"
 #include "desktop/desktop.h"
+#include "a11y/a11y.h"
 #include "server/http/http.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -276,6 +277,24 @@ static void check_token(json_t* checks, const struct options* opts)
 		add_check(checks, name, true, "%s: mode %04o", path, mode);
 }
 
+/* Accessibility: the session bus, the AT-SPI bus, IsEnabled, the registry.
+ * Unhealthy only on deskd's own desktop (there it should always work). */
+static void check_accessibility(json_t* checks, bool embedded, bool serving)
+{
+	if (!serving)
+		a11y_configure(getenv("DBUS_SESSION_BUS_ADDRESS"));
+	struct a11y_status st;
+	a11y_status(&st, 1000);
+	if (st.registry)
+		add_check(checks, "accessibility", true, "AT-SPI bus %s, IsEnabled %s, %d app(s) "
+				"registered (session bus %s)", st.bus_address, st.enabled ? "true" : "false",
+				st.apps, st.session_address);
+	else
+		add_check(checks, "accessibility", !(embedded && serving),
+				"not available: %s; the ui tools answer no_accessibility (screenshots and "
+				"pixel actions still work)", st.reason[0] ? st.reason : "no AT-SPI bus");
+}
+
 static json_t* run_checks(const struct options* opts, const char* display,
 		bool embedded, bool serving, const struct peer* peer)
 {
@@ -287,6 +306,7 @@ static json_t* run_checks(const struct options* opts, const char* display,
 	check_port(checks, opts, serving, peer);
 	check_data_dir(checks, opts);
 	check_token(checks, opts);
+	check_accessibility(checks, embedded, serving);
 
 	bool healthy = true;
 	size_t i;

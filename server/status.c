@@ -2,6 +2,7 @@
 #include "server/status.h"
 #include "tools/tools.h"
 #include "desktop/desktop.h"
+#include "a11y/a11y.h"
 #include "server/doctor.h"
 #include "base/log.h"
 #include "server/mcp/mcp.h"
@@ -104,6 +105,16 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"versions", versions());
 	if (!s)
 		return -ENOMEM;
+	struct desktop_buses b;
+	desktop_buses(&b);
+	struct a11y_status st;
+	a11y_status(&st, 500);
+	json_t* a11y = json_pack("{s:b, s:b, s:s, s:s, s:b, s:i}", "available", st.registry,
+			"embedded_bus", b.embedded && b.pid > 0, "session_bus", b.session,
+			"atspi_bus", st.bus_address, "enabled", st.enabled, "apps", st.apps);
+	if (!st.registry)
+		json_object_set_new(a11y, "reason", json_string(b.reason[0] ? b.reason : st.reason));
+	json_object_set_new(s, "accessibility", a11y);
 	char why[256];
 	if (desktop_unavailable_reason(why, sizeof(why)))
 		json_object_set_new(json_object_get(s, "display"), "unavailable_reason",
@@ -135,6 +146,9 @@ static const char status_output[] =
 		",\"embedded\":" BOOLEAN ",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER ",\"unavailable_reason\":" STRING "}},"
 	"\"sessions\":" INTEGER ","
 	"\"recordings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	"\"accessibility\":{\"type\":\"object\",\"properties\":{\"available\":" BOOLEAN
+		",\"embedded_bus\":" BOOLEAN ",\"session_bus\":" STRING ",\"atspi_bus\":" STRING
+		",\"enabled\":" BOOLEAN ",\"apps\":" INTEGER ",\"reason\":" STRING "}},"
 	"\"tools\":" INTEGER ","
 	"\"versions\":{\"type\":\"object\",\"additionalProperties\":" STRING "}"
 	"}}";
