@@ -1717,17 +1717,15 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 #define STR "{\"type\":\"string\"}"
 #define INT "{\"type\":\"integer\"}"
 #define BOOL "{\"type\":\"boolean\"}"
-#define WINDOW_P "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295," \
-	"\"description\":\"Window id (windows tool); default: the focused window.\"}"
+#define WINDOW_P "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}"
 #define PID_P "\"pid\":{\"type\":\"integer\",\"minimum\":1}"
-#define APP_P "\"app\":{\"type\":\"string\",\"maxLength\":128}"
-#define TIMEOUT_P "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":60000," \
-	"\"description\":\"Deadline (default 2000; ui_wait 5000; at most 10000 except ui_wait).\"}"
-#define REF_P "\"ref\":{\"type\":\"string\",\"maxLength\":16,\"description\":\"e12, from ui_snapshot or ui_find.\"}"
-#define ROLE_P "\"role\":{\"type\":\"string\",\"maxLength\":64,\"description\":\"AT-SPI role: push button, entry, check box, ...\"}"
+#define APP_P "\"app\":" STR
+#define TIMEOUT_P "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":60000}"
+#define REF_P "\"ref\":" STR
+#define ROLE_P "\"role\":{\"type\":\"string\",\"description\":\"push button, entry, ...\"}"
 #define NAME_P "\"name\":{\"type\":\"string\",\"maxLength\":512}"
 #define MATCH_P "\"match\":{\"type\":\"string\",\"enum\":[\"exact\",\"contains\",\"regex\"]}"
-#define ALL_P "\"all\":{\"type\":\"boolean\",\"description\":\"Include hidden elements.\"}"
+#define ALL_P "\"all\":" BOOL
 #define ELEMENTS "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 
 const struct tool_def tools_ui[] = {
@@ -1745,7 +1743,7 @@ const struct tool_def tools_ui[] = {
 			"\"node_count\":" INT ",\"shown_count\":" INT ",\"listed\":" INT ",\"refs\":" INT
 			",\"truncated\":" BOOL ",\"incomplete\":" BOOL ",\"elapsed_ms\":" INT ",\"elements\":" ELEMENTS "},"
 			"\"required\":[\"window\",\"app\",\"node_count\",\"elements\",\"incomplete\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_snapshot,
 	},
 	{
@@ -1754,12 +1752,12 @@ const struct tool_def tools_ui[] = {
 		.description = "Elements of a window by role, name (match exact|contains|regex) and states, with refs.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			ROLE_P "," NAME_P "," MATCH_P ","
-			"\"states\":{\"type\":\"array\",\"maxItems\":8,\"items\":{\"type\":\"string\",\"maxLength\":32}},"
+			"\"states\":{\"type\":\"array\",\"maxItems\":8,\"items\":" STR "},"
 			WINDOW_P "," PID_P "," APP_P "," ALL_P ","
 			"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200}," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"total\":" INT
 			",\"matches\":" ELEMENTS "},\"required\":[\"window\",\"total\",\"matches\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_find,
 	},
 	{
@@ -1771,15 +1769,12 @@ const struct tool_def tools_ui[] = {
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\",\"action\"],\"properties\":{"
 			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[\"press\",\"activate\",\"toggle\",\"focus\","
 			"\"set_text\",\"insert_text\",\"select\",\"set_value\",\"expand\",\"collapse\",\"scroll_to\"]},"
-			"\"text\":{\"type\":\"string\",\"description\":\"set_text/insert_text; select: the option.\"},"
-			"\"value\":{\"type\":\"number\",\"description\":\"set_value; select: the option's index.\"},"
-			"\"position\":{\"type\":\"integer\",\"minimum\":0},"
-			"\"allow_destructive\":" BOOL ",\"background\":{\"type\":\"boolean\",\"description\":"
-			"\"Refuse (needs_focus) rather than focus the window.\"}," WINDOW_P "," TIMEOUT_P "}}",
+			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":{\"type\":\"integer\",\"minimum\":0},"
+			"\"allow_destructive\":" BOOL ",\"background\":" BOOL "," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR
 			",\"verified\":" BOOL ",\"effect\":" STR ",\"relocated\":" BOOL ",\"changes\":{\"type\":\"object\"},"
 			"\"element\":{\"type\":\"object\"}},\"required\":[\"ref\",\"action\",\"route\",\"verified\"]}",
-		.flags = TOOL_DESTRUCTIVE | TOOL_DESKTOP_LOCK | TOOL_SPLIT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_DESKTOP_LOCK | TOOL_GROUPED,
 		.handler = ui_act,
 	},
 	{
@@ -1790,7 +1785,7 @@ const struct tool_def tools_ui[] = {
 			REF_P ",\"max_chars\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576}," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"role\":" STR ",\"name\":" STR
 			",\"text\":" STR ",\"states\":{\"type\":\"array\"}},\"required\":[\"ref\",\"role\",\"name\",\"states\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_read,
 	},
 	{
@@ -1801,13 +1796,25 @@ const struct tool_def tools_ui[] = {
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"until\"],\"properties\":{"
 			"\"until\":{\"type\":\"string\",\"enum\":[\"appears\",\"gone\",\"changed\",\"state\"]},"
 			ROLE_P "," NAME_P "," MATCH_P "," REF_P ","
-			"\"state\":{\"type\":\"string\",\"maxLength\":33,\"description\":\"checked, !focused, ...\"},"
+			"\"state\":" STR ","
 			WINDOW_P "," PID_P "," APP_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"satisfied\":" BOOL ",\"timed_out\":" BOOL
 			",\"waited_ms\":" INT ",\"events\":" INT ",\"element\":{\"type\":\"object\"}},"
 			"\"required\":[\"satisfied\",\"waited_ms\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_GROUPED,
 		.handler = ui_wait,
+	},
+	{
+		.name = "ui",
+		.title = "UI elements (accessibility)",
+		.description =
+			"A window's (default: focused) accessibility tree: snapshot (outline, refs, bounds in "
+			"screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
+			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
+		.flags = TOOL_GROUP,
+		.members = (const struct tool_group_member[]){
+			{ "snapshot", "ui_snapshot" }, { "find", "ui_find" }, { "act", "ui_act" },
+			{ "read", "ui_read" }, { "wait", "ui_wait" }, { 0 } },
 	},
 	{ 0 },
 };

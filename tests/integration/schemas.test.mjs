@@ -84,6 +84,10 @@ function baseArgs(window) {
     computer_cursor_position: {},
     clipboard_read: {}, clipboard_write: { text: 'x' },
     record: { op: 'list' }, clipboard: { op: 'write', text: 'x' },
+    ui_snapshot: { window }, ui_find: { window, role: 'push button' },
+    ui_act: { ref: 'e1', action: 'press' }, ui_read: { ref: 'e1' },
+    ui_wait: { window, until: 'appears', name: 'x', timeout_ms: 100 },
+    ui: { op: 'snapshot', window },
   };
 }
 
@@ -92,6 +96,7 @@ function baseArgs(window) {
 const GROUPS = {
   record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
+  ui: { snapshot: 'ui_snapshot', find: 'ui_find', act: 'ui_act', read: 'ui_read', wait: 'ui_wait' },
 };
 
 /** base plus null for every other optional argument (and, for the batch
