@@ -1047,15 +1047,19 @@ static int pixel_click(const struct resolved* r, char* err, size_t size)
 		snprintf(err, size, "the element has no on-screen bounds to click");
 		return -ENOTSUP;
 	}
+	desktop_lock();
 	struct input* in = desktop_input_get(err, size);
-	if (!in)
+	if (!in) {
+		desktop_unlock();
 		return -ECONNRESET;
+	}
 	int rc = input_focus_window(in, r->tg.window, 1000);
 	if (rc == 0 || rc == -ETIMEDOUT)
 		rc = input_move(in, d[0] + d[2] / 2, d[1] + d[3] / 2);
 	if (rc == 0)
 		rc = input_click(in, 1, 1, NULL);
 	desktop_input_put(in);
+	desktop_unlock();
 	if (rc < 0)
 		snprintf(err, size, "pixel click failed: %s", strerror(-rc));
 	return rc;
@@ -1071,18 +1075,17 @@ static int keyboard_set_text(const struct resolved* r, const char* text, bool re
 	int rc = -ENOTSUP;
 	if (r->node.ifaces & A11Y_IF_COMPONENT)
 		rc = a11y_act(&r->ref.id, &focus, clock_ms() + 1000, &ok, err, size);
-	struct input* in = desktop_input_get(err, size);
-	if (!in)
-		return -ECONNRESET;
-	int frc = input_focus_window(in, r->tg.window, 1000);
-	(void)frc;
 	if (rc < 0 || !ok) {
-		desktop_input_put(in);
 		if ((rc = pixel_click(r, err, size)) < 0)
 			return rc;
-		if (!(in = desktop_input_get(err, size)))
-			return -ECONNRESET;
 	}
+	desktop_lock();
+	struct input* in = desktop_input_get(err, size);
+	if (!in) {
+		desktop_unlock();
+		return -ECONNRESET;
+	}
+	input_focus_window(in, r->tg.window, 1000);
 	struct input_chord chord = { 0 };
 	if (replace) {
 		if (input_chord_parse(&chord, "ctrl+a", err, size) == 0)
@@ -1093,6 +1096,7 @@ static int keyboard_set_text(const struct resolved* r, const char* text, bool re
 	size_t bad = 0;
 	rc = text[0] ? input_type(in, text, strlen(text), NULL, &bad) : 0;
 	desktop_input_put(in);
+	desktop_unlock();
 	if (rc < 0)
 		snprintf(err, size, "typing failed at byte %zu: %s", bad, strerror(-rc));
 	return rc;
@@ -1774,7 +1778,7 @@ const struct tool_def tools_ui[] = {
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR
 			",\"verified\":" BOOL ",\"effect\":" STR ",\"relocated\":" BOOL ",\"changes\":{\"type\":\"object\"},"
 			"\"element\":{\"type\":\"object\"}},\"required\":[\"ref\",\"action\",\"route\",\"verified\"]}",
-		.flags = TOOL_DESTRUCTIVE | TOOL_DESKTOP_LOCK | TOOL_GROUPED,
+		.flags = TOOL_DESTRUCTIVE | TOOL_GROUPED,	/* takes the desktop lock itself, for input only */
 		.handler = ui_act,
 	},
 	{
