@@ -32,7 +32,7 @@ function el(snap, role, name) {
 }
 
 test('accessibility: snapshot, act, read, refs, destructive names, hung apps, xterm', { timeout: 120000 * SLOW }, async (t) => {
-  need(FORM);
+  need(FORM);   // spawns: - (built by make: tests/apps/gtk3-form.c)
   need('xterm');
   need('dbus-daemon');
   const dir = tempDir('deskd-a11y-');
