@@ -39,6 +39,15 @@ static int pool_n;
 /* Registered for an event with the registry, so the apps' bridges count a
  * client and serve their cache (GetItems) and events; kept open. */
 static DBusConnection* anchor;
+
+/* Peer-to-peer connections to apps that offer them (ATK apps: GTK3,
+ * Chromium, Firefox; GetApplicationBusAddress), which skip the bus daemon:
+ * idle ones by app bus name, and the apps known to offer none. */
+#define PEERS_MAX 8
+static struct { char bus[A11Y_BUS_MAX]; DBusConnection* c; } peers[PEERS_MAX];
+static int n_peers;
+static char no_peer[16][A11Y_BUS_MAX];
+static unsigned no_peer_next;
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
 
 static void threads_init(void)
@@ -64,6 +73,12 @@ void a11y_configure(const char* session_bus_address)
 	pthread_mutex_lock(&cfg_mutex);
 	snprintf(cfg_session, sizeof(cfg_session), "%s", session_bus_address ? session_bus_address : "");
 	cfg_bus[0] = '\0';
+	while (n_peers > 0) {
+		n_peers--;
+		dbus_connection_close(peers[n_peers].c);
+		dbus_connection_unref(peers[n_peers].c);
+	}
+	memset(no_peer, 0, sizeof(no_peer));
 	if (anchor) {
 		dbus_connection_close(anchor);
 		dbus_connection_unref(anchor);
@@ -78,6 +93,7 @@ void a11y_configure(const char* session_bus_address)
 }
 
 static void open_anchor(const char* addr);
+
 
 static int64_t left_ms(int64_t deadline)
 {
@@ -299,6 +315,24 @@ static void pool_put(DBusConnection* c, bool clean)
 	drop_connection(c);
 }
 
+/* A peer connection to the app at bus, or NULL (then use the bus). b is
+ * a batch on the bus connection, used to ask for the address. */
+struct batch;
+static DBusConnection* peer_get(struct batch* b, const char* bus);
+static void peer_put(const char* bus, DBusConnection* c, bool clean)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&cfg_mutex);
+	if (clean && n_peers < PEERS_MAX && dbus_connection_get_is_connected(c)) {
+		snprintf(peers[n_peers].bus, sizeof(peers[n_peers].bus), "%s", bus);
+		peers[n_peers++].c = c;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&cfg_mutex);
+	drop_connection(c);
+}
+
 void a11y_shutdown(void)
 {
 	a11y_configure(NULL);
@@ -379,6 +413,54 @@ static bool send_extents(struct batch* b, const char* bus, const char* path, int
 	dbus_uint32_t screen = 0;
 	dbus_message_append_args(m, DBUS_TYPE_UINT32, &screen, DBUS_TYPE_INVALID);
 	return batch_send(b, m, node, kind, 0);
+}
+
+static void batch_wait(struct batch* b);
+static void batch_reset(struct batch* b);
+static bool reply_ok(DBusMessage* r);
+
+static DBusConnection* peer_get(struct batch* b, const char* bus)
+{
+	pthread_mutex_lock(&cfg_mutex);
+	for (int i = 0; i < n_peers; i++)
+		if (strcmp(peers[i].bus, bus) == 0) {
+			DBusConnection* c = peers[i].c;
+			peers[i] = peers[--n_peers];
+			pthread_mutex_unlock(&cfg_mutex);
+			if (dbus_connection_get_is_connected(c))
+				return c;
+			drop_connection(c);
+			pthread_mutex_lock(&cfg_mutex);
+			break;
+		}
+	for (int i = 0; i < 16; i++)
+		if (strcmp(no_peer[i], bus) == 0) {
+			pthread_mutex_unlock(&cfg_mutex);
+			return NULL;
+		}
+	pthread_mutex_unlock(&cfg_mutex);
+	send_simple(b, bus, ROOT_PATH, IF_APPLICATION, "GetApplicationBusAddress", 0, 0);
+	batch_wait(b);
+	const char* addr = NULL;
+	DBusConnection* c = NULL;
+	if (b->n && reply_ok(b->v[0].reply)
+			&& dbus_message_get_args(b->v[0].reply, NULL, DBUS_TYPE_STRING, &addr, DBUS_TYPE_INVALID)
+			&& addr && *addr) {
+		DBusError e;
+		dbus_error_init(&e);
+		c = dbus_connection_open_private(addr, &e);
+		dbus_error_free(&e);
+		if (c)
+			dbus_connection_set_exit_on_disconnect(c, FALSE);
+	}
+	bool answered = b->n && b->v[0].reply;
+	batch_reset(b);
+	if (!c && answered) {
+		pthread_mutex_lock(&cfg_mutex);
+		snprintf(no_peer[no_peer_next++ % 16], A11Y_BUS_MAX, "%s", bus);
+		pthread_mutex_unlock(&cfg_mutex);
+	}
+	return c;
 }
 
 /* Collect the replies until all came or the deadline passed. */
@@ -1123,6 +1205,8 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 	struct items items = { 0 };
 	struct a11y_app* apps = NULL;
 	size_t n_apps = 0;
+	DBusConnection* peer = NULL;
+	bool bus_clean = true;
 	int rc = list_apps(&b, &apps, &n_apps);
 	if (rc < 0) {
 		set_err(err, err_size, "the AT-SPI registry %s", rc == -ETIMEDOUT
@@ -1201,6 +1285,12 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		send_simple(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "GetState", j, K_STATE);
 		send_extents(&b, frames[j].bus, frames[j].path, j, K_EXTENTS);
 	}
+	/* GetItems (the properties of a whole app in one call) in the same
+	 * round trip, for each app the frames belong to. */
+	for (size_t i = 0; i < n_apps; i++)
+		if (apps[i].pid == q->pid)
+			send_simple(&b, apps[i].bus, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache",
+					"GetItems", (int)i, K_ITEMS);
 	batch_wait(&b);
 	int best = -1;
 	int64_t best_score = -1;
@@ -1221,6 +1311,8 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 					if (A11Y_HAS(st, A11Y_ACTIVE))
 						score[p->node] += (int64_t)1 << 47;
 				}
+			} else if (p->kind == K_ITEMS) {
+				continue;
 			} else if (p->kind == K_EXTENTS && q->width > 0) {
 				int x, y, ww, hh;
 				if (get_extents(p->reply, &x, &y, &ww, &hh))
@@ -1234,23 +1326,25 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			}
 		free(score);
 	}
-	batch_reset(&b);
 	if (best < 0)
 		best = 0;
+	for (size_t k = 0; k < b.n; k++)
+		if (b.v[k].kind == K_ITEMS && b.v[k].node == frame_app[best] && b.v[k].reply)
+			parse_items(b.v[k].reply, &items);
+	batch_reset(&b);
 	out->app = apps[frame_app[best]];
 	struct a11y_id root = frames[best];
 	free(frames);
 	free(frame_app);
-	/* GetItems for the properties of the whole app in one call. */
-	send_simple(&b, root.bus, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache", "GetItems", 0, K_ITEMS);
 	if (walk_add(&w, &root, -1, 0, 0) < 0) {
 		rc = -ENOMEM;
 		goto done;
 	}
-	batch_wait(&b);
-	if (b.n && b.v[0].reply)
-		parse_items(b.v[0].reply, &items);
-	batch_reset(&b);
+	/* The walk goes peer-to-peer when the app offers it. */
+	if ((peer = peer_get(&b, root.bus))) {
+		bus_clean = !b.timed_out && !b.lost;
+		b.c = peer;
+	}
 
 	/* Level by level: properties where GetItems lacked them, and children. */
 	bool gone = false;
@@ -1267,7 +1361,9 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			}
 			bool known_hidden = w.have_props[i] && i > 0
 					&& !node_shown(&w.v[i], &out->app, q->all);
-			if (depth < max_depth && !known_hidden)
+			/* A leaf by GetItems needs no GetChildren (GTK4's counts are wrong). */
+			bool leaf = w.have_props[i] && w.v[i].child_count == 0 && !is_gtk4(&out->app);
+			if (depth < max_depth && !known_hidden && !leaf)
 				send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE,
 						"GetChildren", i, K_CHILDREN);
 		}
@@ -1378,7 +1474,12 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 done:
 	out->calls = b.calls;
 	out->elapsed_ms = clock_ms() - t0;
-	pool_put(c, !b.timed_out && !b.lost);
+	if (peer) {
+		peer_put(out->app.bus, peer, !b.timed_out && !b.lost);
+		pool_put(c, bus_clean);
+	} else {
+		pool_put(c, !b.timed_out && !b.lost);
+	}
 	batch_free(&b);
 	walk_free(&w, true);
 	items_free(&items);
