@@ -161,7 +161,12 @@ static DBusMessage* session_call(DBusMessage* msg, int timeout_ms, char* err, si
 
 static int query_bus_address(int timeout_ms, char* out, size_t size, char* err, size_t err_size)
 {
-	const char* env = getenv("AT_SPI_BUS_ADDRESS");
+	/* Only without a session bus of our own: deskd's embedded desktop
+	 * must not follow a caller's variable to another desktop's bus. */
+	pthread_mutex_lock(&cfg_mutex);
+	bool have_session = cfg_session[0] != '\0';
+	pthread_mutex_unlock(&cfg_mutex);
+	const char* env = have_session ? NULL : getenv("AT_SPI_BUS_ADDRESS");
 	if (env && *env) {
 		snprintf(out, size, "%s", env);
 		return 0;
