@@ -105,6 +105,8 @@ struct a11y_node {
 	char** actions;			/* action names (a11y_read only), n_actions */
 	int n_actions;
 	char* placeholder;		/* the "placeholder-text" attribute (a11y_read only), or NULL */
+	char toolkit[32];		/* the app's toolkit and version (a11y_read only) */
+	char toolkit_version[32];
 };
 
 struct a11y_app {

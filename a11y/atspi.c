@@ -1013,6 +1013,14 @@ static void apply(struct walk* w, struct pend* p, bool* gone)
 	case K_VMAX: get_double(r, &n->max_value); break;
 	case K_VSTEP: get_double(r, &n->step); break;
 	case K_INDEX: if (get_int(r, &v)) n->index_in_parent = (int)v; break;
+	case K_TOOLKIT: case K_VERSION: {
+		char* s = dup_string(r);
+		if (s)
+			snprintf(p->kind == K_TOOLKIT ? n->toolkit : n->toolkit_version,
+					sizeof(n->toolkit), "%s", s);
+		free(s);
+		break;
+	}
 	case K_ATTRS: {
 		/* a{ss}: only the placeholder is kept. */
 		DBusMessageIter it, e, kv;
@@ -1531,6 +1539,8 @@ int a11y_read(const struct a11y_id* id, size_t max_text, int64_t deadline_ms,
 	send_get(&b, id->bus, id->path, IF_ACCESSIBLE, "ChildCount", 0, K_OTHER);
 	send_simple(&b, id->bus, id->path, IF_ACCESSIBLE, "GetIndexInParent", 0, K_INDEX);
 	send_simple(&b, id->bus, id->path, IF_ACCESSIBLE, "GetAttributes", 0, K_ATTRS);
+	send_get(&b, id->bus, ROOT_PATH, IF_APPLICATION, "ToolkitName", 0, K_TOOLKIT);
+	send_get(&b, id->bus, ROOT_PATH, IF_APPLICATION, "Version", 0, K_VERSION);
 	batch_wait(&b);
 	int rc = finish_single(&b, err, err_size, "the read");
 	if (rc == 0 && (!b.v[0].reply || reply_gone(b.v[0].reply) || !reply_ok(b.v[0].reply))) {

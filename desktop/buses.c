@@ -48,7 +48,7 @@ static struct {
 static const char* const managed[] = {
 	"DBUS_SESSION_BUS_ADDRESS=", "XDG_RUNTIME_DIR=", "NO_AT_BRIDGE=",
 	"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=", "ACCESSIBILITY_ENABLED=",
-	"GNOME_ACCESSIBILITY=", "AT_SPI_BUS_ADDRESS=", "GTK_A11Y=", "CHROMIUM_FLAGS=",
+	"GNOME_ACCESSIBILITY=", "AT_SPI_BUS_ADDRESS=", "GTK_A11Y=",
 };
 
 const char* const* buses_env(void)
@@ -189,11 +189,6 @@ void buses_start(const char* display)
 	env_add("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1");
 	env_add("ACCESSIBILITY_ENABLED", "1");
 	env_add("GNOME_ACCESSIBILITY", "1");
-	const char* flags = getenv("CHROMIUM_FLAGS");
-	char chromium[1024];
-	snprintf(chromium, sizeof(chromium), "%s%s--force-renderer-accessibility",
-			flags && *flags ? flags : "", flags && *flags ? " " : "");
-	env_add("CHROMIUM_FLAGS", chromium);
 	pthread_mutex_unlock(&mutex);
 	return;
 fail:

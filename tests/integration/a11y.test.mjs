@@ -227,3 +227,39 @@ test('accessibility: snapshot, act, read, refs, destructive names, hung apps, xt
       { timeout: 5000 * SLOW, what: 'the form to answer again' });
   });
 });
+
+test('accessibility in Chromium: a local form through the focus-select-type fallback', { timeout: 120000 * SLOW }, async (t) => {
+  need('chromium');
+  const dir = tempDir('deskd-a11y-chromium-');
+  const url = 'file://' + join(ROOT, 'tests/apps/form.html');
+  // Chromium publishes its page only with --force-renderer-accessibility and
+  // an enabled AT-SPI at its start (deskd's desktop sets IsEnabled first).
+  const chromium = `chromium --force-renderer-accessibility --disable-backgrounding-occluded-windows ` +
+    `--disable-renderer-backgrounding --no-sandbox --disable-gpu --no-first-run --user-data-dir=${dir}/profile ${url}`;
+  const d = await startDeskd({ args: ['--launch', chromium] });   // spawns: chromium
+  t.after(() => d.stop());
+  const win = await waitUntil(async () => (await ok(d, 'windows', {})).structuredContent.windows
+    .find((w) => /deskd form/.test(w.title)), { timeout: 30000 * SLOW, what: 'the Chromium window' });
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { window: win.id });
+    return r.status === 200 && r.body.structuredContent.elements.some((e) => e.name === 'Your name') && r.body;
+  }, { timeout: 20000 * SLOW, what: 'the page in the tree' });
+  assert.equal(snap.structuredContent.app.toolkit, 'Chromium');
+  const name = el(snap, 'entry', 'Your name').ref;
+  const notes = el(snap, 'entry', 'Notes').ref;
+  const value = '  padded  héllo ✓ ';
+  const r = (await ok(d, 'ui_act', { ref: name, action: 'set_text', text: value })).structuredContent;
+  assert.equal(r.route, 'keyboard', 'Chromium has no EditableText');
+  assert.equal(r.verified, true, JSON.stringify(r));
+  assert.equal((await ok(d, 'ui_read', { ref: name })).structuredContent.text, value);
+  const n = (await ok(d, 'ui_act', { ref: notes, action: 'set_text', text: 'line one\nline two' })).structuredContent;
+  assert.equal(n.verified, true, JSON.stringify(n));
+  const box = el(snap, 'check box', 'I agree').ref;
+  assert.equal((await ok(d, 'ui_act', { ref: box, action: 'toggle' })).structuredContent.verified, true);
+  await fail(d, 'ui_act', { ref: el(snap, 'push button', 'Delete').ref, action: 'press' }, 'needs_confirmation');
+  await ok(d, 'ui_act', { ref: el(snap, 'push button', 'Save').ref, action: 'press' });
+  // The page's own effect: Save puts the name into the title.
+  await waitUntil(async () => (await ok(d, 'windows', {})).structuredContent.windows
+    .some((w) => w.id === win.id && w.title.startsWith('saved: ') && w.title.includes('padded héllo ✓')),
+  { timeout: 5000 * SLOW, what: 'the page to save' });
+});
