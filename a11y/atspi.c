@@ -1364,11 +1364,42 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 	int kept = 1;
 	int level_start = 0, level_end = 1;
 	for (int depth = 0; level_start < level_end && !b.timed_out && !b.lost && !gone; depth++) {
+		/* Many nodes without cached properties (a long web table): their
+		 * states first, then the rest only for the showing ones. */
+		int missing = 0;
 		for (int i = level_start; i < level_end; i++) {
 			struct item* it = items_find(&items, w.v[i].id.path);
 			if (it && strcmp(w.v[i].id.bus, root.bus) == 0) {
 				take_item(&w.v[i], it);
 				w.have_props[i] = true;
+			} else {
+				missing++;
+			}
+		}
+		bool states_first = !q->all && missing > 32;
+		if (states_first) {
+			for (int i = level_start; i < level_end; i++)
+				if (!w.have_props[i])
+					send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE, "GetState", i, K_STATE);
+			batch_wait(&b);
+			apply_all(&b, &w, &gone);
+			batch_reset(&b);
+			if (b.timed_out || b.lost || gone)
+				break;
+		}
+		for (int i = level_start; i < level_end; i++) {
+			if (w.have_props[i]) {
+				/* from GetItems */
+			} else if (states_first && i > 0 && !node_shown(&w.v[i], &out->app, false)) {
+				w.have_props[i] = true;	/* hidden: dropped below, nothing more to ask */
+				continue;
+			} else if (states_first) {
+				const char* bus = w.v[i].id.bus;
+				const char* path = w.v[i].id.path;
+				send_simple(&b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
+				send_simple(&b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
+				send_get(&b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
+				send_get(&b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
 			} else {
 				send_props(&b, &w, i);
 			}

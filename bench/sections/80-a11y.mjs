@@ -2,7 +2,7 @@
 // tests, gtk3-widget-factory), ui_find, ui_act round trips, and the
 // outline's size against the PNG screenshot (base64) of the same window,
 // on deskd's own embedded desktop and buses.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDeskd, tempDir, waitUntil, ROOT } from '../../tests/integration/lib/harness.mjs';
 import { time, stats, table, fmt, have, toolCall } from '../lib.mjs';
@@ -81,6 +81,45 @@ export default async function () {
     arows.push(['ui_act set_value (verified)', ...ms(stats(await time(() => toolCall(deskd, 'ui_act', { ref: ref('slider', 'Volume'), action: 'set_value', value: 10 + (k++ % 80) }), { n: N, warmup: 3 })))]);
     arows.push(['ui_read (text)', ...ms(stats(await time(() => toolCall(deskd, 'ui_read', { ref: ref('text', 'Name') }), { n: N, warmup: 3 })))]);
     table('a11y: find, act and read round trips over HTTP, ms', ['operation', 'p50', 'p95', 'n'], arows);
+  } finally {
+    await deskd.stop();
+  }
+  if (have('chromium')) await chromium(dir);
+}
+
+/** Chromium: the tests' form, and a 500-row table (about 5,000 nodes) of
+ *  which only the visible part is walked. */
+async function chromium(dir) {
+  const rows = Array.from({ length: 500 }, (_, i) =>
+    `<tr><td>row ${i}</td><td><a href="#r${i}">link ${i}</a></td><td><button>act ${i}</button></td><td><input type="checkbox" aria-label="pick ${i}"></td></tr>`).join('');
+  writeFileSync(join(dir, 'big.html'), `<!doctype html><meta charset="utf-8"><title>big table</title><table>${rows}</table>`);
+  const flags = `--force-renderer-accessibility --disable-backgrounding-occluded-windows --disable-renderer-backgrounding --no-sandbox --disable-gpu --no-first-run`;
+  const deskd = await startDeskd({ args: ['--log-level', 'warning',
+    '--launch', `chromium ${flags} --user-data-dir=${dir}/p1 file://${join(ROOT, 'tests/apps/form.html')}`,   // spawns: chromium
+    '--launch', `chromium ${flags} --user-data-dir=${dir}/p2 file://${join(dir, 'big.html')}`] });
+  try {
+    const out = [];
+    for (const [label, title, want] of [['Chromium, the tests\' form', /deskd form/, 'Your name'], ['Chromium, 500-row table (visible part)', /big table/, 'act 0']]) {
+      const w = await waitUntil(async () => (await toolCall(deskd, 'windows', {})).structuredContent.windows.find((x) => title.test(x.title)),
+        { timeout: 30000, what: label });
+      await waitUntil(async () => {
+        try { return (await toolCall(deskd, 'ui_snapshot', { window: w.id, max_nodes: 5000 })).structuredContent.elements.some((e) => e.name === want); } catch { return false; }
+      }, { timeout: 30000, what: `${label}: its tree` });
+      for (const all of [false, true]) {
+        if (all && !/table/.test(label)) continue;
+        let last;
+        const inside = [];
+        const s = stats(await time(async () => {
+          last = await toolCall(deskd, 'ui_snapshot', { window: w.id, all, max_nodes: 5000, timeout_ms: 10000 });
+          inside.push(last.structuredContent.elapsed_ms);
+        }, { n: all ? 5 : N, warmup: 2 }));
+        const sc = last.structuredContent;
+        const ins = stats(inside.slice(2).sort((a, b) => a - b));
+        out.push([`${label}${all ? ', all nodes' : ''}`, ...ms(s), String(sc.node_count), String(sc.listed), String(sc.calls), `${ins.p50} / ${ins.p95}`]);
+      }
+    }
+    table('a11y: Chromium ui_snapshot over HTTP, ms (target: the 5,000-node page, visible part, < 300 ms)',
+      ['page', 'p50', 'p95', 'n', 'nodes visited', 'lines', 'D-Bus calls', 'walk in deskd p50 / p95'], out);
   } finally {
     await deskd.stop();
   }
