@@ -8,6 +8,7 @@
 #include "capture/capture.h"
 #include "record/record.h"
 #include "desktop/desktop.h"
+#include "a11y/a11y.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "base/base64.h"
@@ -469,6 +470,10 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 		desktop_capture_put(p);
 		return 0;
 	}
+	/* Which pids publish an accessibility tree (the ui tools), bounded. */
+	struct a11y_app* apps = NULL;
+	size_t n_apps = 0;
+	bool know_a11y = a11y_apps(&apps, &n_apps, clock_ms() + 300, NULL, 0) == 0;
 	json_t* arr = json_array();
 	for (size_t i = 0; i < n; i++) {
 		const struct capture_window_info* w = &list[i];
@@ -478,8 +483,16 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 			continue;
 		if (on_screen && !w->visible)
 			continue;
-		json_array_append_new(arr, tools_window_json(w));
+		json_t* j = tools_window_json(w);
+		if (know_a11y) {
+			bool accessible = false;
+			for (size_t k = 0; k < n_apps && !accessible; k++)
+				accessible = w->pid > 0 && apps[k].pid == w->pid;
+			json_object_set_new(j, "accessible", json_boolean(accessible));
+		}
+		json_array_append_new(arr, j);
 	}
+	free(apps);
 	free(list);
 	int sw, sh;
 	capture_screen_size(desktop_capture_backend(p), &sw, &sh);
@@ -651,7 +664,7 @@ const struct tool_def tools_screen[] = {
 		.title = "List windows",
 		.description =
 			"Top-level windows: id (the window argument of other tools), pid, title, app, "
-			"client area in desktop pixels, focused, visible. Filter by app, pid or on_screen_only.",
+			"client area in desktop pixels, focused, visible, accessible (ui tools work). Filter by app, pid or on_screen_only.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"

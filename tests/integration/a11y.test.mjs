@@ -198,6 +198,12 @@ test('accessibility: snapshot, act, read, refs, destructive names, hung apps, xt
     assert.equal(readFileSync(statePath, 'utf8'), before, 'state unchanged');
   });
 
+  await t.test('windows says which windows are accessible', async () => {
+    const w = (await ok(d, 'windows', {})).structuredContent.windows;
+    assert.equal(w.find((x) => x.id === form.id).accessible, true);
+    assert.equal(w.find((x) => x.id === xterm.id).accessible, false);
+  });
+
   await t.test('xterm exposes nothing: no_accessibility naming it', async () => {
     const e = await fail(d, 'ui_snapshot', { window: xterm.id }, 'no_accessibility');
     assert.match(e.message, /xterm/);
