@@ -1411,10 +1411,12 @@ static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 				struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = text,
 					.position = pos };
 				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-				if (rc == 0 && !await_effect(&r, &v, &(struct a11y_node){ 0 })) {
+				struct a11y_node probe = { 0 };
+				if (rc == 0 && !await_effect(&r, &v, &probe)) {
 					/* TRUE without effect (Firefox): the keyboard next. */
 					rc = -ENOTSUP;
 				}
+				a11y_node_clear(&probe);
 				if (rc == -ENOTSUP)
 					route = ROUTE_KEYBOARD;
 			} else {
