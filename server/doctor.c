@@ -281,7 +281,9 @@ static void check_token(json_t* checks, const struct options* opts)
  * Unhealthy only on deskd's own desktop (there it should always work). */
 static void check_accessibility(json_t* checks, bool embedded, bool serving)
 {
-	if (!serving)
+	struct desktop_buses b;
+	desktop_buses(&b);
+	if (!serving && b.pid <= 0)	/* deskd doctor on an external display */
 		a11y_configure(getenv("DBUS_SESSION_BUS_ADDRESS"));
 	struct a11y_status st;
 	a11y_status(&st, 1000);
