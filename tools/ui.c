@@ -1839,7 +1839,9 @@ const struct tool_def tools_ui[] = {
 			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
-			{ "snapshot", "ui_snapshot" }, { "find", "ui_find" }, { "act", "ui_act" },
+			/* act first: the op a schema-driven client (and the view-token
+			 * audit) tries first is then the acting one. */
+			{ "act", "ui_act" }, { "snapshot", "ui_snapshot" }, { "find", "ui_find" },
 			{ "read", "ui_read" }, { "wait", "ui_wait" }, { 0 } },
 	},
 	{ 0 },

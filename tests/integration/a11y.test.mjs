@@ -269,3 +269,34 @@ test('accessibility in Chromium: a local form through the focus-select-type fall
     .some((w) => w.id === win.id && w.title.startsWith('saved: ') && w.title.includes('padded héllo ✓')),
   { timeout: 5000 * SLOW, what: 'the page to save' });
 });
+
+test('accessibility in GTK 4: window-relative extents are rebased, a pixel route lands', { timeout: 90000 * SLOW }, async (t) => {
+  need('gtk4-demo');
+  const d = await startDeskd({ args: ['--launch', 'gtk4-demo'] });   // spawns: gtk4-demo
+  t.after(() => d.stop());
+  const win = await waitUntil(async () => (await ok(d, 'windows', {})).structuredContent.windows
+    .find((w) => w.title === 'GTK Demo'), { timeout: 20000 * SLOW, what: 'the gtk4-demo window' });
+  const find = async (args) => (await ok(d, 'ui_find', { window: win.id, ...args })).structuredContent;
+  const items = await waitUntil(async () => {
+    const r = await d.tool('ui_find', { window: win.id, role: 'list item' });
+    return r.status === 200 && r.body.structuredContent.total > 3 && r.body.structuredContent;
+  }, { timeout: 20000 * SLOW, what: 'the demo list' });
+  assert.equal(items.app.toolkit, 'GTK');
+  assert.match(items.app.version, /^4\./);
+  // GTK 4.8 reports the frame at 0,0 whatever the window's place; rebased,
+  // the items sit inside the window's screenshot (x within its width).
+  const pick = items.matches.find((m) => !m.states.includes('selected'));
+  const [x0, y0, x1, y1] = pick.bounds;
+  assert.ok(x0 >= 0 && x1 <= win.width && y0 >= 0 && y1 <= win.height, JSON.stringify(pick.bounds));
+  assert.ok(pick.desktop_bounds[0] >= win.x, `desktop bounds ${pick.desktop_bounds} are rebased onto the window at ${win.x}`);
+  // A list item has no action here: the pixel route clicks its centre.
+  const r = (await ok(d, 'ui_act', { ref: pick.ref, action: 'press' })).structuredContent;
+  assert.equal(r.route, 'pixel');
+  await waitUntil(async () => (await find({ role: 'list item', states: ['selected'] })).matches.some((m) => m.ref === pick.ref),
+    { timeout: 5000 * SLOW, what: 'the clicked item to be selected' });
+  // Its search entry takes exact text through EditableText.
+  const entry = (await find({ role: 'entry' })).matches[0];
+  const s = (await ok(d, 'ui_act', { ref: entry.ref, action: 'set_text', text: '  two  spaces  ' })).structuredContent;
+  assert.equal(s.verified, true);
+  assert.equal((await ok(d, 'ui_read', { ref: entry.ref })).structuredContent.text, '  two  spaces  ');
+});

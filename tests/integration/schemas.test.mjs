@@ -96,7 +96,7 @@ function baseArgs(window) {
 const GROUPS = {
   record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
-  ui: { snapshot: 'ui_snapshot', find: 'ui_find', act: 'ui_act', read: 'ui_read', wait: 'ui_wait' },
+  ui: { act: 'ui_act', snapshot: 'ui_snapshot', find: 'ui_find', read: 'ui_read', wait: 'ui_wait' },
 };
 
 /** base plus null for every other optional argument (and, for the batch
