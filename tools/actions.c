@@ -113,7 +113,7 @@ static const char* const common_fields[] = { "type", "action", NULL };
 static bool field_allowed(const struct act_name* k, const char* f)
 {
 	static const char* const pointer[] = { "x", "y", "coordinate",
-		"coordinate_space", "keys", "text", NULL };
+		"coordinate_space", "keys", "text", "ref", NULL };
 	const char* const* extra = NULL;
 	static const char* const click[] = { "button", NULL };
 	static const char* const drag[] = { "path", "start_coordinate", "button", NULL };
@@ -122,7 +122,7 @@ static bool field_allowed(const struct act_name* k, const char* f)
 	static const char* const mouse[] = { "button", NULL };
 	static const char* const shot[] = { "max_dimension", NULL };
 	static const char* const zoom[] = { "region", "max_dimension", NULL };
-	static const char* const type[] = { "text", NULL };
+	static const char* const type[] = { "text", "ref", NULL };
 	static const char* const keys[] = { "keys", "text", NULL };
 	static const char* const hold[] = { "keys", "text", "duration", NULL };
 	static const char* const wait[] = { "ms", "duration", NULL };
@@ -297,6 +297,18 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 	} else if (jc && k->act != ACT_DRAG) {
 		if (!point_of(jc, &a->x, &a->y) || !json_is_array(jc))
 			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: coordinate must be [x, y] (integers)", tname);
+		a->has_xy = true;
+	}
+	/* ref: an element's centre, resolved when the action runs. */
+	json_t* jref = json_object_get(j, "ref");
+	if (jref) {
+		if (!json_is_string(jref))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: ref must be a string like \"e12\"", tname);
+		if (jx || jy || jc)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give ref or a position, not both", tname);
+		if (k->act == ACT_DRAG)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s does not take \"ref\"", tname);
+		a->ref = json_string_value(jref);
 		a->has_xy = true;
 	}
 	json_t* jspace = json_object_get(j, "coordinate_space");

@@ -52,6 +52,7 @@ struct action {
 	size_t text_len;
 	int ms;
 	int max_dimension;		/* screenshot, zoom: -1 = none given */
+	const char* ref;		/* pointer actions, type: an element ref (ui tools) instead of x, y */
 };
 
 /* Errors carry a code and a message; the batch adds the index. */
@@ -79,3 +80,7 @@ const char* action_button_name(int button);
 /** Fill e with code and the message; returns -1. */
 int action_fail(struct act_error* e, enum tool_code code, const char* fmt, ...)
 		__attribute__((format(printf, 3, 4)));
+
+/** The centre of element ref ("e12", tools/ui.c) in desktop pixels, read
+ *  now. 0, or -1 with e filled (stale_ref, timeout, no_accessibility, ...). */
+int tools_ui_ref_point(const char* ref, int* x, int* y, struct act_error* e);

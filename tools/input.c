@@ -346,7 +346,24 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 	bool acts = pointer || k->act == ACT_TYPE || k->act == ACT_KEYPRESS
 			|| k->act == ACT_HOLD_KEY;
 
-	if (a->has_xy) {
+	if (a->ref) {
+		if (tools_ui_ref_point(a->ref, &dx, &dy, e) < 0)
+			return -1;
+		json_object_set_new(res, "ref", json_string(a->ref));
+		json_object_set_new(res, "desktop_x", json_integer(dx));
+		json_object_set_new(res, "desktop_y", json_integer(dy));
+		if (k->act == ACT_TYPE) {
+			/* Into that element: click it first. */
+			rc = input_move(b->in, dx, dy);
+			if (rc == 0)
+				rc = input_click(b->in, 1, 1, NULL);
+			if (rc < 0) {
+				e->code = tool_code_for_errno(rc);
+				snprintf(e->message, sizeof(e->message), "clicking ref %s: %s", a->ref, strerror(-rc));
+				return -1;
+			}
+		}
+	} else if (a->has_xy) {
 		if (map_point(b, a, a->x, a->y, &dx, &dy, e) < 0)
 			return -1;
 		json_object_set_new(res, "x", json_integer(a->x));
@@ -782,7 +799,7 @@ SPLIT(zoom)
 #define ACTION_OBJECT OBJ_END( \
 	"\"type\":" S_ENUM(ACTION_TYPES) "," \
 	"\"action\":{\"type\":\"string\"" DESC("Same as type (Anthropic).") "}," \
-	"\"x\":" S_INT ",\"y\":" S_INT ",\"coordinate\":" S_XY "," \
+	"\"x\":" S_INT ",\"y\":" S_INT ",\"coordinate\":" S_XY ",\"ref\":{\"type\":\"string\"}," \
 	"\"coordinate_space\":{\"type\":\"string\"},\"button\":" S_ENUM(BUTTONS) "," \
 	"\"keys\":" S_CHORD("") ",\"text\":{\"type\":\"string\"}," \
 	"\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT "}," \

@@ -8,6 +8,7 @@
  * whose path is gone; a ref never silently points at another element. */
 #define _GNU_SOURCE
 #include "tools/tools.h"
+#include "tools/actions.h"
 #include "a11y/a11y.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -1736,6 +1737,56 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 		json_object_set_new(s, "element", element);
 	tool_result_ok(out, s);
 	return 0;
+}
+
+/* ---- Refs in computer_use (tools/input.c) ---------------------------------------------- */
+
+int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
+{
+	unsigned num = parse_ref(s);
+	struct ref r;
+	if (!num) {
+		e->code = TOOL_BAD_ARGUMENTS;
+		snprintf(e->message, sizeof(e->message), "ref must look like \"e12\" (from ui_snapshot or ui_find)");
+		return -1;
+	}
+	if (!ref_get(num, &r)) {
+		e->code = TOOL_STALE_REF;
+		snprintf(e->message, sizeof(e->message), "unknown ref %.20s: call ui_snapshot again", s);
+		return -1;
+	}
+	struct a11y_node n;
+	char err[256] = "";
+	int rc = a11y_read(&r.id, 0, clock_ms() + UI_DEFAULT_TIMEOUT_MS, &n, err, sizeof(err));
+	struct ui_target tg = { .window = r.window };
+	struct a11y_app app = { 0 };
+	int d[4], img[4];
+	bool placed = false;
+	if (rc == 0 && n.role == r.role && !A11Y_HAS(n.states, A11Y_DEFUNCT)) {
+		snprintf(app.toolkit, sizeof(app.toolkit), "%s", n.toolkit);
+		snprintf(app.version, sizeof(app.version), "%s", n.toolkit_version);
+		struct capture_window_info* list = NULL;
+		size_t nw = 0;
+		if (rebase_needed(&app) && desktop_windows(&list, &nw) == 0)
+			for (size_t i = 0; i < nw; i++)
+				if (list[i].id == r.window)
+					tg.info = list[i];
+		free(list);
+		tg.t = (struct desktop_target){ .width = 1, .height = 1, .image_width = 1, .image_height = 1 };
+		placed = node_rects(&n, &app, &tg, d, img);
+	}
+	if (rc == 0 && placed) {
+		*x = d[0] + d[2] / 2;
+		*y = d[1] + d[3] / 2;
+	} else {
+		e->code = rc == -ETIMEDOUT ? TOOL_TIMEOUT : rc == -ENOTCONN ? TOOL_NO_ACCESSIBILITY
+				: rc == 0 && n.role == r.role ? TOOL_ACTION_UNSUPPORTED : TOOL_STALE_REF;
+		snprintf(e->message, sizeof(e->message), "ref %.20s: %s", s, rc == 0 && n.role == r.role
+				? "the element has no on-screen bounds" : err[0] ? err : "the element is gone: call ui_snapshot again");
+	}
+	a11y_node_clear(&n);
+	ref_clear(&r);
+	return rc == 0 && placed ? 0 : -1;
 }
 
 /* ---- The table -------------------------------------------------------------------------------- */

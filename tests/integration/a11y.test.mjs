@@ -198,6 +198,20 @@ test('accessibility: snapshot, act, read, refs, destructive names, hung apps, xt
     assert.equal(readFileSync(statePath, 'utf8'), before, 'state unchanged');
   });
 
+  await t.test('computer_use takes refs: a click and typing into an element', async () => {
+    const saves = state().saves;
+    await ok(d, 'ui_act', { ref: nameRef, action: 'set_text', text: '' });
+    const r = (await ok(d, 'computer_use', { actions: [
+      { type: 'click', ref: refOf('push button', 'Save') },
+      { type: 'type', ref: nameRef, text: 'typed ✓' }] })).structuredContent;
+    assert.equal(r.results[0].ref, refOf('push button', 'Save'));
+    await waitUntil(() => state().saves === saves + 1 && state().name === 'typed ✓', { timeout: 5000 * SLOW, what: 'the click and the typing' });
+    const e = await d.tool('computer_use', { actions: [{ type: 'click', ref: 'e999999' }] });
+    assert.equal(e.body.error.code, 'stale_ref', JSON.stringify(e.body));
+    const both = await d.tool('computer_use', { actions: [{ type: 'click', ref: nameRef, x: 1, y: 1 }] });
+    assert.equal(both.body.error.code, 'bad_arguments');
+  });
+
   await t.test('windows says which windows are accessible', async () => {
     const w = (await ok(d, 'windows', {})).structuredContent.windows;
     assert.equal(w.find((x) => x.id === form.id).accessible, true);
