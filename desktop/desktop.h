@@ -291,6 +291,70 @@ int desktop_recording_path(const char* id, char* path, size_t size);
 /** The owner of these recordings ended: finish them (they publish). */
 void desktop_recordings_end(char* const* ids, size_t n);
 
+/* ---- Launched programs (launch.c) ---------------------------------------------------
+ * The launch tool's programs: no shell, the program found on PATH, checked
+ * against --allow-launch, started on the display as deskd's children (own
+ * process group, the desktop's environment: env.c), reaped by the watcher
+ * and stopped with deskd. Any thread. */
+
+#define DESKTOP_LAUNCH_ARGS_MAX 256		/* argv items */
+#define DESKTOP_LAUNCH_ARG_MAX 4096		/* bytes per argv item or env value */
+#define DESKTOP_LAUNCH_ENV_MAX 64		/* env variables */
+#define DESKTOP_LAUNCH_ENV_NAME_MAX 128
+#define DESKTOP_LAUNCH_TOTAL_MAX 65536		/* argv and env together */
+#define DESKTOP_LAUNCH_KEPT 64			/* running ones (at most), then the last ended */
+
+struct desktop_launch_params {
+	char* const* argv;	/* argv[0]: a name looked up on PATH, or an absolute path */
+	size_t argc;
+	char* const* env;	/* "NAME=value" added to the desktop's environment */
+	size_t n_env;
+	const char* cwd;	/* an existing directory (absolute), or NULL */
+	bool wait_for_window;
+	int timeout_ms;		/* for the window */
+	const atomic_bool* cancelled;	/* may be NULL */
+	int64_t deadline_ms;	/* monotonic, 0 = none */
+};
+
+struct desktop_launch_result {
+	long pid;
+	char path[PATH_MAX];	/* the executable that runs */
+	char program[64];	/* its file name */
+	uint32_t window;	/* its first mapped top-level window, or 0 */
+	bool timed_out;		/* no window within timeout_ms */
+	bool exited;		/* it ended while deskd waited for its window */
+	int exit_code;		/* when exited normally, else -1 */
+	int signal;		/* when killed by a signal, else 0 */
+	int64_t waited_ms;
+};
+
+/* One launched program, as status lists it. */
+struct desktop_launched {
+	long pid;
+	char program[64];
+	char path[PATH_MAX];
+	time_t started, ended;
+	bool running;
+	int exit_code;		/* once ended: its exit code, or -1 */
+	int signal;		/* once ended by a signal: its number, else 0 */
+};
+
+/** Check, start and (wait_for_window) find the first window of argv.
+ *  Nothing is started on an error: -EINVAL (bad argv, env or cwd), -ENOENT
+ *  (no such program), -EPERM (not allowed: --allow-launch, or an external
+ *  display without it), -ENOEXEC (exec failed: not executable), -EMFILE
+ *  (DESKTOP_LAUNCH_KEPT running), -ECONNRESET (no display), -ESHUTDOWN;
+ *  after a start, an error of the window search (-ECONNRESET) still leaves
+ *  out->pid set. A message in err either way. */
+int desktop_launch(const struct desktop_launch_params* params,
+		struct desktop_launch_result* out, char* err, size_t err_size);
+/** May the program at path (as found) be launched under the options? 0 or
+ *  -EPERM with the reason in err. An entry of --allow-launch without '/'
+ *  matches path's file name, one with '/' the file itself (after symlinks). */
+int desktop_launch_allowed(const char* path, char* err, size_t err_size);
+/** The launched programs, running first: *list malloc'd (free it). */
+int desktop_launched_list(struct desktop_launched** list, size_t* n);
+
 /* ---- The clipboard (clipboard.c) ---------------------------------------------------
  * X selections as deskd owns and reads them. Text is UTF-8, exact (any
  * bytes, empty included); images are PNG. Any thread. */

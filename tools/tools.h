@@ -45,6 +45,7 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
+	TOOL_NOT_FOUND,		/* no such program (launch) */
 	TOOL_INTERNAL,
 };
 

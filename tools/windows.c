@@ -176,6 +176,121 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 	return window_reply(out, p, window, rc);
 }
 
+/* ---- launch ------------------------------------------------------------------------- */
+
+/* args' argv and env as C strings (borrowed from args); false with the
+ * error in out. A JSON string with a NUL in it cannot be passed to exec. */
+static bool launch_args(json_t* args, const char*** argv, size_t* argc, char*** env,
+		size_t* n_env, struct tool_result* out)
+{
+	json_t* a = json_object_get(args, "argv");
+	json_t* e = json_object_get(args, "env");
+	*argc = json_array_size(a);
+	*n_env = json_object_size(e);
+	*argv = calloc(*argc + 1, sizeof(**argv));
+	*env = calloc(*n_env + 1, sizeof(**env));
+	if (!*argv || !*env) {
+		tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");
+		return false;
+	}
+	size_t i;
+	json_t* item;
+	json_array_foreach(a, i, item) {
+		if (!json_is_string(item)) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "argv[%zu] must be a string", i);
+			return false;
+		}
+		if (strlen(json_string_value(item)) != json_string_length(item)) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+					"argv[%zu] contains a NUL byte: nothing was started", i);
+			return false;
+		}
+		(*argv)[i] = json_string_value(item);
+	}
+	const char* key;
+	size_t k = 0;
+	json_object_foreach(e, key, item) {
+		const char* v = json_string_value(item);
+		if (!v || strlen(v) != json_string_length(item) || strchr(key, '=')) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "env.%s must be a string "
+					"without NUL bytes (and the name without '=')", key);
+			return false;
+		}
+		size_t len = strlen(key) + strlen(v) + 2;
+		if (!((*env)[k] = malloc(len))) {
+			tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");
+			return false;
+		}
+		snprintf((*env)[k++], len, "%s=%s", key, v);
+	}
+	return true;
+}
+
+static enum tool_code launch_code(int rc)
+{
+	switch (rc) {
+	case -EINVAL: return TOOL_BAD_ARGUMENTS;
+	case -ENOENT: return TOOL_NOT_FOUND;
+	case -EPERM: return TOOL_FORBIDDEN;
+	case -ENOEXEC: return TOOL_BAD_ARGUMENTS;
+	case -EMFILE: return TOOL_FORBIDDEN;
+	case -ESHUTDOWN:
+	case -ECONNRESET: return TOOL_DISPLAY_UNAVAILABLE;
+	default: return tool_code_for_errno(rc);
+	}
+}
+
+static int launch(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	const char** argv = NULL;
+	char** env = NULL;
+	size_t argc = 0, n_env = 0;
+	if (!launch_args(args, &argv, &argc, &env, &n_env, out))
+		goto done;
+	struct desktop_launch_params p = {
+		.argv = (char* const*)argv, .argc = argc, .env = env, .n_env = n_env,
+		.cwd = tool_arg_string(args, "cwd", NULL),
+		.wait_for_window = tool_arg_bool(args, "wait_for_window", true),
+		.timeout_ms = (int)tool_arg_int(args, "timeout_ms", 5000),
+		.cancelled = ctx->cancelled, .deadline_ms = ctx->deadline_ms,
+	};
+	struct desktop_launch_result r;
+	char err[512];
+	int rc = desktop_launch(&p, &r, err, sizeof(err));
+	if (rc < 0) {
+		json_t* extra = r.pid ? json_pack("{s:I}", "pid", (json_int_t)r.pid) : NULL;
+		tool_result_error(out, launch_code(rc), extra, "%s", err);
+		goto done;
+	}
+	json_t* res = json_pack("{s:I, s:s, s:s}", "pid", (json_int_t)r.pid,
+			"program", r.program, "path", r.path);
+	char msg[512] = "";
+	if (r.window) {
+		json_object_set_new(res, "window", json_integer((json_int_t)r.window));
+	} else if (r.exited) {
+		json_object_set_new(res, "exited", json_true());
+		json_object_set_new(res, "exit_code", json_integer(r.exit_code));
+		if (r.signal)
+			json_object_set_new(res, "signal", json_string(strsignal(r.signal)));
+		snprintf(msg, sizeof(msg), "%.200s (pid %ld) ended after %lld ms without a window (%s %d)",
+				r.path, r.pid, (long long)r.waited_ms, r.signal ? "signal" : "exit code",
+				r.signal ? r.signal : r.exit_code);
+	} else if (p.wait_for_window) {
+		json_object_set_new(res, "timed_out", json_true());
+		snprintf(msg, sizeof(msg), "started %.200s (pid %ld); it mapped no window within %lld ms "
+				"(it still runs)", r.path, r.pid, (long long)r.waited_ms);
+	}
+	if (msg[0])
+		json_object_set_new(res, "message", json_string(msg));
+	tool_result_ok(out, res);
+done:
+	free(argv);
+	for (size_t i = 0; env && i < n_env; i++)
+		free(env[i]);
+	free(env);
+	return 0;
+}
+
 /* ---- The table ------------------------------------------------------------------------ */
 
 #define INT "{\"type\":\"integer\"}"
@@ -192,6 +307,24 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 
 
 const struct tool_def tools_windows[] = {
+	{
+		.name = "launch",
+		.title = "Launch a program",
+		.description =
+			"Start a program on the desktop (no shell; argv[0] on PATH) and return its pid "
+			"and first window (wait_for_window, default true, up to timeout_ms).",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"argv\"],\"properties\":{"
+			"\"argv\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,\"items\":{\"type\":\"string\",\"maxLength\":4096}},"
+			"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"maxLength\":4096}},"
+			"\"cwd\":" STR ",\"wait_for_window\":" BOOL ","
+			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"pid\":" INT ",\"program\":" STR
+			",\"path\":" STR ",\"window\":" INT ",\"timed_out\":" BOOL ",\"exited\":" BOOL
+			",\"exit_code\":" INT ",\"signal\":" STR ",\"message\":" STR "},"
+			"\"required\":[\"pid\",\"program\",\"path\"]}",
+		.flags = TOOL_OPEN_WORLD,
+		.handler = launch,
+	},
 	{
 		.name = "windows",
 		.title = "List windows",
