@@ -355,6 +355,57 @@ int desktop_launch_allowed(const char* path, char* err, size_t err_size);
 /** The launched programs, running first: *list malloc'd (free it). */
 int desktop_launched_list(struct desktop_launched** list, size_t* n);
 
+/* ---- Window states (windows.c) ---------------------------------------------------
+ * Each operation asks the window manager (EWMH _NET_WM_STATE and
+ * _NET_RESTACK_WINDOW/_NET_MOVERESIZE_WINDOW, ICCCM iconify and
+ * WM_DELETE_WINDOW), then waits (bounded) and reads back what it did:
+ * applied false with the observed state when it refused or when no window
+ * manager runs (nothing minimizes, maximizes or makes fullscreen then).
+ * Any thread (own connection); callers hold the desktop lock. */
+
+enum desktop_window_op {
+	DESKTOP_WINDOW_MINIMIZE,
+	DESKTOP_WINDOW_MAXIMIZE,
+	DESKTOP_WINDOW_RESTORE,	/* not minimized, maximized or fullscreen */
+	DESKTOP_WINDOW_FULLSCREEN,
+	DESKTOP_WINDOW_RAISE,
+	DESKTOP_WINDOW_RESIZE,
+	DESKTOP_WINDOW_CLOSE,	/* WM_DELETE_WINDOW; force: then end the client */
+};
+
+struct desktop_window_state {
+	bool exists, mapped, minimized, maximized, fullscreen, modal, takes_delete;
+	int x, y, width, height;	/* client area, desktop pixels */
+	uint32_t transient_for;		/* the window it is a dialog of, or 0 */
+	long pid;			/* _NET_WM_PID, or 0 */
+};
+
+struct desktop_window_request {
+	uint32_t window;
+	enum desktop_window_op op;
+	int width, height;	/* RESIZE */
+	bool force;		/* CLOSE: end the client after timeout_ms */
+	int timeout_ms;		/* how long to wait for the window manager (or the client) */
+};
+
+#define DESKTOP_WINDOW_DIALOGS 8
+
+struct desktop_window_outcome {
+	bool applied;		/* the state asked for is the state observed */
+	bool wm;		/* a window manager runs */
+	char wm_name[64];	/* the EWMH one's name, or "" */
+	struct desktop_window_state before, after;	/* after.exists false: gone */
+	bool closed, killed;	/* CLOSE: the window went; its client was ended */
+	uint32_t dialogs[DESKTOP_WINDOW_DIALOGS];	/* CLOSE: its dialogs left open */
+	int n_dialogs;
+	char note[256];		/* why not applied, or "" */
+};
+
+/** Do it and report. 0 (applied or not), -ENOENT (no such window, or it
+ *  went away), -EINVAL, -ECONNRESET, with a message in err. */
+int desktop_window_op(const struct desktop_window_request* req,
+		struct desktop_window_outcome* out, char* err, size_t err_size);
+
 /* ---- The clipboard (clipboard.c) ---------------------------------------------------
  * X selections as deskd owns and reads them. Text is UTF-8, exact (any
  * bytes, empty included); images are PNG. Any thread. */

@@ -65,11 +65,18 @@ static bool window_required(json_t* args, uint32_t* window, struct tool_result* 
 
 json_t* tools_window_json(const struct capture_window_info* w)
 {
-	return json_pack("{s:I, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:b}",
+	json_t* j = json_pack("{s:I, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:b}",
 			"id", (json_int_t)w->id, "pid", w->pid, "title", w->title,
 			"app", w->app[0] ? w->app : w->instance,
 			"x", w->rect.x, "y", w->rect.y, "width", w->rect.width,
 			"height", w->rect.height, "focused", w->focused, "visible", w->visible);
+	json_t* more = json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:I}", "class", w->app,
+			"instance", w->instance, "minimized", w->minimized, "maximized", w->maximized,
+			"fullscreen", w->fullscreen, "modal", w->modal,
+			"transient_for", (json_int_t)w->transient_for);
+	json_object_update(j, more);
+	json_decref(more);
+	return j;
 }
 
 static bool contains_nocase(const char* hay, const char* needle)
@@ -174,6 +181,98 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 	struct capture_rect r;
 	int rc = capture_move_window(desktop_capture_backend(p), window, ptr[0], ptr[1], ptr[2], ptr[3], &r);
 	return window_reply(out, p, window, rc);
+}
+
+/* ---- Window states ---------------------------------------------------------------- */
+
+static json_t* outcome_json(uint32_t window, const struct desktop_window_outcome* o,
+		enum desktop_window_op op)
+{
+	const struct desktop_window_state* a = &o->after;
+	json_t* j = json_pack("{s:I, s:b, s:b, s:b}", "window", (json_int_t)window,
+			"applied", o->applied, "window_manager", o->wm, "exists", a->exists);
+	if (a->exists) {
+		json_t* st = json_pack("{s:b, s:b, s:b, s:b, s:b, s:i, s:i, s:i, s:i}",
+				"mapped", a->mapped, "minimized", a->minimized,
+				"maximized", a->maximized, "fullscreen", a->fullscreen, "modal", a->modal,
+				"x", a->x, "y", a->y, "width", a->width, "height", a->height);
+		json_object_update(j, st);
+		json_decref(st);
+	}
+	if (o->wm_name[0])
+		json_object_set_new(j, "wm_name", json_string(o->wm_name));
+	if (op == DESKTOP_WINDOW_CLOSE) {
+		json_object_set_new(j, "closed", json_boolean(o->closed));
+		json_object_set_new(j, "killed", json_boolean(o->killed));
+		json_t* d = json_array();
+		for (int i = 0; i < o->n_dialogs; i++)
+			json_array_append_new(d, json_integer((json_int_t)o->dialogs[i]));
+		json_object_set_new(j, "dialogs", d);
+	}
+	if (o->note[0])
+		json_object_set_new(j, "message", json_string(o->note));
+	return j;
+}
+
+static int window_op(json_t* args, struct tool_result* out, enum desktop_window_op op,
+		int default_timeout_ms)
+{
+	uint32_t window;
+	if (!window_required(args, &window, out))
+		return 0;
+	struct desktop_window_request req = {
+		.window = window, .op = op,
+		.width = (int)tool_arg_int(args, "width", 0),
+		.height = (int)tool_arg_int(args, "height", 0),
+		.force = tool_arg_bool(args, "force", false),
+		.timeout_ms = (int)tool_arg_int(args, "timeout_ms", default_timeout_ms),
+	};
+	struct desktop_window_outcome o;
+	char err[256];
+	int rc = desktop_window_op(&req, &o, err, sizeof(err));
+	if (rc < 0)
+		tool_result_error(out, tool_code_for_errno(rc), NULL, "%s", err);
+	else
+		tool_result_ok(out, outcome_json(window, &o, op));
+	return 0;
+}
+
+#define WINDOW_STATE_TIMEOUT_MS 1000
+#define WINDOW_CLOSE_TIMEOUT_MS 2000
+
+static int window_minimize(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_MINIMIZE, WINDOW_STATE_TIMEOUT_MS);
+}
+
+static int window_maximize(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_MAXIMIZE, WINDOW_STATE_TIMEOUT_MS);
+}
+
+static int window_restore(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_RESTORE, WINDOW_STATE_TIMEOUT_MS);
+}
+
+static int window_fullscreen(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_FULLSCREEN, WINDOW_STATE_TIMEOUT_MS);
+}
+
+static int window_raise(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_RAISE, WINDOW_STATE_TIMEOUT_MS);
+}
+
+static int window_resize(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_RESIZE, WINDOW_STATE_TIMEOUT_MS);
+}
+
+static int window_close(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	return window_op(args, out, DESKTOP_WINDOW_CLOSE, WINDOW_CLOSE_TIMEOUT_MS);
 }
 
 /* ---- launch ------------------------------------------------------------------------- */
@@ -302,9 +401,31 @@ done:
 #define WINDOW_ITEM \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"id\":" INT ",\"pid\":" INT ",\"title\":" STR ",\"app\":" STR ",\"x\":" INT ",\"y\":" INT \
-	",\"width\":" INT ",\"height\":" INT ",\"focused\":" BOOL ",\"visible\":" BOOL "}," \
+	",\"width\":" INT ",\"height\":" INT ",\"focused\":" BOOL ",\"visible\":" BOOL \
+	",\"class\":" STR ",\"instance\":" STR ",\"minimized\":" BOOL ",\"maximized\":" BOOL \
+	",\"fullscreen\":" BOOL ",\"modal\":" BOOL ",\"transient_for\":" INT "}," \
 	"\"required\":[\"id\",\"pid\",\"title\",\"app\",\"x\",\"y\",\"width\",\"height\",\"focused\",\"visible\"]}"
 
+
+#define SIZE_PROPS \
+	"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}," \
+	"\"height\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}"
+#define TIMEOUT_PROP \
+	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000," \
+	"\"description\":\"Wait for the window manager (close: the grace period).\"}"
+#define WINDOW_OP_RESULT \
+	"{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"applied\":" BOOL \
+	",\"window_manager\":" BOOL ",\"wm_name\":" STR ",\"exists\":" BOOL ",\"mapped\":" BOOL \
+	",\"minimized\":" BOOL ",\"maximized\":" BOOL ",\"fullscreen\":" BOOL ",\"modal\":" BOOL \
+	",\"x\":" INT ",\"y\":" INT ",\"width\":" INT ",\"height\":" INT ",\"closed\":" BOOL \
+	",\"killed\":" BOOL ",\"dialogs\":{\"type\":\"array\",\"items\":" INT "},\"message\":" STR "}," \
+	"\"required\":[\"window\",\"applied\",\"window_manager\",\"exists\"]}"
+#define WINDOW_STATE_TOOL(tool, tool_title, text, fn) { \
+		.name = tool, .title = tool_title, .description = text, \
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"]," \
+			"\"properties\":{" WINDOW_REQUIRED "," TIMEOUT_PROP "}}", \
+		.output_schema = WINDOW_OP_RESULT, \
+		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT, .handler = fn }
 
 const struct tool_def tools_windows[] = {
 	{
@@ -329,8 +450,9 @@ const struct tool_def tools_windows[] = {
 		.name = "windows",
 		.title = "List windows",
 		.description =
-			"Top-level windows: id (the window argument of other tools), pid, title, app, "
-			"client area in desktop pixels, focused, visible. Filter by app, pid or on_screen_only.",
+			"Top-level windows: id (the window argument of other tools), pid, title, app, class, "
+			"client area in desktop pixels, focused, visible, minimized, maximized, fullscreen, "
+			"modal, transient_for (a dialog's owner). Filter by app, pid or on_screen_only.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
@@ -364,6 +486,42 @@ const struct tool_def tools_windows[] = {
 		.output_schema = WINDOW_ITEM,
 		.flags = TOOL_DESKTOP_LOCK,
 		.handler = window_move,
+	},
+	WINDOW_STATE_TOOL("window_minimize", "Minimize a window",
+			"Minimize (iconify) a window; reports what the window manager did.",
+			window_minimize),
+	WINDOW_STATE_TOOL("window_maximize", "Maximize a window",
+			"Maximize a window; reports what the window manager did.", window_maximize),
+	WINDOW_STATE_TOOL("window_restore", "Restore a window",
+			"Undo minimize, maximize and fullscreen; reports what the window manager did.",
+			window_restore),
+	WINDOW_STATE_TOOL("window_fullscreen", "Make a window fullscreen",
+			"Make a window fullscreen; reports what the window manager did.",
+			window_fullscreen),
+	WINDOW_STATE_TOOL("window_raise", "Raise a window",
+			"Raise a window above the others (without focusing it).", window_raise),
+	{
+		.name = "window_resize",
+		.title = "Resize a window",
+		.description = "Resize a window's client area; reports the size the window manager allowed.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
+			"\"required\":[\"window\",\"width\",\"height\"],\"properties\":{"
+			WINDOW_REQUIRED "," SIZE_PROPS "," TIMEOUT_PROP "}}",
+		.output_schema = WINDOW_OP_RESULT,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT,
+		.handler = window_resize,
+	},
+	{
+		.name = "window_close",
+		.title = "Close a window",
+		.description =
+			"Ask a window to close (WM_DELETE_WINDOW). A window that stays (e.g. an "
+			"unsaved-changes dialog: dialogs) is reported; force: end its client after timeout_ms.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],"
+			"\"properties\":{" WINDOW_REQUIRED ",\"force\":" BOOL "," TIMEOUT_PROP "}}",
+		.output_schema = WINDOW_OP_RESULT,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE,
+		.handler = window_close,
 	},
 	{ 0 },
 };
