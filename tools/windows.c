@@ -279,13 +279,13 @@ static int window_close(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 
 /* args' argv and env as C strings (borrowed from args); false with the
  * error in out. A JSON string with a NUL in it cannot be passed to exec. */
-static bool launch_args(json_t* args, const char*** argv, size_t* argc, char*** env,
+static bool launch_args(json_t* args, const char*** argv, size_t* argc, const char*** env,
 		size_t* n_env, struct tool_result* out)
 {
 	json_t* a = json_object_get(args, "argv");
 	json_t* e = json_object_get(args, "env");
 	*argc = json_array_size(a);
-	*n_env = json_object_size(e);
+	*n_env = json_array_size(e);
 	*argv = calloc(*argc + 1, sizeof(**argv));
 	*env = calloc(*n_env + 1, sizeof(**env));
 	if (!*argv || !*env) {
@@ -306,21 +306,14 @@ static bool launch_args(json_t* args, const char*** argv, size_t* argc, char*** 
 		}
 		(*argv)[i] = json_string_value(item);
 	}
-	const char* key;
-	size_t k = 0;
-	json_object_foreach(e, key, item) {
+	json_array_foreach(e, i, item) {
 		const char* v = json_string_value(item);
-		if (!v || strlen(v) != json_string_length(item) || strchr(key, '=')) {
-			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "env.%s must be a string "
-					"without NUL bytes (and the name without '=')", key);
+		if (!v || strlen(v) != json_string_length(item) || !strchr(v, '=')) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "env[%zu] must be a string "
+					"\"NAME=value\" without NUL bytes", i);
 			return false;
 		}
-		size_t len = strlen(key) + strlen(v) + 2;
-		if (!((*env)[k] = malloc(len))) {
-			tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");
-			return false;
-		}
-		snprintf((*env)[k++], len, "%s=%s", key, v);
+		(*env)[i] = (char*)v;
 	}
 	return true;
 }
@@ -342,12 +335,12 @@ static enum tool_code launch_code(int rc)
 static int launch(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	const char** argv = NULL;
-	char** env = NULL;
+	const char** env = NULL;
 	size_t argc = 0, n_env = 0;
 	if (!launch_args(args, &argv, &argc, &env, &n_env, out))
 		goto done;
 	struct desktop_launch_params p = {
-		.argv = (char* const*)argv, .argc = argc, .env = env, .n_env = n_env,
+		.argv = (char* const*)argv, .argc = argc, .env = (char* const*)env, .n_env = n_env,
 		.cwd = tool_arg_string(args, "cwd", NULL),
 		.wait_for_window = tool_arg_bool(args, "wait_for_window", true),
 		.timeout_ms = (int)tool_arg_int(args, "timeout_ms", 5000),
@@ -384,8 +377,6 @@ static int launch(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	tool_result_ok(out, res);
 done:
 	free(argv);
-	for (size_t i = 0; env && i < n_env; i++)
-		free(env[i]);
 	free(env);
 	return 0;
 }
@@ -425,7 +416,7 @@ done:
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"]," \
 			"\"properties\":{" WINDOW_REQUIRED "," TIMEOUT_PROP "}}", \
 		.output_schema = WINDOW_OP_RESULT, \
-		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT, .handler = fn }
+		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT | TOOL_GROUPED, .handler = fn }
 
 const struct tool_def tools_windows[] = {
 	{
@@ -436,7 +427,8 @@ const struct tool_def tools_windows[] = {
 			"and first window (wait_for_window, default true, up to timeout_ms).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"argv\"],\"properties\":{"
 			"\"argv\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,\"items\":{\"type\":\"string\",\"maxLength\":4096}},"
-			"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"maxLength\":4096}},"
+			"\"env\":{\"type\":\"array\",\"maxItems\":64,\"items\":{\"type\":\"string\",\"maxLength\":4200},"
+			"\"description\":\"NAME=value each.\"},"
 			"\"cwd\":" STR ",\"wait_for_window\":" BOOL ","
 			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"pid\":" INT ",\"program\":" STR
@@ -469,7 +461,7 @@ const struct tool_def tools_windows[] = {
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
 			WINDOW_REQUIRED "}}",
 		.output_schema = WINDOW_ITEM,
-		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = window_focus,
 	},
 	{
@@ -484,7 +476,7 @@ const struct tool_def tools_windows[] = {
 			"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767},"
 			"\"height\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}}}",
 		.output_schema = WINDOW_ITEM,
-		.flags = TOOL_DESKTOP_LOCK,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_GROUPED,
 		.handler = window_move,
 	},
 	WINDOW_STATE_TOOL("window_minimize", "Minimize a window",
@@ -508,7 +500,7 @@ const struct tool_def tools_windows[] = {
 			"\"required\":[\"window\",\"width\",\"height\"],\"properties\":{"
 			WINDOW_REQUIRED "," SIZE_PROPS "," TIMEOUT_PROP "}}",
 		.output_schema = WINDOW_OP_RESULT,
-		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = window_resize,
 	},
 	{
@@ -520,8 +512,24 @@ const struct tool_def tools_windows[] = {
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],"
 			"\"properties\":{" WINDOW_REQUIRED ",\"force\":" BOOL "," TIMEOUT_PROP "}}",
 		.output_schema = WINDOW_OP_RESULT,
-		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_GROUPED,
 		.handler = window_close,
+	},
+	{
+		.name = "window",
+		.title = "Window states",
+		.description =
+			"focus (raise + keyboard focus), move (x, y, width, height), resize, raise, "
+			"minimize, maximize, restore, fullscreen, close (WM_DELETE_WINDOW; force ends "
+			"the client after timeout_ms). Each verifies the result: applied false when the "
+			"window manager refused, with the state seen.",
+		.flags = TOOL_GROUP,
+		.members = (const struct tool_group_member[]){
+			{ "focus", "window_focus" }, { "move", "window_move" },
+			{ "resize", "window_resize" }, { "raise", "window_raise" },
+			{ "minimize", "window_minimize" }, { "maximize", "window_maximize" },
+			{ "restore", "window_restore" }, { "fullscreen", "window_fullscreen" },
+			{ "close", "window_close" }, { 0 } },
 	},
 	{ 0 },
 };

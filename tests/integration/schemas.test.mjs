@@ -84,6 +84,14 @@ function baseArgs(window) {
     computer_cursor_position: {},
     clipboard_read: {}, clipboard_write: { text: 'x' },
     record: { op: 'list' }, clipboard: { op: 'write', text: 'x' },
+    // An external display without --allow-launch: refused, nothing starts.
+    launch: { argv: ['true'], wait_for_window: false },
+    // No window manager here: these change nothing (applied false) or are no-ops.
+    window_minimize: { window }, window_maximize: { window }, window_restore: { window },
+    window_fullscreen: { window }, window_raise: { window },
+    window_resize: { window, width: 400, height: 300 },
+    window_close: { window: 1 },	// no such window: window_not_found
+    window: { op: 'raise', window },
   };
 }
 
@@ -92,6 +100,11 @@ function baseArgs(window) {
 const GROUPS = {
   record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
+  window: {
+    focus: 'window_focus', move: 'window_move', resize: 'window_resize', raise: 'window_raise',
+    minimize: 'window_minimize', maximize: 'window_maximize', restore: 'window_restore',
+    fullscreen: 'window_fullscreen', close: 'window_close',
+  },
 };
 
 /** base plus null for every other optional argument (and, for the batch
