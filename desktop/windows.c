@@ -249,11 +249,11 @@ static int op_restore(struct op* o)
 	int rc = unminimize(o);
 	if (rc < 0)
 		return rc;
-	if (a->fullscreen)
-		x11_change_wm_state(o->dpy, o->w, 0, atom(o, "_NET_WM_STATE_FULLSCREEN"), None);
-	if (a->maximized || o->out->before.maximized)
-		x11_change_wm_state(o->dpy, o->w, 0, atom(o, "_NET_WM_STATE_MAXIMIZED_VERT"),
-				atom(o, "_NET_WM_STATE_MAXIMIZED_HORZ"));
+	/* Both, whatever the state says: a fullscreen window's maximized
+	 * state may not show until fullscreen ends (openbox). */
+	x11_change_wm_state(o->dpy, o->w, 0, atom(o, "_NET_WM_STATE_FULLSCREEN"), None);
+	x11_change_wm_state(o->dpy, o->w, 0, atom(o, "_NET_WM_STATE_MAXIMIZED_VERT"),
+			atom(o, "_NET_WM_STATE_MAXIMIZED_HORZ"));
 	rc = wait_for(o, is_normal);
 	if (rc == 1)
 		rc = settle(o);
