@@ -173,7 +173,7 @@ static const char* base_name(const char* path)
 int desktop_launch_allowed(const char* path, char* err, size_t size)
 {
 	const struct options* o = options_get();
-	if (o->n_allow_launch == 0) {
+	if (!o || o->n_allow_launch == 0) {
 		if (desktop_is_embedded())
 			return 0;
 		return fail(err, size, -EPERM, "launching programs on an external display (--display) "

@@ -103,6 +103,47 @@ static void* lock_worker(void* ud)
 	return NULL;
 }
 
+/* --allow-launch: a name matches the file name, a path the file (after
+ * symlinks); none given on a display deskd did not start: nothing. */
+static void test_launch_allowed(void)
+{
+	char err[256], dir[] = "/tmp/deskd-launch-test-XXXXXX", exe[PATH_MAX], link_path[PATH_MAX];
+	TST_CHECK(mkdtemp(dir) != NULL);
+	snprintf(exe, sizeof(exe), "%s/prog", dir);
+	snprintf(link_path, sizeof(link_path), "%s/alias", dir);
+	FILE* f = fopen(exe, "w");
+	TST_CHECK(f != NULL);
+	fclose(f);
+	chmod(exe, 0755);
+	TST_EQ_INT(symlink(exe, link_path), 0);
+
+	struct options o;
+	char* none[] = { (char*)"deskd" };
+	TST_EQ_INT(options_parse(&o, 1, none, err, sizeof(err)), 0);
+	options_set_global(&o);
+	/* Not started: not embedded, so nothing without --allow-launch. */
+	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), -EPERM);
+	TST_CHECK(strstr(err, "--allow-launch prog") != NULL);
+	options_deinit(&o);
+
+	char* argv[] = { (char*)"deskd", (char*)"--allow-launch", (char*)"xclock",
+		(char*)"--allow-launch", exe };
+	TST_EQ_INT(options_parse(&o, 5, argv, err, sizeof(err)), 0);
+	options_set_global(&o);
+	TST_EQ_INT(desktop_launch_allowed("/usr/bin/xclock", err, sizeof(err)), 0);
+	TST_EQ_INT(desktop_launch_allowed("/opt/x/bin/xclock", err, sizeof(err)), 0);
+	TST_EQ_INT(desktop_launch_allowed("/usr/bin/xterm", err, sizeof(err)), -EPERM);
+	TST_CHECK(strstr(err, "/usr/bin/xterm is not allowed") != NULL);
+	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), 0);
+	TST_EQ_INT(desktop_launch_allowed(link_path, err, sizeof(err)), 0);	/* the same file */
+	TST_EQ_INT(desktop_launch_allowed("/usr/bin/prog", err, sizeof(err)), -EPERM);
+	options_set_global(NULL);
+	options_deinit(&o);
+	unlink(link_path);
+	unlink(exe);
+	rmdir(dir);
+}
+
 static void test_ticket_lock(void)
 {
 	pthread_t threads[LOCK_THREADS];
@@ -264,6 +305,7 @@ int main(void)
 	test_find_program();
 	test_parse_display_number();
 	test_launch_script();
+	test_launch_allowed();
 	test_ticket_lock();
 	test_doctor_files();
 	TST_END();
