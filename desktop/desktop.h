@@ -386,6 +386,7 @@ struct desktop_window_request {
 	int width, height;	/* RESIZE */
 	bool force;		/* CLOSE: end the client after timeout_ms */
 	int timeout_ms;		/* how long to wait for the window manager (or the client) */
+	const atomic_bool* cancelled;	/* ends the waits early when set; may be NULL */
 };
 
 #define DESKTOP_WINDOW_DIALOGS 8
@@ -401,8 +402,9 @@ struct desktop_window_outcome {
 	char note[256];		/* why not applied, or "" */
 };
 
-/** Do it and report. 0 (applied or not), -ENOENT (no such window, or it
- *  went away), -EINVAL, -ECONNRESET, with a message in err. */
+/** Do it and report. 0 (applied or not: a cancelled wait reports what it
+ *  saw so far), -ENOENT (no such window, or it went away), -EINVAL,
+ *  -ECONNRESET (no display, or it does not answer), with a message in err. */
 int desktop_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size);
 

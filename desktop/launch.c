@@ -36,12 +36,16 @@ static struct desktop_launched list[DESKTOP_LAUNCH_KEPT];	/* running first, then
 static size_t n_list;
 static bool stopping;
 
-/* The spawner thread and its one request at a time. */
+/* The spawner thread and its one request at a time (the caller's, on its
+ * stack until done). */
+struct spawn_job {
+	const struct desktop__spawn* spawn;
+	pid_t result;
+	bool done;
+};
 static pthread_t spawner;
 static bool spawner_running;
-static const struct desktop__spawn* request;	/* pending, or NULL */
-static pid_t request_result;
-static bool request_done;
+static struct spawn_job* request;	/* pending, or NULL */
 
 static int fail(char* err, size_t size, int rc, const char* fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -58,19 +62,23 @@ static void* spawner_main(void* ud)
 {
 	(void)ud;
 	pthread_mutex_lock(&mutex);
-	while (!stopping) {
-		if (!request) {
-			pthread_cond_wait(&cond, &mutex);
+	for (;;) {
+		/* A request made before the stop is still answered: its caller
+		 * waits for it. */
+		if (request) {
+			struct spawn_job* job = request;
+			pthread_mutex_unlock(&mutex);
+			pid_t pid = desktop__spawn(job->spawn);
+			pthread_mutex_lock(&mutex);
+			request = NULL;
+			job->result = pid;
+			job->done = true;
+			pthread_cond_broadcast(&cond);
 			continue;
 		}
-		const struct desktop__spawn* s = request;
-		pthread_mutex_unlock(&mutex);
-		pid_t pid = desktop__spawn(s);
-		pthread_mutex_lock(&mutex);
-		request = NULL;
-		request_result = pid;
-		request_done = true;
-		pthread_cond_broadcast(&cond);
+		if (stopping)
+			break;
+		pthread_cond_wait(&cond, &mutex);
 	}
 	pthread_mutex_unlock(&mutex);
 	return NULL;
@@ -93,13 +101,12 @@ static pid_t spawn_on_spawner(const struct desktop__spawn* s)
 		pthread_cond_wait(&cond, &mutex);
 	if (stopping)
 		return -ESHUTDOWN;
-	request = s;
-	request_done = false;
+	struct spawn_job job = { .spawn = s };
+	request = &job;
 	pthread_cond_broadcast(&cond);
-	while (!request_done)
+	while (!job.done)
 		pthread_cond_wait(&cond, &mutex);
-	request_done = false;
-	return request_result;
+	return job.result;
 }
 
 /* ---- Checks (before anything starts) -------------------------------------------- */
@@ -272,6 +279,16 @@ static struct desktop_launched* find_locked(long pid)
 	return NULL;
 }
 
+/* Running first, then the most recently ended. */
+static int by_state(const void* a, const void* b)
+{
+	const struct desktop_launched *x = a, *y = b;
+	if (x->running != y->running)
+		return x->running ? -1 : 1;
+	time_t tx = x->running ? x->started : x->ended, ty = y->running ? y->started : y->ended;
+	return tx > ty ? -1 : tx < ty;
+}
+
 int desktop_launched_list(struct desktop_launched** out, size_t* n)
 {
 	pthread_mutex_lock(&mutex);
@@ -284,6 +301,7 @@ int desktop_launched_list(struct desktop_launched** out, size_t* n)
 	memcpy(*out, list, n_list * sizeof(**out));
 	*n = n_list;
 	pthread_mutex_unlock(&mutex);
+	qsort(*out, *n, sizeof(**out), by_state);
 	return 0;
 }
 
@@ -458,8 +476,10 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
 	}
 	reap_locked();
-	struct desktop_launched* slot = new_slot();
-	if (!slot) {
+	size_t running = 0;
+	for (size_t i = 0; i < n_list; i++)
+		running += list[i].running;
+	if (running >= DESKTOP_LAUNCH_KEPT) {
 		pthread_mutex_unlock(&mutex);
 		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
 				DESKTOP_LAUNCH_KEPT);
@@ -468,8 +488,6 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	 * while this one waits. */
 	char** argv = calloc(p->argc + 1, sizeof(*argv));
 	if (!argv) {
-		if (slot == &list[n_list - 1] && slot->pid == 0)
-			n_list--;
 		pthread_mutex_unlock(&mutex);
 		return fail(err, size, -ENOMEM, "out of memory");
 	}
@@ -482,13 +500,20 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	pid_t pid = spawn_on_spawner(&s);
 	free(argv);
 	if (pid < 0) {
-		if (slot->pid == 0 && slot == &list[n_list - 1])
-			n_list--;
 		pthread_mutex_unlock(&mutex);
 		if (pid == -ESHUTDOWN)
 			return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
 		return fail(err, size, pid == -ENOENT || pid == -EACCES || pid == -ENOEXEC ? -ENOEXEC : pid,
 				"cannot start %s: %s", out->path, strerror((int)-pid));
+	}
+	/* Others may have launched while the spawn ran (the mutex was free). */
+	struct desktop_launched* slot = new_slot();
+	if (!slot) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pthread_mutex_unlock(&mutex);
+		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
+				DESKTOP_LAUNCH_KEPT);
 	}
 	memset(slot, 0, sizeof(*slot));
 	slot->pid = (long)pid;

@@ -43,6 +43,12 @@ static void note(struct desktop_window_outcome* out, const char* fmt, ...)
 	va_end(ap);
 }
 
+/* Is the wait over: past o->end, or the caller gave up? */
+static bool time_up(const struct op* o, int64_t end)
+{
+	return clock_ms() >= end || (o->req->cancelled && atomic_load(o->req->cancelled));
+}
+
 static Atom atom(struct op* o, const char* name)
 {
 	return XInternAtom(o->dpy, name, False);
@@ -93,7 +99,7 @@ static int wait_for(struct op* o, bool (*done)(const struct desktop_window_state
 			return rc;
 		if (done(&o->out->after, o->req))
 			return 1;
-		if (clock_ms() >= o->end)
+		if (time_up(o, o->end))
 			return 0;
 		clock_sleep_ms(POLL_MS);
 	}
@@ -115,8 +121,7 @@ static int settle(struct op* o)
 			last = *a;
 			still_since = clock_ms();
 		}
-		int64_t now = clock_ms();
-		if (now - still_since >= SETTLE_MS || now >= o->end)
+		if (clock_ms() - still_since >= SETTLE_MS || time_up(o, o->end))
 			return 0;
 		clock_sleep_ms(POLL_MS);
 	}
@@ -328,7 +333,7 @@ static int op_raise(struct op* o)
 			return -ECONNRESET;
 		if ((o->out->applied = on_top(o)))
 			break;
-		if (clock_ms() >= o->end)
+		if (time_up(o, o->end))
 			break;
 		clock_sleep_ms(POLL_MS);
 	}
@@ -425,7 +430,7 @@ static int wait_gone(struct op* o, int64_t end, bool stop_at_dialog)
 			if (o->out->n_dialogs > 0)
 				return 0;
 		}
-		if (clock_ms() >= end)
+		if (time_up(o, end))
 			return 0;
 		clock_sleep_ms(POLL_MS);
 	}
@@ -479,7 +484,8 @@ int desktop_window_op(const struct desktop_window_request* req,
 		return -EINVAL;
 	}
 	struct op o = { .w = (Window)req->window, .req = req, .out = out };
-	if (!x11_open(&o.x, desktop_display_name())) {
+	/* XOpenDisplay on a stopped X server never returns. */
+	if (desktop__hung(NULL) || !x11_open(&o.x, desktop_display_name())) {
 		snprintf(err, err_size, "cannot connect to the display %s", desktop_display_name());
 		return -ECONNRESET;
 	}

@@ -214,8 +214,8 @@ static json_t* outcome_json(uint32_t window, const struct desktop_window_outcome
 	return j;
 }
 
-static int window_op(json_t* args, struct tool_result* out, enum desktop_window_op op,
-		int default_timeout_ms)
+static int window_op(struct tool_ctx* ctx, json_t* args, struct tool_result* out,
+		enum desktop_window_op op, int default_timeout_ms)
 {
 	uint32_t window;
 	if (!window_required(args, &window, out))
@@ -226,6 +226,7 @@ static int window_op(json_t* args, struct tool_result* out, enum desktop_window_
 		.height = (int)tool_arg_int(args, "height", 0),
 		.force = tool_arg_bool(args, "force", false),
 		.timeout_ms = (int)tool_arg_int(args, "timeout_ms", default_timeout_ms),
+		.cancelled = ctx->cancelled,
 	};
 	struct desktop_window_outcome o;
 	char err[256];
@@ -242,37 +243,37 @@ static int window_op(json_t* args, struct tool_result* out, enum desktop_window_
 
 static int window_minimize(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_MINIMIZE, WINDOW_STATE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_MINIMIZE, WINDOW_STATE_TIMEOUT_MS);
 }
 
 static int window_maximize(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_MAXIMIZE, WINDOW_STATE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_MAXIMIZE, WINDOW_STATE_TIMEOUT_MS);
 }
 
 static int window_restore(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_RESTORE, WINDOW_STATE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_RESTORE, WINDOW_STATE_TIMEOUT_MS);
 }
 
 static int window_fullscreen(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_FULLSCREEN, WINDOW_STATE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_FULLSCREEN, WINDOW_STATE_TIMEOUT_MS);
 }
 
 static int window_raise(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_RAISE, WINDOW_STATE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_RAISE, WINDOW_STATE_TIMEOUT_MS);
 }
 
 static int window_resize(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_RESIZE, WINDOW_STATE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_RESIZE, WINDOW_STATE_TIMEOUT_MS);
 }
 
 static int window_close(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	return window_op(args, out, DESKTOP_WINDOW_CLOSE, WINDOW_CLOSE_TIMEOUT_MS);
+	return window_op(ctx, args, out, DESKTOP_WINDOW_CLOSE, WINDOW_CLOSE_TIMEOUT_MS);
 }
 
 /* ---- launch ------------------------------------------------------------------------- */

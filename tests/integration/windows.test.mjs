@@ -93,6 +93,13 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
     t.diagnostic(`launch ${argv[0]}: window in ${Date.now() - start} ms`);
   }
 
+  // Several at once: each gets its own process and its own window.
+  const many = await Promise.all([0, 1, 2, 3].map((i) => ok(d, 'launch', { argv: ['xclock', '-geometry', `60x60+${300 + 70 * i}+20`] })));
+  assert.equal(new Set(many.map((r) => r.pid)).size, 4);
+  assert.equal(new Set(many.map((r) => r.window)).size, 4, JSON.stringify(many));
+  for (const r of many) assert.match(xprop(d.display, r.window, '_NET_WM_PID'), new RegExp(`= ${r.pid}$`, 'm'));
+  pids.push(...many.map((r) => r.pid));
+
   // sleep maps no window: its pid after the timeout, and it runs on.
   const start = Date.now();
   const s = await ok(d, 'launch', { argv: ['sleep', '300'], timeout_ms: 600 });
