@@ -862,6 +862,8 @@ void xvfb_stop(bool keep_config)
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
 	childlog_stop();	/* their last lines */
 	remove_openbox_config();
-	if (!keep_config)
+	if (!keep_config) {
 		free_config();
+		desktop__env_reset();
+	}
 }

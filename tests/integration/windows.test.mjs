@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, SLOW, need, run, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
+import { FIXTURE_BIN, ROOT, SLOW, need, run, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
 import { children } from './lib/proc.mjs';
 
 const UNSAVED = join(ROOT, 'tests/apps/unsaved.py');
@@ -383,4 +383,20 @@ test('--wm none: minimize, maximize and fullscreen are not applied (nothing does
   const c = await ok(d, 'window_close', { window: w });
   assert.equal(c.closed, true, JSON.stringify(c));
   await waitUntil(() => !alive(pid), { what: 'xclock to exit' });
+
+  // A client that does not take WM_DELETE_WINDOW (the fixture, plain Xlib):
+  // not closed, and said why; force ends its connection and it exits.
+  need(FIXTURE_BIN);
+  const state = join(tempDir('deskd-fixture-close-'), 'state.json');
+  const fx = await ok(d, 'launch', { argv: [FIXTURE_BIN, '--state', state, '--geometry', '200x100+300+300'] });
+  assert.ok(fx.window > 0, JSON.stringify(fx));
+  assert.doesNotMatch(xprop(dpy, fx.window, 'WM_PROTOCOLS'), /WM_DELETE_WINDOW/);
+  const n = await ok(d, 'window', { op: 'close', window: fx.window, timeout_ms: 300 });
+  assert.equal(n.closed, false, JSON.stringify(n));
+  assert.match(n.message, /does not take WM_DELETE_WINDOW; force: true ends its client/);
+  assert.ok(alive(fx.pid) && windowExists(dpy, fx.window));
+  const k = await ok(d, 'window', { op: 'close', window: fx.window, force: true, timeout_ms: 300 });
+  assert.deepEqual([k.closed, k.killed, k.exists], [true, true, false], JSON.stringify(k));
+  assert.equal(windowExists(dpy, fx.window), false);
+  await waitUntil(() => !alive(fx.pid), { what: 'the fixture to exit' });
 });
