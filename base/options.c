@@ -41,7 +41,7 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_FLAG, F(display_reattach), 0 },
 	{ "launch", "CMD", "Start a program on the display at startup (repeatable); 'none' for none.",
 		"xterm on the embedded desktop", LIST(launch) },
-	{ "allow-launch", "PROGRAM", "A program the launch tool may start: a name (matches the program's file name) or an absolute path (matches the file itself); repeatable.",
+	{ "allow-launch", "PROGRAM", "A program the launch tool may start (repeatable): an absolute path, or a name found on deskd's PATH; either allows that file.",
 		"any program on the embedded desktop, none on --display", LIST(allow_launch) },
 	{ "token", "T", "Bearer token for HTTP (default: generated, saved in the data dir).",
 		NULL, OPT_STRING, F(token), 0 },

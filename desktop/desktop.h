@@ -349,8 +349,9 @@ struct desktop_launched {
 int desktop_launch(const struct desktop_launch_params* params,
 		struct desktop_launch_result* out, char* err, size_t err_size);
 /** May the program at path (as found) be launched under the options? 0 or
- *  -EPERM with the reason in err. An entry of --allow-launch without '/'
- *  matches path's file name, one with '/' the file itself (after symlinks). */
+ *  -EPERM with the reason in err. Entries of --allow-launch name files:
+ *  one with '/' that file, one without the program it finds on deskd's
+ *  PATH; path matches when it is the same file (after symlinks). */
 int desktop_launch_allowed(const char* path, char* err, size_t err_size);
 /** The launched programs, running first: *list malloc'd (free it). */
 int desktop_launched_list(struct desktop_launched** list, size_t* n);

@@ -186,18 +186,20 @@ int desktop_launch_allowed(const char* path, char* err, size_t size)
 		return fail(err, size, -EPERM, "launching programs on an external display (--display) "
 				"is off; start deskd with --allow-launch %s to allow it", base_name(path));
 	}
+	/* Files, not names: a name allows what it finds on deskd's own PATH,
+	 * so neither another directory nor the caller's env PATH widens it. */
 	char real[PATH_MAX];
-	bool have_real = realpath(path, real) != NULL;
+	if (!realpath(path, real))
+		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
 	for (int i = 0; i < o->n_allow_launch; i++) {
 		const char* a = o->allow_launch[i];
+		char found[PATH_MAX], areal[PATH_MAX];
 		if (!strchr(a, '/')) {
-			if (strcmp(a, base_name(path)) == 0)
-				return 0;
-			continue;
+			if (desktop_find_program(a, getenv("PATH"), found, sizeof(found)) < 0)
+				continue;
+			a = found;
 		}
-		char areal[PATH_MAX];
-		if (strcmp(a, path) == 0
-				|| (have_real && realpath(a, areal) && strcmp(areal, real) == 0))
+		if (realpath(a, areal) && strcmp(areal, real) == 0)
 			return 0;
 	}
 	return fail(err, size, -EPERM, "%s is not allowed: --allow-launch lists what may be "

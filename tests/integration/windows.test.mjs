@@ -5,7 +5,7 @@
 // properties) and xwininfo, not only through deskd's own answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURE_BIN, ROOT, SLOW, need, run, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
 import { children } from './lib/proc.mjs';
@@ -195,7 +195,7 @@ test('launch refuses bad input with a clear error and starts nothing', async (t)
   assert.deepEqual((await ok(d, 'windows', {})).windows, []);
 });
 
-test('--allow-launch limits launch by file name or path; an external display needs it', async (t) => {
+test('--allow-launch limits launch to files (a path, or what a name finds on deskd PATH); an external display needs it', async (t) => {
   need('xclock');
   const d = await startDeskd({ args: ['--launch', 'none', '--wm', 'none', '--allow-launch', 'xclock', '--allow-launch', '/usr/bin/printenv'] });
   t.after(() => d.stop());
@@ -204,7 +204,18 @@ test('--allow-launch limits launch by file name or path; an external display nee
   assert.equal(denied.body.error.code, 'forbidden');
   assert.match(denied.body.error.message, /\/usr\/bin\/xterm is not allowed: --allow-launch/);
   assert.deepEqual(await launched(d), [], 'nothing started');
-  const c = await ok(d, 'launch', { argv: ['/usr/bin/xclock'] });	// a name matches the path's file name
+  // A name allows the file it finds on deskd's PATH, not another file of
+  // that name, neither given by path nor found through the call's env PATH.
+  const dir = tempDir('deskd-allow-');
+  copyFileSync('/bin/true', join(dir, 'xclock'));
+  chmodSync(join(dir, 'xclock'), 0o755);
+  for (const args of [{ argv: [join(dir, 'xclock')] }, { argv: ['xclock'], env: [`PATH=${dir}`] }]) {
+    const r = await d.tool('launch', args);
+    assert.equal(r.status, 403, JSON.stringify(r.body));
+    assert.match(r.body.error.message, new RegExp(`${dir}/xclock is not allowed`));
+  }
+  assert.deepEqual(await launched(d), [], 'nothing started');
+  const c = await ok(d, 'launch', { argv: ['/usr/bin/xclock'] });	// the file the name finds
   assert.ok(c.window > 0);
   const p = await ok(d, 'launch', { argv: ['printenv', 'HOME'], wait_for_window: false });	// a path matches the file
   assert.ok(p.pid > 0);

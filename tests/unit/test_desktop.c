@@ -103,8 +103,9 @@ static void* lock_worker(void* ud)
 	return NULL;
 }
 
-/* --allow-launch: a name matches the file name, a path the file (after
- * symlinks); none given on a display deskd did not start: nothing. */
+/* --allow-launch: a path allows that file, a name the file it finds on
+ * PATH (after symlinks), nothing else of that name; none given on a
+ * display deskd did not start: nothing. */
 static void test_launch_allowed(void)
 {
 	char err[256], dir[] = "/tmp/deskd-launch-test-XXXXXX", exe[PATH_MAX], link_path[PATH_MAX];
@@ -126,19 +127,36 @@ static void test_launch_allowed(void)
 	TST_CHECK(strstr(err, "--allow-launch prog") != NULL);
 	options_deinit(&o);
 
-	char* argv[] = { (char*)"deskd", (char*)"--allow-launch", (char*)"xclock",
-		(char*)"--allow-launch", exe };
+	/* A second directory with another file of the same name. */
+	char other_dir[PATH_MAX], other[PATH_MAX + 8], sh_copy[PATH_MAX];
+	snprintf(other_dir, sizeof(other_dir), "%s/other", dir);
+	snprintf(other, sizeof(other), "%s/prog", other_dir);
+	snprintf(sh_copy, sizeof(sh_copy), "%s/sh", dir);
+	TST_EQ_INT(mkdir(other_dir, 0700), 0);
+	f = fopen(other, "w");
+	TST_CHECK(f != NULL);
+	fclose(f);
+	chmod(other, 0755);
+	char* saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", dir, 1);
+	char* argv[] = { (char*)"deskd", (char*)"--allow-launch", (char*)"prog",
+		(char*)"--allow-launch", (char*)"/bin/sh" };
 	TST_EQ_INT(options_parse(&o, 5, argv, err, sizeof(err)), 0);
 	options_set_global(&o);
-	TST_EQ_INT(desktop_launch_allowed("/usr/bin/xclock", err, sizeof(err)), 0);
-	TST_EQ_INT(desktop_launch_allowed("/opt/x/bin/xclock", err, sizeof(err)), 0);
-	TST_EQ_INT(desktop_launch_allowed("/usr/bin/xterm", err, sizeof(err)), -EPERM);
-	TST_CHECK(strstr(err, "/usr/bin/xterm is not allowed") != NULL);
-	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), 0);
+	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), 0);	/* found on PATH */
 	TST_EQ_INT(desktop_launch_allowed(link_path, err, sizeof(err)), 0);	/* the same file */
-	TST_EQ_INT(desktop_launch_allowed("/usr/bin/prog", err, sizeof(err)), -EPERM);
+	TST_EQ_INT(desktop_launch_allowed(other, err, sizeof(err)), -EPERM);	/* same name only */
+	TST_CHECK(strstr(err, "other/prog is not allowed") != NULL);
+	TST_EQ_INT(desktop_launch_allowed("/bin/sh", err, sizeof(err)), 0);
+	TST_EQ_INT(desktop_launch_allowed("/usr/bin/env", err, sizeof(err)), -EPERM);
+	TST_EQ_INT(desktop_launch_allowed(sh_copy, err, sizeof(err)), -EPERM);	/* does not exist */
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
 	options_set_global(NULL);
 	options_deinit(&o);
+	unlink(other);
+	rmdir(other_dir);
 	unlink(link_path);
 	unlink(exe);
 	rmdir(dir);
