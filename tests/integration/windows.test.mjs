@@ -183,11 +183,17 @@ test('launch refuses bad input with a clear error and starts nothing', async (t)
     assert.equal(r.status, 400, body);
     assert.match(await r.text(), /bad_arguments.*JSON_ALLOW_NUL|NUL/);
   }
-  // The view token may not launch.
-  const v = await fetch(`${d.url}/api/v1/tools/launch`, { method: 'POST', body: '{"argv":["xterm"]}',
+  // The view token may not launch, nor change a window (it may list them).
+  for (const [name, body] of [['launch', '{"argv":["xterm"]}'], ['window', '{"op":"close","window":1}'],
+    ['window_minimize', '{"window":1}']]) {
+    const v = await fetch(`${d.url}/api/v1/tools/${name}`, { method: 'POST', body,
+      headers: { authorization: 'Bearer view-token-launch', 'content-type': 'application/json' } });
+    assert.equal(v.status, 403, name);
+    assert.equal((await v.json()).error.code, 'forbidden');
+  }
+  const vw = await fetch(`${d.url}/api/v1/tools/windows`, { method: 'POST', body: '{}',
     headers: { authorization: 'Bearer view-token-launch', 'content-type': 'application/json' } });
-  assert.equal(v.status, 403);
-  assert.equal((await v.json()).error.code, 'forbidden');
+  assert.equal(vw.status, 200);
   // Nothing started: no new child, no launched entry, no window.
   await new Promise((res) => setTimeout(res, 300));
   assert.deepEqual(kids(d), before);
