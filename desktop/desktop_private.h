@@ -43,7 +43,7 @@ void desktop__env_reset(void);
 /* Starting a program (xvfb.c): fork + exec with the parent death signal in
  * its own process group; only async-signal-safe calls run between fork and
  * exec. */
-struct desktop__spawn {
+struct desktop__spawn_args {
 	const char* path;	/* the executable, as found */
 	char* const* argv;
 	const char* display;	/* its DISPLAY */
@@ -59,7 +59,7 @@ struct desktop__spawn {
 /** Start it. The pid, or -errno: of the fork, of chdir to cwd, or of
  *  execve (reported back by the child over a close-on-exec pipe, so a
  *  program that cannot run is an error here, not an exit code later). */
-pid_t desktop__spawn(const struct desktop__spawn* s);
+pid_t desktop__spawn_with(const struct desktop__spawn_args* s);
 
 /* The programs the launch tool started (launch.c). */
 /** Reap those that exited (the watcher, every round). */

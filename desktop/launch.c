@@ -39,7 +39,7 @@ static bool stopping;
 /* The spawner thread and its one request at a time (the caller's, on its
  * stack until done). */
 struct spawn_job {
-	const struct desktop__spawn* spawn;
+	const struct desktop__spawn_args* spawn;
 	pid_t result;
 	bool done;
 };
@@ -68,7 +68,7 @@ static void* spawner_main(void* ud)
 		if (request) {
 			struct spawn_job* job = request;
 			pthread_mutex_unlock(&mutex);
-			pid_t pid = desktop__spawn(job->spawn);
+			pid_t pid = desktop__spawn_with(job->spawn);
 			pthread_mutex_lock(&mutex);
 			request = NULL;
 			job->result = pid;
@@ -85,7 +85,7 @@ static void* spawner_main(void* ud)
 }
 
 /* Run s on the spawner thread (mutex held; waits for it). */
-static pid_t spawn_on_spawner(const struct desktop__spawn* s)
+static pid_t spawn_on_spawner(const struct desktop__spawn_args* s)
 {
 	if (!spawner_running) {
 		sigset_t all, old;
@@ -494,7 +494,7 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		return fail(err, size, -ENOMEM, "out of memory");
 	}
 	memcpy(argv, p->argv, p->argc * sizeof(*argv));
-	struct desktop__spawn s = {
+	struct desktop__spawn_args s = {
 		.path = out->path, .argv = argv, .display = desktop_display_name(),
 		.env = p->env, .n_env = p->n_env, .cwd = p->cwd, .fd3 = -1,
 		.program = out->program, .level = LOG_INFO,

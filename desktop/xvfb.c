@@ -68,7 +68,7 @@ static void child_fail(int report, int err)
  * re-logs, line by line, as program at level (never to our stdout: it
  * carries MCP in --stdio mode; straight to our stderr only when no pipe can
  * be had), or to /dev/null when quiet. */
-pid_t desktop__spawn(const struct desktop__spawn* s)
+pid_t desktop__spawn_with(const struct desktop__spawn_args* s)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0)
@@ -162,11 +162,11 @@ pid_t desktop__spawn(const struct desktop__spawn* s)
 static pid_t spawn(const char* path, char* const argv[], const char* display,
 		int fd3, bool quiet, const char* program, enum log_level level)
 {
-	struct desktop__spawn s = {
+	struct desktop__spawn_args s = {
 		.path = path, .argv = argv, .display = display, .fd3 = fd3,
 		.quiet = quiet, .program = program, .level = level,
 	};
-	return desktop__spawn(&s);
+	return desktop__spawn_with(&s);
 }
 
 /* Did it exit? Reaps it when it did. */
