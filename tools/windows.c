@@ -403,8 +403,7 @@ done:
 	"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}," \
 	"\"height\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}"
 #define TIMEOUT_PROP \
-	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000," \
-	"\"description\":\"Wait for the window manager (close: the grace period).\"}"
+	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000}"
 #define WINDOW_OP_RESULT \
 	"{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"applied\":" BOOL \
 	",\"window_manager\":" BOOL ",\"wm_name\":" STR ",\"exists\":" BOOL ",\"mapped\":" BOOL \
@@ -424,12 +423,11 @@ const struct tool_def tools_windows[] = {
 		.name = "launch",
 		.title = "Launch a program",
 		.description =
-			"Start a program on the desktop (no shell; argv[0] on PATH) and return its pid "
-			"and first window (wait_for_window, default true, up to timeout_ms).",
+			"Start a program without a shell (argv[0] on PATH; env: [\"NAME=value\"]); returns "
+			"its pid and first window (waits up to timeout_ms unless wait_for_window is false).",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"argv\"],\"properties\":{"
-			"\"argv\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,\"items\":{\"type\":\"string\",\"maxLength\":4096}},"
-			"\"env\":{\"type\":\"array\",\"maxItems\":64,\"items\":{\"type\":\"string\",\"maxLength\":4200},"
-			"\"description\":\"NAME=value each.\"},"
+			"\"argv\":{\"type\":\"array\",\"minItems\":1,\"items\":" STR "},"
+			"\"env\":{\"type\":\"array\",\"items\":" STR "},"
 			"\"cwd\":" STR ",\"wait_for_window\":" BOOL ","
 			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"pid\":" INT ",\"program\":" STR
@@ -444,8 +442,8 @@ const struct tool_def tools_windows[] = {
 		.title = "List windows",
 		.description =
 			"Top-level windows: id (the window argument of other tools), pid, title, app, class, "
-			"client area in desktop pixels, focused, visible, minimized, maximized, fullscreen, "
-			"modal, transient_for (a dialog's owner). Filter by app, pid or on_screen_only.",
+			"client area in desktop pixels, focus, visibility, states, transient_for (a "
+			"dialog's owner). Filter by app, pid or on_screen_only.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
@@ -520,10 +518,9 @@ const struct tool_def tools_windows[] = {
 		.name = "window",
 		.title = "Window states",
 		.description =
-			"focus (raise + keyboard focus), move (x, y, width, height), resize, raise, "
-			"minimize, maximize, restore, fullscreen, close (WM_DELETE_WINDOW; force ends "
-			"the client after timeout_ms). Each verifies the result: applied false when the "
-			"window manager refused, with the state seen.",
+			"focus, move (x, y, width, height), resize, raise, minimize, maximize, restore, "
+			"fullscreen, close (force: end the client after timeout_ms). Verified: applied "
+			"false, with the state seen, when the window manager refused.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			{ "focus", "window_focus" }, { "move", "window_move" },
