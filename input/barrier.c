@@ -15,8 +15,8 @@
  *  - others (xterm) get a quarantine of QUARANTINE_MS after the last key,
  *    plus a millisecond per key of that segment.
  *
- * Answers come to the root window with SubstructureNotify, which our
- * connection selects; the drainer thread reads them (and the other root
+ * Answers come to the root window with SubstructureNotify (GTK) or
+ * StructureNotify (Qt) in their mask; our connection selects both; the drainer thread reads them (and the other root
  * events) every DRAIN_EVERY_MS so nothing piles up between calls. */
 #include "input/x11_private.h"
 #include "base/clock.h"

@@ -74,8 +74,9 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 	self->height = DisplayHeight(self->x.dpy, screen);
 	self->wm_protocols = XInternAtom(self->x.dpy, "WM_PROTOCOLS", False);
 	self->net_wm_ping = XInternAtom(self->x.dpy, "_NET_WM_PING", False);
-	/* _NET_WM_PING answers go to the root with SubstructureNotify. */
-	XSelectInput(self->x.dpy, self->root, SubstructureNotifyMask);
+	/* _NET_WM_PING answers go to the root with SubstructureNotify (GTK)
+	 * or StructureNotify (Qt) in the mask. */
+	XSelectInput(self->x.dpy, self->root, SubstructureNotifyMask | StructureNotifyMask);
 	XDisplayKeycodes(self->x.dpy, &self->min_kc, &self->max_kc);
 	if (input__load_keymap(self) < 0) {
 		snprintf(err, err_size, "cannot read the keyboard map");

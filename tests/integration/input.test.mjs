@@ -586,29 +586,35 @@ test('real apps: the corpus arrives byte-exact in xterm, GTK3, Qt5 and Chromium,
     try {
       // Click into the app first (and type in the same batch: the click's
       // focus must hold for the keys).
+      // (Retried while the window may still be mapping.)
       let done = 0;
-      await ok(deskd, 'computer_use', { actions: [{ type: 'click', x: 300, y: 300 }, { type: 'type', text: 'warm-up é' }, { type: 'keypress', keys: ['Escape'] }] });
-      await waitUntil(async () => (await app.records()).length >= 1, { timeout: 15000 * SLOW, what: `${kind}: warm-up record` });
-      done = 1;
-      const warm = (await app.records())[0];
+      for (let attempt = 0; attempt < 10 && !done; attempt++) {
+        await ok(deskd, 'computer_use', { actions: [{ type: 'click', x: 300, y: 300 }, { type: 'type', text: 'warm-up é' }, { type: 'keypress', keys: ['Escape'] }] });
+        await waitUntil(async () => (done = (await app.records()).length), { timeout: 2000 * SLOW, what: `${kind}: warm-up record` }).catch(() => {});
+      }
+      assert.ok(done, `${kind}: the app got the warm-up string`);
+      const warm = (await app.records())[done - 1];
       if (warm !== 'warm-up é') failures.push(`${kind}: click then type in one batch gave ${JSON.stringify(warm)}`);
       for (const load of ['idle', 'loaded']) {
         const stopLoad = load === 'loaded' ? loadCores() : () => {};
         let exact = 0, chars = 0, ms = 0;
+        const slow = [];
         try {
           for (const s of corpus) {
             const t0 = performance.now();
             await ok(deskd, 'computer_use', { actions: [{ type: 'type', text: s }, { type: 'keypress', keys: ['Escape'] }] });
-            ms += performance.now() - t0;
+            const took = performance.now() - t0;
+            ms += took;
+            if (took > 300) slow.push(`${corpus.indexOf(s)}:${Math.round(took)}`);
             chars += [...s].length;
             done++;
-            await waitUntil(async () => (await app.records()).length >= done, { timeout: 30000 * SLOW, what: `${kind} ${load}: record ${done}` });
+            await waitUntil(async () => (await app.records()).length >= done, { timeout: 120000 * SLOW, what: `${kind} ${load}: record ${done}` });
             const got = (await app.records())[done - 1];
             if (got === s) exact++;
             else failures.push(`${kind} ${load}: string ${corpus.indexOf(s)} ${JSON.stringify(s).slice(0, 60)} arrived as ${JSON.stringify(got).slice(0, 80)}`);
           }
         } finally { stopLoad(); }
-        table.push({ app: kind, load, exact: `${exact}/${corpus.length}`, chars, 'call chars/s': Math.round(chars / (ms / 1000)) });
+        table.push({ app: kind, load, exact: `${exact}/${corpus.length}`, chars, 'call chars/s': Math.round(chars / (ms / 1000)), 'calls over 300 ms': slow.join(' ') });
       }
     } finally { await app.stop(); }
   }
