@@ -524,7 +524,7 @@ async function startApp(kind, display, dir) {
   // Chromium: a local page; window.records over the DevTools protocol.
   need(CHROMIUM);   // spawns: chromium
   const profile = tempDir('deskd-chromium-');
-  p = launch('chromium', CHROMIUM, ['--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
+  p = launch('chromium', CHROMIUM, ['--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',   // spawns: chromium
     '--disable-extensions', '--disable-features=Translate', '--password-store=basic', `--user-data-dir=${profile}`,
     '--remote-debugging-port=0', '--window-position=0,0', '--window-size=900,600',
     `--app=file://${join(ROOT, 'tests/apps/textarea.html')}`], { env });
@@ -624,4 +624,28 @@ test('real apps: the corpus arrives byte-exact in xterm, GTK3, Qt5 and Chromium,
   assert.notEqual(xkbDump(display), before, 'bindings are kept while deskd runs');
   await deskd.stop();
   assert.equal(xkbDump(display), before, 'the keymap (xkbcomp -xkb) exactly as before once deskd exited');
+});
+
+test('under openbox, 50 clicks in one batch and 50 back-to-back calls land on exactly the mapped pixels (scales 1 and 0.5)', async (t) => {
+  const env = await desktop(t, { wm: 'openbox', deskdArgs: BOTH, fixture: { geometry: '1000x700+100+60', title: 'clicks' } });
+  const { fixture } = env;
+  const rand = rng(99);
+  // Points inside the fixture's client area (openbox adds a frame), in the
+  // screenshot space of each scale (a server-wide --max-image-dimension).
+  for (const md of [1280, 640]) {
+    const k = 1280 / md;
+    const deskd = await startDeskd({ display: env.display, args: [...BOTH, '--max-image-dimension', String(md)] });
+    try {
+      const pts = Array.from({ length: 50 }, () => ({ x: Math.floor((200 + rand() * 800) / k), y: Math.floor((150 + rand() * 500) / k) }));
+      const want = pts.map((p) => [Math.floor(p.x * k), Math.floor(p.y * k)]);
+      const check = async (how, fn) => {
+        const { events: evs } = await caused([fixture], fn, clicks(50), `${how} at ${md}`);
+        const got = presses(evs).slice(0, 50).map((e) => [e.root_x, e.root_y]);
+        const exact = got.filter((g, i) => g[0] === want[i][0] && g[1] === want[i][1]).length;
+        assert.equal(exact, 50, `${how}, max_dimension ${md}: ${exact}/50 exact; first misses ${JSON.stringify(got.map((g, i) => [g, want[i]]).filter(([g, w]) => g[0] !== w[0] || g[1] !== w[1]).slice(0, 3))}`);
+      };
+      await check('one batch', () => ok(deskd, 'computer_use', { actions: pts.map((p) => ({ type: 'click', ...p })) }));
+      await check('back-to-back calls', async () => { for (const p of pts) await ok(deskd, 'computer_use', { actions: [{ type: 'click', ...p }] }); });
+    } finally { await deskd.stop(); }
+  }
 });
