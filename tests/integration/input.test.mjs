@@ -586,7 +586,10 @@ test('real apps: the corpus arrives byte-exact in xterm, GTK3, Qt5 and Chromium,
     try {
       // Click into the app first (and type in the same batch: the click's
       // focus must hold for the keys).
-      // (Retried while the window may still be mapping.)
+      // (Retried while the window may still be mapping.) A click that first
+      // activates Chromium's window can lose the key right after it (its
+      // focus arrives asynchronously): activate it with a click of its own.
+      await ok(deskd, 'computer_use', { actions: [{ type: 'click', x: 300, y: 300 }, { type: 'wait', ms: 500 }] });
       let done = 0;
       for (let attempt = 0; attempt < 10 && !done; attempt++) {
         await ok(deskd, 'computer_use', { actions: [{ type: 'click', x: 300, y: 300 }, { type: 'type', text: 'warm-up é' }, { type: 'keypress', keys: ['Escape'] }] });
