@@ -307,6 +307,28 @@ int desktop_launched_list(struct desktop_launched** out, size_t* n)
 	return 0;
 }
 
+/* Does the process group of a launched program (its pid) still have
+ * members? A program that ended can leave the ones it started (a launcher);
+ * Linux does not reuse a pid while a group of that id exists, so this is
+ * ours. */
+static bool group_alive(long pid)
+{
+	return kill(-(pid_t)pid, 0) == 0;
+}
+
+/* SIGTERM or SIGKILL to every launched program's group that is still there
+ * (mutex held). */
+static void signal_groups(int sig)
+{
+	for (size_t i = 0; i < n_list; i++) {
+		const struct desktop_launched* l = &list[i];
+		if (l->running || group_alive(l->pid)) {
+			if (kill(-(pid_t)l->pid, sig) != 0 && l->running)
+				kill((pid_t)l->pid, sig);
+		}
+	}
+}
+
 void launch__stop(int grace_ms)
 {
 	pthread_mutex_lock(&mutex);
@@ -321,30 +343,29 @@ void launch__stop(int grace_ms)
 	spawner_running = false;
 	reap_locked();
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].running) {
+		if (list[i].running)
 			log_debug("stopping launched %s (pid %ld)", list[i].program, list[i].pid);
-			if (kill(-(pid_t)list[i].pid, SIGTERM) != 0)
-				kill((pid_t)list[i].pid, SIGTERM);
-		}
+	signal_groups(SIGTERM);
 	int64_t end = clock_ms() + grace_ms;
 	for (;;) {
 		reap_locked();
 		bool left = false;
 		for (size_t i = 0; i < n_list && !left; i++)
-			left = list[i].running;
+			left = list[i].running || group_alive(list[i].pid);
 		if (!left || clock_ms() >= end)
 			break;
 		pthread_mutex_unlock(&mutex);
 		clock_sleep_ms(10);
 		pthread_mutex_lock(&mutex);
 	}
+	for (size_t i = 0; i < n_list; i++)
+		if (list[i].running)
+			log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].program,
+					list[i].pid);
+	signal_groups(SIGKILL);
 	for (size_t i = 0; i < n_list; i++) {
 		if (!list[i].running)
 			continue;
-		log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].program,
-				list[i].pid);
-		if (kill(-(pid_t)list[i].pid, SIGKILL) != 0)
-			kill((pid_t)list[i].pid, SIGKILL);
 		int status = 0;
 		if (waitpid((pid_t)list[i].pid, &status, 0) == (pid_t)list[i].pid)
 			describe_exit(status, &list[i]);
@@ -357,15 +378,14 @@ void launch__stop(int grace_ms)
 void launch__terminate(void)
 {
 	pthread_mutex_lock(&mutex);
-	for (size_t i = 0; i < n_list; i++)
-		if (list[i].running && kill(-(pid_t)list[i].pid, SIGTERM) != 0)
-			kill((pid_t)list[i].pid, SIGTERM);
+	signal_groups(SIGTERM);
 	pthread_mutex_unlock(&mutex);
 }
 
 /* ---- The first window ----------------------------------------------------------------- */
 
-/* Is pid the process `ancestor` or one of its descendants? (/proc) */
+/* Is pid the process `ancestor`, one of its descendants, or in its process
+ * group (a launcher that forked the program and exited)? (/proc) */
 static bool descends_from(long pid, long ancestor)
 {
 	for (int depth = 0; pid > 1 && depth < LAUNCH_ANCESTRY; depth++) {
@@ -380,9 +400,11 @@ static bool descends_from(long pid, long ancestor)
 		fclose(f);
 		buf[n] = '\0';
 		const char* p = strrchr(buf, ')');
-		long parent;
-		if (!p || sscanf(p + 1, " %*c %ld", &parent) != 1)
+		long parent, group;
+		if (!p || sscanf(p + 1, " %*c %ld %ld", &parent, &group) != 2)
 			return false;
+		if (group == ancestor)
+			return true;
 		pid = parent;
 	}
 	return false;
@@ -426,13 +448,17 @@ static int wait_window(const struct desktop_launch_params* p, struct desktop_lau
 		pthread_mutex_lock(&mutex);
 		reap_locked();
 		struct desktop_launched* l = find_locked(out->pid);
+		bool ended = false;
 		if (l && !l->running) {
 			out->exited = true;
 			out->exit_code = l->exit_code;
 			out->signal = l->signal;
+			/* A launcher that started the program and exited 0: wait on
+			 * while its process group lives. */
+			ended = l->exit_code != 0 || kill(-(pid_t)out->pid, 0) != 0;
 		}
 		pthread_mutex_unlock(&mutex);
-		if (out->exited || clock_ms() >= end || (p->cancelled && atomic_load(p->cancelled)))
+		if (ended || clock_ms() >= end || (p->cancelled && atomic_load(p->cancelled)))
 			break;
 		clock_sleep_ms(LAUNCH_POLL_MS);
 	}
@@ -441,6 +467,8 @@ static int wait_window(const struct desktop_launch_params* p, struct desktop_lau
 	if (rc < 0)
 		return fail(err, size, rc, "started %s (pid %ld), but the window list failed",
 				out->program, out->pid);
+	if (rc == 1)
+		out->exited = false;	/* its window came (from the program it started) */
 	out->timed_out = rc == 0 && !out->exited;
 	return 0;
 }

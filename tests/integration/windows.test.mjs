@@ -115,6 +115,13 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
   assert.equal(s2.timed_out, undefined);
   pids.push(s2.pid);
 
+  // A launcher that starts the program and exits 0 (here sh, given by the
+  // caller: deskd itself runs no shell): the window of its process group.
+  const sh = await ok(d, 'launch', { argv: ['sh', '-c', 'xclock -geometry 80x80+600+300 & exit 0'] });
+  assert.ok(sh.window > 0, JSON.stringify(sh));
+  const shWinPid = Number(xprop(d.display, sh.window, '_NET_WM_PID').match(/= (\d+)/)[1]);
+  assert.notEqual(shWinPid, sh.pid);
+
   // A program that ends at once: its exit code, not a timeout.
   const f = await ok(d, 'launch', { argv: ['false'], timeout_ms: 5000 });
   assert.equal(f.exited, true);
@@ -142,6 +149,8 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
   await d.stop();
   t.diagnostic(`deskd stopped in ${Date.now() - stopStart} ms`);
   for (const pid of pids) await waitUntil(() => !alive(pid), { timeout: 3000, what: `launched pid ${pid} to be gone` });
+  // What a launcher left in its process group goes too.
+  await waitUntil(() => !alive(shWinPid), { timeout: 3000, what: `the xclock sh started (pid ${shWinPid}) to be gone` });
 });
 
 test('launch refuses bad input with a clear error and starts nothing', async (t) => {
