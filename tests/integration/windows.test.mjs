@@ -425,4 +425,14 @@ test('--wm none: minimize, maximize and fullscreen are not applied (nothing does
   assert.deepEqual([k.closed, k.killed, k.exists], [true, true, false], JSON.stringify(k));
   assert.equal(windowExists(dpy, fx.window), false);
   await waitUntil(() => !alive(fx.pid), { what: 'the fixture to exit' });
+
+  // The editor's question needs no window manager either.
+  const py = PYTHON();
+  const ed = await ok(d, 'launch', { argv: [py, UNSAVED, '--text', 'draft'], timeout_ms: 15000 });
+  const q = await ok(d, 'window_close', { window: ed.window });
+  assert.deepEqual([q.closed, q.dialogs.length], [false, 1], JSON.stringify(q));
+  assert.match(xprop(dpy, q.dialogs[0], 'WM_TRANSIENT_FOR'), new RegExp(`window id # 0x${ed.window.toString(16)}`));
+  const qk = await ok(d, 'window_close', { window: ed.window, force: true, timeout_ms: 200 });
+  assert.equal(qk.closed, true, JSON.stringify(qk));
+  await waitUntil(() => !alive(ed.pid), { what: 'the editor to exit' });
 });
