@@ -358,10 +358,20 @@ static int op_resize(struct op* o)
 	} else {
 		XResizeWindow(o->dpy, o->w, (unsigned)r->width, (unsigned)r->height);
 	}
-	int rc = wait_for(o, has_size);
-	if (rc >= 0)
-		rc = settle(o);
-	if (rc < 0)
+	/* Until it has the size, or another one the WM chose (size hints):
+	 * any change of size, then still. */
+	XFlush(o->dpy);
+	int rc;
+	for (;;) {
+		if ((rc = observe(o)) < 0)
+			return rc;
+		const struct desktop_window_state* a = &o->out->after;
+		if (has_size(a, r) || a->width != o->out->before.width
+				|| a->height != o->out->before.height || time_up(o, o->end))
+			break;
+		clock_sleep_ms(POLL_MS);
+	}
+	if ((rc = settle(o)) < 0)
 		return rc;
 	o->out->applied = has_size(&o->out->after, r);
 	if (!o->out->applied)
