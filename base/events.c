@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -262,6 +263,30 @@ uint64_t events_emit(const struct events_actor* actor, const char* kind,
 	publish(event, a->background);
 	json_decref(event);
 	return id;
+}
+
+uint64_t events_control(const char* what, const char* source, const char* status,
+		json_t* extra)
+{
+	const char* via = source ? source : "dashboard";
+	struct events_actor actor = { EVENTS_ACTOR_AGENT, NULL, NULL, via, false };
+	if (strcmp(via, "dashboard") == 0)
+		actor = (struct events_actor){ EVENTS_ACTOR_PERSON, "dashboard", NULL, "live", false };
+	else if (strcmp(via, "deskd") == 0)
+		actor = (struct events_actor){ EVENTS_ACTOR_DESKD, "deskd", NULL, NULL, false };
+	char summary[160];
+	snprintf(summary, sizeof(summary), "%s%s%s", what ? what : "control",
+			status && strcmp(status, "ok") != 0 ? ": " : "",
+			status && strcmp(status, "ok") != 0 ? status : "");
+	for (char* p = summary; *p && *p != ':'; p++)
+		if (*p == '_')
+			*p = ' ';
+	json_t* more = json_pack("{s:s, s:s}", "tool", what ? what : "control",
+			"status", status ? status : "ok");
+	if (more && extra)
+		json_object_update_missing(more, extra);
+	json_decref(extra);
+	return events_emit(&actor, "control", summary, more);
 }
 
 static int subscribe(events_fn fn, void* ud, int replay, bool all)

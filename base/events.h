@@ -58,6 +58,15 @@ void events_tool_end(uint64_t id, const struct events_actor* actor,
 uint64_t events_emit(const struct events_actor* actor, const char* kind,
 		const char* summary, json_t* extra);
 
+/** A people-in-the-loop event in the control branch's shape (docs/CONTROL.md):
+ *  events_emit with kind "control", "tool": what ("take_control",
+ *  "hand_back", "request_human_help", "pause", "resume", "approval") and
+ *  "status"; the actor from source: "dashboard" a person, "deskd" deskd,
+ *  anything else an agent over that transport. extra is stolen (may be
+ *  NULL). Returns the event id. Prefer events_emit with a full actor. */
+uint64_t events_control(const char* what, const char* source, const char* status,
+		json_t* extra);
+
 /** Subscribe; returns a handle > 0. The callback first receives the history
  *  (if replay is set), then live events; background events are not sent. */
 int events_subscribe(events_fn fn, void* ud, int replay);

@@ -579,11 +579,14 @@
   function onNote(ev) {
     const key = ev.id;
     if (state.calls.has(key)) return;
-    const li = el('li', { class: 'note', dataset: { id: String(ev.id), kind: String(ev.kind), actor: actorOf(ev).kind } },
+    const ds = { id: String(ev.id), kind: String(ev.kind), actor: actorOf(ev).kind };
+    if (typeof ev.tool === 'string') ds.tool = ev.tool;         // control events name what happened here
+    if (typeof ev.status === 'string') ds.status = ev.status;
+    const li = el('li', { class: 'note', dataset: ds },
       el('div', { class: 'row', title: JSON.stringify(ev, null, 2) },
         el('span', { class: 't', text: fmtTime(ev.ts) }),
         whoSpan(ev),
-        el('span', { class: 'tool', text: String(ev.kind).replace(/_/g, ' ') }),
+        el('span', { class: 'tool', text: String(ev.tool || ev.kind).replace(/_/g, ' ') }),
         el('span', { class: 'args', text: ev.summary || '' })));
     state.calls.set(key, { li, note: true });
     const tl = $('timeline');

@@ -172,10 +172,17 @@ static void test_events(void)
 	events_emit(&person, "input", "typed 12 characters",
 			json_pack("{s:s, s:i, s:s}", "kind", "forged", "characters", 12, "actor", "x"));
 	events_emit(NULL, "control_release", "released after 300 s idle", NULL);
-	TST_EQ_INT(seen_all, 6);
-	TST_EQ_INT(seen_some, 4);
+	events_control("take_control", "dashboard", "taken_over", NULL);
+	TST_EQ_INT(seen_all, 7);
+	TST_EQ_INT(seen_some, 5);
 	json_t* h = events_history();
-	TST_EQ_INT(json_array_size(h), 4);
+	TST_EQ_INT(json_array_size(h), 5);
+	json_t* ctl = json_array_get(h, 4);
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "kind")), "control");
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "tool")), "take_control");
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "status")), "taken_over");
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "summary")), "take control: taken_over");
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(ctl, "actor"), "kind")), "person");
 	json_t* a = json_object_get(json_array_get(h, 1), "actor");
 	TST_EQ_STR(json_string_value(json_object_get(a, "kind")), "agent");
 	TST_EQ_STR(json_string_value(json_object_get(a, "name")), "claude-code");
