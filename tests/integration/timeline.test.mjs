@@ -289,3 +289,44 @@ test('GET /api/v1/token-help says where the token is kept (never the token), acr
   assert.equal(ok.status, 200);
   await ok.arrayBuffer();
 });
+
+test('the actor of a 2026-07-28 request (its _meta clientInfo) and of stdio', async (t) => {
+  const env = await desktop(t, {});
+  const { deskd } = env;
+  const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'windows', arguments: {}, _meta: {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'modern-agent', version: '1' } } } };
+  const r = await deskd.fetch('/mcp', { method: 'POST', body: JSON.stringify(body), headers: {
+    'content-type': 'application/json', accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'windows' } });
+  assert.equal(r.status, 200, await r.clone().text());
+  await r.text();
+  const ev = (await history(deskd)).find((e) => e.tool === 'windows' && e.status === 'ok');
+  assert.deepEqual(ev.actor, { kind: 'agent', name: 'modern-agent', via: 'mcp' }, 'no session in that era');
+
+  // stdio, with the HTTP port kept for watching.
+  const dir = tempDir('deskd-stdio-');
+  const ready = join(dir, 'ready.json');
+  const cleanEnv = { ...process.env };
+  delete cleanEnv.DISPLAY;
+  for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_')) delete cleanEnv[k];
+  const p = launch('deskd --stdio', DESKD_BIN, ['--stdio', '--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir,
+    '--display', env.display, '--token', 'stdio-test-token'], { env: cleanEnv, stdio: ['pipe', 'pipe', 'pipe'], keepStdout: true });
+  t.after(() => p.stop());
+  let out = '';
+  p.proc.stdout.on('data', (d) => { out += d; });
+  Object.assign(p, await readyInfo(p, ready));
+  const send = (m) => p.proc.stdin.write(JSON.stringify(m) + '\n');
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-agent', version: '1' } } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'windows', arguments: {} } });
+  await waitUntil(() => out.includes('"id":2'), { timeout: 15000, what: 'the windows answer' });
+  const events = (await (await fetch(p.url + '/api/v1/events?format=json', { headers: { authorization: 'Bearer stdio-test-token' } })).json()).events;
+  const s = events.find((e) => e.tool === 'windows' && e.status === 'ok');
+  assert.equal(s.actor.kind, 'agent');
+  assert.equal(s.actor.name, 'stdio-agent');
+  assert.equal(s.actor.via, 'stdio');
+  assert.equal(s.source, 'stdio');
+  assert.match(s.actor.session, /^[0-9a-f-]{36}$/);
+  p.proc.stdin.end();
+});
