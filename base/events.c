@@ -186,6 +186,15 @@ static json_t* actor_json(const struct events_actor* a)
 	return out;
 }
 
+/* The event's "source" as before actors: the transport family ("mcp" for
+ * stdio too), "rest" for an agent that gave none, else the actor's kind. */
+static const char* source_of(const struct events_actor* a)
+{
+	if (a->via)
+		return strcmp(a->via, "stdio") == 0 ? "mcp" : a->via;
+	return a->kind == EVENTS_ACTOR_AGENT ? "rest" : events_actor_kind_name(a->kind);
+}
+
 /* The fields every event has; source and session stay for older readers. */
 static json_t* event_new(uint64_t id, const struct events_actor* a, const char* kind)
 {
@@ -194,8 +203,7 @@ static json_t* event_new(uint64_t id, const struct events_actor* a, const char* 
 			"kind", kind, "actor", actor_json(a));
 	if (!event)
 		return NULL;
-	json_object_set_new(event, "source", json_string(a->via ? a->via
-			: a->kind == EVENTS_ACTOR_AGENT ? "rest" : events_actor_kind_name(a->kind)));
+	json_object_set_new(event, "source", json_string(source_of(a)));
 	if (a->session)
 		json_object_set_new(event, "session", short_string(a->session));
 	return event;
@@ -235,7 +243,7 @@ void events_tool_end(uint64_t id, const struct events_actor* actor,
 			json_object_update_missing(event, extra);
 	}
 	json_decref(extra);
-	log_debug("%s %s %s %.2f ms%s%s", a->via ? a->via : "rest", tool, status,
+	log_debug("%s %s %s %.2f ms%s%s", source_of(a), tool, status,
 			duration_ms, error ? ": " : "", error ? error : "");
 	publish(event, a->background);
 	json_decref(event);
@@ -271,7 +279,7 @@ uint64_t events_control(const char* what, const char* source, const char* status
 	const char* via = source ? source : "dashboard";
 	struct events_actor actor = { EVENTS_ACTOR_AGENT, NULL, NULL, via, false };
 	if (strcmp(via, "dashboard") == 0)
-		actor = (struct events_actor){ EVENTS_ACTOR_PERSON, "dashboard", NULL, "live", false };
+		actor = (struct events_actor){ EVENTS_ACTOR_PERSON, "dashboard", NULL, "dashboard", false };
 	else if (strcmp(via, "deskd") == 0)
 		actor = (struct events_actor){ EVENTS_ACTOR_DESKD, "deskd", NULL, NULL, false };
 	char summary[160];

@@ -416,7 +416,8 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	/* Only read-only calls may hide from the timeline as a refresh. */
 	struct events_actor actor = {
 		.kind = ctx->by_person ? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
-		.name = ctx->client_name, .session = ctx->session_id, .via = ctx->source,
+		.name = ctx->client_name, .session = ctx->session_id,
+		.via = ctx->via ? ctx->via : ctx->source,
 		.background = ctx->background && (tool->flags & TOOL_READ_ONLY),
 	};
 	uint64_t event = events_tool_start(&actor, tool->name, args);

@@ -80,6 +80,8 @@ struct tool_ctx {
 	/* Who acts, for the events' actor (base/events.h; the transport fills
 	 * it). A label the caller chose, not authentication. */
 	const char* client_name;	/* MCP clientInfo.name, "dashboard"; NULL: source */
+	const char* via;		/* the actor's transport when it is not source
+					 * ("stdio" for MCP over stdio); NULL: source */
 	bool by_person;			/* a person in the dashboard sent it */
 	bool background;		/* the dashboard's own read-only refresh:
 					 * counted in /metrics, not in the timeline */

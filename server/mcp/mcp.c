@@ -1036,7 +1036,8 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 	if (json_is_string(token) || json_is_integer(token))
 		c->progress_token = json_incref(token);
 	c->ctx = (struct tool_ctx){
-		.source = s->via,
+		.source = "mcp",
+		.via = s->via,
 		.session_id = s->id,
 		.client_name = s->client_name[0] ? s->client_name : NULL,
 		.session = s->tools,

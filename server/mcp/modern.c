@@ -737,7 +737,8 @@ static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
 	c->input_state = state;
 	json_t* responses = json_object_get(params, "inputResponses");
 	c->ctx = (struct tool_ctx){
-		.source = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : "mcp",
+		.source = "mcp",
+		.via = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : NULL,
 		.client_name = m->client_name,
 		.read_only = env->read_only,
 		.cancelled = &c->cancelled,

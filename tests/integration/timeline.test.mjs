@@ -326,7 +326,7 @@ test('the actor of a 2026-07-28 request (its _meta clientInfo) and of stdio', as
   assert.equal(s.actor.kind, 'agent');
   assert.equal(s.actor.name, 'stdio-agent');
   assert.equal(s.actor.via, 'stdio');
-  assert.equal(s.source, 'stdio');
+  assert.equal(s.source, 'mcp', 'source stays the transport family');
   assert.match(s.actor.session, /^[0-9a-f-]{36}$/);
   p.proc.stdin.end();
 });
