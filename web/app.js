@@ -554,11 +554,15 @@
   }
 
   // A thumbnail for an agent's screenshot: fetched with the token (an <img>
-  // cannot send it), retried briefly, freed when the entry leaves.
-  async function loadThumb(id, call) {
+  // cannot send it), freed when the entry leaves. deskd makes it just after
+  // the call, so a fresh one may need a retry; an old one (history replayed
+  // on connect) that is gone stays gone.
+  async function loadThumb(id, call, ts) {
     if (call.thumb) return;
     call.thumb = el('img', { class: 'thumb', alt: 'what the agent saw', dataset: { event: String(id) } });
-    for (let i = 0; i < 3; i++) {
+    const fresh = Math.abs(Date.now() / 1000 - ts) < 10;
+    const waits = fresh ? [250, 500, 1000, 2000] : [];
+    for (let i = 0; i <= waits.length; i++) {
       try {
         const r = await api(`/api/v1/events/${encodeURIComponent(id)}/thumbnail`);
         const url = URL.createObjectURL(await r.blob());
@@ -568,8 +572,8 @@
         if (call.li && !call.thumb.isConnected) call.li.querySelector('.row').after(call.thumb);
         return;
       } catch (err) {
-        if (err.status === 401) return;
-        await new Promise((res) => setTimeout(res, 300));
+        if (err.status === 401 || i === waits.length) return;
+        await new Promise((res) => setTimeout(res, waits[i]));
       }
     }
   }
@@ -625,7 +629,7 @@
     if (ev.status === 'started') call.start = ev;
     else call.end = ev;
     renderCall(ev.id, call);
-    if (call.end && call.end.screenshot && call.end.screenshot.thumbnail) loadThumb(ev.id, call);
+    if (call.end && call.end.screenshot && call.end.screenshot.thumbnail) loadThumb(ev.id, call, ev.ts);
     if (call.end && call.end.status === 'ok' && call.start) {
       const pts = clickPoints(call.end.tool || call.start.tool, call.start.args);
       if (pts.length) flashAt(pts);
