@@ -5,6 +5,7 @@
  * ring. A person's input never gets one: tools_call() asks only for agent
  * calls, and a call refused while a person holds the desktop has no image. */
 #include "tools/tools.h"
+#include "base/clock.h"
 #include "base/events.h"
 #include "base/log.h"
 #include "base/worker.h"
@@ -32,6 +33,7 @@ static atomic_int thumb_jobs;
 static void thumb_make(void* ud)
 {
 	struct thumb_job* job = ud;
+	int64_t t0 = clock_ns();
 	struct frame* f = capture_decode(job->data, job->len);
 	struct frame* small = NULL;
 	uint8_t* jpeg = NULL;
@@ -41,9 +43,12 @@ static void thumb_make(void* ud)
 		desktop_scaled_size(f->width, f->height, THUMB_MAX_SIDE, &w, &h);
 		small = capture_scale(f, w, h);
 	}
-	if (small && capture_encode_jpeg(small, THUMB_QUALITY, &jpeg, &len) == 0)
+	if (small && capture_encode_jpeg(small, THUMB_QUALITY, &jpeg, &len) == 0) {
 		events_thumbnail_put(job->id, jpeg, len);
-	else
+		log_debug("thumbnail for event %llu: %dx%d from %dx%d, %zu bytes, %.1f ms",
+				(unsigned long long)job->id, small->width, small->height, f->width,
+				f->height, len, (double)(clock_ns() - t0) / 1e6);
+	} else
 		log_debug("no thumbnail for event %llu", (unsigned long long)job->id);
 	free(jpeg);
 	frame_unref(small);
