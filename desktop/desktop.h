@@ -288,6 +288,12 @@ int desktop_record_stop(const char* id, const void* owner,
 int desktop_recordings(struct desktop_recording** list, size_t* n);
 /** Path of a finished recording's published file; 0, -ENOENT, -ENAMETOOLONG. */
 int desktop_recording_path(const char* id, char* path, size_t size);
+/** Delete a finished recording's file and forget it (a failed one is only
+ *  forgotten). Only the registry's own file at the path it published, never
+ *  through a symlink. 0, or -errno with the message in err: -ENOENT (no such
+ *  id), -EBUSY (still recording), -ELOOP (its folder is now a symlink),
+ *  -EPERM (the file is a symlink or not ours), another. */
+int desktop_recording_delete(const char* id, char* err, size_t err_size);
 /** The owner of these recordings ended: finish them (they publish). */
 void desktop_recordings_end(char* const* ids, size_t n);
 

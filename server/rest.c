@@ -33,6 +33,7 @@
 
 #define TOOLS_PREFIX "/api/v1/tools/"
 #define RECORDINGS_PREFIX "/api/v1/recordings/"
+#define EVENTS_PREFIX "/api/v1/events/"
 
 enum rest_reply {
 	REPLY_RESULT,		/* the whole tool result JSON */
@@ -48,6 +49,8 @@ struct rest_call {
 	json_t* args;
 	bool read_only;
 	enum rest_reply reply;
+	char client[64];		/* X-Deskd-Client, for the events' actor */
+	bool dashboard;			/* X-Deskd-Client: dashboard */
 	atomic_bool cancelled;
 };
 
@@ -149,8 +152,13 @@ static void respond_image(struct http_request* req, const struct tool_result* re
 static void call_worker(void* ud)
 {
 	struct rest_call* call = ud;
+	/* The dashboard's reads are its own refreshes (metrics only); what it
+	 * sends that acts was a person's button. */
 	struct tool_ctx ctx = {
 		.source = "rest",
+		.client_name = call->client[0] ? call->client : NULL,
+		.by_person = call->dashboard && !(call->tool->flags & TOOL_READ_ONLY),
+		.background = call->dashboard,
 		.read_only = call->read_only,
 		.cancelled = &call->cancelled,
 	};
@@ -170,6 +178,18 @@ static void call_worker(void* ud)
 	json_decref(call->args);
 	call_unlink(call);
 	free(call);
+}
+
+/* The caller's name from X-Deskd-Client (printable ASCII, cut), "" without
+ * one; *dashboard when it is the dashboard. */
+static void client_of(struct http_request* req, char* out, size_t size, bool* dashboard)
+{
+	const char* h = http_request_header(req, "X-Deskd-Client");
+	size_t n = 0;
+	for (; h && h[n] && n + 1 < size; n++)
+		out[n] = (unsigned char)h[n] >= ' ' && (unsigned char)h[n] < 127 ? h[n] : '?';
+	out[n] = '\0';
+	*dashboard = strcmp(out, "dashboard") == 0;
 }
 
 /* Run a tool on a worker and answer from there. Steals args. */
@@ -196,6 +216,7 @@ static void run_tool(struct http_request* req, const char* name, json_t* args,
 	call->args = args;
 	call->read_only = http_request_role(req) != HTTP_ROLE_FULL;
 	call->reply = reply;
+	client_of(req, call->client, sizeof(call->client), &call->dashboard);
 	atomic_init(&call->cancelled, false);
 	if (!call_link(call)) {
 		json_decref(args);
@@ -430,6 +451,61 @@ static void on_recording(struct http_request* req, void* ud)
 	http_respond_file(req, 200, "video/mp4", fd, headers);
 }
 
+/* DELETE /api/v1/recordings/{id}: the full token deletes a finished
+ * recording's file (only one the registry published; desktop/recordings.c
+ * holds the safe-output rules) and it leaves the list. */
+static void on_recording_delete(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* id = http_request_path(req) + strlen(RECORDINGS_PREFIX);
+	if (!safe_id(id)) {
+		http_respond_error(req, 404, "no_recording", "no recording with this id "
+				"(GET /api/v1/recordings lists them)");
+		return;
+	}
+	char err[PATH_MAX + 200];
+	int rc = desktop_recording_delete(id, err, sizeof(err));
+	char client[64];
+	bool dashboard;
+	client_of(req, client, sizeof(client), &dashboard);
+	struct events_actor actor = {
+		.kind = dashboard ? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
+		.name = client[0] ? client : NULL, .via = "rest",
+	};
+	if (rc == 0) {
+		events_emit(&actor, "recording_delete", "deleted a recording",
+				json_pack("{s:s}", "recording", id));
+		http_respond_json(req, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1), NULL);
+		return;
+	}
+	int status = rc == -ENOENT ? 404 : rc == -EBUSY ? 409 : rc == -ELOOP || rc == -EPERM
+			? 403 : 500;
+	const char* code = rc == -ENOENT ? "no_recording" : rc == -EBUSY ? "recording_active"
+			: rc == -ELOOP || rc == -EPERM ? "bad_path" : "internal";
+	http_respond_error(req, status, code, err);
+}
+
+/* GET /api/v1/events/{id}/thumbnail: the JPEG kept for a screenshot event. */
+static void on_event_thumbnail(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* rest = http_request_path(req) + strlen(EVENTS_PREFIX);
+	char* end;
+	errno = 0;
+	unsigned long long id = strtoull(rest, &end, 10);
+	void* data = NULL;
+	size_t len = 0;
+	if (errno || end == rest || !isdigit((unsigned char)*rest) || strcmp(end, "/thumbnail") != 0
+			|| events_thumbnail_get(id, &data, &len) < 0) {
+		http_respond_error(req, 404, "not_found", "no thumbnail for this event (only the "
+				"latest agent screenshots keep one)");
+		return;
+	}
+	static const char* const headers[] = { "Cache-Control", "private, max-age=3600", NULL };
+	http_respond(req, 200, "image/jpeg", data, len, headers);
+	free(data);
+}
+
 /* GET /api/v1/events: activity as SSE, history first. */
 struct events_sub {
 	pthread_mutex_t mutex;
@@ -486,6 +562,16 @@ static void sub_closed(void* ud)
 static void on_events(struct http_request* req, void* ud)
 {
 	(void)ud;
+	/* ?format=json: the history as one JSON object, for scripts. */
+	const char* format = http_request_query(req, "format");
+	if (format && strcmp(format, "json") == 0) {
+		http_respond_json(req, 200, json_pack("{s:o}", "events", events_history()), NULL);
+		return;
+	}
+	if (format && strcmp(format, "sse") != 0) {
+		http_respond_error(req, 400, "bad_arguments", "format must be sse or json");
+		return;
+	}
 	struct events_sub* sub = calloc(1, sizeof(*sub));
 	if (!sub) {
 		http_respond_error(req, 500, "internal", "out of memory");
@@ -558,7 +644,10 @@ int rest_register(void)
 		{ "GET", "/api/v1/windows", HTTP_ROLE_VIEW, 0, on_windows, NULL },
 		{ "GET", "/api/v1/recordings", HTTP_ROLE_VIEW, 0, on_recordings, NULL },
 		{ "GET", RECORDINGS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_recording, NULL },
+		{ "DELETE", RECORDINGS_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX,
+			on_recording_delete, NULL },
 		{ "GET", "/api/v1/events", HTTP_ROLE_VIEW, 0, on_events, NULL },
+		{ "GET", EVENTS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_event_thumbnail, NULL },
 	};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		int rc = http_add_route(&routes[i]);

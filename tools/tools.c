@@ -415,8 +415,14 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		}
 	}
 
-	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
-			tool->name, args);
+	/* Only read-only calls may hide from the timeline as a refresh. */
+	struct events_actor actor = {
+		.kind = ctx->by_person ? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
+		.name = ctx->client_name, .session = ctx->session_id,
+		.via = ctx->via ? ctx->via : ctx->source,
+		.background = ctx->background && (tool->flags & TOOL_READ_ONLY),
+	};
+	uint64_t event = events_tool_start(&actor, tool->name, args);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
@@ -501,10 +507,12 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 			+ (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	const char* message = out->is_error && out->structured
 			? json_string_value(json_object_get(out->structured, "message")) : NULL;
-	events_tool_end(event, ctx->source, ctx->session_id, tool->name,
+	events_tool_end(event, &actor, tool->name,
 			out->is_error ? tool_code_name(out->code)
 			: out->input_requests ? "input_required"
-			: out->missing_capabilities ? "missing_capability" : "ok", ms, message, NULL);
+			: out->missing_capabilities ? "missing_capability" : "ok", ms, message,
+			actor.kind == EVENTS_ACTOR_AGENT && !actor.background
+			? tools_thumbnail(ctx, out, event) : NULL);
 	json_decref(owned);
 }
 

@@ -78,6 +78,14 @@ struct tool_session;
 struct tool_ctx {
 	const char* source;		/* "mcp", "rest" or "cli" */
 	const char* session_id;		/* MCP session id, or NULL */
+	/* Who acts, for the events' actor (base/events.h; the transport fills
+	 * it). A label the caller chose, not authentication. */
+	const char* client_name;	/* MCP clientInfo.name, "dashboard"; NULL: source */
+	const char* via;		/* the actor's transport when it is not source
+					 * ("stdio" for MCP over stdio); NULL: source */
+	bool by_person;			/* a person in the dashboard sent it */
+	bool background;		/* the dashboard's own read-only refresh:
+					 * counted in /metrics, not in the timeline */
 	struct tool_session* session;	/* per-client state; NULL for REST */
 	bool read_only;			/* the caller holds the view token */
 	atomic_bool* cancelled;		/* set when the client cancels; poll it in long work */
@@ -242,6 +250,14 @@ struct capture_window_info;
  *  width, height, focused, visible}); the live view's list uses it too. New
  *  reference. */
 json_t* tools_window_json(const struct capture_window_info* w);
+
+/** After a successful call that returned a screenshot to an agent: starts
+ *  making a small JPEG of that image for the timeline (tools/thumbs.c; on a
+ *  worker, kept under event id, GET /api/v1/events/{id}/thumbnail shortly
+ *  after). Returns what the end event adds ({"screenshot": {window,
+ *  thumbnail: true when one is being made}}, new reference) or NULL. */
+json_t* tools_thumbnail(const struct tool_ctx* ctx, const struct tool_result* res,
+		uint64_t event_id);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */

@@ -29,6 +29,7 @@
     flashes: [],          // { x, y, t0 } in frame pixels
     recordings: [],
     activeRec: null,      // { id, window }
+    viewMode: 'fit',      // 'fit' | 'actual' (one frame pixel per CSS pixel)
   };
 
   // ---- token ----
@@ -42,8 +43,12 @@
     return sessionStorage.getItem(TOKEN_KEY);
   }
 
+  // X-Deskd-Client: dashboard marks the page's own calls: its reads are
+  // refreshes (counted in /metrics, kept out of the timeline), what it sends
+  // that acts is a person's doing.
   function authHeaders(extra = {}) {
-    return state.token ? { ...extra, authorization: `Bearer ${state.token}` } : extra;
+    const h = { ...extra, 'x-deskd-client': 'dashboard' };
+    return state.token ? { ...h, authorization: `Bearer ${state.token}` } : h;
   }
 
   class HttpError extends Error {
@@ -116,14 +121,48 @@
     $('gate').hidden = false;
     $('gate-title').textContent = title;
     $('gate-text').textContent = text;
+    $('gate-where').hidden = true;
     document.querySelector('#gate .card').classList.toggle('bad', !!bad);
     setConn('down', 'not connected');
     $('gate-token').focus();
   }
 
+  // Where the token is, as deskd says (GET /api/v1/token-help, no token
+  // needed; it never tells the token itself).
+  async function showTokenHelp() {
+    const p = $('gate-where');
+    let h = null;
+    try {
+      const r = await fetch('/api/v1/token-help', { cache: 'no-store' });
+      if (r.ok) h = await r.json();
+    } catch { /* an older deskd */ }
+    p.replaceChildren();
+    p.hidden = false;
+    const code = (text) => el('code', { text });
+    if (h && h.source === 'given') {
+      p.append('deskd was started with --token (or DESKD_TOKEN): use that token.');
+    } else if (h && h.source === 'file' && h.path) {
+      p.append('deskd reads its token from --token-file ', code(h.path), '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`));
+    } else if (h && h.path) {
+      p.append('deskd keeps its token across restarts in ', code(h.path),
+        '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`),
+        ' (in a container, through podman exec, docker exec or kubectl exec).');
+    } else {
+      p.append('deskd keeps its token across restarts in its data directory: ', code('<data-dir>/token'),
+        ' (by default ', code('~/.local/state/deskd/token'), '). Print it with ', code('cat ~/.local/state/deskd/token'), '.');
+    }
+  }
+
+  // The field takes the token, or a whole dashboard URL with #token=.
+  function tokenFromInput(v) {
+    const m = /#(?:.*&)?token=([^&\s]+)/.exec(v);
+    if (m) { try { return decodeURIComponent(m[1]); } catch { return m[1]; } }
+    return v;
+  }
+
   $('gate-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    const v = $('gate-token').value.trim();
+    const v = tokenFromInput($('gate-token').value.trim());
     if (!v) return;
     sessionStorage.setItem(TOKEN_KEY, v);
     $('gate-token').value = '';
@@ -280,6 +319,7 @@
       if (screenCanvas.width !== bmp.width || screenCanvas.height !== bmp.height) {
         screenCanvas.width = overlay.width = bmp.width;
         screenCanvas.height = overlay.height = bmp.height;
+        layoutCanvas();
       }
       ctx2d.drawImage(bmp, 0, 0);
       bmp.close();
@@ -412,6 +452,65 @@
   $('fps').addEventListener('change', sendWatch);
   $('size').addEventListener('change', sendWatch);
 
+  // ---- view controls: fit, 100%, fullscreen ----
+  // The picture's CSS size is set here (the canvas keeps the frame's pixels):
+  // fit scales it to the stage (on a narrow screen, to its width), 100% shows
+  // one frame pixel per CSS pixel and the stage scrolls. Pointer mapping from
+  // the page to the frame goes through getBoundingClientRect, whatever the size.
+
+  const stage = $('stage');
+  const narrow = window.matchMedia('(max-width: 900px)');
+
+  function layoutCanvas() {
+    const fw = screenCanvas.width, fh = screenCanvas.height;
+    if (!fw || !fh) return;
+    let w = fw, h = fh;
+    if (state.viewMode === 'fit') {
+      const cs = getComputedStyle(stage);
+      const aw = stage.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      const ah = stage.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+      // A narrow page scrolls down, so only its width bounds the picture.
+      const full = document.fullscreenElement != null;
+      const k = narrow.matches && !full ? aw / fw : Math.min(aw / fw, ah / fh);
+      if (!(k > 0)) return;
+      w = Math.max(1, Math.floor(fw * k));
+      h = Math.max(1, Math.floor(fh * k));
+    }
+    for (const c of [screenCanvas, overlay]) {
+      if (c.style.width !== `${w}px`) c.style.width = `${w}px`;
+      if (c.style.height !== `${h}px`) c.style.height = `${h}px`;
+    }
+  }
+
+  function setViewMode(mode) {
+    state.viewMode = mode;
+    stage.classList.toggle('actual', mode === 'actual');
+    for (const [id, m] of [['view-fit', 'fit'], ['view-actual', 'actual']]) {
+      $(id).classList.toggle('on', mode === m);
+      $(id).setAttribute('aria-pressed', String(mode === m));
+    }
+    layoutCanvas();
+    drawOverlay();
+  }
+
+  $('view-fit').addEventListener('click', () => setViewMode('fit'));
+  $('view-actual').addEventListener('click', () => setViewMode('actual'));
+  $('view-full').addEventListener('click', async () => {
+    const viewer = stage.closest('.viewer');
+    try {
+      if (document.fullscreenElement) await document.exitFullscreen();
+      else await viewer.requestFullscreen();
+    } catch (err) {
+      toast(`Fullscreen: ${err.message}`, true);
+    }
+  });
+  document.addEventListener('fullscreenchange', () => {
+    $('view-full').classList.toggle('on', document.fullscreenElement != null);
+    layoutCanvas();
+  });
+  new ResizeObserver(() => layoutCanvas()).observe(stage);
+  narrow.addEventListener('change', layoutCanvas);
+
   // ---- activity timeline ----
 
   function argSummary(args) {
@@ -434,8 +533,94 @@
     }).join(' ');
   }
 
+  // ---- timeline: who acted ----
+  // Every event names its actor (DESIGN.md 5.5): an agent (the MCP client's
+  // name, REST, stdio), a person in the dashboard, or deskd itself.
+
+  function actorOf(ev) {
+    const a = ev.actor && typeof ev.actor === 'object' ? ev.actor : null;
+    const kind = a && ['agent', 'person', 'deskd'].includes(a.kind) ? a.kind : 'agent';
+    const name = (a && a.name) || ev.source || 'rest';
+    const text = kind === 'person' ? (name === 'dashboard' ? 'person' : `person: ${name}`)
+      : kind === 'deskd' ? 'deskd' : name;
+    const title = [kind, a && a.via && a.via !== name ? `via ${a.via}` : '',
+      a && a.session ? `session ${a.session}` : ''].filter(Boolean).join(' · ');
+    return { kind, text, title };
+  }
+
+  function whoSpan(ev) {
+    const a = actorOf(ev);
+    return el('span', { class: `who ${a.kind}`, title: a.title, text: a.text });
+  }
+
+  // A thumbnail for an agent's screenshot: fetched with the token (an <img>
+  // cannot send it), freed when the entry leaves. deskd makes it just after
+  // the call, so a fresh one may need a retry; an old one (history replayed
+  // on connect) that is gone stays gone.
+  async function loadThumb(id, call, ts) {
+    if (call.thumb) return;
+    call.thumb = el('img', { class: 'thumb', alt: 'what the agent saw', dataset: { event: String(id) } });
+    const fresh = Math.abs(Date.now() / 1000 - ts) < 10;
+    const waits = fresh ? [250, 500, 1000, 2000] : [];
+    for (let i = 0; i <= waits.length; i++) {
+      try {
+        const r = await api(`/api/v1/events/${encodeURIComponent(id)}/thumbnail`);
+        const url = URL.createObjectURL(await r.blob());
+        if (!state.calls.has(id)) { URL.revokeObjectURL(url); return; }
+        call.thumbUrl = url;
+        call.thumb.src = url;
+        if (call.li && !call.thumb.isConnected) call.li.querySelector('.row').after(call.thumb);
+        return;
+      } catch (err) {
+        if (err.status === 401 || i === waits.length) return;
+        await new Promise((res) => setTimeout(res, waits[i]));
+      }
+    }
+  }
+
+  // Events that are no tool call (take control, hand back, a help request,
+  // pause, an approval, a person's input summarised): one line each.
+  function onNote(ev) {
+    const key = ev.id;
+    if (state.calls.has(key)) return;
+    const ds = { id: String(ev.id), kind: String(ev.kind), actor: actorOf(ev).kind };
+    if (typeof ev.tool === 'string') ds.tool = ev.tool;         // control events name what happened here
+    if (typeof ev.status === 'string') ds.status = ev.status;
+    const li = el('li', { class: 'note', dataset: ds },
+      el('div', { class: 'row', title: JSON.stringify(ev, null, 2) },
+        el('span', { class: 't', text: fmtTime(ev.ts) }),
+        whoSpan(ev),
+        el('span', { class: 'tool', text: String(ev.tool || ev.kind).replace(/_/g, ' ') }),
+        el('span', { class: 'args', text: ev.summary || '' })));
+    state.calls.set(key, { li, note: true });
+    const tl = $('timeline');
+    const atTop = tl.scrollTop < 8;
+    tl.prepend(li);
+    if (!atTop) tl.scrollTop += li.offsetHeight;
+    applyFilter(li);
+  }
+
+  function forget(call) {
+    if (call.li) call.li.remove();
+    if (call.thumbUrl) URL.revokeObjectURL(call.thumbUrl);
+  }
+
   function onEvent(ev) {
     if (ev.id === undefined) return;
+    if (ev.kind && ev.kind !== 'tool') {
+      onNote(ev);
+    } else {
+      onToolEvent(ev);
+    }
+    while (state.calls.size > MAX_TIMELINE) {
+      const [oldId, old] = state.calls.entries().next().value;
+      forget(old);
+      state.calls.delete(oldId);
+    }
+    $('act-count').textContent = String(state.calls.size);
+  }
+
+  function onToolEvent(ev) {
     let call = state.calls.get(ev.id);
     if (!call) {
       call = { start: null, end: null, li: null };
@@ -444,18 +629,13 @@
     if (ev.status === 'started') call.start = ev;
     else call.end = ev;
     renderCall(ev.id, call);
+    if (call.end && call.end.screenshot && call.end.screenshot.thumbnail) loadThumb(ev.id, call, ev.ts);
     if (call.end && call.end.status === 'ok' && call.start) {
       const pts = clickPoints(call.end.tool || call.start.tool, call.start.args);
       if (pts.length) flashAt(pts);
       if (/^record_/.test(call.end.tool)) refreshRecordings();
       if (/^window_/.test(call.end.tool)) refreshWindows();
     }
-    while (state.calls.size > MAX_TIMELINE) {
-      const [oldId, old] = state.calls.entries().next().value;
-      if (old.li) old.li.remove();
-      state.calls.delete(oldId);
-    }
-    $('act-count').textContent = String(state.calls.size);
   }
 
   function renderCall(id, call) {
@@ -466,11 +646,13 @@
     const li = call.li || el('li', { dataset: { id: String(id) } });
     li.dataset.tool = s.tool;
     li.dataset.status = status;
+    li.dataset.actor = actorOf(s).kind;
     li.classList.toggle('err', !!isErr);
     const dur = e && typeof e.duration_ms === 'number'
       ? (e.duration_ms < 10 ? e.duration_ms.toFixed(1) : Math.round(e.duration_ms)) + ' ms' : '';
     const row = el('div', { class: 'row', role: 'button', tabindex: '0', title: 'Show details' },
       el('span', { class: 't', text: fmtTime(s.ts) }),
+      whoSpan(s),
       el('span', { class: 'tool', text: s.tool }),
       el('span', { class: 'args', text: argSummary(call.start ? call.start.args : null) }),
       el('span', { class: 'dur', text: dur }),
@@ -480,6 +662,7 @@
     }
     const open = li.querySelector('pre');
     li.replaceChildren(row);
+    if (call.thumb && call.thumb.src) li.append(call.thumb);
     if (open) li.append(detailsOf(call));
     const toggle = () => {
       const pre = li.querySelector('pre');
@@ -501,7 +684,7 @@
     const s = call.start || call.end;
     const e = call.end;
     const d = {
-      id: s.id, tool: s.tool, source: s.source, session: s.session,
+      id: s.id, tool: s.tool, actor: s.actor, source: s.source, session: s.session,
       started: new Date(s.ts * 1000).toISOString(),
       status: e ? e.status : 'running',
       duration_ms: e ? e.duration_ms : undefined,
@@ -510,7 +693,7 @@
     };
     if (e) {
       for (const [k, v] of Object.entries(e)) {
-        if (!['type', 'id', 'ts', 'source', 'session', 'tool', 'status', 'duration_ms', 'error'].includes(k)) d[k] = v;
+        if (!['type', 'id', 'ts', 'kind', 'actor', 'source', 'session', 'tool', 'status', 'duration_ms', 'error'].includes(k)) d[k] = v;
       }
     }
     return el('pre', { text: JSON.stringify(d, null, 2) });
@@ -608,7 +791,9 @@
 
   function renderRecordings() {
     const ul = $('recordings');
-    const items = state.recordings.slice().reverse().map((r) => {
+    // Newest first: by start time, ties in the server's order (newest first).
+    const started = (r) => Date.parse(r.started || '') || 0;
+    const items = state.recordings.slice().sort((a, b) => started(b) - started(a)).map((r) => {
       const recording = isRecording(r);
       const failed = /fail|error|abort/.test(String(r.state || r.status || ''));
       const name = (r.path || '').split('/').pop() || `${r.id}.mp4`;
@@ -619,10 +804,30 @@
         el('span', { class: 'title', text: name }),
         el('span', { class: 'sub', text: sub }),
         failed ? el('span', { class: 'badge', title: r.error || '', text: 'failed' }) : null,
-        recording || failed ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
+        recording || failed ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }),
+        recording ? null : el('button', { type: 'button', class: 'act ghost del', title: `Delete ${name}`, text: 'delete', onclick: (e) => deleteRecording(e.currentTarget, r, name) }));
     });
     if (!items.length) items.push(el('li', { class: 'empty', text: 'No recordings yet' }));
     ul.replaceChildren(...items);
+  }
+
+  // Two clicks: the first arms the button for a few seconds.
+  async function deleteRecording(btn, r, name) {
+    if (!btn.classList.contains('armed')) {
+      btn.classList.add('armed');
+      btn.textContent = 'delete?';
+      setTimeout(() => { if (btn.isConnected) { btn.classList.remove('armed'); btn.textContent = 'delete'; } }, 4000);
+      return;
+    }
+    btn.disabled = true;
+    try {
+      await api(`/api/v1/recordings/${encodeURIComponent(r.id)}`, { method: 'DELETE' });
+      recMsg(`Deleted ${name}`);
+    } catch (err) {
+      if (err.status === 403 && state.role === 'view') recMsg('This token may only watch.', true);
+      else recMsg(`Cannot delete ${name}: ${err.message}`, true);
+    }
+    refreshRecordings();
   }
 
   async function download(r, name) {
@@ -734,8 +939,9 @@
     sessionStorage.removeItem(TOKEN_KEY);
     state.token = null;
     showGate(had ? 'Wrong token' : 'Token needed',
-      had ? 'deskd did not accept this token (401). It may be old: deskd makes a new one unless it is given --token or --token-file. Paste the current token, or open the Dashboard URL deskd printed.'
-        : 'This dashboard needs the token deskd printed when it started.', had);
+      had ? 'deskd did not accept this token (401). It is not the one deskd uses now (it keeps the same token across restarts; a new one only comes with a new data directory, --token or --token-file). Paste the current token below.'
+        : 'This dashboard needs deskd\'s token: the address had none after #token=. Paste it below.', had);
+    showTokenHelp();
   }
 
   async function start() {
