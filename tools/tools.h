@@ -45,6 +45,8 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
+	TOOL_FILE_NOT_FOUND,	/* file_download: nothing there under the files root */
+	TOOL_TOO_LARGE,		/* over --max-file-size */
 	TOOL_INTERNAL,
 };
 
@@ -86,6 +88,11 @@ struct tool_ctx {
 	 * client calls it again with the answers (multi round-trip requests);
 	 * a tool that cannot work without a client capability says so with
 	 * tool_result_missing_capability(). */
+	/* REST PUT /api/v1/files/<path>: the raw body as file_upload's data
+	 * (borrowed for the call); NULL elsewhere. */
+	const void* raw_data;
+	size_t raw_len;
+
 	bool stateless;
 	json_t* input_responses;	/* the retry's inputResponses (object), or NULL */
 	json_t* input_state;		/* the state this tool attached to the input
@@ -217,6 +224,14 @@ struct capture_window_info;
  *  width, height, focused, visible}); the live view's list uses it too. New
  *  reference. */
 json_t* tools_window_json(const struct capture_window_info* w);
+
+/* Files under --files-root (tools/files.c), for REST's raw downloads. */
+/** Open the file at rel (relative to the files root) for reading: a
+ *  regular file within --max-file-size, no symlink on the way. Returns
+ *  TOOL_OK with *fd (the caller closes it) and *size, or the code
+ *  (bad_path, file_not_found, too_large, internal) with the reason in err. */
+enum tool_code tools_file_open(const char* rel, int* fd, long long* size,
+		char* err, size_t err_size);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */
