@@ -335,7 +335,7 @@ static int file_list(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 
 /* A property two members of the files group share has the same schema. */
 #define P_PATH(desc) "\"path\":{\"type\":\"string\",\"description\":\"" desc "\"}"
-#define P_FILE P_PATH("Relative to the files root, e.g. dir/notes.txt; no .., no symlinks.")
+#define P_FILE P_PATH("Relative to the files root, e.g. dir/a.txt.")
 #define P_ENCODING "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"]}"
 
 const struct tool_def tools_files[] = {
@@ -350,7 +350,7 @@ const struct tool_def tools_files[] = {
 		.output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"bytes\",\"sha256\"],"
 			"\"properties\":{\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},"
 			"\"sha256\":{\"type\":\"string\"}}}",
-		.flags = TOOL_NO_DISPLAY | TOOL_LARGE_ARGS,
+		.flags = TOOL_NO_DISPLAY | TOOL_LARGE_ARGS | TOOL_GROUPED,
 		.handler = file_upload,
 	},
 	{
@@ -364,7 +364,7 @@ const struct tool_def tools_files[] = {
 			"\"encoding\",\"data\"],\"properties\":{\"path\":{\"type\":\"string\"},"
 			"\"bytes\":{\"type\":\"integer\"},\"sha256\":{\"type\":\"string\"},"
 			"\"encoding\":{\"type\":\"string\"},\"data\":{\"type\":\"string\"}}}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = file_download,
 	},
 	{
@@ -379,8 +379,17 @@ const struct tool_def tools_files[] = {
 			"\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},"
 			"\"bytes\":{\"type\":\"integer\"},\"mode\":{\"type\":\"integer\"},"
 			"\"mtime\":{\"type\":\"integer\"}}}},\"truncated\":{\"type\":\"boolean\"}}}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = file_list,
+	},
+	{
+		.name = "files",
+		.title = "Files",
+		.description = "Files under the files root: upload (new files only), download, list.",
+		.flags = TOOL_GROUP,
+		.members = (const struct tool_group_member[]){
+			{ "upload", "file_upload" }, { "download", "file_download" },
+			{ "list", "file_list" }, { 0 } },
 	},
 	{ 0 },
 };

@@ -1001,7 +1001,7 @@ static const char batch_description[] =
 	"- click {x, y, button?, keys?}; double_click, triple_click, move {x, y, keys?}\n"
 	"- drag {path:[{x,y},...]}; mouse_down, mouse_up {button?, x?, y?}\n"
 	"- scroll {x, y, scroll_x?, scroll_y?}: pixels, + = right/down, 100 px = 1 notch\n"
-	"- type {text, method?: paste} (any Unicode, \\n = Enter); paste {text, chord?}: via the clipboard, fast, exact, clipboard restored; keypress {keys:[\"ctrl\",\"c\"]}; hold_key {keys, duration (s)}\n"
+	"- type {text, method?} (any Unicode, \\n = Enter); paste {text}: via the clipboard, fast; keypress {keys:[\"ctrl\",\"c\"]}; hold_key {keys, duration (s)}\n"
 	"- wait {ms? (default 1000)}; cursor_position\n"
 	"Keys: " KEY_NAMES " Anthropic names and fields work too (left_click, key {text:\"ctrl+c\"}, "
 	"coordinate:[x,y]...).\n"
