@@ -139,6 +139,15 @@ test('files: round trips over MCP and REST, exact, 0600, no staging left', async
   const viaTool = await mcp(d, 'file_list', { path: 'sub' });
   assert.deepEqual(viaTool.structuredContent.entries.map((e) => e.name), ['inner.txt']);
 
+  // The files group tool is the same call (over MCP, a body over --max-body:
+  // the group takes large arguments as its member does).
+  const viaGroup = await mcp(d, 'files', { op: 'upload', path: 'group.bin', data: randomBytes(900 * 1024).toString('base64'), encoding: 'base64' });
+  assert.equal(viaGroup.structuredContent?.bytes, 900 * 1024, JSON.stringify(viaGroup).slice(0, 300));
+  const groupList = await mcp(d, 'files', { op: 'list' });
+  assert.ok(groupList.structuredContent.entries.some((e) => e.name === 'group.bin'));
+  const groupDown = await mcp(d, 'files', { op: 'download', path: 'text-1.txt' });
+  assert.equal(groupDown.structuredContent.data, 'hello\n');
+
   // Every file is 0600; no staging anywhere.
   const snap = snapshot(root);
   for (const [name, e] of Object.entries(snap)) {
@@ -216,6 +225,10 @@ test('files: every refusal leaves the disk untouched', async (t) => {
   for (const [name, args] of [['file_upload', { path: 'v.txt', data: 'v' }], ['file_download', { path: 'existing.txt' }], ['file_list', {}]]) {
     const r = await asView(`/api/v1/tools/${name}`, { method: 'POST', body: JSON.stringify(args) });
     assert.equal(r.status, 403, name);
+  }
+  for (const op of ['download', 'list', 'upload']) {
+    const r = await asView('/api/v1/tools/files', { method: 'POST', body: JSON.stringify({ op, path: 'existing.txt', ...(op === 'upload' ? { data: 'v' } : {}) }) });
+    assert.equal(r.status, 403, `files ${op}`);
   }
   assert.equal((await asView('/api/v1/files/existing.txt')).status, 403);
   assert.equal((await asView('/api/v1/files/')).status, 403);
