@@ -16,6 +16,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
+#include <X11/Xlibint.h>	/* resource_mask: which client made a window */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #define CLAIM_TIMEOUT_MS 2000
 #define INCR_TIMEOUT_MS 10000	/* a requestor that stops reading is dropped */
 #define MAX_TRANSFERS 16
+#define RECENT 32	/* requestors of the last deliveries, for a paste's wait */
 
 enum { A_CLIPBOARD, A_TARGETS, A_TIMESTAMP, A_UTF8, A_TEXT, A_PLAIN_UTF8, A_PNG,
 	A_INCR, A_PROP, N_ATOMS };
@@ -68,6 +70,8 @@ static struct {
 	int claim_rc[2];
 	unsigned long served;	/* SelectionRequests answered with data */
 	unsigned long delivered;	/* of them, sent whole (INCR: the last chunk) */
+	unsigned long recent[RECENT];	/* the client (window & ~mask) of delivery n % RECENT */
+	unsigned long client_mask;	/* the server's resource id mask */
 	bool owns[2];
 	/* The thread's. */
 	struct x11_conn x;	/* the owner's connection, trapped (x11/) */
@@ -132,6 +136,13 @@ static size_t chunk_size(Display* dpy)
 		max = XMaxRequestSize(dpy);
 	size_t bytes = (size_t)max * 4 - 1024;
 	return bytes > 256 * 1024 ? 256 * 1024 : bytes;
+}
+
+/* A requestor got data whole. Lock held. */
+static void note_delivered(Window requestor)
+{
+	C.recent[C.delivered % RECENT] = requestor & ~C.client_mask;
+	C.delivered++;
 }
 
 /* Returns true when the data went in one piece (else an INCR transfer
@@ -220,7 +231,7 @@ static void serve(XSelectionRequestEvent* r)
 		pthread_mutex_lock(&C.lock);
 		C.served++;
 		if (whole)
-			C.delivered++;
+			note_delivered(r->requestor);
 		pthread_cond_broadcast(&C.cond);
 		pthread_mutex_unlock(&C.lock);
 	}
@@ -240,10 +251,11 @@ static void transfer_next(XPropertyEvent* p)
 				t->data + t->off, (int)n);
 		t->last_ms = clock_ms();
 		if (n == 0) {	/* the zero-length chunk ends it */
+			Window requestor = t->requestor;
 			free(t->data);
 			memset(t, 0, sizeof(*t));
 			pthread_mutex_lock(&C.lock);
-			C.delivered++;
+			note_delivered(requestor);
 			pthread_cond_broadcast(&C.cond);
 			pthread_mutex_unlock(&C.lock);
 		} else {
@@ -391,6 +403,7 @@ static int clipboard_start(char* err, size_t err_size)
 	/* A requestor that vanished mid-transfer is no news. */
 	x11_ignore(&C.x, BadWindow);
 	XInternAtoms(C.dpy, (char**)atom_names, N_ATOMS, False, C.atoms);
+	C.client_mask = ((struct _XDisplay*)C.dpy)->resource_mask;
 	C.win = XCreateSimpleWindow(C.dpy, DefaultRootWindow(C.dpy), -10, -10, 1, 1, 0, 0, 0);
 	XStoreName(C.dpy, C.win, "deskd clipboard");
 	XSync(C.dpy, False);
@@ -483,18 +496,32 @@ unsigned long desktop_clipboard_delivered(void)
 	return n;
 }
 
-int desktop_clipboard_wait_delivered(unsigned long since, int timeout_ms,
+/* Was one of the deliveries after since to window's client (any when 0)? Lock held. */
+static bool delivered_to(unsigned long since, uint32_t window)
+{
+	if (C.delivered <= since)
+		return false;
+	if (!window || !C.client_mask)
+		return true;
+	unsigned long from = C.delivered - since > RECENT ? C.delivered - RECENT : since;
+	for (unsigned long n = from; n < C.delivered; n++)
+		if (C.recent[n % RECENT] == (window & ~C.client_mask))
+			return true;
+	return false;
+}
+
+int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int timeout_ms,
 		atomic_bool* cancelled)
 {
 	int64_t end = clock_ms() + timeout_ms;
 	pthread_mutex_lock(&C.lock);
-	while (C.delivered <= since && clock_ms() < end
+	while (!delivered_to(since, window) && clock_ms() < end
 			&& !(cancelled && atomic_load(cancelled))) {
 		struct timespec ts = clock_realtime_in(20);
 		pthread_cond_timedwait(&C.cond, &C.lock, &ts);
 	}
-	int rc = C.delivered > since ? 0 : cancelled && atomic_load(cancelled) ? -ECANCELED
-		: -ETIMEDOUT;
+	int rc = delivered_to(since, window) ? 0 : cancelled && atomic_load(cancelled)
+		? -ECANCELED : -ETIMEDOUT;
 	pthread_mutex_unlock(&C.lock);
 	return rc;
 }

@@ -479,8 +479,8 @@ static int paste_text(struct batch* b, const struct action* a, json_t* res,
 			int budget = PASTE_TAKE_MS;
 			if (b->ctx->deadline_ms && b->ctx->deadline_ms - clock_ms() < budget)
 				budget = (int)(b->ctx->deadline_ms - clock_ms());
-			rc = desktop_clipboard_wait_delivered(before, budget > 0 ? budget : 0,
-					b->ctx->cancelled);
+			rc = desktop_clipboard_wait_delivered(before, known ? target.id : 0,
+					budget > 0 ? budget : 0, b->ctx->cancelled);
 			if (rc == -ECANCELED)
 				failed = action_fail(e, TOOL_TIMEOUT, "paste: cancelled by the client");
 			else if (rc < 0)

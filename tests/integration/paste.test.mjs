@@ -156,9 +156,16 @@ test('paste into xterm (cat > file): shift+Insert, exact; a chord it ignores tim
     assert.equal(xclipOut(x.display).stdout.toString(), 'clipboard before');
     assert.equal(xclipOut(x.display, 'primary').stdout.toString(), 'primary before');
     if (n === TERM_CORPUS.length) {
-      // ctrl+v is no paste in xterm: a bounded wait, a clear timeout, the clipboard restored.
+      // ctrl+v is no paste in xterm: a bounded wait, a clear timeout, the
+      // clipboard restored. Meanwhile another client keeps reading the
+      // clipboard (as a clipboard manager does): its reads are not the
+      // target's, so they do not end the wait.
+      const manager = launch('clipboard reader', 'sh', ['-c', 'while :; do xclip -o -selection clipboard >/dev/null 2>&1; sleep 0.1; done'],
+        { env: xenv(x.display), needs: ['xclip', 'sleep'] });
+      procs.push(manager);
       const t0 = Date.now();
       const bad = await d.tool('computer_paste', { window: win, text: 'never pasted', chord: 'ctrl+v' });
+      await manager.stop();
       assert.equal(bad.status, 504, JSON.stringify(bad.body));
       assert.match(bad.body.error.message, /did not take the clipboard/);
       assert.ok(Date.now() - t0 < 8000, 'bounded');
