@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startXvfb, startDeskd, launch, run, waitUntil, tempDir, ROOT, SLOW } from './lib/harness.mjs';
+import { startXvfb, startWm, startDeskd, launch, run, waitUntil, tempDir, ROOT, SLOW } from './lib/harness.mjs';
 
 const KB100 = Array.from({ length: 2000 }, (_, i) => `line ${i}: the quick brown fox jumps over the lazy dog ✓ 😀\t${'x'.repeat(i % 7)}`).join('\n').slice(0, 100 * 1024);
 const GTK_CORPUS = [
@@ -53,7 +53,7 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR
 
 test('paste into a GTK3 text view: exact, and the previous clipboard is back', async (t) => {
   const x = await startXvfb();
-  const d = await startDeskd({ display: x.display });
+  const d = await startDeskd({ display: x.display, args: ['--tools', 'both'] });
   const procs = [];
   t.after(async () => { for (const p of procs) await p.stop().catch(() => {}); await d.stop(); await x.stop(); });
   const app = await startGtkText(x.display, 'paste target');
@@ -90,6 +90,11 @@ test('paste into a GTK3 text view: exact, and the previous clipboard is back', a
   assert.equal(typed.status, 200, JSON.stringify(typed.body));
   assert.equal(typed.body.structuredContent.results[0].method, 'paste');
   await waitUntil(() => app.text() === 'typed by paste ✓', { what: 'type method paste' });
+  // Without window: the focused window is the target (the text view has the focus).
+  const bare = await d.tool('computer_paste', { text: ' and no window given' });
+  assert.equal(bare.status, 200, JSON.stringify(bare.body));
+  assert.equal(bare.body.structuredContent.target_class, 'gtk3-text.py');
+  await waitUntil(() => app.text() === 'typed by paste ✓ and no window given', { what: 'a paste into the focused window' });
 
   // Nothing owned the clipboard before: nothing owns it after. (deskd put
   // the user's text back and owns it; an xclip that takes it and quits leaves none.)
@@ -173,4 +178,21 @@ test('paste into xterm (cat > file): shift+Insert, exact; a chord it ignores tim
     }
     await xt.stop();
   }
+});
+
+test('paste under openbox: the window manager changes nothing (focus through EWMH, the same chord and wait)', async (t) => {
+  const x = await startXvfb();
+  const wm = await startWm(x.display, 'openbox');
+  const d = await startDeskd({ display: x.display });
+  const procs = [];
+  t.after(async () => { for (const p of procs) await p.stop().catch(() => {}); await d.stop(); await wm.stop(); await x.stop(); });
+  const app = await startGtkText(x.display, 'paste under openbox');
+  procs.push(app);
+  const win = await windowOf(d, 'paste under openbox');
+  const before = await xclipIn(x.display, Buffer.from('kept under openbox'));
+  procs.push(before);
+  const r = await d.tool('computer_use', { window: win, actions: [{ type: 'paste', text: KB100 }] });
+  assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 400));
+  await waitUntil(() => app.text() === KB100, { timeout: 5000 * SLOW, what: '100 KB in the buffer' });
+  assert.equal(xclipOut(x.display).stdout.toString(), 'kept under openbox');
 });
