@@ -41,6 +41,8 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_FLAG, F(display_reattach), 0 },
 	{ "launch", "CMD", "Start a program on the display at startup (repeatable); 'none' for none.",
 		"xterm on the embedded desktop", LIST(launch) },
+	{ "allow-launch", "PROGRAM", "A program the launch tool may start (repeatable): an absolute path, or a name found on deskd's PATH; either allows that file.",
+		"any program on the embedded desktop, none on --display", LIST(allow_launch) },
 	{ "token", "T", "Bearer token for HTTP (default: generated, saved in the data dir).",
 		NULL, OPT_STRING, F(token), 0 },
 	{ "token-file", "FILE", "Read the bearer token from FILE.",
@@ -658,6 +660,8 @@ void options_deinit(struct options* self)
 	free(self->wm);
 	for (int i = 0; i < self->n_launch; i++)
 		free(self->launch[i]);
+	for (int i = 0; i < self->n_allow_launch; i++)
+		free(self->allow_launch[i]);
 	free(self->token);
 	free(self->token_file);
 	free(self->view_token);

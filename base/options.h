@@ -39,6 +39,8 @@ struct options {
 	char* wm;		/* "none" disables; NULL: openbox if installed */
 	char* launch[OPTIONS_MAX_LIST];
 	int n_launch;
+	char* allow_launch[OPTIONS_MAX_LIST];	/* what the launch tool may start */
+	int n_allow_launch;
 	char* token;
 	char* token_file;
 	char* view_token;

@@ -139,6 +139,10 @@ struct capture_window_info {
 	bool focused;
 	bool visible;		/* viewable and intersecting the screen */
 	bool mapped;
+	bool minimized;		/* WM_STATE Iconic or _NET_WM_STATE_HIDDEN */
+	bool maximized;		/* _NET_WM_STATE_MAXIMIZED_VERT and _HORZ */
+	bool fullscreen, modal;	/* _NET_WM_STATE_FULLSCREEN, _MODAL */
+	uint32_t transient_for;	/* WM_TRANSIENT_FOR (the window it is a dialog of), or 0 */
 };
 
 /** The top-level client windows, in stacking order (bottom first) when the

@@ -1,10 +1,13 @@
 #pragma once
 
 /* Private to desktop/: what display.c (the display and its watcher) needs
- * from xvfb.c (the embedded desktop's processes). */
+ * from xvfb.c (the embedded desktop's processes), the children's
+ * environment (env.c) and the launched programs (launch.c). */
 
 #include "desktop/desktop.h"
 #include "base/log.h"
+
+#include <sys/types.h>
 
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
@@ -18,6 +21,57 @@ void desktop__pinger_stop(void);
 /* shots.c: close capture connections left idle by a burst (the watcher
  * calls it every round; it never blocks). */
 void desktop__capture_trim(void);
+
+/* The environment of every program deskd starts on the display (env.c):
+ * --launch, the WM, launch. Other parts of desktop/ publish variables here
+ * (buses.c: the session and AT-SPI bus addresses) before they start. */
+
+/** Publish NAME=value for the programs started from now on (value NULL
+ *  withdraws it). 0, -EINVAL (bad name), -ENOSPC (16 at most), -ENOMEM.
+ *  Any thread. */
+int desktop__env_set(const char* name, const char* value);
+/** A child's environment: deskd's without DISPLAY and without the names
+ *  published or given in extra ("NAME=value", n_extra of them), then the
+ *  published ones, then extra (a DISPLAY there is dropped), then
+ *  DISPLAY=display. NULL-ended, malloc'd: free with desktop__env_free.
+ *  NULL on -ENOMEM. Any thread. */
+char** desktop__env_build(const char* display, char* const* extra, size_t n_extra);
+void desktop__env_free(char** env);
+/** Withdraw every published variable (desktop_stop). */
+void desktop__env_reset(void);
+
+/* Starting a program (xvfb.c): fork + exec with the parent death signal in
+ * its own process group; only async-signal-safe calls run between fork and
+ * exec. */
+struct desktop__spawn_args {
+	const char* path;	/* the executable, as found */
+	char* const* argv;
+	const char* display;	/* its DISPLAY */
+	char* const* env;	/* extra "NAME=value" (desktop__env_build), or NULL */
+	size_t n_env;
+	const char* cwd;	/* or NULL: deskd's */
+	int fd3;		/* becomes the child's fd 3, or -1 */
+	bool quiet;		/* stdout and stderr to /dev/null, else to childlog */
+	const char* program;	/* the name its output is logged under */
+	enum log_level level;
+};
+
+/** Start it. The pid, or -errno: of the fork, of chdir to cwd, or of
+ *  execve (reported back by the child over a close-on-exec pipe, so a
+ *  program that cannot run is an error here, not an exit code later). */
+pid_t desktop__spawn_with(const struct desktop__spawn_args* s);
+
+/* The programs the launch tool started (launch.c). */
+/** Reap those that exited (the watcher, every round). */
+void launch__reap(void);
+/** Is pid one of them (not yet reaped)? */
+bool launch__tracked(pid_t pid);
+/** SIGTERM to each running one's process group (the first step of a stop
+ *  that waits for other programs meanwhile). */
+void launch__terminate(void);
+/** Stop them all: SIGTERM to each group, up to grace_ms, then SIGKILL;
+ *  reaps. Later launches are refused (-ESHUTDOWN). */
+void launch__stop(int grace_ms);
 
 /** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
  *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */

@@ -77,6 +77,31 @@ static json_t* versions(void)
 	return v;
 }
 
+/* The launch tool's programs: [{pid, program, path, running, started,
+ * exit_code?, signal?}], running first. */
+static json_t* launched_json(void)
+{
+	json_t* arr = json_array();
+	struct desktop_launched* list;
+	size_t n;
+	if (!arr || desktop_launched_list(&list, &n) < 0)
+		return arr;
+	for (size_t i = 0; i < n; i++) {
+		const struct desktop_launched* l = &list[i];
+		json_t* o = json_pack("{s:I, s:s, s:s, s:b, s:I}", "pid", (json_int_t)l->pid,
+				"program", l->program, "path", l->path, "running", l->running,
+				"started", (json_int_t)l->started);
+		if (o && !l->running) {
+			json_object_set_new(o, "exit_code", json_integer(l->exit_code));
+			if (l->signal)
+				json_object_set_new(o, "signal", json_string(strsignal(l->signal)));
+		}
+		json_array_append_new(arr, o);
+	}
+	free(list);
+	return arr;
+}
+
 static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	int w = 0, h = 0;
@@ -85,7 +110,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 	if (!recordings)
 		recordings = json_array();
 	json_t* s = json_pack("{s:{s:s, s:s, s:I, s:f}, s:{s:s, s:b, s:b, s:i, s:i, s:i},"
-			" s:i, s:o, s:i, s:o}",
+			" s:i, s:o, s:o, s:i, s:o}",
 			"server",
 			"name", "deskd",
 			"version", DESKD_VERSION,
@@ -100,6 +125,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"disconnects", (int)desktop_disconnects(),
 			"sessions", mcp_session_count(),
 			"recordings", recordings,
+			"launched", launched_json(),
 			"tools", (int)tools_count(),
 			"versions", versions());
 	if (!s)
@@ -135,6 +161,9 @@ static const char status_output[] =
 		",\"embedded\":" BOOLEAN ",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER ",\"unavailable_reason\":" STRING "}},"
 	"\"sessions\":" INTEGER ","
 	"\"recordings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	"\"launched\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+		"\"pid\":" INTEGER ",\"program\":" STRING ",\"path\":" STRING ",\"running\":" BOOLEAN
+		",\"started\":" INTEGER ",\"exit_code\":" INTEGER ",\"signal\":" STRING "}}},"
 	"\"tools\":" INTEGER ","
 	"\"versions\":{\"type\":\"object\",\"additionalProperties\":" STRING "}"
 	"}}";
@@ -156,7 +185,8 @@ const struct tool_def status_tools[] = {
 		.name = "status",
 		.title = "Server status",
 		.description =
-			"deskd's state: version, uptime, display, sessions, recordings, libraries. Works "
+			"deskd's state: version, uptime, display, sessions, recordings, launched programs, "
+			"libraries. Works "
 			"without a display.",
 		.input_schema = no_args,
 		.output_schema = status_output,

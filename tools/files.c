@@ -94,7 +94,7 @@ static enum tool_code code_for(int rc)
 	case -ENOTDIR:
 	case -EISDIR:
 	case -ENAMETOOLONG: return TOOL_BAD_PATH;
-	case -ENOENT: return TOOL_FILE_NOT_FOUND;
+	case -ENOENT: return TOOL_NOT_FOUND;
 	case -EEXIST: return TOOL_OUTPUT_EXISTS;
 	case -EFBIG: return TOOL_TOO_LARGE;
 	default: return TOOL_INTERNAL;

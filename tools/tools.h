@@ -58,7 +58,7 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
-	TOOL_FILE_NOT_FOUND,	/* file_download: nothing there under the files root */
+	TOOL_NOT_FOUND,		/* no such program (launch), no such file (file_download) */
 	TOOL_TOO_LARGE,		/* over --max-file-size */
 	TOOL_INTERNAL,
 };
@@ -253,7 +253,7 @@ json_t* tools_window_json(const struct capture_window_info* w);
 /** Open the file at rel (relative to the files root) for reading: a
  *  regular file within --max-file-size, no symlink on the way. Returns
  *  TOOL_OK with *fd (the caller closes it) and *size, or the code
- *  (bad_path, file_not_found, too_large, internal) with the reason in err. */
+ *  (bad_path, not_found, too_large, internal) with the reason in err. */
 enum tool_code tools_file_open(const char* rel, int* fd, long long* size,
 		char* err, size_t err_size);
 

@@ -184,7 +184,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['/tmp/absolute.txt', 'bad_path', 'an absolute path'],
     [join(root, 'absolute-in-root.txt'), 'bad_path', 'an absolute path into the root'],
     ['linked-dir/new.txt', 'bad_path', 'outside the root through a symlinked directory'],
-    ['missing-dir/new.txt', 'file_not_found', 'a directory that does not exist'],
+    ['missing-dir/new.txt', 'not_found', 'a directory that does not exist'],
     ['existing.txt/x', 'bad_path', 'a file as a directory'],
     ['a//b', 'bad_path', 'an empty component'],
     ['trailing/', 'bad_path', 'a trailing slash'],
@@ -242,7 +242,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['link-to-secret', 'bad_path', 'a symlink'], ['dangling', 'bad_path', 'a dangling symlink'],
     ['linked-dir/secret.txt', 'bad_path', 'through a symlinked directory'], ['../token', 'bad_path', '..'],
     ['dir', 'bad_path', 'a directory'], ['fifo', 'bad_path', 'a FIFO (and no hang)'],
-    ['nope.txt', 'file_not_found', 'a missing file'],
+    ['nope.txt', 'not_found', 'a missing file'],
   ]) {
     const r = await mcp(d, 'file_download', { path });
     assert.equal(r.structuredContent?.code, code, `download ${what}: ${JSON.stringify(r).slice(0, 300)}`);

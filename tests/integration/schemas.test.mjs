@@ -87,6 +87,14 @@ function baseArgs(window) {
     clipboard_read: {}, clipboard_write: { text: 'x' },
     file_upload: { path: 'no-such-dir/x.txt', data: 'x' }, file_download: { path: 'no-such-file' }, file_list: {},
     record: { op: 'list' }, clipboard: { op: 'write', text: 'x' }, files: { op: 'list' },
+    // An external display without --allow-launch: refused, nothing starts.
+    launch: { argv: ['true'], wait_for_window: false },
+    // No window manager here: these change nothing (applied false) or are no-ops.
+    window_minimize: { window }, window_maximize: { window }, window_restore: { window },
+    window_fullscreen: { window }, window_raise: { window },
+    window_resize: { window, width: 400, height: 300 },
+    window_close: { window: 1 },	// no such window: window_not_found
+    window: { op: 'raise', window },
   };
 }
 
@@ -96,6 +104,11 @@ const GROUPS = {
   record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
   files: { upload: 'file_upload', download: 'file_download', list: 'file_list' },
+  window: {
+    focus: 'window_focus', move: 'window_move', resize: 'window_resize', raise: 'window_raise',
+    minimize: 'window_minimize', maximize: 'window_maximize', restore: 'window_restore',
+    fullscreen: 'window_fullscreen', close: 'window_close',
+  },
 };
 
 /** base plus null for every other optional argument (and, for the batch
