@@ -57,6 +57,11 @@ static const struct opt_spec opts[] = {
 		"$XDG_STATE_HOME/deskd", OPT_STRING, F(data_dir), 0 },
 	{ "output-root", "DIR", "A directory that 'out' paths may point into (repeatable).",
 		"the data dir", LIST(output_root) },
+	{ "files-root", "DIR", "The directory the file tools read and write (created 0700).",
+		"<data-dir>/files", OPT_STRING, F(files_root), 0 },
+	{ "max-file-size", "BYTES", "Largest file file_upload writes and file_download reads "
+		"(REST PUT bodies too; MCP bodies stay within --max-clipboard-body).",
+		"67108864", OPT_INT, F(max_file_size), 0 },
 	{ "max-image-dimension", "N", "Longest side of returned screenshots; 0 = native.",
 		"1280", OPT_INT, F(max_image_dimension), 0 },
 	{ "tools", "batch|split|both", "Tool surface: computer_use (one tool, every action), computer_<action>, or both.",
@@ -277,7 +282,7 @@ static int parse_int(const char* s, long min, long max, long* out)
 static bool is_bytes(const struct opt_spec* o)
 {
 	return o->offset == F(max_body_bytes) || o->offset == F(max_clipboard_body_bytes)
-		|| o->offset == F(max_json_memory);
+		|| o->offset == F(max_json_memory) || o->offset == F(max_file_size);
 }
 
 static int parse_bytes(const char* s, long* out)
@@ -607,6 +612,10 @@ int options_parse(struct options* self, int argc, char* argv[],
 		snprintf(err, err_size, "--max-body and --max-clipboard-body: at least 1024 (bytes)");
 		return -EINVAL;
 	}
+	if (self->max_file_size < 1) {
+		snprintf(err, err_size, "--max-file-size: at least 1 (bytes)");
+		return -EINVAL;
+	}
 	if (self->max_json_memory < (1L << 20)) {
 		snprintf(err, err_size, "--max-json-memory: at least 1M");
 		return -EINVAL;
@@ -661,6 +670,7 @@ void options_deinit(struct options* self)
 	free(self->data_dir);
 	for (int i = 0; i < self->n_output_root; i++)
 		free(self->output_root[i]);
+	free(self->files_root);
 	free(self->record_out);
 	memset(self, 0, sizeof(*self));
 }

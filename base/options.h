@@ -51,6 +51,8 @@ struct options {
 	char* data_dir;
 	char* output_root[OPTIONS_MAX_LIST];
 	int n_output_root;
+	char* files_root;	/* NULL: <data_dir>/files */
+	long max_file_size;	/* file tools, REST PUT bodies */
 	int max_image_dimension;
 	enum options_tools tools;
 	bool stdio;

@@ -438,5 +438,19 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 /** Does deskd own the selection now? *served (may be NULL): how many
  *  requests for its data deskd has answered so far (a paste took it). */
 bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+/** Give up deskd's ownership of sel (nothing owns it then), if deskd still
+ *  owns it; 0 or -errno (err says why). */
+int desktop_clipboard_release(enum desktop_selection sel, char* err, size_t err_size);
+/** How many requests for deskd's data (either selection) were answered
+ *  whole so far: the reply, or an INCR transfer's last chunk. A paste
+ *  notes it, sends the chord, then waits for it to grow. */
+unsigned long desktop_clipboard_delivered(void);
+/** Wait until a request answered after the since'th went to the client
+ *  that made window (any X window of that client: toolkits convert with a
+ *  window of their own; 0: any requestor, so a clipboard manager that
+ *  fetches every new content does not count when a window is known), at
+ *  most timeout_ms (cancelled may be NULL); 0, -ETIMEDOUT or -ECANCELED. */
+int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int timeout_ms,
+		atomic_bool* cancelled);
 /** At shutdown: give up the selections, stop the thread. */
 void desktop_clipboard_stop(void);

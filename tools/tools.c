@@ -31,6 +31,7 @@ static const char* const code_names[] = {
 	[TOOL_TIMEOUT] = "timeout",
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_NOT_FOUND] = "not_found",
+	[TOOL_TOO_LARGE] = "too_large",
 	[TOOL_INTERNAL] = "internal",
 };
 
@@ -73,6 +74,7 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_NO_RECORDING:
 	case TOOL_CLIPBOARD_EMPTY:
 	case TOOL_NOT_FOUND: return 404;
+	case TOOL_TOO_LARGE: return 413;
 	case TOOL_WINDOW_NOT_VIEWABLE:
 	case TOOL_OUTPUT_EXISTS:
 	case TOOL_RECORDING_ACTIVE: return 409;

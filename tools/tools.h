@@ -58,7 +58,8 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
-	TOOL_NOT_FOUND,		/* no such program (launch) */
+	TOOL_NOT_FOUND,		/* no such program (launch), no such file (file_download) */
+	TOOL_TOO_LARGE,		/* over --max-file-size */
 	TOOL_INTERNAL,
 };
 
@@ -108,6 +109,11 @@ struct tool_ctx {
 	 * client calls it again with the answers (multi round-trip requests);
 	 * a tool that cannot work without a client capability says so with
 	 * tool_result_missing_capability(). */
+	/* REST PUT /api/v1/files/<path>: the raw body as file_upload's data
+	 * (borrowed for the call); NULL elsewhere. */
+	const void* raw_data;
+	size_t raw_len;
+
 	bool stateless;
 	json_t* input_responses;	/* the retry's inputResponses (object), or NULL */
 	json_t* input_state;		/* the state this tool attached to the input
@@ -258,6 +264,13 @@ json_t* tools_window_json(const struct capture_window_info* w);
  *  thumbnail: true when one is being made}}, new reference) or NULL. */
 json_t* tools_thumbnail(const struct tool_ctx* ctx, const struct tool_result* res,
 		uint64_t event_id);
+/* Files under --files-root (tools/files.c), for REST's raw downloads. */
+/** Open the file at rel (relative to the files root) for reading: a
+ *  regular file within --max-file-size, no symlink on the way. Returns
+ *  TOOL_OK with *fd (the caller closes it) and *size, or the code
+ *  (bad_path, not_found, too_large, internal) with the reason in err. */
+enum tool_code tools_file_open(const char* rel, int* fd, long long* size,
+		char* err, size_t err_size);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */

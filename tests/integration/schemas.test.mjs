@@ -82,8 +82,11 @@ function baseArgs(window) {
     computer_type: { text: 'a' }, computer_keypress: { keys: ['shift'] },
     computer_hold_key: { keys: ['shift'], duration: 0 }, computer_wait: { ms: 0 },
     computer_cursor_position: {},
+    // The fixture takes no paste: both calls time out alike (5 s each).
+    computer_paste: { text: 'a' },
     clipboard_read: {}, clipboard_write: { text: 'x' },
-    record: { op: 'list' }, clipboard: { op: 'write', text: 'x' },
+    file_upload: { path: 'no-such-dir/x.txt', data: 'x' }, file_download: { path: 'no-such-file' }, file_list: {},
+    record: { op: 'list' }, clipboard: { op: 'write', text: 'x' }, files: { op: 'list' },
     // An external display without --allow-launch: refused, nothing starts.
     launch: { argv: ['true'], wait_for_window: false },
     // No window manager here: these change nothing (applied false) or are no-ops.
@@ -100,6 +103,7 @@ function baseArgs(window) {
 const GROUPS = {
   record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
+  files: { upload: 'file_upload', download: 'file_download', list: 'file_list' },
   window: {
     focus: 'window_focus', move: 'window_move', resize: 'window_resize', raise: 'window_raise',
     minimize: 'window_minimize', maximize: 'window_maximize', restore: 'window_restore',
@@ -205,7 +209,7 @@ test('tool schemas: Inspector --strict, OpenAI Agents strict mode, null as absen
     t.diagnostic(`tools/list bytes: ${JSON.stringify(sizes)}`);
     assert.ok(sizes.default <= MAX_DEFAULT_LIST, `default tools/list is ${sizes.default} bytes, over ${MAX_DEFAULT_LIST}`);
     const splitTools = names.both.filter((n) => n.startsWith('computer_') && n !== 'computer_use');
-    assert.equal(splitTools.length, 15, splitTools.join(' '));
+    assert.equal(splitTools.length, 16, splitTools.join(' '));
     assert.ok(names.default.includes('computer_use'));
     assert.deepEqual(names.default.filter((n) => splitTools.includes(n)), [], 'the default lists no split tool');
     assert.deepEqual(splitTools.filter((n) => !names.split.includes(n)), [], '--tools split lists every split tool');

@@ -199,8 +199,53 @@ static void test_keys_text_and_waits(void)
 			"non-negative");
 }
 
+static void test_paste(void)
+{
+	TST_EQ_INT(parse("{\"type\":\"paste\",\"text\":\" a\\r\\n\\tb \\u0001\"}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_PASTE);
+	TST_CHECK(a.paste);
+	TST_CHECK(!a.has_chord);
+	TST_EQ_INT(a.text_len, 8);	/* control characters are fine in a paste */
+	TST_EQ_INT(parse("{\"type\":\"paste\",\"text\":\"\",\"chord\":\"ctrl+shift+v\"}"), 0);
+	TST_CHECK(a.has_chord);
+	TST_EQ_INT(a.chord.n, 3);
+	TST_EQ_INT(parse("{\"type\":\"paste\",\"text\":\"x\",\"chord\":[\"shift\",\"Insert\"]}"), 0);
+	TST_EQ_INT(a.chord.n, 2);
+	/* type with method paste is a paste; method keys is typing. */
+	TST_EQ_INT(parse("{\"type\":\"type\",\"text\":\"x\",\"method\":\"paste\"}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_TYPE);
+	TST_CHECK(a.paste);
+	TST_EQ_INT(parse("{\"type\":\"type\",\"text\":\"x\",\"method\":\"keys\"}"), 0);
+	TST_CHECK(!a.paste);
+	REFUSED("{\"type\":\"paste\"}", TOOL_BAD_ARGUMENTS, "paste needs text");
+	/* A NUL (deskd's JSON parsers refuse \\u0000; a table caller might not). */
+	json_t* nul = json_pack("{s:s, s:s#}", "type", "paste", "text", "a\0b", (size_t)3);
+	action_deinit(&a);
+	TST_EQ_INT(action_parse(nul, false, &a, &e), -1);
+	TST_CHECK(strstr(e.message, "NUL") != NULL);
+	json_decref(nul);
+	REFUSED("{\"type\":\"paste\",\"text\":\"a\",\"chord\":\"ctrl+nosuchkey\"}",
+			TOOL_UNKNOWN_KEY, "chord");
+	REFUSED("{\"type\":\"paste\",\"text\":\"a\",\"x\":1}", TOOL_BAD_ARGUMENTS,
+			"does not take \"x\"");
+	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"method\":\"telepathy\"}",
+			TOOL_BAD_ARGUMENTS, "method must be");
+	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"chord\":\"ctrl+v\"}",
+			TOOL_BAD_ARGUMENTS, "chord goes with method");
+	/* A paste may be longer than a typed text (64 KiB). */
+	size_t n = 200000;
+	char* text = malloc(n + 64);
+	int off = snprintf(text, 64, "{\"type\":\"paste\",\"text\":\"");
+	memset(text + off, 'x', n);
+	memcpy(text + off + n, "\"}", 3);
+	TST_EQ_INT(parse(text), 0);
+	TST_EQ_INT(a.text_len, n);
+	free(text);
+}
+
 int main(void)
 {
+	test_paste();
 	test_names_and_aliases();
 	test_conflicts();
 	test_drag_and_scroll();
