@@ -167,6 +167,27 @@ void events_tool_end(uint64_t id, const char* source, const char* session,
 	json_decref(event);
 }
 
+uint64_t events_control(const char* what, const char* source, const char* status,
+		json_t* extra)
+{
+	uint64_t id = atomic_fetch_add(&next_id, 1);
+	json_t* event = json_pack("{s:s, s:I, s:f, s:s, s:s, s:s, s:s}",
+			"type", "event", "id", (json_int_t)id, "ts", real_round(now_seconds(), REAL_TIME),
+			"source", source ? source : "dashboard", "tool", what,
+			"kind", "control", "status", status);
+	if (extra) {
+		int budget = EVENTS_MAX_NODES;
+		json_t* small = summarize(extra, 0, &budget);
+		json_object_update_missing(event, small);
+		json_decref(small);
+		json_decref(extra);
+	}
+	log_info("control: %s %s", what, status);
+	publish(event);
+	json_decref(event);
+	return id;
+}
+
 int events_subscribe(events_fn fn, void* ud, int replay)
 {
 	pthread_mutex_lock(&events__mutex);

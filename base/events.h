@@ -23,6 +23,13 @@ void events_tool_end(uint64_t id, const char* source, const char* session,
 		const char* tool, const char* status, double duration_ms,
 		const char* error, json_t* extra);
 
+/** Record and broadcast a people-in-the-loop event (docs/CONTROL.md):
+ *  {type: "event", id, ts, source, tool: what ("take_control", "hand_back",
+ *  "request_human_help", "pause", "resume", "approval"), status, ...extra}.
+ *  extra is stolen (may be NULL). Returns the event id. */
+uint64_t events_control(const char* what, const char* source, const char* status,
+		json_t* extra);
+
 /** Subscribe; returns a handle > 0. The callback first receives the history
  *  (if replay is set), then live events. */
 int events_subscribe(events_fn fn, void* ud, int replay);

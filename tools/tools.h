@@ -27,6 +27,9 @@ enum tool_flags {
 	TOOL_NO_VIEW = 1 << 9,		/* read-only, but not for the view token (secrets) */
 	TOOL_LARGE_ARGS = 1 << 10,	/* its arguments may exceed --max-body, up to
 					 * --max-clipboard-body (full token) */
+	TOOL_OBSERVES = 1 << 11,	/* shows the screen's pixels or text (screenshot,
+					 * zoom, ...): refused while a person holds
+					 * control unless --control-allows-observe */
 };
 
 /* Error codes of DESIGN.md section 6.2, as strings in structuredContent. */
@@ -45,6 +48,9 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
+	TOOL_HUMAN_IN_CONTROL,	/* a person holds the desktop (dashboard) */
+	TOOL_PAUSED,		/* a person paused the agent */
+	TOOL_APPROVAL_DENIED,	/* denied, or no answer in time */
 	TOOL_INTERNAL,
 };
 
@@ -78,6 +84,9 @@ struct tool_ctx {
 	 * Blocks until the answer; returns the result (new reference) or NULL
 	 * with *error set (new reference) on failure. */
 	json_t* (*request)(void* ud, const char* method, json_t* params, json_t** error);
+	/* Optional: while request waits, stop waiting (an error result) as soon
+	 * as this is set (the dashboard answered an approval first). */
+	const atomic_bool* request_stop;
 	bool client_can_sample, client_can_elicit, client_can_list_roots;
 
 	/* MCP 2026-07-28 (stateless): no session and no server -> client
@@ -217,6 +226,36 @@ struct capture_window_info;
  *  width, height, focused, visible}); the live view's list uses it too. New
  *  reference. */
 json_t* tools_window_json(const struct capture_window_info* w);
+
+/* ---- People in the loop (tools/gate.c, docs/CONTROL.md) ----------------
+ * The live view tells the gate when a person holds the desktop or paused the
+ * agent and passes on the person's answers; tools_call() asks the gate
+ * before a call runs (refused at once, never queued) and after it succeeds
+ * (the note after a hand-back). Any thread. */
+
+/** A person took the desktop (held) or handed it back (note for the agent,
+ *  may be NULL): pending help requests end as handed_back with the note. */
+void tools_gate_set_held(bool held, const char* note);
+void tools_gate_set_paused(bool paused);
+bool tools_gate_held(void);
+/** End help request id as dismissed; 0 or -ENOENT (not pending). */
+int tools_gate_dismiss(uint64_t id, const char* note);
+/** Answer approval id; 0 or -ENOENT. */
+int tools_gate_answer(uint64_t id, bool approve);
+/** {held, paused, approve, help: [...], approvals: [...]}. New reference. */
+json_t* tools_gate_state(void);
+/** The one listener called (any thread, no lock held) after every change. */
+void tools_gate_listen(void (*fn)(void));
+/** tools_call: may the call run? Waits for an approval when one is needed;
+ *  false with out filled (human_in_control, paused, approval_denied). */
+bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
+		json_t* args, struct tool_result* out);
+/** tools_call, holding the desktop lock: false with out filled when a
+ *  person took the desktop while the call waited for the lock. */
+bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out);
+/** tools_call, after the handler: the first successful acting or observing
+ *  call after a hand-back gets the note (text + structured human_control). */
+void tools_gate_finish(const struct tool_def* tool, struct tool_result* out);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */
