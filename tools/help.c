@@ -59,19 +59,15 @@ const struct tool_def tools_help[] = {
 		.name = "request_human_help",
 		.title = "Ask a person for help",
 		.description =
-			"Ask a person watching the dashboard to take the desktop (login, captcha, 2FA, "
-			"a question) and wait until they hand it back (handed_back, with their note), "
-			"dismiss it (dismissed) or timeout_s passes (timeout). Also how to wait after "
-			"human_in_control. Take a new screenshot after handed_back.",
+			"Ask the person at the dashboard to take the desktop (login, captcha, 2FA) and "
+			"wait: handed_back (with their note), dismissed or timeout. Then take a screenshot.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"required\":[\"reason\"],\"properties\":{"
-			"\"reason\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000,"
-			"\"description\":\"What you need the person to do.\"},"
+			"\"reason\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000},"
 			"\"timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
 			"\"description\":\"Default 600.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{"
-			"\"outcome\":{\"type\":\"string\",\"enum\":[\"handed_back\",\"dismissed\",\"timeout\"]},"
-			"\"note\":" STR ",\"message\":" STR "},\"required\":[\"outcome\"]}",
+			"\"outcome\":" STR ",\"note\":" STR "},\"required\":[\"outcome\"]}",
 		/* It changes nothing on the desktop (it passes the gate while a
 		 * person holds control); the view token may not ask. */
 		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_NO_DISPLAY,
