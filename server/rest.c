@@ -219,15 +219,16 @@ static void on_tools(struct http_request* req, void* ud)
 {
 	(void)ud;
 	json_t* list = json_array();
-	for (size_t i = 0; list && i < tools_count(); i++)
-		json_array_append_new(list, tools_describe(tools_at(i)));
+	/* Every tool REST can call: the listed ones and the groups' members. */
+	for (size_t i = 0; list && i < tools_callable_count(); i++)
+		json_array_append_new(list, tools_describe(tools_callable_at(i)));
 	http_respond_json(req, 200, json_pack("{s:o}", "tools", list), NULL);
 }
 
 static bool tool_takes_large_body(const char* name)
 {
 	const struct tool_def* tool = tools_find(name);
-	return tool && (tool->flags & TOOL_LARGE_ARGS);
+	return tool && (tools_flags(tool) & TOOL_LARGE_ARGS);
 }
 
 /* POST /api/v1/tools/{name} */

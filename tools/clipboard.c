@@ -127,7 +127,7 @@ const struct tool_def tools_clipboard[] = {
 			SELECTION_PROP ",\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"]}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS ","
 			"\"text\":{\"type\":\"string\"}},\"required\":[\"selection\",\"format\",\"bytes\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_OBSERVES,
+		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_GROUPED | TOOL_OBSERVES,
 		.handler = clipboard_read,
 	},
 	{
@@ -139,8 +139,17 @@ const struct tool_def tools_clipboard[] = {
 			SELECTION_PROP ",\"text\":{\"type\":\"string\"},\"image_base64\":{\"type\":\"string\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS "},"
 			"\"required\":[\"selection\",\"format\",\"bytes\"]}",
-		.flags = TOOL_IDEMPOTENT | TOOL_LARGE_ARGS,
+		.flags = TOOL_IDEMPOTENT | TOOL_LARGE_ARGS | TOOL_GROUPED,
 		.handler = clipboard_write,
+	},
+	{
+		.name = "clipboard",
+		.title = "Clipboard",
+		.description = "Read or write the clipboard: text (exact) or a PNG (image_base64 / "
+			"format image); 8 MiB at most. clipboard_empty: nothing to read.",
+		.flags = TOOL_GROUP,
+		.members = (const struct tool_group_member[]){
+			{ "read", "clipboard_read" }, { "write", "clipboard_write" }, { 0 } },
 	},
 	{ 0 },
 };

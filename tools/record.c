@@ -225,7 +225,7 @@ const struct tool_def tools_record[] = {
 			"\"id\":" STR ",\"window\":" INT ",\"path\":" STR ",\"width\":" INT ",\"height\":" INT
 			",\"fps\":" INT ",\"max_seconds\":" NUM "},"
 			"\"required\":[\"id\",\"window\",\"path\"]}",
-		.flags = TOOL_OPEN_WORLD,
+		.flags = TOOL_OPEN_WORLD | TOOL_GROUPED,
 		.handler = record_start_tool,
 	},
 	{
@@ -241,7 +241,7 @@ const struct tool_def tools_record[] = {
 			",\"duration_seconds\":" NUM ",\"width\":" INT ",\"height\":" INT ",\"fps\":" INT
 			",\"window\":" INT ",\"ended\":" STR "},"
 			"\"required\":[\"id\",\"path\",\"bytes\",\"frames\",\"dropped_frames\",\"duration_seconds\",\"width\",\"height\"]}",
-		.flags = TOOL_OPEN_WORLD,
+		.flags = TOOL_OPEN_WORLD | TOOL_GROUPED,
 		.handler = record_stop_tool,
 	},
 	{
@@ -254,8 +254,20 @@ const struct tool_def tools_record[] = {
 			"\"items\":{\"type\":\"object\",\"properties\":{" RECORDING_PROPS "},"
 			"\"required\":[\"id\",\"window\",\"path\",\"state\",\"frames\",\"duration_seconds\",\"bytes\"]}}},"
 			"\"required\":[\"recordings\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_DISPLAY,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = recordings_tool,
+	},
+	{
+		.name = "record",
+		.title = "Record a window",
+		.description = "start: record a window's own pixels to MP4 in the background (id and "
+			"path now; the file appears when it ends). stop: end one (id, or your only one) "
+			"and publish it. list: this server's recordings, newest first. out: an absolute "
+			"path under an output root (0600, never replaced).",
+		.flags = TOOL_GROUP,
+		.members = (const struct tool_group_member[]){
+			{ "start", "record_start" }, { "stop", "record_stop" },
+			{ "list", "recordings" }, { 0 } },
 	},
 	{ 0 },
 };

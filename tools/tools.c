@@ -92,10 +92,15 @@ struct tool_entry {
 	const struct tool_def* def;
 	json_t* input_schema;
 	json_t* output_schema;	/* success shape anyOf the error shape, or NULL */
+	unsigned flags;		/* def's; a group's hints and body rule come
+				 * from its members */
+	bool listed;		/* in tools/list (else callable by name only) */
 };
 
+/* Callable tools: the listed ones first, in table order, then the unlisted
+ * group members. */
 static struct tool_entry* entries;
-static size_t n_entries;
+static size_t n_entries, n_listed;
 
 static json_t* parse_schema(const char* name, const char* text)
 {
@@ -131,11 +136,65 @@ static bool wanted(const struct tool_def* def, const struct options* opts)
 {
 	if ((def->flags & TOOL_FIXTURE) && !(opts && opts->conformance_fixtures))
 		return false;
-	if (opts && (def->flags & TOOL_BATCH) && opts->tools == OPTIONS_TOOLS_SPLIT)
+	if (opts && (def->flags & (TOOL_BATCH | TOOL_GROUP)) && opts->tools == OPTIONS_TOOLS_SPLIT)
 		return false;
 	if (opts && (def->flags & TOOL_SPLIT) && opts->tools == OPTIONS_TOOLS_BATCH)
 		return false;
 	return true;
+}
+
+static bool listed(const struct tool_def* def, const struct options* opts)
+{
+	return !((def->flags & TOOL_GROUPED) && opts && opts->tools == OPTIONS_TOOLS_BATCH);
+}
+
+static struct tool_entry* find_entry_named(const char* name)
+{
+	for (size_t i = 0; i < n_entries; i++)
+		if (strcmp(entries[i].def->name, name) == 0)
+			return &entries[i];
+	return NULL;
+}
+
+/* A group's schema: {"op": one of the members' ops} and the union of the
+ * members' properties, each said once (so the members must agree on a
+ * property they share). The member's own schema checks the call. */
+static json_t* group_schema(const struct tool_def* group, unsigned* flags)
+{
+	json_t* ops = json_array();
+	json_t* props = json_object();
+	unsigned all = TOOL_READ_ONLY | TOOL_IDEMPOTENT, any = 0;
+	json_object_set_new(props, "op", json_pack("{s:s, s:o}", "type", "string",
+			"enum", ops));
+	for (const struct tool_group_member* m = group->members; m && m->op; m++) {
+		struct tool_entry* member = find_entry_named(m->tool);
+		if (!member)
+			continue;	/* not in this build or surface */
+		if (!(member->def->flags & TOOL_GROUPED))
+			log_panic("tool group %s: %s is not marked TOOL_GROUPED",
+					group->name, m->tool);
+		json_array_append_new(ops, json_string(m->op));
+		all &= member->flags;
+		any |= member->flags;
+		const char* key;
+		json_t* value;
+		json_object_foreach(json_object_get(member->input_schema, "properties"), key, value) {
+			json_t* seen = json_object_get(props, key);
+			if (!seen)
+				json_object_set(props, key, value);
+			else if (!json_equal(seen, value))
+				log_panic("tool group %s: members disagree on the schema of '%s' (%s)",
+						group->name, key, m->tool);
+		}
+	}
+	if (json_array_size(ops) == 0)
+		log_panic("tool group %s has no members in this build", group->name);
+	*flags = (group->flags & ~(TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_DESTRUCTIVE
+				| TOOL_OPEN_WORLD | TOOL_LARGE_ARGS | TOOL_NO_DISPLAY))
+			| (all & (TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_DISPLAY))
+			| (any & (TOOL_DESTRUCTIVE | TOOL_OPEN_WORLD | TOOL_LARGE_ARGS));
+	return json_pack("{s:s, s:b, s:[s], s:o}", "type", "object",
+			"additionalProperties", 0, "required", "op", "properties", props);
 }
 
 #define MAX_ADDED 8
@@ -173,21 +232,35 @@ int tools_init(void)
 	entries = calloc(cap ? cap : 1, sizeof(*entries));
 	if (!entries)
 		return -ENOMEM;
-	n_entries = 0;
-	for (size_t t = 0; t < n_tables; t++) {
-		for (const struct tool_def* d = tables[t]; d->name; d++) {
-			if (!wanted(d, opts))
-				continue;
-			struct tool_entry* e = &entries[n_entries++];
-			e->def = d;
-			e->input_schema = parse_schema(d->name, d->input_schema
-					? d->input_schema
-					: "{\"type\":\"object\",\"additionalProperties\":false}");
-			if (d->output_schema)
-				e->output_schema = output_schema_with_errors(
-						parse_schema(d->name, d->output_schema));
+	n_entries = n_listed = 0;
+	/* Two passes keep the listed tools first, in table order. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t t = 0; t < n_tables; t++) {
+			for (const struct tool_def* d = tables[t]; d->name; d++) {
+				if (!wanted(d, opts) || listed(d, opts) != (pass == 0))
+					continue;
+				if (find_entry_named(d->name))
+					log_panic("two tools are named %s", d->name);
+				struct tool_entry* e = &entries[n_entries++];
+				e->def = d;
+				e->flags = d->flags;
+				e->listed = pass == 0;
+				if (!(d->flags & TOOL_GROUP))
+					e->input_schema = parse_schema(d->name, d->input_schema
+							? d->input_schema
+							: "{\"type\":\"object\",\"additionalProperties\":false}");
+				if (d->output_schema)
+					e->output_schema = output_schema_with_errors(
+							parse_schema(d->name, d->output_schema));
+			}
 		}
+		if (pass == 0)
+			n_listed = n_entries;
 	}
+	/* Groups last: their schemas come from their members'. */
+	for (size_t i = 0; i < n_entries; i++)
+		if (entries[i].def->flags & TOOL_GROUP)
+			entries[i].input_schema = group_schema(entries[i].def, &entries[i].flags);
 	return 0;
 }
 
@@ -199,16 +272,26 @@ void tools_deinit(void)
 	}
 	free(entries);
 	entries = NULL;
-	n_entries = 0;
+	n_entries = n_listed = 0;
 	n_added = 0;
 }
 
 size_t tools_count(void)
 {
-	return n_entries;
+	return n_listed;
 }
 
 const struct tool_def* tools_at(size_t i)
+{
+	return i < n_listed ? entries[i].def : NULL;
+}
+
+size_t tools_callable_count(void)
+{
+	return n_entries;
+}
+
+const struct tool_def* tools_callable_at(size_t i)
 {
 	return i < n_entries ? entries[i].def : NULL;
 }
@@ -223,12 +306,24 @@ static struct tool_entry* find_entry(const struct tool_def* def)
 
 const struct tool_def* tools_find(const char* name)
 {
-	if (!name)
+	struct tool_entry* e = name ? find_entry_named(name) : NULL;
+	return e ? e->def : NULL;
+}
+
+const struct tool_def* tools_group_member(const struct tool_def* group, const char* op)
+{
+	if (!group || !(group->flags & TOOL_GROUP) || !op)
 		return NULL;
-	for (size_t i = 0; i < n_entries; i++)
-		if (strcmp(entries[i].def->name, name) == 0)
-			return entries[i].def;
+	for (const struct tool_group_member* m = group->members; m && m->op; m++)
+		if (strcmp(m->op, op) == 0)
+			return tools_find(m->tool);
 	return NULL;
+}
+
+unsigned tools_flags(const struct tool_def* tool)
+{
+	struct tool_entry* e = find_entry(tool);
+	return e ? e->flags : tool ? tool->flags : 0;
 }
 
 json_t* tools_input_schema(const struct tool_def* tool)
@@ -242,7 +337,7 @@ json_t* tools_describe(const struct tool_def* tool)
 	struct tool_entry* e = find_entry(tool);
 	if (!e)
 		return NULL;
-	unsigned f = tool->flags;
+	unsigned f = e->flags;
 	/* destructiveHint and idempotentHint mean something only when
 	 * readOnlyHint is false (MCP spec), so read-only tools leave them out;
 	 * destructiveHint and openWorldHint default to true, so they are always
@@ -308,6 +403,22 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		}
 	}
 
+	/* A group runs its member, which checks, logs and locks as if called
+	 * by name. */
+	if (tool->flags & TOOL_GROUP && json_is_object(args)) {
+		const char* op = json_string_value(json_object_get(args, "op"));
+		const struct tool_def* member = tools_group_member(tool, op);
+		if (member) {
+			json_t* rest = json_copy(args);
+			json_object_del(rest, "op");
+			tool_result_deinit(out);
+			tools_call(member, ctx, rest, out);
+			json_decref(rest);
+			json_decref(owned);
+			return;
+		}
+	}
+
 	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
 			tool->name, args);
 	struct timespec t0, t1;
@@ -330,6 +441,11 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 				"arguments must be a JSON object");
 	} else if (e && schema_validate(e->input_schema, args, err, sizeof(err)) < 0) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s", err);
+	} else if (tool->flags & TOOL_GROUP) {
+		/* The schema knows the ops, so only a member missing from this
+		 * build gets here. */
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s: no such op '%s'",
+				tool->name, json_string_value(json_object_get(args, "op")));
 	} else if (!(tool->flags & TOOL_NO_DISPLAY) && !desktop_available()) {
 		char why[256];
 		if (desktop_unavailable_reason(why, sizeof(why)))

@@ -27,9 +27,22 @@ enum tool_flags {
 	TOOL_NO_VIEW = 1 << 9,		/* read-only, but not for the view token (secrets) */
 	TOOL_LARGE_ARGS = 1 << 10,	/* its arguments may exceed --max-body, up to
 					 * --max-clipboard-body (full token) */
-	TOOL_OBSERVES = 1 << 11,	/* shows the screen's pixels or text (screenshot,
+	TOOL_GROUP = 1 << 11,		/* one tool for a group of named tools: listed
+					 * unless --tools split; {"op": ...} picks the
+					 * member (see struct tool_group_member) */
+	TOOL_GROUPED = 1 << 12,		/* a group's member: listed with --tools
+					 * split|both, callable by name always */
+	TOOL_OBSERVES = 1 << 13,	/* shows the screen's pixels or text (screenshot,
 					 * zoom, ...): refused while a person holds
 					 * control unless --control-allows-observe */
+};
+
+/* A group tool's member: {"op": op, ...} calls the tool named tool with the
+ * other arguments. The default tools/list stays small (DESIGN.md 6) because
+ * it lists the group once instead of every member with its schemas. */
+struct tool_group_member {
+	const char* op;
+	const char* tool;
 };
 
 /* Error codes of DESIGN.md section 6.2, as strings in structuredContent. */
@@ -132,7 +145,8 @@ struct tool_def {
 	const char* output_schema;	/* JSON text of the success shape, or NULL;
 					 * the error shape is added automatically */
 	unsigned flags;			/* enum tool_flags */
-	tool_handler_fn handler;
+	tool_handler_fn handler;	/* NULL for a TOOL_GROUP */
+	const struct tool_group_member* members;	/* TOOL_GROUP: ended by { 0 } */
 };
 
 /* Each tool file contributes one table, ended by { 0 }: the built-in ones
@@ -150,11 +164,21 @@ int tools_add(const struct tool_def* table);
 int tools_init(void);
 void tools_deinit(void);
 
-/** Tools in table order, filtered by options. */
+/** The tools MCP tools/list shows, in table order, filtered by options. */
 size_t tools_count(void);
 const struct tool_def* tools_at(size_t i);
+/** Every tool that may be called: the listed ones and the members of groups
+ *  that the surface does not list (REST lists these). */
+size_t tools_callable_count(void);
+const struct tool_def* tools_callable_at(size_t i);
+/** Any callable tool by name. */
 const struct tool_def* tools_find(const char* name);
+/** The group tool's member for an op, or NULL. */
+const struct tool_def* tools_group_member(const struct tool_def* group, const char* op);
 
+/** The flags in force: a group's hints and TOOL_LARGE_ARGS come from its
+ *  members. */
+unsigned tools_flags(const struct tool_def* tool);
 /** The tool's parsed input schema (borrowed; lives as long as the table). */
 json_t* tools_input_schema(const struct tool_def* tool);
 /** The MCP Tool object (name, title, description, inputSchema, outputSchema

@@ -317,35 +317,35 @@ static int t_structured(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 
 const struct tool_def mcp_fixture_tools[] = {
 	{ "test_simple_text", "Simple text", "Returns a simple text response (conformance fixture).",
-	  NO_ARGS, NULL, FX, t_simple_text },
+	  NO_ARGS, NULL, FX, t_simple_text, NULL },
 	{ "test_image_content", "Image content", "Returns an image (conformance fixture).",
-	  NO_ARGS, NULL, FX, t_image },
+	  NO_ARGS, NULL, FX, t_image, NULL },
 	{ "test_audio_content", "Audio content", "Returns a short WAV clip (conformance fixture).",
-	  NO_ARGS, NULL, FX, t_audio },
+	  NO_ARGS, NULL, FX, t_audio, NULL },
 	{ "test_embedded_resource", "Embedded resource",
-	  "Returns an embedded text resource (conformance fixture).", NO_ARGS, NULL, FX, t_embedded },
+	  "Returns an embedded text resource (conformance fixture).", NO_ARGS, NULL, FX, t_embedded, NULL },
 	{ "test_multiple_content_types", "Mixed content",
-	  "Returns text, an image and a resource (conformance fixture).", NO_ARGS, NULL, FX, t_mixed },
+	  "Returns text, an image and a resource (conformance fixture).", NO_ARGS, NULL, FX, t_mixed, NULL },
 	{ "test_tool_with_logging", "Logging", "Sends three log notifications (conformance fixture).",
-	  NO_ARGS, NULL, FX, t_logging },
+	  NO_ARGS, NULL, FX, t_logging, NULL },
 	{ "test_error_handling", "Error", "Always returns an error result (conformance fixture).",
-	  NO_ARGS, NULL, FX, t_error },
+	  NO_ARGS, NULL, FX, t_error, NULL },
 	{ "test_tool_with_progress", "Progress",
-	  "Reports progress 0, 50, 100 of 100 (conformance fixture).", NO_ARGS, NULL, FX, t_progress },
+	  "Reports progress 0, 50, 100 of 100 (conformance fixture).", NO_ARGS, NULL, FX, t_progress, NULL },
 	{ "test_sampling", "Sampling", "Asks the client's LLM via sampling/createMessage "
 	  "(conformance fixture).",
 	  "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\","
-	  "\"description\":\"The prompt to send\"}},\"required\":[\"prompt\"]}", NULL, FX, t_sampling },
+	  "\"description\":\"The prompt to send\"}},\"required\":[\"prompt\"]}", NULL, FX, t_sampling, NULL },
 	{ "test_elicitation", "Elicitation", "Asks the user via elicitation/create (conformance fixture).",
 	  "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\","
 	  "\"description\":\"The message to show the user\"}},\"required\":[\"message\"]}",
-	  NULL, FX, t_elicitation },
+	  NULL, FX, t_elicitation, NULL },
 	{ "test_elicitation_sep1034_defaults", "Elicitation defaults",
 	  "Elicitation with default values (conformance fixture, SEP-1034).",
-	  NO_ARGS, NULL, FX, t_elicitation_defaults },
+	  NO_ARGS, NULL, FX, t_elicitation_defaults, NULL },
 	{ "test_elicitation_sep1330_enums", "Elicitation enums",
 	  "Elicitation with the enum schema variants (conformance fixture, SEP-1330).",
-	  NO_ARGS, NULL, FX, t_elicitation_enums },
+	  NO_ARGS, NULL, FX, t_elicitation_enums, NULL },
 	{ "json_schema_2020_12_tool", "JSON Schema 2020-12",
 	  "Tool with JSON Schema 2020-12 features (conformance fixture).",
 	  "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
@@ -357,21 +357,21 @@ const struct tool_def mcp_fixture_tools[] = {
 	  "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
 	  "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},\"required\":[\"contactMethod\"]},"
 	  "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
-	  "\"additionalProperties\":false}", NULL, FX, t_schema_2020 },
+	  "\"additionalProperties\":false}", NULL, FX, t_schema_2020, NULL },
 	{ "test_reconnection", "Reconnection",
 	  "Closes its SSE stream before the result; resume with Last-Event-ID "
-	  "(conformance fixture, SEP-1699).", NO_ARGS, NULL, FX, t_reconnection },
+	  "(conformance fixture, SEP-1699).", NO_ARGS, NULL, FX, t_reconnection, NULL },
 	{ "test_long_operation", "Long operation",
 	  "Runs for duration_ms (default 10000), reporting progress; stops when cancelled "
 	  "(test fixture).",
 	  "{\"type\":\"object\",\"properties\":{\"duration_ms\":{\"type\":\"integer\","
-	  "\"minimum\":0,\"maximum\":60000}},\"additionalProperties\":false}", NULL, FX, t_long },
+	  "\"minimum\":0,\"maximum\":60000}},\"additionalProperties\":false}", NULL, FX, t_long, NULL },
 	{ "test_structured_error", "Structured error",
 	  "Returns structuredContent {value}, or an error result when fail is true (test fixture).",
 	  "{\"type\":\"object\",\"properties\":{\"fail\":{\"type\":\"boolean\"}},"
 	  "\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"integer\"}},"
-	  "\"required\":[\"value\"]}", FX, t_structured },
+	  "\"required\":[\"value\"]}", FX, t_structured, NULL },
 	{ 0 },
 };
 

@@ -684,7 +684,7 @@ static bool large_call(json_t* msg)
 	const char* name = json_string_value(json_object_get(params, "name"));
 	const struct tool_def* tool = name ? tools_find(name) : NULL;
 	return method && strcmp(method, "tools/call") == 0 && tool
-		&& (tool->flags & TOOL_LARGE_ARGS);
+		&& (tools_flags(tool) & TOOL_LARGE_ARGS);
 }
 
 #define LOAD_ANSWERED (-2)	/* in jerr->line: load_body answered */

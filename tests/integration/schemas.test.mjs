@@ -84,8 +84,16 @@ function baseArgs(window) {
     computer_hold_key: { keys: ['shift'], duration: 0 }, computer_wait: { ms: 0 },
     computer_cursor_position: {},
     clipboard_read: {}, clipboard_write: { text: 'x' },
+    record: { op: 'list' }, clipboard: { op: 'write', text: 'x' },
   };
 }
+
+/** The group tools of the default surface and their members (op -> tool);
+ *  the test fails for a group not listed here. */
+const GROUPS = {
+  record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
+  clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
+};
 
 /** base plus null for every other optional argument (and, for the batch
  *  tool, for every other field of each action). */
@@ -190,8 +198,29 @@ test('tool schemas: Inspector --strict, OpenAI Agents strict mode, null as absen
     assert.deepEqual(names.default.filter((n) => splitTools.includes(n)), [], 'the default lists no split tool');
     assert.deepEqual(splitTools.filter((n) => !names.split.includes(n)), [], '--tools split lists every split tool');
     assert.ok(!names.split.includes('computer_use'));
+    // The default lists each group once, and none of its members; split
+    // lists the members instead; both lists both. A group's ops are its
+    // members, and REST lists (and calls) every member whatever the surface.
+    const defaultList = (await (await fetch(def.url + '/api/v1/tools',
+      { headers: { Authorization: `Bearer ${def.token}` } })).json()).tools;
+    const groups = defaultList.filter((tl) => tl.inputSchema.properties?.op && tl.inputSchema.required?.includes('op'));
+    assert.deepEqual(groups.map((g) => g.name).sort(), Object.keys(GROUPS).sort(), 'group tools');
+    const members = [];
+    for (const g of groups) {
+      assert.deepEqual(g.inputSchema.properties.op.enum.sort(), Object.keys(GROUPS[g.name]).sort(), `${g.name} ops`);
+      assert.ok(!('outputSchema' in g) || g.outputSchema, g.name);
+      members.push(...Object.values(GROUPS[g.name]));
+    }
+    for (const m of members) {
+      assert.ok(!names.default.includes(m), `the default does not list ${m}`);
+      assert.ok(names.split.includes(m) && names.both.includes(m), `split and both list ${m}`);
+      assert.ok(defaultList.some((tl) => tl.name === m), `REST lists ${m}`);
+    }
+    for (const g of Object.keys(GROUPS)) {
+      assert.ok(names.default.includes(g) && names.both.includes(g) && !names.split.includes(g), g);
+    }
     // Everything but the surface is the same in every mode.
-    const rest = (l) => l.filter((n) => !n.startsWith('computer_'));
+    const rest = (l) => l.filter((n) => !n.startsWith('computer_') && !(n in GROUPS) && !members.includes(n));
     assert.deepEqual(rest(names.default), rest(names.split));
     assert.deepEqual(rest(names.default), rest(names.both));
     // The batch tool takes every action a split tool does.
@@ -199,6 +228,14 @@ test('tool schemas: Inspector --strict, OpenAI Agents strict mode, null as absen
     const types = batch.inputSchema.properties.actions.items.properties.type.enum;
     assert.ok(Array.isArray(types), 'computer_use names its action types in an enum');
     assert.deepEqual(splitTools.map((n) => n.slice('computer_'.length)).filter((a) => !types.includes(a)), []);
+    // A group runs its member: same result as calling the member by name.
+    const c = await connect(def);
+    const viaGroup = await c.callTool({ name: 'record', arguments: { op: 'list' } });
+    const byName = await c.callTool({ name: 'recordings', arguments: {} });
+    assert.deepEqual(viaGroup.structuredContent, byName.structuredContent);
+    const bad = await c.callTool({ name: 'record', arguments: { op: 'list', id: 'x' } });
+    assert.equal(bad.structuredContent?.code, 'bad_arguments');
+    await c.close();
     await def.stop();
     await split.stop();
   });
