@@ -1788,10 +1788,6 @@ static void live_client_closed(struct live_client* c)
 	if (!c->established)
 		return;
 	c->established = false;
-	if (live__holder == c->id) {
-		log_info("live: the tab holding control closed; control is released");
-		live_ctl_set_holder(NULL, "tab_closed", NULL);
-	}
 	live_client_unwatch(c);
 	live_frame_unref(c->pending);
 	c->pending = NULL;
@@ -1808,6 +1804,11 @@ static void live_client_closed(struct live_client* c)
 		live__clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	/* Off the list first: the others are told, this one is gone. */
+	if (live__holder == c->id) {
+		log_info("live: the tab holding control closed; control is released");
+		live_ctl_set_holder(NULL, "tab_closed", NULL);
+	}
 	metrics_set("deskd_live_viewers",
 			(double)(atomic_fetch_sub(&live__stats.clients, 1) - 1), NULL);
 	log_debug("live: viewer %llu left", (unsigned long long)c->id);
