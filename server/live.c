@@ -10,7 +10,9 @@
  *   lws_cancel_service();
  * - the events callback (any thread) appends to a bounded ring of serialized
  *   events and wakes the service thread;
- * - a worker builds each client's hello (the window list needs X).
+ * - a worker builds each client's hello (the window list needs X);
+ * - the hands thread runs a person's input (the control channel,
+ *   docs/CONTROL.md) under the desktop lock with the one input context.
  *
  * Backpressure: a client only ever holds a reference to the frame it is
  * sending; when it becomes writable it takes the feed's newest frame and

@@ -358,3 +358,55 @@ test('pause and resume; approvals approved, denied, timed out, and over MCP elic
   assert.deepEqual(xs, [150, 180], 'only the approved clicks happened');
   assert.deepEqual(page.problems, []);
 });
+
+test('keys as keysyms, the idle limit, observing allowed by flag, help with no dashboard open', async (t) => {
+  const env = await desktop(t, { fixture: { geometry: '400x300+100+80' },
+    deskdArgs: ['--control-idle-timeout', '2', '--control-allows-observe'] });
+  const { deskd, fixture } = env;
+
+  // A help request with no dashboard open waits for one.
+  const help = deskd.tool('request_human_help', { reason: 'are you there?', timeout_s: 30 });
+  await sleep(300);
+  const c = await rawControl(t, deskd);
+  await c.until((x) => x.state().help.length === 1);
+  assert.equal(c.state().help[0].reason, 'are you there?');
+
+  c.watch({ target: 'window', window: fixture.window, fps: 30 });
+  await c.until((x) => x.frames.length >= 1);
+  c.send({ type: 'take' });
+  await c.until((x) => x.state().holder === 'you');
+
+  // Observing is allowed with --control-allows-observe; acting still is not.
+  assert.equal((await deskd.tool('screenshot', {})).status, 200);
+  assert.equal((await deskd.tool('computer_use', { actions: [{ type: 'click', x: 5, y: 5 }] })).status, 409);
+
+  // Chords and named keys go as keysyms: Ctrl+a arrives with Control held,
+  // Enter as Return; a character alone is typed.
+  c.send({ type: 'button', x: 10, y: 10, button: 1, down: true });
+  c.send({ type: 'button', x: 10, y: 10, button: 1, down: false });
+  c.send({ type: 'key', key: 'Control', code: 'ControlLeft', down: true });
+  c.send({ type: 'key', key: 'a', code: 'KeyA', down: true });
+  c.send({ type: 'key', key: 'a', code: 'KeyA', down: false });
+  c.send({ type: 'key', key: 'Control', code: 'ControlLeft', down: false });
+  c.send({ type: 'key', key: 'é', code: 'Digit2', down: true });
+  c.send({ type: 'key', key: 'é', code: 'Digit2', down: false });
+  c.send({ type: 'key', key: 'Enter', code: 'Enter', down: true });
+  c.send({ type: 'key', key: 'Enter', code: 'Enter', down: false });
+  c.send({ type: 'paste', text: 'pasted ✓' });
+  const st = await fixture.waitFor((s) => s.text === 'é\npasted ✓', { timeout: 10000 });
+  const ctrlA = st.events.find((e) => e.type === 'key_press' && e.name === 'a');
+  assert.ok(ctrlA, 'a key press of a');
+  assert.ok(ctrlA.state & 4, 'with Control held');
+  const releases = st.events.filter((e) => e.type === 'key_release' && /Control/.test(e.name));
+  assert.ok(releases.length >= 1, 'Control came up again');
+
+  // The idle limit (2 s without input) ends the lease; the agent is told.
+  await c.until((x) => x.texts.some((m) => m.type === 'released' && m.reason === 'idle'), { timeout: 6000 });
+  assert.equal(c.state().holder, 'none');
+  const r = await help;
+  assert.equal(r.body.structuredContent.outcome, 'handed_back', 'the help request ended with the lease');
+  const click = await deskd.tool('computer_use', { actions: [{ type: 'click', x: 20, y: 20 }] });
+  assert.equal(click.status, 200);
+  assert.equal(click.body.structuredContent.human_control, undefined,
+    'the help request\'s answer told the agent already');
+});
