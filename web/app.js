@@ -480,7 +480,10 @@
         : ctl.paused ? 'The agent is paused' : '';
     document.querySelector('.viewer').classList.toggle('held', mine);
     document.body.dataset.control = ctl.holder;
-    if (mine && document.activeElement !== $('ctl-input')) $('ctl-input').focus({ preventScroll: true });
+    // Keyboard focus when control arrives (not on later updates: the person
+    // may be typing a note).
+    if (mine && !ctl.hadFocus) $('ctl-input').focus({ preventScroll: true });
+    ctl.hadFocus = mine;
     ctlRenderHelp();
     ctlRenderApprovals();
   }
