@@ -291,12 +291,16 @@ static int start_xvfb(int number, struct child* out)
 	return rc;
 }
 
-/* Run setxkbmap us once; bounded. */
+/* Run setxkbmap once, bounded: the US layout without the multimedia keys
+ * of inet(evdev) (what "setxkbmap us" adds), so that 131 keycodes are
+ * empty and input/ has a large pool of spare slots (INPUT.md). */
 static void run_setxkbmap(const char* display)
 {
 	if (!P.setxkbmap_path[0])
 		return;
-	char* argv[] = { (char*)"setxkbmap", (char*)"us", NULL };
+	char* argv[] = { (char*)"setxkbmap", (char*)"-keycodes", (char*)"evdev",
+		(char*)"-types", (char*)"complete", (char*)"-compat", (char*)"complete",
+		(char*)"-symbols", (char*)"pc+us", (char*)"-geometry", (char*)"pc", NULL };
 	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false, "setxkbmap",
 			LOG_INFO);
 	if (pid < 0)
@@ -308,13 +312,13 @@ static void run_setxkbmap(const char* display)
 		if (clock_ms() >= end) {
 			struct child* list[] = { &c };
 			stop_children(list, 1, 200);
-			log_warn("setxkbmap us did not finish in 3 s");
+			log_warn("setxkbmap did not finish in 3 s");
 			return;
 		}
 		clock_sleep_ms(5);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warn("setxkbmap us failed; the keyboard layout stays the X server's default");
+		log_warn("setxkbmap failed; the keyboard layout stays the X server's default");
 }
 
 static bool root_has_property(Display* dpy, Window root, Atom property)
