@@ -868,6 +868,10 @@ static uint64_t live__holder;			/* service thread: client id, 0 none */
 static int64_t live__holder_input_ms;		/* service thread: last input */
 static atomic_uint_fast64_t live__lease;	/* generation of the lease */
 static atomic_bool live__gate_changed;
+/* Input queued or running, and when the last one ended: a long paste or a
+ * slow app is not idleness. */
+static atomic_int live__hands_pending;
+static atomic_int_fast64_t live__hands_done_ms;
 
 static pthread_mutex_t live__hands_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t live__hands_cond = PTHREAD_COND_INITIALIZER;
@@ -908,6 +912,7 @@ static bool live_hands_push(struct live_op* op)
 	if (ok) {
 		live__ops[(live__ops_head + live__ops_n) % LIVE_CTL_QUEUE] = *op;
 		live__ops_n++;
+		atomic_fetch_add(&live__hands_pending, 1);
 		pthread_cond_signal(&live__hands_cond);
 	} else {
 		free(op->text);
@@ -1062,6 +1067,8 @@ static void* live_hands_main(void* arg)
 						tool_code_name(TOOL_DISPLAY_UNAVAILABLE),
 						err[0] ? err : "the display is not reachable", "input"));
 			free(op->text);
+			atomic_store(&live__hands_done_ms, clock_ms());
+			atomic_fetch_sub(&live__hands_pending, 1);
 		}
 		desktop_input_put(in);
 		desktop_unlock();
@@ -1498,7 +1505,10 @@ static bool live_ctl_timer(struct live_client* c)
 	}
 	const struct options* opts = options_get();
 	int idle_s = opts && opts->control_idle_timeout_s > 0 ? opts->control_idle_timeout_s : 300;
-	if (now - live__holder_input_ms > (int64_t)idle_s * 1000) {
+	int64_t last = live__holder_input_ms;
+	if (atomic_load(&live__hands_done_ms) > last)
+		last = atomic_load(&live__hands_done_ms);
+	if (atomic_load(&live__hands_pending) == 0 && now - last > (int64_t)idle_s * 1000) {
 		live_ctl_set_holder(NULL, "idle", NULL);
 		live_client_ctrl(c, live_buf_json(json_pack("{s:s, s:s, s:s}", "type", "released",
 				"reason", "idle", "message", "control was released after the idle limit "

@@ -368,8 +368,11 @@ static bool gate_approval(const struct tool_def* tool, struct tool_ctx* ctx,
 			break;
 		}
 		if (ctx->progress && clock_ms() >= next_progress) {
+			/* progress must grow: the seconds waited */
+			double waited = (double)(clock_ms() - (until - (int64_t)timeout_s * 1000)) / 1000.0;
 			pthread_mutex_unlock(&gate__lock);
-			ctx->progress(ctx->notify_ud, 0, 0, "waiting for a person to approve");
+			ctx->progress(ctx->notify_ud, waited, (double)timeout_s,
+					"waiting for a person to approve");
 			gate_lock();
 			next_progress = clock_ms() + GATE_PROGRESS_MS;
 		}
