@@ -1058,6 +1058,23 @@ static void* live_hands_main(void* arg)
 		struct input* in = desktop_input_get(err, sizeof(err));
 		for (size_t i = 0; i < n; i++) {
 			struct live_op* op = &batch[i];
+			/* Text typed in a row goes as one call: its new characters
+			 * are bound to spare keycodes in one keymap change. */
+			while (op->kind == LIVE_OP_TEXT && i + 1 < n
+					&& batch[i + 1].kind == LIVE_OP_TEXT
+					&& batch[i + 1].lease == op->lease
+					&& op->len + batch[i + 1].len <= LIVE_CTL_MAX_PASTE) {
+				char* joined = realloc(op->text, op->len + batch[i + 1].len + 1);
+				if (!joined)
+					break;
+				memcpy(joined + op->len, batch[i + 1].text, batch[i + 1].len + 1);
+				op->text = joined;
+				op->len += batch[i + 1].len;
+				free(batch[i + 1].text);
+				memmove(&batch[i + 1], &batch[i + 2], (n - i - 2) * sizeof(batch[0]));
+				n--;
+				atomic_fetch_sub(&live__hands_pending, 1);
+			}
 			bool current = op->kind == LIVE_OP_RELEASE_ALL
 					|| atomic_load(&live__lease) == op->lease;
 			if (in && current)

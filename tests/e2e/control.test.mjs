@@ -107,7 +107,9 @@ test('a person takes control in the dashboard, clicks and types; the agent is re
   // Typing, non-ASCII included: byte-exact in the app.
   const text = 'Grüße, 世界! ½€ Ωmega';
   await page.keyboard.type(text);
-  await fixture.waitFor((s) => s.text === text, { timeout: 15000 * SLOW });
+  await fixture.waitFor((s) => s.text === text, { timeout: 15000 * SLOW })
+    .catch(() => assert.fail(`the fixture got ${JSON.stringify(fixture.state().text)}; keys: ${
+      JSON.stringify(fixture.state().events.filter((e) => e.type === 'key_press').map((e) => e.name))}`));
 
   // The agent meanwhile: refused at once, the pointer does not move.
   const before = await cursor(deskd);
