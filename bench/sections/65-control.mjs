@@ -21,7 +21,7 @@ export default async function () {
     const c = await openLive(deskd);
     c.keepJpegs = false;
     const send = (m) => c.ws.send(JSON.stringify(m));
-    c.watch({ target: 'screen', fps: 30, max_dimension: 0 });
+    c.watch({ target: 'screen', fps: Number(process.env.BENCH_CONTROL_FPS || 30), max_dimension: 0 });
     await c.until((v) => v.frames.length >= 1, { timeout: 10000 });
     send({ type: 'take' });
     await c.until((v) => v.texts.some((m) => m.type === 'control' && m.holder === 'you'));
