@@ -306,6 +306,9 @@ test('pause and resume; approvals approved, denied, timed out, and over MCP elic
   assert.equal(p.status, 409);
   assert.equal(p.body.error.code, 'paused');
   assert.equal((await deskd.tool('screenshot', {})).status, 200, 'looking is fine while paused');
+  const st = await deskd.tool('status', {});
+  assert.deepEqual(st.body.structuredContent.control,
+    { held: false, paused: true, approve: 'destructive', help_pending: 0, approvals_pending: 0 }, 'status tells');
   await page.click('#ctl-pause');
   await page.waitForFunction(() => /Pause/.test(document.getElementById('ctl-pause').textContent));
   assert.equal(clicks(fixture).length, 0);
