@@ -107,6 +107,17 @@ static const struct opt_spec opts[] = {
 		"of the previous response, and a body may not fall MS behind 1 KB/s; else the "
 		"connection is closed.",
 		"10000", OPT_INT, F(header_timeout_ms), 0 },
+	{ "control-idle-timeout", "SECONDS", "A person's control of the desktop (dashboard) "
+		"ends after this long without input.",
+		"300", OPT_INT, F(control_idle_timeout_s), 0 },
+	{ "control-allows-observe", NULL, "While a person has control, the agent may still take "
+		"screenshots (default: refused, the person may be typing a password).",
+		NULL, OPT_FLAG, F(control_allows_observe), 0 },
+	{ "approve", "none|destructive|all", "Acting calls that wait for a person's Approve in the "
+		"dashboard (or the MCP client's elicitation) first.",
+		"none", OPT_CUSTOM, F(approve), 0 },
+	{ "approve-timeout", "SECONDS", "An approval not answered within this long is a denial.",
+		"120", OPT_INT, F(approve_timeout_s), 0 },
 	{ "window", "ID", "deskd record: the window to record.",
 		NULL, OPT_CUSTOM, F(record_window), 0 },
 	{ "out", "FILE", "deskd record: the MP4 to write.",
@@ -371,6 +382,15 @@ static int set_value(struct options* self, const struct opt_spec* o,
 				self->log_json = false;
 			else
 				goto bad;
+		} else if (o->offset == F(approve)) {
+			if (strcmp(value, "none") == 0)
+				self->approve = OPTIONS_APPROVE_NONE;
+			else if (strcmp(value, "destructive") == 0)
+				self->approve = OPTIONS_APPROVE_DESTRUCTIVE;
+			else if (strcmp(value, "all") == 0)
+				self->approve = OPTIONS_APPROVE_ALL;
+			else
+				goto bad;
 		} else if (o->offset == F(log_level)) {
 			int l = log_level_parse(value);
 			if (l < 0)
@@ -631,6 +651,12 @@ int options_parse(struct options* self, int argc, char* argv[],
 	}
 	if (self->header_timeout_ms < 100) {
 		snprintf(err, err_size, "--header-timeout: at least 100 (milliseconds)");
+		return -EINVAL;
+	}
+	if (self->control_idle_timeout_s < 1 || self->approve_timeout_s < 1
+			|| self->approve_timeout_s > 3600) {
+		snprintf(err, err_size, "--control-idle-timeout: at least 1; --approve-timeout: 1 to 3600 "
+				"(seconds)");
 		return -EINVAL;
 	}
 	if (self->max_image_dimension != 0 && self->max_image_dimension < 16) {

@@ -134,6 +134,16 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 	if (desktop_unavailable_reason(why, sizeof(why)))
 		json_object_set_new(json_object_get(s, "display"), "unavailable_reason",
 				json_string(why));
+	/* People in the loop (docs/CONTROL.md): what an agent refused with
+	 * human_in_control or paused can look at before it tries again. */
+	json_t* gate = tools_gate_state();
+	json_object_set_new(s, "control", json_pack("{s:O, s:O, s:O, s:I, s:I}",
+			"held", json_object_get(gate, "held"),
+			"paused", json_object_get(gate, "paused"),
+			"approve", json_object_get(gate, "approve"),
+			"help_pending", (json_int_t)json_array_size(json_object_get(gate, "help")),
+			"approvals_pending", (json_int_t)json_array_size(json_object_get(gate, "approvals"))));
+	json_decref(gate);
 	tool_result_ok(out, s);
 	return 0;
 }
@@ -164,7 +174,7 @@ static const char status_output[] =
 	"\"launched\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 		"\"pid\":" INTEGER ",\"program\":" STRING ",\"path\":" STRING ",\"running\":" BOOLEAN
 		",\"started\":" INTEGER ",\"exit_code\":" INTEGER ",\"signal\":" STRING "}}},"
-	"\"tools\":" INTEGER ","
+	"\"tools\":" INTEGER ",\"control\":{\"type\":\"object\"},"
 	"\"versions\":{\"type\":\"object\",\"additionalProperties\":" STRING "}"
 	"}}";
 

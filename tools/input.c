@@ -1024,7 +1024,7 @@ const struct tool_def tools_input[] = {
 		.title = "Screenshot",
 		.description = "Capture the screen (or a window) as an image; later coordinates refer to its pixels. Same as the screenshot tool.",
 		.input_schema = OBJ_END(P_WINDOW "," P_MAXDIM),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT | TOOL_OBSERVES,
 		.handler = split_screenshot,
 	},
 	{
@@ -1158,7 +1158,7 @@ const struct tool_def tools_input[] = {
 		.title = "Zoom",
 		.description = "A full-resolution crop of region [x0, y0, x1, y1] (screenshot pixels) of the screen or window. Same as the zoom tool.",
 		.input_schema = OBJ_REQ(P_REGION "," P_WINDOW "," P_MAXDIM "," P_SPACE, "\"region\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT | TOOL_OBSERVES,
 		.handler = split_zoom,
 	},
 	{ 0 },

@@ -493,7 +493,7 @@ const struct tool_def tools_screen[] = {
 			"\"out\":{\"type\":\"string\",\"description\":\"Absolute path to write the image to.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS ",\"path\":" STR "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"format\",\"bytes\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = screenshot,
 	},
 	{
@@ -507,7 +507,7 @@ const struct tool_def tools_screen[] = {
 			MAX_DIM_PROP("0 = native (default), else 16..16384.") ",\"coordinate_space\":" STR "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"region\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = zoom,
 	},
 	{
@@ -523,7 +523,7 @@ const struct tool_def tools_screen[] = {
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"changed\":" BOOL ",\"stable\":" BOOL
 			",\"waited_ms\":" INT ",\"window\":" INT ",\"timed_out\":" BOOL "},"
 			"\"required\":[\"changed\",\"waited_ms\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = wait_for_change,
 	},
 	{ 0 },

@@ -32,6 +32,9 @@ static const char* const code_names[] = {
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_NOT_FOUND] = "not_found",
 	[TOOL_TOO_LARGE] = "too_large",
+	[TOOL_HUMAN_IN_CONTROL] = "human_in_control",
+	[TOOL_PAUSED] = "paused",
+	[TOOL_APPROVAL_DENIED] = "approval_denied",
 	[TOOL_INTERNAL] = "internal",
 };
 
@@ -69,7 +72,10 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_UNKNOWN_KEY:
 	case TOOL_OUT_OF_BOUNDS:
 	case TOOL_BAD_PATH: return 400;
-	case TOOL_FORBIDDEN: return 403;
+	case TOOL_FORBIDDEN:
+	case TOOL_APPROVAL_DENIED: return 403;
+	case TOOL_HUMAN_IN_CONTROL:
+	case TOOL_PAUSED: return 409;
 	case TOOL_WINDOW_NOT_FOUND:
 	case TOOL_NO_RECORDING:
 	case TOOL_CLIPBOARD_EMPTY:
@@ -457,6 +463,8 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		else
 			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 					"the X display is not reachable; deskd reconnects when it is back");
+	} else if (!tools_gate_admit(tool, ctx, args, out)) {
+		/* a person holds the desktop, paused the agent or denied it */
 	} else {
 		bool locked = tool->flags & TOOL_DESKTOP_LOCK;
 		if (locked)
@@ -474,6 +482,8 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		else if (locked && !desktop_available())
 			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 					"the X display went away while this call waited; nothing was done");
+		else if (locked && !tools_gate_recheck(tool, out))
+			;	/* a person took the desktop while this call waited */
 		else
 			rc = tool->handler(ctx, args, out);
 		if (locked)
@@ -481,6 +491,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		if (rc < 0 && !out->is_error)
 			tool_result_error(out, TOOL_INTERNAL, NULL, "%s failed: %s",
 					tool->name, strerror(-rc));
+		tools_gate_finish(tool, out);
 	}
 
 	/* Input requests and missing capabilities only mean something to a

@@ -32,6 +32,9 @@ enum tool_flags {
 					 * member (see struct tool_group_member) */
 	TOOL_GROUPED = 1 << 12,		/* a group's member: listed with --tools
 					 * split|both, callable by name always */
+	TOOL_OBSERVES = 1 << 13,	/* shows the screen's pixels or text (screenshot,
+					 * zoom, ...): refused while a person holds
+					 * control unless --control-allows-observe */
 };
 
 /* A group tool's member: {"op": op, ...} calls the tool named tool with the
@@ -60,6 +63,9 @@ enum tool_code {
 	TOOL_FORBIDDEN,
 	TOOL_NOT_FOUND,		/* no such program (launch), no such file (file_download) */
 	TOOL_TOO_LARGE,		/* over --max-file-size */
+	TOOL_HUMAN_IN_CONTROL,	/* a person holds the desktop (dashboard) */
+	TOOL_PAUSED,		/* a person paused the agent */
+	TOOL_APPROVAL_DENIED,	/* denied, or no answer in time */
 	TOOL_INTERNAL,
 };
 
@@ -101,6 +107,9 @@ struct tool_ctx {
 	 * Blocks until the answer; returns the result (new reference) or NULL
 	 * with *error set (new reference) on failure. */
 	json_t* (*request)(void* ud, const char* method, json_t* params, json_t** error);
+	/* Optional: while request waits, stop waiting (an error result) as soon
+	 * as this is set (the dashboard answered an approval first). */
+	const atomic_bool* request_stop;
 	bool client_can_sample, client_can_elicit, client_can_list_roots;
 
 	/* MCP 2026-07-28 (stateless): no session and no server -> client
@@ -271,6 +280,35 @@ json_t* tools_thumbnail(const struct tool_ctx* ctx, const struct tool_result* re
  *  (bad_path, not_found, too_large, internal) with the reason in err. */
 enum tool_code tools_file_open(const char* rel, int* fd, long long* size,
 		char* err, size_t err_size);
+/* ---- People in the loop (tools/gate.c, docs/CONTROL.md) ----------------
+ * The live view tells the gate when a person holds the desktop or paused the
+ * agent and passes on the person's answers; tools_call() asks the gate
+ * before a call runs (refused at once, never queued) and after it succeeds
+ * (the note after a hand-back). Any thread. */
+
+/** A person took the desktop (held) or handed it back (note for the agent,
+ *  may be NULL): pending help requests end as handed_back with the note. */
+void tools_gate_set_held(bool held, const char* note);
+void tools_gate_set_paused(bool paused);
+bool tools_gate_held(void);
+/** End help request id as dismissed; 0 or -ENOENT (not pending). */
+int tools_gate_dismiss(uint64_t id, const char* note);
+/** Answer approval id; 0 or -ENOENT. */
+int tools_gate_answer(uint64_t id, bool approve);
+/** {held, paused, approve, help: [...], approvals: [...]}. New reference. */
+json_t* tools_gate_state(void);
+/** The one listener called (any thread, no lock held) after every change. */
+void tools_gate_listen(void (*fn)(void));
+/** tools_call: may the call run? Waits for an approval when one is needed;
+ *  false with out filled (human_in_control, paused, approval_denied). */
+bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
+		json_t* args, struct tool_result* out);
+/** tools_call, holding the desktop lock: false with out filled when a
+ *  person took the desktop while the call waited for the lock. */
+bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out);
+/** tools_call, after the handler: the first successful acting or observing
+ *  call after a hand-back gets the note (text + structured human_control). */
+void tools_gate_finish(const struct tool_def* tool, struct tool_result* out);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */

@@ -271,7 +271,11 @@
         drawOverlay();
         break;
       case 'event': onEvent(m); break;
+      case 'control': ctlOnState(m); break;                        // control
+      case 'taken': toast(m.message || 'Another tab took control', true); break;
+      case 'released': toast(m.message || 'Control was released', true); break;
       case 'error':
+        if (m.for) ctl.lastError = m;
         if (m.target) {
           $('stage-msg').textContent = `Cannot watch this ${m.target}: ${m.message}`;
           $('stage-msg').hidden = false;
@@ -510,6 +514,259 @@
   });
   new ResizeObserver(() => layoutCanvas()).observe(stage);
   narrow.addEventListener('change', layoutCanvas);
+  // ---- control: take the desktop, help requests, pause, approvals ----
+  // The protocol is docs/CONTROL.md; the server decides who may do what
+  // (a view token's messages are refused there, hiding buttons is cosmetic).
+
+  const ctl = {
+    holder: 'none', canControl: false, paused: false,
+    help: [], approvals: [], notified: new Set(),
+    lastMove: null, moveTimer: 0, lastError: null,
+  };
+
+  function ctlSend(msg) {
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return false;
+    state.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  function ctlAskNotifications() {
+    if ('Notification' in window && Notification.permission === 'default') {
+      Notification.requestPermission().catch(() => {});
+    }
+  }
+
+  function ctlOnState(m) {
+    const was = ctl.holder;
+    ctl.holder = m.holder;
+    ctl.canControl = !!m.can_control;
+    ctl.paused = !!m.paused;
+    ctl.help = Array.isArray(m.help) ? m.help : [];
+    ctl.approvals = Array.isArray(m.approvals) ? m.approvals : [];
+    if (was === 'you' && m.holder !== 'you') ctlReleaseKeys();
+    ctlRender();
+    for (const h of ctl.help) {
+      if (ctl.notified.has('h' + h.id)) continue;
+      ctl.notified.add('h' + h.id);
+      ctlNotify('The agent asks for help', h.reason);
+    }
+    for (const a of ctl.approvals) {
+      if (ctl.notified.has('a' + a.id)) continue;
+      ctl.notified.add('a' + a.id);
+      ctlNotify('The agent waits for approval', a.tool);
+    }
+  }
+
+  function ctlNotify(title, body) {
+    if (!document.hidden && document.hasFocus()) return;
+    if ('Notification' in window && Notification.permission === 'granted') {
+      try { new Notification(`deskd: ${title}`, { body, tag: 'deskd-control' }); } catch { /* not allowed here */ }
+    }
+  }
+
+  function ctlRender() {
+    const mine = ctl.holder === 'you';
+    $('ctl-bar').hidden = !ctl.canControl;
+    $('ctl-take').hidden = mine;
+    $('ctl-take').textContent = ctl.holder === 'other' ? 'Take over' : 'Take control';
+    $('ctl-release').hidden = !mine;
+    $('ctl-note').hidden = !mine;
+    $('ctl-pause').textContent = ctl.paused ? 'Resume agent' : 'Pause agent';
+    $('ctl-pause').classList.toggle('on', ctl.paused);
+    $('ctl-state').textContent = mine ? 'You have control: the agent is refused until you hand back'
+      : ctl.holder === 'other' ? 'Another tab has control'
+        : ctl.paused ? 'The agent is paused' : '';
+    document.querySelector('.viewer').classList.toggle('held', mine);
+    document.body.dataset.control = ctl.holder;
+    // Keyboard focus when control arrives (not on later updates: the person
+    // may be typing a note).
+    if (mine && !ctl.hadFocus) $('ctl-input').focus({ preventScroll: true });
+    ctl.hadFocus = mine;
+    ctlRenderHelp();
+    ctlRenderApprovals();
+  }
+
+  function ctlRenderHelp() {
+    const box = $('ctl-help');
+    box.hidden = !ctl.help.length;
+    const open = new Map([...box.querySelectorAll('.card')].map((c) => [c.dataset.id, c]));
+    const cards = ctl.help.map((h) => {
+      const keep = open.get(String(h.id));
+      if (keep) return keep;
+      const note = el('input', { type: 'text', maxlength: '2000', placeholder: 'note for the agent', 'aria-label': 'Note for the agent' });
+      return el('div', { class: 'card', dataset: { id: String(h.id) }, role: 'alert' },
+        el('span', { class: 'reason', text: `The agent asks for help: ${h.reason}` }),
+        el('button', { type: 'button', class: 'act take', text: 'Take control', onclick: () => ctlTake() }),
+        note,
+        el('button', { type: 'button', class: 'act dismiss', text: 'Dismiss', onclick: () => ctlSend({ type: 'help_dismiss', id: h.id, note: note.value }) }));
+    });
+    box.replaceChildren(...cards);
+  }
+
+  function ctlRenderApprovals() {
+    const box = $('ctl-approvals');
+    box.hidden = !ctl.approvals.length;
+    const open = new Map([...box.querySelectorAll('.card')].map((c) => [c.dataset.id, c]));
+    const cards = ctl.approvals.map((a) => {
+      const keep = open.get(String(a.id));
+      if (keep) return keep;
+      const left = el('span', { class: 'left' });
+      const tick = () => {
+        const s = Math.max(0, Math.round(a.since + a.timeout_s - Date.now() / 1000));
+        left.textContent = `${s} s left`;
+        if (left.isConnected) setTimeout(tick, 1000);
+      };
+      const card = el('div', { class: 'card', dataset: { id: String(a.id), tool: a.tool } },
+        ctlSnapshot(a),
+        el('span', { class: 'what', text: `${a.tool} ${argSummary(a.args)}` }),
+        left,
+        el('button', { type: 'button', class: 'act approve', text: 'Approve', onclick: () => ctlSend({ type: 'approve', id: a.id }) }),
+        el('button', { type: 'button', class: 'act deny danger', text: 'Deny', onclick: () => ctlSend({ type: 'deny', id: a.id }) }));
+      setTimeout(tick, 0);
+      return card;
+    });
+    box.replaceChildren(...cards);
+  }
+
+  // The live picture now, with the action's target points outlined.
+  function ctlSnapshot(a) {
+    if (!screenCanvas.width) return null;
+    const c = el('canvas', { width: String(screenCanvas.width), height: String(screenCanvas.height), 'aria-label': 'The screen and where the action lands' });
+    const g = c.getContext('2d');
+    g.drawImage(screenCanvas, 0, 0);
+    const scale = Math.max(2, c.width / 240);
+    for (const d of clickPoints(a.tool, a.args)) {
+      const p = desktopToFrame(d.x, d.y);
+      if (!p) continue;
+      g.beginPath();
+      g.arc(p.x, p.y, 8 * scale, 0, Math.PI * 2);
+      g.lineWidth = 2 * scale;
+      g.strokeStyle = '#fff';
+      g.stroke();
+      g.lineWidth = scale;
+      g.strokeStyle = '#f33';
+      g.stroke();
+    }
+    return c;
+  }
+
+  function ctlTake() {
+    ctlAskNotifications();
+    if (ctl.holder === 'other' && !confirm('Another tab has control of the desktop. Take it over?')) return;
+    ctlSend({ type: 'take', force: ctl.holder === 'other' });
+  }
+
+  $('ctl-take').addEventListener('click', ctlTake);
+  $('ctl-release').addEventListener('click', () => {
+    ctlFlushMove();
+    ctlSend({ type: 'release', note: $('ctl-note').value });
+    $('ctl-note').value = '';
+  });
+  $('ctl-pause').addEventListener('click', () => {
+    ctlAskNotifications();
+    ctlSend({ type: ctl.paused ? 'resume' : 'pause' });
+  });
+
+  // Pointer: client pixels -> pixels of the frame on the canvas (floor), or
+  // null outside the picture. The server maps frame -> desktop exactly.
+  function ctlFramePoint(e) {
+    const r = screenCanvas.getBoundingClientRect();
+    if (!screenCanvas.width || !r.width || !r.height) return null;
+    const x = Math.floor((e.clientX - r.left) * screenCanvas.width / r.width);
+    const y = Math.floor((e.clientY - r.top) * screenCanvas.height / r.height);
+    if (x < 0 || y < 0 || x >= screenCanvas.width || y >= screenCanvas.height) return null;
+    return { x, y };
+  }
+
+  function ctlFlushMove() {
+    clearTimeout(ctl.moveTimer);
+    ctl.moveTimer = 0;
+    if (ctl.lastMove) ctlSend({ type: 'move', ...ctl.lastMove });
+    ctl.lastMove = null;
+  }
+
+  const BROWSER_BUTTONS = [1, 2, 3, 8, 9];   // MouseEvent.button 0..4 -> X buttons
+  const stageEl = $('stage');
+  stageEl.addEventListener('pointerdown', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!p || BROWSER_BUTTONS[e.button] === undefined) return;
+    e.preventDefault();
+    $('ctl-input').focus({ preventScroll: true });
+    try { stageEl.setPointerCapture(e.pointerId); } catch { /* synthetic */ }
+    ctlFlushMove();
+    ctlSend({ type: 'button', ...p, button: BROWSER_BUTTONS[e.button], down: true });
+  });
+  stageEl.addEventListener('pointerup', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (BROWSER_BUTTONS[e.button] === undefined) return;
+    e.preventDefault();
+    ctlFlushMove();
+    // Released outside the picture: at its nearest edge, so nothing stays down.
+    const r = p || { x: Math.min(Math.max(0, ctl.lastPoint ? ctl.lastPoint.x : 0), screenCanvas.width - 1),
+      y: Math.min(Math.max(0, ctl.lastPoint ? ctl.lastPoint.y : 0), screenCanvas.height - 1) };
+    ctlSend({ type: 'button', ...r, button: BROWSER_BUTTONS[e.button], down: false });
+  });
+  stageEl.addEventListener('pointermove', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!p) return;
+    ctl.lastPoint = p;
+    ctl.lastMove = p;
+    if (!ctl.moveTimer) ctl.moveTimer = setTimeout(ctlFlushMove, 16);
+  });
+  stageEl.addEventListener('wheel', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!p) return;
+    e.preventDefault();
+    const k = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
+    ctlFlushMove();
+    ctlSend({ type: 'wheel', ...p, dx: e.deltaX * k, dy: e.deltaY * k });
+  }, { passive: false });
+  stageEl.addEventListener('contextmenu', (e) => { if (ctl.holder === 'you') e.preventDefault(); });
+
+  // Keyboard: a hidden textarea has the focus while this tab holds control,
+  // so composition (IME) and the browser's text insertion work; keys are
+  // sent as they are, characters the keyboard cannot make come as text.
+  const input = $('ctl-input');
+  const downKeys = new Map();   // code -> key, to release on blur
+  function ctlReleaseKeys() {
+    for (const [code, key] of downKeys) ctlSend({ type: 'key', key, code, down: false });
+    downKeys.clear();
+  }
+  input.addEventListener('keydown', (e) => {
+    if (ctl.holder !== 'you' || e.isComposing || e.key === 'Process' || e.key === 'Dead') return;
+    // Ctrl/Cmd+V: let the browser paste (the paste event sends the text).
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === 'v' || e.key === 'V')) return;
+    e.preventDefault();
+    if (!e.repeat) downKeys.set(e.code || e.key, e.key);
+    ctlSend({ type: 'key', key: e.key, code: e.code, down: true });
+  });
+  input.addEventListener('keyup', (e) => {
+    if (ctl.holder !== 'you' || e.key === 'Process' || e.key === 'Dead') return;
+    e.preventDefault();
+    downKeys.delete(e.code || e.key);
+    ctlSend({ type: 'key', key: e.key, code: e.code, down: false });
+  });
+  input.addEventListener('compositionend', (e) => {
+    if (ctl.holder === 'you' && e.data) ctlSend({ type: 'text', text: e.data });
+    input.value = '';
+  });
+  input.addEventListener('input', (e) => {
+    if (ctl.holder === 'you' && !e.isComposing && e.inputType === 'insertText' && e.data) {
+      ctlSend({ type: 'text', text: e.data });
+    }
+    if (!e.isComposing) input.value = '';
+  });
+  input.addEventListener('paste', (e) => {
+    if (ctl.holder !== 'you') return;
+    e.preventDefault();
+    const text = e.clipboardData ? e.clipboardData.getData('text/plain') : '';
+    if (text) ctlSend({ type: 'paste', text: text.slice(0, 12000) });
+  });
+  input.addEventListener('blur', ctlReleaseKeys);
 
   // ---- activity timeline ----
 

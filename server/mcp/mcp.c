@@ -455,6 +455,7 @@ static json_t* call_request(void* ud, const char* method, json_t* params, json_t
 		deadline = c->ctx.deadline_ms;
 	pthread_mutex_lock(&s->mutex);
 	while (!req.answered && !s->ended && !atomic_load(&c->cancelled)
+			&& !(c->ctx.request_stop && atomic_load(c->ctx.request_stop))
 			&& clock_ms() < deadline) {
 		struct timespec ts = clock_realtime_in(100);
 		pthread_cond_timedwait(&s->cond, &s->mutex, &ts);

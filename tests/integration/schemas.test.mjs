@@ -68,6 +68,7 @@ async function strictReason(schema) {
 function baseArgs(window) {
   return {
     status: {}, doctor: {}, recordings: {}, windows: {},
+    request_human_help: { reason: 'schema test', timeout_s: 1 },
     screenshot: {}, zoom: { region: [0, 0, 16, 16] },
     window_focus: { window }, window_move: { window, x: 100 },
     wait_for_change: { timeout_ms: 50, stable_ms: 10 },

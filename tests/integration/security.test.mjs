@@ -268,9 +268,12 @@ describe('one deskd, a full and a view token', () => {
     assert.equal(msgs.find((m) => m.type === 'hello').role, 'view');
     const eventsBefore = fixture.state().events.length;
     for (const m of [{ type: 'click', x: 20, y: 20 }, { type: 'tool', name: 'click', args: { x: 20, y: 20 } },
-      { type: 'call', tool: 'type_text', arguments: { text: 'x' } }, { type: 'key', key: 'a' }]) ws.send(JSON.stringify(m));
-    await waitUntil(() => msgs.filter((m) => m.type === 'error').length >= 4, { what: 'four errors' });
-    assert.ok(msgs.filter((m) => m.type === 'error').every((m) => m.code === 'bad_message'));
+      { type: 'call', tool: 'type_text', arguments: { text: 'x' } }, { type: 'key', key: 'a', down: true },
+      { type: 'take', force: true }, { type: 'button', x: 20, y: 20, button: 1, down: true }]) ws.send(JSON.stringify(m));
+    await waitUntil(() => msgs.filter((m) => m.type === 'error').length >= 6, { what: 'six errors' });
+    // Unknown messages are bad_message; the control messages (docs/CONTROL.md) forbidden.
+    assert.deepEqual(msgs.filter((m) => m.type === 'error').map((m) => m.code),
+      ['bad_message', 'bad_message', 'bad_message', 'forbidden', 'forbidden', 'forbidden']);
     ws.close();
     await sleep(100);
     assert.equal(fixture.state().events.length, eventsBefore, 'no input reached the fixture');
