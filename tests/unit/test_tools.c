@@ -245,6 +245,8 @@ static void test_paste(void)
 	TST_EQ_INT(parse(text), 0);
 	TST_EQ_INT(a.text_len, n);
 	free(text);
+}
+
 /* The gate: what a person holding the desktop or a pause refuses. */
 static int gate_changes;
 static void gate_count(void)
