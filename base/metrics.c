@@ -300,8 +300,17 @@ char* metrics_render(size_t* len)
 static void on_event(void* ud, json_t* event)
 {
 	(void)ud;
+	const char* kind = json_string_value(json_object_get(event, "kind"));
+	const char* actor = json_string_value(json_object_get(json_object_get(event, "actor"),
+			"kind"));
 	const char* status = json_string_value(json_object_get(event, "status"));
-	if (!status || strcmp(status, "started") == 0)
+	bool tool_event = !kind || strcmp(kind, "tool") == 0;
+	/* One per tool call (its end) and one per other event. */
+	if (tool_event && (!status || strcmp(status, "started") == 0))
+		return;
+	metrics_inc("deskd_events_total", "kind", kind ? kind : "tool", "actor",
+			actor ? actor : "agent", NULL);
+	if (!tool_event)
 		return;
 	const char* tool = json_string_value(json_object_get(event, "tool"));
 	const char* source = json_string_value(json_object_get(event, "source"));
@@ -319,10 +328,12 @@ int metrics_init(void)
 			"Time from request to response by route.");
 	metrics_help("deskd_tool_calls_total", "Tool calls by tool, status and source.");
 	metrics_help("deskd_tool_duration_seconds", "Tool call duration by tool.");
+	metrics_help("deskd_events_total", "Activity events by kind (tool: one per call) and "
+			"actor kind (agent, person, deskd); the dashboard's refreshes included.");
 	metrics_help("deskd_websocket_connections_total", "WebSocket connections accepted.");
 	if (events_handle > 0)
 		return 0;
-	int h = events_subscribe(on_event, NULL, 0);
+	int h = events_subscribe_all(on_event, NULL);
 	if (h < 0)
 		return h;
 	events_handle = h;

@@ -41,6 +41,8 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_FLAG, F(display_reattach), 0 },
 	{ "launch", "CMD", "Start a program on the display at startup (repeatable); 'none' for none.",
 		"xterm on the embedded desktop", LIST(launch) },
+	{ "allow-launch", "PROGRAM", "A program the launch tool may start (repeatable): an absolute path, or a name found on deskd's PATH; either allows that file.",
+		"any program on the embedded desktop, none on --display", LIST(allow_launch) },
 	{ "token", "T", "Bearer token for HTTP (default: generated, saved in the data dir).",
 		NULL, OPT_STRING, F(token), 0 },
 	{ "token-file", "FILE", "Read the bearer token from FILE.",
@@ -55,6 +57,11 @@ static const struct opt_spec opts[] = {
 		"$XDG_STATE_HOME/deskd", OPT_STRING, F(data_dir), 0 },
 	{ "output-root", "DIR", "A directory that 'out' paths may point into (repeatable).",
 		"the data dir", LIST(output_root) },
+	{ "files-root", "DIR", "The directory the file tools read and write (created 0700).",
+		"<data-dir>/files", OPT_STRING, F(files_root), 0 },
+	{ "max-file-size", "BYTES", "Largest file file_upload writes and file_download reads "
+		"(REST PUT bodies too; MCP bodies stay within --max-clipboard-body).",
+		"67108864", OPT_INT, F(max_file_size), 0 },
 	{ "max-image-dimension", "N", "Longest side of returned screenshots; 0 = native.",
 		"1280", OPT_INT, F(max_image_dimension), 0 },
 	{ "tools", "batch|split|both", "Tool surface: computer_use (one tool, every action), computer_<action>, or both.",
@@ -100,6 +107,17 @@ static const struct opt_spec opts[] = {
 		"of the previous response, and a body may not fall MS behind 1 KB/s; else the "
 		"connection is closed.",
 		"10000", OPT_INT, F(header_timeout_ms), 0 },
+	{ "control-idle-timeout", "SECONDS", "A person's control of the desktop (dashboard) "
+		"ends after this long without input.",
+		"300", OPT_INT, F(control_idle_timeout_s), 0 },
+	{ "control-allows-observe", NULL, "While a person has control, the agent may still take "
+		"screenshots (default: refused, the person may be typing a password).",
+		NULL, OPT_FLAG, F(control_allows_observe), 0 },
+	{ "approve", "none|destructive|all", "Acting calls that wait for a person's Approve in the "
+		"dashboard (or the MCP client's elicitation) first.",
+		"none", OPT_CUSTOM, F(approve), 0 },
+	{ "approve-timeout", "SECONDS", "An approval not answered within this long is a denial.",
+		"120", OPT_INT, F(approve_timeout_s), 0 },
 	{ "window", "ID", "deskd record: the window to record.",
 		NULL, OPT_CUSTOM, F(record_window), 0 },
 	{ "out", "FILE", "deskd record: the MP4 to write.",
@@ -275,7 +293,7 @@ static int parse_int(const char* s, long min, long max, long* out)
 static bool is_bytes(const struct opt_spec* o)
 {
 	return o->offset == F(max_body_bytes) || o->offset == F(max_clipboard_body_bytes)
-		|| o->offset == F(max_json_memory);
+		|| o->offset == F(max_json_memory) || o->offset == F(max_file_size);
 }
 
 static int parse_bytes(const char* s, long* out)
@@ -362,6 +380,15 @@ static int set_value(struct options* self, const struct opt_spec* o,
 				self->log_json = true;
 			else if (strcmp(value, "text") == 0)
 				self->log_json = false;
+			else
+				goto bad;
+		} else if (o->offset == F(approve)) {
+			if (strcmp(value, "none") == 0)
+				self->approve = OPTIONS_APPROVE_NONE;
+			else if (strcmp(value, "destructive") == 0)
+				self->approve = OPTIONS_APPROVE_DESTRUCTIVE;
+			else if (strcmp(value, "all") == 0)
+				self->approve = OPTIONS_APPROVE_ALL;
 			else
 				goto bad;
 		} else if (o->offset == F(log_level)) {
@@ -605,6 +632,10 @@ int options_parse(struct options* self, int argc, char* argv[],
 		snprintf(err, err_size, "--max-body and --max-clipboard-body: at least 1024 (bytes)");
 		return -EINVAL;
 	}
+	if (self->max_file_size < 1) {
+		snprintf(err, err_size, "--max-file-size: at least 1 (bytes)");
+		return -EINVAL;
+	}
 	if (self->max_json_memory < (1L << 20)) {
 		snprintf(err, err_size, "--max-json-memory: at least 1M");
 		return -EINVAL;
@@ -620,6 +651,12 @@ int options_parse(struct options* self, int argc, char* argv[],
 	}
 	if (self->header_timeout_ms < 100) {
 		snprintf(err, err_size, "--header-timeout: at least 100 (milliseconds)");
+		return -EINVAL;
+	}
+	if (self->control_idle_timeout_s < 1 || self->approve_timeout_s < 1
+			|| self->approve_timeout_s > 3600) {
+		snprintf(err, err_size, "--control-idle-timeout: at least 1; --approve-timeout: 1 to 3600 "
+				"(seconds)");
 		return -EINVAL;
 	}
 	if (self->max_image_dimension != 0 && self->max_image_dimension < 16) {
@@ -649,6 +686,8 @@ void options_deinit(struct options* self)
 	free(self->wm);
 	for (int i = 0; i < self->n_launch; i++)
 		free(self->launch[i]);
+	for (int i = 0; i < self->n_allow_launch; i++)
+		free(self->allow_launch[i]);
 	free(self->token);
 	free(self->token_file);
 	free(self->view_token);
@@ -657,6 +696,7 @@ void options_deinit(struct options* self)
 	free(self->data_dir);
 	for (int i = 0; i < self->n_output_root; i++)
 		free(self->output_root[i]);
+	free(self->files_root);
 	free(self->record_out);
 	memset(self, 0, sizeof(*self));
 }

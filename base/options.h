@@ -23,6 +23,13 @@ enum options_tools {
 	OPTIONS_TOOLS_BOTH,
 };
 
+/* --approve: which acting calls wait for a person's answer. */
+enum options_approve {
+	OPTIONS_APPROVE_NONE = 0,
+	OPTIONS_APPROVE_DESTRUCTIVE,	/* tools marked destructive */
+	OPTIONS_APPROVE_ALL,		/* every acting call */
+};
+
 #define OPTIONS_MAX_LIST 16
 
 struct options {
@@ -39,6 +46,8 @@ struct options {
 	char* wm;		/* "none" disables; NULL: openbox if installed */
 	char* launch[OPTIONS_MAX_LIST];
 	int n_launch;
+	char* allow_launch[OPTIONS_MAX_LIST];	/* what the launch tool may start */
+	int n_allow_launch;
 	char* token;
 	char* token_file;
 	char* view_token;
@@ -49,6 +58,8 @@ struct options {
 	char* data_dir;
 	char* output_root[OPTIONS_MAX_LIST];
 	int n_output_root;
+	char* files_root;	/* NULL: <data_dir>/files */
+	long max_file_size;	/* file tools, REST PUT bodies */
 	int max_image_dimension;
 	enum options_tools tools;
 	bool stdio;
@@ -66,6 +77,12 @@ struct options {
 	int max_connections;		/* HTTP and WebSocket, open at once */
 	int max_connections_per_ip;
 	int header_timeout_ms;		/* to complete each request head */
+
+	/* People in the loop (docs/CONTROL.md) */
+	int control_idle_timeout_s;	/* a person's lease ends after this long idle */
+	bool control_allows_observe;	/* the agent may look while a person acts */
+	enum options_approve approve;
+	int approve_timeout_s;		/* no answer: denied */
 
 	/* deskd record */
 	unsigned long record_window;

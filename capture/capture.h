@@ -139,6 +139,10 @@ struct capture_window_info {
 	bool focused;
 	bool visible;		/* viewable and intersecting the screen */
 	bool mapped;
+	bool minimized;		/* WM_STATE Iconic or _NET_WM_STATE_HIDDEN */
+	bool maximized;		/* _NET_WM_STATE_MAXIMIZED_VERT and _HORZ */
+	bool fullscreen, modal;	/* _NET_WM_STATE_FULLSCREEN, _MODAL */
+	uint32_t transient_for;	/* WM_TRANSIENT_FOR (the window it is a dialog of), or 0 */
 };
 
 /** The top-level client windows, in stacking order (bottom first) when the
@@ -186,6 +190,11 @@ int capture_encode_png_cached(struct capture_png_state** state,
 int capture_png_state_reused(const struct capture_png_state* state);
 /** Free a state (drops its frame reference). NULL-safe. */
 void capture_png_state_free(struct capture_png_state* state);
+/** Decode a PNG or JPEG (as the encoders above write them; any 8-bit PNG)
+ *  into a new frame, or NULL (not an image, broken, or more than
+ *  CAPTURE_DECODE_MAX_PIXELS). */
+#define CAPTURE_DECODE_MAX_PIXELS (64u * 1024 * 1024)
+struct frame* capture_decode(const void* data, size_t len);
 /** JPEG through libturbojpeg (4:2:0, quality 1..100). *out is malloc'd. */
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len);

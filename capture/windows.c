@@ -144,13 +144,15 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 		XFree(cls.res_class);
 		XFree(cls.res_name);
 	}
-	int format;
-	unsigned char* data;
-	long n = x11_property(self->x.dpy, w, self->net_wm_pid, XA_CARDINAL, 1, &format, &data);
-	if (n == 1 && format == 32)
-		out->pid = (int)((unsigned long*)(void*)data)[0];
-	if (data)
-		XFree(data);
+	struct x11_window_state st;
+	if (x11_window_state(&self->x, w, &st) == 0) {
+		out->pid = (int)st.pid;
+		out->minimized = st.iconic || st.hidden;
+		out->maximized = st.max_vert && st.max_horz;
+		out->fullscreen = st.fullscreen;
+		out->modal = st.modal;
+		out->transient_for = (uint32_t)st.transient_for;
+	}
 	/* The input focus is the truth (a WM updates _NET_ACTIVE_WINDOW a
 	 * little later); the EWMH property only when focus is nowhere useful. */
 	if (focus == None || focus == PointerRoot || focus == self->root)

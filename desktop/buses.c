@@ -29,7 +29,6 @@
 
 #define BUS_READY_MS 5000
 #define BUS_STOP_GRACE_MS 1000
-#define ENV_MAX 12
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -38,49 +37,29 @@ static struct {
 	char address[512];		/* the session bus */
 	char reason[256];		/* why there is none */
 	bool embedded;
-	/* "KEY=VALUE" for every program deskd starts; fixed before the first
-	 * program starts, then only read (after fork too: no locks there). */
-	char* env[ENV_MAX + 1];
-	int n_env;
 } B;
 
-/* The variables deskd sets or removes for its programs. */
-static const char* const managed[] = {
-	"DBUS_SESSION_BUS_ADDRESS=", "XDG_RUNTIME_DIR=", "NO_AT_BRIDGE=",
-	"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=", "ACCESSIBILITY_ENABLED=",
-	"GNOME_ACCESSIBILITY=", "AT_SPI_BUS_ADDRESS=", "GTK_A11Y=",
+/* What deskd publishes for its programs (env.c), and drops from what they
+ * inherit. */
+static const char* const dropped[] = {
+	"NO_AT_BRIDGE", "GTK_A11Y", "AT_SPI_BUS_ADDRESS",
 };
-
-const char* const* buses_env(void)
-{
-	return (const char* const*)B.env;
-}
-
-bool buses_env_replaces(const char* entry)
-{
-	if (!B.n_env)
-		return false;
-	for (size_t i = 0; i < sizeof(managed) / sizeof(managed[0]); i++)
-		if (strncmp(entry, managed[i], strlen(managed[i])) == 0)
-			return true;
-	return false;
-}
 
 static void env_add(const char* key, const char* value)
 {
-	if (B.n_env >= ENV_MAX)
-		return;
-	char* e = NULL;
-	if (asprintf(&e, "%s=%s", key, value) > 0)
-		B.env[B.n_env++] = e;
+	if (desktop__env_set(key, value) < 0)
+		log_warn("cannot pass %s to the desktop's programs", key);
 }
 
 static void env_clear(void)
 {
-	for (int i = 0; i < B.n_env; i++)
-		free(B.env[i]);
-	memset(B.env, 0, sizeof(B.env));
-	B.n_env = 0;
+	static const char* const names[] = {
+		"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON",
+		"ACCESSIBILITY_ENABLED", "GNOME_ACCESSIBILITY", "NO_AT_BRIDGE", "GTK_A11Y",
+		"AT_SPI_BUS_ADDRESS",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		desktop__env_set(names[i], NULL);
 }
 
 static int remove_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw)
@@ -160,7 +139,11 @@ void buses_start(const char* display)
 	}
 	char* argv[] = { (char*)"dbus-daemon", (char*)"--session", (char*)"--nofork",
 		(char*)"--nopidfile", (char*)"--print-address=3", NULL };
-	pid_t pid = desktop__spawn(daemon, argv, display, fds[1], false, "dbus-daemon");
+	struct desktop__spawn_args sa = {
+		.path = daemon, .argv = argv, .display = display, .fd3 = fds[1],
+		.program = "dbus-daemon", .level = LOG_INFO,
+	};
+	pid_t pid = desktop__spawn_with(&sa);
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
@@ -189,6 +172,8 @@ void buses_start(const char* display)
 	env_add("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1");
 	env_add("ACCESSIBILITY_ENABLED", "1");
 	env_add("GNOME_ACCESSIBILITY", "1");
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
+		desktop__env_unset(dropped[i]);
 	pthread_mutex_unlock(&mutex);
 	return;
 fail:
@@ -220,6 +205,14 @@ void buses_external(void)
 	pthread_mutex_unlock(&mutex);
 }
 
+bool buses_tracked(pid_t pid)
+{
+	pthread_mutex_lock(&mutex);
+	bool t = pid > 0 && pid == B.pid;
+	pthread_mutex_unlock(&mutex);
+	return t;
+}
+
 void buses_reap(void)
 {
 	pthread_mutex_lock(&mutex);
@@ -243,7 +236,8 @@ void buses_stop(void)
 		kill(-B.pid, SIGTERM);
 		kill(B.pid, SIGTERM);
 		int64_t end = clock_ms() + BUS_STOP_GRACE_MS;
-		while (waitpid(B.pid, NULL, WNOHANG) != B.pid) {
+		pid_t r;
+		while ((r = waitpid(B.pid, NULL, WNOHANG)) != B.pid && r >= 0) {
 			if (clock_ms() >= end) {
 				kill(B.pid, SIGKILL);
 				waitpid(B.pid, NULL, 0);

@@ -16,6 +16,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
+#include <X11/Xlibint.h>	/* resource_mask: which client made a window */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #define CLAIM_TIMEOUT_MS 2000
 #define INCR_TIMEOUT_MS 10000	/* a requestor that stops reading is dropped */
 #define MAX_TRANSFERS 16
+#define RECENT 32	/* requestors of the last deliveries, for a paste's wait */
 
 enum { A_CLIPBOARD, A_TARGETS, A_TIMESTAMP, A_UTF8, A_TEXT, A_PLAIN_UTF8, A_PNG,
 	A_INCR, A_PROP, N_ATOMS };
@@ -42,6 +44,7 @@ struct owned {
 	unsigned char* data;	/* NULL: not ours */
 	size_t len;
 	bool image;
+	bool release;		/* pending only: give the selection up */
 	Time since;
 };
 
@@ -66,6 +69,9 @@ static struct {
 	unsigned long asked[2], claimed[2];
 	int claim_rc[2];
 	unsigned long served;	/* SelectionRequests answered with data */
+	unsigned long delivered;	/* of them, sent whole (INCR: the last chunk) */
+	unsigned long recent[RECENT];	/* the client (window & ~mask) of delivery n % RECENT */
+	unsigned long client_mask;	/* the server's resource id mask */
 	bool owns[2];
 	/* The thread's. */
 	struct x11_conn x;	/* the owner's connection, trapped (x11/) */
@@ -132,14 +138,23 @@ static size_t chunk_size(Display* dpy)
 	return bytes > 256 * 1024 ? 256 * 1024 : bytes;
 }
 
-static void send_data(XSelectionRequestEvent* r, Atom property, Atom type,
+/* A requestor got data whole. Lock held. */
+static void note_delivered(Window requestor)
+{
+	C.recent[C.delivered % RECENT] = requestor & ~C.client_mask;
+	C.delivered++;
+}
+
+/* Returns true when the data went in one piece (else an INCR transfer
+ * started, or was refused). */
+static bool send_data(XSelectionRequestEvent* r, Atom property, Atom type,
 		const unsigned char* data, size_t len)
 {
 	size_t chunk = chunk_size(C.dpy);
 	if (len <= chunk) {
 		XChangeProperty(C.dpy, r->requestor, property, type, 8, PropModeReplace,
 				data, (int)len);
-		return;
+		return true;
 	}
 	struct transfer* t = NULL;
 	for (int i = 0; i < MAX_TRANSFERS && !t; i++)
@@ -148,7 +163,7 @@ static void send_data(XSelectionRequestEvent* r, Atom property, Atom type,
 	unsigned char* copy = t ? malloc(len) : NULL;
 	if (!copy) {
 		log_warn("clipboard: too many large transfers at once; refusing one");
-		return;
+		return false;
 	}
 	memcpy(copy, data, len);
 	*t = (struct transfer){ r->requestor, property, type, copy, len, 0, clock_ms() };
@@ -157,6 +172,7 @@ static void send_data(XSelectionRequestEvent* r, Atom property, Atom type,
 	long size = (long)len;
 	XChangeProperty(C.dpy, r->requestor, property, C.atoms[A_INCR], 32, PropModeReplace,
 			(const unsigned char*)&size, 1);
+	return false;
 }
 
 static void serve(XSelectionRequestEvent* r)
@@ -168,6 +184,7 @@ static void serve(XSelectionRequestEvent* r)
 	int s = selection_index(r->selection);
 	struct owned* o = s >= 0 ? &C.own[s] : NULL;
 	Atom property = r->property != None ? r->property : r->target;	/* ICCCM: old clients */
+	bool whole = false;
 	if (o && o->data) {
 		if (r->target == C.atoms[A_TARGETS]) {
 			Atom list[7];
@@ -194,17 +211,17 @@ static void serve(XSelectionRequestEvent* r)
 			size_t n;
 			unsigned char* latin1 = to_latin1(o->data, o->len, &n);
 			if (latin1) {
-				send_data(r, property, XA_STRING, latin1, n);
+				whole = send_data(r, property, XA_STRING, latin1, n);
 				free(latin1);
 				reply.property = property;
 			}
 		} else if (!o->image && is_text_target(r->target)) {
 			/* TEXT is answered as UTF8_STRING, like other toolkits do. */
 			Atom type = r->target == C.atoms[A_TEXT] ? C.atoms[A_UTF8] : r->target;
-			send_data(r, property, type, o->data, o->len);
+			whole = send_data(r, property, type, o->data, o->len);
 			reply.property = property;
 		} else if (o->image && r->target == C.atoms[A_PNG]) {
-			send_data(r, property, C.atoms[A_PNG], o->data, o->len);
+			whole = send_data(r, property, C.atoms[A_PNG], o->data, o->len);
 			reply.property = property;
 		}
 	}
@@ -213,6 +230,8 @@ static void serve(XSelectionRequestEvent* r)
 			&& r->target != C.atoms[A_TIMESTAMP]) {
 		pthread_mutex_lock(&C.lock);
 		C.served++;
+		if (whole)
+			note_delivered(r->requestor);
 		pthread_cond_broadcast(&C.cond);
 		pthread_mutex_unlock(&C.lock);
 	}
@@ -232,8 +251,13 @@ static void transfer_next(XPropertyEvent* p)
 				t->data + t->off, (int)n);
 		t->last_ms = clock_ms();
 		if (n == 0) {	/* the zero-length chunk ends it */
+			Window requestor = t->requestor;
 			free(t->data);
 			memset(t, 0, sizeof(*t));
+			pthread_mutex_lock(&C.lock);
+			note_delivered(requestor);
+			pthread_cond_broadcast(&C.cond);
+			pthread_mutex_unlock(&C.lock);
 		} else {
 			t->off += n;
 		}
@@ -266,14 +290,24 @@ static void claim_pending(void)
 		if (!want)
 			continue;
 		Atom sel = selection_atom(C.dpy, (enum desktop_selection)s, C.atoms);
-		XSetSelectionOwner(C.dpy, sel, C.win, CurrentTime);
-		bool ok = XGetSelectionOwner(C.dpy, sel) == C.win && !x11_lost(&C.x);
-		free(C.own[s].data);
-		C.own[s] = ok ? p : (struct owned){ 0 };
-		if (!ok)
-			free(p.data);
+		bool ok;
+		if (p.release) {
+			/* Give it up only if it is still ours (no one took it since). */
+			if (XGetSelectionOwner(C.dpy, sel) == C.win)
+				XSetSelectionOwner(C.dpy, sel, None, CurrentTime);
+			ok = !x11_lost(&C.x);
+			free(C.own[s].data);
+			C.own[s] = (struct owned){ 0 };
+		} else {
+			XSetSelectionOwner(C.dpy, sel, C.win, CurrentTime);
+			ok = XGetSelectionOwner(C.dpy, sel) == C.win && !x11_lost(&C.x);
+			free(C.own[s].data);
+			C.own[s] = ok ? p : (struct owned){ 0 };
+			if (!ok)
+				free(p.data);
+		}
 		pthread_mutex_lock(&C.lock);
-		C.owns[s] = ok;
+		C.owns[s] = ok && !p.release;
 		C.claimed[s] = seq;
 		C.claim_rc[s] = ok ? 0 : -EBUSY;
 		pthread_cond_broadcast(&C.cond);
@@ -369,6 +403,7 @@ static int clipboard_start(char* err, size_t err_size)
 	/* A requestor that vanished mid-transfer is no news. */
 	x11_ignore(&C.x, BadWindow);
 	XInternAtoms(C.dpy, (char**)atom_names, N_ATOMS, False, C.atoms);
+	C.client_mask = ((struct _XDisplay*)C.dpy)->resource_mask;
 	C.win = XCreateSimpleWindow(C.dpy, DefaultRootWindow(C.dpy), -10, -10, 1, 1, 0, 0, 0);
 	XStoreName(C.dpy, C.win, "deskd clipboard");
 	XSync(C.dpy, False);
@@ -388,6 +423,8 @@ static void wake(void)
 	if (C.wake[1] >= 0 && write(C.wake[1], "x", 1) < 0 && errno != EAGAIN)
 		log_debug("clipboard: cannot wake the thread: %s", strerror(errno));
 }
+
+static int ask_thread(enum desktop_selection sel, struct owned p, char* err, size_t err_size);
 
 int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
 		bool image, char* err, size_t err_size)
@@ -411,9 +448,16 @@ int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t
 		free(copy);
 		return rc;
 	}
+	return ask_thread(sel, (struct owned){ copy, len, image, false, CurrentTime }, err, err_size);
+}
+
+/* Hand p (owned data, or a release) to the thread; wait until it is done. */
+static int ask_thread(enum desktop_selection sel, struct owned p, char* err, size_t err_size)
+{
+	int rc;
 	pthread_mutex_lock(&C.lock);
 	free(C.pending[sel].data);
-	C.pending[sel] = (struct owned){ copy, len, image, CurrentTime };
+	C.pending[sel] = p;
 	unsigned long mine = ++C.asked[sel];
 	pthread_mutex_unlock(&C.lock);
 	wake();
@@ -431,6 +475,54 @@ int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t
 		snprintf(err, err_size, "the clipboard thread did not answer in %d ms", CLAIM_TIMEOUT_MS);
 	else if (rc < 0)
 		snprintf(err, err_size, "the display went away");
+	return rc;
+}
+
+int desktop_clipboard_release(enum desktop_selection sel, char* err, size_t err_size)
+{
+	pthread_mutex_lock(&C.lock);
+	bool owns = C.owns[sel];
+	pthread_mutex_unlock(&C.lock);
+	if (!owns || !C.running)
+		return 0;
+	return ask_thread(sel, (struct owned){ .release = true }, err, err_size);
+}
+
+unsigned long desktop_clipboard_delivered(void)
+{
+	pthread_mutex_lock(&C.lock);
+	unsigned long n = C.delivered;
+	pthread_mutex_unlock(&C.lock);
+	return n;
+}
+
+/* Was one of the deliveries after since to window's client (any when 0)? Lock held. */
+static bool delivered_to(unsigned long since, uint32_t window)
+{
+	if (C.delivered <= since)
+		return false;
+	if (!window || !C.client_mask)
+		return true;
+	unsigned long from = C.delivered - since > RECENT ? C.delivered - RECENT : since;
+	for (unsigned long n = from; n < C.delivered; n++)
+		if (C.recent[n % RECENT] == (window & ~C.client_mask))
+			return true;
+	return false;
+}
+
+int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int timeout_ms,
+		atomic_bool* cancelled)
+{
+	int64_t end = clock_ms() + timeout_ms;
+	pthread_mutex_lock(&C.lock);
+	while (!delivered_to(since, window) && clock_ms() < end
+			&& !(cancelled && atomic_load(cancelled))) {
+		struct timespec ts = clock_realtime_in(20);
+		pthread_cond_timedwait(&C.cond, &C.lock, &ts);
+	}
+	int rc = delivered_to(since, window) ? 0 : cancelled && atomic_load(cancelled)
+		? -ECANCELED : -ETIMEDOUT;
+	pthread_mutex_unlock(&C.lock);
 	return rc;
 }
 

@@ -299,8 +299,132 @@ int desktop_record_stop(const char* id, const void* owner,
 int desktop_recordings(struct desktop_recording** list, size_t* n);
 /** Path of a finished recording's published file; 0, -ENOENT, -ENAMETOOLONG. */
 int desktop_recording_path(const char* id, char* path, size_t size);
+/** Delete a finished recording's file and forget it (a failed one is only
+ *  forgotten). Only the registry's own file at the path it published, never
+ *  through a symlink. 0, or -errno with the message in err: -ENOENT (no such
+ *  id), -EBUSY (still recording), -ELOOP (its folder is now a symlink),
+ *  -EPERM (the file is a symlink or not ours), another. */
+int desktop_recording_delete(const char* id, char* err, size_t err_size);
 /** The owner of these recordings ended: finish them (they publish). */
 void desktop_recordings_end(char* const* ids, size_t n);
+
+/* ---- Launched programs (launch.c) ---------------------------------------------------
+ * The launch tool's programs: no shell, the program found on PATH, checked
+ * against --allow-launch, started on the display as deskd's children (own
+ * process group, the desktop's environment: env.c), reaped by the watcher
+ * and stopped with deskd. Any thread. */
+
+#define DESKTOP_LAUNCH_ARGS_MAX 256		/* argv items */
+#define DESKTOP_LAUNCH_ARG_MAX 4096		/* bytes per argv item or env value */
+#define DESKTOP_LAUNCH_ENV_MAX 64		/* env variables */
+#define DESKTOP_LAUNCH_ENV_NAME_MAX 128
+#define DESKTOP_LAUNCH_TOTAL_MAX 65536		/* argv and env together */
+#define DESKTOP_LAUNCH_KEPT 64			/* running ones (at most), then the last ended */
+
+struct desktop_launch_params {
+	char* const* argv;	/* argv[0]: a name looked up on PATH, or an absolute path */
+	size_t argc;
+	char* const* env;	/* "NAME=value" added to the desktop's environment */
+	size_t n_env;
+	const char* cwd;	/* an existing directory (absolute), or NULL */
+	bool wait_for_window;
+	int timeout_ms;		/* for the window */
+	const atomic_bool* cancelled;	/* may be NULL */
+	int64_t deadline_ms;	/* monotonic, 0 = none */
+};
+
+struct desktop_launch_result {
+	long pid;
+	char path[PATH_MAX];	/* the executable that runs */
+	char program[64];	/* its file name */
+	uint32_t window;	/* its first mapped top-level window, or 0 */
+	bool timed_out;		/* no window within timeout_ms */
+	bool exited;		/* it ended while deskd waited for its window */
+	int exit_code;		/* when exited normally, else -1 */
+	int signal;		/* when killed by a signal, else 0 */
+	int64_t waited_ms;
+};
+
+/* One launched program, as status lists it. */
+struct desktop_launched {
+	long pid;
+	char program[64];
+	char path[PATH_MAX];
+	time_t started, ended;
+	bool running;
+	int exit_code;		/* once ended: its exit code, or -1 */
+	int signal;		/* once ended by a signal: its number, else 0 */
+};
+
+/** Check, start and (wait_for_window) find the first window of argv.
+ *  Nothing is started on an error: -EINVAL (bad argv, env or cwd), -ENOENT
+ *  (no such program), -EPERM (not allowed: --allow-launch, or an external
+ *  display without it), -ENOEXEC (exec failed: not executable), -EMFILE
+ *  (DESKTOP_LAUNCH_KEPT running), -ECONNRESET (no display), -ESHUTDOWN;
+ *  after a start, an error of the window search (-ECONNRESET) still leaves
+ *  out->pid set. A message in err either way. */
+int desktop_launch(const struct desktop_launch_params* params,
+		struct desktop_launch_result* out, char* err, size_t err_size);
+/** May the program at path (as found) be launched under the options? 0 or
+ *  -EPERM with the reason in err. Entries of --allow-launch name files:
+ *  one with '/' that file, one without the program it finds on deskd's
+ *  PATH; path matches when it is the same file (after symlinks). */
+int desktop_launch_allowed(const char* path, char* err, size_t err_size);
+/** The launched programs, running first: *list malloc'd (free it). */
+int desktop_launched_list(struct desktop_launched** list, size_t* n);
+
+/* ---- Window states (windows.c) ---------------------------------------------------
+ * Each operation asks the window manager (EWMH _NET_WM_STATE and
+ * _NET_RESTACK_WINDOW/_NET_MOVERESIZE_WINDOW, ICCCM iconify and
+ * WM_DELETE_WINDOW), then waits (bounded) and reads back what it did:
+ * applied false with the observed state when it refused or when no window
+ * manager runs (nothing minimizes, maximizes or makes fullscreen then).
+ * Any thread (own connection); callers hold the desktop lock. */
+
+enum desktop_window_op {
+	DESKTOP_WINDOW_MINIMIZE,
+	DESKTOP_WINDOW_MAXIMIZE,
+	DESKTOP_WINDOW_RESTORE,	/* not minimized, maximized or fullscreen */
+	DESKTOP_WINDOW_FULLSCREEN,
+	DESKTOP_WINDOW_RAISE,
+	DESKTOP_WINDOW_RESIZE,
+	DESKTOP_WINDOW_CLOSE,	/* WM_DELETE_WINDOW; force: then end the client */
+};
+
+struct desktop_window_state {
+	bool exists, mapped, minimized, maximized, fullscreen, modal, takes_delete;
+	int x, y, width, height;	/* client area, desktop pixels */
+	uint32_t transient_for;		/* the window it is a dialog of, or 0 */
+	long pid;			/* _NET_WM_PID, or 0 */
+};
+
+struct desktop_window_request {
+	uint32_t window;
+	enum desktop_window_op op;
+	int width, height;	/* RESIZE */
+	bool force;		/* CLOSE: end the client after timeout_ms */
+	int timeout_ms;		/* how long to wait for the window manager (or the client) */
+	const atomic_bool* cancelled;	/* ends the waits early when set; may be NULL */
+};
+
+#define DESKTOP_WINDOW_DIALOGS 8
+
+struct desktop_window_outcome {
+	bool applied;		/* the state asked for is the state observed */
+	bool wm;		/* a window manager runs */
+	char wm_name[64];	/* the EWMH one's name, or "" */
+	struct desktop_window_state before, after;	/* after.exists false: gone */
+	bool closed, killed;	/* CLOSE: the window went; its client was ended */
+	uint32_t dialogs[DESKTOP_WINDOW_DIALOGS];	/* CLOSE: its dialogs left open */
+	int n_dialogs;
+	char note[256];		/* why not applied, or "" */
+};
+
+/** Do it and report. 0 (applied or not: a cancelled wait reports what it
+ *  saw so far), -ENOENT (no such window, or it went away), -EINVAL,
+ *  -ECONNRESET (no display, or it does not answer), with a message in err. */
+int desktop_window_op(const struct desktop_window_request* req,
+		struct desktop_window_outcome* out, char* err, size_t err_size);
 
 /* ---- The clipboard (clipboard.c) ---------------------------------------------------
  * X selections as deskd owns and reads them. Text is UTF-8, exact (any
@@ -325,5 +449,19 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 /** Does deskd own the selection now? *served (may be NULL): how many
  *  requests for its data deskd has answered so far (a paste took it). */
 bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+/** Give up deskd's ownership of sel (nothing owns it then), if deskd still
+ *  owns it; 0 or -errno (err says why). */
+int desktop_clipboard_release(enum desktop_selection sel, char* err, size_t err_size);
+/** How many requests for deskd's data (either selection) were answered
+ *  whole so far: the reply, or an INCR transfer's last chunk. A paste
+ *  notes it, sends the chord, then waits for it to grow. */
+unsigned long desktop_clipboard_delivered(void);
+/** Wait until a request answered after the since'th went to the client
+ *  that made window (any X window of that client: toolkits convert with a
+ *  window of their own; 0: any requestor, so a clipboard manager that
+ *  fetches every new content does not count when a window is known), at
+ *  most timeout_ms (cancelled may be NULL); 0, -ETIMEDOUT or -ECANCELED. */
+int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int timeout_ms,
+		atomic_bool* cancelled);
 /** At shutdown: give up the selections, stop the thread. */
 void desktop_clipboard_stop(void);

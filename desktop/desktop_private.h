@@ -1,7 +1,8 @@
 #pragma once
 
 /* Private to desktop/: what display.c (the display and its watcher) needs
- * from xvfb.c (the embedded desktop's processes). */
+ * from xvfb.c (the embedded desktop's processes), the children's
+ * environment (env.c) and the launched programs (launch.c). */
 
 #include "desktop/desktop.h"
 #include "base/log.h"
@@ -20,6 +21,60 @@ void desktop__pinger_stop(void);
 /* shots.c: close capture connections left idle by a burst (the watcher
  * calls it every round; it never blocks). */
 void desktop__capture_trim(void);
+
+/* The environment of every program deskd starts on the display (env.c):
+ * --launch, the WM, launch. Other parts of desktop/ publish variables here
+ * (buses.c: the session and AT-SPI bus addresses) before they start. */
+
+/** Publish NAME=value for the programs started from now on (value NULL
+ *  withdraws it). 0, -EINVAL (bad name), -ENOSPC (16 at most), -ENOMEM.
+ *  Any thread. */
+int desktop__env_set(const char* name, const char* value);
+/** Remove NAME from what the programs inherit (NO_AT_BRIDGE), until
+ *  desktop__env_set(name, ...) or desktop__env_reset. Same errors. */
+int desktop__env_unset(const char* name);
+/** A child's environment: deskd's without DISPLAY and without the names
+ *  published or given in extra ("NAME=value", n_extra of them), then the
+ *  published ones, then extra (a DISPLAY there is dropped), then
+ *  DISPLAY=display. NULL-ended, malloc'd: free with desktop__env_free.
+ *  NULL on -ENOMEM. Any thread. */
+char** desktop__env_build(const char* display, char* const* extra, size_t n_extra);
+void desktop__env_free(char** env);
+/** Withdraw every published variable (desktop_stop). */
+void desktop__env_reset(void);
+
+/* Starting a program (xvfb.c): fork + exec with the parent death signal in
+ * its own process group; only async-signal-safe calls run between fork and
+ * exec. */
+struct desktop__spawn_args {
+	const char* path;	/* the executable, as found */
+	char* const* argv;
+	const char* display;	/* its DISPLAY */
+	char* const* env;	/* extra "NAME=value" (desktop__env_build), or NULL */
+	size_t n_env;
+	const char* cwd;	/* or NULL: deskd's */
+	int fd3;		/* becomes the child's fd 3, or -1 */
+	bool quiet;		/* stdout and stderr to /dev/null, else to childlog */
+	const char* program;	/* the name its output is logged under */
+	enum log_level level;
+};
+
+/** Start it. The pid, or -errno: of the fork, of chdir to cwd, or of
+ *  execve (reported back by the child over a close-on-exec pipe, so a
+ *  program that cannot run is an error here, not an exit code later). */
+pid_t desktop__spawn_with(const struct desktop__spawn_args* s);
+
+/* The programs the launch tool started (launch.c). */
+/** Reap those that exited (the watcher, every round). */
+void launch__reap(void);
+/** Is pid one of them (not yet reaped)? */
+bool launch__tracked(pid_t pid);
+/** SIGTERM to each running one's process group (the first step of a stop
+ *  that waits for other programs meanwhile). */
+void launch__terminate(void);
+/** Stop them all: SIGTERM to each group, up to grace_ms, then SIGKILL;
+ *  reaps. Later launches are refused (-ESHUTDOWN). */
+void launch__stop(int grace_ms);
 
 /** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
  *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
@@ -59,23 +114,16 @@ void childlog_cancel(int handle);
  *  programs were stopped; a later childlog_open starts it again. */
 void childlog_stop(void);
 
-/** xvfb.c's fork + exec (own process group, parent death signal, output
- *  re-logged as program) for buses.c. The pid or -errno. */
-pid_t desktop__spawn(const char* path, char* const argv[], const char* display,
-		int fd3, bool quiet, const char* program);
-
 /* The embedded desktop's buses (buses.c): a private session dbus-daemon
- * and the AT-SPI bus on it, started before the WM and the programs. */
+ * and the AT-SPI bus on it, started before the WM and the programs, which
+ * get their addresses and the accessibility switches through env.c. */
 /** Start them (idempotent; failures are logged, never fatal). */
 void buses_start(const char* display);
 /** External display: use $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
 void buses_external(void);
 /** Reap the dbus-daemon if it exited (watcher thread). */
 void buses_reap(void);
+/** Is pid the session dbus-daemon (for the PID 1 orphan reaper)? */
+bool buses_tracked(pid_t pid);
 /** Stop the dbus-daemon by PID (bounded), remove the runtime dir. */
 void buses_stop(void);
-/** "KEY=VALUE" entries every program deskd starts gets (NULL-ended; empty
- *  when deskd runs no buses), and whether an inherited entry is replaced
- *  or dropped by them (NO_AT_BRIDGE, an old DBUS_SESSION_BUS_ADDRESS). */
-const char* const* buses_env(void);
-bool buses_env_replaces(const char* entry);

@@ -13,6 +13,7 @@
 #include "record/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define KEEP_FINISHED 256	/* finished recordings remembered for listing */
 #define DEFAULT_MAX_SECONDS 3600
@@ -171,6 +173,87 @@ int desktop_recording_path(const char* id, char* path, size_t size)
 		int n = snprintf(path, size, "%s", e->path);
 		rc = n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 	}
+	pthread_mutex_unlock(&registry_lock);
+	return rc;
+}
+
+/* Delete only what this registry published: a regular file of ours at the
+ * very path it wrote, in a directory reached without symlinks (a directory
+ * swapped for a link would point the unlink elsewhere); the file itself is
+ * checked with lstat and removed with unlinkat, so a symlink planted in its
+ * place is refused and never followed. */
+int desktop_recording_delete(const char* id, char* err, size_t err_size)
+{
+	int rc = -ENOENT;
+	snprintf(err, err_size, "no recording with this id");
+	if (!id)
+		return rc;
+	pthread_mutex_lock(&registry_lock);
+	reap_locked();
+	struct entry* e = find_locked(id);
+	if (!e)
+		goto done;
+	if (!e->joined || e->users > 0) {
+		rc = -EBUSY;
+		snprintf(err, err_size, "%s is still recording; stop it first (record_stop)", id);
+		goto done;
+	}
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char* slash = strrchr(e->path, '/');
+	if (e->final.state == RECORD_FINISHED && slash && slash > e->path
+			&& (size_t)(slash - e->path) < sizeof(dir)) {
+		memcpy(dir, e->path, (size_t)(slash - e->path));
+		dir[slash - e->path] = '\0';
+		if (!realpath(dir, real) || strcmp(real, dir) != 0) {
+			rc = -ELOOP;
+			snprintf(err, err_size, "the recording's folder %s is not the one deskd "
+					"wrote to (a symlink now, or gone); nothing was deleted", dir);
+			goto done;
+		}
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0) {
+			rc = -errno;
+			snprintf(err, err_size, "cannot open %s: %s", dir, strerror(errno));
+			goto done;
+		}
+		if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* Gone already: forget it. */
+			if (errno != ENOENT) {
+				rc = -errno;
+				snprintf(err, err_size, "cannot check %s: %s", e->path, strerror(errno));
+				close(dfd);
+				goto done;
+			}
+		} else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			rc = -EPERM;
+			snprintf(err, err_size, "%s is not the file deskd wrote (%s); nothing was "
+					"deleted", e->path, S_ISLNK(st.st_mode) ? "a symlink" : "not a regular "
+					"file of ours");
+			close(dfd);
+			goto done;
+		} else if (unlinkat(dfd, slash + 1, 0) < 0) {
+			rc = -errno;
+			snprintf(err, err_size, "cannot delete %s: %s", e->path, strerror(errno));
+			close(dfd);
+			goto done;
+		}
+		close(dfd);
+		log_info("deleted recording %s (%s)", id, e->path);
+	}
+	/* Failed or deleted: out of the list. */
+	for (struct entry** link = &entries; *link; link = &(*link)->next) {
+		if (*link != e)
+			continue;
+		*link = e->next;
+		break;
+	}
+	record_destroy(e->rec);
+	free(e->path);
+	free(e);
+	rc = 0;
+	err[0] = '\0';
+done:
 	pthread_mutex_unlock(&registry_lock);
 	return rc;
 }

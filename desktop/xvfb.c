@@ -27,8 +27,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
-
 #define DESKTOP_XVFB_READY_MS 10000
 #define DESKTOP_STOP_GRACE_MS 2000
 #define DESKTOP_DEFAULT_LAUNCH "xterm -fa Monospace -fs 11"
@@ -58,59 +56,52 @@ static struct {
  * process group. Everything the child needs is prepared before fork: only
  * async-signal-safe calls run between fork and exec. */
 
-static char** make_env(char* display_var)
+/* In the child: report err over the pipe and exit. */
+static void child_fail(int report, int err)
 {
-	size_t n = 0;
-	for (char** e = environ; e && *e; e++)
-		n++;
-	/* The desktop's buses and accessibility switches (buses.c). */
-	const char* const* extra = buses_env();
-	size_t n_extra = 0;
-	while (extra && extra[n_extra])
-		n_extra++;
-	char** env = calloc(n + n_extra + 2, sizeof(*env));
-	if (!env)
-		return NULL;
-	size_t o = 0;
-	for (char** e = environ; e && *e; e++)
-		if (strncmp(*e, "DISPLAY=", 8) != 0 && !buses_env_replaces(*e))
-			env[o++] = *e;
-	for (size_t i = 0; i < n_extra; i++)
-		env[o++] = (char*)extra[i];
-	env[o++] = display_var;
-	env[o] = NULL;
-	return env;
+	while (write(report, &err, sizeof(err)) < 0 && errno == EINTR)
+		;
+	_exit(127);
 }
 
-/* Start path with argv. fd3 (or -1) becomes the child's fd 3. quiet sends
- * the child's stdout and stderr to /dev/null; otherwise both go into a pipe
- * that childlog.c reads and re-logs, line by line, as program at level
- * (never to our stdout: it carries MCP in --stdio mode; straight to our
- * stderr only when no pipe can be had). */
-static pid_t spawn(const char* path, char* const argv[], const char* display,
-		int fd3, bool quiet, const char* program, enum log_level level)
+/* The child's stdout and stderr go into a pipe that childlog.c reads and
+ * re-logs, line by line, as program at level (never to our stdout: it
+ * carries MCP in --stdio mode; straight to our stderr only when no pipe can
+ * be had), or to /dev/null when quiet. */
+pid_t desktop__spawn_with(const struct desktop__spawn_args* s)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0)
 		return -errno;
-	char display_var[80];
-	snprintf(display_var, sizeof(display_var), "DISPLAY=%s", display);
-	char** env = make_env(display_var);
+	int report[2];
+	if (pipe2(report, O_CLOEXEC) != 0) {
+		int err = -errno;
+		close(devnull);
+		return err;
+	}
+	char** env = desktop__env_build(s->display, s->env, s->n_env);
 	if (!env) {
 		close(devnull);
+		close(report[0]);
+		close(report[1]);
 		return -ENOMEM;
 	}
-	int out = quiet ? devnull : 2;
+	int out = s->quiet ? devnull : 2;
 	int capture = -1;
-	if (!quiet) {
+	if (!s->quiet) {
 		int w;
-		capture = childlog_open(program, level, &w);
+		capture = childlog_open(s->program, s->level, &w);
 		if (capture >= 0)
 			out = w;
 	}
+	int fd3 = s->fd3;
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* The report pipe out of the way of fds 0..3 first. */
+		int rep = fcntl(report[1], F_DUPFD_CLOEXEC, 64);
+		if (rep < 0)
+			_exit(127);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -132,12 +123,16 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 		} else if (fd3 >= 0) {
 			dup2(fd3, 3);
 		}
-		close_range(fd3 >= 0 ? 4 : 3, ~0U, 0);
-		execve(path, argv, env);
-		_exit(127);
+		close_range(fd3 >= 0 ? 4 : 3, (unsigned)rep - 1, 0);
+		close_range((unsigned)rep + 1, ~0U, 0);
+		if (s->cwd && chdir(s->cwd) != 0)
+			child_fail(rep, errno);
+		execve(s->path, s->argv, env);
+		child_fail(rep, errno);
 	}
 	int err = errno;
-	free(env);
+	close(report[1]);
+	desktop__env_free(env);
 	close(devnull);
 	if (capture >= 0) {
 		close(out);
@@ -146,16 +141,32 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 		else
 			childlog_cancel(capture);
 	}
-	if (pid < 0)
+	if (pid < 0) {
+		close(report[0]);
 		return -err;
+	}
 	setpgid(pid, pid);	/* also in the parent: no race with a quick stop */
+	/* Closed at exec (0 bytes), or the child's errno. */
+	int child_err = 0;
+	ssize_t r;
+	while ((r = read(report[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR)
+		;
+	close(report[0]);
+	if (r == (ssize_t)sizeof(child_err)) {
+		waitpid(pid, NULL, 0);
+		return -(child_err > 0 ? child_err : EIO);
+	}
 	return pid;
 }
 
-pid_t desktop__spawn(const char* path, char* const argv[], const char* display,
-		int fd3, bool quiet, const char* program)
+static pid_t spawn(const char* path, char* const argv[], const char* display,
+		int fd3, bool quiet, const char* program, enum log_level level)
 {
-	return spawn(path, argv, display, fd3, quiet, program, LOG_INFO);
+	struct desktop__spawn_args s = {
+		.path = path, .argv = argv, .display = display, .fd3 = fd3,
+		.quiet = quiet, .program = program, .level = level,
+	};
+	return desktop__spawn_with(&s);
 }
 
 /* Did it exit? Reaps it when it did. */
@@ -304,12 +315,16 @@ static int start_xvfb(int number, struct child* out)
 	return rc;
 }
 
-/* Run setxkbmap us once; bounded. */
+/* Run setxkbmap once, bounded: the US layout without the multimedia keys
+ * of inet(evdev) (what "setxkbmap us" adds), so that 131 keycodes are
+ * empty and input/ has a large pool of spare slots (INPUT.md). */
 static void run_setxkbmap(const char* display)
 {
 	if (!P.setxkbmap_path[0])
 		return;
-	char* argv[] = { (char*)"setxkbmap", (char*)"us", NULL };
+	char* argv[] = { (char*)"setxkbmap", (char*)"-keycodes", (char*)"evdev",
+		(char*)"-types", (char*)"complete", (char*)"-compat", (char*)"complete",
+		(char*)"-symbols", (char*)"pc+us", (char*)"-geometry", (char*)"pc", NULL };
 	pid_t pid = spawn(P.setxkbmap_path, argv, display, -1, false, "setxkbmap",
 			LOG_INFO);
 	if (pid < 0)
@@ -321,13 +336,13 @@ static void run_setxkbmap(const char* display)
 		if (clock_ms() >= end) {
 			struct child* list[] = { &c };
 			stop_children(list, 1, 200);
-			log_warn("setxkbmap us did not finish in 3 s");
+			log_warn("setxkbmap did not finish in 3 s");
 			return;
 		}
 		clock_sleep_ms(5);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warn("setxkbmap us failed; the keyboard layout stays the X server's default");
+		log_warn("setxkbmap failed; the keyboard layout stays the X server's default");
 }
 
 static bool root_has_property(Display* dpy, Window root, Atom property)
@@ -662,7 +677,7 @@ void xvfb_start_clients(const char* display)
 
 static bool is_tracked(pid_t pid)
 {
-	if (pid == P.xvfb.pid || pid == P.wm.pid)
+	if (pid == P.xvfb.pid || pid == P.wm.pid || launch__tracked(pid) || buses_tracked(pid))
 		return true;
 	for (int i = 0; i < P.n_launch; i++)
 		if (pid == P.launched[i].pid)
@@ -713,6 +728,7 @@ bool xvfb_reap(void)
 			P.launched[i].pid = 0;
 		}
 	}
+	launch__reap();
 	buses_reap();
 	reap_orphans();
 	return xvfb_died;
@@ -842,17 +858,21 @@ void xvfb_stop(bool keep_config)
 {
 	/* The clients first (so they exit cleanly, not on a lost display),
 	 * then the X server. */
+	launch__terminate();	/* the launch tool's, in the same grace period */
 	struct child* list[1 + OPTIONS_MAX_LIST];
 	int n = 0;
 	for (int i = 0; i < P.n_launch; i++)
 		list[n++] = &P.launched[i];
 	list[n++] = &P.wm;
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
+	launch__stop(100);
 	buses_stop();
 	list[0] = &P.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
 	childlog_stop();	/* their last lines */
 	remove_openbox_config();
-	if (!keep_config)
+	if (!keep_config) {
 		free_config();
+		desktop__env_reset();
+	}
 }

@@ -94,8 +94,9 @@ struct input;
 
 /** Connect to display_name (":N"); NULL on failure with a reason in err. */
 struct input* input_new(const char* display_name, char* err, size_t err_size);
-/** Release held keys and buttons, restore every remapped spare keycode to
- *  NoSymbol, close the connection. NULL-safe. */
+/** Release held keys and buttons, wait (at most 3 s) for clients to work
+ *  through keys on bound slots, restore every spare keycode exactly as it
+ *  was, close the connection. NULL-safe. */
 void input_destroy(struct input* self);
 /** False once the connection was lost. */
 bool input_alive(struct input* self);
@@ -107,7 +108,10 @@ int input_cursor_position(struct input* self, int* x, int* y);
 
 /** Move the pointer to (x, y). */
 int input_move(struct input* self, int x, int y);
-/** Press (down) or release a button, 1..9. */
+/** Press (down) or release a button, 1..9. Pointer actions return once the
+ *  server shows the buttons not held as released (at most 500 ms): a window
+ *  manager's synchronous grab freezes the pointer until it replays a press,
+ *  and a motion sent meanwhile would move the click. */
 int input_button(struct input* self, int button, bool down);
 /** Click count times at the current position with mods held throughout
  *  (pressed before, released after, also on failure). mods may be NULL. */
@@ -124,7 +128,7 @@ int input_scroll(struct input* self, int notches_x, int notches_y,
 
 /** Press the keys of a chord in order (adding Shift for shifted symbols
  *  unless the chord already has it), release them in reverse. Symbols not on
- *  the keymap are bound to a spare keycode for the duration. */
+ *  the keymap go through spare slots, as in input_type. */
 int input_key_chord(struct input* self, const struct input_chord* chord);
 /** Press (down) or release the keys of a chord (for hold_key, mouse_down
  *  with keys). Releasing a key that is not down is harmless. */
@@ -142,39 +146,43 @@ struct input_type_stats {
 	size_t batches;		/* keymap rebinds (spare keycodes bound anew) */
 };
 
-/** Type UTF-8 text: keymap characters directly (Shift for level 2), others
- *  through spare keycodes in batches (up to the pool size of distinct
- *  characters bound at once); "\n" and "\r\n" -> Return, "\t" -> Tab,
- *  "\b" -> BackSpace, ESC -> Escape. Spare keycodes go back to NoSymbol
- *  in the background once safe (see input_set_timing). Errors of
- *  input_text_check() (offset in *bad_offset) come before anything is
- *  typed; -ENOSPC when characters are off the keymap and the display has
- *  no spare keycode. */
+/** Type UTF-8 text: keymap characters directly (Shift for level 2),
+ *  others through spare slots; "\n" and "\r\n" -> Return, "\t" -> Tab,
+ *  "\b" -> BackSpace, ESC -> Escape. Errors of input_text_check() (offset
+ *  in *bad_offset) come before anything is typed; -ENOSPC when characters
+ *  are off the keymap and the display has no spare keycode.
+ *
+ *  Slots: each spare keycode (empty, and without a meaning of its own to
+ *  browsers: not a browser, media, power or launch key) gives 4 levels
+ *  (FOUR_LEVEL: plain, Shift, Level3, both) when the keymap has an
+ *  ISO_Level3_Shift key, else 2 (TWO_LEVEL). A character goes on a slot as
+ *  its Unicode keysym (0x1000000 + code point; Latin-1 as is), with no case
+ *  logic: every symbol gets a slot of its own. All the new symbols of a
+ *  call are bound in one XKB request before its first key, followed by a
+ *  wait of bind_wait_ms. Bindings stay (least recently used goes first)
+ *  and are restored exactly at input_destroy().
+ *
+ *  Why a slot is never rebound at once: clients translate a keycode with
+ *  the keymap as it is when they get to the key, so a lagging client would
+ *  turn queued keys into the slot's next symbol. A slot changes only once
+ *  the client that got its last key answered a _NET_WM_PING sent after it
+ *  (it answers after handling the keys), or, for a client without
+ *  _NET_WM_PING, 3 s (plus 1 ms per key) after its last key. A call that
+ *  needs more new symbols than there are drained slots types in segments
+ *  and waits for the earlier segments' slots to drain (bounded). */
 int input_type(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset);
 
-/** Tuning, for tests and the bench. bind_wait_ms: a wait after binding a
- *  batch of spare keycodes before typing on them (default 0: not needed,
- *  clients get the MappingNotify before the key events). reuse_ms: the
- *  least time between a key event on a spare keycode and any change of its
- *  binding (rebinding, or restoring it to NoSymbol).
- *
- *  Why: clients translate keycodes with their own copy of the keymap,
- *  fetched lazily when they translate a key after a MappingNotify, and
- *  Xlib reads events ahead. Changing a spare before the client that got
- *  its keys has fetched it (and worked through its queue) turns those keys
- *  into other characters or none. So, when the X server has RECORD, input
- *  watches every client's GetKeyboardMapping / XkbGetMap requests and
- *  changes a spare only once the client fetched its binding and reuse_ms
- *  passed (at most 2 s for a client never seen fetching; a client setting
- *  up XKB lazily is waited for until it selects XKB events). Spare
- *  keycodes go back to NoSymbol in the background under the same rule,
- *  and at input_destroy(). */
-#define INPUT_BIND_WAIT_MS 0
-#define INPUT_REUSE_MS 200
-void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms);
-/** How many spare keycodes this display offers. */
+/** Tuning, for tests and the bench: the wait after a binding request
+ *  before its first key. Chromium translates the first key after a change
+ *  with the old binding without it (INPUT.md: 8/14 exact with no wait,
+ *  14/14 with 50 ms, 164/164 with 30 ms). */
+#define INPUT_BIND_WAIT_MS 40
+void input_set_timing(struct input* self, int bind_wait_ms);
+/** How many spare keycodes, and how many slots (keycodes x levels), this
+ *  display offers. */
 int input_spare_keycodes(struct input* self);
+int input_spare_slots(struct input* self);
 
 /** Activate a window as capture_focus_window does (through the window
  *  manager when there is one; directly, mapping and raising it, without one

@@ -1,14 +1,13 @@
-/* The keymap as input sees it, and the spare keycodes: which ones are free,
- * when one may change, binding, confirming and restoring them. */
+/* The keymap as input sees it, and the pool of spare slots: which keycodes
+ * are free, their levels, binding symbols to them in one XKB request, and
+ * restoring them exactly at exit. */
 #include "input/x11_private.h"
 #include "base/clock.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- keymap ---- */
 
@@ -19,6 +18,26 @@ static KeySym map_at(struct input* self, int kc, int col)
 	return self->map[(kc - self->min_kc) * self->per + col];
 }
 
+/* Keep what we know of the slots true to the server's keymap: a slot
+ * whose key another client rebound (setxkbmap, xmodmap) is free again,
+ * and the key's state then is what the exit restores. */
+static void check_slots(struct input* self)
+{
+	for (int i = 0; i < self->n_slots; i++) {
+		struct slot* sl = &self->slots[i];
+		if (sl->sym == NoSymbol)
+			continue;
+		struct pool_key* k = &self->pool[sl->key];
+		int n = XkbKeyNumSyms(self->xkb, k->kc);
+		if (sl->level < n && XkbKeySymsPtr(self->xkb, k->kc)[sl->level] == sl->sym
+				&& XkbKeyKeyTypeIndex(self->xkb, k->kc, 0) == self->type_index)
+			continue;
+		sl->sym = NoSymbol;
+		sl->used_ms = 0;
+		sl->ping_win = 0;
+	}
+}
+
 int input__load_keymap(struct input* self)
 {
 	if (self->map)
@@ -27,35 +46,45 @@ int input__load_keymap(struct input* self)
 			self->max_kc - self->min_kc + 1, &self->per);
 	if (!self->map || x11_lost(&self->x))
 		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
-	self->shift_kc = 0;
-	for (int kc = self->min_kc; kc <= self->max_kc && !self->shift_kc; kc++)
-		if (!self->pool[kc] && map_at(self, kc, 0) == XK_Shift_L)
+	if (self->xkb)
+		XkbFreeKeyboard(self->xkb, 0, True);
+	self->xkb = XkbGetMap(self->x.dpy, XkbKeyTypesMask | XkbKeySymsMask, XkbUseCoreKbd);
+	if (!self->xkb || x11_lost(&self->x))
+		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
+	XkbGetNames(self->x.dpy, XkbKeyTypeNamesMask, self->xkb);
+	self->shift_kc = self->level3_kc = 0;
+	for (int kc = self->min_kc; kc <= self->max_kc; kc++) {
+		if (self->in_pool[kc])
+			continue;
+		if (!self->shift_kc && map_at(self, kc, 0) == XK_Shift_L)
 			self->shift_kc = (KeyCode)kc;
+		if (!self->level3_kc && map_at(self, kc, 0) == XK_ISO_Level3_Shift)
+			self->level3_kc = (KeyCode)kc;
+	}
+	if (self->n_slots)
+		check_slots(self);
 	return 0;
 }
 
-/* Another client (setxkbmap, xmodmap) may change the keymap: reload when a
- * MappingNotify arrived. Our own remaps arrive here too, harmlessly. */
+/* Another client (setxkbmap, xmodmap) may change the keymap, and so do our
+ * own bindings: reload when a MappingNotify arrived. */
 int input__refresh_keymap(struct input* self)
 {
-	bool stale = false;
-	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
-		XEvent ev;
-		XNextEvent(self->x.dpy, &ev);
-		if (ev.type == MappingNotify && ev.xmapping.request != MappingPointer)
-			stale = true;
-	}
+	input__drain_events(self);
 	if (x11_lost(&self->x))
 		return -ECONNRESET;
-	return stale ? input__load_keymap(self) : 0;
+	if (!self->map_stale)
+		return 0;
+	self->map_stale = false;
+	return input__load_keymap(self);
 }
 
-/* Find sym on the keymap (group 1, levels 1 and 2; spares excluded). */
+/* Find sym on the keymap (group 1, levels 1 and 2; the pool excluded). */
 bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
 {
 	int shifted = 0;
 	for (int k = self->min_kc; k <= self->max_kc; k++) {
-		if (self->pool[k])
+		if (self->in_pool[k])
 			continue;
 		KeySym s0 = map_at(self, k, 0), s1 = map_at(self, k, 1);
 		if (s0 == sym) {
@@ -82,7 +111,9 @@ bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
 	return false;
 }
 
-/* Is the key's level chosen by Caps Lock (a letter with two cases)? */
+/* Is the key's level chosen by Caps Lock (a letter with two cases)? Only
+ * for keymap keys: slots have TWO_LEVEL/FOUR_LEVEL types, which Caps Lock
+ * does not touch. */
 bool input__key_is_alpha(struct input* self, KeyCode kc)
 {
 	KeySym lower, upper;
@@ -90,315 +121,248 @@ bool input__key_is_alpha(struct input* self, KeyCode kc)
 	return lower != upper;
 }
 
-/* The key a symbol goes on: a letter with two cases binds {lower, upper}
- * (upper with Shift, as on a real keyboard: both levels bound, so no
- * case folding, and one spare serves both cases); others bind {sym, sym}. */
-KeySym input__pair_lower(KeySym sym, KeySym* upper)
+KeySym input__slot_keysym(uint32_t cp)
 {
-	KeySym lo, up;
-	XConvertCase(sym, &lo, &up);
-	if (lo != up && (sym == lo || sym == up)) {
-		*upper = up;
-		return lo;
-	}
-	*upper = sym;
-	return sym;
+	if ((cp >= 0x20 && cp < 0x7f) || (cp >= 0xa0 && cp <= 0xff))
+		return cp;
+	return 0x01000000 | cp;
 }
 
-/* ---- spare keycodes ---- */
+/* ---- the pool ---- */
 
-void input__find_spares(struct input* self)
+/* Keycodes that toolkits and browsers give a meaning of their own, from
+ * the keycode rather than the keysym: Chromium maps evdev codes to DOM
+ * codes (keycode 166 is BrowserBack and navigates back, whatever symbol it
+ * carries), and the same USB/evdev tables name media, power and launch
+ * keys elsewhere. Xvfb's keycodes are evdev + 8. Never a slot. */
+static const unsigned char special_keycodes[] = {
+	37, 50, 62, 63, 64, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89,
+	90, 91, 93, 94, 97, 98, 99, 100, 101, 102, 104, 105, 106, 107, 108, 110,
+	111, 112, 113, 114, 115, 116, 117, 118, 119, 121, 122, 123, 124, 125, 126,
+	127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 139, 140, 141, 142,
+	143, 144, 145, 146, 148, 150, 151, 152, 158, 160, 163, 164, 166, 167, 169,
+	171, 172, 173, 174, 175, 176, 177, 179, 180, 181, 182, 187, 188, 189, 190,
+	191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 209, 212, 214,
+	215, 216, 217, 218, 225, 232, 233, 235, 236, 237, 238, 239, 240, 241, 242,
+	243, 252,
+};
+
+static bool is_special(int kc)
+{
+	for (size_t i = 0; i < sizeof(special_keycodes); i++)
+		if (special_keycodes[i] == kc)
+			return true;
+	return false;
+}
+
+static int type_named(struct input* self, const char* name)
+{
+	XkbClientMapPtr m = self->xkb->map;
+	for (int i = 0; i < m->num_types; i++) {
+		if (!m->types[i].name)
+			continue;
+		char* n = XGetAtomName(self->x.dpy, m->types[i].name);
+		bool same = n && strcmp(n, name) == 0;
+		if (n)
+			XFree(n);
+		if (same)
+			return i;
+	}
+	return -1;
+}
+
+/* Four levels when FOUR_LEVEL selects level 2 with the modifier of an
+ * ISO_Level3_Shift key on the keymap (and level 3 with Shift too). */
+static bool four_levels(struct input* self, int type, unsigned l3_mods)
+{
+	if (type < 0 || !l3_mods || !self->level3_kc)
+		return false;
+	XkbKeyTypePtr t = &self->xkb->map->types[type];
+	if (t->num_levels != 4)
+		return false;
+	bool lv[4] = { true, false, false, false };
+	for (int i = 0; i < t->map_count; i++) {
+		XkbKTMapEntryPtr e = &t->map[i];
+		if (!e->active || e->level >= 4)
+			continue;
+		unsigned want = e->level == 1 ? ShiftMask : e->level == 2 ? l3_mods
+				: e->level == 3 ? (ShiftMask | l3_mods) : 0;
+		if (e->mods.mask == want)
+			lv[e->level] = true;
+	}
+	return lv[1] && lv[2] && lv[3];
+}
+
+void input__find_pool(struct input* self)
 {
 	XModifierKeymap* mods = XGetModifierMapping(self->x.dpy);
 	bool is_mod[256] = { false };
+	unsigned l3_mods = 0;
 	if (mods) {
-		for (int i = 0; i < 8 * mods->max_keypermod; i++)
-			is_mod[mods->modifiermap[i]] = true;
+		for (int i = 0; i < 8 * mods->max_keypermod; i++) {
+			KeyCode kc = mods->modifiermap[i];
+			is_mod[kc] = true;
+			if (kc && kc == self->level3_kc)
+				l3_mods |= 1u << (i / mods->max_keypermod);
+		}
 		XFreeModifiermap(mods);
 	}
-	self->n_spares = 0;
+	self->n_pool = 0;
 	/* Keycode 8 is skipped: some clients treat the lowest keycode specially. */
-	for (int kc = self->max_kc; kc > self->min_kc && kc > 8; kc--) {
-		if (is_mod[kc] || self->n_spares >= MAX_SPARES)
+	for (int kc = 9; kc <= self->max_kc && kc < 256; kc++) {
+		if (kc < self->min_kc || is_mod[kc] || is_special(kc)
+				|| self->n_pool >= MAX_POOL_KEYS)
 			continue;
 		bool empty = true;
 		for (int c = 0; c < self->per; c++)
 			if (map_at(self, kc, c) != NoSymbol)
 				empty = false;
-		if (!empty)
+		int n = XkbKeyNumSyms(self->xkb, kc);
+		for (int i = 0; i < n; i++)
+			if (XkbKeySymsPtr(self->xkb, kc)[i] != NoSymbol)
+				empty = false;
+		if (!empty || n > 16)
 			continue;
-		self->pool[kc] = true;
-		self->spares[self->n_spares++] = (struct spare){ .keycode = (KeyCode)kc };
+		struct pool_key* k = &self->pool[self->n_pool++];
+		memset(k, 0, sizeof(*k));
+		k->kc = (KeyCode)kc;
+		XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
+		memcpy(k->orig_kt, sm->kt_index, sizeof(k->orig_kt));
+		k->orig_group_info = sm->group_info;
+		k->orig_width = sm->width;
+		k->orig_n = n;
+		for (int i = 0; i < n; i++)
+			k->orig_syms[i] = XkbKeySymsPtr(self->xkb, kc)[i];
+		self->in_pool[kc] = true;
 	}
+	int four = type_named(self, "FOUR_LEVEL");
+	if (four_levels(self, four, l3_mods)) {
+		self->levels = 4;
+		self->type_index = four;
+	} else {
+		self->levels = 2;
+		self->type_index = XkbTwoLevelIndex;
+	}
+	self->n_slots = 0;
+	/* Level by level, so the first symbols need no modifier. */
+	for (int level = 0; level < self->levels; level++)
+		for (int k = 0; k < self->n_pool; k++)
+			self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level };
 }
 
-enum safety { UNSAFE, SAFE, SAFE_TIMEOUT };
-
-/* May the spare's binding change now? Only reuse_ms after its last key
- * (the brief's guard), and, when we can see it, only once the client that
- * got its keys fetched the binding. The fetch alone is not enough: Xlib
- * reads ahead, so a client may fetch while keys of the old binding are
- * still queued in it; the time covers that. */
-static enum safety spare_safe(struct input* self, const struct spare* sp, int64_t now)
+int input__slot_of(struct input* self, KeySym sym)
 {
-	if (sp->sym == NoSymbol || !sp->used_ms)
-		return SAFE;
-	if (now < sp->used_ms + self->reuse_ms)
-		return UNSAFE;
-	if (!self->rec_on || !sp->client)
-		return now >= sp->used_ms + FETCH_TIMEOUT_MS ? SAFE_TIMEOUT : SAFE;
-	pthread_mutex_lock(&self->rec_mutex);
-	struct fetcher* f = input__fetcher_for(self, sp->client, false);
-	/* A client that fetches keymaps but is busy gets longer before we give
-	 * up on it than one never seen fetching. */
-	int64_t give_up = f && f->fetches ? LAGGING_TIMEOUT_MS : FETCH_TIMEOUT_MS;
-	if (now >= sp->used_ms + give_up) {
-		pthread_mutex_unlock(&self->rec_mutex);
-		return SAFE_TIMEOUT;
-	}
-	bool fetched = f && f->after[sp->keycode] >= sp->gen;
-	/* Missed its MapNotify: keys on it translate with whatever the
-	 * client has when it gets to them; only time helps. */
-	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to;
-	bool silent = (f && f->silent) || stale || self->rec_dead;
-	pthread_mutex_unlock(&self->rec_mutex);
-	return fetched || silent ? SAFE : UNSAFE;
+	for (int i = 0; i < self->n_slots; i++)
+		if (self->slots[i].sym == sym)
+			return i;
+	return -1;
 }
 
-/* Wait until the spare may change; a client that never fetched within
- * FETCH_TIMEOUT_MS is marked silent (time guard from then on). */
-static void wait_safe(struct input* self, const struct spare* sp)
+/* Send the key symbol maps of the whole pool's range in one XKB request:
+ * keys in between go with their current contents, so they do not change.
+ * Always the whole range: Xlib notes a MapNotify's key range and fetches
+ * just the noted range at its next lookup, then forgets what it noted, so
+ * a notify read while such a fetch was on its way would be lost for keys
+ * outside the range being fetched; with one range for every request, any
+ * fetch covers every slot. */
+static void send_range(struct input* self)
 {
-	for (;;) {
-		enum safety s = spare_safe(self, sp, clock_ms());
-		if (s == SAFE)
-			return;
-		if (s == SAFE_TIMEOUT) {
-			if (self->rec_on && sp->client) {
-				pthread_mutex_lock(&self->rec_mutex);
-				input__fetcher_for(self, sp->client, true)->silent = true;
-				pthread_mutex_unlock(&self->rec_mutex);
-			}
-			return;
+	int lo = self->pool[0].kc, hi = self->pool[self->n_pool - 1].kc;
+	XkbMapChangesRec changes;
+	memset(&changes, 0, sizeof(changes));
+	changes.changed = XkbKeySymsMask;
+	changes.first_key_sym = (KeyCode)lo;
+	changes.num_key_syms = (unsigned char)(hi - lo + 1);
+	XkbChangeMap(self->x.dpy, self->xkb, &changes);
+	self->binds++;
+}
+
+int input__bind_slots(struct input* self, const int* slot, const KeySym* syms, int n)
+{
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct slot* sl = &self->slots[slot[i]];
+		struct pool_key* k = &self->pool[sl->key];
+		int kc = k->kc;
+		XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
+		if (!k->bound || XkbKeyKeyTypeIndex(self->xkb, kc, 0) != self->type_index
+				|| XkbKeyNumSyms(self->xkb, kc) < self->levels) {
+			/* Room first (while the key still has fewer symbols), then
+			 * the explicit type: one group, TWO_LEVEL or FOUR_LEVEL. */
+			KeySym* p = XkbResizeKeySyms(self->xkb, kc, self->levels);
+			if (!p)
+				return -ENOMEM;
+			for (int l = 0; l < self->levels; l++)
+				p[l] = NoSymbol;
+			for (int g = 0; g < XkbNumKbdGroups; g++)
+				sm->kt_index[g] = (unsigned char)self->type_index;
+			sm->group_info = XkbSetGroupInfo(1, XkbWrapIntoRange, 0);
+			sm->width = (unsigned char)self->levels;
+			k->bound = true;
+			/* Its other levels are empty now: free them. */
+			for (int s = 0; s < self->n_slots; s++)
+				if (self->slots[s].key == sl->key)
+					self->slots[s].sym = NoSymbol;
 		}
-		clock_sleep_ms(SAFE_POLL_MS);
+		XkbKeySymsPtr(self->xkb, kc)[sl->level] = syms[i];
+		sl->sym = syms[i];
 	}
-}
-
-/* Before binding: if the focus client is half-way through setting up XKB,
- * wait for its SelectEvents (at most INIT_WAIT_MS; then stop expecting
- * one from it: some clients refetch in full without selecting again). */
-static void wait_client_ready(struct input* self, XID client)
-{
-	if (!self->rec_on || !client)
-		return;
-	int64_t end = clock_ms() + INIT_WAIT_MS;
-	pthread_mutex_lock(&self->rec_mutex);
-	for (;;) {
-		struct fetcher* f = input__fetcher_for(self, client, false);
-		if (!f || !f->init_pending || self->rec_dead)
-			break;
-		if (clock_ms() >= end) {
-			f->init_pending = false;
-			f->no_select = true;
-			break;
-		}
-		int64_t t = clock_ms() + 5;
-		struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
-		pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
+	/* The other slots of keys bound just now, freed above, may have held
+	 * symbols of this very call: put back those given in this request. */
+	for (int i = 0; i < n; i++) {
+		struct slot* sl = &self->slots[slot[i]];
+		sl->sym = syms[i];
+		XkbKeySymsPtr(self->xkb, self->pool[sl->key].kc)[sl->level] = syms[i];
 	}
-	pthread_mutex_unlock(&self->rec_mutex);
-}
-
-/* Did client miss the MapNotify of this spare's binding (see fetcher)? */
-bool input__spare_stale_for(struct input* self, const struct spare* sp, XID client)
-{
-	if (!self->rec_on || !client || sp->sym == NoSymbol)
-		return false;
-	pthread_mutex_lock(&self->rec_mutex);
-	struct fetcher* f = input__fetcher_for(self, client, false);
-	bool stale = f && sp->gen > f->stale_from && sp->gen <= f->stale_to
-			&& f->after[sp->keycode] < sp->gen;
-	pthread_mutex_unlock(&self->rec_mutex);
-	return stale;
-}
-
-/* Send the bindings of the spares flagged in change[] (one request per
- * spare: spare keycodes are rarely adjacent). */
-static void send_bindings(struct input* self, const bool* change)
-{
-	for (int i = 0; i < self->n_spares; i++) {
-		if (!change[i])
-			continue;
-		struct spare* sp = &self->spares[i];
-		KeySym upper = NoSymbol;
-		if (sp->sym != NoSymbol)
-			input__pair_lower(sp->sym, &upper);
-		KeySym syms[2] = { sp->sym, upper };
-		XChangeKeyboardMapping(self->x.dpy, sp->keycode, 2, syms, 1);
-		sp->gen = ++self->binds_sent;
-		sp->used_ms = 0;
-		sp->client = 0;
-	}
-}
-
-/* Flag in missing[] the spares of which[] whose binding f (the client) has
- * not fetched yet; returns whether there are any. Under rec_mutex. */
-static bool find_missing(struct input* self, const struct fetcher* f,
-		const bool* which, bool* missing)
-{
-	bool any = false;
-	for (int i = 0; i < self->n_spares; i++) {
-		const struct spare* sp = &self->spares[i];
-		missing[i] = which[i] && !(f && f->after[sp->keycode] >= sp->gen);
-		any |= missing[i];
-	}
-	return any;
-}
-
-/* Make sure the focus client has the new bindings of the spares flagged in
- * which[] before keys go out on them. Xlib fetches the keymap when it
- * translates a key after a MappingNotify, and forgets MappingNotify events
- * that arrive during that fetch (it clears its noted changes when the
- * reply comes): a binding can be lost to it for good. So: press and
- * release Shift (a key whose meaning does not matter) to make it look
- * keys up, watch (RECORD) its fetch cover every new binding, and send the
- * bindings it missed again. Bounded: a client that never fetches is
- * marked silent and typed to without this. */
-static void confirm_bindings(struct input* self, const bool* which)
-{
-	XID client = self->cur_client;
-	if (!self->rec_on || !client || !self->shift_kc)
-		return;
-	for (int attempt = 0; attempt < CONFIRM_TRIES; attempt++) {
-		pthread_mutex_lock(&self->rec_mutex);
-		struct fetcher* f = input__fetcher_for(self, client, false);
-		bool skip = (f && (f->silent || f->no_select)) || self->rec_dead;
-		uint64_t fetches0 = f ? f->fetches : 0;
-		pthread_mutex_unlock(&self->rec_mutex);
-		if (skip)
-			return;
-		input__fake_key(self, self->shift_kc, true);
-		input__fake_key(self, self->shift_kc, false);
-		if (input__sync(self) < 0)
-			return;
-		bool missing[MAX_SPARES] = { false };
-		bool any_missing = false, fetched_since = false;
-		int64_t end = clock_ms() + CONFIRM_WAIT_MS;
-		pthread_mutex_lock(&self->rec_mutex);
-		for (;;) {
-			f = input__fetcher_for(self, client, false);
-			any_missing = find_missing(self, f, which, missing);
-			fetched_since = f && f->fetches > fetches0;
-			if (!any_missing || fetched_since || self->rec_dead || clock_ms() >= end)
-				break;
-			int64_t t = clock_ms() + 5;
-			struct timespec ts = { .tv_sec = t / 1000, .tv_nsec = (t % 1000) * 1000000 };
-			pthread_cond_timedwait(&self->rec_cond, &self->rec_mutex, &ts);
-		}
-		if (any_missing && !fetched_since && !self->rec_dead && (!f || !f->fetches))
-			input__fetcher_for(self, client, true)->silent = true;	/* never fetches */
-		pthread_mutex_unlock(&self->rec_mutex);
-		if (!any_missing || !fetched_since)
-			return;
-		/* It fetched, but not all: wait a moment for the rest of its
-		 * fetches, then send what is still missing again. */
-		clock_sleep_ms(2);
-		pthread_mutex_lock(&self->rec_mutex);
-		f = input__fetcher_for(self, client, false);
-		any_missing = find_missing(self, f, which, missing);
-		pthread_mutex_unlock(&self->rec_mutex);
-		if (!any_missing)
-			return;
-		send_bindings(self, missing);
-	}
-}
-
-void input__bind(struct input* self, const bool* change)
-{
-	wait_client_ready(self, self->cur_client);
-	send_bindings(self, change);
-	if (self->bind_wait_ms) {
-		XSync(self->x.dpy, False);
+	send_range(self);
+	int rc = input__sync(self);
+	if (rc < 0)
+		return rc;
+	/* Clients get the MapNotify before our keys, but some (Chromium)
+	 * translate the first key after a change with the old binding unless
+	 * they had a moment to fetch the new one. */
+	if (self->bind_wait_ms)
 		clock_sleep_ms(self->bind_wait_ms);
-	}
-	confirm_bindings(self, change);
+	return 0;
 }
 
-/* Pick a spare to rebind (not needed[]): one that is safe now, least
- * recently used first, else the least recently used after waiting. */
-int input__pick_victim(struct input* self, const bool* needed)
+void input__restore_pool(struct input* self)
 {
-	int best = -1, best_safe = -1;
-	int64_t now = clock_ms();
-	for (int s = 0; s < self->n_spares; s++) {
-		if (needed[s])
+	int lo = 256, hi = -1;
+	for (int i = 0; i < self->n_pool; i++) {
+		struct pool_key* k = &self->pool[i];
+		if (!k->bound)
 			continue;
-		const struct spare* sp = &self->spares[s];
-		if (best < 0 || sp->used_ms < self->spares[best].used_ms)
-			best = s;
-		if (spare_safe(self, sp, now) != UNSAFE && (best_safe < 0
-				|| sp->used_ms < self->spares[best_safe].used_ms))
-			best_safe = s;
+		int kc = k->kc;
+		XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
+		KeySym* p = k->orig_n ? XkbResizeKeySyms(self->xkb, kc, k->orig_n) : NULL;
+		memcpy(sm->kt_index, k->orig_kt, sizeof(k->orig_kt));
+		sm->group_info = k->orig_group_info;
+		sm->width = k->orig_width;
+		if (k->orig_n == 0)
+			XkbResizeKeySyms(self->xkb, kc, 0);
+		else if (p)
+			memcpy(XkbKeySymsPtr(self->xkb, kc), k->orig_syms,
+					sizeof(KeySym) * (size_t)k->orig_n);
+		k->bound = false;
+		if (kc < lo)
+			lo = kc;
+		if (kc > hi)
+			hi = kc;
 	}
-	if (best_safe >= 0)
-		return best_safe;
-	if (best >= 0)
-		wait_safe(self, &self->spares[best]);
-	return best;
-}
-
-/* Restore bound spares to NoSymbol once safe. wait: until all are (at
- * exit). Returns whether some are left bound. */
-bool input__restore_spares(struct input* self, bool wait)
-{
-	bool change[MAX_SPARES] = { false };
-	bool any = false, left = false;
-	int64_t now = clock_ms();
-	for (int i = 0; i < self->n_spares; i++) {
-		struct spare* sp = &self->spares[i];
-		if (sp->sym == NoSymbol)
-			continue;
-		if (wait) {
-			wait_safe(self, sp);
-		} else if (spare_safe(self, sp, now) == UNSAFE
-				|| (sp->used_ms && now < sp->used_ms + RESTORE_AFTER_MS)) {
-			/* Restoring is never urgent: give a client that reads
-			 * ahead and lags a second to work through its queue. */
-			left = true;
-			continue;
-		}
-		sp->sym = NoSymbol;
-		change[i] = any = true;
-	}
-	if (any) {
-		send_bindings(self, change);
+	for (int s = 0; s < self->n_slots; s++)
+		self->slots[s].sym = NoSymbol;
+	if (hi >= lo) {
+		send_range(self);
 		input__sync(self);
 	}
-	return left;
 }
 
-/* The restorer thread: puts spare keycodes back to NoSymbol in the
- * background as soon as that is safe, so typing never waits for it. */
-void* input__restorer_main(void* data)
+void input__level_keys(struct input* self, int level, bool down)
 {
-	struct input* self = data;
-	pthread_mutex_lock(&self->mutex);
-	while (!self->stop) {
-		bool left = !x11_lost(&self->x) && input__restore_spares(self, false);
-		if (!left) {
-			pthread_cond_wait(&self->cond, &self->mutex);
-		} else {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += 5 * 1000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
-		}
-	}
-	pthread_mutex_unlock(&self->mutex);
-	return NULL;
+	if ((level & 2) && self->level3_kc)
+		input__fake_key(self, self->level3_kc, down);
+	if ((level & 1) && self->shift_kc)
+		input__fake_key(self, self->shift_kc, down);
 }

@@ -1,4 +1,12 @@
-/* Typing: plan the strokes, bind spare keycodes in batches, send. */
+/* Typing: plan the strokes, bind the symbols that are not on the keymap to
+ * spare slots (all of a segment's in one request), send.
+ *
+ * A segment is a run of strokes whose new symbols fit in slots that may
+ * change now (free, or drained: barrier.c). Usually the whole call is one
+ * segment; a call that needs more symbols than there are drained slots is
+ * cut, and the next segment waits for the slots of the earlier ones to
+ * drain. Bindings stay after the call (least recently used goes first) and
+ * are restored only at exit. */
 #include "input/x11_private.h"
 #include "base/clock.h"
 
@@ -7,17 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* ---- typing ---- */
 
 struct stroke {
 	KeySym sym;
-	KeyCode kc;	/* 0: needs a spare */
+	KeyCode kc;	/* 0: goes through a slot (sym is its slot keysym) */
 	bool shift;
 };
 
-/* Decode and plan; nothing is sent. */
 /* Plan the strokes; nothing is sent. The text was checked. */
 static void plan_text(struct input* self, const char* text, size_t len,
 		struct stroke* out, size_t* n_out)
@@ -43,47 +47,104 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		s->sym = sym;
 		s->shift = false;
 		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
-			/* Through a spare: its pair's lower case, Shift for upper. */
-			KeySym upper;
 			s->kc = 0;
-			s->sym = input__pair_lower(sym, &upper);
-			s->shift = sym != s->sym;
+			s->sym = input__slot_keysym(cp);
 		}
 	}
 	*n_out = n;
 }
 
-static int spare_of(struct input* self, KeySym sym)
+enum { PICK_NONE_DRAINED = -1, PICK_ALL_IN_SEGMENT = -2 };
+
+/* A slot for a new symbol, not one of this segment: a free one first, else
+ * the least recently used that has drained. */
+static int pick_slot(struct input* self, uint64_t seg, int64_t now)
 {
-	for (int i = 0; i < self->n_spares; i++)
-		if (self->spares[i].sym == sym)
+	int best = -1;
+	bool any = false;
+	for (int i = 0; i < self->n_slots; i++) {
+		const struct slot* sl = &self->slots[i];
+		if (sl->segment == seg)
+			continue;
+		any = true;
+		if (sl->sym == NoSymbol)
 			return i;
-	return -1;
+		if (!input__slot_drained(self, sl, now))
+			continue;
+		if (best < 0 || sl->used_ms < self->slots[best].used_ms)
+			best = i;
+	}
+	if (best >= 0)
+		return best;
+	return any ? PICK_NONE_DRAINED : PICK_ALL_IN_SEGMENT;
 }
 
-/* Bind the distinct unbound symbols needed by strokes [from, to) to spares
- * not needed there (safe ones first, least recently used first). */
-static void bind_batch(struct input* self, const struct stroke* st,
-		size_t from, size_t to)
+/* Wait (bounded) until a slot outside the segment drains. */
+static int wait_for_slot(struct input* self, uint64_t seg)
 {
-	bool needed[MAX_SPARES] = { false }, change[MAX_SPARES] = { false };
-	for (size_t i = from; i < to; i++) {
-		int s = st[i].kc ? -1 : spare_of(self, st[i].sym);
-		if (s >= 0) {
-			needed[s] = true;
-			/* Bound, but the client never heard: send it again. */
-			if (input__spare_stale_for(self, &self->spares[s], self->cur_client))
-				change[s] = true;
+	int64_t end = clock_ms() + DRAIN_WAIT_MAX_MS;
+	for (;;) {
+		input__drain_events(self);
+		if (x11_lost(&self->x))
+			return -ECONNRESET;
+		int64_t now = clock_ms();
+		int s = pick_slot(self, seg, now);
+		if (s >= 0)
+			return s;
+		if (s == PICK_ALL_IN_SEGMENT)
+			return -ENOSPC;
+		if (now >= end)
+			return -ETIMEDOUT;
+		clock_sleep_ms(2);
+	}
+}
+
+int input__slots_for(struct input* self, const KeySym* syms, int n, int* out,
+		uint64_t seg, int* bound)
+{
+	int new_slots[INPUT_MAX_CHORD];
+	KeySym new_syms[INPUT_MAX_CHORD];
+	int n_new = 0;
+	if (n > INPUT_MAX_CHORD)
+		return -E2BIG;
+	for (int i = 0; i < n; i++) {
+		int s = input__slot_of(self, syms[i]);
+		for (int k = 0; s < 0 && k < n_new; k++)
+			if (new_syms[k] == syms[i])
+				s = new_slots[k];
+		if (s < 0) {
+			s = pick_slot(self, seg, clock_ms());
+			if (s == PICK_NONE_DRAINED)
+				s = wait_for_slot(self, seg);
+			if (s == PICK_ALL_IN_SEGMENT)
+				s = -ENOSPC;
+			if (s < 0)
+				return s;
+			self->slots[s].sym = NoSymbol;
+			new_slots[n_new] = s;
+			new_syms[n_new++] = syms[i];
 		}
+		self->slots[s].segment = seg;
+		out[i] = s;
 	}
-	for (size_t i = from; i < to; i++) {
-		if (st[i].kc || spare_of(self, st[i].sym) >= 0)
-			continue;
-		int s = input__pick_victim(self, needed);	/* exists: the batch fits */
-		self->spares[s].sym = st[i].sym;
-		needed[s] = change[s] = true;
-	}
-	input__bind(self, change);
+	*bound = n_new;
+	return input__bind_slots(self, new_slots, new_syms, n_new);
+}
+
+/* The level keys held now, changed to want. */
+static void set_level(struct input* self, int* held, int want)
+{
+	if (*held == want)
+		return;
+	if ((*held & 2) && !(want & 2))
+		input__level_keys(self, 2, false);
+	if ((*held & 1) && !(want & 1))
+		input__level_keys(self, 1, false);
+	if (!(*held & 2) && (want & 2))
+		input__level_keys(self, 2, true);
+	if (!(*held & 1) && (want & 1))
+		input__level_keys(self, 1, true);
+	*held = want;
 }
 
 static int type_locked(struct input* self, const char* text, size_t len,
@@ -96,105 +157,110 @@ static int type_locked(struct input* self, const char* text, size_t len,
 	if (rc < 0)
 		return rc;
 	struct stroke* st = malloc((len ? len : 1) * sizeof(*st));
-	if (!st)
-		return -ENOMEM;
+	int* new_slots = malloc((len ? len : 1) * sizeof(int));
+	KeySym* new_syms = malloc((len ? len : 1) * sizeof(KeySym));
+	if (!st || !new_slots || !new_syms) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	size_t n = 0;
 	plan_text(self, text, len, st, &n);
 	size_t remapped = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!st[i].kc)
 			remapped++;
-	if (remapped && self->n_spares == 0) {
+	if (remapped && self->n_slots == 0) {
 		rc = -ENOSPC;
 		goto out;
 	}
 
-	self->cur_client = input__focus_client(self);
-	/* Caps Lock inverts the level of letters. */
+	bool pings = false;
+	Window target = remapped ? input__key_target(self, &pings) : 0;
+	/* Caps Lock inverts the level of keymap letters (not of slots: their
+	 * types ignore it). */
 	Window r, c;
 	int rx, ry, wx, wy;
 	unsigned mask = 0;
 	XQueryPointer(self->x.dpy, self->root, &r, &c, &rx, &ry, &wx, &wy, &mask);
 	bool caps = mask & LockMask;
 
-	bool shift_down = false;
+	int held = 0;
 	size_t batches = 0;
-	for (size_t i = 0; i < n;) {
-		/* The batch: from i, as far as the distinct remapped symbols fit. */
-		KeySym distinct[MAX_SPARES];
-		int n_distinct = 0;
+	for (size_t i = 0; i < n && rc == 0;) {
+		uint64_t seg = ++self->segment;
+		int n_new = 0;
+		bool uses_slots = false;
 		size_t j = i;
 		for (; j < n; j++) {
 			if (st[j].kc)
 				continue;
-			bool seen = false;
-			for (int d = 0; d < n_distinct; d++)
-				if (distinct[d] == st[j].sym)
-					seen = true;
-			if (seen)
-				continue;
-			if (n_distinct == self->n_spares)
-				break;
-			distinct[n_distinct++] = st[j].sym;
-		}
-		bool rebinding = false;
-		for (int d = 0; d < n_distinct; d++) {
-			int sp = spare_of(self, distinct[d]);
-			if (sp < 0 || input__spare_stale_for(self, &self->spares[sp], self->cur_client))
-				rebinding = true;
-		}
-		if (rebinding) {
-			if (shift_down) {
-				input__fake_key(self, self->shift_kc, false);
-				shift_down = false;
+			int s = input__slot_of(self, st[j].sym);
+			for (int k = n_new - 1; s < 0 && k >= 0; k--)
+				if (new_syms[k] == st[j].sym)
+					s = new_slots[k];
+			if (s < 0) {
+				s = pick_slot(self, seg, clock_ms());
+				if (s == PICK_NONE_DRAINED && j == i)
+					s = wait_for_slot(self, seg);
+				if (s < 0) {
+					if (j == i && s != PICK_NONE_DRAINED
+							&& s != PICK_ALL_IN_SEGMENT)
+						rc = s;
+					break;
+				}
+				self->slots[s].sym = NoSymbol;	/* its old symbol is gone */
+				new_slots[n_new] = s;
+				new_syms[n_new++] = st[j].sym;
 			}
-			bind_batch(self, st, i, j);
+			self->slots[s].segment = seg;
+			uses_slots = true;
+		}
+		if (rc < 0)
+			break;
+		if (n_new) {
+			set_level(self, &held, 0);
+			rc = input__bind_slots(self, new_slots, new_syms, n_new);
+			if (rc < 0)
+				break;
 			batches++;
 		}
 		for (size_t k = i; k < j; k++) {
 			KeyCode kc = st[k].kc;
-			bool shift = st[k].shift;
-			if (!kc) {
-				kc = self->spares[spare_of(self, st[k].sym)].keycode;
-				KeySym upper;
-				if (caps && input__pair_lower(st[k].sym, &upper) != upper)
+			int level;
+			if (kc) {
+				bool shift = st[k].shift;
+				if (caps && input__key_is_alpha(self, kc))
 					shift = !shift;
-			} else if (caps && input__key_is_alpha(self, kc)) {
-				shift = !shift;
+				level = shift ? 1 : 0;
+			} else {
+				const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
+				kc = self->pool[sl->key].kc;
+				level = sl->level;
 			}
-			if (shift != shift_down) {
-				input__fake_key(self, self->shift_kc, shift);
-				shift_down = shift;
-			}
+			set_level(self, &held, level);
 			input__fake_key(self, kc, true);
 			input__fake_key(self, kc, false);
 		}
-		if (n_distinct) {
+		if (uses_slots) {
 			rc = input__sync(self);
 			if (rc < 0)
 				break;
-			int64_t t = clock_ms();
-			for (int d = 0; d < n_distinct; d++) {
-				struct spare* sp = &self->spares[spare_of(self, distinct[d])];
-				sp->used_ms = t;
-				sp->client = self->cur_client;
-			}
+			input__after_keys(self, seg, target, pings, j - i);
 		}
 		i = j;
 	}
-	if (shift_down)
-		input__fake_key(self, self->shift_kc, false);
+	set_level(self, &held, 0);
 	int e = input__sync(self);
 	if (rc == 0)
 		rc = e;
-	if (batches)
-		pthread_cond_signal(&self->cond);
 	if (stats) {
 		stats->chars = n;
 		stats->remapped = remapped;
 		stats->batches = batches;
 	}
 out:
+	free(new_syms);
+	free(new_slots);
 	free(st);
 	return rc;
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+static void settle_pointer(struct input* self);
+
 static void fake_button(struct input* self, int button, bool down)
 {
 	XTestFakeButtonEvent(self->x.dpy, (unsigned)button, down, CurrentTime);
@@ -46,16 +48,8 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&self->cond, &cattr);
-	pthread_cond_init(&self->rec_cond, &cattr);
 	pthread_condattr_destroy(&cattr);
-	pthread_mutex_init(&self->rec_mutex, NULL);
-	self->fetchers = calloc(MAX_FETCHERS, sizeof(*self->fetchers));
-	if (!self->fetchers) {
-		snprintf(err, err_size, "out of memory");
-		goto open_failure;
-	}
 	self->bind_wait_ms = INPUT_BIND_WAIT_MS;
-	self->reuse_ms = INPUT_REUSE_MS;
 
 	if (!x11_open(&self->x, display_name)) {
 		snprintf(err, err_size, "cannot open display %s",
@@ -68,25 +62,33 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 		snprintf(err, err_size, "the X server has no XTEST extension");
 		goto xtest_failure;
 	}
+	int xkb_op, xkb_ev, xkb_er, xkb_major = XkbMajorVersion, xkb_minor = XkbMinorVersion;
+	if (!XkbQueryExtension(self->x.dpy, &xkb_op, &xkb_ev, &xkb_er, &xkb_major, &xkb_minor)) {
+		snprintf(err, err_size, "the X server has no XKEYBOARD extension");
+		goto xtest_failure;
+	}
 	XTestGrabControl(self->x.dpy, True);	/* act even during other clients' grabs */
 	int screen = DefaultScreen(self->x.dpy);
 	self->root = RootWindow(self->x.dpy, screen);
 	self->width = DisplayWidth(self->x.dpy, screen);
 	self->height = DisplayHeight(self->x.dpy, screen);
+	self->wm_protocols = XInternAtom(self->x.dpy, "WM_PROTOCOLS", False);
+	self->net_wm_ping = XInternAtom(self->x.dpy, "_NET_WM_PING", False);
+	/* _NET_WM_PING answers go to the root with SubstructureNotify (GTK)
+	 * or StructureNotify (Qt) in the mask. */
+	XSelectInput(self->x.dpy, self->root, SubstructureNotifyMask | StructureNotifyMask);
 	XDisplayKeycodes(self->x.dpy, &self->min_kc, &self->max_kc);
 	if (input__load_keymap(self) < 0) {
 		snprintf(err, err_size, "cannot read the keyboard map");
 		goto xtest_failure;
 	}
-	input__find_spares(self);
+	input__find_pool(self);
 	if (input__sync(self) < 0) {
 		snprintf(err, err_size, "X error while setting up input");
 		goto xtest_failure;
 	}
-	input__fetchwatch_start(self, display_name);
-	if (pthread_create(&self->restorer, NULL, input__restorer_main, self) != 0) {
+	if (pthread_create(&self->drainer, NULL, input__drainer_main, self) != 0) {
 		snprintf(err, err_size, "cannot start a thread");
-		input__fetchwatch_stop(self);
 		goto xtest_failure;
 	}
 	return self;
@@ -94,15 +96,34 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 xtest_failure:
 	if (self->map)
 		XFree(self->map);
+	if (self->xkb)
+		XkbFreeKeyboard(self->xkb, 0, True);
 	x11_close(&self->x);
 open_failure:
-	free(self->fetchers);
-	pthread_cond_destroy(&self->rec_cond);
-	pthread_mutex_destroy(&self->rec_mutex);
 	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
 	return NULL;
+}
+
+/* At exit: give clients a moment to work through keys on bound slots
+ * (bounded), then put the pool back exactly as it was. */
+static void restore_at_exit(struct input* self)
+{
+	int64_t end = clock_ms() + EXIT_DRAIN_MS;
+	for (;;) {
+		input__drain_events(self);
+		int64_t now = clock_ms();
+		bool all = true;
+		for (int i = 0; i < self->n_slots && all; i++)
+			if (!input__slot_drained(self, &self->slots[i], now))
+				all = false;
+		if (all || now >= end || x11_lost(&self->x))
+			break;
+		clock_sleep_ms(5);
+	}
+	if (!x11_lost(&self->x))
+		input__restore_pool(self);
 }
 
 void input_destroy(struct input* self)
@@ -113,7 +134,7 @@ void input_destroy(struct input* self)
 	self->stop = true;
 	pthread_cond_signal(&self->cond);
 	pthread_mutex_unlock(&self->mutex);
-	pthread_join(self->restorer, NULL);
+	pthread_join(self->drainer, NULL);
 
 	pthread_mutex_lock(&self->mutex);
 	if (!x11_lost(&self->x)) {
@@ -124,16 +145,16 @@ void input_destroy(struct input* self)
 			if (self->keys_down[k])
 				XTestFakeKeyEvent(self->x.dpy, (unsigned)k, False, CurrentTime);
 		input__sync(self);
-		input__restore_spares(self, true);
+		/* Our own MappingNotify events, or another client's change. */
+		input__refresh_keymap(self);
+		restore_at_exit(self);
 	}
-	input__fetchwatch_stop(self);
 	if (self->map)
 		XFree(self->map);
+	if (self->xkb)
+		XkbFreeKeyboard(self->xkb, 0, True);
 	x11_close(&self->x);
 	pthread_mutex_unlock(&self->mutex);
-	free(self->fetchers);
-	pthread_cond_destroy(&self->rec_cond);
-	pthread_mutex_destroy(&self->rec_mutex);
 	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
@@ -147,18 +168,25 @@ bool input_alive(struct input* self)
 	return alive;
 }
 
-void input_set_timing(struct input* self, int bind_wait_ms, int reuse_ms)
+void input_set_timing(struct input* self, int bind_wait_ms)
 {
 	pthread_mutex_lock(&self->mutex);
 	self->bind_wait_ms = bind_wait_ms < 0 ? 0 : bind_wait_ms;
-	self->reuse_ms = reuse_ms < 0 ? 0 : reuse_ms;
 	pthread_mutex_unlock(&self->mutex);
 }
 
 int input_spare_keycodes(struct input* self)
 {
 	pthread_mutex_lock(&self->mutex);
-	int n = self->n_spares;
+	int n = self->n_pool;
+	pthread_mutex_unlock(&self->mutex);
+	return n;
+}
+
+int input_spare_slots(struct input* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	int n = self->n_slots;
 	pthread_mutex_unlock(&self->mutex);
 	return n;
 }
@@ -213,6 +241,8 @@ int input_button(struct input* self, int button, bool down)
 	if (!x11_lost(&self->x)) {
 		fake_button(self, button, down);
 		rc = input__sync(self);
+		if (rc == 0)
+			settle_pointer(self);
 	}
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
@@ -267,6 +297,33 @@ static void fake_clicks(struct input* self, int button, int count)
 	}
 }
 
+/* Wait (bounded) until the server shows every button we do not hold as
+ * released. A window manager's synchronous grab (openbox, click to focus)
+ * freezes the pointer at a press until it replays it; events queued
+ * meanwhile are delivered where the sprite is when it thaws, so the next
+ * motion must wait, or the click lands at the next action's position. */
+static void settle_pointer(struct input* self)
+{
+	unsigned held = 0;
+	for (int b = 1; b <= 5; b++)
+		if (self->buttons_down[b])
+			held |= Button1Mask << (b - 1);
+	const unsigned buttons = Button1Mask | Button2Mask | Button3Mask
+			| Button4Mask | Button5Mask;
+	int64_t end = clock_ms() + POINTER_SETTLE_MS;
+	for (;;) {
+		Window root, child;
+		int rx, ry, wx, wy;
+		unsigned mask = 0;
+		if (!XQueryPointer(self->x.dpy, self->root, &root, &child, &rx, &ry,
+				&wx, &wy, &mask) || x11_lost(&self->x))
+			return;
+		if (!(mask & buttons & ~held) || clock_ms() >= end)
+			return;
+		clock_sleep_ms(1);
+	}
+}
+
 /* Pointer actions with the chord's modifiers held: press them, act, always
  * release them, then sync; the first error wins. */
 struct pointer_action {
@@ -290,6 +347,8 @@ static int with_mods(struct input* self, const struct input_chord* mods,
 		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
+		if (rc == 0)
+			settle_pointer(self);
 	}
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
@@ -358,21 +417,12 @@ int input_scroll(struct input* self, int notches_x, int notches_y,
 	return with_mods(self, mods, act_scroll, &a);
 }
 
-/* Bind syms[0..n) (not on the keymap) to spares for a chord; fills kcs. */
-static int bind_for_chord(struct input* self, const KeySym* syms, int n,
-		KeyCode* kcs)
+/* The slot keysym of a chord key not on the keymap: a character's Unicode
+ * keysym (as typing binds it), other keysyms (XF86AudioMute) as they are. */
+static KeySym chord_slot_keysym(KeySym sym)
 {
-	bool change[MAX_SPARES] = { false };
-	if (n > self->n_spares)
-		return -ENOSPC;
-	for (int i = 0; i < n; i++) {
-		int s = input__pick_victim(self, change);
-		self->spares[s].sym = syms[i];
-		change[s] = true;
-		kcs[i] = self->spares[s].keycode;
-	}
-	input__bind(self, change);
-	return 0;
+	uint32_t cp = xkb_keysym_to_utf32((xkb_keysym_t)sym);
+	return cp >= 0x20 && cp != 0x7f ? input__slot_keysym(cp) : sym;
 }
 
 static int chord_locked(struct input* self, const struct input_chord* chord,
@@ -381,10 +431,9 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	int rc = input__refresh_keymap(self);
 	if (rc < 0)
 		return rc;
-	self->cur_client = input__focus_client(self);
 	KeyCode kcs[INPUT_MAX_CHORD];
 	KeySym missing[INPUT_MAX_CHORD];
-	int missing_at[INPUT_MAX_CHORD];
+	int missing_at[INPUT_MAX_CHORD], slot_of[INPUT_MAX_CHORD];
 	int n_missing = 0;
 	bool has_shift = false, need_shift = false;
 	for (int i = 0; i < chord->n; i++)
@@ -396,48 +445,49 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 			if (shift)
 				need_shift = true;
 		} else {
-			KeySym upper;
-			missing[n_missing] = input__pair_lower(chord->keysyms[i], &upper);
-			if (missing[n_missing] != chord->keysyms[i])
-				need_shift = true;
+			missing[n_missing] = chord_slot_keysym(chord->keysyms[i]);
 			missing_at[n_missing++] = i;
 		}
 	}
+	int level = 0;
+	uint64_t seg = 0;
+	bool pings = false;
+	Window target = 0;
 	if (n_missing) {
 		if (!(press && release))
 			return -ENOENT;	/* holding needs keymap keys */
-		KeyCode bound[INPUT_MAX_CHORD];
-		rc = bind_for_chord(self, missing, n_missing, bound);
+		if (self->n_slots == 0)
+			return -ENOSPC;
+		target = input__key_target(self, &pings);
+		seg = ++self->segment;
+		int bound = 0;
+		rc = input__slots_for(self, missing, n_missing, slot_of, seg, &bound);
 		if (rc < 0)
 			return rc;
-		for (int i = 0; i < n_missing; i++)
-			kcs[missing_at[i]] = bound[i];
+		for (int i = 0; i < n_missing; i++) {
+			const struct slot* sl = &self->slots[slot_of[i]];
+			kcs[missing_at[i]] = self->pool[sl->key].kc;
+			level |= sl->level;
+		}
 	}
-	bool add_shift = need_shift && !has_shift && self->shift_kc;
+	if (need_shift && !has_shift)
+		level |= 1;
+	if (has_shift)
+		level &= ~1;
 	if (press) {
-		if (add_shift)
-			input__fake_key(self, self->shift_kc, true);
+		input__level_keys(self, level, true);
 		for (int i = 0; i < chord->n; i++)
 			input__fake_key(self, kcs[i], true);
 	}
 	if (release) {
 		for (int i = chord->n - 1; i >= 0; i--)
 			input__fake_key(self, kcs[i], false);
-		if (add_shift)
-			input__fake_key(self, self->shift_kc, false);
+		input__level_keys(self, level, false);
 	}
 	if (n_missing) {
 		rc = input__sync(self);
-		int64_t t = clock_ms();
-		for (int i = 0; i < n_missing; i++) {
-			for (int s = 0; s < self->n_spares; s++) {
-				if (self->spares[s].keycode == kcs[missing_at[i]]) {
-					self->spares[s].used_ms = t;
-					self->spares[s].client = self->cur_client;
-				}
-			}
-		}
-		pthread_cond_signal(&self->cond);
+		if (rc == 0)
+			input__after_keys(self, seg, target, pings, (size_t)chord->n);
 	}
 	return rc;
 }

@@ -1,9 +1,9 @@
 #pragma once
 
 /* Private to input/: the X11 input context, shared by x11.c (connection,
- * errors, pointer, chords, focus), keymap.c (keymap, spare keycodes),
- * fetchwatch.c (the RECORD watcher of other clients' keymap fetches) and
- * type.c (typing). */
+ * errors, pointer, chords, focus), keymap.c (the keymap and the pool of
+ * spare slots), barrier.c (when a slot may be bound anew: _NET_WM_PING
+ * answers and quarantines) and type.c (typing). */
 
 #include "input/input.h"
 #include "x11/x11.h"
@@ -11,8 +11,8 @@
 #include <X11/Xlib.h>
 #include <X11/Xlibint.h>
 #include <X11/Xutil.h>
+#include <X11/XKBlib.h>
 #include <X11/extensions/XTest.h>
-#include <X11/extensions/record.h>
 #include <X11/extensions/XKB.h>
 #include <X11/keysym.h>
 #include <xkbcommon/xkbcommon.h>
@@ -21,42 +21,44 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MAX_SPARES 64
+#define MAX_POOL_KEYS 64	/* spare keycodes */
+#define MAX_LEVELS 4
+#define MAX_SLOTS (MAX_POOL_KEYS * MAX_LEVELS)
 #define DRAG_STEP_PX 16
-#define MAX_FETCHERS 16
-#define FETCH_TIMEOUT_MS 2000
-#define LAGGING_TIMEOUT_MS 10000
-#define SAFE_POLL_MS 1
-#define INIT_WAIT_MS 1000
-#define CONFIRM_WAIT_MS 3000
-#define CONFIRM_TRIES 5
-#define RESTORE_AFTER_MS 1000
+/* A slot whose last key went to a client without _NET_WM_PING: rebound
+ * only QUARANTINE_MS (plus 1 ms per key of that call) after its last key. */
+#define QUARANTINE_MS 3000
+/* A ping unanswered this long: the client is hung or gone; time rules. */
+#define PING_GIVE_UP_MS 20000
+/* The longest a call waits for one slot to drain before giving up. */
+#define DRAIN_WAIT_MAX_MS 25000
+/* At exit, the longest wait for bound slots to drain before the restore. */
+#define EXIT_DRAIN_MS 1500
+/* After a click, the longest wait for the pointer to be released and
+ * thawed (openbox freezes it until it replays the press). */
+#define POINTER_SETTLE_MS 500
 
-struct spare {
-	KeyCode keycode;
-	KeySym sym;		/* NoSymbol when unbound */
-	int64_t used_ms;	/* last key event sent on it (server-synced); 0 never */
-	uint64_t gen;		/* binds_sent right after its binding was sent */
-	XID client;		/* resource base of the client that got its keys; 0 unknown */
+/* A spare keycode of the pool: empty when input started (its original
+ * state is kept to restore it exactly at exit). */
+struct pool_key {
+	KeyCode kc;
+	unsigned char orig_kt[XkbNumKbdGroups];
+	unsigned char orig_group_info, orig_width;
+	int orig_n;		/* its keysyms when input started */
+	KeySym orig_syms[16];
+	bool bound;		/* we changed it (restore at exit) */
 };
 
-/* A client seen fetching the keymap (through RECORD): for each keycode,
- * how many of our binds the server had processed when the client's last
- * fetch covering that keycode arrived. */
-struct fetcher {
-	XID base;
-	bool silent;		/* once timed out: use the time guard for it */
-	int64_t seen_ms;
-	uint64_t full_at;	/* binds seen at its last full fetch */
-	/* It set up XKB (full fetch, then SelectEvents) around some of our
-	 * binds: it gets no MapNotify for binds in (stale_from, stale_to]. */
-	uint64_t stale_from, stale_to;
-	/* Xlib's lazy XKB setup: a full fetch not yet followed by its
-	 * SelectEvents (sent when the client next flushes). Binds meanwhile
-	 * would be missed: wait for the select. */
-	bool selected, init_pending, no_select;
-	uint64_t fetches;	/* how many fetches seen */
-	uint64_t after[256];
+/* One level of a spare keycode. */
+struct slot {
+	int key;		/* index into pool[] */
+	int level;		/* 0: plain, 1: Shift, 2: Level3, 3: both */
+	KeySym sym;		/* NoSymbol when free */
+	int64_t used_ms;	/* last key sent on it (server-synced); 0 never */
+	int64_t quarantine_ms;	/* drained by time once now >= this */
+	Window ping_win;	/* client window pinged after its last key; 0 none */
+	uint64_t ping_seq;	/* the ping that drains it */
+	uint64_t segment;	/* the segment that last used it */
 };
 
 struct input {
@@ -66,30 +68,33 @@ struct input {
 	int width, height;
 
 	int min_kc, max_kc, per;
-	KeySym* map;		/* (max_kc - min_kc + 1) * per */
-	KeyCode shift_kc;
-	bool pool[256];		/* keycode is a spare */
-	struct spare spares[MAX_SPARES];
-	int n_spares;
-	int bind_wait_ms, reuse_ms;
-	pthread_cond_t cond;	/* wakes the restorer */
-	pthread_t restorer;
-	bool stop;
+	KeySym* map;		/* core map, (max_kc - min_kc + 1) * per */
+	XkbDescPtr xkb;		/* XKB types and key symbol maps */
+	KeyCode shift_kc, level3_kc;
+	bool in_pool[256];	/* keycode is a spare (never a keymap key) */
+	struct pool_key pool[MAX_POOL_KEYS];
+	int n_pool;
+	int levels;		/* 2 or 4 */
+	int type_index;		/* TWO_LEVEL or FOUR_LEVEL */
+	struct slot slots[MAX_SLOTS];
+	int n_slots;
+	uint64_t segment;	/* counts typing segments */
+	int bind_wait_ms;
+	int64_t binds;		/* XKB binding requests sent */
 
-	/* Keymap fetches of other clients, through RECORD: a spare keycode is
-	 * safe to change once the client that got its keys fetched it. */
-	struct x11_conn rec;	/* the watcher's own connection */
-	XRecordContext rec_ctx;
-	pthread_t rec_thread;
-	bool rec_on, rec_started, rec_dead;
-	int xkb_major;
-	XID our_base;
-	uint64_t binds_sent;		/* our ChangeKeyboardMapping requests (self->mutex) */
-	pthread_mutex_t rec_mutex;	/* guards what follows */
-	pthread_cond_t rec_cond;
-	uint64_t binds_seen;		/* of ours, processed by the server */
-	struct fetcher* fetchers;	/* MAX_FETCHERS */
-	XID cur_client;			/* client of the focus, for this call */
+	/* _NET_WM_PING answers arrive on this connection (it selects
+	 * SubstructureNotify on the root); drained by the drainer thread and
+	 * whenever a slot's barrier is checked. */
+	Atom wm_protocols, net_wm_ping;
+	uint64_t ping_seq;	/* the last ping sent */
+	struct {
+		Window win;
+		uint64_t answered;	/* highest seq answered */
+	} answers[16];
+	bool map_stale;		/* a MappingNotify came: reload the keymap */
+	pthread_cond_t cond;	/* wakes the drainer */
+	pthread_t drainer;
+	bool stop;
 
 	bool keys_down[256];
 	bool buttons_down[16];
@@ -104,19 +109,36 @@ int input__load_keymap(struct input* self);
 int input__refresh_keymap(struct input* self);
 bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift);
 bool input__key_is_alpha(struct input* self, KeyCode kc);
-KeySym input__pair_lower(KeySym sym, KeySym* upper);
-void input__find_spares(struct input* self);
-bool input__spare_stale_for(struct input* self, const struct spare* sp, XID client);
-/** Bind the spares flagged in change[] for the focus client (cur_client):
- *  wait until it is ready for them, send, wait bind_wait_ms, and confirm
- *  it fetched them (sending again what it missed). */
-void input__bind(struct input* self, const bool* change);
-int input__pick_victim(struct input* self, const bool* needed);
-bool input__restore_spares(struct input* self, bool wait);
-void* input__restorer_main(void* data);
+/** The keysym a character is bound with on a slot: its Unicode keysym
+ *  (Latin-1 as is), so every toolkit maps it back the same way. */
+KeySym input__slot_keysym(uint32_t cp);
+void input__find_pool(struct input* self);
+int input__slot_of(struct input* self, KeySym sym);
+/** Bind syms[i] to slots[slot[i]] for i < n in one XKB request, then wait
+ *  bind_wait_ms. */
+int input__bind_slots(struct input* self, const int* slot, const KeySym* syms, int n);
+/** Put every pool key back as it was when input started. */
+void input__restore_pool(struct input* self);
+/** Press or release what selects a slot's level (Shift, Level3). */
+void input__level_keys(struct input* self, int level, bool down);
 
-/* fetchwatch.c */
-struct fetcher* input__fetcher_for(struct input* self, XID base, bool create);
-void input__fetchwatch_start(struct input* self, const char* display_name);
-void input__fetchwatch_stop(struct input* self);
-XID input__focus_client(struct input* self);
+/* type.c */
+/** Slots for syms[0..n) (n <= INPUT_MAX_CHORD) in segment seg: those bound
+ *  already, others bound now in one request (*bound: how many). */
+int input__slots_for(struct input* self, const KeySym* syms, int n, int* out,
+		uint64_t seg, int* bound);
+
+/* barrier.c */
+/** The client window that gets key events now (the focus, or the window
+ *  under the pointer on PointerRoot), 0 when none; and whether it answers
+ *  _NET_WM_PING. */
+Window input__key_target(struct input* self, bool* pings);
+/** After a segment's keys went out to target: ping it (when it pings) and
+ *  mark the slots of this segment with the barrier that drains them. */
+void input__after_keys(struct input* self, uint64_t segment, Window target,
+		bool pings, size_t keys);
+/** Has the slot drained: may it be bound anew now? */
+bool input__slot_drained(struct input* self, const struct slot* sl, int64_t now);
+/** Read pending events: ping answers, and MappingNotify (map_stale). */
+void input__drain_events(struct input* self);
+void* input__drainer_main(void* data);

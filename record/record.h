@@ -34,6 +34,40 @@ int safe_output_write(struct safe_output* self, const void* buf, size_t len);
 /** Remove staging directories left by a crash (kill -9) under these dirs. */
 void safe_output_cleanup_stale(char* const* dirs, int n_dirs);
 
+/* Files under a root (the file tools): `rel` is a path relative to root made
+ * of plain names (no empty, '.' or '..' component, no staging name), walked
+ * from the root with O_NOFOLLOW at every step, so a symlink anywhere below
+ * the root (a directory or the file, dangling or not) is refused and nothing
+ * outside the root is reached. Errors: -EINVAL bad path text, -ELOOP a
+ * symlink, -ENOTDIR a component is no directory, -ENOENT missing, -ENXIO the
+ * root is missing; the reason is in err. */
+
+/** Like safe_output_open, for rel under root (the directories must exist):
+ *  -EEXIST when anything is there (file, directory, symlink). Writes past
+ *  max_bytes (0: no limit) fail with -EFBIG. */
+int safe_output_open_under(const char* root, const char* rel, long long max_bytes,
+		struct safe_output** out, char* err, size_t err_size);
+/** Open rel under root for reading: a regular file (-EISDIR a directory,
+ *  -EINVAL anything else that is not a regular file) of at most max_bytes
+ *  (0: no limit; else -EFBIG). Returns the descriptor (the caller closes
+ *  it) with its size in *size, or -errno. */
+int safe_input_open(const char* root, const char* rel, long long max_bytes,
+		long long* size, char* err, size_t err_size);
+
+enum safe_entry_type { SAFE_ENTRY_FILE, SAFE_ENTRY_DIR, SAFE_ENTRY_SYMLINK, SAFE_ENTRY_OTHER };
+struct safe_entry {
+	char name[256];
+	enum safe_entry_type type;	/* of the entry itself (symlinks not followed) */
+	long long size;			/* files only */
+	unsigned mode;			/* permission bits */
+	long long mtime;		/* seconds since the epoch */
+};
+/** The entries of the directory rel under root ("" = the root), sorted by
+ *  name, staging directories left out, at most max (then *truncated).
+ *  *out is malloc'd (free it). 0 or -errno. */
+int safe_dir_list(const char* root, const char* rel, size_t max, struct safe_entry** out,
+		size_t* n_out, bool* truncated, char* err, size_t err_size);
+
 /* The window recorder: one window -> XComposite capture -> swscale ->
  * libx264 (yuv420p, no B-frames, GOP 2 s) -> MP4 (+faststart) through the
  * safe-output library. Each recorder has its own thread and its own X

@@ -48,6 +48,8 @@ struct safe_output {
 	char* name;		/* points into path: the last component */
 	char staging_name[64];	/* ".deskd-staging-XXXXXXXXXXXX" */
 	char* staging_path;	/* <parent>/<staging_name>/<name> */
+	long long max_bytes;	/* writes past it fail (0: no limit) */
+	long long written;
 };
 
 void record__set_err(char* err, size_t err_size, const char* fmt, ...)
@@ -229,38 +231,11 @@ static void destroy(struct safe_output* self)
 	free(self);
 }
 
-int safe_output_open(const char* path, char* const* roots, int n_roots,
-		struct safe_output** out, char* err, size_t err_size)
+/* The staging directory, its marker and the staging file for self->name,
+ * in the directory self->parent_fd (shown as `where` in messages). */
+static int stage(struct safe_output* self, const char* where, char* err, size_t err_size)
 {
-	char parent[PATH_MAX];
-	const char* base = NULL;
 	int rc;
-
-	*out = NULL;
-	if (err && err_size)
-		err[0] = '\0';
-	rc = check_path(path, roots, n_roots, parent, sizeof(parent), &base, err, err_size);
-	if (rc < 0)
-		return rc;
-
-	struct safe_output* self = calloc(1, sizeof(*self));
-	if (!self)
-		return -ENOMEM;
-	self->fd = self->parent_fd = self->staging_fd = self->marker_fd = -1;
-	self->path = strdup(path);
-	if (!self->path) {
-		rc = -ENOMEM;
-		goto path_failure;
-	}
-	self->name = strrchr(self->path, '/') + 1;
-
-	self->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (self->parent_fd < 0) {
-		rc = -errno;
-		record__set_err(err, err_size, "cannot open the directory %s: %s", parent, strerror(-rc));
-		goto parent_failure;
-	}
-
 	/* mkdtemp, relative to the directory we checked. */
 	memcpy(self->staging_name, STAGING_PREFIX, STAGING_PREFIX_LEN);
 	for (int tries = 0;; tries++) {
@@ -270,8 +245,8 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 		if (errno != EEXIST || tries > 100) {
 			rc = -errno;
 			record__set_err(err, err_size, "cannot create a staging directory in %s: %s",
-					parent, strerror(-rc));
-			goto mkdir_failure;
+					where, strerror(-rc));
+			return rc;
 		}
 	}
 	self->staging_fd = openat(self->parent_fd, self->staging_name,
@@ -280,7 +255,7 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 		rc = -errno;
 		unlinkat(self->parent_fd, self->staging_name, AT_REMOVEDIR);
 		record__set_err(err, err_size, "cannot open the staging directory: %s", strerror(-rc));
-		goto mkdir_failure;
+		return rc;
 	}
 	/* mkdir honours the umask, which can only remove bits: make it exact. */
 	if (fchmod(self->staging_fd, 0700) < 0) {
@@ -315,31 +290,367 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
 		rc = -errno;
 		goto staging_failure;
 	}
-	size_t slen = strlen(parent) + 1 + strlen(self->staging_name) + 1 + strlen(self->name) + 1;
+	size_t slen = strlen(where) + 1 + strlen(self->staging_name) + 1 + strlen(self->name) + 1;
 	self->staging_path = malloc(slen);
 	if (!self->staging_path) {
 		rc = -ENOMEM;
 		goto staging_failure;
 	}
-	snprintf(self->staging_path, slen, "%s%s%s/%s", parent,
-			strcmp(parent, "/") == 0 ? "" : "/", self->staging_name, self->name);
-	*out = self;
+	snprintf(self->staging_path, slen, "%s%s%s/%s", where,
+			strcmp(where, "/") == 0 ? "" : "/", self->staging_name, self->name);
 	return 0;
 
 staging_failure:
 	if (err && err_size && !err[0])
 		record__set_err(err, err_size, "cannot create the staging file next to %s: %s",
-				path, strerror(-rc));
+				self->path, strerror(-rc));
 	if (self->fd >= 0) {
 		close(self->fd);
 		self->fd = -1;
 	}
 	remove_staging(self->parent_fd, self->staging_name, self->staging_fd);
-mkdir_failure:
-parent_failure:
-path_failure:
-	destroy(self);
 	return rc;
+}
+
+static struct safe_output* safe_output_new(const char* path, const char* name)
+{
+	struct safe_output* self = calloc(1, sizeof(*self));
+	if (!self)
+		return NULL;
+	self->fd = self->parent_fd = self->staging_fd = self->marker_fd = -1;
+	self->path = strdup(path);
+	if (!self->path) {
+		free(self);
+		return NULL;
+	}
+	self->name = self->path + (name - path);
+	return self;
+}
+
+int safe_output_open(const char* path, char* const* roots, int n_roots,
+		struct safe_output** out, char* err, size_t err_size)
+{
+	char parent[PATH_MAX];
+	const char* base = NULL;
+	int rc;
+
+	*out = NULL;
+	if (err && err_size)
+		err[0] = '\0';
+	rc = check_path(path, roots, n_roots, parent, sizeof(parent), &base, err, err_size);
+	if (rc < 0)
+		return rc;
+
+	struct safe_output* self = safe_output_new(path, base);
+	if (!self)
+		return -ENOMEM;
+	self->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (self->parent_fd < 0) {
+		rc = -errno;
+		record__set_err(err, err_size, "cannot open the directory %s: %s", parent, strerror(-rc));
+		destroy(self);
+		return rc;
+	}
+	rc = stage(self, parent, err, err_size);
+	if (rc < 0) {
+		destroy(self);
+		return rc;
+	}
+	*out = self;
+	return 0;
+}
+
+/* ---- Files under a root ------------------------------------------------------
+ * A relative path of plain components, walked from the root's descriptor
+ * with O_NOFOLLOW at every step: a symlink anywhere (a directory or the
+ * file) is refused, so nothing outside the root is ever reached, whatever
+ * the path's text says and whatever changes on the disk meanwhile. */
+
+/* Check rel's text: relative, no empty, '.' or '..' component, no reserved
+ * name. dir: rel names a directory ("" = the root, a trailing '/' allowed). */
+static int check_rel(const char* rel, bool dir, char* err, size_t err_size)
+{
+	size_t len = strlen(rel);
+	if (!len && !dir) {
+		record__set_err(err, err_size, "the path is empty: give a file name like "
+				"\"notes.txt\" or \"dir/notes.txt\"");
+		return -EINVAL;
+	}
+	if (rel[0] == '/') {
+		record__set_err(err, err_size, "'%s' is absolute: give a path relative to the "
+				"files root, like \"notes.txt\"", rel);
+		return -EINVAL;
+	}
+	if (len >= PATH_MAX) {
+		record__set_err(err, err_size, "the path is too long (%zu bytes)", len);
+		return -EINVAL;
+	}
+	if (len && rel[len - 1] == '/') {
+		if (!dir) {
+			record__set_err(err, err_size, "'%s' ends in '/': name a file", rel);
+			return -EINVAL;
+		}
+		len--;
+	}
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+		while (j < len && rel[j] != '/')
+			j++;
+		size_t n = j - i;
+		const char* c = rel + i;
+		if (n == 0) {
+			record__set_err(err, err_size, "'%s' has an empty component ('//' or a "
+					"trailing '/')", rel);
+			return -EINVAL;
+		}
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
+			record__set_err(err, err_size, "'%s' has a '%.*s' component: paths are plain "
+					"names below the files root", rel, (int)n, c);
+			return -EINVAL;
+		}
+		if (n > NAME_MAX) {
+			record__set_err(err, err_size, "a name in '%s' is longer than %d bytes", rel,
+					NAME_MAX);
+			return -EINVAL;
+		}
+		if ((n >= STAGING_PREFIX_LEN && strncmp(c, STAGING_PREFIX, STAGING_PREFIX_LEN) == 0)
+				|| (n == strlen(MARKER_NAME) && strncmp(c, MARKER_NAME, n) == 0)) {
+			record__set_err(err, err_size, "the name '%.*s' is reserved for deskd's staging",
+					(int)n, c);
+			return -EINVAL;
+		}
+		i = j + 1;
+	}
+	return 0;
+}
+
+/* Open the directory component `name` of rel below dir_fd, refusing
+ * symlinks and non-directories by name. */
+static int open_subdir(int dir_fd, const char* name, const char* rel, char* err, size_t err_size)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	struct stat st;
+	if (e == ENOENT) {
+		record__set_err(err, err_size, "the directory '%s' in '%s' does not exist under the "
+				"files root", name, rel);
+		return -ENOENT;
+	}
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+		record__set_err(err, err_size, "'%s' in '%s' is a symlink; deskd follows none under "
+				"the files root", name, rel);
+		return -ELOOP;
+	}
+	if (e == ENOTDIR) {
+		record__set_err(err, err_size, "'%s' in '%s' is not a directory", name, rel);
+		return -ENOTDIR;
+	}
+	record__set_err(err, err_size, "cannot open '%s' in '%s': %s", name, rel, strerror(e));
+	return -e;
+}
+
+/* Walk rel from root: *dir_fd is the directory holding the last component
+ * (every component when whole_is_dir), *last its name in name_buf ("" when
+ * whole_is_dir). */
+static int walk(const char* root, const char* rel, bool whole_is_dir, int* dir_fd,
+		char* name_buf, size_t name_size, char* err, size_t err_size)
+{
+	*dir_fd = -1;
+	name_buf[0] = '\0';
+	int rc = check_rel(rel, whole_is_dir, err, err_size);
+	if (rc < 0)
+		return rc;
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		record__set_err(err, err_size, "cannot open the files root %s: %s", root, strerror(e));
+		return e == ENOENT ? -ENXIO : -e;
+	}
+	const char* p = rel;
+	for (;;) {
+		const char* slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		if (!slash && !whole_is_dir) {
+			snprintf(name_buf, name_size, "%.*s", (int)n, p);
+			break;
+		}
+		if (n == 0)
+			break;	/* the root, or a trailing '/' */
+		char name[NAME_MAX + 1];
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		int sub = open_subdir(fd, name, rel, err, err_size);
+		close(fd);
+		if (sub < 0)
+			return sub;
+		fd = sub;
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	*dir_fd = fd;
+	return 0;
+}
+
+int safe_output_open_under(const char* root, const char* rel, long long max_bytes,
+		struct safe_output** out, char* err, size_t err_size)
+{
+	*out = NULL;
+	if (err && err_size)
+		err[0] = '\0';
+	int dir_fd;
+	char name[NAME_MAX + 1];
+	int rc = walk(root, rel, false, &dir_fd, name, sizeof(name), err, err_size);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		const char* what = S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode)
+			? "a directory" : S_ISREG(st.st_mode) ? "a file" : "something";
+		record__set_err(err, err_size, "'%s' already exists (%s); deskd never replaces "
+				"anything: pick a new name", rel, what);
+		close(dir_fd);
+		return -EEXIST;
+	}
+	char full[PATH_MAX * 2];
+	snprintf(full, sizeof(full), "%s/%s", root, rel);
+	struct safe_output* self = safe_output_new(full, strrchr(full, '/') + 1);
+	if (!self) {
+		close(dir_fd);
+		return -ENOMEM;
+	}
+	self->parent_fd = dir_fd;
+	self->max_bytes = max_bytes;
+	rc = stage(self, root, err, err_size);
+	if (rc < 0) {
+		destroy(self);
+		return rc;
+	}
+	*out = self;
+	return 0;
+}
+
+int safe_input_open(const char* root, const char* rel, long long max_bytes,
+		long long* size, char* err, size_t err_size)
+{
+	if (err && err_size)
+		err[0] = '\0';
+	int dir_fd;
+	char name[NAME_MAX + 1];
+	int rc = walk(root, rel, false, &dir_fd, name, sizeof(name), err, err_size);
+	if (rc < 0)
+		return rc;
+	/* O_NONBLOCK: a FIFO planted under the root must not hang the open. */
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int e = errno;
+	struct stat st;
+	if (fd < 0) {
+		if (e == ENOENT)
+			record__set_err(err, err_size, "'%s' does not exist under the files root", rel);
+		else if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			record__set_err(err, err_size, "'%s' is a symlink; deskd follows none under "
+					"the files root", rel);
+		else
+			record__set_err(err, err_size, "cannot open '%s': %s", rel, strerror(e));
+		close(dir_fd);
+		return e == ELOOP ? -ELOOP : -e;
+	}
+	close(dir_fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		bool is_dir = S_ISDIR(st.st_mode);
+		record__set_err(err, err_size, is_dir ? "'%s' is a directory: list it instead"
+				: "'%s' is not a regular file", rel);
+		close(fd);
+		return is_dir ? -EISDIR : -EINVAL;
+	}
+	if (max_bytes > 0 && st.st_size > max_bytes) {
+		record__set_err(err, err_size, "'%s' is %lld bytes, over the limit of %lld bytes "
+				"(--max-file-size)", rel, (long long)st.st_size, max_bytes);
+		close(fd);
+		return -EFBIG;
+	}
+	/* Reads block normally from here (a regular file never waits). */
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	*size = st.st_size;
+	return fd;
+}
+
+static int entry_cmp(const void* a, const void* b)
+{
+	return strcmp(((const struct safe_entry*)a)->name, ((const struct safe_entry*)b)->name);
+}
+
+int safe_dir_list(const char* root, const char* rel, size_t max, struct safe_entry** out,
+		size_t* n_out, bool* truncated, char* err, size_t err_size)
+{
+	*out = NULL;
+	*n_out = 0;
+	*truncated = false;
+	if (err && err_size)
+		err[0] = '\0';
+	int dir_fd;
+	char name[NAME_MAX + 1];
+	int rc = walk(root, rel, true, &dir_fd, name, sizeof(name), err, err_size);
+	if (rc < 0)
+		return rc;
+	int fd = dup(dir_fd);
+	DIR* d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		close(dir_fd);
+		record__set_err(err, err_size, "cannot list '%s': %s", rel, strerror(-rc));
+		return rc;
+	}
+	size_t cap = 64, n = 0;
+	struct safe_entry* list = malloc(cap * sizeof(*list));
+	struct dirent* de;
+	while (list && (de = readdir(d))) {
+		const char* nm = de->d_name;
+		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0
+				|| strncmp(nm, STAGING_PREFIX, STAGING_PREFIX_LEN) == 0)
+			continue;
+		if (n == max) {
+			*truncated = true;
+			break;
+		}
+		if (n == cap) {
+			struct safe_entry* grown = realloc(list, cap * 2 * sizeof(*list));
+			if (!grown) {
+				free(list);
+				list = NULL;
+				break;
+			}
+			list = grown;
+			cap *= 2;
+		}
+		struct safe_entry* e = &list[n];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->name, sizeof(e->name), "%s", nm);
+		struct stat st;
+		if (fstatat(dir_fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;	/* gone meanwhile */
+		e->type = S_ISREG(st.st_mode) ? SAFE_ENTRY_FILE : S_ISDIR(st.st_mode)
+			? SAFE_ENTRY_DIR : S_ISLNK(st.st_mode) ? SAFE_ENTRY_SYMLINK : SAFE_ENTRY_OTHER;
+		e->size = S_ISREG(st.st_mode) ? (long long)st.st_size : 0;
+		e->mode = st.st_mode & 07777;
+		e->mtime = (long long)st.st_mtim.tv_sec;
+		n++;
+	}
+	closedir(d);
+	close(dir_fd);
+	if (!list) {
+		record__set_err(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	qsort(list, n, sizeof(*list), entry_cmp);
+	*out = list;
+	*n_out = n;
+	return 0;
 }
 
 int safe_output_fd(const struct safe_output* self)
@@ -359,6 +670,9 @@ const char* safe_output_path(const struct safe_output* self)
 
 int safe_output_write(struct safe_output* self, const void* buf, size_t len)
 {
+	if (self->max_bytes > 0 && (long long)len > self->max_bytes - self->written)
+		return -EFBIG;
+	self->written += (long long)len;
 	const unsigned char* p = buf;
 	while (len > 0) {
 		ssize_t n = write(self->fd, p, len);

@@ -10,7 +10,9 @@
  *   lws_cancel_service();
  * - the events callback (any thread) appends to a bounded ring of serialized
  *   events and wakes the service thread;
- * - a worker builds each client's hello (the window list needs X).
+ * - a worker builds each client's hello (the window list needs X);
+ * - the hands thread runs a person's input (the control channel,
+ *   docs/CONTROL.md) under the desktop lock with the one input context.
  *
  * Backpressure: a client only ever holds a reference to the frame it is
  * sending; when it becomes writable it takes the feed's newest frame and
@@ -30,6 +32,7 @@
 #include "base/worker.h"
 #include "capture/capture.h"
 #include "tools/tools.h"
+#include "input/input.h"
 
 #include <libwebsockets.h>
 
@@ -58,6 +61,16 @@
 #define LIVE_DEFAULT_QUALITY 70
 #define LIVE_IDLE_POLL_MS 100		/* cursor poll while nothing changes */
 #define LIVE_MAX_FEEDS 16		/* distinct (target, settings) at once */
+/* Control (docs/CONTROL.md) */
+#define LIVE_CTL_PING_US (1000 * 1000)	/* the holder's heartbeat */
+#define LIVE_CTL_DEAD_MS 5000		/* the holder answered nothing this long */
+#define LIVE_CTL_BUCKET 400.0		/* input messages in a burst */
+#define LIVE_CTL_RATE 200.0		/* input messages a second, sustained */
+#define LIVE_CTL_QUEUE 256		/* input waiting for the desktop */
+#define LIVE_CTL_MAX_KEYS 16		/* keys held at once by a person */
+#define LIVE_CTL_MAX_TEXT 4096
+#define LIVE_CTL_MAX_PASTE 12000
+#define LIVE_CTL_MAX_NOTE 2000
 
 /* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
 
@@ -112,6 +125,7 @@ static void live_buf_unref(struct live_buf* self)
 struct live_frame {
 	atomic_int refs;
 	uint64_t seq;
+	int width, height;	/* of the JPEG: the space of control coordinates */
 	uint64_t cursor_seq;	/* the feed's cursor state this frame carries */
 	struct live_buf* header;
 	struct live_buf* jpeg;
@@ -191,6 +205,14 @@ struct live_client {
 
 	char* rx;
 	size_t rx_len, rx_cap;
+
+	/* Control (service thread). */
+	bool state_due;			/* send a "control" state message */
+	double bucket;			/* rate limit: input messages left */
+	int64_t bucket_ms, rate_error_ms;
+	unsigned mods;			/* Control/Alt/Meta held (LIVE_MOD_*) */
+	struct { char code[32]; uint32_t keysym; } keys[LIVE_CTL_MAX_KEYS];
+	int n_keys;			/* keys pressed as keysyms, by code */
 };
 
 /* ---- module state ---- */
@@ -199,6 +221,7 @@ struct live_outbox_item {
 	struct live_outbox_item* next;
 	uint64_t client_id;
 	struct live_buf* hello;
+	struct live_buf* ctrl;		/* or a control message (an input error) */
 };
 
 static pthread_mutex_t live__lock = PTHREAD_MUTEX_INITIALIZER;
@@ -357,6 +380,8 @@ static void live_feed_publish(struct live_feed* self, const struct desktop_feed_
 			"cursor", "x", fr->cursor_x, "y", fr->cursor_y,
 			"visible", fr->cursor_visible, "format", "jpeg");
 	frame->seq = seq;
+	frame->width = fr->width;
+	frame->height = fr->height;
 	frame->cursor_seq = cursor_seq;
 	frame->header = live_buf_json(header ? live_target_json(self, header) : NULL);
 	frame->jpeg = live_buf_new(fr->jpeg, fr->len);
@@ -630,7 +655,7 @@ static bool live_client_has_work(struct live_client* c)
 		return true;
 	if (!c->hello_sent)
 		return false;
-	if (c->n_ctrl || live_has_event(c->event_seq))
+	if (c->n_ctrl || c->state_due || live_has_event(c->event_seq))
 		return true;
 	struct live_feed* f = c->feed;
 	return f && (atomic_load(&f->latest_seq) > c->frame_seq
@@ -647,6 +672,8 @@ static int live_write(struct live_client* c, struct live_buf* buf,
 	metrics_add("deskd_live_bytes_sent_total", (double)buf->len, NULL);
 	return 0;
 }
+
+static struct live_buf* live_ctl_state(struct live_client* c);
 
 /* One lws_write per WRITEABLE, in this order: the JPEG of a frame whose
  * header went out, a ping, the hello, control messages, events, then the
@@ -671,6 +698,11 @@ static int live_client_writeable(struct live_client* c)
 			return 0;
 		rc = live_write(c, c->hello, LWS_WRITE_TEXT);
 		c->hello_sent = true;
+	} else if (c->state_due) {
+		struct live_buf* state = live_ctl_state(c);
+		c->state_due = false;
+		rc = state ? live_write(c, state, LWS_WRITE_TEXT) : 0;
+		live_buf_unref(state);
 	} else if (c->n_ctrl) {
 		struct live_buf* buf = c->ctrl[0];
 		memmove(c->ctrl, c->ctrl + 1, (size_t)(c->n_ctrl - 1) * sizeof(c->ctrl[0]));
@@ -804,10 +836,731 @@ static void live_client_watch(struct live_client* c, json_t* msg)
 		lws_callback_on_writable(c->wsi);
 }
 
+/* ---- control: a person's pointer and keyboard (docs/CONTROL.md) ----
+ *
+ * The lease (service thread): live__holder is the client holding control,
+ * live__lease its generation, bumped at every change. Input messages are
+ * checked here (role, lease, bounds, key names, rate) and queued for the
+ * hands thread, which runs them in order under the desktop lock with the one
+ * input context. An op carries the lease it was sent under: once the lease
+ * changed it is dropped, so input from a tab that lost control never runs. */
+
+enum live_op_kind { LIVE_OP_MOVE, LIVE_OP_BUTTON, LIVE_OP_WHEEL, LIVE_OP_KEY,
+	LIVE_OP_TEXT, LIVE_OP_RELEASE_ALL };
+
+struct live_op {
+	enum live_op_kind kind;
+	uint64_t client_id, lease;
+	uint32_t window;
+	int max_dimension;
+	int x, y;		/* frame pixels */
+	int button;		/* BUTTON */
+	bool down;		/* BUTTON, KEY */
+	int notches_x, notches_y;
+	uint32_t keysym;	/* KEY */
+	char* text;		/* TEXT (malloc'd) */
+	size_t len;
+};
+
+enum { LIVE_MOD_CTRL = 1, LIVE_MOD_ALT = 2, LIVE_MOD_META = 4 };
+
+static uint64_t live__holder;			/* service thread: client id, 0 none */
+static int64_t live__holder_input_ms;		/* service thread: last input */
+static atomic_uint_fast64_t live__lease;	/* generation of the lease */
+static atomic_bool live__gate_changed;
+/* Input queued or running, and when the last one ended: a long paste or a
+ * slow app is not idleness. */
+static atomic_int live__hands_pending;
+static atomic_int_fast64_t live__hands_done_ms;
+
+static pthread_mutex_t live__hands_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t live__hands_cond = PTHREAD_COND_INITIALIZER;
+static struct live_op live__ops[LIVE_CTL_QUEUE];	/* under live__hands_lock */
+static size_t live__ops_head, live__ops_n;
+static bool live__hands_stop, live__hands_running;
+static pthread_t live__hands_thread;
+
+static void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl);
+
+static struct live_buf* live_ctl_error_buf(const char* code, const char* message,
+		const char* what)
+{
+	json_t* msg = json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
+			"message", message);
+	if (msg && what)
+		json_object_set_new(msg, "for", json_string(what));
+	return live_buf_json(msg);
+}
+
+/* Queue an op (text stolen); false when the queue is full. */
+static bool live_hands_push(struct live_op* op)
+{
+	pthread_mutex_lock(&live__hands_lock);
+	/* A pointer move behind another move of the same lease replaces it. */
+	if (op->kind == LIVE_OP_MOVE && live__ops_n) {
+		struct live_op* last = &live__ops[(live__ops_head + live__ops_n - 1) % LIVE_CTL_QUEUE];
+		if (last->kind == LIVE_OP_MOVE && last->lease == op->lease
+				&& last->window == op->window
+				&& last->max_dimension == op->max_dimension) {
+			last->x = op->x;
+			last->y = op->y;
+			pthread_mutex_unlock(&live__hands_lock);
+			return true;
+		}
+	}
+	bool ok = live__ops_n < LIVE_CTL_QUEUE && !live__hands_stop;
+	if (ok) {
+		live__ops[(live__ops_head + live__ops_n) % LIVE_CTL_QUEUE] = *op;
+		live__ops_n++;
+		atomic_fetch_add(&live__hands_pending, 1);
+		pthread_cond_signal(&live__hands_cond);
+	} else {
+		free(op->text);
+	}
+	op->text = NULL;
+	pthread_mutex_unlock(&live__hands_lock);
+	return ok;
+}
+
+/* What the hands thread keeps pressed on behalf of the person. */
+static unsigned live__hands_buttons;		/* bit n: button n down */
+static uint32_t live__hands_keys[LIVE_CTL_MAX_KEYS];
+static int live__hands_n_keys;
+
+static void live_hands_release_all(struct input* in)
+{
+	for (int b = 1; b <= 9; b++)
+		if (live__hands_buttons & (1u << b))
+			input_button(in, b, false);
+	live__hands_buttons = 0;
+	for (int i = live__hands_n_keys - 1; i >= 0; i--) {
+		struct input_chord chord = { .n = 1, .keysyms = { live__hands_keys[i] } };
+		input_key_chord_state(in, &chord, false);
+	}
+	live__hands_n_keys = 0;
+}
+
+/* Frame pixel -> desktop pixel, as the agent's coordinates are mapped. */
+static int live_hands_map(const struct live_op* op, int* dx, int* dy, char* err,
+		size_t err_size)
+{
+	struct desktop_target t;
+	if (op->window == 0) {
+		int w = 0, h = 0;
+		desktop_screen_size(&w, &h);
+		if (w <= 0 || h <= 0) {
+			snprintf(err, err_size, "the display is not reachable");
+			return -ECONNRESET;
+		}
+		t = (struct desktop_target){ .width = w, .height = h };
+		desktop_scaled_size(w, h, op->max_dimension, &t.image_width, &t.image_height);
+	} else {
+		int rc = desktop_target(op->window, op->max_dimension, &t, err, err_size);
+		if (rc < 0)
+			return rc;
+	}
+	if (op->x < 0 || op->y < 0 || op->x >= t.image_width || op->y >= t.image_height) {
+		snprintf(err, err_size, "(%d, %d) is outside the frame (0..%d, 0..%d)",
+				op->x, op->y, t.image_width - 1, t.image_height - 1);
+		return -ERANGE;
+	}
+	*dx = t.x + desktop_map(op->x, t.width, t.image_width);
+	*dy = t.y + desktop_map(op->y, t.height, t.image_height);
+	return 0;
+}
+
+static void live_hands_run(struct input* in, struct live_op* op)
+{
+	char err[256] = "";
+	int rc = 0, dx, dy;
+	switch (op->kind) {
+	case LIVE_OP_RELEASE_ALL:
+		live_hands_release_all(in);
+		return;
+	case LIVE_OP_MOVE:
+	case LIVE_OP_BUTTON:
+	case LIVE_OP_WHEEL:
+		rc = live_hands_map(op, &dx, &dy, err, sizeof(err));
+		if (rc == 0)
+			rc = input_move(in, dx, dy);
+		if (rc == 0 && op->kind == LIVE_OP_BUTTON) {
+			rc = input_button(in, op->button, op->down);
+			if (op->down)
+				live__hands_buttons |= 1u << op->button;
+			else
+				live__hands_buttons &= ~(1u << op->button);
+		}
+		if (rc == 0 && op->kind == LIVE_OP_WHEEL)
+			rc = input_scroll(in, op->notches_x, op->notches_y, NULL);
+		break;
+	case LIVE_OP_KEY: {
+		struct input_chord chord = { .n = 1, .keysyms = { op->keysym } };
+		rc = input_key_chord_state(in, &chord, op->down);
+		if (rc == -ENOENT && op->down) {
+			/* Not on the keymap: it cannot be held, so tap it. */
+			rc = input_key_chord(in, &chord);
+		} else if (rc == 0 && op->down && live__hands_n_keys < LIVE_CTL_MAX_KEYS) {
+			live__hands_keys[live__hands_n_keys++] = op->keysym;
+		} else if (!op->down) {
+			for (int i = 0; i < live__hands_n_keys; i++)
+				if (live__hands_keys[i] == op->keysym) {
+					live__hands_keys[i] = live__hands_keys[--live__hands_n_keys];
+					break;
+				}
+		}
+		break;
+	}
+	case LIVE_OP_TEXT:
+		/* In chunks, so a long paste stops as soon as the lease ends. */
+		for (size_t off = 0; off < op->len && rc == 0;) {
+			if (atomic_load(&live__lease) != op->lease)
+				break;
+			size_t n = op->len - off > 256 ? 256 : op->len - off;
+			while (off + n < op->len && n > 0
+					&& ((unsigned char)op->text[off + n] & 0xC0) == 0x80)
+				n--;	/* never split a character */
+			struct input_type_stats stats;
+			size_t bad = 0;
+			rc = input_type(in, op->text + off, n, &stats, &bad);
+			off += n;
+		}
+		break;
+	}
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "%s", rc == -ECONNRESET
+					? "the display is not reachable" : strerror(-rc));
+		live_post_ctrl(op->client_id, live_ctl_error_buf(
+				tool_code_name(tool_code_for_errno(rc)), err, "input"));
+	}
+}
+
+static void* live_hands_main(void* arg)
+{
+	(void)arg;
+	struct live_op batch[32];
+	pthread_mutex_lock(&live__hands_lock);
+	for (;;) {
+		while (!live__hands_stop && live__ops_n == 0)
+			pthread_cond_wait(&live__hands_cond, &live__hands_lock);
+		if (live__hands_stop)
+			break;
+		size_t n = 0;
+		while (live__ops_n && n < sizeof(batch) / sizeof(batch[0])) {
+			batch[n++] = live__ops[live__ops_head];
+			live__ops_head = (live__ops_head + 1) % LIVE_CTL_QUEUE;
+			live__ops_n--;
+		}
+		pthread_mutex_unlock(&live__hands_lock);
+
+		desktop_lock();
+		char err[256] = "";
+		struct input* in = desktop_input_get(err, sizeof(err));
+		for (size_t i = 0; i < n; i++) {
+			struct live_op* op = &batch[i];
+			/* Text typed in a row goes as one call: its new characters
+			 * are bound to spare keycodes in one keymap change. */
+			while (op->kind == LIVE_OP_TEXT && i + 1 < n
+					&& batch[i + 1].kind == LIVE_OP_TEXT
+					&& batch[i + 1].lease == op->lease
+					&& op->len + batch[i + 1].len <= LIVE_CTL_MAX_PASTE) {
+				char* joined = realloc(op->text, op->len + batch[i + 1].len + 1);
+				if (!joined)
+					break;
+				memcpy(joined + op->len, batch[i + 1].text, batch[i + 1].len + 1);
+				op->text = joined;
+				op->len += batch[i + 1].len;
+				free(batch[i + 1].text);
+				memmove(&batch[i + 1], &batch[i + 2], (n - i - 2) * sizeof(batch[0]));
+				n--;
+				atomic_fetch_sub(&live__hands_pending, 1);
+			}
+			bool current = op->kind == LIVE_OP_RELEASE_ALL
+					|| atomic_load(&live__lease) == op->lease;
+			if (in && current)
+				live_hands_run(in, op);
+			else if (!in && current && op->kind != LIVE_OP_RELEASE_ALL)
+				live_post_ctrl(op->client_id, live_ctl_error_buf(
+						tool_code_name(TOOL_DISPLAY_UNAVAILABLE),
+						err[0] ? err : "the display is not reachable", "input"));
+			free(op->text);
+			atomic_store(&live__hands_done_ms, clock_ms());
+			atomic_fetch_sub(&live__hands_pending, 1);
+		}
+		desktop_input_put(in);
+		desktop_unlock();
+		pthread_mutex_lock(&live__hands_lock);
+	}
+	for (; live__ops_n; live__ops_n--) {
+		free(live__ops[live__ops_head].text);
+		live__ops_head = (live__ops_head + 1) % LIVE_CTL_QUEUE;
+	}
+	pthread_mutex_unlock(&live__hands_lock);
+	return NULL;
+}
+
+/* ---- the lease (service thread) ---- */
+
+static void live_gate_listener(void)
+{
+	atomic_store(&live__gate_changed, true);
+	live_wake();
+}
+
+static void live_ctl_broadcast(void)
+{
+	for (struct live_client* c = live__clients; c; c = c->next) {
+		c->state_due = true;
+		lws_callback_on_writable(c->wsi);
+	}
+}
+
+static struct live_buf* live_ctl_state(struct live_client* c)
+{
+	const struct options* opts = options_get();
+	json_t* gate = tools_gate_state();
+	json_t* msg = json_pack("{s:s, s:s, s:b, s:b, s:s, s:i, s:O, s:O}",
+			"type", "control",
+			"holder", !live__holder ? "none" : live__holder == c->id ? "you" : "other",
+			"can_control", c->role == HTTP_ROLE_FULL,
+			"paused", json_is_true(json_object_get(gate, "paused")),
+			"approve", json_string_value(json_object_get(gate, "approve")),
+			"idle_timeout_s", opts ? opts->control_idle_timeout_s : 300,
+			"help", json_object_get(gate, "help"),
+			"approvals", json_object_get(gate, "approvals"));
+	json_decref(gate);
+	return live_buf_json(msg);
+}
+
+static struct live_client* live_client_by_id(uint64_t id)
+{
+	for (struct live_client* c = live__clients; c; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+/* Change the holder (0: none). note: the hand-back note for the agent. */
+static void live_ctl_set_holder(struct live_client* to, const char* why, const char* note)
+{
+	uint64_t old = live__holder;
+	uint64_t id = to ? to->id : 0;
+	if (old == id)
+		return;
+	if (old) {	/* whatever the old holder still pressed comes up */
+		struct live_op op = { .kind = LIVE_OP_RELEASE_ALL };
+		live_hands_push(&op);
+	}
+	atomic_fetch_add(&live__lease, 1);
+	live__holder = id;
+	live__holder_input_ms = clock_ms();
+	for (struct live_client* c = live__clients; c; c = c->next)
+		c->n_keys = 0, c->mods = 0;
+	if (to)
+		lws_set_timer_usecs(to->wsi, LIVE_CTL_PING_US);
+	tools_gate_set_held(id != 0, note);
+	if (id && !old)
+		events_control("take_control", "dashboard", "ok", NULL);
+	else if (id)
+		events_control("take_control", "dashboard", "taken_over", NULL);
+	else
+		events_control("hand_back", "dashboard", why,
+				note && *note ? json_pack("{s:b}", "with_note", 1) : NULL);
+	metrics_set("deskd_control_held", id ? 1 : 0, NULL);
+	live_ctl_broadcast();
+}
+
+/* A person's input message: may this client send it now? */
+static bool live_ctl_may_input(struct live_client* c, const char* type)
+{
+	if (c->role != HTTP_ROLE_FULL) {
+		live_client_error(c, "forbidden", "the view token may not control the desktop");
+		return false;
+	}
+	if (live__holder != c->id) {
+		live_client_ctrl(c, live_ctl_error_buf("not_in_control",
+				"take control first ({\"type\":\"take\"}); input was dropped", type));
+		return false;
+	}
+	int64_t now = clock_ms();
+	c->bucket += (double)(now - c->bucket_ms) * LIVE_CTL_RATE / 1000.0;
+	if (c->bucket > LIVE_CTL_BUCKET)
+		c->bucket = LIVE_CTL_BUCKET;
+	c->bucket_ms = now;
+	if (c->bucket < 1) {
+		metrics_inc("deskd_control_dropped_total", NULL);
+		if (now - c->rate_error_ms >= 1000) {
+			c->rate_error_ms = now;
+			live_client_ctrl(c, live_ctl_error_buf("rate_limited",
+					"too many input messages; some were dropped", type));
+		}
+		return false;
+	}
+	c->bucket -= 1;
+	live__holder_input_ms = now;
+	return true;
+}
+
+/* The frame space of the client's watch; false (error sent) if none. */
+static bool live_ctl_point(struct live_client* c, json_t* msg, const char* type,
+		struct live_op* op)
+{
+	struct live_feed* f = c->feed;
+	int w = 0, h = 0;
+	if (f) {
+		pthread_mutex_lock(&f->lock);
+		if (f->latest) {
+			w = f->latest->width;
+			h = f->latest->height;
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+	if (!f || w <= 0) {
+		live_client_ctrl(c, live_ctl_error_buf("not_watching",
+				"watch the screen or a window first: coordinates are in its frame's pixels",
+				type));
+		return false;
+	}
+	json_t* jx = json_object_get(msg, "x");
+	json_t* jy = json_object_get(msg, "y");
+	if (!json_is_integer(jx) || !json_is_integer(jy)) {
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
+				"x and y must be integers (frame pixels)", type));
+		return false;
+	}
+	json_int_t x = json_integer_value(jx), y = json_integer_value(jy);
+	if (x < 0 || y < 0 || x >= w || y >= h) {
+		char m[160];
+		snprintf(m, sizeof(m), "(%lld, %lld) is outside the frame (0..%d, 0..%d); nothing was done",
+				(long long)x, (long long)y, w - 1, h - 1);
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_OUT_OF_BOUNDS), m, type));
+		return false;
+	}
+	op->x = (int)x;
+	op->y = (int)y;
+	op->window = f->key.window;
+	op->max_dimension = f->key.max_dimension;
+	return true;
+}
+
+static void live_ctl_push(struct live_client* c, struct live_op* op, const char* type)
+{
+	op->client_id = c->id;
+	op->lease = atomic_load(&live__lease);
+	if (!live_hands_push(op)) {
+		metrics_inc("deskd_control_dropped_total", NULL);
+		live_client_ctrl(c, live_ctl_error_buf("rate_limited",
+				"the desktop is behind on input; this one was dropped", type));
+	}
+}
+
+/* KeyboardEvent.key names that are not X keysym names. */
+static const char* live_browser_key(const char* key, const char* code)
+{
+	static const struct { const char* key; const char* left; const char* right; } map[] = {
+		{ "Enter", "Return", NULL }, { "Backspace", "BackSpace", NULL },
+		{ "ArrowLeft", "Left", NULL }, { "ArrowRight", "Right", NULL },
+		{ "ArrowUp", "Up", NULL }, { "ArrowDown", "Down", NULL },
+		{ "PageUp", "Prior", NULL }, { "PageDown", "Next", NULL },
+		{ "Control", "Control_L", "Control_R" }, { "Shift", "Shift_L", "Shift_R" },
+		{ "Alt", "Alt_L", "Alt_R" }, { "Meta", "Super_L", "Super_R" },
+		{ "OS", "Super_L", "Super_R" }, { "AltGraph", "ISO_Level3_Shift", NULL },
+		{ "CapsLock", "Caps_Lock", NULL }, { "ContextMenu", "Menu", NULL },
+		{ "NumLock", "Num_Lock", NULL }, { "ScrollLock", "Scroll_Lock", NULL },
+		{ "PrintScreen", "Print", NULL }, { " ", "space", NULL },
+	};
+	bool right = code && strstr(code, "Right") && !strstr(code, "Arrow");
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(key, map[i].key) == 0)
+			return right && map[i].right ? map[i].right : map[i].left;
+	return key;
+}
+
+static bool live_one_char(const char* s)
+{
+	size_t pos = 0, len = strlen(s);
+	uint32_t cp;
+	return len && input_utf8_next(s, len, &pos, &cp) == 0 && pos == len && cp >= 0x20
+			&& cp != 0x7f;
+}
+
+static void live_ctl_key(struct live_client* c, json_t* msg)
+{
+	const char* key = json_string_value(json_object_get(msg, "key"));
+	const char* code = json_string_value(json_object_get(msg, "code"));
+	json_t* jdown = json_object_get(msg, "down");
+	if (!key || !*key || strlen(key) > 64 || !json_is_boolean(jdown)) {
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
+				"key needs \"key\" (KeyboardEvent.key) and \"down\" (boolean)", "key"));
+		return;
+	}
+	bool down = json_is_true(jdown);
+	char id[32];
+	snprintf(id, sizeof(id), "%.31s", code && *code ? code : key);
+	if (strcmp(key, "Dead") == 0 || strcmp(key, "Process") == 0
+			|| strcmp(key, "Unidentified") == 0)
+		return;	/* composition: its text comes as a "text" message */
+
+	/* A key pressed as a keysym comes up as that keysym, whatever the
+	 * modifiers are now. */
+	if (!down) {
+		for (int i = 0; i < c->n_keys; i++) {
+			if (strcmp(c->keys[i].code, id) != 0)
+				continue;
+			struct live_op op = { .kind = LIVE_OP_KEY, .keysym = c->keys[i].keysym };
+			c->keys[i] = c->keys[--c->n_keys];
+			unsigned mod = strcmp(key, "Control") == 0 ? LIVE_MOD_CTRL
+					: strcmp(key, "Alt") == 0 ? LIVE_MOD_ALT
+					: strcmp(key, "Meta") == 0 || strcmp(key, "OS") == 0 ? LIVE_MOD_META : 0;
+			c->mods &= ~mod;
+			live_ctl_push(c, &op, "key");
+			return;
+		}
+		return;	/* typed as text on its way down, or never pressed */
+	}
+	/* A character with no Control/Alt/Meta: the agent's typing path, so any
+	 * character arrives as itself whatever the keymap. */
+	if (live_one_char(key) && strcmp(key, " ") != 0 && !c->mods) {
+		struct live_op op = { .kind = LIVE_OP_TEXT, .text = strdup(key), .len = strlen(key) };
+		if (op.text)
+			live_ctl_push(c, &op, "key");
+		return;
+	}
+	uint32_t keysym;
+	if (input_key_lookup(live_browser_key(key, code), &keysym) < 0) {
+		char m[200], near[120] = "";
+		input_key_suggest(key, near, sizeof(near), 3);
+		snprintf(m, sizeof(m), "unknown key '%.40s'%s%s", key, near[0] ? "; closest: " : "", near);
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_UNKNOWN_KEY), m, "key"));
+		return;
+	}
+	for (int i = 0; i < c->n_keys; i++)
+		if (strcmp(c->keys[i].code, id) == 0)
+			return;	/* the browser's auto-repeat: the key is down already */
+	if (c->n_keys == LIVE_CTL_MAX_KEYS) {
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
+				"too many keys held at once", "key"));
+		return;
+	}
+	snprintf(c->keys[c->n_keys].code, sizeof(c->keys[0].code), "%s", id);
+	c->keys[c->n_keys++].keysym = keysym;
+	if (strcmp(key, "Control") == 0)
+		c->mods |= LIVE_MOD_CTRL;
+	else if (strcmp(key, "Alt") == 0)
+		c->mods |= LIVE_MOD_ALT;
+	else if (strcmp(key, "Meta") == 0 || strcmp(key, "OS") == 0)
+		c->mods |= LIVE_MOD_META;
+	struct live_op op = { .kind = LIVE_OP_KEY, .keysym = keysym, .down = true };
+	live_ctl_push(c, &op, "key");
+}
+
+static void live_ctl_text(struct live_client* c, json_t* msg, const char* type, size_t max)
+{
+	json_t* jt = json_object_get(msg, "text");
+	const char* text = json_string_value(jt);
+	size_t len = json_string_length(jt);
+	size_t bad = 0;
+	if (!text || len > max) {
+		char m[120];
+		snprintf(m, sizeof(m), "%s needs \"text\", at most %zu bytes", type, max);
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS), m, type));
+		return;
+	}
+	if (len == 0)
+		return;
+	if (input_text_check(text, len, &bad) < 0) {
+		char m[120];
+		snprintf(m, sizeof(m), "the text has a character that cannot be typed at byte %zu", bad);
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS), m, type));
+		return;
+	}
+	struct live_op op = { .kind = LIVE_OP_TEXT, .text = malloc(len + 1), .len = len };
+	if (!op.text)
+		return;
+	memcpy(op.text, text, len + 1);
+	live_ctl_push(c, &op, type);
+}
+
+static uint64_t live_ctl_id(json_t* msg)
+{
+	json_t* v = json_object_get(msg, "id");
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static const char* live_ctl_note(json_t* msg)
+{
+	const char* note = json_string_value(json_object_get(msg, "note"));
+	return note && strlen(note) <= LIVE_CTL_MAX_NOTE ? note : NULL;
+}
+
+/* Handles the control messages; false if type is none of them. */
+static bool live_ctl_message(struct live_client* c, const char* type, json_t* msg)
+{
+	static const char* const types[] = { "take", "release", "move", "button", "wheel",
+		"key", "text", "paste", "pause", "resume", "help_dismiss", "approve", "deny" };
+	bool known = false;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		known = known || strcmp(type, types[i]) == 0;
+	if (!known)
+		return false;
+	if (c->role != HTTP_ROLE_FULL) {
+		live_client_ctrl(c, live_ctl_error_buf("forbidden",
+				"the view token may watch but not control the desktop", type));
+		return true;
+	}
+	if (strcmp(type, "take") == 0) {
+		if (live__holder == c->id)
+			return true;
+		if (live__holder && !json_is_true(json_object_get(msg, "force"))) {
+			live_client_ctrl(c, live_ctl_error_buf("held_by_other",
+					"another tab has control; send {\"type\":\"take\",\"force\":true} "
+					"to take it over", type));
+			return true;
+		}
+		struct live_client* old = live_client_by_id(live__holder);
+		if (old)
+			live_client_ctrl(old, live_buf_json(json_pack("{s:s, s:s}", "type", "taken",
+					"message", "another tab took control of the desktop")));
+		c->bucket = LIVE_CTL_BUCKET;
+		c->bucket_ms = clock_ms();
+		live_ctl_set_holder(c, NULL, NULL);
+		return true;
+	}
+	if (strcmp(type, "release") == 0) {
+		if (live__holder != c->id) {
+			live_client_ctrl(c, live_ctl_error_buf("not_in_control",
+					"this tab does not have control", type));
+			return true;
+		}
+		live_ctl_set_holder(NULL, "handed_back", live_ctl_note(msg));
+		return true;
+	}
+	if (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0) {
+		bool pause = strcmp(type, "pause") == 0;
+		json_t* gate = tools_gate_state();
+		bool paused = json_is_true(json_object_get(gate, "paused"));
+		json_decref(gate);
+		if (paused != pause) {
+			tools_gate_set_paused(pause);
+			events_control(type, "dashboard", "ok", NULL);
+		}
+		return true;
+	}
+	if (strcmp(type, "help_dismiss") == 0) {
+		if (tools_gate_dismiss(live_ctl_id(msg), live_ctl_note(msg)) < 0)
+			live_client_ctrl(c, live_ctl_error_buf("no_such_request",
+					"no help request with this id is pending", type));
+		return true;
+	}
+	if (strcmp(type, "approve") == 0 || strcmp(type, "deny") == 0) {
+		if (tools_gate_answer(live_ctl_id(msg), strcmp(type, "approve") == 0) < 0)
+			live_client_ctrl(c, live_ctl_error_buf("no_such_request",
+					"no approval with this id is pending", type));
+		return true;
+	}
+
+	/* Input. */
+	if (!live_ctl_may_input(c, type))
+		return true;
+	struct live_op op = { 0 };
+	if (strcmp(type, "move") == 0) {
+		op.kind = LIVE_OP_MOVE;
+		if (live_ctl_point(c, msg, type, &op))
+			live_ctl_push(c, &op, type);
+	} else if (strcmp(type, "button") == 0) {
+		json_t* b = json_object_get(msg, "button");
+		json_t* d = json_object_get(msg, "down");
+		json_int_t n = json_is_integer(b) ? json_integer_value(b) : 0;
+		if (!(n == 1 || n == 2 || n == 3 || n == 8 || n == 9) || !json_is_boolean(d)) {
+			live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
+					"button needs \"button\" (1, 2, 3, 8 or 9) and \"down\" (boolean)", type));
+			return true;
+		}
+		op.kind = LIVE_OP_BUTTON;
+		op.button = (int)n;
+		op.down = json_is_true(d);
+		if (live_ctl_point(c, msg, type, &op))
+			live_ctl_push(c, &op, type);
+	} else if (strcmp(type, "wheel") == 0) {
+		json_t* jx = json_object_get(msg, "dx");
+		json_t* jy = json_object_get(msg, "dy");
+		if ((jx && !json_is_number(jx)) || (jy && !json_is_number(jy))) {
+			live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
+					"wheel needs numbers dx, dy (pixels)", type));
+			return true;
+		}
+		op.kind = LIVE_OP_WHEEL;
+		op.notches_x = input_pixels_to_notches(jx ? json_number_value(jx) : 0);
+		op.notches_y = input_pixels_to_notches(jy ? json_number_value(jy) : 0);
+		if (op.notches_x > 20 || op.notches_x < -20)
+			op.notches_x = op.notches_x > 0 ? 20 : -20;
+		if (op.notches_y > 20 || op.notches_y < -20)
+			op.notches_y = op.notches_y > 0 ? 20 : -20;
+		if (live_ctl_point(c, msg, type, &op) && (op.notches_x || op.notches_y))
+			live_ctl_push(c, &op, type);
+	} else if (strcmp(type, "key") == 0) {
+		live_ctl_key(c, msg);
+	} else if (strcmp(type, "text") == 0) {
+		live_ctl_text(c, msg, type, LIVE_CTL_MAX_TEXT);
+	} else if (strcmp(type, "paste") == 0) {
+		live_ctl_text(c, msg, type, LIVE_CTL_MAX_PASTE);
+	}
+	return true;
+}
+
+/* The timer of a client (service thread): the holder's liveness and idle
+ * limit; false to close the socket. */
+static bool live_ctl_timer(struct live_client* c)
+{
+	if (live__holder != c->id)
+		return true;
+	int64_t now = clock_ms();
+	if (now - c->last_rx_ms > LIVE_CTL_DEAD_MS) {
+		log_info("live: the tab holding control stopped answering; control is released");
+		live_ctl_set_holder(NULL, "tab_gone", NULL);
+		return false;
+	}
+	const struct options* opts = options_get();
+	int idle_s = opts && opts->control_idle_timeout_s > 0 ? opts->control_idle_timeout_s : 300;
+	int64_t last = live__holder_input_ms;
+	if (atomic_load(&live__hands_done_ms) > last)
+		last = atomic_load(&live__hands_done_ms);
+	if (atomic_load(&live__hands_pending) == 0 && now - last > (int64_t)idle_s * 1000) {
+		live_ctl_set_holder(NULL, "idle", NULL);
+		live_client_ctrl(c, live_buf_json(json_pack("{s:s, s:s, s:s}", "type", "released",
+				"reason", "idle", "message", "control was released after the idle limit "
+				"(--control-idle-timeout)")));
+	}
+	return true;
+}
+
+static int live_hands_start(void)
+{
+	pthread_mutex_lock(&live__hands_lock);
+	live__hands_stop = false;
+	pthread_mutex_unlock(&live__hands_lock);
+	if (pthread_create(&live__hands_thread, NULL, live_hands_main, NULL) != 0)
+		return -EAGAIN;
+	live__hands_running = true;
+	return 0;
+}
+
+static void live_hands_stop(void)
+{
+	if (!live__hands_running)
+		return;
+	pthread_mutex_lock(&live__hands_lock);
+	live__hands_stop = true;
+	pthread_cond_broadcast(&live__hands_cond);
+	pthread_mutex_unlock(&live__hands_lock);
+	pthread_join(live__hands_thread, NULL);
+	live__hands_running = false;
+}
+
 static void live_client_message(struct live_client* c, const char* text, size_t len)
 {
 	json_error_t jerr;
-	json_t* msg = json_loadb(text, len, 0, &jerr);
+	json_t* msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	const char* type = json_string_value(json_object_get(msg, "type"));
 	if (!msg || !json_is_object(msg) || !type)
 		live_client_error(c, "bad_message",
@@ -816,8 +1569,11 @@ static void live_client_message(struct live_client* c, const char* text, size_t 
 		live_client_watch(c, msg);
 	else if (strcmp(type, "unwatch") == 0)
 		live_client_unwatch(c);
+	else if (live_ctl_message(c, type, msg))
+		;	/* control: docs/CONTROL.md */
 	else if (strcmp(type, "ping") != 0)
-		live_client_error(c, "bad_message", "unknown message type; use watch or unwatch");
+		live_client_error(c, "bad_message", "unknown message type; use watch, unwatch or "
+				"the control messages of docs/CONTROL.md");
 	json_decref(msg);
 }
 
@@ -913,6 +1669,28 @@ static void live_post_hello(uint64_t client_id, struct live_buf* hello)
 	pthread_mutex_unlock(&live__lock);
 }
 
+static void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl)
+{
+	struct live_outbox_item* item = calloc(1, sizeof(*item));
+	pthread_mutex_lock(&live__lock);
+	if (!item || !ctrl || live__shutdown) {
+		pthread_mutex_unlock(&live__lock);
+		free(item);
+		live_buf_unref(ctrl);
+		return;
+	}
+	item->client_id = client_id;
+	item->ctrl = ctrl;
+	/* Appended, so a client's errors arrive in order. */
+	struct live_outbox_item** tail = &live__outbox;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = item;
+	if (live__ctx)
+		lws_cancel_service(live__ctx);
+	pthread_mutex_unlock(&live__lock);
+}
+
 static void live_hello_worker(void* ud)
 {
 	struct live_hello_job* job = ud;
@@ -980,6 +1758,8 @@ static enum http_role live_authorize(struct lws* wsi, int* status)
 
 static void live_drain(void)
 {
+	if (atomic_exchange(&live__gate_changed, false))
+		live_ctl_broadcast();
 	pthread_mutex_lock(&live__lock);
 	struct live_outbox_item* items = live__outbox;
 	live__outbox = NULL;
@@ -990,11 +1770,16 @@ static void live_drain(void)
 		struct live_client* c = live__clients;
 		while (c && c->id != item->client_id)
 			c = c->next;
-		if (c && !c->hello) {
+		if (c && item->hello && !c->hello) {
 			c->hello = item->hello;
 			item->hello = NULL;
 		}
+		if (c && item->ctrl) {
+			live_client_ctrl(c, item->ctrl);
+			item->ctrl = NULL;
+		}
 		live_buf_unref(item->hello);
+		live_buf_unref(item->ctrl);
 		free(item);
 	}
 
@@ -1048,6 +1833,11 @@ static void live_client_closed(struct live_client* c)
 		live__clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	/* Off the list first: the others are told, this one is gone. */
+	if (live__holder == c->id) {
+		log_info("live: the tab holding control closed; control is released");
+		live_ctl_set_holder(NULL, "tab_closed", NULL);
+	}
 	metrics_set("deskd_live_viewers",
 			(double)(atomic_fetch_sub(&live__stats.clients, 1) - 1), NULL);
 	log_debug("live: viewer %llu left", (unsigned long long)c->id);
@@ -1062,6 +1852,7 @@ static void live_client_established(struct lws* wsi, struct live_client* c)
 	c->role = role;
 	c->established = true;
 	c->last_rx_ms = clock_ms();
+	c->state_due = true;
 	/* Replay the recent history: start just before the oldest kept event. */
 	pthread_mutex_lock(&live__lock);
 	c->event_seq = live__event_next > LIVE_EVENT_RING
@@ -1155,9 +1946,11 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 					(unsigned long long)c->id);
 			return -1;
 		}
+		if (!live_ctl_timer(c))
+			return -1;
 		c->ping_due = true;
 		lws_callback_on_writable(wsi);
-		lws_set_timer_usecs(wsi, LIVE_PING_US);
+		lws_set_timer_usecs(wsi, live__holder == c->id ? LIVE_CTL_PING_US : LIVE_PING_US);
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		live_drain();
@@ -1193,6 +1986,15 @@ int live_init(void)
 		return handle;
 	}
 	live__events_handle = handle;
+	if (live_hands_start() < 0) {
+		log_error("live: cannot start the control input thread");
+		events_unsubscribe(handle);
+		live__events_handle = 0;
+		return -EAGAIN;
+	}
+	tools_gate_listen(live_gate_listener);
+	metrics_help("deskd_control_held", "1 while a person holds the desktop from the dashboard.");
+	metrics_help("deskd_control_dropped_total", "Control input messages dropped (rate limit, full queue).");
 	metrics_help("deskd_live_captures_total", "Live view captures (one per frame per feed, shared by its viewers).");
 	metrics_help("deskd_live_encodes_total", "Live view JPEG encodes (one per frame per feed).");
 	metrics_help("deskd_live_frames_sent_total", "Live view frames sent, summed over viewers.");
@@ -1209,6 +2011,9 @@ void live_deinit(void)
 	if (live__events_handle > 0)
 		events_unsubscribe(live__events_handle);
 	live__events_handle = 0;
+	tools_gate_listen(NULL);
+	live_hands_stop();
+	live__holder = 0;
 
 	/* The service thread is gone (ws_stop ran): stop what is left. */
 	for (struct live_feed* f = live__feeds; f;) {
@@ -1242,6 +2047,7 @@ void live_deinit(void)
 	while (items) {
 		struct live_outbox_item* next = items->next;
 		live_buf_unref(items->hello);
+		live_buf_unref(items->ctrl);
 		free(items);
 		items = next;
 	}

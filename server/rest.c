@@ -15,6 +15,7 @@
 #include "base/jsonmem.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/clock.h"
 #include "base/text.h"
 #include "tools/tools.h"
 #include "base/worker.h"
@@ -33,6 +34,8 @@
 
 #define TOOLS_PREFIX "/api/v1/tools/"
 #define RECORDINGS_PREFIX "/api/v1/recordings/"
+#define EVENTS_PREFIX "/api/v1/events/"
+#define FILES_PREFIX "/api/v1/files/"
 
 enum rest_reply {
 	REPLY_RESULT,		/* the whole tool result JSON */
@@ -48,6 +51,10 @@ struct rest_call {
 	json_t* args;
 	bool read_only;
 	enum rest_reply reply;
+	char client[64];		/* X-Deskd-Client, for the events' actor */
+	bool dashboard;			/* X-Deskd-Client: dashboard */
+	const void* raw_data;		/* PUT /api/v1/files: the body (the request's) */
+	size_t raw_len;
 	atomic_bool cancelled;
 };
 
@@ -149,10 +156,17 @@ static void respond_image(struct http_request* req, const struct tool_result* re
 static void call_worker(void* ud)
 {
 	struct rest_call* call = ud;
+	/* The dashboard's reads are its own refreshes (metrics only); what it
+	 * sends that acts was a person's button. */
 	struct tool_ctx ctx = {
 		.source = "rest",
+		.client_name = call->client[0] ? call->client : NULL,
+		.by_person = call->dashboard && !(tools_flags(call->tool) & TOOL_READ_ONLY),
+		.background = call->dashboard,
 		.read_only = call->read_only,
 		.cancelled = &call->cancelled,
+		.raw_data = call->raw_data,
+		.raw_len = call->raw_len,
 	};
 	struct tool_result res;
 	tools_call(call->tool, &ctx, call->args, &res);
@@ -172,9 +186,34 @@ static void call_worker(void* ud)
 	free(call);
 }
 
-/* Run a tool on a worker and answer from there. Steals args. */
-static void run_tool(struct http_request* req, const char* name, json_t* args,
-		enum rest_reply reply)
+/* The caller's name from X-Deskd-Client (printable ASCII, cut), "" without
+ * one; *dashboard when it is the dashboard. */
+static void client_of(struct http_request* req, char* out, size_t size, bool* dashboard)
+{
+	const char* h = http_request_header(req, "X-Deskd-Client");
+	size_t n = 0;
+	for (; h && h[n] && n + 1 < size; n++)
+		out[n] = (unsigned char)h[n] >= ' ' && (unsigned char)h[n] < 127 ? h[n] : '?';
+	out[n] = '\0';
+	*dashboard = strcmp(out, "dashboard") == 0;
+}
+
+/* Who a REST request that is not a tool call acts for, in the timeline
+ * (client holds its name). */
+static struct events_actor actor_of(struct http_request* req, char* client, size_t size)
+{
+	bool dashboard;
+	client_of(req, client, size, &dashboard);
+	return (struct events_actor){
+		.kind = dashboard ? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
+		.name = client[0] ? client : NULL, .via = "rest",
+	};
+}
+
+/* Run a tool on a worker and answer from there. Steals args. raw: the
+ * body handed to the tool as tool_ctx.raw_data (NULL: none). */
+static void run_tool_raw(struct http_request* req, const char* name, json_t* args,
+		enum rest_reply reply, const void* raw, size_t raw_len)
 {
 	const struct tool_def* tool = tools_find(name);
 	if (!tool) {
@@ -196,6 +235,9 @@ static void run_tool(struct http_request* req, const char* name, json_t* args,
 	call->args = args;
 	call->read_only = http_request_role(req) != HTTP_ROLE_FULL;
 	call->reply = reply;
+	client_of(req, call->client, sizeof(call->client), &call->dashboard);
+	call->raw_data = raw;
+	call->raw_len = raw_len;
 	atomic_init(&call->cancelled, false);
 	if (!call_link(call)) {
 		json_decref(args);
@@ -212,6 +254,12 @@ static void run_tool(struct http_request* req, const char* name, json_t* args,
 				? "too many tool calls at once; retry shortly"
 				: "cannot start a worker thread");
 	}
+}
+
+static void run_tool(struct http_request* req, const char* name, json_t* args,
+		enum rest_reply reply)
+{
+	run_tool_raw(req, name, args, reply, NULL, 0);
 }
 
 /* GET /api/v1/tools */
@@ -244,7 +292,7 @@ static void on_tool_call(struct http_request* req, void* ud)
 	const char* body = http_request_body(req, &len);
 	if (http_request_body_large(req) && !tool_takes_large_body(name)) {
 		http_respond_error(req, 413, "payload_too_large", "request body too large (over "
-				"--max-body; only clipboard_write takes more)");
+				"--max-body; only clipboard_write and file_upload take more)");
 		return;
 	}
 	size_t skip = 0;
@@ -430,6 +478,138 @@ static void on_recording(struct http_request* req, void* ud)
 	http_respond_file(req, 200, "video/mp4", fd, headers);
 }
 
+/* DELETE /api/v1/recordings/{id}: the full token deletes a finished
+ * recording's file (only one the registry published; desktop/recordings.c
+ * holds the safe-output rules) and it leaves the list. */
+static void on_recording_delete(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* id = http_request_path(req) + strlen(RECORDINGS_PREFIX);
+	if (!safe_id(id)) {
+		http_respond_error(req, 404, "no_recording", "no recording with this id "
+				"(GET /api/v1/recordings lists them)");
+		return;
+	}
+	char err[PATH_MAX + 200];
+	int rc = desktop_recording_delete(id, err, sizeof(err));
+	char client[64];
+	struct events_actor actor = actor_of(req, client, sizeof(client));
+	if (rc == 0) {
+		events_emit(&actor, "recording_delete", "deleted a recording",
+				json_pack("{s:s}", "recording", id));
+		http_respond_json(req, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1), NULL);
+		return;
+	}
+	int status = rc == -ENOENT ? 404 : rc == -EBUSY ? 409 : rc == -ELOOP || rc == -EPERM
+			? 403 : 500;
+	const char* code = rc == -ENOENT ? "no_recording" : rc == -EBUSY ? "recording_active"
+			: rc == -ELOOP || rc == -EPERM ? "bad_path" : "internal";
+	http_respond_error(req, status, code, err);
+}
+
+/* GET /api/v1/events/{id}/thumbnail: the JPEG kept for a screenshot event. */
+static void on_event_thumbnail(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* rest = http_request_path(req) + strlen(EVENTS_PREFIX);
+	char* end;
+	errno = 0;
+	unsigned long long id = strtoull(rest, &end, 10);
+	void* data = NULL;
+	size_t len = 0;
+	if (errno || end == rest || !isdigit((unsigned char)*rest) || strcmp(end, "/thumbnail") != 0
+			|| events_thumbnail_get(id, &data, &len) < 0) {
+		http_respond_error(req, 404, "not_found", "no thumbnail for this event (only the "
+				"latest agent screenshots keep one)");
+		return;
+	}
+	static const char* const headers[] = { "Cache-Control", "private, max-age=3600", NULL };
+	http_respond(req, 200, "image/jpeg", data, len, headers);
+	free(data);
+}
+
+/* ---- /api/v1/files/<path>: raw bytes in and out of --files-root ---------- */
+
+/* The path after the prefix; NULL after answering 400 when it held %00. */
+static const char* files_path(struct http_request* req)
+{
+	const char* p = http_request_path(req);
+	const char* rel = strncmp(p, FILES_PREFIX, strlen(FILES_PREFIX)) == 0
+		? p + strlen(FILES_PREFIX) : "";
+	if (strstr(rel, "%00")) {
+		http_respond_error(req, 400, "bad_path", "the path has a NUL character (%00)");
+		return NULL;
+	}
+	return rel;
+}
+
+/* PUT /api/v1/files/<path>: the body is the new file, as file_upload. */
+static void on_file_put(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* rel = files_path(req);
+	if (!rel)
+		return;
+	size_t len = 0;
+	const char* body = http_request_body(req, &len);
+	run_tool_raw(req, "file_upload", json_pack("{s:s}", "path", rel), REPLY_STRUCTURED,
+			body && len ? body : "", len);
+}
+
+/* A name for Content-Disposition: the last component, quoted-string safe. */
+static void attachment_name(const char* rel, char* out, size_t size)
+{
+	const char* base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	size_t o = 0;
+	for (const char* c = base; *c && o + 1 < size; c++)
+		out[o++] = isalnum((unsigned char)*c) || strchr("._-+", *c) ? *c : '_';
+	out[o] = '\0';
+	if (!o)
+		snprintf(out, size, "download");
+}
+
+/* GET /api/v1/files/<path>: the file's bytes; GET /api/v1/files/ or
+ * <dir>/: file_list's structuredContent. The bytes never get a type a
+ * browser would render (octet-stream, nosniff, attachment). */
+static void on_file_get(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* rel = files_path(req);
+	if (!rel)
+		return;
+	size_t n = strlen(rel);
+	if (n == 0 || rel[n - 1] == '/') {
+		json_t* args = n ? json_pack("{s:s}", "path", rel) : json_object();
+		run_tool(req, "file_list", args, REPLY_STRUCTURED);
+		return;
+	}
+	json_t* args = json_pack("{s:s}", "path", rel);
+	char client[64];
+	struct events_actor actor = actor_of(req, client, sizeof(client));
+	uint64_t event = events_tool_start(&actor, "file_download", args);
+	json_decref(args);
+	int64_t t0 = clock_ms();
+	char err[PATH_MAX + 256] = "";
+	int fd = -1;
+	long long size = 0;
+	enum tool_code code = tools_file_open(rel, &fd, &size, err, sizeof(err));
+	events_tool_end(event, &actor, "file_download", tool_code_name(code),
+			(double)(clock_ms() - t0), code == TOOL_OK ? NULL : err,
+			code == TOOL_OK ? json_pack("{s:I}", "bytes", (json_int_t)size) : NULL);
+	if (code != TOOL_OK) {
+		http_respond_error(req, tool_code_http_status(code), tool_code_name(code), err);
+		return;
+	}
+	char name[128], disposition[200];
+	attachment_name(rel, name, sizeof(name));
+	snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s\"", name);
+	const char* headers[] = { "Content-Disposition", disposition,
+		"X-Content-Type-Options", "nosniff", "Cache-Control", "no-store",
+		"Content-Security-Policy", "default-src 'none'; sandbox", NULL };
+	http_respond_file(req, 200, "application/octet-stream", fd, headers);
+}
+
 /* GET /api/v1/events: activity as SSE, history first. */
 struct events_sub {
 	pthread_mutex_t mutex;
@@ -486,6 +666,16 @@ static void sub_closed(void* ud)
 static void on_events(struct http_request* req, void* ud)
 {
 	(void)ud;
+	/* ?format=json: the history as one JSON object, for scripts. */
+	const char* format = http_request_query(req, "format");
+	if (format && strcmp(format, "json") == 0) {
+		http_respond_json(req, 200, json_pack("{s:o}", "events", events_history()), NULL);
+		return;
+	}
+	if (format && strcmp(format, "sse") != 0) {
+		http_respond_error(req, 400, "bad_arguments", "format must be sse or json");
+		return;
+	}
 	struct events_sub* sub = calloc(1, sizeof(*sub));
 	if (!sub) {
 		http_respond_error(req, 500, "internal", "out of memory");
@@ -558,13 +748,23 @@ int rest_register(void)
 		{ "GET", "/api/v1/windows", HTTP_ROLE_VIEW, 0, on_windows, NULL },
 		{ "GET", "/api/v1/recordings", HTTP_ROLE_VIEW, 0, on_recordings, NULL },
 		{ "GET", RECORDINGS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_recording, NULL },
+		{ "DELETE", RECORDINGS_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX,
+			on_recording_delete, NULL },
 		{ "GET", "/api/v1/events", HTTP_ROLE_VIEW, 0, on_events, NULL },
+		{ "GET", EVENTS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_event_thumbnail, NULL },
+		/* Files: the full token only (downloads and listings expose data,
+		 * as clipboard_read does); a PUT body may be as large as a file. */
+		{ "GET", "/api/v1/files", HTTP_ROLE_FULL, 0, on_file_get, NULL },
+		{ "GET", FILES_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX, on_file_get, NULL },
+		{ "PUT", FILES_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX | HTTP_ROUTE_FILE_BODY,
+			on_file_put, NULL },
 	};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		int rc = http_add_route(&routes[i]);
 		if (rc < 0)
 			return rc;
 	}
+
 	metrics_help("deskd_json_parse_bytes", "Memory held by request bodies being parsed "
 			"(at most --max-json-memory).");
 	metrics_help("deskd_heap_trim_seconds_max", "The longest malloc_trim so far (the heap "

@@ -78,6 +78,31 @@ static json_t* versions(void)
 	return v;
 }
 
+/* The launch tool's programs: [{pid, program, path, running, started,
+ * exit_code?, signal?}], running first. */
+static json_t* launched_json(void)
+{
+	json_t* arr = json_array();
+	struct desktop_launched* list;
+	size_t n;
+	if (!arr || desktop_launched_list(&list, &n) < 0)
+		return arr;
+	for (size_t i = 0; i < n; i++) {
+		const struct desktop_launched* l = &list[i];
+		json_t* o = json_pack("{s:I, s:s, s:s, s:b, s:I}", "pid", (json_int_t)l->pid,
+				"program", l->program, "path", l->path, "running", l->running,
+				"started", (json_int_t)l->started);
+		if (o && !l->running) {
+			json_object_set_new(o, "exit_code", json_integer(l->exit_code));
+			if (l->signal)
+				json_object_set_new(o, "signal", json_string(strsignal(l->signal)));
+		}
+		json_array_append_new(arr, o);
+	}
+	free(list);
+	return arr;
+}
+
 static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	int w = 0, h = 0;
@@ -86,7 +111,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 	if (!recordings)
 		recordings = json_array();
 	json_t* s = json_pack("{s:{s:s, s:s, s:I, s:f}, s:{s:s, s:b, s:b, s:i, s:i, s:i},"
-			" s:i, s:o, s:i, s:o}",
+			" s:i, s:o, s:o, s:i, s:o}",
 			"server",
 			"name", "deskd",
 			"version", DESKD_VERSION,
@@ -101,6 +126,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"disconnects", (int)desktop_disconnects(),
 			"sessions", mcp_session_count(),
 			"recordings", recordings,
+			"launched", launched_json(),
 			"tools", (int)tools_count(),
 			"versions", versions());
 	if (!s)
@@ -119,6 +145,16 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 	if (desktop_unavailable_reason(why, sizeof(why)))
 		json_object_set_new(json_object_get(s, "display"), "unavailable_reason",
 				json_string(why));
+	/* People in the loop (docs/CONTROL.md): what an agent refused with
+	 * human_in_control or paused can look at before it tries again. */
+	json_t* gate = tools_gate_state();
+	json_object_set_new(s, "control", json_pack("{s:O, s:O, s:O, s:I, s:I}",
+			"held", json_object_get(gate, "held"),
+			"paused", json_object_get(gate, "paused"),
+			"approve", json_object_get(gate, "approve"),
+			"help_pending", (json_int_t)json_array_size(json_object_get(gate, "help")),
+			"approvals_pending", (json_int_t)json_array_size(json_object_get(gate, "approvals"))));
+	json_decref(gate);
 	tool_result_ok(out, s);
 	return 0;
 }
@@ -135,21 +171,19 @@ static int doctor_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 #define STRING "{\"type\":\"string\"}"
 #define INTEGER "{\"type\":\"integer\"}"
 #define BOOLEAN "{\"type\":\"boolean\"}"
+#define OBJECT "{\"type\":\"object\"}"
+#define OBJECTS "{\"type\":\"array\",\"items\":" OBJECT "}"
 
+/* The shape, not every field: status is for people and scripts, and the
+ * default tools/list is sent to the model on every turn (DESIGN.md 6.2
+ * lists the fields). */
 static const char status_output[] =
 	"{\"type\":\"object\","
 	"\"required\":[\"server\",\"display\",\"sessions\",\"recordings\",\"tools\",\"versions\"],"
 	"\"properties\":{"
-	"\"server\":{\"type\":\"object\",\"properties\":{\"name\":" STRING ",\"version\":" STRING
-		",\"pid\":" INTEGER ",\"uptime_seconds\":{\"type\":\"number\"}}},"
-	"\"display\":{\"type\":\"object\",\"properties\":{\"name\":" STRING ",\"available\":" BOOLEAN
-		",\"embedded\":" BOOLEAN ",\"width\":" INTEGER ",\"height\":" INTEGER ",\"disconnects\":" INTEGER ",\"unavailable_reason\":" STRING "}},"
-	"\"sessions\":" INTEGER ","
-	"\"recordings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
-	"\"accessibility\":{\"type\":\"object\",\"properties\":{\"available\":" BOOLEAN
-		",\"embedded_bus\":" BOOLEAN ",\"session_bus\":" STRING ",\"atspi_bus\":" STRING
-		",\"enabled\":" BOOLEAN ",\"apps\":" INTEGER ",\"reason\":" STRING "}},"
-	"\"tools\":" INTEGER ","
+	"\"server\":" OBJECT ",\"display\":" OBJECT ",\"sessions\":" INTEGER ","
+	"\"recordings\":" OBJECTS ",\"launched\":" OBJECTS ","
+	"\"tools\":" INTEGER ",\"control\":" OBJECT ",\"accessibility\":" OBJECT ","
 	"\"versions\":{\"type\":\"object\",\"additionalProperties\":" STRING "}"
 	"}}";
 
@@ -170,7 +204,8 @@ const struct tool_def status_tools[] = {
 		.name = "status",
 		.title = "Server status",
 		.description =
-			"deskd's state: version, uptime, display, sessions, recordings, libraries. Works "
+			"deskd's state: version, uptime, display, sessions, recordings, launched programs, "
+			"libraries. Works "
 			"without a display.",
 		.input_schema = no_args,
 		.output_schema = status_output,

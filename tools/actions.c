@@ -24,6 +24,7 @@ static const struct act_name act_names[] = {
 	{ "wait", ACT_WAIT, 0, false },
 	{ "cursor_position", ACT_CURSOR_POSITION, 0, false },
 	{ "zoom", ACT_ZOOM, 0, false },
+	{ "paste", ACT_PASTE, 0, false },
 	/* Anthropic computer_20251124 names */
 	{ "left_click", ACT_CLICK, 1, true },
 	{ "right_click", ACT_CLICK, 3, true },
@@ -122,7 +123,8 @@ static bool field_allowed(const struct act_name* k, const char* f)
 	static const char* const mouse[] = { "button", NULL };
 	static const char* const shot[] = { "max_dimension", NULL };
 	static const char* const zoom[] = { "region", "max_dimension", NULL };
-	static const char* const type[] = { "text", "ref", NULL };
+	static const char* const type[] = { "text", "method", "chord", "ref", NULL };
+	static const char* const paste[] = { "text", "chord", NULL };
 	static const char* const keys[] = { "keys", "text", NULL };
 	static const char* const hold[] = { "keys", "text", "duration", NULL };
 	static const char* const wait[] = { "ms", "duration", NULL };
@@ -153,6 +155,7 @@ static bool field_allowed(const struct act_name* k, const char* f)
 	case ACT_SCREENSHOT: extra = shot; break;
 	case ACT_ZOOM: extra = zoom; break;
 	case ACT_TYPE: extra = type; break;
+	case ACT_PASTE: extra = paste; break;
 	case ACT_KEYPRESS: extra = keys; break;
 	case ACT_HOLD_KEY: extra = hold; break;
 	case ACT_WAIT: extra = wait; break;
@@ -242,6 +245,34 @@ int action_space_parse(const char* s, int* width, int* height, int* max_dimensio
 void action_space_format(char* out, size_t size, int width, int height, int max_dimension)
 {
 	snprintf(out, size, "%dx%d/%d", width, height, max_dimension);
+}
+
+/* paste, or type with method "paste": any UTF-8 text but NUL (X
+ * selections carry it, but applications cut text at it), an optional chord. */
+static int parse_paste(json_t* j, const char* tname, struct action* a, struct act_error* e)
+{
+	json_t* t = json_object_get(j, "text");
+	if (!json_is_string(t))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs text (a string)", tname);
+	a->paste = true;
+	a->text = json_string_value(t);
+	a->text_len = json_string_length(t);
+	if (a->text_len > ACTION_MAX_PASTE_BYTES)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "text is %zu bytes; a paste takes at most %d",
+				a->text_len, ACTION_MAX_PASTE_BYTES);
+	size_t bad = 0;
+	if (input_utf8_validate(a->text, a->text_len, &bad) < 0)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "text is not valid UTF-8 at byte %zu", bad);
+	if (memchr(a->text, '\0', a->text_len))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "text has a NUL character, which "
+				"applications cut pasted text at");
+	json_t* chord = json_object_get(j, "chord");
+	if (chord) {
+		if (parse_keys(chord, "chord", &a->chord, e) < 0)
+			return -1;
+		a->has_chord = true;
+	}
+	return 0;
 }
 
 int action_parse(json_t* j, bool batch_desktop, struct action* a,
@@ -441,10 +472,20 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 		}
 		break;
 	}
+	case ACT_PASTE:
+		return parse_paste(j, tname, a, e);
 	case ACT_TYPE: {
 		json_t* t = json_object_get(j, "text");
 		if (!json_is_string(t))
 			return action_fail(e, TOOL_BAD_ARGUMENTS, "type needs text (a string)");
+		json_t* method = json_object_get(j, "method");
+		if (method && (!json_is_string(method) || (strcmp(json_string_value(method), "keys")
+				&& strcmp(json_string_value(method), "paste"))))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "type: method must be \"keys\" (the default) or \"paste\"");
+		if (method && strcmp(json_string_value(method), "paste") == 0)
+			return parse_paste(j, tname, a, e);
+		if (json_object_get(j, "chord"))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "type: chord goes with method \"paste\"");
 		a->text = json_string_value(t);
 		a->text_len = json_string_length(t);
 		if (a->text_len > ACTION_MAX_TYPE_BYTES)

@@ -17,11 +17,13 @@
 #define ACTION_MAX_PATH_POINTS 1000	/* drag path */
 #define ACTION_MAX_WAIT_MS 30000	/* wait, hold_key */
 #define ACTION_MAX_TYPE_BYTES 65536	/* type: longer text is refused */
+#define ACTION_MAX_PASTE_BYTES (8 << 20)	/* paste: the clipboard's limit */
 
 enum act {
 	ACT_SCREENSHOT, ACT_CLICK, ACT_DOUBLE_CLICK, ACT_TRIPLE_CLICK, ACT_MOVE,
 	ACT_DRAG, ACT_MOUSE_DOWN, ACT_MOUSE_UP, ACT_SCROLL, ACT_TYPE,
 	ACT_KEYPRESS, ACT_HOLD_KEY, ACT_WAIT, ACT_CURSOR_POSITION, ACT_ZOOM,
+	ACT_PASTE,
 };
 
 struct act_name {
@@ -50,6 +52,9 @@ struct action {
 	int notches_x, notches_y;
 	const char* text;
 	size_t text_len;
+	bool paste;			/* paste, or type with method "paste" */
+	bool has_chord;			/* paste: chord given (else ctrl+v, or
+					 * shift+Insert in a terminal) */
 	int ms;
 	int max_dimension;		/* screenshot, zoom: -1 = none given */
 	const char* ref;		/* pointer actions, type: an element ref (ui tools) instead of x, y */

@@ -127,7 +127,7 @@ const struct tool_def tools_clipboard[] = {
 			SELECTION_PROP ",\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"]}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS ","
 			"\"text\":{\"type\":\"string\"}},\"required\":[\"selection\",\"format\",\"bytes\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_GROUPED,
+		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_GROUPED | TOOL_OBSERVES,
 		.handler = clipboard_read,
 	},
 	{

@@ -15,6 +15,7 @@
 #include "base/text.h"
 #include "base/real.h"
 #include "input/input.h"
+#include "capture/capture.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define MAX_ACTIONS 100
@@ -30,6 +32,9 @@
 #define FOCUS_TIMEOUT_MS 1000
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
+#define PASTE_TAKE_MS 5000	/* the target converts the selection within this */
+#define PASTE_SETTLE_MS 30	/* then inserts it */
+#define PASTE_SAVE_MS 2000	/* reading the previous clipboard */
 
 /* ---- running ---- */
 
@@ -334,6 +339,178 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 	return rc < 0 ? input_error(rc, "type", e) : 0;
 }
 
+/* ---- paste ---- */
+
+/* WM_CLASS instances or classes of terminals: they paste with shift+Insert
+ * (ctrl+v is a control character there), most of them from PRIMARY. */
+static bool is_terminal(const struct capture_window_info* w)
+{
+	static const char* const names[] = { "xterm", "uxterm", "urxvt", "rxvt", "st",
+		"st-256color", "kitty", "alacritty", "gnome-terminal", "gnome-terminal-server",
+		"konsole", "xfce4-terminal", "terminator", "tilix", "lxterminal", "mate-terminal",
+		"sakura", "terminology", "qterminal", "eterm", "aterm", "wezterm", "foot",
+		"roxterm", "guake", "tilda", "yakuake", "cool-retro-term", "terminal", NULL };
+	if (strncasecmp(w->instance, "urxvt", 5) == 0)
+		return true;	/* urxvt, urxvtd clients, urxvt-256color */
+	for (int i = 0; names[i]; i++)
+		if (strcasecmp(w->instance, names[i]) == 0 || strcasecmp(w->app, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The window that will get the chord: the batch's target, else the focused
+ * one. false when none is known. */
+static bool paste_target(struct batch* b, struct capture_window_info* out)
+{
+	struct capture_window_info* list = NULL;
+	size_t n = 0;
+	bool found = false;
+	if (desktop_windows(&list, &n) == 0) {
+		for (size_t i = 0; i < n && !found; i++) {
+			if (b->window ? list[i].id == b->window : list[i].focused) {
+				*out = list[i];
+				found = true;
+			}
+		}
+	}
+	free(list);
+	return found;
+}
+
+/* What a selection held before the paste, to put back after it. */
+struct saved_selection {
+	enum { SAVED_NONE, SAVED_TEXT, SAVED_IMAGE, SAVED_UNREADABLE } kind;
+	void* data;
+	size_t len;
+};
+
+static void save_selection(enum desktop_selection sel, struct saved_selection* out)
+{
+	char err[256];
+	*out = (struct saved_selection){ SAVED_NONE, NULL, 0 };
+	int rc = desktop_clipboard_read(sel, false, &out->data, &out->len, PASTE_SAVE_MS,
+			err, sizeof(err));
+	if (rc == 0) {
+		out->kind = SAVED_TEXT;
+		return;
+	}
+	if (rc == -ENOENT)
+		return;	/* nothing owned it */
+	if (rc == -ENODATA && desktop_clipboard_read(sel, true, &out->data, &out->len,
+			PASTE_SAVE_MS, err, sizeof(err)) == 0) {
+		out->kind = SAVED_IMAGE;
+		return;
+	}
+	out->kind = SAVED_UNREADABLE;
+	log_debug("paste: cannot keep the previous %s content: %s",
+			sel == DESKTOP_PRIMARY ? "PRIMARY" : "CLIPBOARD", err);
+}
+
+/* Put back what was there: its content, or no owner at all. */
+static const char* restore_selection(enum desktop_selection sel, struct saved_selection* s)
+{
+	char err[256];
+	int rc = 0;
+	const char* what = "none";
+	switch (s->kind) {
+	case SAVED_NONE:
+		rc = desktop_clipboard_release(sel, err, sizeof(err));
+		what = "empty";
+		break;
+	case SAVED_TEXT:
+	case SAVED_IMAGE:
+		rc = desktop_clipboard_write(sel, s->data, s->len, s->kind == SAVED_IMAGE,
+				err, sizeof(err));
+		what = s->kind == SAVED_IMAGE ? "image" : "text";
+		break;
+	case SAVED_UNREADABLE:
+		what = "unreadable";	/* other formats only, or an owner that did not answer */
+		break;
+	}
+	free(s->data);
+	s->data = NULL;
+	if (rc < 0) {
+		log_warn("paste: cannot restore the previous clipboard: %s", err);
+		return "failed";
+	}
+	return what;
+}
+
+/* paste (and type with method paste): the text goes on the CLIPBOARD (and
+ * PRIMARY for a terminal, which pastes that with shift+Insert), the chord
+ * goes to the target, the target converts the selection (deskd sees its
+ * data delivered whole), a short settle, then the previous content is put
+ * back. Exact for any text, and the fast path for long text. */
+static int paste_text(struct batch* b, const struct action* a, json_t* res,
+		struct act_error* e)
+{
+	struct capture_window_info target;
+	bool known = paste_target(b, &target);
+	bool terminal = known && is_terminal(&target);
+	struct input_chord chord = a->chord;
+	if (!a->has_chord) {
+		char err[128];
+		input_chord_parse(&chord, terminal ? "shift+Insert" : "ctrl+v", err, sizeof(err));
+	}
+	/* The chord's selection is the terminal's PRIMARY or the CLIPBOARD: a
+	 * terminal gets both, and so does a chord given by the caller. */
+	bool primary_too = terminal || a->has_chord;
+	struct saved_selection saved[2] = { 0 };
+	save_selection(DESKTOP_CLIPBOARD, &saved[DESKTOP_CLIPBOARD]);
+	if (primary_too)
+		save_selection(DESKTOP_PRIMARY, &saved[DESKTOP_PRIMARY]);
+
+	char err[256];
+	int rc = desktop_clipboard_write(DESKTOP_CLIPBOARD, a->text, a->text_len, false,
+			err, sizeof(err));
+	if (rc == 0 && primary_too)
+		rc = desktop_clipboard_write(DESKTOP_PRIMARY, a->text, a->text_len, false,
+				err, sizeof(err));
+	int failed = 0;
+	int64_t t0 = clock_ms();
+	if (rc < 0) {
+		failed = action_fail(e, tool_code_for_errno(rc), "paste: cannot set the clipboard: %s", err);
+	} else {
+		unsigned long before = desktop_clipboard_delivered();
+		rc = input_key_chord(b->in, &chord);
+		if (rc < 0) {
+			failed = input_error(rc, "paste", e);
+		} else {
+			int budget = PASTE_TAKE_MS;
+			if (b->ctx->deadline_ms && b->ctx->deadline_ms - clock_ms() < budget)
+				budget = (int)(b->ctx->deadline_ms - clock_ms());
+			rc = desktop_clipboard_wait_delivered(before, known ? target.id : 0,
+					budget > 0 ? budget : 0, b->ctx->cancelled);
+			if (rc == -ECANCELED)
+				failed = action_fail(e, TOOL_TIMEOUT, "paste: cancelled by the client");
+			else if (rc < 0)
+				failed = action_fail(e, TOOL_TIMEOUT, "paste: the %s did not take the "
+						"clipboard within %d ms after the chord (it may not accept a "
+						"paste here, or wants another chord: pass chord)",
+						known ? "target window" : "focused window", budget);
+			else
+				clock_sleep_ms(PASTE_SETTLE_MS);
+		}
+	}
+	json_object_set_new(res, "chord", chord_names(&chord));
+	json_object_set_new(res, "bytes", json_integer((json_int_t)a->text_len));
+	size_t chars = 0;
+	for (size_t i = 0; i < a->text_len; i++)
+		chars += ((unsigned char)a->text[i] & 0xc0) != 0x80;
+	json_object_set_new(res, "chars", json_integer((json_int_t)chars));
+	if (known && target.instance[0])
+		json_object_set_new(res, "target_class", json_string(target.instance));
+	json_object_set_new(res, "method", json_string("paste"));
+	if (!failed)
+		json_object_set_new(res, "taken_ms", json_integer(clock_ms() - t0));
+	json_object_set_new(res, "restored", json_string(restore_selection(DESKTOP_CLIPBOARD,
+			&saved[DESKTOP_CLIPBOARD])));
+	if (primary_too)
+		json_object_set_new(res, "restored_primary", json_string(restore_selection(
+				DESKTOP_PRIMARY, &saved[DESKTOP_PRIMARY])));
+	return failed;
+}
+
 static int run_action(struct batch* b, struct action* a, json_t* res,
 		struct act_error* e)
 {
@@ -344,7 +521,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 			|| k->act == ACT_DRAG || k->act == ACT_SCROLL
 			|| k->act == ACT_MOUSE_DOWN || k->act == ACT_MOUSE_UP;
 	bool acts = pointer || k->act == ACT_TYPE || k->act == ACT_KEYPRESS
-			|| k->act == ACT_HOLD_KEY;
+			|| k->act == ACT_HOLD_KEY || k->act == ACT_PASTE;
 
 	if (a->ref) {
 		if (tools_ui_ref_point(a->ref, &dx, &dy, e) < 0)
@@ -473,7 +650,8 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		json_object_set_new(res, "pixels_per_notch", json_integer(INPUT_PIXELS_PER_NOTCH));
 		break;
 	case ACT_TYPE:
-		return type_text(b, a, res, e);
+	case ACT_PASTE:
+		return a->paste ? paste_text(b, a, res, e) : type_text(b, a, res, e);
 	case ACT_KEYPRESS:
 		rc = input_key_chord(b->in, &a->chord);
 		json_object_set_new(res, "keys", chord_names(&a->chord));
@@ -734,6 +912,7 @@ SPLIT(hold_key)
 SPLIT(wait)
 SPLIT(cursor_position)
 SPLIT(zoom)
+SPLIT(paste)
 
 /* ---- schemas ---- */
 
@@ -757,7 +936,7 @@ SPLIT(zoom)
 #define DIRECTIONS "\"up\",\"down\",\"left\",\"right\""
 #define ACTION_TYPES "\"screenshot\",\"click\",\"double_click\",\"triple_click\",\"move\",\"drag\"," \
 	"\"mouse_down\",\"mouse_up\",\"scroll\",\"type\",\"keypress\",\"hold_key\",\"wait\",\"cursor_position\"," \
-	"\"zoom\",\"left_click\",\"right_click\",\"middle_click\",\"mouse_move\",\"left_click_drag\"," \
+	"\"zoom\",\"paste\",\"left_click\",\"right_click\",\"middle_click\",\"mouse_move\",\"left_click_drag\"," \
 	"\"left_mouse_down\",\"left_mouse_up\",\"key\""
 
 #define KEY_NAMES "OpenAI (CTRL, ENTER, ARROWLEFT) or X keysym names (Return, F5), any case."
@@ -783,6 +962,9 @@ SPLIT(zoom)
 #define P_KEYS "\"keys\":" S_CHORD(DESC("The chord: [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\". " KEY_NAMES))
 #define P_KEYTEXT "\"text\":{\"type\":\"string\"" DESC("The chord as xdotool text (Anthropic key).") "}"
 #define P_TYPETEXT "\"text\":{\"type\":\"string\"" DESC("Any Unicode; \\\\n is Enter, \\\\t is Tab.") "}"
+#define P_METHOD "\"method\":{\"type\":\"string\",\"enum\":[\"keys\",\"paste\"]" \
+	DESC("paste: through the clipboard (fast for long text), as computer_paste.") "}"
+#define P_CHORD "\"chord\":" S_CHORD(DESC("Paste chord; default ctrl+v, shift+Insert in terminals."))
 #define P_DURATION "\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30" DESC("Seconds.") "}"
 #define P_MS "\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000" DESC("Default 1000.") "}"
 #define P_REGION "\"region\":{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":4,\"maxItems\":4" \
@@ -802,6 +984,7 @@ SPLIT(zoom)
 	"\"x\":" S_INT ",\"y\":" S_INT ",\"coordinate\":" S_XY ",\"ref\":{\"type\":\"string\"}," \
 	"\"coordinate_space\":{\"type\":\"string\"},\"button\":" S_ENUM(BUTTONS) "," \
 	"\"keys\":" S_CHORD("") ",\"text\":{\"type\":\"string\"}," \
+	"\"method\":" S_ENUM("\"keys\",\"paste\"") ",\"chord\":" S_CHORD("") "," \
 	"\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT "}," \
 	"\"start_coordinate\":" S_XY "," \
 	"\"scroll_x\":{\"type\":\"number\"},\"scroll_y\":{\"type\":\"number\"}," \
@@ -835,7 +1018,7 @@ static const char batch_description[] =
 	"- click {x, y, button?, keys?}; double_click, triple_click, move {x, y, keys?}\n"
 	"- drag {path:[{x,y},...]}; mouse_down, mouse_up {button?, x?, y?}\n"
 	"- scroll {x, y, scroll_x?, scroll_y?}: pixels, + = right/down, 100 px = 1 notch\n"
-	"- type {text} (any Unicode, \\n = Enter); keypress {keys:[\"ctrl\",\"c\"]}; hold_key {keys, duration (s)}\n"
+	"- type {text, method?} (any Unicode, \\n = Enter); paste {text}: via the clipboard, fast; keypress {keys:[\"ctrl\",\"c\"]}; hold_key {keys, duration (s)}\n"
 	"- wait {ms? (default 1000)}; cursor_position\n"
 	"Keys: " KEY_NAMES " Anthropic names and fields work too (left_click, key {text:\"ctrl+c\"}, "
 	"coordinate:[x,y]...).\n"
@@ -858,7 +1041,7 @@ const struct tool_def tools_input[] = {
 		.title = "Screenshot",
 		.description = "Capture the screen (or a window) as an image; later coordinates refer to its pixels. Same as the screenshot tool.",
 		.input_schema = OBJ_END(P_WINDOW "," P_MAXDIM),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT | TOOL_OBSERVES,
 		.handler = split_screenshot,
 	},
 	{
@@ -937,10 +1120,19 @@ const struct tool_def tools_input[] = {
 		.name = "computer_type",
 		.title = "Type text",
 		.description = "Type text into the focused window (or `window`): any Unicode, byte-exact; \\n is Enter, \\t is Tab.",
-		.input_schema = OBJ_REQ(P_TYPETEXT "," P_WINDOW, "\"text\""),
+		.input_schema = OBJ_REQ(P_TYPETEXT "," P_METHOD "," P_CHORD "," P_WINDOW, "\"text\""),
 		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_type,
+	},
+	{
+		.name = "computer_paste",
+		.title = "Paste text",
+		.description = "Paste text into the focused window (or `window`) through the clipboard: exact, fast for long text; the clipboard is restored after.",
+		.input_schema = OBJ_REQ("\"text\":{\"type\":\"string\"" DESC("Any Unicode but NUL.") "}," P_CHORD "," P_WINDOW, "\"text\""),
+		.output_schema = action_output,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
+		.handler = split_paste,
 	},
 	{
 		.name = "computer_keypress",
@@ -983,7 +1175,7 @@ const struct tool_def tools_input[] = {
 		.title = "Zoom",
 		.description = "A full-resolution crop of region [x0, y0, x1, y1] (screenshot pixels) of the screen or window. Same as the zoom tool.",
 		.input_schema = OBJ_REQ(P_REGION "," P_WINDOW "," P_MAXDIM "," P_SPACE, "\"region\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT | TOOL_OBSERVES,
 		.handler = split_zoom,
 	},
 	{ 0 },

@@ -1,5 +1,4 @@
-/* The screen tools: screenshot, zoom, windows, window_focus, window_move,
- * wait_for_change. Captures, the screenshot cache and the coordinate space
+/* The screen tools: screenshot, zoom, wait_for_change. Captures, the screenshot cache and the coordinate space
  * are desktop/ services; these handlers parse arguments, keep the session's
  * max dimension and build the results. */
 #include "tools/tools.h"
@@ -8,7 +7,6 @@
 #include "capture/capture.h"
 #include "record/record.h"
 #include "desktop/desktop.h"
-#include "a11y/a11y.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "base/base64.h"
@@ -79,17 +77,6 @@ static bool window_arg(json_t* args, uint32_t* window, struct tool_result* out)
 		return false;
 	}
 	return true;
-}
-
-/* The window argument where one is required (not the screen). */
-static bool window_required(json_t* args, uint32_t* window, struct tool_result* out)
-{
-	if (!window_arg(args, window, out))
-		return false;
-	if (!*window)
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
-				"window is required (an id from the windows tool)");
-	return *window != 0;
 }
 
 /* max_dimension: 0 (native) or 16..16384. */
@@ -434,133 +421,6 @@ done:
 	return 0;
 }
 
-/* ---- windows ----------------------------------------------------------------------- */
-
-json_t* tools_window_json(const struct capture_window_info* w)
-{
-	return json_pack("{s:I, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:b}",
-			"id", (json_int_t)w->id, "pid", w->pid, "title", w->title,
-			"app", w->app[0] ? w->app : w->instance,
-			"x", w->rect.x, "y", w->rect.y, "width", w->rect.width,
-			"height", w->rect.height, "focused", w->focused, "visible", w->visible);
-}
-
-static bool contains_nocase(const char* hay, const char* needle)
-{
-	size_t n = strlen(needle);
-	for (const char* h = hay; *h; h++)
-		if (strncasecmp(h, needle, n) == 0)
-			return true;
-	return n == 0;
-}
-
-static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
-{
-	const char* app = tool_arg_string(args, "app", NULL);
-	int64_t pid = tool_arg_int(args, "pid", 0);
-	bool on_screen = tool_arg_bool(args, "on_screen_only", false);
-	struct desktop_capture* p = pool_get_for(out);
-	if (!p)
-		return 0;
-	struct capture_window_info* list;
-	size_t n;
-	int rc = capture_list_windows(desktop_capture_backend(p), &list, &n);
-	if (rc < 0) {
-		fail_rc(out, p, rc);
-		desktop_capture_put(p);
-		return 0;
-	}
-	/* Which pids publish an accessibility tree (the ui tools), bounded. */
-	struct a11y_app* apps = NULL;
-	size_t n_apps = 0;
-	bool know_a11y = a11y_apps(&apps, &n_apps, clock_ms() + 300, NULL, 0) == 0;
-	json_t* arr = json_array();
-	for (size_t i = 0; i < n; i++) {
-		const struct capture_window_info* w = &list[i];
-		if (app && !contains_nocase(w->app, app) && !contains_nocase(w->instance, app))
-			continue;
-		if (pid && w->pid != pid)
-			continue;
-		if (on_screen && !w->visible)
-			continue;
-		json_t* j = tools_window_json(w);
-		if (know_a11y) {
-			bool accessible = false;
-			for (size_t k = 0; k < n_apps && !accessible; k++)
-				accessible = w->pid > 0 && apps[k].pid == w->pid;
-			json_object_set_new(j, "accessible", json_boolean(accessible));
-		}
-		json_array_append_new(arr, j);
-	}
-	free(apps);
-	free(list);
-	int sw, sh;
-	capture_screen_size(desktop_capture_backend(p), &sw, &sh);
-	desktop_capture_put(p);
-	tool_result_ok(out, json_pack("{s:o, s:{s:i, s:i}}", "windows", arr,
-			"screen", "width", sw, "height", sh));
-	return 0;
-}
-
-/* ---- window_focus, window_move ------------------------------------------------------ */
-
-/* After a window operation (rc): the window as it is now, or the error;
- * gives the context back. */
-static int window_reply(struct tool_result* out, struct desktop_capture* p, uint32_t window,
-		int rc)
-{
-	struct capture_window_info info;
-	if (rc == 0)
-		rc = capture_window_info(desktop_capture_backend(p), window, &info);
-	if (rc < 0)
-		fail_rc(out, p, rc);
-	else
-		tool_result_ok(out, tools_window_json(&info));
-	desktop_capture_put(p);
-	return 0;
-}
-
-static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
-{
-	uint32_t window;
-	if (!window_required(args, &window, out))
-		return 0;
-	struct desktop_capture* p = pool_get_for(out);
-	if (!p)
-		return 0;
-	int rc = capture_focus_window(desktop_capture_backend(p), window);
-	return window_reply(out, p, window, rc);
-}
-
-static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
-{
-	uint32_t window;
-	if (!window_required(args, &window, out))
-		return 0;
-	int v[4];
-	const int* ptr[4] = { NULL };
-	const char* names[4] = { "x", "y", "width", "height" };
-	int given = 0;
-	for (int i = 0; i < 4; i++) {
-		json_t* j = json_object_get(args, names[i]);
-		if (!j)
-			continue;
-		v[i] = (int)json_integer_value(j);
-		ptr[i] = &v[i];
-		given++;
-	}
-	if (!given) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "give at least one of x, y, width, height");
-		return 0;
-	}
-	struct desktop_capture* p = pool_get_for(out);
-	if (!p)
-		return 0;
-	struct capture_rect r;
-	int rc = capture_move_window(desktop_capture_backend(p), window, ptr[0], ptr[1], ptr[2], ptr[3], &r);
-	return window_reply(out, p, window, rc);
-}
-
 /* ---- wait_for_change ----------------------------------------------------------------- */
 
 static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
@@ -602,21 +462,12 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 #define WINDOW_PROP \
 	"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295," \
 	"\"description\":\"Window id; default: the screen.\"}"
-#define WINDOW_REQUIRED \
-	"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295," \
-	"\"description\":\"Window id (windows tool).\"}"
 #define REGION_PROP \
 	"\"region\":{\"type\":\"array\",\"items\":" INT ",\"minItems\":4,\"maxItems\":4," \
 	"\"description\":\"[x0, y0, x1, y1] in screenshot pixels, end-exclusive.\"}"
 #define MAX_DIM_PROP(what) \
 	"\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384," \
 	"\"description\":\"" what "\"}"
-
-#define WINDOW_ITEM \
-	"{\"type\":\"object\",\"properties\":{" \
-	"\"id\":" INT ",\"pid\":" INT ",\"title\":" STR ",\"app\":" STR ",\"x\":" INT ",\"y\":" INT \
-	",\"width\":" INT ",\"height\":" INT ",\"focused\":" BOOL ",\"visible\":" BOOL "}," \
-	"\"required\":[\"id\",\"pid\",\"title\",\"app\",\"x\",\"y\",\"width\",\"height\",\"focused\",\"visible\"]}"
 
 #define IMAGE_META_PROPS \
 	"\"width\":" INT ",\"height\":" INT ",\"physical_width\":" INT ",\"physical_height\":" INT "," \
@@ -642,7 +493,7 @@ const struct tool_def tools_screen[] = {
 			"\"out\":{\"type\":\"string\",\"description\":\"Absolute path to write the image to.\"}}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS ",\"path\":" STR "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"format\",\"bytes\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = screenshot,
 	},
 	{
@@ -656,48 +507,8 @@ const struct tool_def tools_screen[] = {
 			MAX_DIM_PROP("0 = native (default), else 16..16384.") ",\"coordinate_space\":" STR "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS "},"
 			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"region\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = zoom,
-	},
-	{
-		.name = "windows",
-		.title = "List windows",
-		.description =
-			"Top-level windows: id (the window argument of other tools), pid, title, app, "
-			"client area in desktop pixels, focused, visible, accessible (ui tools work). Filter by app, pid or on_screen_only.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
-			WINDOW_ITEM "},\"screen\":{\"type\":\"object\",\"properties\":{\"width\":" INT ",\"height\":" INT "},"
-			"\"required\":[\"width\",\"height\"]}},\"required\":[\"windows\",\"screen\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.handler = windows,
-	},
-	{
-		.name = "window_focus",
-		.title = "Focus a window",
-		.description = "Raise a window (restoring it if minimized) and give it the keyboard focus; "
-			"returns its info.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
-			WINDOW_REQUIRED "}}",
-		.output_schema = WINDOW_ITEM,
-		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT,
-		.handler = window_focus,
-	},
-	{
-		.name = "window_move",
-		.title = "Move or resize a window",
-		.description =
-			"Move or resize a window's client area (desktop pixels); omitted values stay.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
-			WINDOW_REQUIRED ","
-			"\"x\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
-			"\"y\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
-			"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767},"
-			"\"height\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}}}",
-		.output_schema = WINDOW_ITEM,
-		.flags = TOOL_DESKTOP_LOCK,
-		.handler = window_move,
 	},
 	{
 		.name = "wait_for_change",
@@ -712,7 +523,7 @@ const struct tool_def tools_screen[] = {
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"changed\":" BOOL ",\"stable\":" BOOL
 			",\"waited_ms\":" INT ",\"window\":" INT ",\"timed_out\":" BOOL "},"
 			"\"required\":[\"changed\",\"waited_ms\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = wait_for_change,
 	},
 	{ 0 },

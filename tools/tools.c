@@ -37,6 +37,11 @@ static const char* const code_names[] = {
 	[TOOL_UNVERIFIED] = "unverified",
 	[TOOL_NEEDS_FOCUS] = "needs_focus",
 	[TOOL_FORBIDDEN] = "forbidden",
+	[TOOL_NOT_FOUND] = "not_found",
+	[TOOL_TOO_LARGE] = "too_large",
+	[TOOL_HUMAN_IN_CONTROL] = "human_in_control",
+	[TOOL_PAUSED] = "paused",
+	[TOOL_APPROVAL_DENIED] = "approval_denied",
 	[TOOL_INTERNAL] = "internal",
 };
 
@@ -74,10 +79,15 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_UNKNOWN_KEY:
 	case TOOL_OUT_OF_BOUNDS:
 	case TOOL_BAD_PATH: return 400;
-	case TOOL_FORBIDDEN: return 403;
+	case TOOL_FORBIDDEN:
+	case TOOL_APPROVAL_DENIED: return 403;
+	case TOOL_HUMAN_IN_CONTROL:
+	case TOOL_PAUSED: return 409;
 	case TOOL_WINDOW_NOT_FOUND:
 	case TOOL_NO_RECORDING:
-	case TOOL_CLIPBOARD_EMPTY: return 404;
+	case TOOL_CLIPBOARD_EMPTY:
+	case TOOL_NOT_FOUND: return 404;
+	case TOOL_TOO_LARGE: return 413;
 	case TOOL_WINDOW_NOT_VIEWABLE:
 	case TOOL_OUTPUT_EXISTS:
 	case TOOL_RECORDING_ACTIVE: return 409;
@@ -427,8 +437,14 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		}
 	}
 
-	uint64_t event = events_tool_start(ctx->source, ctx->session_id,
-			tool->name, args);
+	/* Only read-only calls may hide from the timeline as a refresh. */
+	struct events_actor actor = {
+		.kind = ctx->by_person ? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
+		.name = ctx->client_name, .session = ctx->session_id,
+		.via = ctx->via ? ctx->via : ctx->source,
+		.background = ctx->background && (tool->flags & TOOL_READ_ONLY),
+	};
+	uint64_t event = events_tool_start(&actor, tool->name, args);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
@@ -461,6 +477,8 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		else
 			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 					"the X display is not reachable; deskd reconnects when it is back");
+	} else if (!tools_gate_admit(tool, ctx, args, out)) {
+		/* a person holds the desktop, paused the agent or denied it */
 	} else {
 		bool locked = tool->flags & TOOL_DESKTOP_LOCK;
 		if (locked)
@@ -478,6 +496,8 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		else if (locked && !desktop_available())
 			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 					"the X display went away while this call waited; nothing was done");
+		else if (locked && !tools_gate_recheck(tool, out))
+			;	/* a person took the desktop while this call waited */
 		else
 			rc = tool->handler(ctx, args, out);
 		if (locked)
@@ -485,6 +505,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		if (rc < 0 && !out->is_error)
 			tool_result_error(out, TOOL_INTERNAL, NULL, "%s failed: %s",
 					tool->name, strerror(-rc));
+		tools_gate_finish(tool, out);
 	}
 
 	/* Input requests and missing capabilities only mean something to a
@@ -513,10 +534,12 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 			+ (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	const char* message = out->is_error && out->structured
 			? json_string_value(json_object_get(out->structured, "message")) : NULL;
-	events_tool_end(event, ctx->source, ctx->session_id, tool->name,
+	events_tool_end(event, &actor, tool->name,
 			out->is_error ? tool_code_name(out->code)
 			: out->input_requests ? "input_required"
-			: out->missing_capabilities ? "missing_capability" : "ok", ms, message, NULL);
+			: out->missing_capabilities ? "missing_capability" : "ok", ms, message,
+			actor.kind == EVENTS_ACTOR_AGENT && !actor.background
+			? tools_thumbnail(ctx, out, event) : NULL);
 	json_decref(owned);
 }
 

@@ -32,6 +32,9 @@ enum tool_flags {
 					 * member (see struct tool_group_member) */
 	TOOL_GROUPED = 1 << 12,		/* a group's member: listed with --tools
 					 * split|both, callable by name always */
+	TOOL_OBSERVES = 1 << 13,	/* shows the screen's pixels or text (screenshot,
+					 * zoom, ...): refused while a person holds
+					 * control unless --control-allows-observe */
 };
 
 /* A group tool's member: {"op": op, ...} calls the tool named tool with the
@@ -58,6 +61,11 @@ enum tool_code {
 	TOOL_CLIPBOARD_EMPTY,	/* nothing owns the selection, or no such format */
 	TOOL_TIMEOUT,
 	TOOL_FORBIDDEN,
+	TOOL_NOT_FOUND,		/* no such program (launch), no such file (file_download) */
+	TOOL_TOO_LARGE,		/* over --max-file-size */
+	TOOL_HUMAN_IN_CONTROL,	/* a person holds the desktop (dashboard) */
+	TOOL_PAUSED,		/* a person paused the agent */
+	TOOL_APPROVAL_DENIED,	/* denied, or no answer in time */
 	/* Accessibility (tools/ui.c). */
 	TOOL_NO_ACCESSIBILITY,		/* the window's app exposes no tree, or no AT-SPI bus */
 	TOOL_STALE_REF,			/* the ref is unknown or its element is gone */
@@ -85,6 +93,14 @@ struct tool_session;
 struct tool_ctx {
 	const char* source;		/* "mcp", "rest" or "cli" */
 	const char* session_id;		/* MCP session id, or NULL */
+	/* Who acts, for the events' actor (base/events.h; the transport fills
+	 * it). A label the caller chose, not authentication. */
+	const char* client_name;	/* MCP clientInfo.name, "dashboard"; NULL: source */
+	const char* via;		/* the actor's transport when it is not source
+					 * ("stdio" for MCP over stdio); NULL: source */
+	bool by_person;			/* a person in the dashboard sent it */
+	bool background;		/* the dashboard's own read-only refresh:
+					 * counted in /metrics, not in the timeline */
 	struct tool_session* session;	/* per-client state; NULL for REST */
 	bool read_only;			/* the caller holds the view token */
 	atomic_bool* cancelled;		/* set when the client cancels; poll it in long work */
@@ -99,6 +115,9 @@ struct tool_ctx {
 	 * Blocks until the answer; returns the result (new reference) or NULL
 	 * with *error set (new reference) on failure. */
 	json_t* (*request)(void* ud, const char* method, json_t* params, json_t** error);
+	/* Optional: while request waits, stop waiting (an error result) as soon
+	 * as this is set (the dashboard answered an approval first). */
+	const atomic_bool* request_stop;
 	bool client_can_sample, client_can_elicit, client_can_list_roots;
 
 	/* MCP 2026-07-28 (stateless): no session and no server -> client
@@ -107,6 +126,11 @@ struct tool_ctx {
 	 * client calls it again with the answers (multi round-trip requests);
 	 * a tool that cannot work without a client capability says so with
 	 * tool_result_missing_capability(). */
+	/* REST PUT /api/v1/files/<path>: the raw body as file_upload's data
+	 * (borrowed for the call); NULL elsewhere. */
+	const void* raw_data;
+	size_t raw_len;
+
 	bool stateless;
 	json_t* input_responses;	/* the retry's inputResponses (object), or NULL */
 	json_t* input_state;		/* the state this tool attached to the input
@@ -249,6 +273,50 @@ struct capture_window_info;
  *  width, height, focused, visible}); the live view's list uses it too. New
  *  reference. */
 json_t* tools_window_json(const struct capture_window_info* w);
+
+/** After a successful call that returned a screenshot to an agent: starts
+ *  making a small JPEG of that image for the timeline (tools/thumbs.c; on a
+ *  worker, kept under event id, GET /api/v1/events/{id}/thumbnail shortly
+ *  after). Returns what the end event adds ({"screenshot": {window,
+ *  thumbnail: true when one is being made}}, new reference) or NULL. */
+json_t* tools_thumbnail(const struct tool_ctx* ctx, const struct tool_result* res,
+		uint64_t event_id);
+/* Files under --files-root (tools/files.c), for REST's raw downloads. */
+/** Open the file at rel (relative to the files root) for reading: a
+ *  regular file within --max-file-size, no symlink on the way. Returns
+ *  TOOL_OK with *fd (the caller closes it) and *size, or the code
+ *  (bad_path, not_found, too_large, internal) with the reason in err. */
+enum tool_code tools_file_open(const char* rel, int* fd, long long* size,
+		char* err, size_t err_size);
+/* ---- People in the loop (tools/gate.c, docs/CONTROL.md) ----------------
+ * The live view tells the gate when a person holds the desktop or paused the
+ * agent and passes on the person's answers; tools_call() asks the gate
+ * before a call runs (refused at once, never queued) and after it succeeds
+ * (the note after a hand-back). Any thread. */
+
+/** A person took the desktop (held) or handed it back (note for the agent,
+ *  may be NULL): pending help requests end as handed_back with the note. */
+void tools_gate_set_held(bool held, const char* note);
+void tools_gate_set_paused(bool paused);
+bool tools_gate_held(void);
+/** End help request id as dismissed; 0 or -ENOENT (not pending). */
+int tools_gate_dismiss(uint64_t id, const char* note);
+/** Answer approval id; 0 or -ENOENT. */
+int tools_gate_answer(uint64_t id, bool approve);
+/** {held, paused, approve, help: [...], approvals: [...]}. New reference. */
+json_t* tools_gate_state(void);
+/** The one listener called (any thread, no lock held) after every change. */
+void tools_gate_listen(void (*fn)(void));
+/** tools_call: may the call run? Waits for an approval when one is needed;
+ *  false with out filled (human_in_control, paused, approval_denied). */
+bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
+		json_t* args, struct tool_result* out);
+/** tools_call, holding the desktop lock: false with out filled when a
+ *  person took the desktop while the call waited for the lock. */
+bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out);
+/** tools_call, after the handler: the first successful acting or observing
+ *  call after a hand-back gets the note (text + structured human_control). */
+void tools_gate_finish(const struct tool_def* tool, struct tool_result* out);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */

@@ -29,6 +29,7 @@
     flashes: [],          // { x, y, t0 } in frame pixels
     recordings: [],
     activeRec: null,      // { id, window }
+    viewMode: 'fit',      // 'fit' | 'actual' (one frame pixel per CSS pixel)
   };
 
   // ---- token ----
@@ -42,8 +43,12 @@
     return sessionStorage.getItem(TOKEN_KEY);
   }
 
+  // X-Deskd-Client: dashboard marks the page's own calls: its reads are
+  // refreshes (counted in /metrics, kept out of the timeline), what it sends
+  // that acts is a person's doing.
   function authHeaders(extra = {}) {
-    return state.token ? { ...extra, authorization: `Bearer ${state.token}` } : extra;
+    const h = { ...extra, 'x-deskd-client': 'dashboard' };
+    return state.token ? { ...h, authorization: `Bearer ${state.token}` } : h;
   }
 
   class HttpError extends Error {
@@ -116,14 +121,48 @@
     $('gate').hidden = false;
     $('gate-title').textContent = title;
     $('gate-text').textContent = text;
+    $('gate-where').hidden = true;
     document.querySelector('#gate .card').classList.toggle('bad', !!bad);
     setConn('down', 'not connected');
     $('gate-token').focus();
   }
 
+  // Where the token is, as deskd says (GET /api/v1/token-help, no token
+  // needed; it never tells the token itself).
+  async function showTokenHelp() {
+    const p = $('gate-where');
+    let h = null;
+    try {
+      const r = await fetch('/api/v1/token-help', { cache: 'no-store' });
+      if (r.ok) h = await r.json();
+    } catch { /* an older deskd */ }
+    p.replaceChildren();
+    p.hidden = false;
+    const code = (text) => el('code', { text });
+    if (h && h.source === 'given') {
+      p.append('deskd was started with --token (or DESKD_TOKEN): use that token.');
+    } else if (h && h.source === 'file' && h.path) {
+      p.append('deskd reads its token from --token-file ', code(h.path), '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`));
+    } else if (h && h.path) {
+      p.append('deskd keeps its token across restarts in ', code(h.path),
+        '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`),
+        ' (in a container, through podman exec, docker exec or kubectl exec).');
+    } else {
+      p.append('deskd keeps its token across restarts in its data directory: ', code('<data-dir>/token'),
+        ' (by default ', code('~/.local/state/deskd/token'), '). Print it with ', code('cat ~/.local/state/deskd/token'), '.');
+    }
+  }
+
+  // The field takes the token, or a whole dashboard URL with #token=.
+  function tokenFromInput(v) {
+    const m = /#(?:.*&)?token=([^&\s]+)/.exec(v);
+    if (m) { try { return decodeURIComponent(m[1]); } catch { return m[1]; } }
+    return v;
+  }
+
   $('gate-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    const v = $('gate-token').value.trim();
+    const v = tokenFromInput($('gate-token').value.trim());
     if (!v) return;
     sessionStorage.setItem(TOKEN_KEY, v);
     $('gate-token').value = '';
@@ -232,7 +271,11 @@
         drawOverlay();
         break;
       case 'event': onEvent(m); break;
+      case 'control': ctlOnState(m); break;                        // control
+      case 'taken': toast(m.message || 'Another tab took control', true); break;
+      case 'released': toast(m.message || 'Control was released', true); break;
       case 'error':
+        if (m.for) ctl.lastError = m;
         if (m.target) {
           $('stage-msg').textContent = `Cannot watch this ${m.target}: ${m.message}`;
           $('stage-msg').hidden = false;
@@ -280,6 +323,7 @@
       if (screenCanvas.width !== bmp.width || screenCanvas.height !== bmp.height) {
         screenCanvas.width = overlay.width = bmp.width;
         screenCanvas.height = overlay.height = bmp.height;
+        layoutCanvas();
       }
       ctx2d.drawImage(bmp, 0, 0);
       bmp.close();
@@ -412,6 +456,318 @@
   $('fps').addEventListener('change', sendWatch);
   $('size').addEventListener('change', sendWatch);
 
+  // ---- view controls: fit, 100%, fullscreen ----
+  // The picture's CSS size is set here (the canvas keeps the frame's pixels):
+  // fit scales it to the stage (on a narrow screen, to its width), 100% shows
+  // one frame pixel per CSS pixel and the stage scrolls. Pointer mapping from
+  // the page to the frame goes through getBoundingClientRect, whatever the size.
+
+  const stage = $('stage');
+  const narrow = window.matchMedia('(max-width: 900px)');
+
+  function layoutCanvas() {
+    const fw = screenCanvas.width, fh = screenCanvas.height;
+    if (!fw || !fh) return;
+    let w = fw, h = fh;
+    if (state.viewMode === 'fit') {
+      const cs = getComputedStyle(stage);
+      const aw = stage.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      const ah = stage.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+      // A narrow page scrolls down, so only its width bounds the picture.
+      const full = document.fullscreenElement != null;
+      const k = narrow.matches && !full ? aw / fw : Math.min(aw / fw, ah / fh);
+      if (!(k > 0)) return;
+      w = Math.max(1, Math.floor(fw * k));
+      h = Math.max(1, Math.floor(fh * k));
+    }
+    for (const c of [screenCanvas, overlay]) {
+      if (c.style.width !== `${w}px`) c.style.width = `${w}px`;
+      if (c.style.height !== `${h}px`) c.style.height = `${h}px`;
+    }
+  }
+
+  function setViewMode(mode) {
+    state.viewMode = mode;
+    stage.classList.toggle('actual', mode === 'actual');
+    for (const [id, m] of [['view-fit', 'fit'], ['view-actual', 'actual']]) {
+      $(id).classList.toggle('on', mode === m);
+      $(id).setAttribute('aria-pressed', String(mode === m));
+    }
+    layoutCanvas();
+    drawOverlay();
+  }
+
+  $('view-fit').addEventListener('click', () => setViewMode('fit'));
+  $('view-actual').addEventListener('click', () => setViewMode('actual'));
+  $('view-full').addEventListener('click', async () => {
+    const viewer = stage.closest('.viewer');
+    try {
+      if (document.fullscreenElement) await document.exitFullscreen();
+      else await viewer.requestFullscreen();
+    } catch (err) {
+      toast(`Fullscreen: ${err.message}`, true);
+    }
+  });
+  document.addEventListener('fullscreenchange', () => {
+    $('view-full').classList.toggle('on', document.fullscreenElement != null);
+    layoutCanvas();
+  });
+  new ResizeObserver(() => layoutCanvas()).observe(stage);
+  narrow.addEventListener('change', layoutCanvas);
+  // ---- control: take the desktop, help requests, pause, approvals ----
+  // The protocol is docs/CONTROL.md; the server decides who may do what
+  // (a view token's messages are refused there, hiding buttons is cosmetic).
+
+  const ctl = {
+    holder: 'none', canControl: false, paused: false,
+    help: [], approvals: [], notified: new Set(),
+    lastMove: null, moveTimer: 0, lastError: null,
+  };
+
+  function ctlSend(msg) {
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return false;
+    state.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  function ctlAskNotifications() {
+    if ('Notification' in window && Notification.permission === 'default') {
+      Notification.requestPermission().catch(() => {});
+    }
+  }
+
+  function ctlOnState(m) {
+    const was = ctl.holder;
+    ctl.holder = m.holder;
+    ctl.canControl = !!m.can_control;
+    ctl.paused = !!m.paused;
+    ctl.help = Array.isArray(m.help) ? m.help : [];
+    ctl.approvals = Array.isArray(m.approvals) ? m.approvals : [];
+    if (was === 'you' && m.holder !== 'you') ctlReleaseKeys();
+    ctlRender();
+    for (const h of ctl.help) {
+      if (ctl.notified.has('h' + h.id)) continue;
+      ctl.notified.add('h' + h.id);
+      ctlNotify('The agent asks for help', h.reason);
+    }
+    for (const a of ctl.approvals) {
+      if (ctl.notified.has('a' + a.id)) continue;
+      ctl.notified.add('a' + a.id);
+      ctlNotify('The agent waits for approval', a.tool);
+    }
+  }
+
+  function ctlNotify(title, body) {
+    if (!document.hidden && document.hasFocus()) return;
+    if ('Notification' in window && Notification.permission === 'granted') {
+      try { new Notification(`deskd: ${title}`, { body, tag: 'deskd-control' }); } catch { /* not allowed here */ }
+    }
+  }
+
+  function ctlRender() {
+    const mine = ctl.holder === 'you';
+    $('ctl-bar').hidden = !ctl.canControl;
+    $('ctl-take').hidden = mine;
+    $('ctl-take').textContent = ctl.holder === 'other' ? 'Take over' : 'Take control';
+    $('ctl-release').hidden = !mine;
+    $('ctl-note').hidden = !mine;
+    $('ctl-pause').textContent = ctl.paused ? 'Resume agent' : 'Pause agent';
+    $('ctl-pause').classList.toggle('on', ctl.paused);
+    $('ctl-state').textContent = mine ? 'You have control: the agent is refused until you hand back'
+      : ctl.holder === 'other' ? 'Another tab has control'
+        : ctl.paused ? 'The agent is paused' : '';
+    document.querySelector('.viewer').classList.toggle('held', mine);
+    document.body.dataset.control = ctl.holder;
+    // Keyboard focus when control arrives (not on later updates: the person
+    // may be typing a note).
+    if (mine && !ctl.hadFocus) $('ctl-input').focus({ preventScroll: true });
+    ctl.hadFocus = mine;
+    ctlRenderHelp();
+    ctlRenderApprovals();
+  }
+
+  function ctlRenderHelp() {
+    const box = $('ctl-help');
+    box.hidden = !ctl.help.length;
+    const open = new Map([...box.querySelectorAll('.card')].map((c) => [c.dataset.id, c]));
+    const cards = ctl.help.map((h) => {
+      const keep = open.get(String(h.id));
+      if (keep) return keep;
+      const note = el('input', { type: 'text', maxlength: '2000', placeholder: 'note for the agent', 'aria-label': 'Note for the agent' });
+      return el('div', { class: 'card', dataset: { id: String(h.id) }, role: 'alert' },
+        el('span', { class: 'reason', text: `The agent asks for help: ${h.reason}` }),
+        el('button', { type: 'button', class: 'act take', text: 'Take control', onclick: () => ctlTake() }),
+        note,
+        el('button', { type: 'button', class: 'act dismiss', text: 'Dismiss', onclick: () => ctlSend({ type: 'help_dismiss', id: h.id, note: note.value }) }));
+    });
+    box.replaceChildren(...cards);
+  }
+
+  function ctlRenderApprovals() {
+    const box = $('ctl-approvals');
+    box.hidden = !ctl.approvals.length;
+    const open = new Map([...box.querySelectorAll('.card')].map((c) => [c.dataset.id, c]));
+    const cards = ctl.approvals.map((a) => {
+      const keep = open.get(String(a.id));
+      if (keep) return keep;
+      const left = el('span', { class: 'left' });
+      const tick = () => {
+        const s = Math.max(0, Math.round(a.since + a.timeout_s - Date.now() / 1000));
+        left.textContent = `${s} s left`;
+        if (left.isConnected) setTimeout(tick, 1000);
+      };
+      const card = el('div', { class: 'card', dataset: { id: String(a.id), tool: a.tool } },
+        ctlSnapshot(a),
+        el('span', { class: 'what', text: `${a.tool} ${argSummary(a.args)}` }),
+        left,
+        el('button', { type: 'button', class: 'act approve', text: 'Approve', onclick: () => ctlSend({ type: 'approve', id: a.id }) }),
+        el('button', { type: 'button', class: 'act deny danger', text: 'Deny', onclick: () => ctlSend({ type: 'deny', id: a.id }) }));
+      setTimeout(tick, 0);
+      return card;
+    });
+    box.replaceChildren(...cards);
+  }
+
+  // The live picture now, with the action's target points outlined.
+  function ctlSnapshot(a) {
+    if (!screenCanvas.width) return null;
+    const c = el('canvas', { width: String(screenCanvas.width), height: String(screenCanvas.height), 'aria-label': 'The screen and where the action lands' });
+    const g = c.getContext('2d');
+    g.drawImage(screenCanvas, 0, 0);
+    const scale = Math.max(2, c.width / 240);
+    for (const d of clickPoints(a.tool, a.args)) {
+      const p = desktopToFrame(d.x, d.y);
+      if (!p) continue;
+      g.beginPath();
+      g.arc(p.x, p.y, 8 * scale, 0, Math.PI * 2);
+      g.lineWidth = 2 * scale;
+      g.strokeStyle = '#fff';
+      g.stroke();
+      g.lineWidth = scale;
+      g.strokeStyle = '#f33';
+      g.stroke();
+    }
+    return c;
+  }
+
+  function ctlTake() {
+    ctlAskNotifications();
+    if (ctl.holder === 'other' && !confirm('Another tab has control of the desktop. Take it over?')) return;
+    ctlSend({ type: 'take', force: ctl.holder === 'other' });
+  }
+
+  $('ctl-take').addEventListener('click', ctlTake);
+  $('ctl-release').addEventListener('click', () => {
+    ctlFlushMove();
+    ctlSend({ type: 'release', note: $('ctl-note').value });
+    $('ctl-note').value = '';
+  });
+  $('ctl-pause').addEventListener('click', () => {
+    ctlAskNotifications();
+    ctlSend({ type: ctl.paused ? 'resume' : 'pause' });
+  });
+
+  // Pointer: client pixels -> pixels of the frame on the canvas (floor), or
+  // null outside the picture. The server maps frame -> desktop exactly.
+  function ctlFramePoint(e) {
+    const r = screenCanvas.getBoundingClientRect();
+    if (!screenCanvas.width || !r.width || !r.height) return null;
+    const x = Math.floor((e.clientX - r.left) * screenCanvas.width / r.width);
+    const y = Math.floor((e.clientY - r.top) * screenCanvas.height / r.height);
+    if (x < 0 || y < 0 || x >= screenCanvas.width || y >= screenCanvas.height) return null;
+    return { x, y };
+  }
+
+  function ctlFlushMove() {
+    clearTimeout(ctl.moveTimer);
+    ctl.moveTimer = 0;
+    if (ctl.lastMove) ctlSend({ type: 'move', ...ctl.lastMove });
+    ctl.lastMove = null;
+  }
+
+  const BROWSER_BUTTONS = [1, 2, 3, 8, 9];   // MouseEvent.button 0..4 -> X buttons
+  const stageEl = $('stage');
+  stageEl.addEventListener('pointerdown', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!p || BROWSER_BUTTONS[e.button] === undefined) return;
+    e.preventDefault();
+    $('ctl-input').focus({ preventScroll: true });
+    try { stageEl.setPointerCapture(e.pointerId); } catch { /* synthetic */ }
+    ctlFlushMove();
+    ctlSend({ type: 'button', ...p, button: BROWSER_BUTTONS[e.button], down: true });
+  });
+  stageEl.addEventListener('pointerup', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (BROWSER_BUTTONS[e.button] === undefined) return;
+    e.preventDefault();
+    ctlFlushMove();
+    // Released outside the picture: at its nearest edge, so nothing stays down.
+    const r = p || { x: Math.min(Math.max(0, ctl.lastPoint ? ctl.lastPoint.x : 0), screenCanvas.width - 1),
+      y: Math.min(Math.max(0, ctl.lastPoint ? ctl.lastPoint.y : 0), screenCanvas.height - 1) };
+    ctlSend({ type: 'button', ...r, button: BROWSER_BUTTONS[e.button], down: false });
+  });
+  stageEl.addEventListener('pointermove', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!p) return;
+    ctl.lastPoint = p;
+    ctl.lastMove = p;
+    if (!ctl.moveTimer) ctl.moveTimer = setTimeout(ctlFlushMove, 16);
+  });
+  stageEl.addEventListener('wheel', (e) => {
+    if (ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!p) return;
+    e.preventDefault();
+    const k = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
+    ctlFlushMove();
+    ctlSend({ type: 'wheel', ...p, dx: e.deltaX * k, dy: e.deltaY * k });
+  }, { passive: false });
+  stageEl.addEventListener('contextmenu', (e) => { if (ctl.holder === 'you') e.preventDefault(); });
+
+  // Keyboard: a hidden textarea has the focus while this tab holds control,
+  // so composition (IME) and the browser's text insertion work; keys are
+  // sent as they are, characters the keyboard cannot make come as text.
+  const input = $('ctl-input');
+  const downKeys = new Map();   // code -> key, to release on blur
+  function ctlReleaseKeys() {
+    for (const [code, key] of downKeys) ctlSend({ type: 'key', key, code, down: false });
+    downKeys.clear();
+  }
+  input.addEventListener('keydown', (e) => {
+    if (ctl.holder !== 'you' || e.isComposing || e.key === 'Process' || e.key === 'Dead') return;
+    // Ctrl/Cmd+V: let the browser paste (the paste event sends the text).
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === 'v' || e.key === 'V')) return;
+    e.preventDefault();
+    if (!e.repeat) downKeys.set(e.code || e.key, e.key);
+    ctlSend({ type: 'key', key: e.key, code: e.code, down: true });
+  });
+  input.addEventListener('keyup', (e) => {
+    if (ctl.holder !== 'you' || e.key === 'Process' || e.key === 'Dead') return;
+    e.preventDefault();
+    downKeys.delete(e.code || e.key);
+    ctlSend({ type: 'key', key: e.key, code: e.code, down: false });
+  });
+  input.addEventListener('compositionend', (e) => {
+    if (ctl.holder === 'you' && e.data) ctlSend({ type: 'text', text: e.data });
+    input.value = '';
+  });
+  input.addEventListener('input', (e) => {
+    if (ctl.holder === 'you' && !e.isComposing && e.inputType === 'insertText' && e.data) {
+      ctlSend({ type: 'text', text: e.data });
+    }
+    if (!e.isComposing) input.value = '';
+  });
+  input.addEventListener('paste', (e) => {
+    if (ctl.holder !== 'you') return;
+    e.preventDefault();
+    const text = e.clipboardData ? e.clipboardData.getData('text/plain') : '';
+    if (text) ctlSend({ type: 'paste', text: text.slice(0, 12000) });
+  });
+  input.addEventListener('blur', ctlReleaseKeys);
+
   // ---- activity timeline ----
 
   function argSummary(args) {
@@ -434,8 +790,94 @@
     }).join(' ');
   }
 
+  // ---- timeline: who acted ----
+  // Every event names its actor (DESIGN.md 5.5): an agent (the MCP client's
+  // name, REST, stdio), a person in the dashboard, or deskd itself.
+
+  function actorOf(ev) {
+    const a = ev.actor && typeof ev.actor === 'object' ? ev.actor : null;
+    const kind = a && ['agent', 'person', 'deskd'].includes(a.kind) ? a.kind : 'agent';
+    const name = (a && a.name) || ev.source || 'rest';
+    const text = kind === 'person' ? (name === 'dashboard' ? 'person' : `person: ${name}`)
+      : kind === 'deskd' ? 'deskd' : name;
+    const title = [kind, a && a.via && a.via !== name ? `via ${a.via}` : '',
+      a && a.session ? `session ${a.session}` : ''].filter(Boolean).join(' · ');
+    return { kind, text, title };
+  }
+
+  function whoSpan(ev) {
+    const a = actorOf(ev);
+    return el('span', { class: `who ${a.kind}`, title: a.title, text: a.text });
+  }
+
+  // A thumbnail for an agent's screenshot: fetched with the token (an <img>
+  // cannot send it), freed when the entry leaves. deskd makes it just after
+  // the call, so a fresh one may need a retry; an old one (history replayed
+  // on connect) that is gone stays gone.
+  async function loadThumb(id, call, ts) {
+    if (call.thumb) return;
+    call.thumb = el('img', { class: 'thumb', alt: 'what the agent saw', dataset: { event: String(id) } });
+    const fresh = Math.abs(Date.now() / 1000 - ts) < 10;
+    const waits = fresh ? [250, 500, 1000, 2000] : [];
+    for (let i = 0; i <= waits.length; i++) {
+      try {
+        const r = await api(`/api/v1/events/${encodeURIComponent(id)}/thumbnail`);
+        const url = URL.createObjectURL(await r.blob());
+        if (!state.calls.has(id)) { URL.revokeObjectURL(url); return; }
+        call.thumbUrl = url;
+        call.thumb.src = url;
+        if (call.li && !call.thumb.isConnected) call.li.querySelector('.row').after(call.thumb);
+        return;
+      } catch (err) {
+        if (err.status === 401 || i === waits.length) return;
+        await new Promise((res) => setTimeout(res, waits[i]));
+      }
+    }
+  }
+
+  // Events that are no tool call (take control, hand back, a help request,
+  // pause, an approval, a person's input summarised): one line each.
+  function onNote(ev) {
+    const key = ev.id;
+    if (state.calls.has(key)) return;
+    const ds = { id: String(ev.id), kind: String(ev.kind), actor: actorOf(ev).kind };
+    if (typeof ev.tool === 'string') ds.tool = ev.tool;         // control events name what happened here
+    if (typeof ev.status === 'string') ds.status = ev.status;
+    const li = el('li', { class: 'note', dataset: ds },
+      el('div', { class: 'row', title: JSON.stringify(ev, null, 2) },
+        el('span', { class: 't', text: fmtTime(ev.ts) }),
+        whoSpan(ev),
+        el('span', { class: 'tool', text: String(ev.tool || ev.kind).replace(/_/g, ' ') }),
+        el('span', { class: 'args', text: ev.summary || '' })));
+    state.calls.set(key, { li, note: true });
+    const tl = $('timeline');
+    const atTop = tl.scrollTop < 8;
+    tl.prepend(li);
+    if (!atTop) tl.scrollTop += li.offsetHeight;
+    applyFilter(li);
+  }
+
+  function forget(call) {
+    if (call.li) call.li.remove();
+    if (call.thumbUrl) URL.revokeObjectURL(call.thumbUrl);
+  }
+
   function onEvent(ev) {
     if (ev.id === undefined) return;
+    if (ev.kind && ev.kind !== 'tool') {
+      onNote(ev);
+    } else {
+      onToolEvent(ev);
+    }
+    while (state.calls.size > MAX_TIMELINE) {
+      const [oldId, old] = state.calls.entries().next().value;
+      forget(old);
+      state.calls.delete(oldId);
+    }
+    $('act-count').textContent = String(state.calls.size);
+  }
+
+  function onToolEvent(ev) {
     let call = state.calls.get(ev.id);
     if (!call) {
       call = { start: null, end: null, li: null };
@@ -444,18 +886,13 @@
     if (ev.status === 'started') call.start = ev;
     else call.end = ev;
     renderCall(ev.id, call);
+    if (call.end && call.end.screenshot && call.end.screenshot.thumbnail) loadThumb(ev.id, call, ev.ts);
     if (call.end && call.end.status === 'ok' && call.start) {
       const pts = clickPoints(call.end.tool || call.start.tool, call.start.args);
       if (pts.length) flashAt(pts);
       if (/^record_/.test(call.end.tool)) refreshRecordings();
       if (/^window_/.test(call.end.tool)) refreshWindows();
     }
-    while (state.calls.size > MAX_TIMELINE) {
-      const [oldId, old] = state.calls.entries().next().value;
-      if (old.li) old.li.remove();
-      state.calls.delete(oldId);
-    }
-    $('act-count').textContent = String(state.calls.size);
   }
 
   function renderCall(id, call) {
@@ -466,11 +903,13 @@
     const li = call.li || el('li', { dataset: { id: String(id) } });
     li.dataset.tool = s.tool;
     li.dataset.status = status;
+    li.dataset.actor = actorOf(s).kind;
     li.classList.toggle('err', !!isErr);
     const dur = e && typeof e.duration_ms === 'number'
       ? (e.duration_ms < 10 ? e.duration_ms.toFixed(1) : Math.round(e.duration_ms)) + ' ms' : '';
     const row = el('div', { class: 'row', role: 'button', tabindex: '0', title: 'Show details' },
       el('span', { class: 't', text: fmtTime(s.ts) }),
+      whoSpan(s),
       el('span', { class: 'tool', text: s.tool }),
       el('span', { class: 'args', text: argSummary(call.start ? call.start.args : null) }),
       el('span', { class: 'dur', text: dur }),
@@ -480,6 +919,7 @@
     }
     const open = li.querySelector('pre');
     li.replaceChildren(row);
+    if (call.thumb && call.thumb.src) li.append(call.thumb);
     if (open) li.append(detailsOf(call));
     const toggle = () => {
       const pre = li.querySelector('pre');
@@ -501,7 +941,7 @@
     const s = call.start || call.end;
     const e = call.end;
     const d = {
-      id: s.id, tool: s.tool, source: s.source, session: s.session,
+      id: s.id, tool: s.tool, actor: s.actor, source: s.source, session: s.session,
       started: new Date(s.ts * 1000).toISOString(),
       status: e ? e.status : 'running',
       duration_ms: e ? e.duration_ms : undefined,
@@ -510,7 +950,7 @@
     };
     if (e) {
       for (const [k, v] of Object.entries(e)) {
-        if (!['type', 'id', 'ts', 'source', 'session', 'tool', 'status', 'duration_ms', 'error'].includes(k)) d[k] = v;
+        if (!['type', 'id', 'ts', 'kind', 'actor', 'source', 'session', 'tool', 'status', 'duration_ms', 'error'].includes(k)) d[k] = v;
       }
     }
     return el('pre', { text: JSON.stringify(d, null, 2) });
@@ -608,7 +1048,9 @@
 
   function renderRecordings() {
     const ul = $('recordings');
-    const items = state.recordings.slice().reverse().map((r) => {
+    // Newest first: by start time, ties in the server's order (newest first).
+    const started = (r) => Date.parse(r.started || '') || 0;
+    const items = state.recordings.slice().sort((a, b) => started(b) - started(a)).map((r) => {
       const recording = isRecording(r);
       const failed = /fail|error|abort/.test(String(r.state || r.status || ''));
       const name = (r.path || '').split('/').pop() || `${r.id}.mp4`;
@@ -619,10 +1061,30 @@
         el('span', { class: 'title', text: name }),
         el('span', { class: 'sub', text: sub }),
         failed ? el('span', { class: 'badge', title: r.error || '', text: 'failed' }) : null,
-        recording || failed ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }));
+        recording || failed ? null : el('a', { href: '#', class: 'download', text: 'download', onclick: (e) => { e.preventDefault(); download(r, name); } }),
+        recording ? null : el('button', { type: 'button', class: 'act ghost del', title: `Delete ${name}`, text: 'delete', onclick: (e) => deleteRecording(e.currentTarget, r, name) }));
     });
     if (!items.length) items.push(el('li', { class: 'empty', text: 'No recordings yet' }));
     ul.replaceChildren(...items);
+  }
+
+  // Two clicks: the first arms the button for a few seconds.
+  async function deleteRecording(btn, r, name) {
+    if (!btn.classList.contains('armed')) {
+      btn.classList.add('armed');
+      btn.textContent = 'delete?';
+      setTimeout(() => { if (btn.isConnected) { btn.classList.remove('armed'); btn.textContent = 'delete'; } }, 4000);
+      return;
+    }
+    btn.disabled = true;
+    try {
+      await api(`/api/v1/recordings/${encodeURIComponent(r.id)}`, { method: 'DELETE' });
+      recMsg(`Deleted ${name}`);
+    } catch (err) {
+      if (err.status === 403 && state.role === 'view') recMsg('This token may only watch.', true);
+      else recMsg(`Cannot delete ${name}: ${err.message}`, true);
+    }
+    refreshRecordings();
   }
 
   async function download(r, name) {
@@ -734,8 +1196,9 @@
     sessionStorage.removeItem(TOKEN_KEY);
     state.token = null;
     showGate(had ? 'Wrong token' : 'Token needed',
-      had ? 'deskd did not accept this token (401). It may be old: deskd makes a new one unless it is given --token or --token-file. Paste the current token, or open the Dashboard URL deskd printed.'
-        : 'This dashboard needs the token deskd printed when it started.', had);
+      had ? 'deskd did not accept this token (401). It is not the one deskd uses now (it keeps the same token across restarts; a new one only comes with a new data directory, --token or --token-file). Paste the current token below.'
+        : 'This dashboard needs deskd\'s token: the address had none after #token=. Paste it below.', had);
+    showTokenHelp();
   }
 
   async function start() {

@@ -4,9 +4,11 @@
 #include "base/clock.h"
 
 #include <X11/Xatom.h>
+#include <X11/Xutil.h>
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define WALK_MAX 64		/* window tree depth we follow */
@@ -209,4 +211,121 @@ int x11_focus_window(struct x11_conn* self, Window window, int timeout_ms)
 			&& !x11_contains(dpy, window_property(dpy, DefaultRootWindow(dpy), active), window))
 		clock_sleep_ms(FOCUS_POLL_MS);
 	return x11_sync(self) == -ECONNRESET ? -ECONNRESET : 0;
+}
+
+/* ---- Window states ---- */
+
+int x11_window_state(struct x11_conn* self, Window w, struct x11_window_state* out)
+{
+	Display* dpy = self->dpy;
+	memset(out, 0, sizeof(*out));
+	if (x11_lost(self))
+		return -ECONNRESET;
+	XWindowAttributes attr;
+	int rc = attributes(self, w, &attr);
+	if (rc < 0)
+		return rc;
+	out->viewable = attr.map_state == IsViewable;
+	Window child;
+	XTranslateCoordinates(dpy, w, attr.root, 0, 0, &out->x, &out->y, &child);
+	out->width = attr.width;
+	out->height = attr.height;
+
+	int format;
+	unsigned char* data;
+	Atom wm_state = XInternAtom(dpy, "WM_STATE", False);
+	long n = x11_property(dpy, w, wm_state, wm_state, 2, &format, &data);
+	long st = n >= 1 && format == 32 ? (long)((unsigned long*)(void*)data)[0] : WithdrawnState;
+	out->iconic = st == IconicState;
+	out->withdrawn = st == WithdrawnState;
+	if (data)
+		XFree(data);
+
+	Atom names[] = {
+		XInternAtom(dpy, "_NET_WM_STATE_HIDDEN", False),
+		XInternAtom(dpy, "_NET_WM_STATE_MAXIMIZED_VERT", False),
+		XInternAtom(dpy, "_NET_WM_STATE_MAXIMIZED_HORZ", False),
+		XInternAtom(dpy, "_NET_WM_STATE_FULLSCREEN", False),
+		XInternAtom(dpy, "_NET_WM_STATE_MODAL", False),
+		XInternAtom(dpy, "_NET_WM_STATE_ABOVE", False),
+	};
+	bool* flags[] = { &out->hidden, &out->max_vert, &out->max_horz, &out->fullscreen,
+		&out->modal, &out->above };
+	n = x11_property(dpy, w, XInternAtom(dpy, "_NET_WM_STATE", False), XA_ATOM, 64,
+			&format, &data);
+	for (long i = 0; i < n && format == 32; i++)
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			if (((unsigned long*)(void*)data)[i] == names[k])
+				*flags[k] = true;
+	if (data)
+		XFree(data);
+
+	Atom* protocols = NULL;
+	int count = 0;
+	Atom del = XInternAtom(dpy, "WM_DELETE_WINDOW", False);
+	if (XGetWMProtocols(dpy, w, &protocols, &count) && protocols) {
+		for (int i = 0; i < count; i++)
+			out->takes_delete |= protocols[i] == del;
+		XFree(protocols);
+	}
+	Window parent = None;
+	if (XGetTransientForHint(dpy, w, &parent))
+		out->transient_for = parent;
+	n = x11_property(dpy, w, XInternAtom(dpy, "_NET_WM_PID", False), XA_CARDINAL, 1, &format,
+			&data);
+	if (n == 1 && format == 32)
+		out->pid = (long)((unsigned long*)(void*)data)[0];
+	if (data)
+		XFree(data);
+	/* The window went away between the requests: say so. */
+	if (x11_lost(self))
+		return -ECONNRESET;
+	return x11_take(self) == BadWindow ? -ENOENT : 0;
+}
+
+void x11_change_wm_state(Display* dpy, Window w, int action, Atom a, Atom b)
+{
+	const long data[5] = { action, (long)a, (long)b, 2, 0 };
+	x11_wm_message(dpy, w, XInternAtom(dpy, "_NET_WM_STATE", False), data);
+}
+
+bool x11_wm_running(Display* dpy)
+{
+	XWindowAttributes attr;
+	if (!XGetWindowAttributes(dpy, DefaultRootWindow(dpy), &attr))
+		return false;
+	return (attr.all_event_masks & SubstructureRedirectMask) != 0;
+}
+
+void x11_wm_name(struct x11_conn* self, char* out, size_t size)
+{
+	Display* dpy = self->dpy;
+	out[0] = '\0';
+	Atom check = XInternAtom(dpy, "_NET_SUPPORTING_WM_CHECK", False);
+	int saved = self->error;
+	Window wm = window_property(dpy, DefaultRootWindow(dpy), check);
+	if (wm && window_property(dpy, wm, check) == wm) {
+		int format;
+		unsigned char* data;
+		long n = x11_property(dpy, wm, XInternAtom(dpy, "_NET_WM_NAME", False),
+				XInternAtom(dpy, "UTF8_STRING", False), 64, &format, &data);
+		if (n > 0 && format == 8)
+			snprintf(out, size, "%.*s", (int)n, (const char*)data);
+		if (data)
+			XFree(data);
+	}
+	self->error = saved;
+}
+
+void x11_send_delete(Display* dpy, Window w)
+{
+	XEvent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = w;
+	ev.xclient.message_type = XInternAtom(dpy, "WM_PROTOCOLS", False);
+	ev.xclient.format = 32;
+	ev.xclient.data.l[0] = (long)XInternAtom(dpy, "WM_DELETE_WINDOW", False);
+	ev.xclient.data.l[1] = CurrentTime;
+	XSendEvent(dpy, w, False, NoEventMask, &ev);
 }

@@ -26,6 +26,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct x11_conn {
 	Display* dpy;		/* NULL until x11_open, and after x11_close */
@@ -92,3 +93,35 @@ bool x11_wm_supports(struct x11_conn* self, Atom atom);
  *  WM to publish _NET_ACTIVE_WINDOW. Returns 0, -ENOENT (no such window, or
  *  it went away), -ETIMEDOUT, -ECONNRESET. Clears the recorded error. */
 int x11_focus_window(struct x11_conn* self, Window window, int timeout_ms);
+
+/* ---- Window states (ICCCM and EWMH) ---- */
+
+struct x11_window_state {
+	bool viewable;		/* map_state IsViewable */
+	bool iconic;		/* WM_STATE IconicState */
+	bool withdrawn;		/* no WM_STATE, or WithdrawnState */
+	bool hidden;		/* _NET_WM_STATE_HIDDEN */
+	bool max_vert, max_horz;	/* _NET_WM_STATE_MAXIMIZED_* */
+	bool fullscreen;	/* _NET_WM_STATE_FULLSCREEN */
+	bool modal;		/* _NET_WM_STATE_MODAL */
+	bool above;		/* _NET_WM_STATE_ABOVE */
+	bool takes_delete;	/* WM_PROTOCOLS lists WM_DELETE_WINDOW */
+	Window transient_for;	/* WM_TRANSIENT_FOR, or None */
+	long pid;		/* _NET_WM_PID, or 0 */
+	int x, y, width, height;	/* the client area, root coordinates */
+};
+
+/** Read a window's state: 0, -ENOENT (no such window) or -ECONNRESET.
+ *  Clears the recorded error. */
+int x11_window_state(struct x11_conn* self, Window w, struct x11_window_state* out);
+/** Ask the window manager to change _NET_WM_STATE: action 0 remove, 1 add,
+ *  2 toggle; a and b are state atoms (b may be None); as a pager (source 2). */
+void x11_change_wm_state(Display* dpy, Window w, int action, Atom a, Atom b);
+/** Is a window manager running (a client selected SubstructureRedirect on
+ *  the root), EWMH or not? */
+bool x11_wm_running(Display* dpy);
+/** The EWMH window manager's name (_NET_WM_NAME of its check window) in
+ *  out, or "" when there is none. */
+void x11_wm_name(struct x11_conn* self, char* out, size_t size);
+/** Ask the client to close w: WM_PROTOCOLS / WM_DELETE_WINDOW, sent to w. */
+void x11_send_delete(Display* dpy, Window w);

@@ -125,6 +125,7 @@ static struct {
 	char origin[128];
 	long max_body;
 	long max_large_body;		/* HTTP_ROUTE_LARGE_BODY, full token */
+	long max_file_body;		/* HTTP_ROUTE_FILE_BODY, full token */
 	bool running, stopping;
 	struct http_request* requests;
 	struct http_stream* streams;
@@ -678,10 +679,15 @@ static void check_request(struct http_request* req)
 	 * token; their handler refuses a large body that is anything else. */
 	req->max_body = (r->flags & HTTP_ROUTE_LARGE_BODY) && req->role == HTTP_ROLE_FULL
 		&& H.max_large_body > H.max_body ? H.max_large_body : H.max_body;
+	if ((r->flags & HTTP_ROUTE_FILE_BODY) && req->role == HTTP_ROLE_FULL)
+		req->max_body = H.max_file_body;
 	const char* cl = http_request_header(req, "Content-Length");
 	long long announced = cl ? strtoll(cl, NULL, 10) : 0;
 	if (announced > req->max_body) {
-		set_verdict(req, 413, "payload_too_large", req->max_body > H.max_body
+		set_verdict(req, 413, "payload_too_large", r->flags & HTTP_ROUTE_FILE_BODY
+				&& req->role == HTTP_ROLE_FULL
+				? "the file is over --max-file-size"
+				: req->max_body > H.max_body
 				? "request body too large (over --max-clipboard-body)"
 				: "request body too large (over --max-body)");
 		req->verdict_close = true;
@@ -1303,6 +1309,33 @@ static unsigned pool_size(void)
 	return (unsigned)env_long("DESKD_HTTP_THREADS", def, 1, 64);
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* MHD's percent-decoding of paths and query values, but "%00" stays: a
+ * decoded NUL would end the C string and turn "a%00b" into "a" unseen. */
+static size_t unescape(void* cls, struct MHD_Connection* conn, char* s)
+{
+	(void)cls;
+	(void)conn;
+	char* w = s;
+	for (const char* r = s; *r;) {
+		int hi, lo;
+		if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0
+				&& (hi || lo)) {
+			*w++ = (char)(hi << 4 | lo);
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
 int http_start(const struct options* opts, char* url, size_t url_size)
 {
 	int rc;
@@ -1310,6 +1343,7 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 		return -EBUSY;
 	H.max_body = opts->max_body_bytes;
 	H.max_large_body = opts->max_clipboard_body_bytes;
+	H.max_file_body = opts->max_file_size > 0 ? opts->max_file_size : H.max_body;
 	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
 	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
 			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);
@@ -1330,6 +1364,7 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 			MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
 			MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+			MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 			threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads,
 			MHD_OPTION_END);
 	if (!H.daemon) {

@@ -23,6 +23,8 @@ enum http_route_flags {
 					 * --max-clipboard-body, not --max-body: the
 					 * handler refuses (413) a large one that is not
 					 * a clipboard_write (http_request_body_large) */
+	HTTP_ROUTE_FILE_BODY = 1 << 3,	/* the full token's bodies may be up to
+					 * --max-file-size (PUT /api/v1/files/...) */
 };
 
 struct http_request;
@@ -54,6 +56,9 @@ const char* http_request_method(const struct http_request* req);
 const char* http_request_path(const struct http_request* req);
 /** Case-insensitive header lookup; NULL if absent. */
 const char* http_request_header(const struct http_request* req, const char* name);
+/* The path and the query are percent-decoded, except %00, which stays as
+ * those three characters (a decoded NUL would cut the string short
+ * silently): a handler for which that matters refuses "%00". */
 /** Decoded query parameter; NULL if absent. */
 const char* http_request_query(const struct http_request* req, const char* name);
 /** The body (NUL-terminated for convenience); len may be NULL. */

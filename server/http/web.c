@@ -9,6 +9,7 @@
 
 #include "server/http/web.h"
 #include "server/http/http.h"
+#include "server/http/auth.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -160,6 +161,32 @@ static void web_static(struct http_request* req, void* ud)
 	web_serve(req, e);
 }
 
+/* GET /api/v1/token-help, no token: what the wrong-token page says about
+ * where the token is. Never the token; the path of its file (the banner
+ * prints it too), which reading needs a shell on the machine anyway. */
+static void web_token_help(struct http_request* req, void* ud)
+{
+	(void)ud;
+	const char* path = NULL;
+	enum auth_token_source source = auth_token_source(&path);
+	static const char* const names[] = {
+		[AUTH_TOKEN_NONE] = "none", [AUTH_TOKEN_GENERATED] = "generated",
+		[AUTH_TOKEN_SAVED] = "saved", [AUTH_TOKEN_FILE] = "file",
+		[AUTH_TOKEN_GIVEN] = "given",
+	};
+	json_t* body = json_pack("{s:b, s:s}", "auth", source != AUTH_TOKEN_NONE,
+			"source", (unsigned)source < sizeof(names) / sizeof(names[0]) && names[source]
+			? names[source] : "unknown");
+	if (body && path) {
+		json_object_set_new(body, "path", json_string(path));
+		char cmd[4200];
+		snprintf(cmd, sizeof(cmd), "cat %s", path);
+		json_object_set_new(body, "print", json_string(cmd));
+	}
+	static const char* const headers[] = { "Cache-Control", "no-store", NULL };
+	http_respond_json(req, 200, body, headers);
+}
+
 int web_register(void)
 {
 	web_n_entries = 0;
@@ -181,6 +208,7 @@ int web_register(void)
 	static const struct http_route routes[] = {
 		{ "GET", "/", HTTP_ROLE_NONE, 0, web_index, NULL },
 		{ "GET", "/static/", HTTP_ROLE_NONE, HTTP_ROUTE_PREFIX, web_static, NULL },
+		{ "GET", "/api/v1/token-help", HTTP_ROLE_NONE, 0, web_token_help, NULL },
 	};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		int rc = http_add_route(&routes[i]);

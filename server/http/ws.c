@@ -11,6 +11,9 @@
 
 #include <errno.h>
 #include <libwebsockets.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -55,6 +58,13 @@ static void drain_queue(void)
 	for (int i = 0; i < n; i++) {
 		/* WSI_DESTROY may come inside the call: it takes W.adopting then. */
 		W.adopting = tokens[i];
+		/* A frame is a header message and then its JPEG: with Nagle on,
+		 * the JPEG waited for the viewer's delayed ACK of the header
+		 * (40 ms) about every other frame. lws does not set it on an
+		 * adopted socket. */
+		int one = 1;
+		if (setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+			log_debug("TCP_NODELAY on a WebSocket: %s", strerror(errno));
 		struct lws* wsi = lws_adopt_socket_vhost(W.vhost, fds[i]);	/* closes fd on failure */
 		if (!wsi)
 			log_warn("libwebsockets could not adopt a connection");

@@ -71,6 +71,9 @@ struct mcp_session* mcp_session_new(void);
 void mcp_session_ref(struct mcp_session* self);
 void mcp_session_unref(struct mcp_session* self);
 const char* mcp_session_id(const struct mcp_session* self);
+/** The transport's name in events' actor ("mcp" unless set; stdio: "stdio").
+ *  via must be a literal. Before the first request. */
+void mcp_session_set_via(struct mcp_session* self, const char* via);
 /** The negotiated version, or NULL before initialize. Stable once set. */
 const char* mcp_session_version(struct mcp_session* self);
 /** Run tool calls and other work on the calling thread and fail server ->

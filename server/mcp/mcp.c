@@ -192,6 +192,8 @@ struct mcp_session {
 	bool ended;
 	bool inline_mode;
 	bool can_sample, can_elicit;
+	char client_name[64];		/* initialize's clientInfo.name, for events */
+	const char* via;		/* "mcp", or "stdio" */
 	int log_level;
 	struct tool_session* tools;
 	struct mcp_call* calls;
@@ -247,6 +249,7 @@ struct mcp_session* mcp_session_new(void)
 	self->last_active = clock_ms();
 	self->next_outreq = 1;
 	self->owner = -1;
+	self->via = "mcp";
 	return self;
 
 subscriptions_failure:
@@ -272,6 +275,11 @@ void mcp_session_unref(struct mcp_session* self)
 	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
+}
+
+void mcp_session_set_via(struct mcp_session* self, const char* via)
+{
+	self->via = via;
 }
 
 const char* mcp_session_id(const struct mcp_session* self)
@@ -447,6 +455,7 @@ static json_t* call_request(void* ud, const char* method, json_t* params, json_t
 		deadline = c->ctx.deadline_ms;
 	pthread_mutex_lock(&s->mutex);
 	while (!req.answered && !s->ended && !atomic_load(&c->cancelled)
+			&& !(c->ctx.request_stop && atomic_load(c->ctx.request_stop))
 			&& clock_ms() < deadline) {
 		struct timespec ts = clock_realtime_in(100);
 		pthread_cond_timedwait(&s->cond, &s->mutex, &ts);
@@ -655,9 +664,13 @@ static json_t* m_initialize(struct mcp_session* s, json_t* params, struct rpc_er
 	snprintf(s->version, sizeof(s->version), "%s", version);
 	s->can_sample = json_is_object(json_object_get(caps, "sampling"));
 	s->can_elicit = json_is_object(json_object_get(caps, "elicitation"));
+	json_t* info = json_object_get(params, "clientInfo");
+	const char* client = json_string_value(json_object_get(info, "name"));
+	if (client)
+		snprintf(s->client_name, sizeof(s->client_name), "%.*s",
+				text_cut(client, sizeof(s->client_name) - 1), client);
 	pthread_mutex_unlock(&s->mutex);
 
-	json_t* info = json_object_get(params, "clientInfo");
 	log_info("mcp: session %s: %s %s, protocol %s", s->id,
 			json_string_value(json_object_get(info, "name")) ? json_string_value(json_object_get(info, "name")) : "client",
 			json_string_value(json_object_get(info, "version")) ? json_string_value(json_object_get(info, "version")) : "",
@@ -1025,7 +1038,9 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		c->progress_token = json_incref(token);
 	c->ctx = (struct tool_ctx){
 		.source = "mcp",
+		.via = s->via,
 		.session_id = s->id,
+		.client_name = s->client_name[0] ? s->client_name : NULL,
 		.session = s->tools,
 		.read_only = sink->read_only,
 		.cancelled = &c->cancelled,

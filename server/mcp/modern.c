@@ -49,6 +49,7 @@ enum {
 
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
+#define META_CLIENT "io.modelcontextprotocol/clientInfo"
 #define META_SERVER "io.modelcontextprotocol/serverInfo"
 #define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 
@@ -200,6 +201,7 @@ struct meta {
 	json_t* caps;
 	int log_level;			/* -1: the request asked for no logs */
 	json_t* progress_token;		/* borrowed */
+	const char* client_name;	/* _meta clientInfo.name, borrowed; or NULL */
 	bool can_sample, can_elicit, can_list_roots;
 };
 
@@ -422,6 +424,8 @@ static int check_request(json_t* msg, const struct mcp_request_env* env, struct 
 			return -1;
 		}
 	}
+	m->client_name = json_string_value(json_object_get(json_object_get(meta, META_CLIENT),
+			"name"));
 	json_t* token = json_object_get(meta, "progressToken");
 	m->progress_token = json_is_string(token) || json_is_integer(token) ? token : NULL;
 	return 0;
@@ -734,6 +738,8 @@ static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
 	json_t* responses = json_object_get(params, "inputResponses");
 	c->ctx = (struct tool_ctx){
 		.source = "mcp",
+		.via = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : NULL,
+		.client_name = m->client_name,
 		.read_only = env->read_only,
 		.cancelled = &c->cancelled,
 		.progress = call_progress,

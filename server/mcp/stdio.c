@@ -196,6 +196,7 @@ int mcp_stdio_start(void)
 	stdio_.session = mcp_session_new();
 	if (!stdio_.session)
 		goto session_failure;
+	mcp_session_set_via(stdio_.session, "stdio");
 	if (mcp_registry_add(stdio_.session) < 0)
 		goto registry_failure;
 	mcp_registry_start();

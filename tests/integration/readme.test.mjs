@@ -134,6 +134,9 @@ test('the README scripting examples pass when pasted in order (make run defaults
   const part = head(join(cwd, 'part.png'), 24);
   assert.deepEqual([part.readUInt32BE(16), part.readUInt32BE(20)], [400, 120], 'part.png is the 400x120 region');
   assert.equal(head(join(cwd, 'demo.mp4'), 8).toString('latin1', 4, 8), 'ftyp', 'demo.mp4 is an MP4');
+  assert.equal(readFileSync(join(cwd, 'notes-back.txt'), 'utf8'), 'hello from the host\n', 'the file came back');
+  assert.match(r.out, /"action": "paste",\s+"status": "ok"/, 'the paste example ran (the xterm took the clipboard)');
+  assert.match(r.out, /^hello from the host$/m, 'the files tool downloaded it');
   assert.match(r.out, /"action": "type",\s+"status": "ok"/, 'the typing example ran');
   assert.match(r.out, /^ok$/m, '/healthz');
   assert.match(r.out, /^data: \{"type":"event"/m, 'the activity stream printed events');

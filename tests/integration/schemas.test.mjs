@@ -68,6 +68,7 @@ async function strictReason(schema) {
 function baseArgs(window) {
   return {
     status: {}, doctor: {}, recordings: {}, windows: {},
+    request_human_help: { reason: 'schema test', timeout_s: 1 },
     screenshot: {}, zoom: { region: [0, 0, 16, 16] },
     window_focus: { window }, window_move: { window, x: 100 },
     wait_for_change: { timeout_ms: 50, stable_ms: 10 },
@@ -82,7 +83,19 @@ function baseArgs(window) {
     computer_type: { text: 'a' }, computer_keypress: { keys: ['shift'] },
     computer_hold_key: { keys: ['shift'], duration: 0 }, computer_wait: { ms: 0 },
     computer_cursor_position: {},
+    // The fixture takes no paste: both calls time out alike (5 s each).
+    computer_paste: { text: 'a' },
     clipboard_read: {}, clipboard_write: { text: 'x' },
+    file_upload: { path: 'no-such-dir/x.txt', data: 'x' }, file_download: { path: 'no-such-file' }, file_list: {},
+    record: { op: 'list' }, clipboard: { op: 'write', text: 'x' }, files: { op: 'list' },
+    // An external display without --allow-launch: refused, nothing starts.
+    launch: { argv: ['true'], wait_for_window: false },
+    // No window manager here: these change nothing (applied false) or are no-ops.
+    window_minimize: { window }, window_maximize: { window }, window_restore: { window },
+    window_fullscreen: { window }, window_raise: { window },
+    window_resize: { window, width: 400, height: 300 },
+    window_close: { window: 1 },	// no such window: window_not_found
+    window: { op: 'raise', window },
     record: { op: 'list' }, clipboard: { op: 'write', text: 'x' },
     ui_snapshot: { window }, ui_find: { window, role: 'push button' },
     ui_act: { ref: 'e1', action: 'press' }, ui_read: { ref: 'e1' },
@@ -96,6 +109,12 @@ function baseArgs(window) {
 const GROUPS = {
   record: { start: 'record_start', stop: 'record_stop', list: 'recordings' },
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
+  files: { upload: 'file_upload', download: 'file_download', list: 'file_list' },
+  window: {
+    focus: 'window_focus', move: 'window_move', resize: 'window_resize', raise: 'window_raise',
+    minimize: 'window_minimize', maximize: 'window_maximize', restore: 'window_restore',
+    fullscreen: 'window_fullscreen', close: 'window_close',
+  },
   ui: { act: 'ui_act', snapshot: 'ui_snapshot', find: 'ui_find', read: 'ui_read', wait: 'ui_wait' },
 };
 
@@ -197,7 +216,7 @@ test('tool schemas: Inspector --strict, OpenAI Agents strict mode, null as absen
     t.diagnostic(`tools/list bytes: ${JSON.stringify(sizes)}`);
     assert.ok(sizes.default <= MAX_DEFAULT_LIST, `default tools/list is ${sizes.default} bytes, over ${MAX_DEFAULT_LIST}`);
     const splitTools = names.both.filter((n) => n.startsWith('computer_') && n !== 'computer_use');
-    assert.equal(splitTools.length, 15, splitTools.join(' '));
+    assert.equal(splitTools.length, 16, splitTools.join(' '));
     assert.ok(names.default.includes('computer_use'));
     assert.deepEqual(names.default.filter((n) => splitTools.includes(n)), [], 'the default lists no split tool');
     assert.deepEqual(splitTools.filter((n) => !names.split.includes(n)), [], '--tools split lists every split tool');

@@ -104,11 +104,12 @@ describe('one deskd, a full and a view token', () => {
     if (r) assert.equal(r.code, 0, 'deskd exits cleanly (no sanitizer report)');
   });
 
-  test('every route but /healthz, / and /static/* needs the token: 401', async () => {
+  test('every route but /healthz, /, /static/* and /api/v1/token-help needs the token: 401', async () => {
     const routes = routesFromCode();
     assert.ok(routes.length >= 12, `routes found in server/**/*.c: ${JSON.stringify(routes)}`);
     const open = routes.filter((r) => r.role === 'NONE').map((r) => r.path).sort();
-    assert.deepEqual(open, ['/', '/healthz', '/static/'], 'the routes without a token');
+    // /api/v1/token-help says where the token is kept (the wrong-token page), never the token.
+    assert.deepEqual(open, ['/', '/api/v1/token-help', '/healthz', '/static/'], 'the routes without a token');
     for (const r of routes.filter((r) => r.role !== 'NONE')) {
       const path = r.prefix ? r.path + 'x' : r.path;
       for (const method of r.method ? [r.method, ...(r.method === 'GET' ? ['HEAD'] : [])] : ['GET', 'POST', 'DELETE']) {
@@ -132,6 +133,11 @@ describe('one deskd, a full and a view token', () => {
     // And the open ones really are open.
     assert.equal((await fetch(d.url + '/healthz')).status, 200);
     assert.equal((await fetch(d.url + '/')).status, 200);
+    const help = await fetch(d.url + '/api/v1/token-help');
+    assert.equal(help.status, 200);
+    const text = await help.text();
+    assert.deepEqual(JSON.parse(text), { auth: true, source: 'given' }, 'a given token: no file to tell of');
+    assert.ok(!text.includes(TOKEN) && !text.includes(VIEW), 'never a token');
   });
 
   test('path tricks, other methods and query tokens never reach a protected route', async () => {
@@ -262,9 +268,12 @@ describe('one deskd, a full and a view token', () => {
     assert.equal(msgs.find((m) => m.type === 'hello').role, 'view');
     const eventsBefore = fixture.state().events.length;
     for (const m of [{ type: 'click', x: 20, y: 20 }, { type: 'tool', name: 'click', args: { x: 20, y: 20 } },
-      { type: 'call', tool: 'type_text', arguments: { text: 'x' } }, { type: 'key', key: 'a' }]) ws.send(JSON.stringify(m));
-    await waitUntil(() => msgs.filter((m) => m.type === 'error').length >= 4, { what: 'four errors' });
-    assert.ok(msgs.filter((m) => m.type === 'error').every((m) => m.code === 'bad_message'));
+      { type: 'call', tool: 'type_text', arguments: { text: 'x' } }, { type: 'key', key: 'a', down: true },
+      { type: 'take', force: true }, { type: 'button', x: 20, y: 20, button: 1, down: true }]) ws.send(JSON.stringify(m));
+    await waitUntil(() => msgs.filter((m) => m.type === 'error').length >= 6, { what: 'six errors' });
+    // Unknown messages are bad_message; the control messages (docs/CONTROL.md) forbidden.
+    assert.deepEqual(msgs.filter((m) => m.type === 'error').map((m) => m.code),
+      ['bad_message', 'bad_message', 'bad_message', 'forbidden', 'forbidden', 'forbidden']);
     ws.close();
     await sleep(100);
     assert.equal(fixture.state().events.length, eventsBefore, 'no input reached the fixture');

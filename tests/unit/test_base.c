@@ -1,9 +1,13 @@
 /* Unit tests for base/: SHA-256 (FIPS 180-4 examples), HMAC-SHA-256 (the
- * RFC 4231 test cases) and the strict Base64 decoder. */
+ * RFC 4231 test cases), the strict Base64 decoder, and the activity events
+ * (actors, background events, the thumbnail ring). */
 #include "base/base64.h"
+#include "base/events.h"
 #include "base/sha256.h"
 #include "tests/unit/tst.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static void hex(const uint8_t* b, size_t n, char* out)
@@ -145,8 +149,74 @@ static void test_base64_decode(void)
 	}
 }
 
+static int seen_all, seen_some;
+static void count_all(void* ud, json_t* ev) { (void)ud; (void)ev; seen_all++; }
+static void count_some(void* ud, json_t* ev) { (void)ud; (void)ev; seen_some++; }
+
+/* Events name their actor; background ones reach only subscribe_all and stay
+ * out of the history; other events keep their shape; thumbnails are a ring. */
+static void test_events(void)
+{
+	events_deinit();
+	int all = events_subscribe_all(count_all, NULL);
+	int some = events_subscribe(count_some, NULL, 0);
+	TST_CHECK(all > 0 && some > 0);
+	struct events_actor agent = { EVENTS_ACTOR_AGENT, "claude-code", "s-1", "mcp", false };
+	uint64_t id = events_tool_start(&agent, "windows", NULL);
+	events_tool_end(id, &agent, "windows", "ok", 1.5, NULL, NULL);
+	struct events_actor refresh = { EVENTS_ACTOR_AGENT, "dashboard", NULL, "rest", true };
+	uint64_t bg = events_tool_start(&refresh, "windows", NULL);
+	events_tool_end(bg, &refresh, "windows", "ok", 1.0, NULL, NULL);
+	struct events_actor person = { EVENTS_ACTOR_PERSON, NULL, "tab-7", "live", false };
+	/* extra cannot replace the shape */
+	events_emit(&person, "input", "typed 12 characters",
+			json_pack("{s:s, s:i, s:s}", "kind", "forged", "characters", 12, "actor", "x"));
+	events_emit(NULL, "control_release", "released after 300 s idle", NULL);
+	events_control("take_control", "dashboard", "taken_over", NULL);
+	TST_EQ_INT(seen_all, 7);
+	TST_EQ_INT(seen_some, 5);
+	json_t* h = events_history();
+	TST_EQ_INT(json_array_size(h), 5);
+	json_t* ctl = json_array_get(h, 4);
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "kind")), "control");
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "tool")), "take_control");
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "status")), "taken_over");
+	TST_EQ_STR(json_string_value(json_object_get(ctl, "summary")), "take control: taken_over");
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(ctl, "actor"), "kind")), "person");
+	json_t* a = json_object_get(json_array_get(h, 1), "actor");
+	TST_EQ_STR(json_string_value(json_object_get(a, "kind")), "agent");
+	TST_EQ_STR(json_string_value(json_object_get(a, "name")), "claude-code");
+	TST_EQ_STR(json_string_value(json_object_get(a, "session")), "s-1");
+	TST_EQ_STR(json_string_value(json_object_get(json_array_get(h, 1), "kind")), "tool");
+	TST_EQ_STR(json_string_value(json_object_get(json_array_get(h, 1), "source")), "mcp");
+	json_t* in = json_array_get(h, 2);
+	TST_EQ_STR(json_string_value(json_object_get(in, "kind")), "input");
+	TST_EQ_STR(json_string_value(json_object_get(in, "summary")), "typed 12 characters");
+	TST_EQ_INT(json_integer_value(json_object_get(in, "characters")), 12);
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(in, "actor"), "kind")), "person");
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(in, "actor"), "name")), "live");
+	json_t* rel = json_array_get(h, 3);
+	TST_EQ_STR(json_string_value(json_object_get(json_object_get(rel, "actor"), "kind")), "deskd");
+	TST_EQ_STR(json_string_value(json_object_get(rel, "source")), "deskd");
+	json_decref(h);
+	events_unsubscribe(all);
+	events_unsubscribe(some);
+
+	void* data;
+	size_t len;
+	TST_EQ_INT(events_thumbnail_put(1, "", 0), -EINVAL);
+	for (uint64_t i = 100; i < 100 + EVENTS_THUMBNAILS + 1; i++)
+		TST_EQ_INT(events_thumbnail_put(i, &i, sizeof(i)), 0);
+	TST_EQ_INT(events_thumbnail_get(100, &data, &len), -ENOENT);
+	TST_EQ_INT(events_thumbnail_get(101, &data, &len), 0);
+	TST_CHECK(len == sizeof(uint64_t) && *(uint64_t*)data == 101);
+	free(data);
+	events_deinit();
+}
+
 int main(void)
 {
+	test_events();
 	test_sha256();
 	test_hmac();
 	test_base64_decode();

@@ -103,6 +103,65 @@ static void* lock_worker(void* ud)
 	return NULL;
 }
 
+/* --allow-launch: a path allows that file, a name the file it finds on
+ * PATH (after symlinks), nothing else of that name; none given on a
+ * display deskd did not start: nothing. */
+static void test_launch_allowed(void)
+{
+	char err[256], dir[] = "/tmp/deskd-launch-test-XXXXXX", exe[PATH_MAX], link_path[PATH_MAX];
+	TST_CHECK(mkdtemp(dir) != NULL);
+	snprintf(exe, sizeof(exe), "%s/prog", dir);
+	snprintf(link_path, sizeof(link_path), "%s/alias", dir);
+	FILE* f = fopen(exe, "w");
+	TST_CHECK(f != NULL);
+	fclose(f);
+	chmod(exe, 0755);
+	TST_EQ_INT(symlink(exe, link_path), 0);
+
+	struct options o;
+	char* none[] = { (char*)"deskd" };
+	TST_EQ_INT(options_parse(&o, 1, none, err, sizeof(err)), 0);
+	options_set_global(&o);
+	/* Not started: not embedded, so nothing without --allow-launch. */
+	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), -EPERM);
+	TST_CHECK(strstr(err, "--allow-launch prog") != NULL);
+	options_deinit(&o);
+
+	/* A second directory with another file of the same name. */
+	char other_dir[PATH_MAX], other[PATH_MAX + 8], sh_copy[PATH_MAX];
+	snprintf(other_dir, sizeof(other_dir), "%s/other", dir);
+	snprintf(other, sizeof(other), "%s/prog", other_dir);
+	snprintf(sh_copy, sizeof(sh_copy), "%s/sh", dir);
+	TST_EQ_INT(mkdir(other_dir, 0700), 0);
+	f = fopen(other, "w");
+	TST_CHECK(f != NULL);
+	fclose(f);
+	chmod(other, 0755);
+	char* saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", dir, 1);
+	char* argv[] = { (char*)"deskd", (char*)"--allow-launch", (char*)"prog",
+		(char*)"--allow-launch", (char*)"/bin/sh" };
+	TST_EQ_INT(options_parse(&o, 5, argv, err, sizeof(err)), 0);
+	options_set_global(&o);
+	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), 0);	/* found on PATH */
+	TST_EQ_INT(desktop_launch_allowed(link_path, err, sizeof(err)), 0);	/* the same file */
+	TST_EQ_INT(desktop_launch_allowed(other, err, sizeof(err)), -EPERM);	/* same name only */
+	TST_CHECK(strstr(err, "other/prog is not allowed") != NULL);
+	TST_EQ_INT(desktop_launch_allowed("/bin/sh", err, sizeof(err)), 0);
+	TST_EQ_INT(desktop_launch_allowed("/usr/bin/env", err, sizeof(err)), -EPERM);
+	TST_EQ_INT(desktop_launch_allowed(sh_copy, err, sizeof(err)), -EPERM);	/* does not exist */
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+	options_set_global(NULL);
+	options_deinit(&o);
+	unlink(other);
+	rmdir(other_dir);
+	unlink(link_path);
+	unlink(exe);
+	rmdir(dir);
+}
+
 static void test_ticket_lock(void)
 {
 	pthread_t threads[LOCK_THREADS];
@@ -264,6 +323,7 @@ int main(void)
 	test_find_program();
 	test_parse_display_number();
 	test_launch_script();
+	test_launch_allowed();
 	test_ticket_lock();
 	test_doctor_files();
 	TST_END();

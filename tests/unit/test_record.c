@@ -433,6 +433,93 @@ static void test_versions(void)
 	}
 }
 
+/* Files under a root: the walk refuses every way out, and nothing changes. */
+static void test_under_root(void)
+{
+	char root[PATH_MAX], p[PATH_MAX], q[PATH_MAX], err[512];
+	pathf(root, "%s/%s", "files-root");
+	TST_EQ_INT(mkdir(root, 0700), 0);
+	pathf(p, "%s/%s", "files-root/sub");
+	TST_EQ_INT(mkdir(p, 0700), 0);
+	pathf(p, "%s/%s", "outside.txt");
+	write_file(p, "outside");
+	pathf(q, "%s/%s", "files-root/link");
+	TST_EQ_INT(symlink(p, q), 0);
+	pathf(q, "%s/%s", "files-root/linkdir");
+	TST_EQ_INT(symlink(base, q), 0);
+
+	struct safe_output* so = NULL;
+	TST_EQ_INT(safe_output_open_under(root, "sub/new.txt", 4, &so, err, sizeof(err)), 0);
+	TST_EQ_INT(safe_output_write(so, "abcd", 4), 0);
+	TST_EQ_INT(safe_output_write(so, "e", 1), -EFBIG);	/* past max_bytes */
+	TST_EQ_INT(safe_output_publish(so), 0);
+	pathf(p, "%s/%s", "files-root/sub/new.txt");
+	TST_CHECK(file_equals(p, "abcd"));
+	struct stat st;
+	TST_EQ_INT(stat(p, &st), 0);
+	TST_EQ_INT(st.st_mode & 0777, 0600);
+	pathf(p, "%s/%s", "files-root/sub");
+	TST_EQ_INT(count_staging(p), 0);
+
+	static const struct { const char* rel; int rc; } refused[] = {
+		{ "sub/new.txt", -EEXIST }, { "link", -EEXIST }, { "sub", -EEXIST },
+		{ "linkdir/x", -ELOOP }, { "../x", -EINVAL }, { "/x", -EINVAL }, { "", -EINVAL },
+		{ "a//b", -EINVAL }, { "x/", -EINVAL }, { "./x", -EINVAL }, { "nodir/x", -ENOENT },
+		{ "sub/new.txt/x", -ENOTDIR }, { ".deskd-staging-x", -EINVAL },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		so = (struct safe_output*)1;
+		err[0] = '\0';
+		int rc = safe_output_open_under(root, refused[i].rel, 0, &so, err, sizeof(err));
+		if (rc != refused[i].rc || so || !err[0]) {
+			tst_failed++;
+			fprintf(stderr, "%s:%d: '%s': %d (want %d), '%s'\n", __FILE__, __LINE__,
+					refused[i].rel, rc, refused[i].rc, err);
+		} else {
+			tst_passed++;
+		}
+	}
+	TST_EQ_INT(count_staging(root), 0);
+
+	long long size = 0;
+	int fd = safe_input_open(root, "sub/new.txt", 0, &size, err, sizeof(err));
+	TST_CHECK(fd >= 0);
+	TST_EQ_INT(size, 4);
+	if (fd >= 0)
+		close(fd);
+	TST_EQ_INT(safe_input_open(root, "sub/new.txt", 3, &size, err, sizeof(err)), -EFBIG);
+	TST_EQ_INT(safe_input_open(root, "link", 0, &size, err, sizeof(err)), -ELOOP);
+	TST_EQ_INT(safe_input_open(root, "linkdir/outside.txt", 0, &size, err, sizeof(err)), -ELOOP);
+	TST_EQ_INT(safe_input_open(root, "sub", 0, &size, err, sizeof(err)), -EISDIR);
+	TST_EQ_INT(safe_input_open(root, "nope", 0, &size, err, sizeof(err)), -ENOENT);
+
+	struct safe_entry* list = NULL;
+	size_t n = 0;
+	bool truncated = true;
+	TST_EQ_INT(safe_dir_list(root, "", 100, &list, &n, &truncated, err, sizeof(err)), 0);
+	TST_EQ_INT(n, 3);
+	TST_CHECK(!truncated);
+	if (n == 3) {
+		TST_EQ_STR(list[0].name, "link");
+		TST_EQ_INT(list[0].type, SAFE_ENTRY_SYMLINK);
+		TST_EQ_STR(list[2].name, "sub");
+		TST_EQ_INT(list[2].type, SAFE_ENTRY_DIR);
+	}
+	free(list);
+	TST_EQ_INT(safe_dir_list(root, "sub/", 100, &list, &n, &truncated, err, sizeof(err)), 0);
+	TST_EQ_INT(n, 1);
+	TST_EQ_INT(list[0].size, 4);
+	free(list);
+	TST_EQ_INT(safe_dir_list(root, "", 2, &list, &n, &truncated, err, sizeof(err)), 0);
+	TST_EQ_INT(n, 2);
+	TST_CHECK(truncated);
+	free(list);
+	TST_EQ_INT(safe_dir_list(root, "linkdir", 100, &list, &n, &truncated, err, sizeof(err)),
+			-ELOOP);
+	pathf(p, "%s/%s", "outside.txt");
+	TST_CHECK(file_equals(p, "outside"));
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/deskd-test-record-XXXXXX";
@@ -448,6 +535,7 @@ int main(void)
 	test_cleanup_stale();
 	test_recorder_refusals();
 	test_versions();
+	test_under_root();
 	rm_rf(base);
 	TST_END();
 }

@@ -1,7 +1,11 @@
-/* The action vocabulary (tools/actions.c): pure parsing, no display. */
+/* The action vocabulary (tools/actions.c): pure parsing, no display; and
+ * the gate of people in the loop (tools/gate.c). */
 #include "tools/actions.h"
+#include "tools/tools.h"
+#include "base/options.h"
 #include "tests/unit/tst.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 static struct action a;
@@ -199,8 +203,133 @@ static void test_keys_text_and_waits(void)
 			"non-negative");
 }
 
+static void test_paste(void)
+{
+	TST_EQ_INT(parse("{\"type\":\"paste\",\"text\":\" a\\r\\n\\tb \\u0001\"}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_PASTE);
+	TST_CHECK(a.paste);
+	TST_CHECK(!a.has_chord);
+	TST_EQ_INT(a.text_len, 8);	/* control characters are fine in a paste */
+	TST_EQ_INT(parse("{\"type\":\"paste\",\"text\":\"\",\"chord\":\"ctrl+shift+v\"}"), 0);
+	TST_CHECK(a.has_chord);
+	TST_EQ_INT(a.chord.n, 3);
+	TST_EQ_INT(parse("{\"type\":\"paste\",\"text\":\"x\",\"chord\":[\"shift\",\"Insert\"]}"), 0);
+	TST_EQ_INT(a.chord.n, 2);
+	/* type with method paste is a paste; method keys is typing. */
+	TST_EQ_INT(parse("{\"type\":\"type\",\"text\":\"x\",\"method\":\"paste\"}"), 0);
+	TST_EQ_INT(a.kind->act, ACT_TYPE);
+	TST_CHECK(a.paste);
+	TST_EQ_INT(parse("{\"type\":\"type\",\"text\":\"x\",\"method\":\"keys\"}"), 0);
+	TST_CHECK(!a.paste);
+	REFUSED("{\"type\":\"paste\"}", TOOL_BAD_ARGUMENTS, "paste needs text");
+	/* A NUL (deskd's JSON parsers refuse \\u0000; a table caller might not). */
+	json_t* nul = json_pack("{s:s, s:s#}", "type", "paste", "text", "a\0b", (size_t)3);
+	action_deinit(&a);
+	TST_EQ_INT(action_parse(nul, false, &a, &e), -1);
+	TST_CHECK(strstr(e.message, "NUL") != NULL);
+	json_decref(nul);
+	REFUSED("{\"type\":\"paste\",\"text\":\"a\",\"chord\":\"ctrl+nosuchkey\"}",
+			TOOL_UNKNOWN_KEY, "chord");
+	REFUSED("{\"type\":\"paste\",\"text\":\"a\",\"x\":1}", TOOL_BAD_ARGUMENTS,
+			"does not take \"x\"");
+	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"method\":\"telepathy\"}",
+			TOOL_BAD_ARGUMENTS, "method must be");
+	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"chord\":\"ctrl+v\"}",
+			TOOL_BAD_ARGUMENTS, "chord goes with method");
+	/* A paste may be longer than a typed text (64 KiB). */
+	size_t n = 200000;
+	char* text = malloc(n + 64);
+	int off = snprintf(text, 64, "{\"type\":\"paste\",\"text\":\"");
+	memset(text + off, 'x', n);
+	memcpy(text + off + n, "\"}", 3);
+	TST_EQ_INT(parse(text), 0);
+	TST_EQ_INT(a.text_len, n);
+	free(text);
+}
+
+/* The gate: what a person holding the desktop or a pause refuses. */
+static int gate_changes;
+static void gate_count(void)
+{
+	gate_changes++;
+}
+
+static void test_gate(void)
+{
+	static const struct tool_def acting = { .name = "computer_click", .flags = TOOL_DESKTOP_LOCK };
+	static const struct tool_def looking = { .name = "screenshot",
+		.flags = TOOL_READ_ONLY | TOOL_OBSERVES };
+	static const struct tool_def a11y = { .name = "ui_snapshot", .flags = TOOL_READ_ONLY };
+	static const struct tool_def listing = { .name = "windows", .flags = TOOL_READ_ONLY };
+	struct options opts = { 0 };
+	options_set_global(&opts);
+	tools_gate_listen(gate_count);
+	struct tool_ctx ctx = { .source = "test" };
+	struct tool_result out;
+
+	tools_gate_set_held(true, NULL);
+	TST_EQ_INT(gate_changes, 1);
+	const struct tool_def* refused[] = { &acting, &looking, &a11y };
+	for (size_t i = 0; i < 3; i++) {
+		tool_result_init(&out);
+		TST_CHECK(!tools_gate_admit(refused[i], &ctx, NULL, &out));
+		TST_EQ_INT(out.code, TOOL_HUMAN_IN_CONTROL);
+		TST_EQ_INT(tool_code_http_status(out.code), 409);
+		TST_CHECK(strstr(json_string_value(json_object_get(out.structured, "message")),
+				"request_human_help") != NULL);
+		tool_result_deinit(&out);
+	}
+	tool_result_init(&out);
+	TST_CHECK(tools_gate_admit(&listing, &ctx, NULL, &out));
+	TST_CHECK(!out.is_error);
+	TST_CHECK(!tools_gate_recheck(&acting, &out));
+	tool_result_deinit(&out);
+	opts.control_allows_observe = true;
+	tool_result_init(&out);
+	TST_CHECK(tools_gate_admit(&looking, &ctx, NULL, &out));
+	TST_CHECK(!tools_gate_admit(&acting, &ctx, NULL, &out));
+	tool_result_deinit(&out);
+	opts.control_allows_observe = false;
+
+	/* The hand-back note goes to the first successful acting call only. */
+	tools_gate_set_held(false, "done");
+	tool_result_init(&out);
+	TST_CHECK(tools_gate_admit(&acting, &ctx, NULL, &out));
+	tools_gate_finish(&listing, &out);
+	TST_CHECK(out.structured == NULL);
+	tools_gate_finish(&acting, &out);
+	json_t* hc = json_object_get(out.structured, "human_control");
+	TST_EQ_STR(json_string_value(json_object_get(hc, "note")), "done");
+	tool_result_deinit(&out);
+	tool_result_init(&out);
+	tools_gate_finish(&acting, &out);
+	TST_CHECK(out.structured == NULL);
+	tool_result_deinit(&out);
+
+	/* Pause refuses acting calls only. */
+	tools_gate_set_paused(true);
+	tool_result_init(&out);
+	TST_CHECK(!tools_gate_admit(&acting, &ctx, NULL, &out));
+	TST_EQ_INT(out.code, TOOL_PAUSED);
+	tool_result_deinit(&out);
+	tool_result_init(&out);
+	TST_CHECK(tools_gate_admit(&looking, &ctx, NULL, &out));
+	tool_result_deinit(&out);
+	tools_gate_set_paused(false);
+	json_t* state = tools_gate_state();
+	TST_CHECK(json_is_false(json_object_get(state, "paused")));
+	TST_EQ_INT(json_array_size(json_object_get(state, "help")), 0);
+	json_decref(state);
+	TST_EQ_INT(tools_gate_dismiss(12345, NULL), -ENOENT);
+	TST_EQ_INT(tools_gate_answer(12345, true), -ENOENT);
+	tools_gate_listen(NULL);
+	options_set_global(NULL);
+}
+
 int main(void)
 {
+	test_paste();
+	test_gate();
 	test_names_and_aliases();
 	test_conflicts();
 	test_drag_and_scroll();

@@ -252,10 +252,10 @@ export async function startWm(display, wm = 'openbox') {
 }
 
 /** Start the fixture app; resolves once its window is mapped. */
-export async function startFixture(display, { title = 'deskd fixture', geometry = '400x300+100+80', pattern = 'gradient', animate = 0 } = {}) {
+export async function startFixture(display, { title = 'deskd fixture', geometry = '400x300+100+80', pattern = 'gradient', animate = 0, paintClicks = false } = {}) {
   const dir = tempDir('deskd-fixture-');
   const statePath = join(dir, 'state.json');
-  const p = launch(`fixture(${title})`, FIXTURE_BIN, ['--state', statePath, '--title', title, '--geometry', geometry, '--pattern', pattern,
+  const p = launch(`fixture(${title})`, FIXTURE_BIN, [...(paintClicks ? ['--paint-clicks'] : []), '--state', statePath, '--title', title, '--geometry', geometry, '--pattern', pattern,
     ...(animate ? ['--animate', String(animate)] : [])],
     { env: { ...process.env, DISPLAY: display } });
   p.statePath = statePath;

@@ -1,0 +1,560 @@
+/* The launch tool's programs: checked against the policy (--allow-launch),
+ * started without a shell on the display as deskd's children, their first
+ * window found by _NET_WM_PID, reaped by the watcher, listed by status and
+ * stopped with deskd.
+ *
+ * The fork happens on a thread of its own that lives until deskd stops:
+ * the children get the parent death signal, and Linux sends it when the
+ * thread that forked ends, not the process (a tool call's worker thread
+ * ends with the call, which would kill what it launched at once). */
+#define _GNU_SOURCE
+#include "desktop/desktop_private.h"
+#include "capture/capture.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LAUNCH_POLL_MS 25
+#define LAUNCH_ANCESTRY 16	/* /proc parents followed to match a window's pid */
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static struct desktop_launched list[DESKTOP_LAUNCH_KEPT];	/* running first, then the newest ended */
+static size_t n_list;
+static bool stopping;
+
+/* The spawner thread and its one request at a time (the caller's, on its
+ * stack until done). */
+struct spawn_job {
+	const struct desktop__spawn_args* spawn;
+	pid_t result;
+	bool done;
+};
+static pthread_t spawner;
+static bool spawner_running;
+static struct spawn_job* request;	/* pending, or NULL */
+
+static int fail(char* err, size_t size, int rc, const char* fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char* err, size_t size, int rc, const char* fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static void* spawner_main(void* ud)
+{
+	(void)ud;
+	pthread_mutex_lock(&mutex);
+	for (;;) {
+		/* A request made before the stop is still answered: its caller
+		 * waits for it. */
+		if (request) {
+			struct spawn_job* job = request;
+			pthread_mutex_unlock(&mutex);
+			pid_t pid = desktop__spawn_with(job->spawn);
+			pthread_mutex_lock(&mutex);
+			request = NULL;
+			job->result = pid;
+			job->done = true;
+			pthread_cond_broadcast(&cond);
+			continue;
+		}
+		if (stopping)
+			break;
+		pthread_cond_wait(&cond, &mutex);
+	}
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+/* Run s on the spawner thread (mutex held; waits for it). */
+static pid_t spawn_on_spawner(const struct desktop__spawn_args* s)
+{
+	if (!spawner_running) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals stay main's */
+		int rc = pthread_create(&spawner, NULL, spawner_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0)
+			return -rc;
+		spawner_running = true;
+	}
+	while (request && !stopping)
+		pthread_cond_wait(&cond, &mutex);
+	if (stopping)
+		return -ESHUTDOWN;
+	struct spawn_job job = { .spawn = s };
+	request = &job;
+	pthread_cond_broadcast(&cond);
+	while (!job.done)
+		pthread_cond_wait(&cond, &mutex);
+	return job.result;
+}
+
+/* ---- Checks (before anything starts) -------------------------------------------- */
+
+static bool env_name_ok(const char* s, size_t n)
+{
+	if (n == 0 || n > DESKTOP_LAUNCH_ENV_NAME_MAX || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static int check_params(const struct desktop_launch_params* p, char* err, size_t size)
+{
+	if (p->argc == 0 || !p->argv[0] || !p->argv[0][0])
+		return fail(err, size, -EINVAL, "argv must name a program: [\"xterm\", ...]");
+	if (p->argc > DESKTOP_LAUNCH_ARGS_MAX)
+		return fail(err, size, -EINVAL, "argv has %zu items; at most %d", p->argc,
+				DESKTOP_LAUNCH_ARGS_MAX);
+	size_t total = 0;
+	for (size_t i = 0; i < p->argc; i++) {
+		size_t n = strlen(p->argv[i]);
+		if (n > DESKTOP_LAUNCH_ARG_MAX)
+			return fail(err, size, -EINVAL, "argv[%zu] is %zu bytes; at most %d", i, n,
+					DESKTOP_LAUNCH_ARG_MAX);
+		total += n + 1;
+	}
+	if (p->n_env > DESKTOP_LAUNCH_ENV_MAX)
+		return fail(err, size, -EINVAL, "env has %zu variables; at most %d", p->n_env,
+				DESKTOP_LAUNCH_ENV_MAX);
+	for (size_t i = 0; i < p->n_env; i++) {
+		const char* v = p->env[i];
+		size_t n = strcspn(v, "=");
+		if (!v[n] || !env_name_ok(v, n))
+			return fail(err, size, -EINVAL, "env: '%.*s' is not a variable name "
+					"(letters, digits and _, not starting with a digit, at most %d)",
+					(int)(n > 64 ? 64 : n), v, DESKTOP_LAUNCH_ENV_NAME_MAX);
+		if (n == 7 && strncmp(v, "DISPLAY", 7) == 0)
+			return fail(err, size, -EINVAL, "env may not set DISPLAY: programs start on "
+					"deskd's display");
+		if (strlen(v + n + 1) > DESKTOP_LAUNCH_ARG_MAX)
+			return fail(err, size, -EINVAL, "env: the value of %.*s is over %d bytes",
+					(int)n, v, DESKTOP_LAUNCH_ARG_MAX);
+		total += strlen(v) + 1;
+	}
+	if (total > DESKTOP_LAUNCH_TOTAL_MAX)
+		return fail(err, size, -EINVAL, "argv and env are %zu bytes together; at most %d",
+				total, DESKTOP_LAUNCH_TOTAL_MAX);
+	if (p->cwd) {
+		struct stat st;
+		if (p->cwd[0] != '/')
+			return fail(err, size, -EINVAL, "cwd must be an absolute path");
+		if (strlen(p->cwd) >= PATH_MAX)
+			return fail(err, size, -EINVAL, "cwd is too long");
+		if (stat(p->cwd, &st) != 0)
+			return fail(err, size, -EINVAL, "cwd %s: %s", p->cwd, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return fail(err, size, -EINVAL, "cwd %s is not a directory", p->cwd);
+	}
+	return 0;
+}
+
+static const char* base_name(const char* path)
+{
+	const char* slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+int desktop_launch_allowed(const char* path, char* err, size_t size)
+{
+	const struct options* o = options_get();
+	if (!o || o->n_allow_launch == 0) {
+		if (desktop_is_embedded())
+			return 0;
+		return fail(err, size, -EPERM, "launching programs on an external display (--display) "
+				"is off; start deskd with --allow-launch %s to allow it", base_name(path));
+	}
+	/* Files, not names: a name allows what it finds on deskd's own PATH,
+	 * so neither another directory nor the caller's env PATH widens it. */
+	char real[PATH_MAX];
+	if (!realpath(path, real))
+		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
+	for (int i = 0; i < o->n_allow_launch; i++) {
+		const char* a = o->allow_launch[i];
+		char found[PATH_MAX], areal[PATH_MAX];
+		if (!strchr(a, '/')) {
+			if (desktop_find_program(a, getenv("PATH"), found, sizeof(found)) < 0)
+				continue;
+			a = found;
+		}
+		if (realpath(a, areal) && strcmp(areal, real) == 0)
+			return 0;
+	}
+	return fail(err, size, -EPERM, "%s is not allowed: --allow-launch lists what may be "
+			"launched", path);
+}
+
+/* ---- The registry ------------------------------------------------------------------ */
+
+static void describe_exit(int status, struct desktop_launched* l)
+{
+	l->running = false;
+	l->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	l->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	l->ended = time(NULL);
+}
+
+/* Reap the running ones that exited (mutex held). */
+static void reap_locked(void)
+{
+	for (size_t i = 0; i < n_list; i++) {
+		struct desktop_launched* l = &list[i];
+		if (!l->running)
+			continue;
+		int status = 0;
+		pid_t r = waitpid((pid_t)l->pid, &status, WNOHANG);
+		if (r == (pid_t)l->pid) {
+			describe_exit(status, l);
+			if (l->signal)
+				log_info("launched %s (pid %ld) ended by signal %s", l->program,
+						l->pid, strsignal(l->signal));
+			else
+				log_info("launched %s (pid %ld) exited (exit code %d)", l->program,
+						l->pid, l->exit_code);
+		} else if (r < 0 && errno == ECHILD) {
+			l->running = false;
+			l->exit_code = -1;
+			l->ended = time(NULL);
+		}
+	}
+}
+
+void launch__reap(void)
+{
+	pthread_mutex_lock(&mutex);
+	reap_locked();
+	pthread_mutex_unlock(&mutex);
+}
+
+bool launch__tracked(pid_t pid)
+{
+	bool found = false;
+	pthread_mutex_lock(&mutex);
+	for (size_t i = 0; i < n_list && !found; i++)
+		found = list[i].running && list[i].pid == (long)pid;
+	pthread_mutex_unlock(&mutex);
+	return found;
+}
+
+/* A slot for a new entry (mutex held): a free one, else the oldest ended
+ * one's; NULL when every slot holds a running program. */
+static struct desktop_launched* new_slot(void)
+{
+	if (n_list < DESKTOP_LAUNCH_KEPT) {
+		memset(&list[n_list], 0, sizeof(list[n_list]));
+		return &list[n_list++];
+	}
+	struct desktop_launched* oldest = NULL;
+	for (size_t i = 0; i < n_list; i++)
+		if (!list[i].running && (!oldest || list[i].ended < oldest->ended))
+			oldest = &list[i];
+	return oldest;
+}
+
+static struct desktop_launched* find_locked(long pid)
+{
+	for (size_t i = 0; i < n_list; i++)
+		if (list[i].pid == pid)
+			return &list[i];
+	return NULL;
+}
+
+/* Running first, then the most recently ended. */
+static int by_state(const void* a, const void* b)
+{
+	const struct desktop_launched *x = a, *y = b;
+	if (x->running != y->running)
+		return x->running ? -1 : 1;
+	time_t tx = x->running ? x->started : x->ended, ty = y->running ? y->started : y->ended;
+	return tx > ty ? -1 : tx < ty;
+}
+
+int desktop_launched_list(struct desktop_launched** out, size_t* n)
+{
+	pthread_mutex_lock(&mutex);
+	reap_locked();
+	*out = calloc(n_list ? n_list : 1, sizeof(**out));
+	if (!*out) {
+		pthread_mutex_unlock(&mutex);
+		return -ENOMEM;
+	}
+	memcpy(*out, list, n_list * sizeof(**out));
+	*n = n_list;
+	pthread_mutex_unlock(&mutex);
+	qsort(*out, *n, sizeof(**out), by_state);
+	return 0;
+}
+
+/* Does the process group of a launched program (its pid) still have
+ * members? A program that ended can leave the ones it started (a launcher);
+ * Linux does not reuse a pid while a group of that id exists, so this is
+ * ours. */
+static bool group_alive(long pid)
+{
+	return kill(-(pid_t)pid, 0) == 0;
+}
+
+/* SIGTERM or SIGKILL to every launched program's group that is still there
+ * (mutex held). */
+static void signal_groups(int sig)
+{
+	for (size_t i = 0; i < n_list; i++) {
+		const struct desktop_launched* l = &list[i];
+		if (l->running || group_alive(l->pid)) {
+			if (kill(-(pid_t)l->pid, sig) != 0 && l->running)
+				kill((pid_t)l->pid, sig);
+		}
+	}
+}
+
+void launch__stop(int grace_ms)
+{
+	pthread_mutex_lock(&mutex);
+	stopping = true;
+	pthread_cond_broadcast(&cond);
+	bool joined = spawner_running;
+	pthread_mutex_unlock(&mutex);
+	if (joined)
+		pthread_join(spawner, NULL);
+
+	pthread_mutex_lock(&mutex);
+	spawner_running = false;
+	reap_locked();
+	for (size_t i = 0; i < n_list; i++)
+		if (list[i].running)
+			log_debug("stopping launched %s (pid %ld)", list[i].program, list[i].pid);
+	signal_groups(SIGTERM);
+	int64_t end = clock_ms() + grace_ms;
+	for (;;) {
+		reap_locked();
+		bool left = false;
+		for (size_t i = 0; i < n_list && !left; i++)
+			left = list[i].running || group_alive(list[i].pid);
+		if (!left || clock_ms() >= end)
+			break;
+		pthread_mutex_unlock(&mutex);
+		clock_sleep_ms(10);
+		pthread_mutex_lock(&mutex);
+	}
+	for (size_t i = 0; i < n_list; i++)
+		if (list[i].running)
+			log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].program,
+					list[i].pid);
+	signal_groups(SIGKILL);
+	for (size_t i = 0; i < n_list; i++) {
+		if (!list[i].running)
+			continue;
+		int status = 0;
+		if (waitpid((pid_t)list[i].pid, &status, 0) == (pid_t)list[i].pid)
+			describe_exit(status, &list[i]);
+		else
+			list[i].running = false;
+	}
+	pthread_mutex_unlock(&mutex);
+}
+
+void launch__terminate(void)
+{
+	pthread_mutex_lock(&mutex);
+	signal_groups(SIGTERM);
+	pthread_mutex_unlock(&mutex);
+}
+
+/* ---- The first window ----------------------------------------------------------------- */
+
+/* Is pid the process `ancestor`, one of its descendants, or in its process
+ * group (a launcher that forked the program and exited)? (/proc) */
+static bool descends_from(long pid, long ancestor)
+{
+	for (int depth = 0; pid > 1 && depth < LAUNCH_ANCESTRY; depth++) {
+		if (pid == ancestor)
+			return true;
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		FILE* f = fopen(path, "r");
+		if (!f)
+			return false;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		const char* p = strrchr(buf, ')');
+		long parent, group;
+		if (!p || sscanf(p + 1, " %*c %ld %ld", &parent, &group) != 2)
+			return false;
+		if (group == ancestor)
+			return true;
+		pid = parent;
+	}
+	return false;
+}
+
+/* A mapped top-level window of pid (or of a process it started): 1 with
+ * *window, 0 none yet, -errno. */
+static int find_window(struct desktop_capture* dc, long pid, uint32_t* window)
+{
+	struct capture_window_info* wins;
+	size_t n;
+	int rc = capture_list_windows(desktop_capture_backend(dc), &wins, &n);
+	if (rc < 0)
+		return rc;
+	int found = 0;
+	for (size_t i = 0; i < n && !found; i++)
+		if (wins[i].mapped && wins[i].pid > 0 && descends_from(wins[i].pid, pid)) {
+			*window = wins[i].id;
+			found = 1;
+		}
+	free(wins);
+	return found;
+}
+
+static int wait_window(const struct desktop_launch_params* p, struct desktop_launch_result* out,
+		char* err, size_t size)
+{
+	char cerr[256];
+	struct desktop_capture* dc = desktop_capture_get(cerr, sizeof(cerr));
+	if (!dc)
+		return fail(err, size, -ECONNRESET, "started %s (pid %ld), but cannot look for its "
+				"window: %s", out->program, out->pid, cerr);
+	int64_t start = clock_ms(), end = start + p->timeout_ms;
+	if (p->deadline_ms > 0 && p->deadline_ms < end)
+		end = p->deadline_ms;
+	int rc = 0;
+	for (;;) {
+		rc = find_window(dc, out->pid, &out->window);
+		if (rc != 0)
+			break;
+		pthread_mutex_lock(&mutex);
+		reap_locked();
+		struct desktop_launched* l = find_locked(out->pid);
+		bool ended = false;
+		if (l && !l->running) {
+			out->exited = true;
+			out->exit_code = l->exit_code;
+			out->signal = l->signal;
+			/* A launcher that started the program and exited 0: wait on
+			 * while its process group lives. */
+			ended = l->exit_code != 0 || kill(-(pid_t)out->pid, 0) != 0;
+		}
+		pthread_mutex_unlock(&mutex);
+		if (ended || clock_ms() >= end || (p->cancelled && atomic_load(p->cancelled)))
+			break;
+		clock_sleep_ms(LAUNCH_POLL_MS);
+	}
+	desktop_capture_put(dc);
+	out->waited_ms = clock_ms() - start;
+	if (rc < 0)
+		return fail(err, size, rc, "started %s (pid %ld), but the window list failed",
+				out->program, out->pid);
+	if (rc == 1)
+		out->exited = false;	/* its window came (from the program it started) */
+	out->timed_out = rc == 0 && !out->exited;
+	return 0;
+}
+
+int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_result* out,
+		char* err, size_t size)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = check_params(p, err, size);
+	if (rc < 0)
+		return rc;
+	const char* name = p->argv[0];
+	if (strchr(name, '/') && name[0] != '/')
+		return fail(err, size, -EINVAL, "argv[0] must be a program name (found on PATH) "
+				"or an absolute path, not '%s'", name);
+	/* PATH of the program's environment when env sets one (as execvp in
+	 * the child would), else deskd's. */
+	const char* path_var = getenv("PATH");
+	for (size_t i = 0; i < p->n_env; i++)
+		if (strncmp(p->env[i], "PATH=", 5) == 0)
+			path_var = p->env[i] + 5;
+	rc = desktop_find_program(name, path_var, out->path, sizeof(out->path));
+	if (rc < 0)
+		return fail(err, size, -ENOENT, strchr(name, '/') ? "%s is not an executable file"
+				: "%s: no such program on PATH", name);
+	snprintf(out->program, sizeof(out->program), "%.63s", base_name(out->path));
+	if ((rc = desktop_launch_allowed(out->path, err, size)) < 0)
+		return rc;
+	if (!desktop_available())
+		return fail(err, size, -ECONNRESET, "the display is not available: nothing was started");
+
+	pthread_mutex_lock(&mutex);
+	if (stopping) {
+		pthread_mutex_unlock(&mutex);
+		return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
+	}
+	reap_locked();
+	size_t running = 0;
+	for (size_t i = 0; i < n_list; i++)
+		running += list[i].running;
+	if (running >= DESKTOP_LAUNCH_KEPT) {
+		pthread_mutex_unlock(&mutex);
+		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
+				DESKTOP_LAUNCH_KEPT);
+	}
+	/* argv as given, NULL-ended: the spawn reads it on the spawner thread
+	 * while this one waits. */
+	char** argv = calloc(p->argc + 1, sizeof(*argv));
+	if (!argv) {
+		pthread_mutex_unlock(&mutex);
+		return fail(err, size, -ENOMEM, "out of memory");
+	}
+	memcpy(argv, p->argv, p->argc * sizeof(*argv));
+	struct desktop__spawn_args s = {
+		.path = out->path, .argv = argv, .display = desktop_display_name(),
+		.env = p->env, .n_env = p->n_env, .cwd = p->cwd, .fd3 = -1,
+		.program = out->program, .level = LOG_INFO,
+	};
+	pid_t pid = spawn_on_spawner(&s);
+	free(argv);
+	if (pid < 0) {
+		pthread_mutex_unlock(&mutex);
+		if (pid == -ESHUTDOWN)
+			return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
+		return fail(err, size, pid == -ENOENT || pid == -EACCES || pid == -ENOEXEC ? -ENOEXEC : pid,
+				"cannot start %s: %s", out->path, strerror((int)-pid));
+	}
+	/* Others may have launched while the spawn ran (the mutex was free). */
+	struct desktop_launched* slot = new_slot();
+	if (!slot) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pthread_mutex_unlock(&mutex);
+		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
+				DESKTOP_LAUNCH_KEPT);
+	}
+	memset(slot, 0, sizeof(*slot));
+	slot->pid = (long)pid;
+	slot->running = true;
+	slot->started = time(NULL);
+	snprintf(slot->program, sizeof(slot->program), "%.63s", out->program);
+	snprintf(slot->path, sizeof(slot->path), "%s", out->path);
+	pthread_mutex_unlock(&mutex);
+	out->pid = (long)pid;
+	log_info("launched %s (pid %ld)", out->path, out->pid);
+	if (!p->wait_for_window)
+		return 0;
+	return wait_window(p, out, err, size);
+}

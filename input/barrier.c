@@ -1,0 +1,187 @@
+/* When a slot may be bound anew: the drain barrier.
+ *
+ * Clients translate keycodes with their own copy of the keymap, fetched
+ * lazily and as it is when they get to the key, not as it was when the key
+ * was sent. A client that lags behind its queue therefore turns keys on a
+ * slot into the slot's next binding, or into nothing (INPUT.md, R1). So a
+ * slot changes only once the client that got its last key has worked
+ * through that key:
+ *
+ *  - a client that advertises _NET_WM_PING answers a ping only after it
+ *    handled the events before it (GTK, Qt; Chromium advertises it too):
+ *    after each segment of keys we ping the window that got them, and the
+ *    answer drains the segment's slots (PING_GIVE_UP_MS bounds a client
+ *    that never answers);
+ *  - others (xterm) get a quarantine of QUARANTINE_MS after the last key,
+ *    plus a millisecond per key of that segment.
+ *
+ * Answers come to the root window with SubstructureNotify (GTK) or
+ * StructureNotify (Qt) in their mask; our connection selects both; the drainer thread reads them (and the other root
+ * events) every DRAIN_EVERY_MS so nothing piles up between calls. */
+#include "input/x11_private.h"
+#include "base/clock.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#define DRAIN_EVERY_MS 200
+
+static void note_answer(struct input* self, Window win, uint64_t seq)
+{
+	int slot = -1;
+	for (int i = 0; i < 16; i++) {
+		if (self->answers[i].win == win) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 && !self->answers[i].win)
+			slot = i;
+	}
+	if (slot < 0)
+		slot = (int)(seq % 16);	/* evict any: its slots fall back to time */
+	if (self->answers[slot].win != win) {
+		self->answers[slot].win = win;
+		self->answers[slot].answered = 0;
+	}
+	if (seq > self->answers[slot].answered)
+		self->answers[slot].answered = seq;
+}
+
+void input__drain_events(struct input* self)
+{
+	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
+		XEvent ev;
+		XNextEvent(self->x.dpy, &ev);
+		if (ev.type == MappingNotify && ev.xmapping.request != MappingPointer) {
+			self->map_stale = true;
+		} else if (ev.type == ClientMessage && ev.xclient.format == 32
+				&& ev.xclient.message_type == self->wm_protocols
+				&& (Atom)ev.xclient.data.l[0] == self->net_wm_ping
+				&& ev.xclient.window == self->root) {
+			/* Ours carry seq in the timestamp field, the WM's real
+			 * server times; only windows we pinged are looked at. */
+			note_answer(self, (Window)ev.xclient.data.l[2],
+					(uint64_t)(unsigned long)ev.xclient.data.l[1]);
+		}
+	}
+}
+
+static bool window_pings(struct input* self, Window w)
+{
+	Atom* protos = NULL;
+	int n = 0;
+	bool yes = false;
+	if (XGetWMProtocols(self->x.dpy, w, &protos, &n)) {
+		for (int i = 0; i < n; i++)
+			if (protos[i] == self->net_wm_ping)
+				yes = true;
+		XFree(protos);
+	}
+	return yes;
+}
+
+Window input__key_target(struct input* self, bool* pings)
+{
+	*pings = false;
+	Window focus, root, parent, child, *kids;
+	unsigned nkids, mask;
+	int revert, rx, ry, wx, wy;
+	XGetInputFocus(self->x.dpy, &focus, &revert);
+	if (focus == PointerRoot || focus == None || focus == self->root) {
+		Window w = self->root;
+		focus = None;
+		for (int depth = 0; depth < 32; depth++) {
+			if (!XQueryPointer(self->x.dpy, w, &root, &child, &rx, &ry, &wx, &wy, &mask)
+					|| child == None)
+				break;
+			focus = w = child;
+		}
+	}
+	if (x11_lost(&self->x) || focus == None || focus == PointerRoot)
+		return 0;
+	/* Up to the window that carries WM_PROTOCOLS (the client's top-level;
+	 * the focus may be a child of it). */
+	x11_clear(&self->x);
+	for (Window w = focus; w && w != self->root;) {
+		Atom* protos = NULL;
+		int n = 0;
+		if (XGetWMProtocols(self->x.dpy, w, &protos, &n)) {
+			XFree(protos);
+			*pings = window_pings(self, w);
+			return w;
+		}
+		if (!XQueryTree(self->x.dpy, w, &root, &parent, &kids, &nkids))
+			break;
+		if (kids)
+			XFree(kids);
+		w = parent;
+	}
+	x11_take(&self->x);
+	return focus;
+}
+
+void input__after_keys(struct input* self, uint64_t segment, Window target,
+		bool pings, size_t keys)
+{
+	int64_t now = clock_ms();
+	uint64_t seq = 0;
+	if (target && pings) {
+		seq = ++self->ping_seq;
+		XEvent ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.xclient.type = ClientMessage;
+		ev.xclient.window = target;
+		ev.xclient.message_type = self->wm_protocols;
+		ev.xclient.format = 32;
+		ev.xclient.data.l[0] = (long)self->net_wm_ping;
+		ev.xclient.data.l[1] = (long)seq;
+		ev.xclient.data.l[2] = (long)target;
+		XSendEvent(self->x.dpy, target, False, NoEventMask, &ev);
+		/* A window gone meanwhile is no error of the call's. */
+		if (x11_sync(&self->x) != 0)
+			seq = 0;
+	}
+	for (int i = 0; i < self->n_slots; i++) {
+		struct slot* sl = &self->slots[i];
+		if (sl->segment != segment || sl->sym == NoSymbol)
+			continue;
+		sl->used_ms = now;
+		sl->quarantine_ms = now + QUARANTINE_MS + (int64_t)keys;
+		sl->ping_win = seq ? target : 0;
+		sl->ping_seq = seq;
+	}
+}
+
+bool input__slot_drained(struct input* self, const struct slot* sl, int64_t now)
+{
+	if (sl->sym == NoSymbol || !sl->used_ms)
+		return true;
+	if (!sl->ping_win)
+		return now >= sl->quarantine_ms;
+	for (int i = 0; i < 16; i++)
+		if (self->answers[i].win == sl->ping_win && self->answers[i].answered >= sl->ping_seq)
+			return true;
+	return now >= sl->used_ms + PING_GIVE_UP_MS;
+}
+
+void* input__drainer_main(void* data)
+{
+	struct input* self = data;
+	pthread_mutex_lock(&self->mutex);
+	while (!self->stop) {
+		if (!x11_lost(&self->x))
+			input__drain_events(self);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += DRAIN_EVERY_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
+	}
+	pthread_mutex_unlock(&self->mutex);
+	return NULL;
+}

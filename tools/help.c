@@ -1,0 +1,77 @@
+/* request_human_help: the agent asks a person to take the desktop (a login,
+ * a captcha, a 2FA prompt) and waits until they hand it back. The request
+ * shows in every dashboard as a banner; it waits for one to be opened.
+ * The waiting itself is the gate's (tools/gate.c). */
+#include "tools/gate.h"
+#include "tools/tools.h"
+#include "base/events.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define HELP_DEFAULT_TIMEOUT_S 600
+#define HELP_MAX_TIMEOUT_S 3600
+
+static int help_tool(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	const char* reason = tool_arg_string(args, "reason", "");
+	int timeout_s = (int)tool_arg_int(args, "timeout_s", HELP_DEFAULT_TIMEOUT_S);
+	events_control("request_human_help", ctx->source, "waiting",
+			json_pack("{s:s, s:i}", "reason", reason, "timeout_s", timeout_s));
+	char* note = NULL;
+	uint64_t id = 0;
+	enum gate_help_outcome outcome = gate_help_wait(ctx, reason, timeout_s, &note, &id);
+	static const char* const names[] = {
+		[GATE_HELP_TIMEOUT] = "timeout",
+		[GATE_HELP_HANDED_BACK] = "handed_back",
+		[GATE_HELP_DISMISSED] = "dismissed",
+		[GATE_HELP_CANCELLED] = "cancelled",
+	};
+	events_control("request_human_help", "dashboard", names[outcome],
+			json_pack("{s:I}", "request", (json_int_t)id));
+	if (outcome == GATE_HELP_CANCELLED) {
+		free(note);
+		tool_result_error(out, TOOL_TIMEOUT, NULL,
+				"cancelled (or past its deadline) while waiting for a person");
+		return 0;
+	}
+	json_t* result = json_pack("{s:s}", "outcome", names[outcome]);
+	if (note)
+		json_object_set_new(result, "note", json_string(note));
+	if (outcome == GATE_HELP_HANDED_BACK)
+		json_object_set_new(result, "message", json_string(
+				"a person had the desktop and handed it back; take a new screenshot"));
+	else if (outcome == GATE_HELP_DISMISSED)
+		json_object_set_new(result, "message", json_string(
+				"a person read the request and did not take the desktop; see the note"));
+	else
+		json_object_set_new(result, "message", json_string(
+				"no one answered within timeout_s; the desktop is as it was"));
+	tool_result_ok(out, result);
+	free(note);
+	return 0;
+}
+
+#define STR "{\"type\":\"string\"}"
+
+const struct tool_def tools_help[] = {
+	{
+		.name = "request_human_help",
+		.title = "Ask a person for help",
+		.description =
+			"Ask the person at the dashboard to take the desktop (login, captcha, 2FA) and "
+			"wait: handed_back (with their note), dismissed or timeout. Then take a screenshot.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
+			"\"required\":[\"reason\"],\"properties\":{"
+			"\"reason\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000},"
+			"\"timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
+			"\"description\":\"Default 600.\"}}}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{"
+			"\"outcome\":" STR ",\"note\":" STR "},\"required\":[\"outcome\"]}",
+		/* It changes nothing on the desktop (it passes the gate while a
+		 * person holds control); the view token may not ask. */
+		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_NO_DISPLAY,
+		.handler = help_tool,
+	},
+	{ 0 },
+};
