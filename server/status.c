@@ -183,7 +183,7 @@ static const char status_output[] =
 	"\"properties\":{"
 	"\"server\":" OBJECT ",\"display\":" OBJECT ",\"sessions\":" INTEGER ","
 	"\"recordings\":" OBJECTS ",\"launched\":" OBJECTS ","
-	"\"tools\":" INTEGER ",\"control\":" OBJECT ",\"accessibility\":" OBJECT ","
+	"\"tools\":" INTEGER ",\"control\":" OBJECT ","
 	"\"versions\":{\"type\":\"object\",\"additionalProperties\":" STRING "}"
 	"}}";
 

@@ -311,6 +311,39 @@ static bool node_rects(const struct a11y_node* n, const struct a11y_app* app,
 	return true;
 }
 
+/* Integer and size limits (checked here, not in the schemas, which the
+ * default tools/list carries). false with a bad_arguments result. */
+static bool limits_ok(json_t* args, struct tool_result* out)
+{
+	static const struct { const char* key; int64_t lo, hi; } ints[] = {
+		{ "pid", 1, 0x7fffffff }, { "max_nodes", 1, A11Y_MAX_NODES },
+		{ "timeout_ms", 100, 60000 },
+		{ "limit", 1, 200 }, { "max_chars", 1, A11Y_READ_TEXT_MAX }, { "position", 0, 0x7fffffff },
+	};
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		json_t* v = json_object_get(args, ints[i].key);
+		if (v && (json_integer_value(v) < ints[i].lo || json_integer_value(v) > ints[i].hi)) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s must be %lld..%lld, not %lld",
+					ints[i].key, (long long)ints[i].lo, (long long)ints[i].hi,
+					(long long)json_integer_value(v));
+			return false;
+		}
+	}
+	static const char* const strs[] = { "role", "name", "app", "ref", "state" };
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		const char* v = json_string_value(json_object_get(args, strs[i]));
+		if (v && strlen(v) > 512) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s is %zu bytes; at most 512", strs[i], strlen(v));
+			return false;
+		}
+	}
+	if (json_array_size(json_object_get(args, "states")) > 8) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "states: at most 8");
+		return false;
+	}
+	return true;
+}
+
 /* ---- Snapshots ----------------------------------------------------------------------- */
 
 static int timeout_arg(json_t* args, int def)
@@ -619,13 +652,15 @@ static json_t* app_json(const struct a11y_tree* tree)
 
 static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	if (!limits_ok(args, out))
+		return 0;
 	struct ui_target tg;
 	if (target_from_args(ctx, args, &tg, out) < 0)
 		return 0;
 	struct a11y_tree tree;
 	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
 	if (take_tree(&tg, tool_arg_bool(args, "all", false), (int)tool_arg_int(args, "max_nodes", 0),
-			(int)tool_arg_int(args, "max_depth", 0), timeout, ctx->deadline_ms, &tree, out) < 0)
+			0, timeout, ctx->deadline_ms, &tree, out) < 0)
 		return 0;
 	char** loc = tree_locators(&tree);
 	int* level = calloc((size_t)tree.n + 1, sizeof(int));	/* indent of a node's children */
@@ -708,6 +743,10 @@ static bool matcher_init(struct matcher* m, json_t* args, struct tool_result* ou
 	}
 	m->name = tool_arg_string(args, "name", NULL);
 	const char* mode = tool_arg_string(args, "match", "contains");
+	if (strcmp(mode, "exact") != 0 && strcmp(mode, "contains") != 0 && strcmp(mode, "regex") != 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "match must be exact, contains or regex, not '%s'", mode);
+		return false;
+	}
 	m->mode = strcmp(mode, "exact") == 0 ? M_EXACT : strcmp(mode, "regex") == 0 ? M_REGEX : M_CONTAINS;
 	if (m->mode == M_REGEX && m->name) {
 		int rc = regcomp(&m->re, m->name, REG_EXTENDED | REG_NOSUB);
@@ -786,6 +825,8 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 
 static int ui_find(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	if (!limits_ok(args, out))
+		return 0;
 	struct matcher m;
 	if (!matcher_init(&m, args, out))
 		return 0;
@@ -986,6 +1027,8 @@ static json_t* node_read_json(const struct resolved* r)
 
 static int ui_read(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	if (!limits_ok(args, out))
+		return 0;
 	struct resolved r;
 	size_t max = (size_t)tool_arg_int(args, "max_chars", UI_READ_DEFAULT);
 	if (resolve(ctx, args, max, timeout_arg(args, UI_DEFAULT_TIMEOUT_MS), &r, out) < 0) {
@@ -1279,7 +1322,19 @@ static int select_option(const struct resolved* r, const char* option, int index
 
 static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	if (!limits_ok(args, out))
+		return 0;
 	const char* action = tool_arg_string(args, "action", "press");
+	static const char* const actions[] = { "press", "activate", "toggle", "focus", "set_text",
+		"insert_text", "select", "set_value", "expand", "collapse", "scroll_to", NULL };
+	bool known = false;
+	for (int i = 0; actions[i] && !known; i++)
+		known = strcmp(action, actions[i]) == 0;
+	if (!known) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown action '%s': press, activate, toggle, "
+				"focus, set_text, insert_text, select, set_value, expand, collapse or scroll_to", action);
+		return 0;
+	}
 	const char* text = tool_arg_string(args, "text", NULL);
 	json_t* jvalue = json_object_get(args, "value");
 	bool allow_destructive = tool_arg_bool(args, "allow_destructive", false);
@@ -1593,7 +1648,14 @@ static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 
 static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	if (!limits_ok(args, out))
+		return 0;
 	const char* until = tool_arg_string(args, "until", "appears");
+	if (strcmp(until, "appears") != 0 && strcmp(until, "gone") != 0 && strcmp(until, "changed") != 0
+			&& strcmp(until, "state") != 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "until must be appears, gone, changed or state, not '%s'", until);
+		return 0;
+	}
 	const char* ref = tool_arg_string(args, "ref", NULL);
 	const char* state = tool_arg_string(args, "state", NULL);
 	int timeout = (int)tool_arg_int(args, "timeout_ms", 5000);
@@ -1794,14 +1856,14 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 #define STR "{\"type\":\"string\"}"
 #define INT "{\"type\":\"integer\"}"
 #define BOOL "{\"type\":\"boolean\"}"
-#define WINDOW_P "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}"
-#define PID_P "\"pid\":{\"type\":\"integer\",\"minimum\":1}"
+#define WINDOW_P "\"window\":" INT
+#define PID_P "\"pid\":" INT
 #define APP_P "\"app\":" STR
-#define TIMEOUT_P "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":60000}"
+#define TIMEOUT_P "\"timeout_ms\":" INT
 #define REF_P "\"ref\":" STR
-#define ROLE_P "\"role\":{\"type\":\"string\",\"description\":\"push button, entry, ...\"}"
-#define NAME_P "\"name\":{\"type\":\"string\",\"maxLength\":512}"
-#define MATCH_P "\"match\":{\"type\":\"string\",\"enum\":[\"exact\",\"contains\",\"regex\"]}"
+#define ROLE_P "\"role\":" STR
+#define NAME_P "\"name\":" STR
+#define MATCH_P "\"match\":" STR
 #define ALL_P "\"all\":" BOOL
 #define ELEMENTS "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 
@@ -1814,8 +1876,8 @@ const struct tool_def tools_ui[] = {
 			"pixels), filler collapsed. Apps without accessibility (xterm, games) give no_accessibility.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_P "," PID_P "," APP_P ","
-			"\"max_nodes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5000},"
-			"\"max_depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60}," ALL_P "," TIMEOUT_P "}}",
+			"\"max_nodes\":" INT ","
+			ALL_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"app\":{\"type\":\"object\"},"
 			"\"node_count\":" INT ",\"shown_count\":" INT ",\"listed\":" INT ",\"refs\":" INT
 			",\"truncated\":" BOOL ",\"incomplete\":" BOOL ",\"elapsed_ms\":" INT ",\"elements\":" ELEMENTS "},"
@@ -1829,9 +1891,9 @@ const struct tool_def tools_ui[] = {
 		.description = "Elements of a window by role, name (match exact|contains|regex) and states, with refs.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			ROLE_P "," NAME_P "," MATCH_P ","
-			"\"states\":{\"type\":\"array\",\"maxItems\":8,\"items\":" STR "},"
+			"\"states\":{\"type\":\"array\",\"items\":" STR "},"
 			WINDOW_P "," PID_P "," APP_P "," ALL_P ","
-			"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200}," TIMEOUT_P "}}",
+			"\"limit\":" INT "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"total\":" INT
 			",\"matches\":" ELEMENTS "},\"required\":[\"window\",\"total\",\"matches\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
@@ -1842,11 +1904,12 @@ const struct tool_def tools_ui[] = {
 		.title = "Act on a UI element",
 		.description =
 			"Act on ref through its accessibility interfaces (pixel or keyboard fallback, route says "
-			"which), then verify. Destructive names need allow_destructive.",
+			"which), then verify. action: press, activate, toggle, focus, set_text, insert_text, "
+			"select (text: the option), set_value, expand, collapse, scroll_to. Destructive names "
+			"need allow_destructive.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\",\"action\"],\"properties\":{"
-			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[\"press\",\"activate\",\"toggle\",\"focus\","
-			"\"set_text\",\"insert_text\",\"select\",\"set_value\",\"expand\",\"collapse\",\"scroll_to\"]},"
-			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":{\"type\":\"integer\",\"minimum\":0},"
+			REF_P ",\"action\":" STR ","
+			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":" INT ","
 			"\"allow_destructive\":" BOOL ",\"background\":" BOOL "," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR
 			",\"verified\":" BOOL ",\"effect\":" STR ",\"relocated\":" BOOL ",\"changes\":{\"type\":\"object\"},"
@@ -1859,7 +1922,7 @@ const struct tool_def tools_ui[] = {
 		.title = "Read a UI element",
 		.description = "A ref's exact text (no trimming), value, placeholder, states and actions.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\"],\"properties\":{"
-			REF_P ",\"max_chars\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576}," WINDOW_P "," TIMEOUT_P "}}",
+			REF_P ",\"max_chars\":" INT "," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"role\":" STR ",\"name\":" STR
 			",\"text\":" STR ",\"states\":{\"type\":\"array\"}},\"required\":[\"ref\",\"role\",\"name\",\"states\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
@@ -1871,7 +1934,7 @@ const struct tool_def tools_ui[] = {
 		.description = "Wait (event-driven) until an element appears, is gone, changed or has a state; "
 			"a timeout is a result.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"until\"],\"properties\":{"
-			"\"until\":{\"type\":\"string\",\"enum\":[\"appears\",\"gone\",\"changed\",\"state\"]},"
+			"\"until\":" STR ","
 			ROLE_P "," NAME_P "," MATCH_P "," REF_P ","
 			"\"state\":" STR ","
 			WINDOW_P "," PID_P "," APP_P "," TIMEOUT_P "}}",
@@ -1883,11 +1946,10 @@ const struct tool_def tools_ui[] = {
 	},
 	{
 		.name = "ui",
-		.title = "UI elements (accessibility)",
+		.title = "UI elements",
 		.description =
-			"A window's (default: focused) accessibility tree: snapshot (outline, refs, bounds in "
-			"screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
-			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
+			"Accessibility tree of a window: snapshot, find, act (press toggle set_text select "
+			"set_value ...) on refs, read, wait.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			/* act first: the op a schema-driven client (and the view-token
