@@ -195,6 +195,12 @@ test('accessibility: snapshot, act, read, refs, destructive names, hung apps, xt
     await fail(d, 'ui_act', { ref: refOf('check box', 'Subscribe'), action: 'set_value', value: 1 }, 'action_unsupported');
     await fail(d, 'ui_act', { ref: nameRef, action: 'set_text', text: 'x'.repeat(70000) }, 'bad_arguments');
     await fail(d, 'ui_act', { ref: nameRef, action: 'set_text' }, 'bad_arguments');
+    await fail(d, 'ui_act', { ref: nameRef, action: 'fly' }, 'bad_arguments');
+    await fail(d, 'ui_snapshot', { window: form.id, max_nodes: 0 }, 'bad_arguments');
+    await fail(d, 'ui_snapshot', { window: form.id, timeout_ms: 10 }, 'bad_arguments');
+    await fail(d, 'ui_find', { window: form.id, name: 'x', match: 'fuzzy' }, 'bad_arguments');
+    await fail(d, 'ui_find', { window: form.id, name: 'x'.repeat(600) }, 'bad_arguments');
+    await fail(d, 'ui_wait', { until: 'soon', window: form.id, name: 'x' }, 'bad_arguments');
     assert.equal(readFileSync(statePath, 'utf8'), before, 'state unchanged');
   });
 
