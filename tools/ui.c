@@ -652,15 +652,13 @@ static json_t* app_json(const struct a11y_tree* tree)
 
 static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
-	if (!limits_ok(args, out))
-		return 0;
 	struct ui_target tg;
 	if (target_from_args(ctx, args, &tg, out) < 0)
 		return 0;
 	struct a11y_tree tree;
 	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
 	if (take_tree(&tg, tool_arg_bool(args, "all", false), (int)tool_arg_int(args, "max_nodes", 0),
-			0, timeout, ctx->deadline_ms, &tree, out) < 0)
+			(int)tool_arg_int(args, "max_depth", 0), timeout, ctx->deadline_ms, &tree, out) < 0)
 		return 0;
 	char** loc = tree_locators(&tree);
 	int* level = calloc((size_t)tree.n + 1, sizeof(int));	/* indent of a node's children */
@@ -1856,14 +1854,14 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 #define STR "{\"type\":\"string\"}"
 #define INT "{\"type\":\"integer\"}"
 #define BOOL "{\"type\":\"boolean\"}"
-#define WINDOW_P "\"window\":" INT
-#define PID_P "\"pid\":" INT
+#define WINDOW_P "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}"
+#define PID_P "\"pid\":{\"type\":\"integer\",\"minimum\":1}"
 #define APP_P "\"app\":" STR
-#define TIMEOUT_P "\"timeout_ms\":" INT
+#define TIMEOUT_P "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":60000}"
 #define REF_P "\"ref\":" STR
-#define ROLE_P "\"role\":" STR
-#define NAME_P "\"name\":" STR
-#define MATCH_P "\"match\":" STR
+#define ROLE_P "\"role\":{\"type\":\"string\",\"description\":\"push button, entry, ...\"}"
+#define NAME_P "\"name\":{\"type\":\"string\",\"maxLength\":512}"
+#define MATCH_P "\"match\":{\"type\":\"string\",\"enum\":[\"exact\",\"contains\",\"regex\"]}"
 #define ALL_P "\"all\":" BOOL
 #define ELEMENTS "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 
@@ -1876,8 +1874,8 @@ const struct tool_def tools_ui[] = {
 			"pixels), filler collapsed. Apps without accessibility (xterm, games) give no_accessibility.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_P "," PID_P "," APP_P ","
-			"\"max_nodes\":" INT ","
-			ALL_P "," TIMEOUT_P "}}",
+			"\"max_nodes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5000},"
+			"\"max_depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60}," ALL_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"app\":{\"type\":\"object\"},"
 			"\"node_count\":" INT ",\"shown_count\":" INT ",\"listed\":" INT ",\"refs\":" INT
 			",\"truncated\":" BOOL ",\"incomplete\":" BOOL ",\"elapsed_ms\":" INT ",\"elements\":" ELEMENTS "},"
@@ -1891,9 +1889,9 @@ const struct tool_def tools_ui[] = {
 		.description = "Elements of a window by role, name (match exact|contains|regex) and states, with refs.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			ROLE_P "," NAME_P "," MATCH_P ","
-			"\"states\":{\"type\":\"array\",\"items\":" STR "},"
+			"\"states\":{\"type\":\"array\",\"maxItems\":8,\"items\":" STR "},"
 			WINDOW_P "," PID_P "," APP_P "," ALL_P ","
-			"\"limit\":" INT "," TIMEOUT_P "}}",
+			"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200}," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"total\":" INT
 			",\"matches\":" ELEMENTS "},\"required\":[\"window\",\"total\",\"matches\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
@@ -1904,12 +1902,11 @@ const struct tool_def tools_ui[] = {
 		.title = "Act on a UI element",
 		.description =
 			"Act on ref through its accessibility interfaces (pixel or keyboard fallback, route says "
-			"which), then verify. action: press, activate, toggle, focus, set_text, insert_text, "
-			"select (text: the option), set_value, expand, collapse, scroll_to. Destructive names "
-			"need allow_destructive.",
+			"which), then verify. Destructive names need allow_destructive.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\",\"action\"],\"properties\":{"
-			REF_P ",\"action\":" STR ","
-			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":" INT ","
+			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[\"press\",\"activate\",\"toggle\",\"focus\","
+			"\"set_text\",\"insert_text\",\"select\",\"set_value\",\"expand\",\"collapse\",\"scroll_to\"]},"
+			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":{\"type\":\"integer\",\"minimum\":0},"
 			"\"allow_destructive\":" BOOL ",\"background\":" BOOL "," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR
 			",\"verified\":" BOOL ",\"effect\":" STR ",\"relocated\":" BOOL ",\"changes\":{\"type\":\"object\"},"
@@ -1922,7 +1919,7 @@ const struct tool_def tools_ui[] = {
 		.title = "Read a UI element",
 		.description = "A ref's exact text (no trimming), value, placeholder, states and actions.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\"],\"properties\":{"
-			REF_P ",\"max_chars\":" INT "," WINDOW_P "," TIMEOUT_P "}}",
+			REF_P ",\"max_chars\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576}," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"role\":" STR ",\"name\":" STR
 			",\"text\":" STR ",\"states\":{\"type\":\"array\"}},\"required\":[\"ref\",\"role\",\"name\",\"states\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
@@ -1934,7 +1931,7 @@ const struct tool_def tools_ui[] = {
 		.description = "Wait (event-driven) until an element appears, is gone, changed or has a state; "
 			"a timeout is a result.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"until\"],\"properties\":{"
-			"\"until\":" STR ","
+			"\"until\":{\"type\":\"string\",\"enum\":[\"appears\",\"gone\",\"changed\",\"state\"]},"
 			ROLE_P "," NAME_P "," MATCH_P "," REF_P ","
 			"\"state\":" STR ","
 			WINDOW_P "," PID_P "," APP_P "," TIMEOUT_P "}}",
@@ -1946,10 +1943,11 @@ const struct tool_def tools_ui[] = {
 	},
 	{
 		.name = "ui",
-		.title = "UI elements",
+		.title = "UI elements (accessibility)",
 		.description =
-			"Accessibility tree of a window: snapshot, find, act (press toggle set_text select "
-			"set_value ...) on refs, read, wait.",
+			"A window's (default: focused) accessibility tree: snapshot (outline, refs, bounds in "
+			"screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
+			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			/* act first: the op a schema-driven client (and the view-token

@@ -463,7 +463,7 @@ const struct tool_def tools_windows[] = {
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
 			WINDOW_ITEM "},\"screen\":{\"type\":\"object\",\"properties\":{\"width\":" INT ",\"height\":" INT "},"
 			"\"required\":[\"width\",\"height\"]}},\"required\":[\"windows\",\"screen\"]}",
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = windows,
 	},
 	{
@@ -530,18 +530,23 @@ const struct tool_def tools_windows[] = {
 	},
 	{
 		.name = "window",
-		.title = "Window states",
+		.title = "Windows",
 		.description =
-			"focus, move (x, y, width, height), resize, raise, minimize, maximize, restore, "
-			"fullscreen, close (force: end the client after timeout_ms). Verified: applied "
-			"false, with the state seen, when the window manager refused.",
+			"list: top-level windows (id: the window argument of other tools; pid, title, app, "
+			"class, client area in desktop pixels, focus, states, transient_for: a dialog's "
+			"owner). focus, move (x, y, width, height), resize, raise, minimize, maximize, "
+			"restore, fullscreen, close (force: end the client after timeout_ms). Verified: "
+			"applied false, with the state seen, when the window manager refused.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			{ "focus", "window_focus" }, { "move", "window_move" },
 			{ "resize", "window_resize" }, { "raise", "window_raise" },
 			{ "minimize", "window_minimize" }, { "maximize", "window_maximize" },
 			{ "restore", "window_restore" }, { "fullscreen", "window_fullscreen" },
-			{ "close", "window_close" }, { 0 } },
+			{ "close", "window_close" },
+			/* Last: the first op of a group that acts is an acting one
+			 * (the view-token audit calls it). */
+			{ "list", "windows" }, { 0 } },
 	},
 	{ 0 },
 };

@@ -111,7 +111,7 @@ const GROUPS = {
   clipboard: { read: 'clipboard_read', write: 'clipboard_write' },
   files: { upload: 'file_upload', download: 'file_download', list: 'file_list' },
   window: {
-    focus: 'window_focus', move: 'window_move', resize: 'window_resize', raise: 'window_raise',
+    list: 'windows', focus: 'window_focus', move: 'window_move', resize: 'window_resize', raise: 'window_raise',
     minimize: 'window_minimize', maximize: 'window_maximize', restore: 'window_restore',
     fullscreen: 'window_fullscreen', close: 'window_close',
   },
