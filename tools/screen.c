@@ -3,6 +3,7 @@
  * max dimension and build the results. */
 #include "tools/tools.h"
 #include "tools/actions.h"
+#include "tools/capture_args.h"
 #include "base/clock.h"
 #include "capture/capture.h"
 #include "record/record.h"
@@ -44,21 +45,21 @@ static int add_image(struct tool_result* out, const struct desktop_image* b, con
 
 /* The code for a failed capture call: whatever failed, a context whose
  * connection died means the display is gone (D10). */
-static enum tool_code capture_code(struct desktop_capture* p, int rc)
+enum tool_code tools_capture_code(struct desktop_capture* p, int rc)
 {
 	return capture_connected(desktop_capture_backend(p)) ? tool_code_for_errno(rc)
 			: TOOL_DISPLAY_UNAVAILABLE;
 }
 
-static int fail_rc(struct tool_result* out, struct desktop_capture* p, int rc)
+int tools_capture_fail(struct tool_result* out, struct desktop_capture* p, int rc)
 {
-	tool_result_error(out, capture_code(p, rc), NULL, "%s",
+	tool_result_error(out, tools_capture_code(p, rc), NULL, "%s",
 			capture_error(desktop_capture_backend(p)));
 	return 0;
 }
 
 /* A pooled capture context, or NULL with display_unavailable in out. */
-static struct desktop_capture* pool_get_for(struct tool_result* out)
+struct desktop_capture* tools_capture_get(struct tool_result* out)
 {
 	char err[256];
 	struct desktop_capture* p = desktop_capture_get(err, sizeof(err));
@@ -69,7 +70,7 @@ static struct desktop_capture* pool_get_for(struct tool_result* out)
 }
 
 /* The window argument: absent or 0 = the screen. */
-static bool window_arg(json_t* args, uint32_t* window, struct tool_result* out)
+bool tools_window_arg(json_t* args, uint32_t* window, struct tool_result* out)
 {
 	if (!tool_arg_window(args, window)) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
@@ -205,7 +206,7 @@ static json_t* region_json(const int r[4])
 static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	uint32_t window;
-	if (!window_arg(args, &window, out))
+	if (!tools_window_arg(args, &window, out))
 		return 0;
 	int max_dim = 0;
 	bool max_given;
@@ -226,7 +227,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	struct safe_output* so = NULL;
 	if (path && !(so = out_open(path, out)))
 		return 0;
-	struct desktop_capture* p = pool_get_for(out);
+	struct desktop_capture* p = tools_capture_get(out);
 	if (!p) {
 		safe_output_abort(so);
 		return 0;
@@ -235,7 +236,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	struct capture_rect target;
 	int rc = desktop_capture_resolve(p, window, &target);
 	if (rc < 0) {
-		fail_rc(out, p, rc);
+		tools_capture_fail(out, p, rc);
 		goto done;
 	}
 	if (!max_given)
@@ -271,7 +272,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	rc = desktop_shot(p, &req, &blob, why, sizeof(why));
 	if (rc < 0) {
 		tool_result_error(out, rc == -ENOMEM || rc == -EIO ? TOOL_INTERNAL
-				: capture_code(p, rc), NULL, "%s", why);
+				: tools_capture_code(p, rc), NULL, "%s", why);
 		goto done;
 	}
 	ow = blob->width;
@@ -334,13 +335,13 @@ done:
 static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	uint32_t window;
-	if (!window_arg(args, &window, out))
+	if (!tools_window_arg(args, &window, out))
 		return 0;
 	int max_dim = 0;
 	bool max_given;
 	if (!max_dimension_arg(args, &max_dim, &max_given, out))
 		return 0;
-	struct desktop_capture* p = pool_get_for(out);
+	struct desktop_capture* p = tools_capture_get(out);
 	if (!p)
 		return 0;
 	struct frame* f = NULL;
@@ -349,7 +350,7 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	struct capture_rect target;
 	int rc = desktop_capture_resolve(p, window, &target);
 	if (rc < 0) {
-		fail_rc(out, p, rc);
+		tools_capture_fail(out, p, rc);
 		goto done;
 	}
 	/* The region is in the target's screenshot space: coordinate_space when
@@ -380,7 +381,7 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	rc = window ? capture_window(desktop_capture_backend(p), window, &phys, false, &f)
 			: capture_screen(desktop_capture_backend(p), &phys, false, &f);
 	if (rc < 0) {
-		fail_rc(out, p, rc);
+		tools_capture_fail(out, p, rc);
 		goto done;
 	}
 	int ow, oh;
@@ -426,11 +427,11 @@ done:
 static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	uint32_t window;
-	if (!window_arg(args, &window, out))
+	if (!tools_window_arg(args, &window, out))
 		return 0;
 	int timeout_ms = (int)tool_arg_int(args, "timeout_ms", 10000);
 	int stable_ms = (int)tool_arg_int(args, "stable_ms", 200);
-	struct desktop_capture* p = pool_get_for(out);
+	struct desktop_capture* p = tools_capture_get(out);
 	if (!p)
 		return 0;
 	int64_t start = clock_ms();
@@ -441,7 +442,7 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	if (rc == -ECANCELED)
 		tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled after %lld ms", (long long)waited);
 	else if (rc < 0)
-		fail_rc(out, p, rc);
+		tools_capture_fail(out, p, rc);
 	else
 		tool_result_ok(out, json_pack("{s:b, s:b, s:I, s:I, s:b}",
 				"changed", changed, "stable", stable,

@@ -2,6 +2,7 @@
  * window list and these operations are desktop/ and capture/ services; the
  * handlers parse arguments and build the results. */
 #include "tools/tools.h"
+#include "tools/capture_args.h"
 #include "capture/capture.h"
 #include "desktop/desktop.h"
 #include "a11y/a11y.h"
@@ -15,47 +16,10 @@
 
 /* ---- Helpers ------------------------------------------------------------------ */
 
-/* The code for a failed capture call: whatever failed, a context whose
- * connection died means the display is gone (D10). */
-static enum tool_code capture_code(struct desktop_capture* p, int rc)
-{
-	return capture_connected(desktop_capture_backend(p)) ? tool_code_for_errno(rc)
-			: TOOL_DISPLAY_UNAVAILABLE;
-}
-
-static int fail_rc(struct tool_result* out, struct desktop_capture* p, int rc)
-{
-	tool_result_error(out, capture_code(p, rc), NULL, "%s",
-			capture_error(desktop_capture_backend(p)));
-	return 0;
-}
-
-/* A pooled capture context, or NULL with display_unavailable in out. */
-static struct desktop_capture* pool_get_for(struct tool_result* out)
-{
-	char err[256];
-	struct desktop_capture* p = desktop_capture_get(err, sizeof(err));
-	if (!p)
-		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
-				"cannot connect to the X display: %s", err);
-	return p;
-}
-
-/* The window argument: absent or 0 = the screen. */
-static bool window_arg(json_t* args, uint32_t* window, struct tool_result* out)
-{
-	if (!tool_arg_window(args, window)) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
-				"window must be a window id from the windows tool (or 0 for the screen)");
-		return false;
-	}
-	return true;
-}
-
 /* The window argument where one is required (not the screen). */
 static bool window_required(json_t* args, uint32_t* window, struct tool_result* out)
 {
-	if (!window_arg(args, window, out))
+	if (!tools_window_arg(args, window, out))
 		return false;
 	if (!*window)
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
@@ -95,14 +59,14 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	const char* app = tool_arg_string(args, "app", NULL);
 	int64_t pid = tool_arg_int(args, "pid", 0);
 	bool on_screen = tool_arg_bool(args, "on_screen_only", false);
-	struct desktop_capture* p = pool_get_for(out);
+	struct desktop_capture* p = tools_capture_get(out);
 	if (!p)
 		return 0;
 	struct capture_window_info* list;
 	size_t n;
 	int rc = capture_list_windows(desktop_capture_backend(p), &list, &n);
 	if (rc < 0) {
-		fail_rc(out, p, rc);
+		tools_capture_fail(out, p, rc);
 		desktop_capture_put(p);
 		return 0;
 	}
@@ -149,7 +113,7 @@ static int window_reply(struct tool_result* out, struct desktop_capture* p, uint
 	if (rc == 0)
 		rc = capture_window_info(desktop_capture_backend(p), window, &info);
 	if (rc < 0)
-		fail_rc(out, p, rc);
+		tools_capture_fail(out, p, rc);
 	else
 		tool_result_ok(out, tools_window_json(&info));
 	desktop_capture_put(p);
@@ -161,7 +125,7 @@ static int window_focus(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 	uint32_t window;
 	if (!window_required(args, &window, out))
 		return 0;
-	struct desktop_capture* p = pool_get_for(out);
+	struct desktop_capture* p = tools_capture_get(out);
 	if (!p)
 		return 0;
 	int rc = capture_focus_window(desktop_capture_backend(p), window);
@@ -189,7 +153,7 @@ static int window_move(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "give at least one of x, y, width, height");
 		return 0;
 	}
-	struct desktop_capture* p = pool_get_for(out);
+	struct desktop_capture* p = tools_capture_get(out);
 	if (!p)
 		return 0;
 	struct capture_rect r;

@@ -3,30 +3,19 @@
 // /live WebSocket, and the agent (MCP with the SDK client, or REST) is
 // refused meanwhile; request_human_help, pause, approvals; hostile input on
 // the control channel. Effects are checked in the fixture's state file.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { desktop, need, sleep, waitUntil, SLOW } from '../integration/lib/harness.mjs';
+import { desktop, sleep, waitUntil, SLOW } from '../integration/lib/harness.mjs';
+import { useBrowser } from '../integration/lib/browser.mjs';
 import { openLive } from '../integration/lib/live.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-let browser;
-
-before(async () => {
-  need(CHROMIUM);   // spawns: chromium
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-after(async () => { if (browser) await browser.close(); });
+const chrome = useBrowser();
 
 async function open(t, deskd, token = deskd.token, { context = null, viewport = { width: 1400, height: 900 } } = {}) {
-  const ctx = context || await browser.newContext({ viewport });
+  const ctx = context || await chrome.browser.newContext({ viewport });
   if (!context) t.after(() => ctx.close().catch(() => {}));
   const page = await ctx.newPage();
   const problems = [];

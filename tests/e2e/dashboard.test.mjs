@@ -1,28 +1,17 @@
 // The dashboard in headless Chromium (Debian's /usr/bin/chromium through
 // playwright-core): token handling, live pixels, timeline, window switching,
 // recordings, view-only and wrong tokens.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { desktop, need, startFixture, tempDir } from '../integration/lib/harness.mjs';
+import { desktop, startFixture, tempDir } from '../integration/lib/harness.mjs';
+import { useBrowser } from '../integration/lib/browser.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-let browser;
-
-before(async () => {
-  need(CHROMIUM);   // spawns: chromium
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-after(async () => { if (browser) await browser.close(); });
+const chrome = useBrowser();
 
 async function open(t, deskd, token) {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 900 } });
+  const context = await chrome.browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 900 } });
   t.after(() => context.close());
   const page = await context.newPage();
   const problems = [];

@@ -3,30 +3,19 @@
 // fit / 100% / fullscreen, a phone's viewport, recordings newest first and
 // deletable, the token pages, and a timeline that names the actor, leaves out
 // the page's own refreshes and shows screenshot thumbnails.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { desktop, launch, need, readyInfo, sleep, startFixture, startXvfb, tempDir, DESKD_BIN } from '../integration/lib/harness.mjs';
+import { desktop, launch, readyInfo, sleep, startFixture, startXvfb, tempDir, DESKD_BIN } from '../integration/lib/harness.mjs';
+import { useBrowser } from '../integration/lib/browser.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-let browser;
-
-before(async () => {
-  need(CHROMIUM);   // spawns: chromium
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-after(async () => { if (browser) await browser.close(); });
+const chrome = useBrowser();
 
 async function open(t, url, { viewport = { width: 1400, height: 900 }, colorScheme = 'dark', ...more } = {}) {
-  const context = await browser.newContext({ viewport, colorScheme, ...more });
+  const context = await chrome.browser.newContext({ viewport, colorScheme, ...more });
   t.after(() => context.close());
   const page = await context.newPage();
   const problems = [];
