@@ -43,4 +43,8 @@ test('another client clicks while a slow type runs: it waits one chunk, not the 
   t.diagnostic(`the click waited ${Math.round(clickedAt - t0)} ms; the type went on for ${Math.round(typedAt - clickedAt)} ms after it`);
   assert.ok(clickedAt - t0 < 3000 * SLOW, `the click waited ${Math.round(clickedAt - t0)} ms`);
   assert.ok(typedAt - clickedAt > 500, 'the click ran while the text was still being typed');
+  // Waiting for slots to drain without the lock loses nothing: the click
+  // hit the same window, so every character arrives, in order.
+  await waitUntil(() => env.fixture.state().text.length >= text.length, { timeout: 5000 * SLOW, what: 'the whole text' });
+  assert.equal(env.fixture.state().text, text);
 });
