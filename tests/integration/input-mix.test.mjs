@@ -9,7 +9,9 @@
 // client) and symbols not bound yet, as the first call to a fresh app does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { desktop, startFixture, waitUntil, SLOW } from './lib/harness.mjs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { desktop, startFixture, launch, need, tempDir, waitUntil, SLOW, ROOT } from './lib/harness.mjs';
 
 const ROUNDS = 10;
 // Never on the us keymap; each round takes new ones.
@@ -70,3 +72,45 @@ for (const c of CASES) {
     assert.equal(exact, ROUNDS, bad.join('; '));
   });
 }
+
+// The same sequences into a GTK3 text view (one app for all rounds: new
+// symbols each round; Escape saves the view's text and clears it).
+const PY = { PATH: '/usr/bin:/bin' };   // Debian's python3 (python3-gi)
+test(`GTK3: the same sequences, ${ROUNDS} times each, every character exact`, { timeout: 180000 }, async (t) => {
+  need('python3');
+  const env = await desktop(t, { wm: 'openbox' });
+  const dir = tempDir('deskd-mix-');
+  const out = join(dir, 'gtk.records');
+  // spawns: python3
+  const app = launch('gtk', 'python3', [join(ROOT, 'tests/apps/gtk_text.py'), out],
+    { env: { ...process.env, ...PY, DISPLAY: env.display, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', NO_AT_BRIDGE: '1' } });
+  t.after(() => app.stop());
+  await waitUntil(() => existsSync(out + '.ready'), { timeout: 20000 * SLOW, what: 'gtk ready' });
+  const records = () => existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  const tool = async (actions) => {
+    const r = await env.deskd.tool('computer_use', { actions });
+    assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
+  };
+  await tool([{ type: 'click', x: 300, y: 300 }, { type: 'wait', ms: 500 }]);
+  const lines = [];
+  let failed = 0;
+  for (const c of CASES) {
+    let exact = 0;
+    const bad = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const { want, actions, then } = c.make();
+      const had = records().length;
+      const esc = { type: 'keypress', keys: ['Escape'] };
+      await tool([{ type: 'click', x: 300, y: 300 }, ...actions, ...(then ? [] : [esc])]);
+      if (then) await tool([...then, esc]);
+      await waitUntil(() => records().length > had, { timeout: 5000 * SLOW, what: `round ${i}: the record` }).catch(() => {});
+      const got = records()[had];
+      if (got === want) exact++;
+      else bad.push(`${JSON.stringify(want)} -> ${JSON.stringify(got)}`);
+    }
+    if (exact < ROUNDS) failed++;
+    lines.push(`${c.name}: ${exact}/${ROUNDS}${bad.length ? ' (' + bad.slice(0, 3).join('; ') + ')' : ''}`);
+  }
+  t.diagnostic(lines.join(' | '));
+  assert.equal(failed, 0, lines.join('\n'));
+});
