@@ -65,6 +65,10 @@ void desktop_unlock(void);
  *  back (long work, such as typing a long text, between its steps). Returns
  *  true when others ran meanwhile (the focus may have moved). */
 bool desktop_lock_yield(void);
+/** Holding the lock: give it up for ms (waiting on something outside the
+ *  desktop, such as a keymap slot draining), then take it back behind
+ *  whoever came meanwhile. Returns true when others ran meanwhile. */
+bool desktop_lock_pause(int ms);
 
 /* The session bus the accessibility tools use (buses.c): deskd's own for an
  * embedded desktop (a private dbus-daemon, with the AT-SPI bus brought up

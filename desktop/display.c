@@ -78,6 +78,22 @@ bool desktop_lock_yield(void)
 	return true;
 }
 
+bool desktop_lock_pause(int ms)
+{
+	pthread_mutex_lock(&ticket_mutex);
+	unsigned long next = ticket_serving + 1;	/* ours again if nobody comes */
+	pthread_mutex_unlock(&ticket_mutex);
+	desktop_unlock();
+	if (ms > 0)
+		clock_sleep_ms(ms);
+	pthread_mutex_lock(&ticket_mutex);
+	unsigned long mine = ticket_next++;
+	while (mine != ticket_serving)
+		pthread_cond_wait(&ticket_cond, &ticket_mutex);
+	pthread_mutex_unlock(&ticket_mutex);
+	return mine != next;
+}
+
 void desktop_lock(void)
 {
 	pthread_mutex_lock(&ticket_mutex);

@@ -172,6 +172,15 @@ struct input_type_stats {
  *  and waits for the earlier segments' slots to drain (bounded). */
 int input_type(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset);
+/** As input_type, but where input_type would wait for a slot to drain,
+ *  return 0 instead with *done < len (the bytes typed, always whole
+ *  characters) and *wait_ms > 0 (when to try the rest: the nearest
+ *  quarantine's end, or a short poll for ping answers). So a caller can
+ *  wait without its own locks (the desktop lock: other clients' actions
+ *  run meanwhile). *done == len and *wait_ms == 0 when all was typed. */
+int input_type_some(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
+		int* wait_ms);
 
 /** Tuning, for tests and the bench: the wait after a binding request
  *  before its first key. Chromium translates the first key after a change

@@ -324,7 +324,18 @@ int input__bind_slots(struct input* self, const int* slot, const KeySym* syms, i
 	 * they had a moment to fetch the new one. */
 	if (self->bind_wait_ms)
 		clock_sleep_ms(self->bind_wait_ms);
-	return 0;
+	/* Announce the same binding once more. A plain Xlib client can miss
+	 * the first MapNotify for good: at its first key lookup it fetches
+	 * the whole map and only then selects MapNotify, and at a later
+	 * lookup it fetches the noted changes and then forgets all notes,
+	 * including one that came in while the fetch was on its way. Keys we
+	 * had just sent start such a fetch, so a binding right after them
+	 * (the next action, the next call) falls into that window, and the
+	 * key stays NoSymbol in that client until the key is bound anew.
+	 * By now (bind_wait_ms later) its fetch is over: this notify it
+	 * notes, and it fetches the binding at the key that uses it. */
+	send_range(self);
+	return input__sync(self);
 }
 
 void input__restore_pool(struct input* self)

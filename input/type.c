@@ -5,7 +5,9 @@
  * change now (free, or drained: barrier.c). Usually the whole call is one
  * segment; a call that needs more symbols than there are drained slots is
  * cut, and the next segment waits for the slots of the earlier ones to
- * drain. Bindings stay after the call (least recently used goes first) and
+ * drain (input_type), or the call returns what it typed and how long to
+ * wait, so that its caller waits without holding the desktop lock
+ * (input_type_some). Bindings stay after the call (least recently used goes first) and
  * are restored only at exit. */
 #include "input/x11_private.h"
 #include "base/clock.h"
@@ -20,6 +22,7 @@ struct stroke {
 	KeySym sym;
 	KeyCode kc;	/* 0: goes through a slot (sym is its slot keysym) */
 	bool shift;
+	size_t end;	/* byte offset in the text after its character */
 };
 
 /* Plan the strokes; nothing is sent. The text was checked. */
@@ -46,6 +49,7 @@ static void plan_text(struct input* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
+		s->end = pos;
 		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
 			s->kc = 0;
 			s->sym = input__slot_keysym(cp);
@@ -147,8 +151,36 @@ static void set_level(struct input* self, int* held, int want)
 	*held = want;
 }
 
+/* How long until a slot outside the segment may drain: the nearest
+ * quarantine's end, or a short poll for slots waiting for a ping answer. */
+static int drain_wait_ms(struct input* self, uint64_t seg, int64_t now)
+{
+	int64_t best = DRAIN_POLL_MS;
+	bool any_time = false;
+	for (int i = 0; i < self->n_slots; i++) {
+		const struct slot* sl = &self->slots[i];
+		if (sl->segment == seg || sl->sym == NoSymbol || sl->ping_win)
+			continue;
+		int64_t left = sl->quarantine_ms - now;
+		if (!any_time || left < best)
+			best = left;
+		any_time = true;
+	}
+	bool pinged = false;
+	for (int i = 0; i < self->n_slots; i++)
+		if (self->slots[i].segment != seg && self->slots[i].ping_win)
+			pinged = true;
+	if (pinged && best > DRAIN_POLL_MS)
+		best = DRAIN_POLL_MS;
+	return best < 1 ? 1 : (int)best;
+}
+
+/* Type text; with wait_ms, stop instead of waiting for a slot to drain:
+ * *done is then how many bytes were typed and *wait_ms (> 0) how long
+ * until a slot may drain. */
 static int type_locked(struct input* self, const char* text, size_t len,
-		struct input_type_stats* stats, size_t* bad_offset)
+		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
+		int* wait_ms)
 {
 	int rc = input_text_check(text, len, bad_offset);
 	if (rc < 0)
@@ -169,6 +201,11 @@ static int type_locked(struct input* self, const char* text, size_t len,
 	for (size_t i = 0; i < n; i++)
 		if (!st[i].kc)
 			remapped++;
+	if (done)
+		*done = len;
+	if (wait_ms)
+		*wait_ms = 0;
+	size_t typed = n;	/* strokes sent */
 	if (remapped && self->n_slots == 0) {
 		rc = -ENOSPC;
 		goto out;
@@ -199,7 +236,15 @@ static int type_locked(struct input* self, const char* text, size_t len,
 				if (new_syms[k] == st[j].sym)
 					s = new_slots[k];
 			if (s < 0) {
-				s = pick_slot(self, seg, clock_ms());
+				int64_t now = clock_ms();
+				s = pick_slot(self, seg, now);
+				if (s == PICK_NONE_DRAINED && j == i && wait_ms) {
+					/* The caller waits, without its locks. */
+					*wait_ms = drain_wait_ms(self, seg, now);
+					*done = i ? st[i - 1].end : 0;
+					typed = i;
+					break;
+				}
 				if (s == PICK_NONE_DRAINED && j == i)
 					s = wait_for_slot(self, seg);
 				if (s < 0) {
@@ -215,7 +260,7 @@ static int type_locked(struct input* self, const char* text, size_t len,
 			self->slots[s].segment = seg;
 			uses_slots = true;
 		}
-		if (rc < 0)
+		if (rc < 0 || typed < n)
 			break;
 		if (n_new) {
 			set_level(self, &held, 0);
@@ -254,7 +299,13 @@ static int type_locked(struct input* self, const char* text, size_t len,
 	if (rc == 0)
 		rc = e;
 	if (stats) {
-		stats->chars = n;
+		if (typed < n) {
+			remapped = 0;
+			for (size_t i = 0; i < typed; i++)
+				if (!st[i].kc)
+					remapped++;
+		}
+		stats->chars = typed;
 		stats->remapped = remapped;
 		stats->batches = batches;
 	}
@@ -274,7 +325,26 @@ int input_type(struct input* self, const char* text, size_t len,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	pthread_mutex_lock(&self->mutex);
-	int rc = x11_lost(&self->x) ? -ECONNRESET : type_locked(self, text, len, stats, bad_offset);
+	int rc = x11_lost(&self->x) ? -ECONNRESET
+			: type_locked(self, text, len, stats, bad_offset, NULL, NULL);
+	pthread_mutex_unlock(&self->mutex);
+	return rc;
+}
+
+int input_type_some(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
+		int* wait_ms)
+{
+	size_t ignored;
+	if (!bad_offset)
+		bad_offset = &ignored;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	*done = 0;
+	*wait_ms = 0;
+	pthread_mutex_lock(&self->mutex);
+	int rc = x11_lost(&self->x) ? -ECONNRESET
+			: type_locked(self, text, len, stats, bad_offset, done, wait_ms);
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }

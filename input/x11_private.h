@@ -32,6 +32,8 @@
 #define PING_GIVE_UP_MS 20000
 /* The longest a call waits for one slot to drain before giving up. */
 #define DRAIN_WAIT_MAX_MS 25000
+/* How often a caller that waits for ping answers looks again. */
+#define DRAIN_POLL_MS 10
 /* At exit, the longest wait for bound slots to drain before the restore. */
 #define EXIT_DRAIN_MS 1500
 /* After a click, the longest wait for the pointer to be released and

@@ -29,6 +29,7 @@
 #define MAX_ACTIONS 100
 #define TYPE_CHUNK_BYTES 256	/* the desktop lock may change hands between chunks */
 #define TYPE_MAX_MS 60000	/* one type action */
+#define TYPE_DRAIN_MAX_MS 25000	/* waiting for one spare keycode to drain */
 #define FOCUS_TIMEOUT_MS 1000
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
@@ -296,13 +297,21 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 	int64_t start = clock_ms();
 	int rc = 0;
 	bool reported = false;	/* e already says what went wrong */
+	int64_t stalled_since = 0;	/* waiting for a slot, nothing typed since */
 	for (size_t from = 0; from < a->text_len;) {
 		size_t end = chunk_end(a->text, from, a->text_len);
 		struct input_type_stats st = { 0 };
-		rc = input_type(b->in, a->text + from, end - from, &st, NULL);
+		size_t done = 0;
+		int wait_ms = 0;
+		/* Where a slot has to drain first (a long text of many symbols
+		 * to a client without _NET_WM_PING: a 3 s quarantine), input
+		 * stops and we wait below without the desktop lock, so other
+		 * clients' actions run meanwhile, not after the whole text. */
+		rc = input_type_some(b->in, a->text + from, end - from, &st, NULL,
+				&done, &wait_ms);
 		typed += st.chars;
 		remapped += st.remapped;
-		from = end;
+		from += done;
 		if (rc < 0 || from >= a->text_len)
 			break;
 		if (b->ctx->progress)
@@ -322,7 +331,24 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 			reported = true;
 			break;
 		}
-		if (desktop_lock_yield() && b->window) {
+		bool others;
+		if (wait_ms > 0) {
+			if (done || !stalled_since)
+				stalled_since = now;
+			if (now - stalled_since > TYPE_DRAIN_MAX_MS) {
+				rc = action_fail(e, TOOL_TIMEOUT,
+						"typed %zu of %zu characters; no spare keycode was free again within %d ms",
+						typed, total, TYPE_DRAIN_MAX_MS);
+				reported = true;
+				break;
+			}
+			/* In short steps: cancellation and the limits above apply. */
+			others = desktop_lock_pause(wait_ms < 100 ? wait_ms : 100);
+		} else {
+			stalled_since = 0;
+			others = desktop_lock_yield();
+		}
+		if (others && b->window) {
 			b->focused = false;	/* another action ran: the focus may have moved */
 			if (focus_target(b, e) < 0) {
 				rc = -1;
