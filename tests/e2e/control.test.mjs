@@ -187,7 +187,7 @@ test('request_human_help end to end; a second tab takes over; closing the tab re
   await page.waitForSelector('#ctl-help .card');
   ac.abort();
   await assert.rejects(call4);
-  await page.waitForSelector('#ctl-help', { state: 'hidden', timeout: 3000 });
+  await page.waitForSelector('#ctl-help', { state: 'hidden', timeout: 3000 * SLOW });
 
   // A second tab takes over (with the confirm); the first is told.
   await page.click('#ctl-take');
@@ -203,7 +203,7 @@ test('request_human_help end to end; a second tab takes over; closing the tab re
   // Closing the tab that holds it releases control within a few seconds.
   const t0 = Date.now();
   await page2.close();
-  await page.waitForFunction(() => document.body.dataset.control === 'none', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.body.dataset.control === 'none', null, { timeout: 5000 * SLOW });
   assert.ok(Date.now() - t0 < 5000);
   const click = await deskd.tool('computer_use', { actions: [{ type: 'click', x: 200, y: 150 }] });
   assert.equal(click.status, 200, JSON.stringify(click.body));
