@@ -68,6 +68,7 @@
 #define LIVE_CTL_RATE 200.0		/* input messages a second, sustained */
 #define LIVE_CTL_QUEUE 256		/* input waiting for the desktop */
 #define LIVE_CTL_MAX_KEYS 16		/* keys held at once by a person */
+#define LIVE_TYPE_DRAIN_MAX_MS 25000	/* waiting for one spare keycode to drain */
 #define LIVE_CTL_MAX_TEXT 4096
 #define LIVE_CTL_MAX_PASTE 12000
 #define LIVE_CTL_MAX_NOTE 2000
@@ -1010,8 +1011,12 @@ static void live_hands_run(struct input* in, struct live_op* op)
 		}
 		break;
 	}
-	case LIVE_OP_TEXT:
-		/* In chunks, so a long paste stops as soon as the lease ends. */
+	case LIVE_OP_TEXT: {
+		/* In chunks, so a long paste stops as soon as the lease ends; where
+		 * a keymap slot has to drain first (a 3 s quarantine for a client
+		 * without _NET_WM_PING), the wait gives the desktop lock up, as the
+		 * agent's typing does (tools/input.c). */
+		int64_t stalled_since = 0;
 		for (size_t off = 0; off < op->len && rc == 0;) {
 			if (atomic_load(&live__lease) != op->lease)
 				break;
@@ -1020,11 +1025,27 @@ static void live_hands_run(struct input* in, struct live_op* op)
 					&& ((unsigned char)op->text[off + n] & 0xC0) == 0x80)
 				n--;	/* never split a character */
 			struct input_type_stats stats;
-			size_t bad = 0;
-			rc = input_type(in, op->text + off, n, &stats, &bad);
-			off += n;
+			size_t bad = 0, done = 0;
+			int wait_ms = 0;
+			rc = input_type_some(in, op->text + off, n, &stats, &bad, &done, &wait_ms);
+			off += done;
+			if (rc < 0 || wait_ms <= 0) {
+				stalled_since = 0;
+				continue;
+			}
+			int64_t now = clock_ms();
+			if (done || !stalled_since)
+				stalled_since = now;
+			if (now - stalled_since > LIVE_TYPE_DRAIN_MAX_MS) {
+				rc = -ETIMEDOUT;
+				snprintf(err, sizeof(err), "no spare keycode was free again within %d ms",
+						LIVE_TYPE_DRAIN_MAX_MS);
+				break;
+			}
+			desktop_lock_pause(wait_ms < 100 ? wait_ms : 100);
 		}
 		break;
+	}
 	}
 	if (rc < 0) {
 		if (!err[0])
