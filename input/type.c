@@ -316,22 +316,9 @@ out:
 	return rc;
 }
 
-int input_type(struct input* self, const char* text, size_t len,
-		struct input_type_stats* stats, size_t* bad_offset)
-{
-	size_t ignored;
-	if (!bad_offset)
-		bad_offset = &ignored;
-	if (stats)
-		memset(stats, 0, sizeof(*stats));
-	pthread_mutex_lock(&self->mutex);
-	int rc = x11_lost(&self->x) ? -ECONNRESET
-			: type_locked(self, text, len, stats, bad_offset, NULL, NULL);
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
-}
-
-int input_type_some(struct input* self, const char* text, size_t len,
+/* Both entry points: with done and wait_ms (input_type_some) a drain wait
+ * returns to the caller, without them it is waited out here. */
+static int type_call(struct input* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
 		int* wait_ms)
 {
@@ -340,11 +327,24 @@ int input_type_some(struct input* self, const char* text, size_t len,
 		bad_offset = &ignored;
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
-	*done = 0;
-	*wait_ms = 0;
 	pthread_mutex_lock(&self->mutex);
 	int rc = x11_lost(&self->x) ? -ECONNRESET
 			: type_locked(self, text, len, stats, bad_offset, done, wait_ms);
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
+}
+
+int input_type(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset)
+{
+	return type_call(self, text, len, stats, bad_offset, NULL, NULL);
+}
+
+int input_type_some(struct input* self, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
+		int* wait_ms)
+{
+	*done = 0;
+	*wait_ms = 0;
+	return type_call(self, text, len, stats, bad_offset, done, wait_ms);
 }
