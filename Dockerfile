@@ -17,26 +17,32 @@ FROM debian:12-slim
 # says which and how to get them back); every package comes without its
 # recommends. The runtime libraries are deskd's own (readelf -d deskd); the
 # programs: the X server, window manager, keyboard layout, a terminal, and
-# curl for the probes.
+# curl for the probes. The session bus is dbus-daemon alone (no system bus,
+# no init system): at-spi2-core's gsettings-desktop-schemas needs dconf, whose
+# dconf-service wants a session bus package; left to apt that is
+# dbus-user-session, which pulls systemd (and its systemd-journal group takes
+# GID 999). dbus-x11 is the other provider and needs only dbus-daemon.
 COPY deploy/image/dpkg-excludes /etc/dpkg/dpkg.cfg.d/deskd-excludes
 RUN apt-get update -qq \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		libmicrohttpd12 libwebsockets17 libjansson4 libpng16-16 zlib1g libturbojpeg0 \
 		libavcodec59 libavformat59 libswscale6 libavutil57 \
 		libx11-6 libxext6 libxtst6 libxcomposite1 libxdamage1 libxfixes3 libxrandr2 libxkbcommon0 libdbus-1-3 \
-		dbus at-spi2-core \
+		dbus-daemon dbus-x11 at-spi2-core \
 		xvfb openbox x11-xkb-utils xterm fonts-dejavu-core curl \
 	&& apt-get clean \
 	&& rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/lib/dpkg/*-old \
 		/var/log/apt /var/log/dpkg.log /var/log/alternatives.log \
 	&& find /usr/lib/python3* -name __pycache__ -prune -exec rm -rf {} + \
-	&& groupadd --system --gid 999 deskd \
-	&& useradd --system --uid 999 --gid 999 --home-dir /state --create-home deskd \
+	&& if dpkg-query -W systemd >/dev/null 2>&1; then echo "systemd got into the image: find what pulled it (apt-cache rdepends --installed systemd)" >&2; exit 1; fi \
+	&& groupadd --gid 10001 deskd \
+	&& useradd --uid 10001 --gid 10001 --home-dir /state --create-home --shell /usr/sbin/nologin deskd \
 	&& chmod 0700 /state
 COPY deploy/image/XTerm /etc/deskd/app-defaults/XTerm
 COPY --from=build /src/deskd /usr/local/bin/deskd
-# Numeric, so Kubernetes' runAsNonRoot can check it.
-USER 999:999
+# Numeric, so Kubernetes' runAsNonRoot can check it; outside Debian's system
+# range (100-999), which packages' postinst scripts allocate from.
+USER 10001:10001
 ENV DESKD_DATA_DIR=/state HOME=/state LANG=C.UTF-8 \
 	XUSERFILESEARCHPATH=/etc/deskd/app-defaults/%N
 VOLUME /state

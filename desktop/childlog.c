@@ -114,6 +114,26 @@ static void roll_window(struct source* s, int64_t now)
 	s->lines = 0;
 }
 
+/* Lines a program prints on every start that say nothing is wrong: logged
+ * at debug, not at the program's level. */
+static const struct {
+	const char* program;
+	const char* text;
+} harmless_lines[] = {
+	/* An unprivileged dbus-daemon (the session bus and the AT-SPI bus it
+	 * activates) cannot raise its fd limit; it runs with the one it has. */
+	{ "dbus-daemon", "Failed to set fd limit" },
+};
+
+static enum log_level line_level(const struct source* s, const char* line)
+{
+	for (size_t i = 0; i < sizeof(harmless_lines) / sizeof(harmless_lines[0]); i++)
+		if (strcmp(s->program, harmless_lines[i].program) == 0
+				&& strstr(line, harmless_lines[i].text))
+			return LOG_DEBUG;
+	return s->level;
+}
+
 static void emit_line(struct source* s, bool cut)
 {
 	size_t n = s->len;
@@ -133,7 +153,9 @@ static void emit_line(struct source* s, bool cut)
 	utf8_clean((const unsigned char*)s->line, n, clean);
 	if (cut)
 		strcat(clean, " [...]");
-	log_program(s->level, s->program, s->pid, clean);
+	enum log_level level = line_level(s, clean);
+	if (log_enabled(level))
+		log_program(level, s->program, s->pid, clean);
 }
 
 static void take_bytes(struct source* s, const char* p, size_t n)

@@ -192,12 +192,12 @@ check('dashboard reachable', async () => {
   return `GET / 200 (${html.length} B); API 401 without the token, 200 with it`;
 });
 
-check('deskd is PID 1, uid 999', () => {
-  assert.equal(out(['exec', C.name, 'id', '-u']), '999');
+check('deskd is PID 1, uid 10001', () => {
+  assert.equal(out(['exec', C.name, 'id', '-u']), '10001');
   assert.equal(out(['exec', C.name, 'cat', '/proc/1/comm']), 'deskd');
   const status = out(['exec', C.name, 'cat', '/proc/1/status']);
-  assert.match(status, /^Uid:\s+999\s/m);
-  return 'PID 1 deskd as 999:999';
+  assert.match(status, /^Uid:\s+10001\s/m);
+  return 'PID 1 deskd as 10001:10001';
 });
 
 check('banner: the generated token printed on the first start', () => {
@@ -427,7 +427,7 @@ check('kube: securityContext, token file, probes', () => {
   assert.equal(K.pods?.length, K.n, 'the pods are up');
   for (const pod of K.pods) {
     const st = out(['exec', pod.ctr, 'cat', '/proc/1/status']);
-    assert.match(st, /^Uid:\s+999\s/m, `${pod.name} runs as 999`);
+    assert.match(st, /^Uid:\s+10001\s/m, `${pod.name} runs as 10001`);
     assert.match(st, /^NoNewPrivs:\s+1$/m, `${pod.name}: no privilege escalation`);
     assert.match(st, /^CapEff:\s+0+$/m, `${pod.name}: no capabilities`);
     assert.notEqual(run(['exec', pod.ctr, 'touch', '/usr/x'], { allowFail: true }).status, 0, 'read-only root file system');
@@ -440,7 +440,7 @@ check('kube: securityContext, token file, probes', () => {
     assert.match(text, /it is in \/var\/run\/secrets\/deskd\/token \(--token-file\)/);
     pod.mem = cgroupStats(pod.pid);
   }
-  return `uid 999, no-new-privs, no caps, ro root, /state and /tmp writable, liveness ok; working sets ${K.pods.map((p) => mib(p.mem.ws)).join(', ')}`;
+  return `uid 10001, no-new-privs, no caps, ro root, /state and /tmp writable, liveness ok; working sets ${K.pods.map((p) => mib(p.mem.ws)).join(', ')}`;
 }, { skip: E !== 'podman' && 'podman kube play needs podman' });
 
 check('kube down', () => {
