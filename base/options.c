@@ -43,11 +43,15 @@ static const struct opt_spec opts[] = {
 		"xterm on the embedded desktop", LIST(launch) },
 	{ "allow-launch", "PROGRAM", "A program the launch tool may start (repeatable): an absolute path, or a name found on deskd's PATH; either allows that file.",
 		"any program on the embedded desktop, none on --display", LIST(allow_launch) },
-	{ "token", "T", "Bearer token for HTTP (default: generated, saved in the data dir).",
+	{ "token", "T", "The agent's bearer token: MCP, REST, watching (default: generated, saved in the data dir as token).",
 		NULL, OPT_STRING, F(token), 0 },
-	{ "token-file", "FILE", "Read the bearer token from FILE.",
+	{ "token-file", "FILE", "Read the agent's token from FILE.",
 		NULL, OPT_STRING, F(token_file), 0 },
-	{ "view-token", "T", "A second token that may watch but not act.",
+	{ "person-token", "T", "The person's token: the dashboard's control, hand-back, approvals, pause, help answers, and all the agent may do (default: generated, saved in the data dir as person-token).",
+		NULL, OPT_STRING, F(person_token), 0 },
+	{ "person-token-file", "FILE", "Read the person's token from FILE.",
+		NULL, OPT_STRING, F(person_token_file), 0 },
+	{ "view-token", "T", "A token that may watch but not act.",
 		NULL, OPT_STRING, F(view_token), 0 },
 	{ "no-auth", NULL, "No token (loopback only).",
 		NULL, OPT_FLAG, F(no_auth), 0 },
@@ -201,8 +205,8 @@ void options_print_man(FILE* out, const char* version)
 		"\\fBxterm\\fR(1) unless \\fB\\-\\-launch\\fR is given (\\fB\\-\\-launch none\\fR starts "
 		"nothing). They are stopped with deskd.\n"
 		".PP\n"
-		"At startup deskd prints, on standard error, the dashboard URL (the token in its "
-		"fragment), the MCP URL (\\fB/mcp\\fR, Streamable HTTP) and a line to add it to "
+		"At startup deskd prints, on standard error, the dashboard URL (the person's token "
+		"in its fragment), the MCP URL (\\fB/mcp\\fR, Streamable HTTP) and a line to add it to "
 		"Claude Code. Logs go to standard error, never standard output.\n"
 		".SH COMMANDS\n"
 		".TP\n.BR serve \" (the default)\"\n"
@@ -250,8 +254,11 @@ void options_print_man(FILE* out, const char* version)
 		".TP\n.B XDG_STATE_HOME\nThe default data directory is \\fB$XDG_STATE_HOME/deskd\\fR "
 		"(else \\fB~/.local/state/deskd\\fR).\n"
 		".SH FILES\n"
-		".TP\n.I <data\\-dir>/token\nThe bearer token, generated on the first start (mode 0600) "
+		".TP\n.I <data\\-dir>/token\nThe agent's bearer token, generated on the first start (mode 0600) "
 		"unless \\fB\\-\\-token\\fR or \\fB\\-\\-token\\-file\\fR is given.\n"
+		".TP\n.I <data\\-dir>/person\\-token\nThe person's token (the dashboard's control and "
+		"approvals), generated on the first start (mode 0600) unless \\fB\\-\\-person\\-token\\fR "
+		"or \\fB\\-\\-person\\-token\\-file\\fR is given.\n"
 		".TP\n.I <data\\-dir>/recordings\nRecordings started without an \\fBout\\fR path "
 		"(MP4, mode 0600). An \\fBout\\fR path (screenshots, recordings) must lie under an "
 		"\\fB\\-\\-output\\-root\\fR, the data directory by default.\n"
@@ -690,6 +697,8 @@ void options_deinit(struct options* self)
 		free(self->allow_launch[i]);
 	free(self->token);
 	free(self->token_file);
+	free(self->person_token);
+	free(self->person_token_file);
 	free(self->view_token);
 	for (int i = 0; i < self->n_allow_origin; i++)
 		free(self->allow_origin[i]);

@@ -50,6 +50,8 @@ struct options {
 	int n_allow_launch;
 	char* token;
 	char* token_file;
+	char* person_token;		/* --person-token: the dashboard's control */
+	char* person_token_file;
 	char* view_token;
 	bool no_auth;
 	bool display_reattach;	/* --display-reattach */

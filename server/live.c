@@ -1143,7 +1143,7 @@ static struct live_buf* live_ctl_state(struct live_client* c)
 	json_t* msg = json_pack("{s:s, s:s, s:b, s:b, s:s, s:i, s:O, s:O}",
 			"type", "control",
 			"holder", !live__holder ? "none" : live__holder == c->id ? "you" : "other",
-			"can_control", c->role == HTTP_ROLE_FULL,
+			"can_control", c->role == HTTP_ROLE_PERSON,
 			"paused", json_is_true(json_object_get(gate, "paused")),
 			"approve", json_string_value(json_object_get(gate, "approve")),
 			"idle_timeout_s", opts ? opts->control_idle_timeout_s : 300,
@@ -1191,11 +1191,21 @@ static void live_ctl_set_holder(struct live_client* to, const char* why, const c
 	live_ctl_broadcast();
 }
 
+/* Control is the person's alone: the agent's token watches, so an agent
+ * can never take over, pause, hand back or approve its own calls. */
+static const char* live_ctl_forbidden_why(const struct live_client* c)
+{
+	return c->role == HTTP_ROLE_AGENT
+		? "the agent's token may watch but not control: take, pause, approve and the "
+		  "rest are the person's (the dashboard URL carries the person's token)"
+		: "the view token may watch but not control the desktop";
+}
+
 /* A person's input message: may this client send it now? */
 static bool live_ctl_may_input(struct live_client* c, const char* type)
 {
-	if (c->role != HTTP_ROLE_FULL) {
-		live_client_error(c, "forbidden", "the view token may not control the desktop");
+	if (c->role != HTTP_ROLE_PERSON) {
+		live_client_error(c, "forbidden", live_ctl_forbidden_why(c));
 		return false;
 	}
 	if (live__holder != c->id) {
@@ -1424,9 +1434,8 @@ static bool live_ctl_message(struct live_client* c, const char* type, json_t* ms
 		known = known || strcmp(type, types[i]) == 0;
 	if (!known)
 		return false;
-	if (c->role != HTTP_ROLE_FULL) {
-		live_client_ctrl(c, live_ctl_error_buf("forbidden",
-				"the view token may watch but not control the desktop", type));
+	if (c->role != HTTP_ROLE_PERSON) {
+		live_client_ctrl(c, live_ctl_error_buf("forbidden", live_ctl_forbidden_why(c), type));
 		return true;
 	}
 	if (strcmp(type, "take") == 0) {
@@ -1661,7 +1670,7 @@ static struct live_buf* live_hello(enum http_role role, bool with_windows)
 	return live_buf_json(json_pack("{s:s, s:{s:i, s:i}, s:o, s:s, s:i, s:b}",
 			"type", "hello", "screen", "width", w, "height", h,
 			"windows", windows ? windows : json_array(),
-			"role", role == HTTP_ROLE_FULL ? "full" : "view",
+			"role", auth_role_name(role),
 			"max_image_dimension", opts ? opts->max_image_dimension : 1280,
 			"display", desktop_available()));
 }
@@ -1901,7 +1910,7 @@ static void live_client_established(struct lws* wsi, struct live_client* c)
 	}
 	lws_set_timer_usecs(wsi, LIVE_PING_US);
 	log_debug("live: viewer %llu joined (%s)", (unsigned long long)c->id,
-			role == HTTP_ROLE_FULL ? "full" : "view");
+			auth_role_name(role));
 }
 
 static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,

@@ -75,24 +75,73 @@ static const char* container_exec(void)
 	return NULL;
 }
 
-/* --log-format json: the banner is one log event, so that every line on
- * stderr is JSON; the same content as the text banner, as members. token is
- * what the dashboard URL shows (the token, "<token>", or NULL without
- * auth), bearer what the paste line sends. */
-static void banner_event(const char* url, const char* token, const char* bearer,
-		bool printed, const char* token_file)
+/* What the banner says of one token: printed only when this run generated
+ * it (the first start with a fresh data dir); a token that was given, or
+ * kept from an earlier run, may be printed into a log that others read (a
+ * container's), so then it says where the token is and how to read it. */
+struct banner_token {
+	const char* token;	/* NULL: --no-auth */
+	const char* path;	/* the file it is in, or NULL */
+	enum auth_token_source source;
+	bool printed;
+	char shown[600];	/* the token, or "<placeholder>" */
+	char shell[4200];	/* the token, or $(cat FILE), for a pasted line */
+};
+
+static void banner_token_init(struct banner_token* t, const char* token,
+		enum auth_token_source source, const char* path, const char* placeholder,
+		const char* exec)
 {
-	char dashboard[512], mcp[300], claude[4800];
-	snprintf(dashboard, sizeof(dashboard), "%s/%s%s", url, token ? "#token=" : "",
-			token ? token : "");
+	t->token = token;
+	t->path = path;
+	t->source = source;
+	t->printed = token && source == AUTH_TOKEN_GENERATED;
+	snprintf(t->shown, sizeof(t->shown), "%s", t->printed ? token : placeholder);
+	if (t->printed)
+		snprintf(t->shell, sizeof(t->shell), "%s", token);
+	else if (token && path)
+		snprintf(t->shell, sizeof(t->shell), "$(%s%scat %s)", exec ? exec : "",
+				exec ? " " : "", path);
+	else
+		snprintf(t->shell, sizeof(t->shell), "%s", placeholder);
+}
+
+static void banner_token_print(const struct banner_token* t, const char* label,
+		const char* given_flag, const char* exec)
+{
+	if (!t->token) {
+		fprintf(stderr, "  %-10s none: nobody can take control or approve (give %s)\n",
+				label, given_flag);
+	} else if (t->printed) {
+		fprintf(stderr, "  %-10s generated now, saved in %s\n", label, t->path);
+	} else if (t->path) {
+		fprintf(stderr, "  %-10s not printed; it is in %s (%s)\n", label, t->path,
+				t->source == AUTH_TOKEN_FILE ? "given as a file" : "kept from an earlier run");
+		fprintf(stderr, "             read it with: cat %s\n", t->path);
+		if (exec)
+			fprintf(stderr, "             from outside: %s cat %s\n", exec, t->path);
+	} else {
+		fprintf(stderr, "  %-10s not printed; the one given with %s\n", label, given_flag);
+	}
+}
+
+/* --log-format json: the banner is one log event, so that every line on
+ * stderr is JSON; the same content as the text banner, as members. */
+static void banner_event(const char* url, const struct banner_token* agent,
+		const struct banner_token* person)
+{
+	char dashboard[900], mcp[300], claude[4800];
+	snprintf(dashboard, sizeof(dashboard), "%s/%s%s", url, person->token ? "#token=" : "",
+			person->token ? person->shown : "");
 	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
-	if (token)
+	if (agent->token)
 		snprintf(claude, sizeof(claude), "claude mcp add --transport http deskd %s/mcp"
-				" --header \"Authorization: Bearer %s\"", url, bearer);
+				" --header \"Authorization: Bearer %s\"", url, agent->shell);
 	else
 		snprintf(claude, sizeof(claude), "claude mcp add --transport http deskd %s/mcp",
 				url);
 	bool embedded = desktop_is_embedded();
+	bool auth = agent->token != NULL;
 	const struct log_field fields[] = {
 		{ "event", "ready", false },
 		{ "version", DESKD_VERSION, false },
@@ -101,9 +150,11 @@ static void banner_event(const char* url, const char* token, const char* bearer,
 		{ "url", url, false },
 		{ "dashboard", dashboard, false },
 		{ "mcp", mcp, false },
-		{ "auth", token ? "true" : "false", true },
-		{ "token_printed", token ? (printed ? "true" : "false") : NULL, true },
-		{ "token_file", token ? token_file : NULL, false },
+		{ "auth", auth ? "true" : "false", true },
+		{ "token_printed", auth ? (agent->printed ? "true" : "false") : NULL, true },
+		{ "token_file", auth ? agent->path : NULL, false },
+		{ "person_token_printed", auth ? (person->printed ? "true" : "false") : NULL, true },
+		{ "person_token_file", auth ? person->path : NULL, false },
 		{ "claude_mcp_add", claude, false },
 	};
 	log_event(LOG_INFO, __FILE__, __LINE__, fields, sizeof(fields) / sizeof(fields[0]),
@@ -111,55 +162,37 @@ static void banner_event(const char* url, const char* token, const char* bearer,
 			desktop_display_name(), embedded ? " (embedded Xvfb)" : "", url, mcp);
 }
 
-/* The token is printed only when this run generated it (the first start
- * with a fresh data dir): a token that was given, or kept from an earlier
- * run, may be printed into a log that others read (a container's); then the
- * banner says where the token is and how to read it instead. */
+/* The dashboard URL carries the person's token, the MCP line the agent's:
+ * an agent given its line cannot take control or approve its own calls. */
 static void print_banner(const char* url, const struct options* opts)
 {
-	const char* token = auth_token();
-	const char* path = NULL;
-	enum auth_token_source source = auth_token_source(&path);
 	const char* exec = container_exec();
-	bool printed = token && source == AUTH_TOKEN_GENERATED;
-	/* What the paste line sends: the token, or a shell expression that
-	 * prints it. */
-	char bearer[4200] = "<token>";
-	if (printed)
-		snprintf(bearer, sizeof(bearer), "%s", token);
-	else if (token && path)
-		snprintf(bearer, sizeof(bearer), "$(%s%scat %s)", exec ? exec : "",
-				exec ? " " : "", path);
+	const char* path = NULL;
+	struct banner_token agent, person;
+	enum auth_token_source source = auth_token_source(&path);
+	banner_token_init(&agent, auth_token(), source, path, "<token>", exec);
+	source = auth_person_token_source(&path);
+	banner_token_init(&person, auth_person_token(), source, path, "<person-token>", exec);
 	if (log_is_json()) {
-		banner_event(url, token ? (printed ? token : "<token>") : NULL, bearer,
-				printed, path);
+		banner_event(url, &agent, &person);
 		return;
 	}
 	fprintf(stderr, "\n  deskd %s on display %s%s\n", DESKD_VERSION,
 			desktop_display_name(),
 			desktop_is_embedded() ? " (embedded Xvfb)" : "");
-	if (!token) {
+	if (!agent.token) {
 		fprintf(stderr, "  Dashboard: %s/\n", url);
 		fprintf(stderr, "  MCP:       %s/mcp  (no auth)\n", url);
 		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp\n",
 				url);
 	} else {
-		fprintf(stderr, "  Dashboard: %s/#token=%s\n", url, printed ? token : "<token>");
-		fprintf(stderr, "  MCP:       %s/mcp\n", url);
-		if (printed) {
-			fprintf(stderr, "  Token:     generated now, saved in %s\n", path);
-		} else if (path) {
-			fprintf(stderr, "  Token:     not printed; it is in %s (%s)\n", path,
-					source == AUTH_TOKEN_FILE ? "--token-file"
-					: "kept from an earlier run");
-			fprintf(stderr, "             read it with: cat %s\n", path);
-			if (exec)
-				fprintf(stderr, "             from outside: %s cat %s\n", exec, path);
-		} else {
-			fprintf(stderr, "  Token:     not printed; the one given with --token (or DESKD_TOKEN)\n");
-		}
+		fprintf(stderr, "  Dashboard: %s/#token=%s   (the person's: control, approvals)\n",
+				url, person.shown);
+		fprintf(stderr, "  MCP:       %s/mcp   (the agent's token)\n", url);
+		banner_token_print(&agent, "Token:", "--token (or DESKD_TOKEN)", exec);
+		banner_token_print(&person, "Person:", "--person-token (or DESKD_PERSON_TOKEN)", exec);
 		fprintf(stderr, "  Add to Claude Code:\n    claude mcp add --transport http deskd %s/mcp"
-				" --header \"Authorization: Bearer %s\"\n", url, bearer);
+				" --header \"Authorization: Bearer %s\"\n", url, agent.shell);
 	}
 	bool any = opts->listen_host && (strcmp(opts->listen_host, "0.0.0.0") == 0
 			|| strcmp(opts->listen_host, "::") == 0);

@@ -233,7 +233,7 @@ static void run_tool_raw(struct http_request* req, const char* name, json_t* arg
 	call->req = req;
 	call->tool = tool;
 	call->args = args;
-	call->read_only = http_request_role(req) != HTTP_ROLE_FULL;
+	call->read_only = http_request_role(req) < HTTP_ROLE_AGENT;
 	call->reply = reply;
 	client_of(req, call->client, sizeof(call->client), &call->dashboard);
 	call->raw_data = raw;
@@ -478,7 +478,7 @@ static void on_recording(struct http_request* req, void* ud)
 	http_respond_file(req, 200, "video/mp4", fd, headers);
 }
 
-/* DELETE /api/v1/recordings/{id}: the full token deletes a finished
+/* DELETE /api/v1/recordings/{id}: the agent's (or the person's) token deletes a finished
  * recording's file (only one the registry published; desktop/recordings.c
  * holds the safe-output rules) and it leaves the list. */
 static void on_recording_delete(struct http_request* req, void* ud)
@@ -740,7 +740,7 @@ int rest_register(void)
 {
 	static const struct http_route routes[] = {
 		{ "GET", "/healthz", HTTP_ROLE_NONE, 0, on_healthz, NULL },
-		{ "GET", "/metrics", HTTP_ROLE_FULL, 0, on_metrics, NULL },
+		{ "GET", "/metrics", HTTP_ROLE_AGENT, 0, on_metrics, NULL },
 		{ "GET", "/api/v1/tools", HTTP_ROLE_VIEW, 0, on_tools, NULL },
 		{ "POST", TOOLS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX | HTTP_ROUTE_LARGE_BODY,
 			on_tool_call, NULL },
@@ -748,15 +748,15 @@ int rest_register(void)
 		{ "GET", "/api/v1/windows", HTTP_ROLE_VIEW, 0, on_windows, NULL },
 		{ "GET", "/api/v1/recordings", HTTP_ROLE_VIEW, 0, on_recordings, NULL },
 		{ "GET", RECORDINGS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_recording, NULL },
-		{ "DELETE", RECORDINGS_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX,
+		{ "DELETE", RECORDINGS_PREFIX, HTTP_ROLE_AGENT, HTTP_ROUTE_PREFIX,
 			on_recording_delete, NULL },
 		{ "GET", "/api/v1/events", HTTP_ROLE_VIEW, 0, on_events, NULL },
 		{ "GET", EVENTS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_event_thumbnail, NULL },
-		/* Files: the full token only (downloads and listings expose data,
+		/* Files: the agent's and the person's tokens only (downloads and listings expose data,
 		 * as clipboard_read does); a PUT body may be as large as a file. */
-		{ "GET", "/api/v1/files", HTTP_ROLE_FULL, 0, on_file_get, NULL },
-		{ "GET", FILES_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX, on_file_get, NULL },
-		{ "PUT", FILES_PREFIX, HTTP_ROLE_FULL, HTTP_ROUTE_PREFIX | HTTP_ROUTE_FILE_BODY,
+		{ "GET", "/api/v1/files", HTTP_ROLE_AGENT, 0, on_file_get, NULL },
+		{ "GET", FILES_PREFIX, HTTP_ROLE_AGENT, HTTP_ROUTE_PREFIX, on_file_get, NULL },
+		{ "PUT", FILES_PREFIX, HTTP_ROLE_AGENT, HTTP_ROUTE_PREFIX | HTTP_ROUTE_FILE_BODY,
 			on_file_put, NULL },
 	};
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {

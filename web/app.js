@@ -140,16 +140,16 @@
     p.hidden = false;
     const code = (text) => el('code', { text });
     if (h && h.source === 'given') {
-      p.append('deskd was started with --token (or DESKD_TOKEN): use that token.');
+      p.append('deskd was started with --person-token (or DESKD_PERSON_TOKEN): use that token.');
     } else if (h && h.source === 'file' && h.path) {
-      p.append('deskd reads its token from --token-file ', code(h.path), '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`));
+      p.append('deskd reads the person\'s token from --person-token-file ', code(h.path), '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`));
     } else if (h && h.path) {
-      p.append('deskd keeps its token across restarts in ', code(h.path),
+      p.append('deskd keeps the person\'s token (the dashboard\'s) across restarts in ', code(h.path),
         '. Print it on the machine deskd runs on: ', code(h.print || `cat ${h.path}`),
         ' (in a container, through podman exec, docker exec or kubectl exec).');
     } else {
-      p.append('deskd keeps its token across restarts in its data directory: ', code('<data-dir>/token'),
-        ' (by default ', code('~/.local/state/deskd/token'), '). Print it with ', code('cat ~/.local/state/deskd/token'), '.');
+      p.append('deskd keeps the person\'s token across restarts in its data directory: ', code('<data-dir>/person-token'),
+        ' (by default ', code('~/.local/state/deskd/person-token'), '). Print it with ', code('cat ~/.local/state/deskd/person-token'), '.');
     }
   }
 
@@ -298,7 +298,7 @@
   function onHello(m) {
     state.screen = m.screen || state.screen;
     if (typeof m.max_image_dimension === 'number') state.maxDim = m.max_image_dimension;
-    setRole(m.role === 'view' ? 'view' : 'full');
+    setRole(m.role === 'view' || m.role === 'agent' ? m.role : 'full');
     if (Array.isArray(m.windows)) setWindows(m.windows);
     $('display').textContent = `${state.screen.width}×${state.screen.height}` + (m.display === false ? ' · display down' : '');
   }
@@ -1141,7 +1141,10 @@
     state.role = role;
     document.body.classList.add('role-known');
     document.body.classList.toggle('view-only', role === 'view');
-    $('role').hidden = role !== 'view';
+    // The agent's token watches and records, but control is the person's.
+    $('role').textContent = role === 'agent' ? "agent's token: watch only (control needs the person's token)" : 'view only';
+    $('role').title = role === 'agent' ? 'The dashboard URL deskd printed carries the person\'s token (<data-dir>/person-token).' : '';
+    $('role').hidden = role !== 'view' && role !== 'agent';
   }
 
   // ---- status ----

@@ -13,12 +13,20 @@
 
 #define AUTH_TOKEN_MAX 512
 
-static struct {
-	bool no_auth;
+/* A token that names a role: the agent's and the person's are kept in the
+ * data dir when not given. */
+struct credential {
+	const char* what;	/* for messages: "the agent's token" */
+	const char* file_name;	/* in the data dir */
 	char* token;
-	char* view_token;
 	enum auth_token_source source;
 	char* path;		/* the file the token is in, or NULL */
+};
+
+static struct {
+	bool no_auth;
+	struct credential agent, person;
+	char* view_token;
 } A;
 
 bool auth_token_equal(const char* a, const char* b)
@@ -143,12 +151,13 @@ static int check_data_dir(const char* path)
 	return 0;
 }
 
-/* Generate 32 random bytes as hex and save them 0600, or reuse the saved one. */
-static int load_or_create(const char* data_dir)
+/* Generate 32 random bytes as hex and save them 0600 as c->file_name in the
+ * data dir, or reuse the saved one. */
+static int load_or_create(const char* data_dir, struct credential* c)
 {
 	char path[4096];
 	int rc;
-	if (snprintf(path, sizeof(path), "%s/token", data_dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s", data_dir, c->file_name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if ((rc = make_dir(data_dir)) < 0 || (rc = check_data_dir(data_dir)) < 0) {
 		if (rc != -EPERM)
@@ -156,12 +165,12 @@ static int load_or_create(const char* data_dir)
 					data_dir, strerror(-rc));
 		return rc;
 	}
-	if (!(A.path = strdup(path)))
+	if (!(c->path = strdup(path)))
 		return -ENOMEM;
-	A.source = AUTH_TOKEN_SAVED;
-	A.token = read_token_file(path, true, &rc);
-	if (A.token) {
-		if (clean_token(A.token, path) < 0)
+	c->source = AUTH_TOKEN_SAVED;
+	c->token = read_token_file(path, true, &rc);
+	if (c->token) {
+		if (clean_token(c->token, path) < 0)
 			return -EINVAL;
 		return 0;
 	}
@@ -182,11 +191,11 @@ static int load_or_create(const char* data_dir)
 		}
 		got += (size_t)n;
 	}
-	A.token = malloc(sizeof(raw) * 2 + 1);
-	if (!A.token)
+	c->token = malloc(sizeof(raw) * 2 + 1);
+	if (!c->token)
 		return -ENOMEM;
 	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(A.token + 2 * i, 3, "%02x", raw[i]);
+		snprintf(c->token + 2 * i, 3, "%02x", raw[i]);
 
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
@@ -195,8 +204,8 @@ static int load_or_create(const char* data_dir)
 		rc = -errno;
 		goto write_failure;
 	}
-	size_t len = strlen(A.token);
-	if (write(fd, A.token, len) != (ssize_t)len || write(fd, "\n", 1) != 1
+	size_t len = strlen(c->token);
+	if (write(fd, c->token, len) != (ssize_t)len || write(fd, "\n", 1) != 1
 			|| fsync(fd) < 0) {
 		rc = errno ? -errno : -EIO;
 		close(fd);
@@ -209,17 +218,17 @@ static int load_or_create(const char* data_dir)
 		rc = -errno;
 		unlink(tmp);
 		if (rc == -EEXIST) {
-			free(A.token);
-			A.token = read_token_file(path, true, &rc);
-			if (!A.token)
+			free(c->token);
+			c->token = read_token_file(path, true, &rc);
+			if (!c->token)
 				goto write_failure;
-			return clean_token(A.token, path);
+			return clean_token(c->token, path);
 		}
 		goto write_failure;
 	}
 	unlink(tmp);
-	A.source = AUTH_TOKEN_GENERATED;
-	log_info("generated a token, saved in %s", path);
+	c->source = AUTH_TOKEN_GENERATED;
+	log_info("generated %s, saved in %s", c->what, path);
 	return 0;
 
 write_failure:
@@ -227,37 +236,68 @@ write_failure:
 	return rc;
 }
 
+/* One credential from --X (given), --X-file or the data dir. */
+static int load_credential(struct credential* c, const char* given, const char* given_name,
+		const char* file, const char* file_name, const char* data_dir)
+{
+	int rc;
+	if (given) {
+		if (!(c->token = strdup(given)))
+			return -ENOMEM;
+		c->source = AUTH_TOKEN_GIVEN;
+		return clean_token(c->token, given_name);
+	}
+	if (file) {
+		c->source = AUTH_TOKEN_FILE;
+		if (!(c->path = strdup(file)))
+			return -ENOMEM;
+		c->token = read_token_file(file, false, &rc);
+		if (!c->token) {
+			log_error("cannot read %s %s: %s", file_name, file, strerror(-rc));
+			return rc ? rc : -EINVAL;
+		}
+		return clean_token(c->token, file);
+	}
+	return load_or_create(data_dir, c);
+}
+
 int auth_init(const struct options* opts)
 {
 	int rc = 0;
 	memset(&A, 0, sizeof(A));
+	A.agent = (struct credential){ .what = "the agent's token", .file_name = "token" };
+	A.person = (struct credential){ .what = "the person's token", .file_name = "person-token" };
 	if (opts->no_auth) {
 		A.no_auth = true;
 		log_warn("--no-auth: anyone who can reach %s may control this desktop",
 				opts->listen);
 		return 0;
 	}
-	if (opts->token) {
-		A.token = strdup(opts->token);
-		if (!A.token)
-			return -ENOMEM;
-		A.source = AUTH_TOKEN_GIVEN;
-		rc = clean_token(A.token, "--token");
-	} else if (opts->token_file) {
-		A.source = AUTH_TOKEN_FILE;
-		if (!(A.path = strdup(opts->token_file)))
-			return -ENOMEM;
-		A.token = read_token_file(opts->token_file, false, &rc);
-		if (!A.token)
-			log_error("cannot read --token-file %s: %s", opts->token_file,
-					strerror(-rc));
-		else
-			rc = clean_token(A.token, opts->token_file);
-	} else {
-		rc = load_or_create(opts->data_dir);
+	if ((rc = load_credential(&A.agent, opts->token, "--token", opts->token_file,
+			"--token-file", opts->data_dir)) < 0)
+		goto token_failure;
+	rc = load_credential(&A.person, opts->person_token, "--person-token",
+			opts->person_token_file, "--person-token-file", opts->data_dir);
+	/* An agent's token given with no data dir to keep a person's in (a
+	 * read-only one): deskd serves the agent, and nobody can take control. */
+	if (rc < 0 && !opts->person_token && !opts->person_token_file
+			&& A.agent.source != AUTH_TOKEN_SAVED && A.agent.source != AUTH_TOKEN_GENERATED) {
+		log_warn("no person's token (%s): the dashboard can watch but nobody can take "
+				"control, pause or approve; give --person-token or --person-token-file",
+				strerror(-rc));
+		free(A.person.token);
+		free(A.person.path);
+		A.person.token = A.person.path = NULL;
+		A.person.source = AUTH_TOKEN_NONE;
+		rc = 0;
 	}
 	if (rc < 0)
 		goto token_failure;
+	if (A.person.token && auth_token_equal(A.person.token, A.agent.token)) {
+		log_error("the person's token must differ from the agent's (--person-token, --token)");
+		rc = -EINVAL;
+		goto token_failure;
+	}
 	if (opts->view_token) {
 		A.view_token = strdup(opts->view_token);
 		if (!A.view_token) {
@@ -266,8 +306,9 @@ int auth_init(const struct options* opts)
 		}
 		if ((rc = clean_token(A.view_token, "--view-token")) < 0)
 			goto token_failure;
-		if (auth_token_equal(A.view_token, A.token)) {
-			log_error("--view-token must differ from the full token");
+		if (auth_token_equal(A.view_token, A.agent.token)
+				|| (A.person.token && auth_token_equal(A.view_token, A.person.token))) {
+			log_error("--view-token must differ from the agent's and the person's tokens");
 			rc = -EINVAL;
 			goto token_failure;
 		}
@@ -281,36 +322,62 @@ token_failure:
 
 void auth_deinit(void)
 {
-	free(A.token);
+	free(A.agent.token);
+	free(A.agent.path);
+	free(A.person.token);
+	free(A.person.path);
 	free(A.view_token);
-	free(A.path);
 	memset(&A, 0, sizeof(A));
 }
 
 const char* auth_token(void)
 {
-	return A.no_auth ? NULL : A.token;
+	return A.no_auth ? NULL : A.agent.token;
 }
 
 enum auth_token_source auth_token_source(const char** path)
 {
 	if (path)
-		*path = A.no_auth ? NULL : A.path;
-	return A.no_auth ? AUTH_TOKEN_NONE : A.source;
+		*path = A.no_auth ? NULL : A.agent.path;
+	return A.no_auth ? AUTH_TOKEN_NONE : A.agent.source;
+}
+
+const char* auth_person_token(void)
+{
+	return A.no_auth ? NULL : A.person.token;
+}
+
+enum auth_token_source auth_person_token_source(const char** path)
+{
+	if (path)
+		*path = A.no_auth ? NULL : A.person.path;
+	return A.no_auth ? AUTH_TOKEN_NONE : A.person.source;	/* NONE: no person's token */
 }
 
 enum http_role auth_check_token(const char* token)
 {
 	if (A.no_auth)
-		return HTTP_ROLE_FULL;
-	if (!token || !A.token)
+		return HTTP_ROLE_PERSON;
+	if (!token || !A.agent.token)
 		return HTTP_ROLE_NONE;
-	/* Both compares always run, so timing does not tell which one matched. */
-	bool full = auth_token_equal(token, A.token);
+	/* Every compare always runs, so timing does not tell which one matched. */
+	bool agent = auth_token_equal(token, A.agent.token);
+	bool person = A.person.token && auth_token_equal(token, A.person.token);
 	bool view = A.view_token && auth_token_equal(token, A.view_token);
-	if (full)
-		return HTTP_ROLE_FULL;
+	if (person)
+		return HTTP_ROLE_PERSON;
+	if (agent)
+		return HTTP_ROLE_AGENT;
 	if (view)
 		return HTTP_ROLE_VIEW;
 	return HTTP_ROLE_NONE;
+}
+
+const char* auth_role_name(enum http_role role)
+{
+	static const char* const names[] = {
+		[HTTP_ROLE_NONE] = "none", [HTTP_ROLE_VIEW] = "view",
+		[HTTP_ROLE_AGENT] = "agent", [HTTP_ROLE_PERSON] = "person",
+	};
+	return (unsigned)role < sizeof(names) / sizeof(names[0]) ? names[role] : "none";
 }

@@ -124,8 +124,8 @@ static struct {
 	struct netcheck_policy policy;
 	char origin[128];
 	long max_body;
-	long max_large_body;		/* HTTP_ROUTE_LARGE_BODY, full token */
-	long max_file_body;		/* HTTP_ROUTE_FILE_BODY, full token */
+	long max_large_body;		/* HTTP_ROUTE_LARGE_BODY, agent or person */
+	long max_file_body;		/* HTTP_ROUTE_FILE_BODY, agent or person */
 	bool running, stopping;
 	struct http_request* requests;
 	struct http_stream* streams;
@@ -657,7 +657,7 @@ static void check_request(struct http_request* req)
 	req->role = auth_check_token(netcheck_bearer(authz, token, sizeof(token)) >= 0
 			? token : NULL);
 	if (!auth_token())
-		req->role = HTTP_ROLE_FULL;	/* --no-auth */
+		req->role = HTTP_ROLE_PERSON;	/* --no-auth */
 
 	if (!r) {
 		set_verdict(req, 404, "not_found", "no such route");
@@ -668,7 +668,7 @@ static void check_request(struct http_request* req)
 			set_verdict(req, 401, "unauthorized",
 					"missing or invalid token: send Authorization: Bearer <token>");
 		else
-			set_verdict(req, 403, "forbidden", "the view token may not use this route");
+			set_verdict(req, 403, "forbidden", "this token may not use this route (the view token only watches)");
 		return;
 	}
 	if (!req->route) {
@@ -677,15 +677,15 @@ static void check_request(struct http_request* req)
 	}
 	/* Only routes that take a clipboard_write accept more, from the full
 	 * token; their handler refuses a large body that is anything else. */
-	req->max_body = (r->flags & HTTP_ROUTE_LARGE_BODY) && req->role == HTTP_ROLE_FULL
+	req->max_body = (r->flags & HTTP_ROUTE_LARGE_BODY) && req->role >= HTTP_ROLE_AGENT
 		&& H.max_large_body > H.max_body ? H.max_large_body : H.max_body;
-	if ((r->flags & HTTP_ROUTE_FILE_BODY) && req->role == HTTP_ROLE_FULL)
+	if ((r->flags & HTTP_ROUTE_FILE_BODY) && req->role >= HTTP_ROLE_AGENT)
 		req->max_body = H.max_file_body;
 	const char* cl = http_request_header(req, "Content-Length");
 	long long announced = cl ? strtoll(cl, NULL, 10) : 0;
 	if (announced > req->max_body) {
 		set_verdict(req, 413, "payload_too_large", r->flags & HTTP_ROUTE_FILE_BODY
-				&& req->role == HTTP_ROLE_FULL
+				&& req->role >= HTTP_ROLE_AGENT
 				? "the file is over --max-file-size"
 				: req->max_body > H.max_body
 				? "request body too large (over --max-clipboard-body)"
@@ -1264,7 +1264,7 @@ static int on_ws_connection(int fd, const char* head, size_t len, listener_token
 		}
 	}
 	if (!auth_token())
-		role = HTTP_ROLE_FULL;
+		role = HTTP_ROLE_PERSON;
 	if (role == HTTP_ROLE_NONE) {
 		refuse_websocket(fd, head, len, 401, "missing or invalid token");
 		return -1;

@@ -162,13 +162,13 @@ static void web_static(struct http_request* req, void* ud)
 }
 
 /* GET /api/v1/token-help, no token: what the wrong-token page says about
- * where the token is. Never the token; the path of its file (the banner
+ * where the person's token (the dashboard's) is. Never the token; the path of its file (the banner
  * prints it too), which reading needs a shell on the machine anyway. */
 static void web_token_help(struct http_request* req, void* ud)
 {
 	(void)ud;
 	const char* path = NULL;
-	enum auth_token_source source = auth_token_source(&path);
+	enum auth_token_source source = auth_person_token_source(&path);
 	static const char* const names[] = {
 		[AUTH_TOKEN_NONE] = "none", [AUTH_TOKEN_GENERATED] = "generated",
 		[AUTH_TOKEN_SAVED] = "saved", [AUTH_TOKEN_FILE] = "file",

@@ -213,7 +213,7 @@ bool mcp_is_modern(json_t* msg, const char* header_version);
 /* Where a modern request came from. */
 struct mcp_request_env {
 	const char* transport;		/* "http" or "stdio" */
-	const char* principal;		/* the caller's role ("full", "view", "stdio"):
+	const char* principal;		/* the caller's role ("agent", "person", "view", "stdio"):
 					 * requestState is bound to it */
 	bool read_only;			/* the view token */
 	/* HTTP: header lookup for the SEP-2243 checks; NULL on stdio. */

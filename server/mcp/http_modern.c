@@ -16,6 +16,7 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "server/http/http.h"
+#include "server/http/auth.h"
 #include "base/clock.h"
 #include "base/log.h"
 
@@ -292,7 +293,7 @@ void mcp_http_modern(struct http_request* req, json_t* msg)
 	m->started = clock_ms();
 	struct mcp_request_env env = {
 		.transport = "http",
-		.principal = role == HTTP_ROLE_FULL ? "full" : "view",
+		.principal = auth_role_name(role),
 		.read_only = m->sink.read_only,
 		.header = header_of,
 		.header_ud = req,

@@ -111,7 +111,7 @@ static void handle_line(char* line, size_t len)
 static void* stdio_main(void* arg)
 {
 	const struct options* opts = options_get();
-	/* The local client is the full token: clipboard_write's limit. */
+	/* The local client is the agent: clipboard_write's limit. */
 	size_t max = opts && opts->max_clipboard_body_bytes > opts->max_body_bytes
 		? (size_t)opts->max_clipboard_body_bytes
 		: opts && opts->max_body_bytes > 0 ? (size_t)opts->max_body_bytes : 16u << 20;

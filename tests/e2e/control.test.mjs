@@ -14,7 +14,7 @@ import { openLive } from '../integration/lib/live.mjs';
 
 const chrome = useBrowser();
 
-async function open(t, deskd, token = deskd.token, { context = null, viewport = { width: 1400, height: 900 } } = {}) {
+async function open(t, deskd, token = deskd.personToken, { context = null, viewport = { width: 1400, height: 900 } } = {}) {
   const ctx = context || await chrome.browser.newContext({ viewport });
   if (!context) t.after(() => ctx.close().catch(() => {}));
   const page = await ctx.newPage();
@@ -29,7 +29,7 @@ async function open(t, deskd, token = deskd.token, { context = null, viewport = 
 }
 
 /** A raw control client on /live: the newest "control" state in c.state. */
-async function rawControl(t, deskd, token = deskd.token) {
+async function rawControl(t, deskd, token = deskd.personToken) {
   const c = await openLive(deskd, { token });
   c.keepJpegs = false;
   t.after(() => c.close());
@@ -62,7 +62,7 @@ test('a person takes control in the dashboard, clicks and types; the agent is re
   const env = await desktop(t, { fixture: { geometry: '400x300+100+80' }, deskdArgs: ['--tools', 'both'] });
   const { deskd, fixture } = env;
   const agent = await sdkClient(t, deskd);
-  const page = await open(t, deskd, deskd.token, { viewport: { width: 1000, height: 800 } });
+  const page = await open(t, deskd, deskd.personToken, { viewport: { width: 1000, height: 800 } });
 
   // A scaled live view: 720 px wide, drawn at yet another size by CSS.
   await page.selectOption('#size', '720');

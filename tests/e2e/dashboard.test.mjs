@@ -37,11 +37,11 @@ function near(rgb, want, tol = 40) {
 test('the dashboard shows the live screen, the timeline, and switches to a window', async (t) => {
   const env = await desktop(t, { fixture: { geometry: '400x300+100+80', pattern: 'quadrants' } });
   const { deskd, fixture } = env;
-  const page = await open(t, deskd, deskd.token);
+  const page = await open(t, deskd, deskd.personToken);
 
   await page.waitForSelector('#app:not([hidden])');
   assert.equal(new URL(page.url()).hash, '', 'the token is removed from the address bar');
-  assert.equal(await page.evaluate(() => sessionStorage.getItem('deskd.token')), deskd.token);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('deskd.token')), deskd.personToken);
   await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live');
 
   // The whole screen, native size: the fixture's quadrants at its position.
@@ -89,7 +89,7 @@ test('recording from the page produces a downloadable MP4', async (t) => {
     t.skip('the record tools are not in this build');
     return;
   }
-  const page = await open(t, deskd, deskd.token);
+  const page = await open(t, deskd, deskd.personToken);
   await page.waitForSelector('#app:not([hidden])');
   assert.ok(await page.isDisabled('#rec-start'), 'recording needs a window');
   await page.click(`#windows li[data-window="${fixture.window}"]`);
@@ -132,7 +132,7 @@ test('a view-only token hides the controls that act; a wrong token says so', asy
   assert.match(await bad.textContent('#gate-title'), /wrong token/i);
   assert.match(await bad.textContent('#gate-text'), /did not accept/);
   // Pasting the right token opens the dashboard.
-  await bad.fill('#gate-token', deskd.token);
+  await bad.fill('#gate-token', deskd.personToken);
   await bad.click('#gate-form button[type="submit"]');
   await bad.waitForSelector('#app:not([hidden])');
   await bad.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live');
@@ -175,7 +175,7 @@ test('an agent click flashes where it landed, and the cursor follows the pointer
     t.skip('the input tools are not in this build');
     return;
   }
-  const page = await open(t, deskd, deskd.token);
+  const page = await open(t, deskd, deskd.personToken);
   await page.waitForFunction(() => document.getElementById('screen').width === 1280);
   // Sample the overlay (flashes and cursor are drawn there, never on the picture).
   const overlayHas = (x, y, r) => page.evaluate(([px, py, pr]) => {

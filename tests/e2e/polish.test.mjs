@@ -26,7 +26,7 @@ async function open(t, url, { viewport = { width: 1400, height: 900 }, colorSche
   return page;
 }
 
-const withToken = (deskd, token = deskd.token) => `${deskd.url}/#token=${encodeURIComponent(token)}`;
+const withToken = (deskd, token = deskd.personToken) => `${deskd.url}/#token=${encodeURIComponent(token)}`;
 
 async function live(page, width = 1280) {
   await page.waitForSelector('#app:not([hidden])');
@@ -189,7 +189,7 @@ test('the wrong-token page says where the token is kept; without a token the pag
   const d = launch('deskd', DESKD_BIN, ['--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--display', x.display], { env });
   t.after(() => d.stop());
   Object.assign(d, await readyInfo(d, ready));
-  const tokenPath = join(dir, 'token');
+  const tokenPath = join(dir, 'person-token');
   const token = readFileSync(tokenPath, 'utf8').trim();
 
   const bad = await open(t, `${d.url}/#token=not-the-token`);
@@ -197,7 +197,7 @@ test('the wrong-token page says where the token is kept; without a token the pag
   assert.match(await bad.textContent('#gate-title'), /wrong token/i);
   await bad.waitForSelector('#gate-where:not([hidden]) code');
   const where = await bad.textContent('#gate-where');
-  assert.ok(where.includes(`keeps its token across restarts in ${tokenPath}`), where);
+  assert.ok(where.includes(`keeps the person's token (the dashboard's) across restarts in ${tokenPath}`), where);
   assert.ok(where.includes(`cat ${tokenPath}`), where);
   assert.doesNotMatch(await bad.textContent('#gate'), new RegExp(token), 'the page never shows the token');
 
@@ -230,7 +230,7 @@ test('the timeline names the agent, leaves out the page\'s own refreshes, and sh
   await page.click('#rec-refresh');
 
   const client = new Client({ name: 'e2e-agent', version: '1.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${deskd.token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${deskd.personToken}` } } });
   await client.connect(transport);
   t.after(() => client.close());
   const list = JSON.stringify(await client.listTools());

@@ -118,7 +118,7 @@ function processes(ctr) {
 
 // ---------------------------------------------------------------- one container
 
-const C = { name: TAG, volume: TAG, port: 0, url: '', token: '' };
+const C = { name: TAG, volume: TAG, port: 0, url: '', token: '', person: '' };
 const H = () => ({ authorization: `Bearer ${C.token}` });
 async function get(path, { auth = true, timeout = 15000 } = {}) {
   return fetch(C.url + path, { headers: auth ? H() : {}, signal: AbortSignal.timeout(timeout) });
@@ -147,6 +147,7 @@ before(async () => {
     { timeout: 30000 }).catch((e) => { throw new Error(`${e.message}\n${logs()}`); });
   C.startToHealthy = (Date.now() - t0) / 1000;
   C.token = out(['exec', C.name, 'cat', '/state/token']);
+  C.person = out(['exec', C.name, 'cat', '/state/person-token']);
   C.pid = hostPid(C.name);
   await sleep(1000);
   C.idle = cgroupStats(C.pid);
@@ -200,10 +201,13 @@ check('deskd is PID 1, uid 10001', () => {
   return 'PID 1 deskd as 10001:10001';
 });
 
-check('banner: the generated token printed on the first start', () => {
+check('banner: the generated tokens printed on the first start', () => {
   const log = logs();
-  assert.ok(log.includes(`#token=${C.token}`), log);
+  assert.notEqual(C.person, C.token);
+  assert.ok(log.includes(`#token=${C.person} `), `the dashboard URL carries the person's token:\n${log}`);
+  assert.ok(log.includes(`Authorization: Bearer ${C.token}"`), `the MCP line the agent's:\n${log}`);
   assert.match(log, /Token: +generated now, saved in \/state\/token/);
+  assert.match(log, /Person: +generated now, saved in \/state\/person-token/);
   assert.match(log, /container's own addresses/);
   return 'printed once, with where it is saved';
 });
@@ -302,7 +306,9 @@ check('restart: same token, not printed again', async () => {
     { timeout: 30000 });
   assert.equal(out(['exec', C.name, 'cat', '/state/token']), C.token, 'the token survived in /state');
   const log = logs();
-  assert.equal(log.split(C.token).length - 1, 2, 'the token is in the log only from the first start (dashboard and paste line)');
+  assert.equal(log.split(C.token).length - 1, 1, 'the agent\'s token is in the log only from the first start (the paste line)');
+  assert.equal(log.split(C.person).length - 1, 1, 'the person\'s token only from the first start (the dashboard URL)');
+  assert.equal(out(['exec', C.name, 'cat', '/state/person-token']), C.person, 'the person\'s token survived in /state');
   assert.match(log, /Token: +not printed; it is in \/state\/token \(kept from an earlier run\)/);
   assert.match(log, /podman exec <container> cat \/state\/token|docker exec <container> cat \/state\/token/);
   assert.equal((await get('/api/v1/windows')).status, 200);
@@ -369,8 +375,9 @@ check('kube play deploy/k8s: every desktop up', async () => {
   // volume's `data` without base64-decoding it, so the token each pod
   // uses is read from the pod below.
   K.token = `k8s-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+  K.person = `k8s-person-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
   const secret = ['apiVersion: v1', 'kind: Secret', 'metadata:', '  name: deskd-token', 'type: Opaque', 'data:',
-    `  token: ${Buffer.from(K.token).toString('base64')}`, ''].join('\n');
+    `  token: ${Buffer.from(K.token).toString('base64')}`, `  person-token: ${Buffer.from(K.person).toString('base64')}`, ''].join('\n');
   // podman has no StatefulSet: the same documents, the StatefulSet played as
   // a Deployment (podman 4.3 makes `replicas` pods, deskd-pod-N). The
   // Service and NetworkPolicy are ignored by podman.
@@ -437,7 +444,8 @@ check('kube: securityContext, token file, probes', () => {
     const log = run(['logs', pod.ctr], { allowFail: true });
     const text = log.stdout + log.stderr;
     assert.ok(!text.includes(pod.token), `${pod.name} printed its token`);
-    assert.match(text, /it is in \/var\/run\/secrets\/deskd\/token \(--token-file\)/);
+    assert.match(text, /it is in \/var\/run\/secrets\/deskd\/token \(given as a file\)/);
+    assert.match(text, /it is in \/var\/run\/secrets\/deskd\/person-token \(given as a file\)/);
     pod.mem = cgroupStats(pod.pid);
   }
   return `uid 10001, no-new-privs, no caps, ro root, /state and /tmp writable, liveness ok; working sets ${K.pods.map((p) => mib(p.mem.ws)).join(', ')}`;

@@ -136,9 +136,10 @@ test('--log-format json: every stderr line is JSON, the banner is an event, chil
   assert.equal(banner.mcp, d.url + '/mcp');
   // The harness gives --token: not printed (DESIGN.md section 3), and
   // nowhere else in the log either.
-  assert.equal(banner.dashboard, `${d.url}/#token=<token>`);
+  assert.equal(banner.dashboard, `${d.url}/#token=<person-token>`);
   assert.equal(banner.token_printed, false);
-  assert.ok(!lines.some((l) => l.includes(d.token)), 'the given token is not in the log');
+  assert.equal(banner.person_token_printed, false);
+  assert.ok(!lines.some((l) => l.includes(d.token) || l.includes(d.personToken)), 'the given tokens are not in the log');
   assert.equal(banner.display, d.display);
   assert.equal(banner.embedded, true);
   const echo = events.find((e) => e.msg === 'from-the-launched-program');

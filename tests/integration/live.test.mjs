@@ -15,7 +15,7 @@ test('hello, then a frame of the watched window; frames only when it changes', a
   await c.until((x) => x.hello);
   assert.equal(c.texts[0].type, 'hello', 'hello is the first message');
   assert.deepEqual(c.hello.screen, { width: 1280, height: 800 });
-  assert.equal(c.hello.role, 'full');
+  assert.equal(c.hello.role, 'person');
   const w = c.hello.windows.find((x) => x.id === fixture.window);
   assert.ok(w, `the fixture window ${fixture.window} is in the hello's list`);
   assert.equal(w.width, 400);
@@ -138,7 +138,7 @@ test('tokens and origins: view token allowed, bad token and foreign Origin refus
   const full = await openLive(deskd, { via: 'query' });
   t.after(() => full.close());
   await full.until((c) => c.hello);
-  assert.equal(full.hello.role, 'full');
+  assert.equal(full.hello.role, 'person');
 
   const view = await openLive(deskd, { token: 'view-secret-1' });
   t.after(() => view.close());
@@ -200,4 +200,64 @@ test('heartbeat: the server pings every 10 s with a payload, so pongs keep viewe
   });
   assert.ok(data.length > 0, 'the ping carries a payload');
   assert.equal(c.ws.readyState, 1);
+});
+
+test('roles: the agent\'s token watches /live but never controls; it cannot approve its own call, the person can', async (t) => {
+  const { deskd } = await desktop(t, { deskdArgs: ['--approve', 'all', '--approve-timeout', '20', '--tools', 'both'] });
+  const open = async (token) => {
+    const c = await openLive(deskd, { token });
+    t.after(() => c.close());
+    c.send = (m) => c.ws.send(JSON.stringify(m));
+    c.state = () => [...c.texts].reverse().find((m) => m.type === 'control');
+    await c.until((x) => x.hello && x.state());
+    return c;
+  };
+  const agent = await open(deskd.token);
+  assert.equal(agent.hello.role, 'agent');
+  assert.equal(agent.state().can_control, false);
+  agent.watch({ target: 'screen', fps: 5 });
+  await agent.until((x) => x.frames.length >= 1, { timeout: 5000 });
+
+  // An acting call waits for a person's approval.
+  const before = (await deskd.tool('computer_cursor_position', {})).body.structuredContent;
+  const call = deskd.tool('computer_use', { actions: [{ type: 'move', x: 123, y: 77 }] });
+  await agent.until((x) => x.state().approvals?.length === 1, { timeout: 5000 });
+  const id = agent.state().approvals[0].id;
+
+  const only = ['take', 'release', 'pause', 'resume', 'approve', 'deny', 'help_dismiss', 'move', 'key', 'text'];
+  const msgs = { take: { force: true }, approve: { id }, deny: { id }, help_dismiss: { id: 1 }, move: { x: 10, y: 10 }, key: { key: 'a', down: true }, text: { text: 'x' } };
+  // One at a time: the socket's error replies are rate limited.
+  for (const type of only) {
+    agent.send({ type, ...(msgs[type] || {}) });
+    await agent.until((x) => x.errors.some((e) => e.for === type), { timeout: 5000 });
+  }
+  for (const type of only) {
+    const e = agent.errors.find((x) => x.for === type);
+    assert.equal(e.code, 'forbidden', `${type}: ${JSON.stringify(e)}`);
+  }
+  assert.match(agent.errors.find((x) => x.for === 'approve').message, /person/);
+  await sleep(300);
+  const st = agent.state();
+  assert.equal(st.holder, 'none', 'the agent took nothing');
+  assert.equal(st.paused, false, 'nor paused');
+  assert.equal(st.approvals.length, 1, 'its call still waits for a person');
+  const midr = await deskd.tool('computer_cursor_position', {});
+  assert.equal(midr.status, 200, JSON.stringify(midr.body));
+  const mid = midr.body.structuredContent;
+  assert.deepEqual([mid.x, mid.y], [before.x, before.y], 'nothing moved');
+
+  // The person's token approves: the call runs.
+  const person = await open(deskd.personToken);
+  assert.equal(person.hello.role, 'person');
+  assert.equal(person.state().can_control, true);
+  person.send({ type: 'approve', id });
+  const r = await call;
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const after = (await deskd.tool('computer_cursor_position', {})).body.structuredContent;
+  assert.deepEqual([after.x, after.y], [123, 77]);
+
+  // The person's token may also call the agent's tools (the dashboard's
+  // Record button and lists); the view token may not act.
+  const res = await fetch(`${deskd.url}/api/v1/tools/windows`, { method: 'POST', headers: { authorization: `Bearer ${deskd.personToken}`, 'content-type': 'application/json' }, body: '{}' });
+  assert.equal(res.status, 200);
 });

@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { DESKD_BIN, ROOT, launch, need, readyInfo, startDeskd, startFixture, startXvfb, tempDir, waitUntil, sleep } from './lib/harness.mjs';
@@ -404,18 +404,26 @@ describe('own instances', { concurrency: true }, () => {
     // First start with this data dir: generated now, printed (the person who
     // started it is the one reading).
     const first = await run('first', ['--data-dir', data]);
+    // The dashboard URL carries the person's token, the MCP line the agent's.
     const token = readFileSync(join(data, 'token'), 'utf8').trim();
-    assert.match(first, new RegExp(`Dashboard: http://127\\.0\\.0\\.1:\\d+/#token=${token}\n`));
+    const person = readFileSync(join(data, 'person-token'), 'utf8').trim();
+    assert.notEqual(person, token);
+    assert.equal(statSync(join(data, 'person-token')).mode & 0o777, 0o600);
+    assert.match(first, new RegExp(`Dashboard: http://127\\.0\\.0\\.1:\\d+/#token=${person} `));
+    assert.ok(!first.includes(`#token=${token}`), first);
     assert.match(first, /Token: +generated now, saved in .*\/data\/token\n/);
+    assert.match(first, /Person: +generated now, saved in .*\/data\/person-token\n/);
     assert.match(first, new RegExp(`--header "Authorization: Bearer ${token}"`));
     // Every later start: the saved token is not printed; the banner says where it is.
     const again = await run('again', ['--data-dir', data]);
     assert.ok(!again.includes(token), `the saved token is in the log:\n${again}`);
+    assert.ok(!again.includes(person), `the saved person's token is in the log:\n${again}`);
+    assert.ok(again.includes(`Person:    not printed; it is in ${data}/person-token (kept from an earlier run)`), again);
     assert.ok(!again.includes(token.slice(8, 24)));
     assert.ok(again.includes(`Token:     not printed; it is in ${data}/token (kept from an earlier run)`), again);
     assert.ok(again.includes(`read it with: cat ${data}/token`), again);
     assert.ok(again.includes(`--header "Authorization: Bearer $(cat ${data}/token)"`), again);
-    assert.ok(again.includes('/#token=<token>'), again);
+    assert.ok(again.includes('/#token=<person-token>'), again);
     // --token-file (a mounted secret): not printed either.
     const file = join(dir, 'secret');
     const secret = 'file-' + randomBytes(12).toString('hex');
@@ -425,7 +433,7 @@ describe('own instances', { concurrency: true }, () => {
     chmodSync(file, 0o640);
     const fromFile = await run('file', ['--data-dir', join(dir, 'data2'), '--token-file', file]);
     assert.ok(!fromFile.includes(secret), fromFile);
-    assert.ok(fromFile.includes(`it is in ${file} (--token-file)`), fromFile);
+    assert.ok(fromFile.includes(`it is in ${file} (given as a file)`), fromFile);
     assert.ok(!fromFile.includes('readable by others'), fromFile);
     chmodSync(file, 0o644);
     const open = await run('file-open', ['--data-dir', join(dir, 'data4'), '--token-file', file]);

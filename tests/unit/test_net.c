@@ -147,28 +147,40 @@ static void test_auth(void)
 
 	struct options o;
 	char err[256];
-	char** argv = (char**)(const char*[]){ "deskd", "--token", "full-token", "--view-token",
-		"view-token", NULL };
-	TST_EQ_INT(options_parse(&o, 5, argv, err, sizeof(err)), 0);
+	char** argv = (char**)(const char*[]){ "deskd", "--token", "agent-token", "--view-token",
+		"view-token", "--person-token", "person-token", NULL };
+	TST_EQ_INT(options_parse(&o, 7, argv, err, sizeof(err)), 0);
 	TST_EQ_INT(auth_init(&o), 0);
-	TST_EQ_STR(auth_token(), "full-token");
-	TST_EQ_INT(auth_check_token("full-token"), HTTP_ROLE_FULL);
+	TST_EQ_STR(auth_token(), "agent-token");
+	TST_EQ_STR(auth_person_token(), "person-token");
+	TST_EQ_INT(auth_check_token("agent-token"), HTTP_ROLE_AGENT);
+	TST_EQ_INT(auth_check_token("person-token"), HTTP_ROLE_PERSON);
 	TST_EQ_INT(auth_check_token("view-token"), HTTP_ROLE_VIEW);
-	TST_EQ_INT(auth_check_token("full-toke"), HTTP_ROLE_NONE);
+	TST_EQ_INT(auth_check_token("agent-toke"), HTTP_ROLE_NONE);
 	TST_EQ_INT(auth_check_token(NULL), HTTP_ROLE_NONE);
+	TST_EQ_STR(auth_role_name(HTTP_ROLE_PERSON), "person");
 	auth_deinit();
 	options_deinit(&o);
 
-	char** same = (char**)(const char*[]){ "deskd", "--token", "t", "--view-token", "t", NULL };
-	TST_EQ_INT(options_parse(&o, 5, same, err, sizeof(err)), 0);
-	TST_CHECK(auth_init(&o) < 0);
-	options_deinit(&o);
+	/* Every role's token differs from the others'. */
+	static const char* const same_pairs[][4] = {
+		{ "--token", "t", "--view-token", "t" },
+		{ "--token", "t", "--person-token", "t" },
+		{ "--person-token", "t", "--view-token", "t" },
+	};
+	for (size_t i = 0; i < sizeof(same_pairs) / sizeof(same_pairs[0]); i++) {
+		char** same = (char**)(const char*[]){ "deskd", "--token", "a", "--person-token", "p",
+			same_pairs[i][0], same_pairs[i][1], same_pairs[i][2], same_pairs[i][3], NULL };
+		TST_EQ_INT(options_parse(&o, 9, same, err, sizeof(err)), 0);
+		TST_CHECK(auth_init(&o) < 0);
+		options_deinit(&o);
+	}
 
 	char** none = (char**)(const char*[]){ "deskd", "--no-auth", NULL };
 	TST_EQ_INT(options_parse(&o, 2, none, err, sizeof(err)), 0);
 	TST_EQ_INT(auth_init(&o), 0);
 	TST_CHECK(auth_token() == NULL);
-	TST_EQ_INT(auth_check_token(NULL), HTTP_ROLE_FULL);
+	TST_EQ_INT(auth_check_token(NULL), HTTP_ROLE_PERSON);
 	auth_deinit();
 	options_deinit(&o);
 }
@@ -207,19 +219,35 @@ static void test_token_file(void)
 	snprintf(planted, sizeof(planted), "%s/planted", dir);
 	snprintf(sub, sizeof(sub), "%s/state", dir);
 
-	/* Generated, 0600, reused. */
+	/* Generated, 0600, reused: the agent's and the person's, different. */
+	char person[300];
+	snprintf(person, sizeof(person), "%s/person-token", dir);
 	TST_EQ_INT(auth_with_data_dir(dir), 0);
-	char first[128] = "";
+	char first[128] = "", first_person[128] = "";
 	if (auth_token())
 		snprintf(first, sizeof(first), "%s", auth_token());
+	if (auth_person_token())
+		snprintf(first_person, sizeof(first_person), "%s", auth_person_token());
 	TST_EQ_INT(strlen(first), 64);
+	TST_EQ_INT(strlen(first_person), 64);
+	TST_CHECK(strcmp(first, first_person) != 0);
+	TST_EQ_INT(auth_token_source(NULL), AUTH_TOKEN_GENERATED);
+	TST_EQ_INT(auth_person_token_source(NULL), AUTH_TOKEN_GENERATED);
 	auth_deinit();
 	struct stat st;
 	TST_EQ_INT(stat(token, &st), 0);
 	TST_EQ_INT(st.st_mode & 0777, 0600);
+	TST_EQ_INT(stat(person, &st), 0);
+	TST_EQ_INT(st.st_mode & 0777, 0600);
 	TST_EQ_INT(auth_with_data_dir(dir), 0);
 	TST_EQ_STR(auth_token(), first);
+	TST_EQ_STR(auth_person_token(), first_person);
+	TST_EQ_INT(auth_person_token_source(NULL), AUTH_TOKEN_SAVED);
 	auth_deinit();
+	/* A person's token readable by others: refused too. */
+	TST_EQ_INT(chmod(person, 0644), 0);
+	TST_EQ_INT(auth_with_data_dir(dir), -EPERM);
+	TST_EQ_INT(chmod(person, 0600), 0);
 
 	/* Readable by others: refused, not used. */
 	TST_EQ_INT(chmod(token, 0644), 0);
@@ -257,8 +285,9 @@ static void test_token_file(void)
 	TST_EQ_INT(symlink(planted, token), 0);
 	struct options o;
 	char err[256];
-	char** argv = (char**)(const char*[]){ "deskd", "--token-file", token, NULL };
-	TST_EQ_INT(options_parse(&o, 3, argv, err, sizeof(err)), 0);
+	char** argv = (char**)(const char*[]){ "deskd", "--token-file", token, "--person-token",
+		"p", NULL };
+	TST_EQ_INT(options_parse(&o, 5, argv, err, sizeof(err)), 0);
 	TST_EQ_INT(auth_init(&o), 0);
 	TST_EQ_STR(auth_token(), "planted-token");
 	auth_deinit();
@@ -267,6 +296,7 @@ static void test_token_file(void)
 	unlink(planted);
 	snprintf(token, sizeof(token), "%s/token", dir);
 	unlink(token);
+	unlink(person);
 	TST_EQ_INT(rmdir(dir), 0);
 }
 

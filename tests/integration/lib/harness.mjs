@@ -285,20 +285,27 @@ export async function readyInfo(p, ready, { timeout = 15000 } = {}) {
   }
 }
 
-/** Start deskd on port 0 with its own data dir; resolves when the ready file appears. */
-export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false, bin = DESKD_BIN } = {}) {
+/** Start deskd on port 0 with its own data dir; resolves when the ready file appears.
+ *  token is the agent's (--token), personToken the person's (--person-token:
+ *  the dashboard's control and approvals); personToken null: none given
+ *  (deskd generates one in the data dir). */
+export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), personToken = 'person-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false, bin = DESKD_BIN } = {}) {
   const dir = tempDir('deskd-data-');
   const ready = join(dir, 'ready.json');
   const argv = ['--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--log-level', 'debug'];
   if (display) argv.push('--display', display);
-  if (noAuth) argv.push('--no-auth'); else argv.push('--token', token);
+  if (noAuth) argv.push('--no-auth');
+  else {
+    argv.push('--token', token);
+    if (personToken) argv.push('--person-token', personToken);
+  }
   argv.push(...args);
   const cleanEnv = { ...process.env, ...env };
   delete cleanEnv.DISPLAY;
   for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_') && !(k in env)) delete cleanEnv[k];
   const p = launch('deskd', bin, argv, { env: cleanEnv });   // spawns: - (deskd, or a baseline deskd for bench-compare)
   const info = await readyInfo(p, ready);
-  Object.assign(p, info, { token: noAuth ? null : token, dataDir: dir });
+  Object.assign(p, info, { token: noAuth ? null : token, personToken: noAuth ? null : personToken, dataDir: dir });
   p.headers = (extra = {}) => ({ ...(p.token ? { authorization: `Bearer ${p.token}` } : {}), ...extra });
   /** fetch relative to deskd's URL with the token. */
   p.fetch = (path, init = {}) => fetch(p.url + path, { ...init, headers: p.headers(init.headers || {}) });
@@ -315,7 +322,7 @@ export async function startDeskd({ display, args = [], token = 'test-token-' + M
 
 /** A whole desktop for one test: Xvfb (+ optional WM) + deskd (+ optional fixture).
  *  Registers cleanup with the test context t (node:test). */
-export async function desktop(t, { width, height, wm = null, fixture = null, deskdArgs = [], noAuth = false, token } = {}) {
+export async function desktop(t, { width, height, wm = null, fixture = null, deskdArgs = [], noAuth = false, token, personToken } = {}) {
   const x = await startXvfb({ width, height });
   const env = { display: x.display, x };
   const cleanup = async () => {
@@ -326,7 +333,7 @@ export async function desktop(t, { width, height, wm = null, fixture = null, des
   t.after(cleanup);
   if (wm) env.wm = await startWm(x.display, wm);
   if (fixture) env.fixture = await startFixture(x.display, fixture === true ? {} : fixture);
-  env.deskd = await startDeskd({ display: x.display, args: deskdArgs, noAuth, token });
+  env.deskd = await startDeskd({ display: x.display, args: deskdArgs, noAuth, token, personToken });
   return env;
 }
 

@@ -4,10 +4,10 @@ import WebSocket from 'ws';
 import { readFileSync } from 'node:fs';
 import { waitUntil } from './harness.mjs';
 
-/** Open /live on a started deskd. opts: token (default deskd.token; null for
- *  none), via: 'protocol' | 'query', origin, protocols (override). Resolves
+/** Open /live on a started deskd. opts: token (default the person's,
+ *  deskd.personToken, since /live is the dashboard's; null for none), via: 'protocol' | 'query', origin, protocols (override). Resolves
  *  once open; rejects with err.status on a refused handshake. */
-export function openLive(deskd, { token = deskd.token, via = 'protocol', origin, protocols } = {}) {
+export function openLive(deskd, { token = deskd.personToken ?? deskd.token, via = 'protocol', origin, protocols } = {}) {
   const base = deskd.url.replace(/^http/, 'ws') + '/live';
   const url = via === 'query' && token ? `${base}?token=${encodeURIComponent(token)}` : base;
   const protos = protocols || (via === 'protocol' && token ? ['deskd.live', `bearer.${token}`] : ['deskd.live']);
