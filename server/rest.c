@@ -53,20 +53,65 @@ struct rest_call {
 	enum rest_reply reply;
 	char client[64];		/* X-Deskd-Client, for the events' actor */
 	bool dashboard;			/* X-Deskd-Client: dashboard */
+	bool person;			/* ... with the person's token */
 	const void* raw_data;		/* PUT /api/v1/files: the body (the request's) */
 	size_t raw_len;
 	atomic_bool cancelled;
 };
 
 /* Calls in progress, so that shutdown can cancel them (a REST client has no
- * session whose end would). */
+ * session whose end would), and so that a call whose client hung up is
+ * cancelled: never started, or its approval withdrawn (R4). */
 static pthread_mutex_t calls_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t calls_cond = PTHREAD_COND_INITIALIZER;
 static struct rest_call* in_flight;
 static bool stopping;
+static pthread_once_t watcher_once = PTHREAD_ONCE_INIT;
+static pthread_t watcher;
+static bool watcher_started;
+
+/* How often the watcher looks at the waiting calls' connections. */
+#define REST_PEER_CHECK_MS 100
+
+/* While calls are in flight: a call whose client closed its connection is
+ * cancelled (a call is linked only until it answers, so its request is
+ * valid here). */
+static void* watcher_main(void* ud)
+{
+	(void)ud;
+	pthread_mutex_lock(&calls_mutex);
+	while (!stopping) {
+		if (!in_flight) {
+			pthread_cond_wait(&calls_cond, &calls_mutex);
+			continue;
+		}
+		for (struct rest_call* c = in_flight; c; c = c->next)
+			if (!atomic_load(&c->cancelled) && http_request_peer_gone(c->req)) {
+				atomic_store(&c->cancelled, true);
+				log_debug("rest %s: the client hung up; cancelled", c->tool->name);
+			}
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += REST_PEER_CHECK_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&calls_cond, &calls_mutex, &until);
+	}
+	pthread_mutex_unlock(&calls_mutex);
+	return NULL;
+}
+
+static void watcher_start(void)
+{
+	watcher_started = pthread_create(&watcher, NULL, watcher_main, NULL) == 0;
+	if (!watcher_started)
+		log_warn("cannot start the REST peer watcher: a call whose client hung up still runs");
+}
 
 /* Link a call in; false (not linked) once shutting down. */
 static bool call_link(struct rest_call* call)
 {
+	pthread_once(&watcher_once, watcher_start);
 	pthread_mutex_lock(&calls_mutex);
 	bool ok = !stopping;
 	if (ok) {
@@ -74,6 +119,7 @@ static bool call_link(struct rest_call* call)
 		if (in_flight)
 			in_flight->prev = call;
 		in_flight = call;
+		pthread_cond_signal(&calls_cond);
 	}
 	pthread_mutex_unlock(&calls_mutex);
 	return ok;
@@ -97,7 +143,12 @@ void rest_shutdown(void)
 	stopping = true;
 	for (struct rest_call* c = in_flight; c; c = c->next)
 		atomic_store(&c->cancelled, true);
+	pthread_cond_broadcast(&calls_cond);
 	pthread_mutex_unlock(&calls_mutex);
+	if (watcher_started) {
+		pthread_join(watcher, NULL);
+		watcher_started = false;
+	}
 }
 
 /* {"error":{"code","message",...}} from a failed result's structuredContent. */
@@ -161,7 +212,7 @@ static void call_worker(void* ud)
 	struct tool_ctx ctx = {
 		.source = "rest",
 		.client_name = call->client[0] ? call->client : NULL,
-		.by_person = call->dashboard && !(tools_flags(call->tool) & TOOL_READ_ONLY),
+		.by_person = call->person && !(tools_flags(call->tool) & TOOL_READ_ONLY),
 		.background = call->dashboard,
 		.read_only = call->read_only,
 		.cancelled = &call->cancelled,
@@ -170,6 +221,9 @@ static void call_worker(void* ud)
 	};
 	struct tool_result res;
 	tools_call(call->tool, &ctx, call->args, &res);
+	/* Before answering: the watcher looks at linked calls' requests only,
+	 * and the answer may end this one. */
+	call_unlink(call);
 	if (res.is_error) {
 		respond_tool_error(call->req, &res);
 	} else if (call->reply == REPLY_IMAGE) {
@@ -182,7 +236,6 @@ static void call_worker(void* ud)
 	}
 	tool_result_deinit(&res);
 	json_decref(call->args);
-	call_unlink(call);
 	free(call);
 }
 
@@ -205,7 +258,8 @@ static struct events_actor actor_of(struct http_request* req, char* client, size
 	bool dashboard;
 	client_of(req, client, size, &dashboard);
 	return (struct events_actor){
-		.kind = dashboard ? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
+		.kind = dashboard && http_request_role(req) == HTTP_ROLE_PERSON
+			? EVENTS_ACTOR_PERSON : EVENTS_ACTOR_AGENT,
 		.name = client[0] ? client : NULL, .via = "rest",
 	};
 }
@@ -236,6 +290,9 @@ static void run_tool_raw(struct http_request* req, const char* name, json_t* arg
 	call->read_only = http_request_role(req) < HTTP_ROLE_AGENT;
 	call->reply = reply;
 	client_of(req, call->client, sizeof(call->client), &call->dashboard);
+	/* Only the person's token acts as a person; anyone may name itself
+	 * "dashboard". */
+	call->person = call->dashboard && http_request_role(req) == HTTP_ROLE_PERSON;
 	call->raw_data = raw;
 	call->raw_len = raw_len;
 	atomic_init(&call->cancelled, false);

@@ -460,6 +460,27 @@ bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out)
 	return false;
 }
 
+bool tools_gate_interrupted(const struct tool_ctx* ctx, enum tool_code* code,
+		const char** why)
+{
+	if (ctx->by_person)
+		return false;
+	gate_lock();
+	bool held = gate__held, paused = gate__paused;
+	pthread_mutex_unlock(&gate__lock);
+	if (held) {
+		*code = TOOL_HUMAN_IN_CONTROL;
+		*why = "a person took control of the desktop in the dashboard while this call "
+				"ran; it stopped here and nothing more is queued (wait with "
+				"request_human_help, then take a new screenshot)";
+	} else if (paused) {
+		*code = TOOL_PAUSED;
+		*why = "a person paused the agent from the dashboard while this call ran; it "
+				"stopped here and nothing more is queued";
+	}
+	return held || paused;
+}
+
 void tools_gate_finish(const struct tool_def* tool, struct tool_result* out)
 {
 	if (out->is_error || (!gate_acts(tool) && !gate_observes(tool)))

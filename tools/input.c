@@ -48,6 +48,7 @@ struct batch {
 	bool has_space;		/* the batch's coordinate_space is a space token */
 	int space_width, space_height, space_max;
 	json_t* images;		/* image content blocks, in order */
+	bool locked;		/* the call holds the desktop lock (TOOL_DESKTOP_LOCK) */
 };
 
 /* The target in screenshot space. Which space, first match:
@@ -174,8 +175,22 @@ static int focus_target(struct batch* b, struct act_error* e)
 	return 0;
 }
 
-/* Sleep ms, waking for cancellation; bounded by the call's deadline. */
-static int sleep_bounded(struct batch* b, int ms, struct act_error* e)
+/* May the batch go on? Fails e (human_in_control, paused) when a person
+ * took the desktop or paused the agent since the call was admitted. */
+static int batch_still_admitted(struct batch* b, struct act_error* e)
+{
+	enum tool_code code;
+	const char* why;
+	if (tools_gate_interrupted(b->ctx, &code, &why))
+		return action_fail(e, code, "%s", why);
+	return 0;
+}
+
+/* Sleep ms, waking for cancellation, a person taking the desktop or a
+ * pause; bounded by the call's deadline. let_go: the batch's desktop lock
+ * is let go while sleeping, so a person's input (or another call) runs at
+ * once, not after the wait (not while keys are held down). */
+static int sleep_bounded(struct batch* b, int ms, bool let_go, struct act_error* e)
 {
 	int64_t end = clock_ms() + ms;
 	if (b->ctx->deadline_ms && end > b->ctx->deadline_ms)
@@ -183,13 +198,16 @@ static int sleep_bounded(struct batch* b, int ms, struct act_error* e)
 	for (;;) {
 		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled))
 			return action_fail(e, TOOL_TIMEOUT, "cancelled by the client");
+		if (batch_still_admitted(b, e) < 0)
+			return -1;
 		int64_t left = end - clock_ms();
 		if (left <= 0)
 			return 0;
-		if (left > 20)
-			left = 20;
-		struct timespec ts = { 0, (long)left * 1000000 };
-		nanosleep(&ts, NULL);
+		int step = left > 20 ? 20 : (int)left;
+		if (!let_go)
+			clock_sleep_ms(step);
+		else if (desktop_lock_pause(step) && b->window)
+			b->focused = false;	/* another action ran: the focus may have moved */
 	}
 }
 
@@ -320,6 +338,13 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled)) {
 			rc = action_fail(e, TOOL_TIMEOUT, "cancelled after %zu of %zu characters",
 					typed, total);
+			reported = true;
+			break;
+		}
+		enum tool_code code;
+		const char* why;
+		if (tools_gate_interrupted(b->ctx, &code, &why)) {
+			rc = action_fail(e, code, "typed %zu of %zu characters: %s", typed, total, why);
 			reported = true;
 			break;
 		}
@@ -496,6 +521,8 @@ static int paste_text(struct batch* b, const struct action* a, json_t* res,
 	int64_t t0 = clock_ms();
 	if (rc < 0) {
 		failed = action_fail(e, tool_code_for_errno(rc), "paste: cannot set the clipboard: %s", err);
+	} else if (batch_still_admitted(b, e) < 0) {
+		failed = -1;	/* the clipboard is restored below; nothing was pasted */
 	} else {
 		unsigned long before = desktop_clipboard_delivered();
 		rc = input_key_chord(b->in, &chord);
@@ -686,7 +713,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		rc = input_key_chord_state(b->in, &a->chord, true);
 		if (rc == 0) {
 			struct act_error se;
-			int slept = sleep_bounded(b, a->ms, &se);
+			int slept = sleep_bounded(b, a->ms, false, &se);
 			rc = input_key_chord_state(b->in, &a->chord, false);
 			if (slept < 0) {
 				*e = se;
@@ -697,7 +724,7 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 		json_object_set_new(res, "duration", json_real(real_round(a->ms / 1000.0, REAL_TIME)));
 		break;
 	case ACT_WAIT:
-		if (sleep_bounded(b, a->ms, e) < 0)
+		if (sleep_bounded(b, a->ms, b->locked, e) < 0)
 			return -1;
 		json_object_set_new(res, "ms", json_integer(a->ms));
 		break;
@@ -748,6 +775,13 @@ static int run_actions(struct batch* b, json_t* actions, bool desktop,
 	for (i = 0; i < n; i++) {
 		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled)) {
 			action_fail(e, TOOL_TIMEOUT, "cancelled by the client before this action");
+			*failed = i;
+			rc = -1;
+			break;
+		}
+		/* Admitted once for the whole batch; a person may take the
+		 * desktop between any two of its actions. */
+		if (batch_still_admitted(b, e) < 0) {
 			*failed = i;
 			rc = -1;
 			break;
@@ -830,6 +864,7 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 	struct batch b = {
 		.ctx = ctx, .in = in, .window = window,
 		.max_dimension = -1, .images = json_array(),
+		.locked = true,	/* computer_use is TOOL_DESKTOP_LOCK */
 	};
 	if (!batch_space_token(args, &b, out)) {
 		json_decref(b.images);
@@ -900,8 +935,12 @@ static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL, "input: %s", err);
 		return 0;
 	}
+	char name[64];
+	snprintf(name, sizeof(name), "computer_%s", type);
+	const struct tool_def* self = tools_find(name);
 	struct batch b = { .ctx = ctx, .in = in, .window = window,
-		.max_dimension = -1, .images = json_array() };
+		.max_dimension = -1, .images = json_array(),
+		.locked = self && (tools_flags(self) & TOOL_DESKTOP_LOCK) };
 	json_t* actions = json_pack("[o]", action);
 	json_t* results = json_array();
 	size_t failed = 0;
@@ -1103,7 +1142,7 @@ const struct tool_def tools_input[] = {
 		.description = "Move the mouse pointer to (x, y) in screenshot pixels.",
 		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
 		.output_schema = action_output,
-		.flags = TOOL_DESKTOP_LOCK | TOOL_SPLIT,
+		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_move,
 	},
 	{

@@ -259,6 +259,13 @@ int tools_init(void)
 					continue;
 				if (find_entry_named(d->name))
 					log_panic("two tools are named %s", d->name);
+				/* One approval rule for a member and its batch form
+				 * (computer_use is destructive): --approve destructive
+				 * must not be skipped by calling the split tool. */
+				if ((d->flags & TOOL_SPLIT) && !(d->flags & TOOL_READ_ONLY)
+						&& !(d->flags & TOOL_DESTRUCTIVE))
+					log_panic("%s acts but is not TOOL_DESTRUCTIVE like computer_use",
+							d->name);
 				struct tool_entry* e = &entries[n_entries++];
 				e->def = d;
 				e->flags = d->flags;

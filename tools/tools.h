@@ -314,6 +314,13 @@ bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
 /** tools_call, holding the desktop lock: false with out filled when a
  *  person took the desktop while the call waited for the lock. */
 bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out);
+/** Between the steps of an agent's acting call (each action of a batch,
+ *  each chunk of type, the steps of a wait, before a paste's chord): has a
+ *  person taken the desktop or paused the agent since it was admitted? True
+ *  with *code (human_in_control or paused) and *why set: the call stops
+ *  there. A person's own call (ctx->by_person) is never interrupted. */
+bool tools_gate_interrupted(const struct tool_ctx* ctx, enum tool_code* code,
+		const char** why);
 /** tools_call, after the handler: the first successful acting or observing
  *  call after a hand-back gets the note (text + structured human_control). */
 void tools_gate_finish(const struct tool_def* tool, struct tool_result* out);

@@ -290,6 +290,23 @@ enum http_role http_request_role(const struct http_request* req)
 	return req->role;
 }
 
+bool http_request_peer_gone(struct http_request* req)
+{
+	pthread_mutex_lock(&req->mutex);
+	bool gone = !req->conn;
+	if (!gone && !req->answered) {
+		const union MHD_ConnectionInfo* info = MHD_get_connection_info(req->conn,
+				MHD_CONNECTION_INFO_CONNECTION_FD);
+		char byte;
+		/* 0: the client closed; an error other than "nothing yet": reset.
+		 * Bytes (a pipelined request) mean it is still there. */
+		ssize_t n = info ? recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) : 1;
+		gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+	}
+	pthread_mutex_unlock(&req->mutex);
+	return gone;
+}
+
 const char* http_own_origin(void)
 {
 	return H.origin;

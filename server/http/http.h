@@ -66,6 +66,9 @@ const char* http_request_body(const struct http_request* req, size_t* len);
 /** Is the body over --max-body (so only an HTTP_ROUTE_LARGE_BODY route took it)? */
 bool http_request_body_large(const struct http_request* req);
 enum http_role http_request_role(const struct http_request* req);
+/** Has the client gone (closed or reset its connection) while its request
+ *  waits for an answer? A non-blocking peek: any thread, cheap. */
+bool http_request_peer_gone(struct http_request* req);
 
 /** A string literal as the body and length arguments of http_respond() or
  *  http_stream_write(): the length comes from the literal, never by hand. */
