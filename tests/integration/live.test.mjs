@@ -261,3 +261,75 @@ test('roles: the agent\'s token watches /live but never controls; it cannot appr
   const res = await fetch(`${deskd.url}/api/v1/tools/windows`, { method: 'POST', headers: { authorization: `Bearer ${deskd.personToken}`, 'content-type': 'application/json' }, body: '{}' });
   assert.equal(res.status, 200);
 });
+
+// A raw control client (the dashboard's protocol) with the person's token.
+async function person(t, deskd) {
+  const c = await openLive(deskd);
+  t.after(() => c.close());
+  c.keepJpegs = false;
+  c.send = (m) => c.ws.send(JSON.stringify(m));
+  c.state = () => [...c.texts].reverse().find((m) => m.type === 'control');
+  await c.until((x) => x.hello && x.state());
+  return c;
+}
+
+test('nothing acts after a person takes over: a waiting batch stops before its click, a long type stops typing', async (t) => {
+  const { deskd, fixture } = await desktop(t, { fixture: { geometry: '600x400+0+0' }, deskdArgs: ['--tools', 'both'] });
+  const p = await person(t, deskd);
+  const t0 = Date.now();
+  const batch = deskd.tool('computer_use', { actions: [{ type: 'wait', ms: 2500 }, { type: 'move', x: 400, y: 300 }, { type: 'click', x: 401, y: 301 }] });
+  await sleep(800);
+  p.send({ type: 'take' });
+  await p.until((x) => x.state().holder === 'you');
+  const tookAt = Date.now();
+  const r = await batch;
+  assert.equal(r.status, 409, JSON.stringify(r.body));
+  assert.equal(r.body.error.code, 'human_in_control');
+  assert.equal(r.body.error.failed_index, 0, 'it stopped in the wait');
+  assert.ok(Date.now() - tookAt < 1000, `answered ${Date.now() - tookAt} ms after the take`);
+  assert.ok(Date.now() - t0 < 2400, 'before the wait would have ended');
+  await sleep(2500 - (Date.now() - t0) + 500);
+  assert.equal(fixture.state().events.filter((e) => e.type === 'button_press').length, 0, 'no click landed');
+  p.send({ type: 'release' });
+  await p.until((x) => x.state().holder === 'none');
+
+  // A long type of distinct CJK characters (slow: each needs a keymap
+  // binding): the person takes over while it types; it stops within a chunk.
+  const text = Array.from({ length: 1200 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('');
+  const typing = deskd.tool('computer_use', { actions: [{ type: 'type', text }], window: fixture.window });
+  await fixture.waitFor((s) => s.text.length >= 20, { timeout: 10000 });
+  p.send({ type: 'take' });
+  await p.until((x) => x.state().holder === 'you');
+  const took = Date.now();
+  const at = [...fixture.state().text].length;
+  const tr = await typing;
+  assert.equal(tr.status, 409, JSON.stringify(tr.body).slice(0, 400));
+  assert.equal(tr.body.error.code, 'human_in_control');
+  assert.match(tr.body.error.message, /typed \d+ of 1200 characters/);
+  assert.ok(Date.now() - took < 1500, `answered ${Date.now() - took} ms after the take`);
+  await sleep(1000);
+  const final = [...fixture.state().text].length;
+  assert.ok(final < 1200, `typing stopped (${final} of 1200)`);
+  assert.ok(final - at < 300, `at most a chunk after the take (${at} -> ${final})`);
+});
+
+test('a call whose REST client gave up never runs: its approval disappears, approving late does nothing', async (t) => {
+  const { deskd } = await desktop(t, { deskdArgs: ['--approve', 'all', '--approve-timeout', '30', '--tools', 'both'] });
+  const p = await person(t, deskd);
+  const before = (await deskd.tool('computer_cursor_position', {})).body.structuredContent;
+  const ac = new AbortController();
+  const gaveUp = fetch(`${deskd.url}/api/v1/tools/computer_use`, { method: 'POST', signal: ac.signal,
+    headers: { authorization: `Bearer ${deskd.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ actions: [{ type: 'move', x: 600, y: 400 }] }) }).catch((e) => e);
+  await p.until((x) => x.state().approvals?.length === 1, { timeout: 5000 });
+  const id = p.state().approvals[0].id;
+  ac.abort();
+  await gaveUp;
+  await p.until((x) => x.state().approvals.length === 0, { timeout: 3000 });
+  p.send({ type: 'approve', id });
+  await p.until((x) => x.errors.some((e) => e.for === 'approve'), { timeout: 3000 });
+  assert.equal(p.errors.find((e) => e.for === 'approve').code, 'no_such_request');
+  await sleep(300);
+  const after = (await deskd.tool('computer_cursor_position', {})).body.structuredContent;
+  assert.deepEqual([after.x, after.y], [before.x, before.y], 'the pointer never moved');
+});
