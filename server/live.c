@@ -23,6 +23,7 @@
 #include "server/live.h"
 #include "base/clock.h"
 #include "server/http/auth.h"
+#include "server/http/http.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
 #include "base/log.h"
@@ -189,6 +190,7 @@ struct live_client {
 	uint64_t id;
 	enum http_role role;
 	bool established;
+	bool has_slot;			/* holds one of its role's stream slots */
 
 	struct live_buf* hello;		/* set by the hello worker (via the outbox) */
 	bool hello_sent;
@@ -1844,6 +1846,10 @@ static void live_drain(void)
 
 static void live_client_closed(struct live_client* c)
 {
+	if (c->has_slot) {
+		http_role_stream_give(c->role);
+		c->has_slot = false;
+	}
 	if (!c->established)
 		return;
 	c->established = false;
@@ -1940,6 +1946,15 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 					: "the live view is at /live");
 			return -1;
 		}
+		/* Its role's sockets and streams are limited (http.h): a full
+		 * role is refused with a status here, before the upgrade; the
+		 * slot is taken once established (given back when closed). */
+		if (!http_role_stream_room(role)) {
+			atomic_fetch_add(&live__stats.refused, 1);
+			lws_return_http_status(wsi, 429, "too many live sockets and streams for "
+					"this token; close one first");
+			return -1;
+		}
 		if (c)
 			c->role = role;
 		return 0;
@@ -1953,6 +1968,11 @@ static int live_callback(struct lws* wsi, enum lws_callback_reasons reason,
 		}
 		if (c->role == HTTP_ROLE_NONE)
 			return -1;
+		if (!c->has_slot) {
+			if (!http_role_stream_take(c->role))
+				return -1;
+			c->has_slot = true;
+		}
 		live_client_established(wsi, c);
 		return 0;
 	case LWS_CALLBACK_CLOSED:

@@ -112,6 +112,7 @@ struct http_stream {
 	void* ud;
 	int64_t last_write_ms;
 	int keepalive_ms;		/* 0 = H.keepalive_ms */
+	enum http_role role;		/* whose slot it holds */
 	struct http_stream* prev;
 	struct http_stream* next;
 };
@@ -132,6 +133,8 @@ static struct {
 	int keepalive_ms;
 	size_t streams_max_buffered;
 	int n_streams;			/* open (not yet closed by MHD) */
+	int max_per_ip;			/* --max-connections-per-ip: the role limits */
+	int role_streams[HTTP_ROLE_PERSON + 1];	/* streams and /live sockets open */
 	pthread_t ticker;
 	pthread_cond_t ticker_cond;
 	bool ticker_running;
@@ -290,19 +293,22 @@ enum http_role http_request_role(const struct http_request* req)
 	return req->role;
 }
 
+/* Has the client closed or reset the connection? A peek: 0 bytes is its
+ * close, an error other than "nothing yet" a reset; bytes (a pipelined
+ * request) mean it is still there. */
+static bool connection_peer_gone(struct MHD_Connection* conn)
+{
+	const union MHD_ConnectionInfo* info = MHD_get_connection_info(conn,
+			MHD_CONNECTION_INFO_CONNECTION_FD);
+	char byte;
+	ssize_t n = info ? recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) : 1;
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 bool http_request_peer_gone(struct http_request* req)
 {
 	pthread_mutex_lock(&req->mutex);
-	bool gone = !req->conn;
-	if (!gone && !req->answered) {
-		const union MHD_ConnectionInfo* info = MHD_get_connection_info(req->conn,
-				MHD_CONNECTION_INFO_CONNECTION_FD);
-		char byte;
-		/* 0: the client closed; an error other than "nothing yet": reset.
-		 * Bytes (a pipelined request) mean it is still there. */
-		ssize_t n = info ? recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) : 1;
-		gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-	}
+	bool gone = !req->conn || (!req->answered && connection_peer_gone(req->conn));
 	pthread_mutex_unlock(&req->mutex);
 	return gone;
 }
@@ -997,18 +1003,77 @@ static void stream_free(void* cls)
 	int open = --H.n_streams;
 	pthread_mutex_unlock(&H.mutex);
 	metrics_set("deskd_http_streams_open", open, NULL);
+	http_role_stream_give(self->role);
 	if (fn)
 		fn(self->ud);
 	http_stream_unref(self);
+}
+
+int http_role_stream_limit(enum http_role role)
+{
+	static const int eighths[] = {
+		[HTTP_ROLE_NONE] = 0, [HTTP_ROLE_VIEW] = 1,
+		[HTTP_ROLE_AGENT] = 4, [HTTP_ROLE_PERSON] = 1,
+	};
+	if ((unsigned)role >= sizeof(eighths) / sizeof(eighths[0]) || role == HTTP_ROLE_NONE)
+		return 0;
+	int n = H.max_per_ip * eighths[role] / 8;
+	return n < 2 ? 2 : n;
+}
+
+bool http_role_stream_room(enum http_role role)
+{
+	if (role <= HTTP_ROLE_NONE || role > HTTP_ROLE_PERSON)
+		return false;
+	pthread_mutex_lock(&H.mutex);
+	bool room = H.role_streams[role] < http_role_stream_limit(role);
+	pthread_mutex_unlock(&H.mutex);
+	return room;
+}
+
+bool http_role_stream_take(enum http_role role)
+{
+	if (role <= HTTP_ROLE_NONE || role > HTTP_ROLE_PERSON)
+		return false;
+	pthread_mutex_lock(&H.mutex);
+	bool ok = H.role_streams[role] < http_role_stream_limit(role);
+	if (ok)
+		H.role_streams[role]++;
+	pthread_mutex_unlock(&H.mutex);
+	if (!ok)
+		log_info("the %s token holds %d streams and live sockets, its limit; refused another",
+				auth_role_name(role), http_role_stream_limit(role));
+	return ok;
+}
+
+void http_role_stream_give(enum http_role role)
+{
+	if (role <= HTTP_ROLE_NONE || role > HTTP_ROLE_PERSON)
+		return;
+	pthread_mutex_lock(&H.mutex);
+	if (H.role_streams[role] > 0)
+		H.role_streams[role]--;
+	pthread_mutex_unlock(&H.mutex);
 }
 
 struct http_stream* http_respond_stream(struct http_request* req, int status,
 		const char* content_type, const char* const* headers,
 		http_stream_close_fn on_close, void* ud)
 {
+	enum http_role role = http_request_role(req);
+	if (!http_role_stream_take(role)) {
+		char msg[200];
+		snprintf(msg, sizeof(msg), "this token holds %d streams and live sockets at once, "
+				"its limit; close one first", http_role_stream_limit(role));
+		http_respond_error(req, 429, "too_many_streams", msg);
+		return NULL;
+	}
 	struct http_stream* self = calloc(1, sizeof(*self));
-	if (!self)
+	if (!self) {
+		http_role_stream_give(role);
 		goto stream_failure;
+	}
+	self->role = role;
 	pthread_mutex_init(&self->mutex, NULL);
 	self->refs = 2;		/* the caller's and the response's */
 	self->on_close = on_close;
@@ -1018,6 +1083,7 @@ struct http_stream* http_respond_stream(struct http_request* req, int status,
 	struct MHD_Response* r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
 			stream_reader, self, stream_free);
 	if (!r) {
+		http_role_stream_give(role);
 		pthread_mutex_destroy(&self->mutex);
 		free(self);
 		goto stream_failure;
@@ -1161,6 +1227,12 @@ static void* ticker_main(void* arg)
 			int every = s->keepalive_ms ? s->keepalive_ms : H.keepalive_ms;
 			bool idle = s->sse && !s->closed && !s->ended
 				&& now - s->last_write_ms >= every;
+			/* A client that closed is noticed now, not at the next
+			 * keepalive: its connection (and role slot) is freed. */
+			if (!s->closed && s->conn && connection_peer_gone(s->conn)) {
+				s->closed = true;
+				stream_wake(s);
+			}
 			pthread_mutex_unlock(&s->mutex);
 			if (idle)
 				http_stream_write(s, HTTP_LITERAL(": keepalive\n\n"));
@@ -1361,6 +1433,8 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	H.max_body = opts->max_body_bytes;
 	H.max_large_body = opts->max_clipboard_body_bytes;
 	H.max_file_body = opts->max_file_size > 0 ? opts->max_file_size : H.max_body;
+	H.max_per_ip = opts->max_connections_per_ip;
+	memset(H.role_streams, 0, sizeof(H.role_streams));
 	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
 	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
 			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);

@@ -97,7 +97,8 @@ struct http_stream;
 typedef void (*http_stream_close_fn)(void* ud);
 
 /** Start a streamed response (e.g. text/event-stream). Any thread, instead of
- *  http_respond. on_close runs once, on an unspecified thread, when the client
+ *  http_respond. At the request's role's stream limit it answers 429
+ *  too_many_streams and returns NULL. on_close runs once, on an unspecified thread, when the client
  *  goes away or after http_stream_end(); it may be NULL. During shutdown it may
  *  run before this returns, so do not hold a lock on_close takes. Idle
  *  text/event-stream streams get ": keepalive" comments every 15 s. Returns
@@ -118,6 +119,20 @@ bool http_stream_is_closed(const struct http_stream* self);
 void http_stream_set_keepalive(struct http_stream* self, int ms);
 void http_stream_ref(struct http_stream* self);
 void http_stream_unref(struct http_stream* self);
+
+/* Long-lived connections per role: SSE streams (http_respond_stream takes
+ * and gives back a slot itself) and /live sockets (server/live.c). Each
+ * holds a connection while open, and every loopback client shares one
+ * address, so together they stay below --max-connections-per-ip: the view
+ * role gets 1/8 of it, the person's 1/8, the agent's 1/2, and a view token
+ * can never lock the agent, the person or /healthz out. */
+/** The role's limit (at least 2). */
+int http_role_stream_limit(enum http_role role);
+/** Has role room for one more (a check before an upgrade; take it after)? */
+bool http_role_stream_room(enum http_role role);
+/** Take a slot for role; false when it holds its limit already. */
+bool http_role_stream_take(enum http_role role);
+void http_role_stream_give(enum http_role role);
 
 /** The server's own origin ("http://127.0.0.1:PORT"), valid after http_start. */
 const char* http_own_origin(void);

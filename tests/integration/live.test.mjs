@@ -54,7 +54,7 @@ test('hello, then a frame of the watched window; frames only when it changes', a
 test('20 viewers of one target cost one capture and one encode per frame', async (t) => {
   const env = await desktop(t, { fixture: { geometry: '320x240+50+50', animate: 15 } });
   const { deskd } = env;
-  const viewers = await Promise.all(Array.from({ length: 20 }, () => openLive(deskd)));
+  const viewers = await Promise.all(Array.from({ length: 20 }, () => openLive(deskd, { token: deskd.token })));
   t.after(() => viewers.forEach((v) => v.close()));
   for (const v of viewers) v.keepJpegs = false;
   await Promise.all(viewers.map((v) => v.until((x) => x.hello)));
