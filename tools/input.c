@@ -49,6 +49,7 @@ struct batch {
 	int space_width, space_height, space_max;
 	json_t* images;		/* image content blocks, in order */
 	bool locked;		/* the call holds the desktop lock (TOOL_DESKTOP_LOCK) */
+	bool acts;		/* the tool is not read-only: a person's take stops it */
 };
 
 /* The target in screenshot space. Which space, first match:
@@ -181,7 +182,7 @@ static int batch_still_admitted(struct batch* b, struct act_error* e)
 {
 	enum tool_code code;
 	const char* why;
-	if (tools_gate_interrupted(b->ctx, &code, &why))
+	if (b->acts && tools_gate_interrupted(b->ctx, &code, &why))
 		return action_fail(e, code, "%s", why);
 	return 0;
 }
@@ -864,7 +865,7 @@ static int computer_use(struct tool_ctx* ctx, json_t* args, struct tool_result* 
 	struct batch b = {
 		.ctx = ctx, .in = in, .window = window,
 		.max_dimension = -1, .images = json_array(),
-		.locked = true,	/* computer_use is TOOL_DESKTOP_LOCK */
+		.locked = true, .acts = true,	/* computer_use: TOOL_DESKTOP_LOCK, acting */
 	};
 	if (!batch_space_token(args, &b, out)) {
 		json_decref(b.images);
@@ -940,7 +941,8 @@ static int run_split(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 	const struct tool_def* self = tools_find(name);
 	struct batch b = { .ctx = ctx, .in = in, .window = window,
 		.max_dimension = -1, .images = json_array(),
-		.locked = self && (tools_flags(self) & TOOL_DESKTOP_LOCK) };
+		.locked = self && (tools_flags(self) & TOOL_DESKTOP_LOCK),
+		.acts = self && !(tools_flags(self) & TOOL_READ_ONLY) };
 	json_t* actions = json_pack("[o]", action);
 	json_t* results = json_array();
 	size_t failed = 0;
