@@ -120,8 +120,8 @@ static const struct opt_spec opts[] = {
 	{ "approve", "none|destructive|all", "Acting calls that wait for a person's Approve in the "
 		"dashboard (or the MCP client's elicitation) first.",
 		"none", OPT_CUSTOM, F(approve), 0 },
-	{ "approve-timeout", "SECONDS", "An approval not answered within this long is a denial.",
-		"120", OPT_INT, F(approve_timeout_s), 0 },
+	{ "approve-timeout", "SECONDS", "An approval not answered within this long is a denial (the default fits inside the MCP SDKs' 60 s request timeout).",
+		"50", OPT_INT, F(approve_timeout_s), 0 },
 	{ "window", "ID", "deskd record: the window to record.",
 		NULL, OPT_CUSTOM, F(record_window), 0 },
 	{ "out", "FILE", "deskd record: the MP4 to write.",

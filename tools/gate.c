@@ -276,18 +276,35 @@ static bool needs_approval(const struct tool_def* tool)
 				&& (tool->flags & TOOL_DESTRUCTIVE));
 }
 
+/* The elicitation/create params that ask the client's user to approve. */
+static json_t* approval_question(const char* tool, json_t* args)
+{
+	char message[600];
+	char* text = json_dumps(args, JSON_COMPACT);
+	snprintf(message, sizeof(message), "deskd: allow %s %.400s?", tool, text ? text : "{}");
+	free(text);
+	return json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}",
+			"message", message, "requestedSchema", "type", "object",
+			"properties", "approve", "type", "boolean", "title", "Approve",
+			"description", "Allow this action", "required", "approve");
+}
+
+/* An elicitation answer: 1 approved, -1 denied (decline, cancel, or accept
+ * with false), 0 no answer. */
+static int approval_answer(json_t* result)
+{
+	const char* action = json_string_value(json_object_get(result, "action"));
+	json_t* approve = json_object_get(json_object_get(result, "content"), "approve");
+	if (!action)
+		return 0;
+	return strcmp(action, "accept") == 0 && json_is_true(approve) ? 1 : -1;
+}
+
 /* Ask the MCP client too (elicitation), on this thread: the dashboard's
  * answer sets a->stop, which ends the wait for the client's. */
 static void ask_client(struct tool_ctx* ctx, struct gate_approval* a, int64_t until_ms)
 {
-	char message[600];
-	char* args = json_dumps(a->args, JSON_COMPACT);
-	snprintf(message, sizeof(message), "deskd: allow %s %.400s?", a->tool, args ? args : "{}");
-	free(args);
-	json_t* params = json_pack("{s:s, s:{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}}",
-			"message", message, "requestedSchema", "type", "object",
-			"properties", "approve", "type", "boolean", "title", "Approve",
-			"description", "Allow this action", "required", "approve");
+	json_t* params = approval_question(a->tool, a->args);
 	const atomic_bool* old_stop = ctx->request_stop;
 	int64_t old_deadline = ctx->deadline_ms;
 	ctx->request_stop = &a->stop;
@@ -301,26 +318,54 @@ static void ask_client(struct tool_ctx* ctx, struct gate_approval* a, int64_t un
 	json_decref(error);
 	if (!result)
 		return;	/* no answer from the client: the dashboard may still answer */
-	const char* action = json_string_value(json_object_get(result, "action"));
-	json_t* approve = json_object_get(json_object_get(result, "content"), "approve");
-	bool yes = action && strcmp(action, "accept") == 0 && json_is_true(approve);
-	bool no = action && !yes;	/* decline, cancel, or accept with false */
+	int answer = approval_answer(result);
 	json_decref(result);
 	gate_lock();
 	bool changed = false;
-	if (a->answer == 0 && (yes || no)) {
-		a->answer = yes ? 1 : -1;
+	if (a->answer == 0 && answer != 0) {
+		a->answer = answer;
 		a->by = "client";
 		changed = true;
 	}
 	gate_unlock_changed(changed);
 }
 
+/* MCP 2026-07-28 has no server -> client request inside a call: a client
+ * that declared elicitation gets the question as an input-required result
+ * and calls again with the answer (the transport seals the state to this
+ * request). Returns true to run the call. */
+#define GATE_APPROVAL_STATE "deskd-approval"
+#define GATE_APPROVAL_KEY "deskd_approve"
+static bool gate_approval_stateless(const struct tool_def* tool, struct tool_ctx* ctx,
+		json_t* args, struct tool_result* out)
+{
+	const char* kind = json_string_value(json_object_get(ctx->input_state, "kind"));
+	json_t* reply = json_object_get(ctx->input_responses, GATE_APPROVAL_KEY);
+	if (!kind || strcmp(kind, GATE_APPROVAL_STATE) != 0 || !json_is_object(reply)) {
+		tool_result_input_required(out, json_pack("{s:{s:s, s:o}}", GATE_APPROVAL_KEY,
+				"method", "elicitation/create", "params", approval_question(tool->name, args)),
+				json_pack("{s:s}", "kind", GATE_APPROVAL_STATE));
+		events_control("approval", ctx->source, "asked",
+				json_pack("{s:s, s:s}", "for", tool->name, "of", "client"));
+		return false;
+	}
+	int answer = approval_answer(reply);
+	events_control("approval", "client", answer > 0 ? "approved" : "denied",
+			json_pack("{s:s}", "for", tool->name));
+	if (answer > 0)
+		return true;
+	tool_result_error(out, TOOL_APPROVAL_DENIED, json_pack("{s:s}", "by", "client"),
+			"the client's user denied %s; nothing was done", tool->name);
+	return false;
+}
+
 static bool gate_approval(const struct tool_def* tool, struct tool_ctx* ctx,
 		json_t* args, struct tool_result* out)
 {
+	if (ctx->stateless && ctx->client_can_elicit)
+		return gate_approval_stateless(tool, ctx, args, out);
 	const struct options* opts = options_get();
-	int timeout_s = opts && opts->approve_timeout_s > 0 ? opts->approve_timeout_s : 120;
+	int timeout_s = opts && opts->approve_timeout_s > 0 ? opts->approve_timeout_s : 50;
 	struct gate_approval* a = calloc(1, sizeof(*a));
 	if (!a) {
 		tool_result_error(out, TOOL_INTERNAL, NULL, "out of memory");

@@ -622,3 +622,29 @@ test('logging only when the request asks for a level; progress only with a token
   assert.equal(missing.json.error.code, -32602, 'resource not found is -32602 in 2026-07-28');
   assert.equal(missing.json.error.data.uri, 'deskd://recordings/nope');
 });
+
+test('C2: a 2026-07-28 client that declares elicitation is asked to approve (input required); approve runs, decline does nothing', async (t) => {
+  const { deskd, fixture } = await desktop(t, { fixture: { geometry: '400x300+100+80' }, deskdArgs: ['--approve', 'all', '--approve-timeout', '20'] });
+  const click = (x, extra = {}, caps = { elicitation: {} }) => rawPost(deskd, req('tools/call',
+    { name: 'computer_use', arguments: { actions: [{ type: 'click', x, y: 150 }] }, ...extra }, { metaExtra: { [CAPS]: caps } }));
+  const r1 = await click(200);
+  assert.equal(r1.json.result.resultType, 'input_required', JSON.stringify(r1.json));
+  const q = r1.json.result.inputRequests.deskd_approve;
+  assert.equal(q.method, 'elicitation/create');
+  assert.match(q.params.message, /computer_use/);
+  await sleep(300);
+  assert.equal(presses(fixture).length, 0, 'nothing ran while asking');
+  const yes = await click(200, { inputResponses: { deskd_approve: { action: 'accept', content: { approve: true } } }, requestState: r1.json.result.requestState });
+  assert.notEqual(yes.json.result.isError, true, JSON.stringify(yes.json));
+  await fixture.waitFor((s) => s.events.some((e) => e.type === 'button_press' && e.root_x === 200));
+
+  const r2 = await click(220);
+  const no = await click(220, { inputResponses: { deskd_approve: { action: 'decline' } }, requestState: r2.json.result.requestState });
+  assert.equal(no.json.result.isError, true);
+  assert.equal(no.json.result.structuredContent.code, 'approval_denied');
+  // The state is sealed to its request: it does not approve another click.
+  const moved = await click(240, { inputResponses: { deskd_approve: { action: 'accept', content: { approve: true } } }, requestState: r2.json.result.requestState });
+  assert.ok(moved.json.error || moved.json.result?.isError || moved.json.result?.resultType === 'input_required', JSON.stringify(moved.json));
+  await sleep(300);
+  assert.deepEqual(presses(fixture).map((e) => e.root_x), [200], 'only the approved click landed');
+});
