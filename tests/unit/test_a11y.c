@@ -38,6 +38,26 @@ static void test_names(void)
 	TST_CHECK(A11Y_HAS(st, A11Y_SHOWING) && A11Y_HAS(st, A11Y_REQUIRED) && !A11Y_HAS(st, A11Y_CHECKED));
 }
 
+/* Cuts keep whole characters: 1, 2, 3 and 4-byte ones, at every offset. */
+static void test_utf8_cut(void)
+{
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 10), 3);
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 3), 3);
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 2), 2);
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 0), 0);
+	const char* s = "a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80z";	/* a é 日 😀 z */
+	size_t len = strlen(s);
+	static const int want[] = { 0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 11 };
+	for (size_t max = 0; max <= len; max++)
+		TST_EQ_INT((int)a11y_utf8_cut(s, len, max), want[max]);
+	/* 1,024 bytes of a 3-byte character: 341 whole ones (1,023 bytes). */
+	char big[3 * 400 + 1];
+	for (int i = 0; i < 400; i++)
+		memcpy(big + 3 * i, "\xe6\x97\xa5", 3);
+	big[sizeof(big) - 1] = '\0';
+	TST_EQ_INT((int)a11y_utf8_cut(big, strlen(big), A11Y_NAME_MAX), 1023);
+}
+
 static void test_no_bus(void)
 {
 	unsetenv("AT_SPI_BUS_ADDRESS");
@@ -70,6 +90,7 @@ static void test_no_bus(void)
 int main(void)
 {
 	test_names();
+	test_utf8_cut();
 	test_no_bus();
 	TST_END();
 }
