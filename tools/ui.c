@@ -2228,7 +2228,9 @@ const struct tool_def tools_ui[] = {
 		.title = "Accessibility tree",
 		.description =
 			"A window's UI as an outline (role \"name\" [ref] value states @x,y wxh in its screenshot "
-			"pixels), filler collapsed. Apps without accessibility (xterm, games) give no_accessibility.",
+			"pixels), filler collapsed; no window: every window's (an app that does not answer: status "
+			"timeout). Names cut at 1 KiB, answers at 512 KiB. Apps without accessibility (xterm, games) "
+			"give no_accessibility.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
 			WINDOW_P "," PID_P "," APP_P ","
 			"\"max_nodes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5000},"
@@ -2302,8 +2304,8 @@ const struct tool_def tools_ui[] = {
 		.name = "ui",
 		.title = "UI elements (accessibility)",
 		.description =
-			"A window's (default: focused) accessibility tree: snapshot (outline, refs, bounds in "
-			"screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
+			"A window's (default: focused; snapshot: every window) accessibility tree: snapshot (outline, "
+			"refs, bounds in screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
 			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
