@@ -101,7 +101,62 @@ static int64_t left_ms(int64_t deadline)
 	return l < 0 ? 0 : l;
 }
 
-static DBusConnection* connect_to(const char* address, char* err, size_t size)
+#define CONNECT_MS 1000		/* authentication and Hello on a new bus connection */
+
+/* Authenticate and register (Hello) within timeout_ms. Not
+ * dbus_bus_register: it waits for ever (poll without a timeout, measured)
+ * on a bus that accepts the connection and never answers, as a stopped
+ * dbus-daemon does. */
+static bool register_bounded(DBusConnection* c, int timeout_ms, char* err, size_t size)
+{
+	int64_t deadline = clock_ms() + timeout_ms;
+	while (!dbus_connection_get_is_authenticated(c)) {
+		int64_t l = left_ms(deadline);
+		if (l <= 0 || !dbus_connection_read_write(c, (int)(l > 100 ? 100 : l))
+				|| !dbus_connection_get_is_connected(c)) {
+			set_err(err, size, l <= 0 ? "the bus did not authenticate within %d ms"
+					: "the bus closed the connection during authentication", timeout_ms);
+			return false;
+		}
+	}
+	DBusMessage* m = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS,
+			DBUS_INTERFACE_DBUS, "Hello");
+	dbus_uint32_t serial = 0;
+	if (!m || !dbus_connection_send(c, m, &serial)) {
+		if (m)
+			dbus_message_unref(m);
+		set_err(err, size, "out of memory");
+		return false;
+	}
+	dbus_message_unref(m);
+	for (;;) {
+		DBusMessage* r;
+		while ((r = dbus_connection_pop_message(c))) {
+			if (dbus_message_get_reply_serial(r) != serial) {
+				dbus_message_unref(r);	/* NameAcquired */
+				continue;
+			}
+			const char* name = NULL;
+			bool ok = dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_METHOD_RETURN
+					&& dbus_message_get_args(r, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID)
+					&& name && dbus_bus_set_unique_name(c, name);
+			if (!ok)
+				set_err(err, size, "bus registration failed: %s",
+						dbus_message_get_error_name(r) ? dbus_message_get_error_name(r) : "no name");
+			dbus_message_unref(r);
+			return ok;
+		}
+		int64_t l = left_ms(deadline);
+		if (l <= 0 || !dbus_connection_read_write(c, (int)(l > 100 ? 100 : l))
+				|| !dbus_connection_get_is_connected(c)) {
+			set_err(err, size, l <= 0 ? "the bus did not answer Hello within %d ms"
+					: "the bus closed the connection", timeout_ms);
+			return false;
+		}
+	}
+}
+
+static DBusConnection* connect_to(const char* address, int timeout_ms, char* err, size_t size)
 {
 	DBusError e;
 	dbus_error_init(&e);
@@ -112,9 +167,7 @@ static DBusConnection* connect_to(const char* address, char* err, size_t size)
 		return NULL;
 	}
 	dbus_connection_set_exit_on_disconnect(c, FALSE);
-	if (!dbus_bus_register(c, &e)) {
-		set_err(err, size, "bus registration failed: %s", e.message);
-		dbus_error_free(&e);
+	if (!register_bounded(c, timeout_ms, err, size)) {
 		dbus_connection_close(c);
 		dbus_connection_unref(c);
 		return NULL;
@@ -142,7 +195,7 @@ static DBusMessage* session_call(DBusMessage* msg, int timeout_ms, char* err, si
 		dbus_message_unref(msg);
 		return NULL;
 	}
-	DBusConnection* c = connect_to(address, err, size);
+	DBusConnection* c = connect_to(address, timeout_ms, err, size);
 	if (!c) {
 		dbus_message_unref(msg);
 		return NULL;
@@ -239,7 +292,7 @@ int a11y_bus_setup(bool enable, int timeout_ms, char* out, size_t size, char* er
 static void open_anchor(const char* addr)
 {
 	pthread_once(&threads_once, threads_init);
-	DBusConnection* c = connect_to(addr, NULL, 0);
+	DBusConnection* c = connect_to(addr, CONNECT_MS, NULL, 0);
 	if (!c)
 		return;
 	DBusMessage* m = dbus_message_new_method_call(REGISTRY_BUS, "/org/a11y/atspi/registry",
@@ -291,14 +344,14 @@ static DBusConnection* pool_get(char* err, size_t size)
 	snprintf(addr, sizeof(addr), "%s", cfg_bus);
 	pthread_mutex_unlock(&cfg_mutex);
 	if (addr[0]) {
-		DBusConnection* c = connect_to(addr, NULL, 0);
+		DBusConnection* c = connect_to(addr, CONNECT_MS, NULL, 0);
 		if (c)
 			return c;
 	}
 	/* Unknown yet, or the launcher restarted on a new address. */
 	if (query_bus_address(1000, addr, sizeof(addr), err, size) < 0)
 		return NULL;
-	DBusConnection* c = connect_to(addr, err, size);
+	DBusConnection* c = connect_to(addr, CONNECT_MS, err, size);
 	if (c) {
 		pthread_mutex_lock(&cfg_mutex);
 		snprintf(cfg_bus, sizeof(cfg_bus), "%s", addr);

@@ -7,8 +7,12 @@
 #include "tests/unit/tst.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 static void test_names(void)
 {
@@ -87,10 +91,48 @@ static void test_no_bus(void)
 	a11y_shutdown();
 }
 
+/* A bus that accepts connections (the kernel's backlog) and never answers,
+ * like a stopped dbus-daemon: every call still ends within its bound (the
+ * bus registration, Hello, was libdbus's 25 s). */
+static void test_silent_bus(void)
+{
+	char path[] = "/tmp/deskd-test-silent-bus-XXXXXX";
+	int tmp = mkstemp(path);
+	TST_CHECK(tmp >= 0);
+	close(tmp);
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	TST_CHECK(fd >= 0 && bind(fd, (struct sockaddr*)&sa, sizeof(sa)) == 0 && listen(fd, 16) == 0);
+	char addr[128];
+	snprintf(addr, sizeof(addr), "unix:path=%s", path);
+	unsetenv("AT_SPI_BUS_ADDRESS");
+	a11y_configure(addr);
+	char err[256] = "";
+	int64_t t0 = clock_ms();
+	struct a11y_query q = { .pid = 1, .deadline_ms = clock_ms() + 500 };
+	struct a11y_tree tree;
+	int rc = a11y_snapshot(&q, &tree, err, sizeof(err));
+	TST_CHECK(rc == -ENOTCONN || rc == -ETIMEDOUT);
+	a11y_tree_free(&tree);
+	struct a11y_status s;
+	a11y_status(&s, 300);
+	TST_CHECK(!s.registry && s.reason[0]);
+	int64_t took = clock_ms() - t0;
+	TST_CHECK(took < 4000);
+	if (took >= 4000)
+		fprintf(stderr, "a silent bus took %lld ms\n", (long long)took);
+	a11y_shutdown();
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_names();
 	test_utf8_cut();
 	test_no_bus();
+	test_silent_bus();
 	TST_END();
 }
