@@ -979,7 +979,7 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 						? "the app went away during the snapshot" : "the app stopped answering during the snapshot"));
 				outf(&L.text, "(incomplete: the app %s during the snapshot)\n",
 						tree.app_gone ? "went away" : "stopped answering");
-				if (tree.timed_out)
+				if (tree.timed_out && hung)
 					hung[n_hung++] = tg.info.pid;
 			}
 			node_count += tree.visited;
@@ -993,7 +993,8 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 				status = "timeout";
 				snprintf(note, sizeof(note), "did not answer within %lld ms (hung or busy): skipped; "
 						"the other windows are listed", (long long)share);
-				hung[n_hung++] = tg.info.pid;
+				if (hung)
+					hung[n_hung++] = tg.info.pid;
 				incomplete = true;
 				break;
 			case -ENOENT: case -ENOTCONN:
