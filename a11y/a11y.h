@@ -30,8 +30,15 @@
 #define A11Y_MAX_NODES 5000		/* hard cap of a snapshot */
 #define A11Y_DEFAULT_NODES 400
 #define A11Y_MAX_DEPTH 60
-#define A11Y_TREE_TEXT 200		/* text kept per node in a snapshot */
+#define A11Y_TREE_TEXT 200		/* text kept per node in a snapshot (characters) */
+#define A11Y_TREE_TEXT_BYTES (A11Y_TREE_TEXT * 4)	/* ... and bytes, whatever the app sends */
 #define A11Y_READ_TEXT_MAX (1 << 20)	/* bytes a read returns at most */
+/* Bytes kept of every other string an app gives (name, description, action
+ * names, placeholder): an app decides their length (a 1 MB name is one
+ * call away), so each is cut on a UTF-8 character boundary and the cut is
+ * flagged (name_truncated, ...). Toolkit, version and the app's name are
+ * cut to their arrays the same way. */
+#define A11Y_NAME_MAX 1024
 #define A11Y_BUS_MAX 64
 #define A11Y_PATH_MAX 256
 
@@ -89,17 +96,20 @@ struct a11y_node {
 	int depth;
 	int index_in_parent;
 	int role;			/* AtspiRole number */
-	char* name;			/* UTF-8, exact; never NULL ("" none) */
-	char* description;		/* never NULL */
+	char* name;			/* UTF-8, exact up to A11Y_NAME_MAX bytes; never NULL ("" none) */
+	char* description;		/* the same; never NULL */
+	bool name_truncated;		/* the app's name was longer: cut at A11Y_NAME_MAX */
+	bool description_truncated;
 	uint64_t states;		/* bits of enum a11y_state */
 	unsigned ifaces;		/* enum a11y_iface */
 	int child_count;		/* as the app reports it */
 	bool has_bounds;
 	int x, y, width, height;	/* SCREEN extents as the app reports them */
-	char* text;			/* Text content (up to the cap), or NULL */
+	char* text;			/* Text content (up to the cap, cut on a character
+					 * boundary), or NULL */
 	size_t text_len;		/* bytes (text may hold NULs? never: UTF-8) */
 	int char_count;			/* characters in the app, -1 unknown */
-	bool text_truncated;
+	bool text_truncated;		/* the cap cut it */
 	bool has_value;
 	double value, min_value, max_value, step;
 	char** actions;			/* action names (a11y_read only), n_actions */
@@ -240,3 +250,8 @@ const char* a11y_role_name(int role);
 int a11y_role_lookup(const char* name);
 /** "checked", "focused", ... or NULL for states deskd does not name. */
 const char* a11y_state_name(int state);
+/** How many bytes of s[0..len) to keep at most max of them without
+ *  splitting a UTF-8 character: len when it fits, else the last character
+ *  boundary at or before max (continuation bytes 10xxxxxx are stepped over;
+ *  s is UTF-8, as D-Bus strings are). */
+size_t a11y_utf8_cut(const char* s, size_t len, size_t max);

@@ -101,7 +101,62 @@ static int64_t left_ms(int64_t deadline)
 	return l < 0 ? 0 : l;
 }
 
-static DBusConnection* connect_to(const char* address, char* err, size_t size)
+#define CONNECT_MS 1000		/* authentication and Hello on a new bus connection */
+
+/* Authenticate and register (Hello) within timeout_ms. Not
+ * dbus_bus_register: it waits for ever (poll without a timeout, measured)
+ * on a bus that accepts the connection and never answers, as a stopped
+ * dbus-daemon does. */
+static bool register_bounded(DBusConnection* c, int timeout_ms, char* err, size_t size)
+{
+	int64_t deadline = clock_ms() + timeout_ms;
+	while (!dbus_connection_get_is_authenticated(c)) {
+		int64_t l = left_ms(deadline);
+		if (l <= 0 || !dbus_connection_read_write(c, (int)(l > 100 ? 100 : l))
+				|| !dbus_connection_get_is_connected(c)) {
+			set_err(err, size, l <= 0 ? "the bus did not authenticate within %d ms"
+					: "the bus closed the connection during authentication", timeout_ms);
+			return false;
+		}
+	}
+	DBusMessage* m = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS,
+			DBUS_INTERFACE_DBUS, "Hello");
+	dbus_uint32_t serial = 0;
+	if (!m || !dbus_connection_send(c, m, &serial)) {
+		if (m)
+			dbus_message_unref(m);
+		set_err(err, size, "out of memory");
+		return false;
+	}
+	dbus_message_unref(m);
+	for (;;) {
+		DBusMessage* r;
+		while ((r = dbus_connection_pop_message(c))) {
+			if (dbus_message_get_reply_serial(r) != serial) {
+				dbus_message_unref(r);	/* NameAcquired */
+				continue;
+			}
+			const char* name = NULL;
+			bool ok = dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_METHOD_RETURN
+					&& dbus_message_get_args(r, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID)
+					&& name && dbus_bus_set_unique_name(c, name);
+			if (!ok)
+				set_err(err, size, "bus registration failed: %s",
+						dbus_message_get_error_name(r) ? dbus_message_get_error_name(r) : "no name");
+			dbus_message_unref(r);
+			return ok;
+		}
+		int64_t l = left_ms(deadline);
+		if (l <= 0 || !dbus_connection_read_write(c, (int)(l > 100 ? 100 : l))
+				|| !dbus_connection_get_is_connected(c)) {
+			set_err(err, size, l <= 0 ? "the bus did not answer Hello within %d ms"
+					: "the bus closed the connection", timeout_ms);
+			return false;
+		}
+	}
+}
+
+static DBusConnection* connect_to(const char* address, int timeout_ms, char* err, size_t size)
 {
 	DBusError e;
 	dbus_error_init(&e);
@@ -112,9 +167,7 @@ static DBusConnection* connect_to(const char* address, char* err, size_t size)
 		return NULL;
 	}
 	dbus_connection_set_exit_on_disconnect(c, FALSE);
-	if (!dbus_bus_register(c, &e)) {
-		set_err(err, size, "bus registration failed: %s", e.message);
-		dbus_error_free(&e);
+	if (!register_bounded(c, timeout_ms, err, size)) {
 		dbus_connection_close(c);
 		dbus_connection_unref(c);
 		return NULL;
@@ -142,7 +195,7 @@ static DBusMessage* session_call(DBusMessage* msg, int timeout_ms, char* err, si
 		dbus_message_unref(msg);
 		return NULL;
 	}
-	DBusConnection* c = connect_to(address, err, size);
+	DBusConnection* c = connect_to(address, timeout_ms, err, size);
 	if (!c) {
 		dbus_message_unref(msg);
 		return NULL;
@@ -239,7 +292,7 @@ int a11y_bus_setup(bool enable, int timeout_ms, char* out, size_t size, char* er
 static void open_anchor(const char* addr)
 {
 	pthread_once(&threads_once, threads_init);
-	DBusConnection* c = connect_to(addr, NULL, 0);
+	DBusConnection* c = connect_to(addr, CONNECT_MS, NULL, 0);
 	if (!c)
 		return;
 	DBusMessage* m = dbus_message_new_method_call(REGISTRY_BUS, "/org/a11y/atspi/registry",
@@ -291,14 +344,14 @@ static DBusConnection* pool_get(char* err, size_t size)
 	snprintf(addr, sizeof(addr), "%s", cfg_bus);
 	pthread_mutex_unlock(&cfg_mutex);
 	if (addr[0]) {
-		DBusConnection* c = connect_to(addr, NULL, 0);
+		DBusConnection* c = connect_to(addr, CONNECT_MS, NULL, 0);
 		if (c)
 			return c;
 	}
 	/* Unknown yet, or the launcher restarted on a new address. */
 	if (query_bus_address(1000, addr, sizeof(addr), err, size) < 0)
 		return NULL;
-	DBusConnection* c = connect_to(addr, err, size);
+	DBusConnection* c = connect_to(addr, CONNECT_MS, err, size);
 	if (c) {
 		pthread_mutex_lock(&cfg_mutex);
 		snprintf(cfg_bus, sizeof(cfg_bus), "%s", addr);
@@ -551,8 +604,37 @@ static bool first_arg(DBusMessage* r, DBusMessageIter* it)
 	return true;
 }
 
-static char* dup_string(DBusMessage* r)
+/* A copy of s cut at max bytes on a character boundary (0: whole); *cut
+ * (may be NULL) says whether it was. */
+static char* dup_cut(const char* s, size_t max, bool* cut)
 {
+	if (!s)
+		s = "";
+	size_t len = strlen(s);
+	size_t n = max ? a11y_utf8_cut(s, len, max) : len;
+	if (cut)
+		*cut = n < len;
+	char* out = malloc(n + 1);
+	if (out) {
+		memcpy(out, s, n);
+		out[n] = '\0';
+	}
+	return out;
+}
+
+/* s into a fixed array, cut on a character boundary. */
+static void copy_cut(char* dst, size_t size, const char* s)
+{
+	size_t n = a11y_utf8_cut(s, strlen(s), size - 1);
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+/* The reply's string, at most max bytes (0: whole; see dup_cut). */
+static char* dup_string_max(DBusMessage* r, size_t max, bool* cut)
+{
+	if (cut)
+		*cut = false;
 	DBusMessageIter it;
 	if (!first_arg(r, &it))
 		return NULL;
@@ -561,7 +643,13 @@ static char* dup_string(DBusMessage* r)
 		return NULL;
 	const char* s = NULL;
 	dbus_message_iter_get_basic(&it, &s);
-	return strdup(s ? s : "");
+	return dup_cut(s, max, cut);
+}
+
+/* Names, descriptions, action names: A11Y_NAME_MAX. */
+static char* dup_string(DBusMessage* r)
+{
+	return dup_string_max(r, A11Y_NAME_MAX, NULL);
 }
 
 static bool get_int(DBusMessage* r, int64_t* out)
@@ -766,8 +854,9 @@ static bool wants_text(const struct a11y_node* n)
  * Only properties are trusted (its structure is wrong in GTK3/GTK4). */
 struct item {
 	char* path;
-	char* name;
+	char* name;		/* cut at A11Y_NAME_MAX */
 	char* description;
+	bool name_cut, description_cut;
 	int role;
 	uint64_t states;
 	unsigned ifaces;
@@ -858,9 +947,14 @@ static void parse_items(DBusMessage* r, struct items* t)
 		while (t->v[i].path && strcmp(t->v[i].path, obj.path) != 0)
 			i = (i + 1) & (cap - 1);
 		if (!t->v[i].path) {
-			t->v[i] = (struct item){ .path = strdup(obj.path), .name = strdup(name),
-				.description = strdup(desc), .role = (int)role, .states = states,
+			bool name_cut, desc_cut;
+			t->v[i] = (struct item){ .path = strdup(obj.path),
+				.name = dup_cut(name, A11Y_NAME_MAX, &name_cut),
+				.description = dup_cut(desc, A11Y_NAME_MAX, &desc_cut),
+				.role = (int)role, .states = states,
 				.ifaces = ifaces, .child_count = cc };
+			t->v[i].name_cut = name_cut;
+			t->v[i].description_cut = desc_cut;
 			if (!t->v[i].path || !t->v[i].name || !t->v[i].description) {
 				free(t->v[i].path);
 				free(t->v[i].name);
@@ -960,6 +1054,8 @@ static void take_item(struct a11y_node* n, const struct item* it)
 {
 	n->name = strdup(it->name);
 	n->description = strdup(it->description);
+	n->name_truncated = it->name_cut;
+	n->description_truncated = it->description_cut;
 	n->role = it->role;
 	n->states = it->states;
 	n->ifaces = it->ifaces;
@@ -982,8 +1078,14 @@ static void apply(struct walk* w, struct pend* p, bool* gone)
 	case K_ROLE: if (get_int(r, &v)) n->role = (int)v; break;
 	case K_STATE: get_states(r, &n->states); break;
 	case K_IFACES: get_ifaces(r, &n->ifaces); break;
-	case K_NAME: free(n->name); n->name = dup_string(r); break;
-	case K_DESC: free(n->description); n->description = dup_string(r); break;
+	case K_NAME:
+		free(n->name);
+		n->name = dup_string_max(r, A11Y_NAME_MAX, &n->name_truncated);
+		break;
+	case K_DESC:
+		free(n->description);
+		n->description = dup_string_max(r, A11Y_NAME_MAX, &n->description_truncated);
+		break;
 	case K_CHILDREN: {
 		struct a11y_id* kids;
 		int k = get_refs(r, &kids, A11Y_MAX_NODES);
@@ -1000,11 +1102,15 @@ static void apply(struct walk* w, struct pend* p, bool* gone)
 		break;
 	case K_CHARCOUNT: if (get_int(r, &v)) n->char_count = (int)v; break;
 	case K_TEXT: {
-		char* s = dup_string(r);
+		/* extra: the bytes to keep (the app may send more characters,
+		 * or longer ones, than asked for). */
+		bool cut = false;
+		char* s = dup_string_max(r, (size_t)p->extra, &cut);
 		if (s) {
 			free(n->text);
 			n->text = s;
 			n->text_len = strlen(s);
+			n->text_truncated |= cut;
 		}
 		break;
 	}
@@ -1016,8 +1122,8 @@ static void apply(struct walk* w, struct pend* p, bool* gone)
 	case K_TOOLKIT: case K_VERSION: {
 		char* s = dup_string(r);
 		if (s)
-			snprintf(p->kind == K_TOOLKIT ? n->toolkit : n->toolkit_version,
-					sizeof(n->toolkit), "%s", s);
+			copy_cut(p->kind == K_TOOLKIT ? n->toolkit : n->toolkit_version,
+					sizeof(n->toolkit), s);
 		free(s);
 		break;
 	}
@@ -1038,7 +1144,7 @@ static void apply(struct walk* w, struct pend* p, bool* gone)
 					dbus_message_iter_get_basic(&kv, &val);
 			}
 			if (k && val && strcmp(k, "placeholder-text") == 0 && !n->placeholder)
-				n->placeholder = strdup(val);
+				n->placeholder = dup_cut(val, A11Y_NAME_MAX, NULL);
 			dbus_message_iter_next(&e);
 		}
 		break;
@@ -1270,13 +1376,13 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			break;
 		}
 		case K_TOOLKIT:
-			if ((s = dup_string(p->reply))) { snprintf(a->toolkit, sizeof(a->toolkit), "%s", s); free(s); }
+			if ((s = dup_string(p->reply))) { copy_cut(a->toolkit, sizeof(a->toolkit), s); free(s); }
 			break;
 		case K_VERSION:
-			if ((s = dup_string(p->reply))) { snprintf(a->version, sizeof(a->version), "%s", s); free(s); }
+			if ((s = dup_string(p->reply))) { copy_cut(a->version, sizeof(a->version), s); free(s); }
 			break;
 		case K_NAME:
-			if ((s = dup_string(p->reply))) { snprintf(a->name, sizeof(a->name), "%s", s); free(s); }
+			if ((s = dup_string(p->reply))) { copy_cut(a->name, sizeof(a->name), s); free(s); }
 			break;
 		default: break;
 		}
@@ -1491,7 +1597,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			if (m)
 				dbus_message_append_args(m, DBUS_TYPE_INT32, &start, DBUS_TYPE_INT32, &end,
 						DBUS_TYPE_INVALID);
-			batch_send(&b, m, i, K_TEXT, 0);
+			batch_send(&b, m, i, K_TEXT, A11Y_TREE_TEXT_BYTES);
 		}
 		batch_wait(&b);
 		apply_all(&b, &w, &gone);
@@ -1618,8 +1724,9 @@ int a11y_read(const struct a11y_id* id, size_t max_text, int64_t deadline_ms,
 			}
 		}
 		if (rc == 0 && out->char_count > 0) {
-			/* Characters, capped so the bytes stay under max_text (4 per char). */
-			size_t cap = max_text ? max_text : A11Y_READ_TEXT_MAX;
+			/* At most cap characters (a character is 1 to 4 bytes); the
+			 * reply is then cut to cap bytes on a character boundary. */
+			size_t cap = max_text && max_text < A11Y_READ_TEXT_MAX ? max_text : A11Y_READ_TEXT_MAX;
 			dbus_int32_t start = 0, end = out->char_count;
 			if ((size_t)end > cap)
 				end = (dbus_int32_t)cap;
@@ -1627,7 +1734,7 @@ int a11y_read(const struct a11y_id* id, size_t max_text, int64_t deadline_ms,
 			if (m)
 				dbus_message_append_args(m, DBUS_TYPE_INT32, &start, DBUS_TYPE_INT32, &end,
 						DBUS_TYPE_INVALID);
-			batch_send(&b, m, 0, K_TEXT, 0);
+			batch_send(&b, m, 0, K_TEXT, (int)cap);
 			out->text_truncated = (size_t)out->char_count > cap;
 		}
 		if (b.n) {
@@ -1651,11 +1758,6 @@ int a11y_read(const struct a11y_id* id, size_t max_text, int64_t deadline_ms,
 		if (out->char_count == 0 && !out->text && (out->ifaces & A11Y_IF_TEXT)
 				&& out->role != A11Y_ROLE_PASSWORD_TEXT)
 			out->text = strdup("");
-		if (out->text && out->text_len > (max_text ? max_text : A11Y_READ_TEXT_MAX)) {
-			out->text_len = max_text ? max_text : A11Y_READ_TEXT_MAX;
-			out->text[out->text_len] = '\0';
-			out->text_truncated = true;
-		}
 	}
 	if (!out->name)
 		out->name = strdup("");

@@ -77,3 +77,15 @@ const char* a11y_state_name(int state)
 		return NULL;
 	return states[state];
 }
+
+size_t a11y_utf8_cut(const char* s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	size_t n = max;
+	/* s[n] is the first byte left out: back up while it continues a
+	 * character (at most 3 steps in valid UTF-8). */
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}

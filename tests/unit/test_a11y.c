@@ -7,8 +7,12 @@
 #include "tests/unit/tst.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 static void test_names(void)
 {
@@ -36,6 +40,26 @@ static void test_names(void)
 	TST_CHECK(a11y_state_name(A11Y_STATE_COUNT) == NULL);
 	uint64_t st = (1ULL << A11Y_SHOWING) | (1ULL << A11Y_REQUIRED);
 	TST_CHECK(A11Y_HAS(st, A11Y_SHOWING) && A11Y_HAS(st, A11Y_REQUIRED) && !A11Y_HAS(st, A11Y_CHECKED));
+}
+
+/* Cuts keep whole characters: 1, 2, 3 and 4-byte ones, at every offset. */
+static void test_utf8_cut(void)
+{
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 10), 3);
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 3), 3);
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 2), 2);
+	TST_EQ_INT((int)a11y_utf8_cut("abc", 3, 0), 0);
+	const char* s = "a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80z";	/* a é 日 😀 z */
+	size_t len = strlen(s);
+	static const int want[] = { 0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 11 };
+	for (size_t max = 0; max <= len; max++)
+		TST_EQ_INT((int)a11y_utf8_cut(s, len, max), want[max]);
+	/* 1,024 bytes of a 3-byte character: 341 whole ones (1,023 bytes). */
+	char big[3 * 400 + 1];
+	for (int i = 0; i < 400; i++)
+		memcpy(big + 3 * i, "\xe6\x97\xa5", 3);
+	big[sizeof(big) - 1] = '\0';
+	TST_EQ_INT((int)a11y_utf8_cut(big, strlen(big), A11Y_NAME_MAX), 1023);
 }
 
 static void test_no_bus(void)
@@ -67,9 +91,48 @@ static void test_no_bus(void)
 	a11y_shutdown();
 }
 
+/* A bus that accepts connections (the kernel's backlog) and never answers,
+ * like a stopped dbus-daemon: every call still ends within its bound (the
+ * bus registration, Hello, was libdbus's 25 s). */
+static void test_silent_bus(void)
+{
+	char path[] = "/tmp/deskd-test-silent-bus-XXXXXX";
+	int tmp = mkstemp(path);
+	TST_CHECK(tmp >= 0);
+	close(tmp);
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	TST_CHECK(fd >= 0 && bind(fd, (struct sockaddr*)&sa, sizeof(sa)) == 0 && listen(fd, 16) == 0);
+	char addr[128];
+	snprintf(addr, sizeof(addr), "unix:path=%s", path);
+	unsetenv("AT_SPI_BUS_ADDRESS");
+	a11y_configure(addr);
+	char err[256] = "";
+	int64_t t0 = clock_ms();
+	struct a11y_query q = { .pid = 1, .deadline_ms = clock_ms() + 500 };
+	struct a11y_tree tree;
+	int rc = a11y_snapshot(&q, &tree, err, sizeof(err));
+	TST_CHECK(rc == -ENOTCONN || rc == -ETIMEDOUT);
+	a11y_tree_free(&tree);
+	struct a11y_status s;
+	a11y_status(&s, 300);
+	TST_CHECK(!s.registry && s.reason[0]);
+	int64_t took = clock_ms() - t0;
+	TST_CHECK(took < 4000);
+	if (took >= 4000)
+		fprintf(stderr, "a silent bus took %lld ms\n", (long long)took);
+	a11y_shutdown();
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_names();
+	test_utf8_cut();
 	test_no_bus();
+	test_silent_bus();
 	TST_END();
 }
