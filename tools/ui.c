@@ -765,9 +765,11 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 
 static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
+	/* window 0, as for screenshot, is the whole screen: every window. No
+	 * window at all stays the focused one (the cheaper, documented default). */
 	uint32_t window;
-	if (tool_arg_window(args, &window) && !window && !json_object_get(args, "pid")
-			&& !json_object_get(args, "app"))
+	if (json_object_get(args, "window") && tool_arg_window(args, &window) && !window
+			&& !json_object_get(args, "pid") && !json_object_get(args, "app"))
 		return ui_snapshot_desktop(ctx, args, out);
 	struct ui_target tg;
 	if (target_from_args(ctx, args, &tg, out) < 0)
@@ -2229,7 +2231,7 @@ const struct tool_def tools_ui[] = {
 		.title = "Accessibility tree",
 		.description =
 			"A window's UI as an outline (role \"name\" [ref] value states @x,y wxh in its screenshot "
-			"pixels), filler collapsed; no window: every window's (an app that does not answer: status "
+			"pixels), filler collapsed; window 0: every window's (an app that does not answer: status "
 			"timeout). Names cut at 1 KiB, answers at 512 KiB. Apps without accessibility (xterm, games) "
 			"give no_accessibility.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
@@ -2305,7 +2307,7 @@ const struct tool_def tools_ui[] = {
 		.name = "ui",
 		.title = "UI elements (accessibility)",
 		.description =
-			"A window's (default: focused; snapshot: every window) accessibility tree: snapshot (outline, "
+			"A window's (default: focused; snapshot window 0: every one) accessibility tree: snapshot (outline, "
 			"refs, bounds in screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
 			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
 		.flags = TOOL_GROUP,

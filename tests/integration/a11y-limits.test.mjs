@@ -136,7 +136,7 @@ test('accessibility limits: huge names are cut, answers are capped, a stopped ap
   });
 
   await t.test('the whole desktop: every window; a stopped app is marked timeout, the others answer', async () => {
-    const r0 = await ok(d, 'ui_snapshot', { max_nodes: 5000 });
+    const r0 = await ok(d, 'ui_snapshot', { window: 0, max_nodes: 5000 });
     const all = r0.body.structuredContent;
     t.diagnostic(`whole-desktop ui_snapshot: ${r0.bytes} bytes, ${all.elapsed_ms} ms`);
     assert.ok(r0.bytes <= ANSWER_MAX, `answer is ${r0.bytes} bytes`);
@@ -151,7 +151,7 @@ test('accessibility limits: huge names are cut, answers are capped, a stopped ap
     process.kill(huge, 'SIGSTOP');
     try {
       const t0 = Date.now();
-      const r = await ok(d, 'ui_snapshot', { max_nodes: 5000 });
+      const r = await ok(d, 'ui_snapshot', { window: 0, max_nodes: 5000 });
       const ms = Date.now() - t0;
       t.diagnostic(`whole-desktop ui_snapshot with one app stopped: ${r.status} in ${ms} ms`);
       assert.ok(ms < 2000 + 1000 * SLOW, `answered after ${ms} ms`);
