@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "server/http/auth.h"
 #include "server/http/http.h"
+#include "server/live_ctl.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
 #include "base/log.h"
@@ -70,8 +71,6 @@
 #define LIVE_CTL_QUEUE 256		/* input waiting for the desktop */
 #define LIVE_CTL_MAX_KEYS 16		/* keys held at once by a person */
 #define LIVE_TYPE_DRAIN_MAX_MS 25000	/* waiting for one spare keycode to drain */
-#define LIVE_CTL_MAX_TEXT 4096
-#define LIVE_CTL_MAX_PASTE 12000
 #define LIVE_CTL_MAX_NOTE 2000
 
 /* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
@@ -1203,13 +1202,10 @@ static const char* live_ctl_forbidden_why(const struct live_client* c)
 		: "the view token may watch but not control the desktop";
 }
 
-/* A person's input message: may this client send it now? */
+/* A person's input message (the role was checked): may this client send
+ * it now? The lease and the rate. */
 static bool live_ctl_may_input(struct live_client* c, const char* type)
 {
-	if (c->role != HTTP_ROLE_PERSON) {
-		live_client_error(c, "forbidden", live_ctl_forbidden_why(c));
-		return false;
-	}
 	if (live__holder != c->id) {
 		live_client_ctrl(c, live_ctl_error_buf("not_in_control",
 				"take control first ({\"type\":\"take\"}); input was dropped", type));
@@ -1235,8 +1231,10 @@ static bool live_ctl_may_input(struct live_client* c, const char* type)
 }
 
 /* The frame space of the client's watch; false (error sent) if none. */
-static bool live_ctl_point(struct live_client* c, json_t* msg, const char* type,
-		struct live_op* op)
+/* A pointer message (move, button, wheel) in the watched frame's pixels:
+ * checked into op, or answered with an error. */
+static bool live_ctl_point(struct live_client* c, json_t* msg, enum live_ctl_kind kind,
+		const char* type, struct live_op* op)
 {
 	struct live_feed* f = c->feed;
 	int w = 0, h = 0;
@@ -1254,23 +1252,19 @@ static bool live_ctl_point(struct live_client* c, json_t* msg, const char* type,
 				type));
 		return false;
 	}
-	json_t* jx = json_object_get(msg, "x");
-	json_t* jy = json_object_get(msg, "y");
-	if (!json_is_integer(jx) || !json_is_integer(jy)) {
-		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
-				"x and y must be integers (frame pixels)", type));
+	struct live_ctl_pointer p;
+	char err[200];
+	enum tool_code code = live_ctl_parse_pointer(kind, msg, w, h, &p, err, sizeof(err));
+	if (code != TOOL_OK) {
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(code), err, type));
 		return false;
 	}
-	json_int_t x = json_integer_value(jx), y = json_integer_value(jy);
-	if (x < 0 || y < 0 || x >= w || y >= h) {
-		char m[160];
-		snprintf(m, sizeof(m), "(%lld, %lld) is outside the frame (0..%d, 0..%d); nothing was done",
-				(long long)x, (long long)y, w - 1, h - 1);
-		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_OUT_OF_BOUNDS), m, type));
-		return false;
-	}
-	op->x = (int)x;
-	op->y = (int)y;
+	op->x = p.x;
+	op->y = p.y;
+	op->button = p.button;
+	op->down = p.down;
+	op->notches_x = p.notches_x;
+	op->notches_y = p.notches_y;
 	op->window = f->key.window;
 	op->max_dimension = f->key.max_dimension;
 	return true;
@@ -1387,26 +1381,19 @@ static void live_ctl_key(struct live_client* c, json_t* msg)
 	live_ctl_push(c, &op, "key");
 }
 
-static void live_ctl_text(struct live_client* c, json_t* msg, const char* type, size_t max)
+static void live_ctl_text(struct live_client* c, json_t* msg, enum live_ctl_kind kind,
+		const char* type)
 {
-	json_t* jt = json_object_get(msg, "text");
-	const char* text = json_string_value(jt);
-	size_t len = json_string_length(jt);
-	size_t bad = 0;
-	if (!text || len > max) {
-		char m[120];
-		snprintf(m, sizeof(m), "%s needs \"text\", at most %zu bytes", type, max);
-		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS), m, type));
+	const char* text;
+	size_t len;
+	char err[160];
+	enum tool_code code = live_ctl_parse_text(kind, msg, &text, &len, err, sizeof(err));
+	if (code != TOOL_OK) {
+		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(code), err, type));
 		return;
 	}
 	if (len == 0)
 		return;
-	if (input_text_check(text, len, &bad) < 0) {
-		char m[120];
-		snprintf(m, sizeof(m), "the text has a character that cannot be typed at byte %zu", bad);
-		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS), m, type));
-		return;
-	}
 	struct live_op op = { .kind = LIVE_OP_TEXT, .text = malloc(len + 1), .len = len };
 	if (!op.text)
 		return;
@@ -1426,116 +1413,92 @@ static const char* live_ctl_note(json_t* msg)
 	return note && strlen(note) <= LIVE_CTL_MAX_NOTE ? note : NULL;
 }
 
+/* take: the lease is this tab's (force: also when another tab holds it). */
+static void live_ctl_take(struct live_client* c, json_t* msg, const char* type)
+{
+	if (live__holder == c->id)
+		return;
+	if (live__holder && !json_is_true(json_object_get(msg, "force"))) {
+		live_client_ctrl(c, live_ctl_error_buf("held_by_other",
+				"another tab has control; send {\"type\":\"take\",\"force\":true} "
+				"to take it over", type));
+		return;
+	}
+	struct live_client* old = live_client_by_id(live__holder);
+	if (old)
+		live_client_ctrl(old, live_buf_json(json_pack("{s:s, s:s}", "type", "taken",
+				"message", "another tab took control of the desktop")));
+	c->bucket = LIVE_CTL_BUCKET;
+	c->bucket_ms = clock_ms();
+	live_ctl_set_holder(c, NULL, NULL);
+}
+
+static void live_ctl_pause(bool pause, const char* type)
+{
+	json_t* gate = tools_gate_state();
+	bool paused = json_is_true(json_object_get(gate, "paused"));
+	json_decref(gate);
+	if (paused != pause) {
+		tools_gate_set_paused(pause);
+		events_control(type, "dashboard", "ok", NULL);
+	}
+}
+
 /* Handles the control messages; false if type is none of them. */
 static bool live_ctl_message(struct live_client* c, const char* type, json_t* msg)
 {
-	static const char* const types[] = { "take", "release", "move", "button", "wheel",
-		"key", "text", "paste", "pause", "resume", "help_dismiss", "approve", "deny" };
-	bool known = false;
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		known = known || strcmp(type, types[i]) == 0;
-	if (!known)
+	enum live_ctl_kind kind;
+	if (!live_ctl_kind_of(type, &kind))
 		return false;
-	if (c->role != HTTP_ROLE_PERSON) {
+	if (!live_ctl_role_may(c->role, kind)) {
 		live_client_ctrl(c, live_ctl_error_buf("forbidden", live_ctl_forbidden_why(c), type));
 		return true;
 	}
-	if (strcmp(type, "take") == 0) {
-		if (live__holder == c->id)
-			return true;
-		if (live__holder && !json_is_true(json_object_get(msg, "force"))) {
-			live_client_ctrl(c, live_ctl_error_buf("held_by_other",
-					"another tab has control; send {\"type\":\"take\",\"force\":true} "
-					"to take it over", type));
-			return true;
-		}
-		struct live_client* old = live_client_by_id(live__holder);
-		if (old)
-			live_client_ctrl(old, live_buf_json(json_pack("{s:s, s:s}", "type", "taken",
-					"message", "another tab took control of the desktop")));
-		c->bucket = LIVE_CTL_BUCKET;
-		c->bucket_ms = clock_ms();
-		live_ctl_set_holder(c, NULL, NULL);
+	if (live_ctl_is_input(kind) && !live_ctl_may_input(c, type))
 		return true;
-	}
-	if (strcmp(type, "release") == 0) {
-		if (live__holder != c->id) {
+	struct live_op op = { 0 };
+	switch (kind) {
+	case LIVE_CTL_TAKE:
+		live_ctl_take(c, msg, type);
+		break;
+	case LIVE_CTL_RELEASE:
+		if (live__holder != c->id)
 			live_client_ctrl(c, live_ctl_error_buf("not_in_control",
 					"this tab does not have control", type));
-			return true;
-		}
-		live_ctl_set_holder(NULL, "handed_back", live_ctl_note(msg));
-		return true;
-	}
-	if (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0) {
-		bool pause = strcmp(type, "pause") == 0;
-		json_t* gate = tools_gate_state();
-		bool paused = json_is_true(json_object_get(gate, "paused"));
-		json_decref(gate);
-		if (paused != pause) {
-			tools_gate_set_paused(pause);
-			events_control(type, "dashboard", "ok", NULL);
-		}
-		return true;
-	}
-	if (strcmp(type, "help_dismiss") == 0) {
+		else
+			live_ctl_set_holder(NULL, "handed_back", live_ctl_note(msg));
+		break;
+	case LIVE_CTL_PAUSE:
+	case LIVE_CTL_RESUME:
+		live_ctl_pause(kind == LIVE_CTL_PAUSE, type);
+		break;
+	case LIVE_CTL_HELP_DISMISS:
 		if (tools_gate_dismiss(live_ctl_id(msg), live_ctl_note(msg)) < 0)
 			live_client_ctrl(c, live_ctl_error_buf("no_such_request",
 					"no help request with this id is pending", type));
-		return true;
-	}
-	if (strcmp(type, "approve") == 0 || strcmp(type, "deny") == 0) {
-		if (tools_gate_answer(live_ctl_id(msg), strcmp(type, "approve") == 0) < 0)
+		break;
+	case LIVE_CTL_APPROVE:
+	case LIVE_CTL_DENY:
+		if (tools_gate_answer(live_ctl_id(msg), kind == LIVE_CTL_APPROVE) < 0)
 			live_client_ctrl(c, live_ctl_error_buf("no_such_request",
 					"no approval with this id is pending", type));
-		return true;
-	}
-
-	/* Input. */
-	if (!live_ctl_may_input(c, type))
-		return true;
-	struct live_op op = { 0 };
-	if (strcmp(type, "move") == 0) {
-		op.kind = LIVE_OP_MOVE;
-		if (live_ctl_point(c, msg, type, &op))
+		break;
+	case LIVE_CTL_MOVE:
+	case LIVE_CTL_BUTTON:
+	case LIVE_CTL_WHEEL:
+		op.kind = kind == LIVE_CTL_MOVE ? LIVE_OP_MOVE
+			: kind == LIVE_CTL_BUTTON ? LIVE_OP_BUTTON : LIVE_OP_WHEEL;
+		if (live_ctl_point(c, msg, kind, type, &op)
+				&& (kind != LIVE_CTL_WHEEL || op.notches_x || op.notches_y))
 			live_ctl_push(c, &op, type);
-	} else if (strcmp(type, "button") == 0) {
-		json_t* b = json_object_get(msg, "button");
-		json_t* d = json_object_get(msg, "down");
-		json_int_t n = json_is_integer(b) ? json_integer_value(b) : 0;
-		if (!(n == 1 || n == 2 || n == 3 || n == 8 || n == 9) || !json_is_boolean(d)) {
-			live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
-					"button needs \"button\" (1, 2, 3, 8 or 9) and \"down\" (boolean)", type));
-			return true;
-		}
-		op.kind = LIVE_OP_BUTTON;
-		op.button = (int)n;
-		op.down = json_is_true(d);
-		if (live_ctl_point(c, msg, type, &op))
-			live_ctl_push(c, &op, type);
-	} else if (strcmp(type, "wheel") == 0) {
-		json_t* jx = json_object_get(msg, "dx");
-		json_t* jy = json_object_get(msg, "dy");
-		if ((jx && !json_is_number(jx)) || (jy && !json_is_number(jy))) {
-			live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_BAD_ARGUMENTS),
-					"wheel needs numbers dx, dy (pixels)", type));
-			return true;
-		}
-		op.kind = LIVE_OP_WHEEL;
-		op.notches_x = input_pixels_to_notches(jx ? json_number_value(jx) : 0);
-		op.notches_y = input_pixels_to_notches(jy ? json_number_value(jy) : 0);
-		if (op.notches_x > 20 || op.notches_x < -20)
-			op.notches_x = op.notches_x > 0 ? 20 : -20;
-		if (op.notches_y > 20 || op.notches_y < -20)
-			op.notches_y = op.notches_y > 0 ? 20 : -20;
-		if (live_ctl_point(c, msg, type, &op) && (op.notches_x || op.notches_y))
-			live_ctl_push(c, &op, type);
-	} else if (strcmp(type, "key") == 0) {
+		break;
+	case LIVE_CTL_KEY:
 		live_ctl_key(c, msg);
-	} else if (strcmp(type, "text") == 0) {
-		live_ctl_text(c, msg, type, LIVE_CTL_MAX_TEXT);
-	} else if (strcmp(type, "paste") == 0) {
-		live_ctl_text(c, msg, type, LIVE_CTL_MAX_PASTE);
+		break;
+	case LIVE_CTL_TEXT:
+	case LIVE_CTL_PASTE:
+		live_ctl_text(c, msg, kind, type);
+		break;
 	}
 	return true;
 }
