@@ -362,13 +362,23 @@ struct desktop_launched {
 
 /** Check, start and (wait_for_window) find the first window of argv.
  *  Nothing is started on an error: -EINVAL (bad argv, env or cwd), -ENOENT
- *  (no such program), -EPERM (not allowed: --allow-launch, or an external
- *  display without it), -ENOEXEC (exec failed: not executable), -EMFILE
- *  (DESKTOP_LAUNCH_KEPT running), -ECONNRESET (no display), -ESHUTDOWN;
+ *  (no such program), -EPERM (not allowed: --allow-launch, an env variable
+ *  it refuses, or an external display without it), -ENOEXEC (exec failed:
+ *  not executable), -EMFILE (DESKTOP_LAUNCH_KEPT running), -ECONNRESET (no
+ *  display), -ESHUTDOWN;
  *  after a start, an error of the window search (-ECONNRESET) still leaves
  *  out->pid set. A message in err either way. */
 int desktop_launch(const struct desktop_launch_params* params,
 		struct desktop_launch_result* out, char* err, size_t err_size);
+/** Check a launch's argv, env and cwd without starting anything (it reads
+ *  nothing but cwd's stat; any thread): 0, -EINVAL (malformed) or -EPERM.
+ *  allow_list: an --allow-launch list is in force; env may then not set a
+ *  variable that makes programs load or run code it names (every LD_*,
+ *  GLIBC_TUNABLES, PATH, SHELL, BASH_ENV, PYTHON*, PERL*, NODE_*, GTK*,
+ *  GIO_*, GST_*, QT_PLUGIN_PATH, ...: the table in launch.c, each with why).
+ *  The reason, naming the variable, in err. desktop_launch calls it first. */
+int desktop_launch_check(const struct desktop_launch_params* params, bool allow_list,
+		char* err, size_t err_size);
 /** May the program at path (as found) be launched under the options? 0 or
  *  -EPERM with the reason in err. Entries of --allow-launch name files:
  *  one with '/' that file, one without the program it finds on deskd's

@@ -121,15 +121,116 @@ static bool env_name_ok(const char* s, size_t n)
 	return true;
 }
 
-static int check_params(const struct desktop_launch_params* p, char* err, size_t size)
+/* The variables env may not set while --allow-launch is in force: each makes
+ * a program load or run code that the variable names (a library, a module, a
+ * script, another program), whatever the allowed program is: the dynamic
+ * loader and libc, the shells, the language runtimes, the toolkits' and
+ * drivers' module loaders, and the programs other programs run by name.
+ * A name ending in '*' is a prefix.
+ *
+ * Only under an allow-list: without one the agent may launch any program,
+ * `env LD_PRELOAD=... prog` or `sh -c` included, so refusing the variables
+ * would protect nothing and would break honest uses (PYTHONPATH for a
+ * script, PATH for a toolchain). With one, they would turn an allowed
+ * program into any code the agent can put on disk (file_upload).
+ *
+ * Not refused: what changes a program's data but runs nothing it names
+ * (HOSTALIASES, TZ, LANG, LC_*, XMODIFIERS, a theme name), and a program's
+ * own configuration (HOME, XDG_*, its own variables): like its arguments,
+ * that is the allowed program's business, so allow only programs that are
+ * safe with any arguments. A table like this cannot be complete; it covers
+ * the loaders most programs share (docs/DESIGN.md, launch). */
+static const struct env_rule {
+	const char* name;
+	const char* why;
+} env_refused[] = {
+	{ "LD_*", "the dynamic loader loads the libraries it names (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT)" },
+	{ "GLIBC_TUNABLES", "it tunes glibc's loader and malloc" },
+	{ "MALLOC_*", "it tunes glibc's malloc" },
+	{ "GCONV_PATH", "iconv loads its conversion modules from there" },
+	{ "GETCONF_DIR", "getconf runs the programs it finds there" },
+	{ "LOCPATH", "glibc reads its locale data from there" },
+	{ "NLSPATH", "catgets reads message catalogs (format strings) from there" },
+	{ "PATH", "programs that run others by name (execvp, system) find them there" },
+	{ "SHELL", "terminals and programs that start a shell run it" },
+	{ "ENV", "sh runs that file when it starts" },
+	{ "BASH*", "bash runs or loads what BASH_ENV and BASH_LOADABLES_PATH name" },
+	{ "SHELLOPTS", "it turns on bash's xtrace, which runs PS4" },
+	{ "PS1", "the shell runs the commands in it" },
+	{ "PS2", "the shell runs the commands in it" },
+	{ "PS4", "the shell runs the commands in it" },
+	{ "PROMPT_COMMAND", "bash runs it" },
+	{ "ZDOTDIR", "zsh runs its startup files from there" },
+	{ "FPATH", "ksh and zsh load functions from there" },
+	{ "EDITOR", "programs that open an editor run it" },
+	{ "VISUAL", "programs that open an editor run it" },
+	{ "PAGER", "programs that show text in a pager run it" },
+	{ "BROWSER", "programs that open a web page (xdg-open) run it" },
+	{ "SSH_ASKPASS", "programs that ask for a password run it" },
+	{ "SUDO_ASKPASS", "programs that ask for a password run it" },
+	{ "PYTHON*", "Python runs or imports what they name (PYTHONSTARTUP, PYTHONPATH, PYTHONHOME, PYTHONUSERBASE)" },
+	{ "PERL*", "Perl loads the modules and options they name (PERL5LIB, PERL5OPT)" },
+	{ "RUBY*", "Ruby loads the libraries and options they name (RUBYLIB, RUBYOPT)" },
+	{ "NODE_*", "Node.js loads the modules and options they name (NODE_OPTIONS, NODE_PATH)" },
+	{ "LUA_*", "Lua runs or loads what they name (LUA_INIT, LUA_PATH, LUA_CPATH)" },
+	{ "JAVA_TOOL_OPTIONS", "the JVM takes options (-javaagent) from it" },
+	{ "_JAVA_OPTIONS", "the JVM takes options (-javaagent) from it" },
+	{ "JDK_JAVA_OPTIONS", "the JVM takes options (-javaagent) from it" },
+	{ "CLASSPATH", "Java loads classes from there" },
+	{ "TCLLIBPATH", "Tcl loads packages from there" },
+	{ "GUILE_*", "Guile loads code from there" },
+	{ "GTK*", "GTK loads the modules they name (GTK_MODULES, GTK3_MODULES, GTK_PATH, GTK_IM_MODULE_FILE, GTK2_RC_FILES)" },
+	{ "GIO_*", "GIO loads modules from there (GIO_EXTRA_MODULES, GIO_MODULE_DIR)" },
+	{ "GDK_PIXBUF_*", "gdk-pixbuf loads the image loaders they name" },
+	{ "GST_*", "GStreamer loads plugins from there (GST_PLUGIN_PATH)" },
+	{ "QT_PLUGIN_PATH", "Qt loads plugins from there" },
+	{ "QT_QPA_PLATFORM_PLUGIN_PATH", "Qt loads its platform plugin from there" },
+	{ "QML_IMPORT_PATH", "Qt Quick imports code from there" },
+	{ "QML2_IMPORT_PATH", "Qt Quick imports code from there" },
+	{ "XLOCALEDIR", "Xlib loads the input method modules its locale files name" },
+	{ "LIBGL_*", "Mesa loads GL drivers from there (LIBGL_DRIVERS_PATH)" },
+	{ "MESA_LOADER_DRIVER_OVERRIDE", "Mesa loads the driver it names" },
+	{ "__EGL_*", "libglvnd loads the vendor libraries they name" },
+	{ "__GLX_*", "libglvnd loads the vendor library it names" },
+	{ "GBM_BACKENDS_PATH", "libgbm loads backends from there" },
+	{ "VK_*", "the Vulkan loader loads the drivers and layers they name" },
+	{ "LIBVA_*", "libva loads the driver they name" },
+	{ "VDPAU_*", "libvdpau loads the driver they name" },
+	{ "OPENSSL_*", "OpenSSL loads the configuration, engines and providers they name" },
+};
+
+/* The rule that refuses the variable name[0..n), or NULL. */
+static const struct env_rule* env_rule_for(const char* name, size_t n)
 {
-	if (p->argc == 0 || !p->argv[0] || !p->argv[0][0])
+	for (size_t i = 0; i < sizeof(env_refused) / sizeof(env_refused[0]); i++) {
+		const char* r = env_refused[i].name;
+		size_t len = strlen(r);
+		if (r[len - 1] == '*' ? n >= len - 1 && strncmp(name, r, len - 1) == 0
+				: n == len && strncmp(name, r, len) == 0)
+			return &env_refused[i];
+	}
+	return NULL;
+}
+
+/* Is an --allow-launch list in force? */
+static bool restricted(void)
+{
+	const struct options* o = options_get();
+	return o && o->n_allow_launch > 0;
+}
+
+int desktop_launch_check(const struct desktop_launch_params* p, bool allow_list, char* err,
+		size_t size)
+{
+	if (p->argc == 0 || !p->argv || !p->argv[0] || !p->argv[0][0])
 		return fail(err, size, -EINVAL, "argv must name a program: [\"xterm\", ...]");
 	if (p->argc > DESKTOP_LAUNCH_ARGS_MAX)
 		return fail(err, size, -EINVAL, "argv has %zu items; at most %d", p->argc,
 				DESKTOP_LAUNCH_ARGS_MAX);
 	size_t total = 0;
 	for (size_t i = 0; i < p->argc; i++) {
+		if (!p->argv[i])
+			return fail(err, size, -EINVAL, "argv[%zu] is missing", i);
 		size_t n = strlen(p->argv[i]);
 		if (n > DESKTOP_LAUNCH_ARG_MAX)
 			return fail(err, size, -EINVAL, "argv[%zu] is %zu bytes; at most %d", i, n,
@@ -141,6 +242,8 @@ static int check_params(const struct desktop_launch_params* p, char* err, size_t
 				DESKTOP_LAUNCH_ENV_MAX);
 	for (size_t i = 0; i < p->n_env; i++) {
 		const char* v = p->env[i];
+		if (!v)
+			return fail(err, size, -EINVAL, "env[%zu] is missing", i);
 		size_t n = strcspn(v, "=");
 		if (!v[n] || !env_name_ok(v, n))
 			return fail(err, size, -EINVAL, "env: '%.*s' is not a variable name "
@@ -167,6 +270,18 @@ static int check_params(const struct desktop_launch_params* p, char* err, size_t
 			return fail(err, size, -EINVAL, "cwd %s: %s", p->cwd, strerror(errno));
 		if (!S_ISDIR(st.st_mode))
 			return fail(err, size, -EINVAL, "cwd %s is not a directory", p->cwd);
+	}
+	/* Last: a malformed call says what is malformed first. */
+	for (size_t i = 0; allow_list && i < p->n_env; i++) {
+		const char* v = p->env[i];
+		size_t n = strcspn(v, "=");
+		const struct env_rule* r = env_rule_for(v, n);
+		if (r)
+			return fail(err, size, -EPERM, "env may not set %.*s while --allow-launch is "
+					"in force: %s%s%s%s", (int)n, v, r->why,
+					strchr(r->name, '*') ? "; every " : "",
+					strchr(r->name, '*') ? r->name : "",
+					strchr(r->name, '*') ? " variable is refused" : "");
 	}
 	return 0;
 }
@@ -477,7 +592,7 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		char* err, size_t size)
 {
 	memset(out, 0, sizeof(*out));
-	int rc = check_params(p, err, size);
+	int rc = desktop_launch_check(p, restricted(), err, size);
 	if (rc < 0)
 		return rc;
 	const char* name = p->argv[0];

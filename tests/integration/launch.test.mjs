@@ -1,0 +1,78 @@
+// The launch tool's trust rules (docs/TRUST.md R1, R7, R8): with
+// --allow-launch, env may not set the variables that make a program load
+// code (an uploaded LD_PRELOAD library, PATH, PYTHONPATH, ...); the file that
+// was checked is the file that runs, however a symlink flips meanwhile; and
+// every process deskd started is stopped when deskd exits, however many
+// launches came after it and whether it left its process group or not.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { need, run, sleep, startDeskd, tempDir, waitUntil } from './lib/harness.mjs';
+
+/** Running (exists and not a zombie). */
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch { return false; }
+}
+
+async function ok(d, name, args) {
+  const r = await d.tool(name, args);
+  assert.equal(r.status, 200, `${name} ${JSON.stringify(args)}: ${JSON.stringify(r.body)}`);
+  return r.body.structuredContent;
+}
+
+const lines = (file) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
+
+/** Wait until none of deskd's launched programs runs any more. */
+async function settled(d) {
+  await waitUntil(async () => (await ok(d, 'status', {})).launched.every((e) => !e.running),
+    { timeout: 5000, what: 'the launched programs to end' });
+}
+
+test('R1: with --allow-launch, env may not set code-loading variables (an uploaded LD_PRELOAD library, PATH, PYTHONPATH, ...): 403 naming the variable, nothing runs; without an allow-list they pass', async (t) => {
+  need('cc');
+  const dir = tempDir('deskd-launch-env-');
+  const marker = join(dir, 'preloaded');
+  const src = join(dir, 'helper.c');
+  writeFileSync(src, '#include <stdio.h>\n__attribute__((constructor)) static void p(void) {\n'
+    + `  FILE* f = fopen(${JSON.stringify(marker)}, "a");\n  if (f) { fputs("in pid\\n", f); fclose(f); }\n}\n`);
+  const so = join(dir, 'helper.so');
+  const cc = run('cc', ['-shared', '-fPIC', '-o', so, src], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(cc.status, 0, cc.stderr);
+
+  const d = await startDeskd({ args: ['--launch', 'none', '--wm', 'none', '--allow-launch', 'true', '--allow-launch', 'printenv'] });
+  t.after(() => d.stop());
+  // The agent puts the library in place itself (file_upload: 0600, readable by what deskd launches).
+  await ok(d, 'file_upload', { path: 'libhelper.so', encoding: 'base64', data: readFileSync(so).toString('base64') });
+  const lib = join(d.dataDir, 'files', 'libhelper.so');
+  assert.ok(existsSync(lib));
+  const refused = [
+    `LD_PRELOAD=${lib}`, `LD_LIBRARY_PATH=${dir}`, `LD_AUDIT=${lib}`, `GCONV_PATH=${dir}`, `PATH=${dir}:/usr/bin`,
+    `PYTHONPATH=${dir}`, `PYTHONSTARTUP=${lib}`, `GTK_MODULES=${lib}`, 'NODE_OPTIONS=--require /x.js',
+    'GLIBC_TUNABLES=glibc.malloc.check=3', `BASH_ENV=${lib}`, `PERL5OPT=-Mx`, `QT_PLUGIN_PATH=${dir}`,
+  ];
+  for (const v of refused) {
+    const name = v.slice(0, v.indexOf('='));
+    const r = await d.tool('launch', { argv: ['true'], env: ['LANG=C.UTF-8', v], wait_for_window: false });
+    assert.equal(r.status, 403, `${v}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'forbidden');
+    assert.match(r.body.error.message, new RegExp(`^env may not set ${name} while --allow-launch is in force: .+`));
+  }
+  // Other variables reach the allowed program.
+  const pe = await ok(d, 'launch', { argv: ['printenv', 'DESKD_OK'], env: ['DESKD_OK=yes', 'LANG=C.UTF-8'], wait_for_window: false });
+  await waitUntil(() => d.log.join('').includes(`printenv[${pe.pid}]: yes`), { what: 'printenv output in the log' });
+  await settled(d);
+  assert.deepEqual((await ok(d, 'status', {})).launched.map((e) => e.pid), [pe.pid], 'only printenv started');
+  assert.equal(existsSync(marker), false, 'the uploaded library never ran');
+
+  // Without an allow-list any program may be launched (env LD_PRELOAD=... prog
+  // does the same), so the variables pass: the library is real and would have run.
+  const open = await startDeskd({ args: ['--launch', 'none', '--wm', 'none'] });
+  t.after(() => open.stop());
+  await ok(open, 'launch', { argv: ['true'], env: [`LD_PRELOAD=${so}`], wait_for_window: false });
+  await waitUntil(() => lines(marker) > 0, { what: 'the library to run without an allow-list' });
+});
