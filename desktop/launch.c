@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -292,33 +293,83 @@ static const char* base_name(const char* path)
 	return slash ? slash + 1 : path;
 }
 
-int desktop_launch_allowed(const char* path, char* err, size_t size)
+/* The allow-list check of the program open at fd (found as path): the same
+ * file, by identity (st_dev, st_ino), as an entry of --allow-launch. */
+static int allowed_fd(const struct options* o, int fd, const char* path, char* err, size_t size)
 {
-	const struct options* o = options_get();
-	if (!o || o->n_allow_launch == 0) {
-		if (desktop_is_embedded())
-			return 0;
-		return fail(err, size, -EPERM, "launching programs on an external display (--display) "
-				"is off; start deskd with --allow-launch %s to allow it", base_name(path));
-	}
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
 	/* Files, not names: a name allows what it finds on deskd's own PATH,
 	 * so neither another directory nor the caller's env PATH widens it. */
-	char real[PATH_MAX];
-	if (!realpath(path, real))
-		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
 	for (int i = 0; i < o->n_allow_launch; i++) {
 		const char* a = o->allow_launch[i];
-		char found[PATH_MAX], areal[PATH_MAX];
+		char found[PATH_MAX];
+		struct stat ast;
 		if (!strchr(a, '/')) {
 			if (desktop_find_program(a, getenv("PATH"), found, sizeof(found)) < 0)
 				continue;
 			a = found;
 		}
-		if (realpath(a, areal) && strcmp(areal, real) == 0)
+		if (stat(a, &ast) == 0 && ast.st_dev == st.st_dev && ast.st_ino == st.st_ino)
 			return 0;
 	}
 	return fail(err, size, -EPERM, "%s is not allowed: --allow-launch lists what may be "
 			"launched", path);
+}
+
+/* No allow-list: anything on the embedded desktop, nothing on an external
+ * display. 1 when the list decides. */
+static int without_list(const struct options* o, const char* path, char* err, size_t size)
+{
+	if (o && o->n_allow_launch > 0)
+		return 1;
+	if (desktop_is_embedded())
+		return 0;
+	return fail(err, size, -EPERM, "launching programs on an external display (--display) "
+			"is off; start deskd with --allow-launch %s to allow it", base_name(path));
+}
+
+int desktop_launch_allowed(const char* path, char* err, size_t size)
+{
+	const struct options* o = options_get();
+	int rc = without_list(o, path, err, size);
+	if (rc <= 0)
+		return rc;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
+	rc = allowed_fd(o, fd, path, err, size);
+	close(fd);
+	return rc;
+}
+
+/* May the program found at path run? With an allow-list, *fd is that
+ * program opened once (O_PATH), checked, and what the child executes: an
+ * exec by path would run whatever the path names by then (TRUST R7: a
+ * symlink flipped between the check and the exec ran /bin/sh). Without
+ * one, *fd is -1 and the child executes path: any program may run, and a
+ * #! script keeps its path as $0 (by descriptor it is /dev/fd/N). */
+static int check_program(const char* path, int* fd, char* err, size_t size)
+{
+	*fd = -1;
+	const struct options* o = options_get();
+	int rc = without_list(o, path, err, size);
+	if (rc <= 0)
+		return rc;
+	int f = open(path, O_PATH | O_CLOEXEC);
+	struct stat st;
+	if (f < 0 || fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+		if (f >= 0)
+			close(f);
+		return fail(err, size, -ENOENT, "%s is not an executable file", path);
+	}
+	if ((rc = allowed_fd(o, f, path, err, size)) < 0) {
+		close(f);
+		return rc;
+	}
+	*fd = f;
+	return 0;
 }
 
 /* ---- The registry ------------------------------------------------------------------ */
@@ -588,6 +639,9 @@ static int wait_window(const struct desktop_launch_params* p, struct desktop_lau
 	return 0;
 }
 
+static int start(const struct desktop_launch_params* p, int fd, struct desktop_launch_result* out,
+		char* err, size_t size);
+
 int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_result* out,
 		char* err, size_t size)
 {
@@ -610,8 +664,21 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		return fail(err, size, -ENOENT, strchr(name, '/') ? "%s is not an executable file"
 				: "%s: no such program on PATH", name);
 	snprintf(out->program, sizeof(out->program), "%.63s", base_name(out->path));
-	if ((rc = desktop_launch_allowed(out->path, err, size)) < 0)
+	int fd;
+	if ((rc = check_program(out->path, &fd, err, size)) < 0)
 		return rc;
+	rc = start(p, fd, out, err, size);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 || !p->wait_for_window)
+		return rc;
+	return wait_window(p, out, err, size);
+}
+
+/* Start the checked program (fd, or -1: by path) and list it. */
+static int start(const struct desktop_launch_params* p, int fd, struct desktop_launch_result* out,
+		char* err, size_t size)
+{
 	if (!desktop_available())
 		return fail(err, size, -ECONNRESET, "the display is not available: nothing was started");
 
@@ -638,7 +705,8 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	}
 	memcpy(argv, p->argv, p->argc * sizeof(*argv));
 	struct desktop__spawn_args s = {
-		.path = out->path, .argv = argv, .display = desktop_display_name(),
+		.path = out->path, .by_fd = fd >= 0, .exec_fd = fd,
+		.argv = argv, .display = desktop_display_name(),
 		.env = p->env, .n_env = p->n_env, .cwd = p->cwd, .fd3 = -1,
 		.program = out->program, .level = LOG_INFO,
 	};
@@ -669,7 +737,5 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	pthread_mutex_unlock(&mutex);
 	out->pid = (long)pid;
 	log_info("launched %s (pid %ld)", out->path, out->pid);
-	if (!p->wait_for_window)
-		return 0;
-	return wait_window(p, out, err, size);
+	return 0;
 }

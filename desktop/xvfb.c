@@ -102,6 +102,10 @@ pid_t desktop__spawn_with(const struct desktop__spawn_args* s)
 		int rep = fcntl(report[1], F_DUPFD_CLOEXEC, 64);
 		if (rep < 0)
 			_exit(127);
+		/* The program's descriptor above it, out of the way too. */
+		int xfd = -1;
+		if (s->by_fd && (xfd = fcntl(s->exec_fd, F_DUPFD_CLOEXEC, rep + 1)) < 0)
+			child_fail(rep, errno);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -124,10 +128,20 @@ pid_t desktop__spawn_with(const struct desktop__spawn_args* s)
 			dup2(fd3, 3);
 		}
 		close_range(fd3 >= 0 ? 4 : 3, (unsigned)rep - 1, 0);
-		close_range((unsigned)rep + 1, ~0U, 0);
+		if (xfd > rep + 1)
+			close_range((unsigned)rep + 1, (unsigned)xfd - 1, 0);
+		close_range((unsigned)(xfd > rep ? xfd : rep) + 1, ~0U, 0);
 		if (s->cwd && chdir(s->cwd) != 0)
 			child_fail(rep, errno);
-		execve(s->path, s->argv, env);
+		if (xfd < 0) {
+			execve(s->path, s->argv, env);
+		} else {
+			execveat(xfd, "", s->argv, env, AT_EMPTY_PATH);
+			/* A #! script: its interpreter opens /dev/fd/N, which
+			 * close-on-exec takes away (ENOENT); keep it open. */
+			if (errno == ENOENT && fcntl(xfd, F_SETFD, 0) == 0)
+				execveat(xfd, "", s->argv, env, AT_EMPTY_PATH);
+		}
 		child_fail(rep, errno);
 	}
 	int err = errno;

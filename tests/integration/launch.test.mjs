@@ -76,3 +76,53 @@ test('R1: with --allow-launch, env may not set code-loading variables (an upload
   await ok(open, 'launch', { argv: ['true'], env: [`LD_PRELOAD=${so}`], wait_for_window: false });
   await waitUntil(() => lines(marker) > 0, { what: 'the library to run without an allow-list' });
 });
+
+test('R7: a symlink flipped between an allowed program and /bin/sh while launching it: the file checked is the file that runs, /bin/sh never does', async (t) => {
+  const dir = tempDir('deskd-launch-race-');
+  const marker = join(dir, 'sh-ran');
+  const swap = join(dir, 'swap');
+  const allowed = realpathSync(need('true'));
+  // An allowed #! script runs too (by descriptor: $0 is /dev/fd/N).
+  const script = join(dir, 'script');
+  const said = join(dir, 'script-ran');
+  writeFileSync(script, `#!/bin/sh\necho "$0 $1" > ${said}\n`, { mode: 0o755 });
+  const d = await startDeskd({ args: ['--launch', 'none', '--wm', 'none', '--allow-launch', allowed, '--allow-launch', script] });
+  t.after(() => d.stop());
+  await ok(d, 'launch', { argv: [script, 'hello'], wait_for_window: false });
+  await waitUntil(() => existsSync(said) && /^\/dev\/fd\/\d+ hello$/m.test(readFileSync(said, 'utf8')), { what: 'the allowed script to run' });
+  symlinkSync(allowed, swap);
+  // Flips swap (rename over it: it always exists) until told to stop.
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(`
+    const { workerData } = require('node:worker_threads');
+    const fs = require('node:fs');
+    const { dir, targets, stop } = workerData;
+    const tmp = dir + '/swap.tmp';
+    for (let i = 0; Atomics.load(stop, 0) === 0; i++) {
+      try { fs.unlinkSync(tmp); } catch { }
+      fs.symlinkSync(targets[i & 1], tmp);
+      fs.renameSync(tmp, dir + '/swap');
+    }`, { eval: true, workerData: { dir, targets: [allowed, '/bin/sh'], stop } });
+  const ended = new Promise((res) => worker.on('exit', res));
+  t.after(() => { Atomics.store(stop, 0, 1); return worker.terminate(); });
+
+  const N = 40;
+  let accepted = 0, refused = 0;
+  for (let i = 0; i < N; i++) {
+    const r = await d.tool('launch', { argv: [swap, '-c', `echo ran >> ${marker}`], wait_for_window: false });
+    if (r.status === 200) accepted++;
+    else {
+      assert.equal(r.status, 403, JSON.stringify(r.body));
+      assert.match(r.body.error.message, /is not allowed: --allow-launch/);
+      refused++;
+    }
+  }
+  Atomics.store(stop, 0, 1);
+  await ended;
+  await settled(d);
+  await sleep(200);
+  const ran = lines(marker);
+  t.diagnostic(`${N} launches while flipping: ${accepted} accepted, ${refused} refused, /bin/sh ran ${ran} times`);
+  assert.ok(accepted > 0 && refused > 0, `the flips raced the launches (${accepted} accepted, ${refused} refused)`);
+  assert.equal(ran, 0, `/bin/sh ran ${ran} times`);
+});
