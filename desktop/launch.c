@@ -33,9 +33,19 @@
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static struct desktop_launched list[DESKTOP_LAUNCH_KEPT];	/* running first, then the newest ended */
+/* A launched program, and whether its process group is known to be empty.
+ * An entry stays while the program runs or its group has members (what it
+ * started and left behind): stop signals every such group, so an entry is
+ * only reused once its group is gone (TRUST R8: the list evicted an ended
+ * launcher whose `sleep` lived on, and stop never signalled it). */
+struct entry {
+	struct desktop_launched l;
+	bool group_gone;	/* ended, and its group empty: never signalled again */
+};
+static struct entry list[DESKTOP_LAUNCH_KEPT];
 static size_t n_list;
 static bool stopping;
+static int spawning;	/* launches between fork and their entry */
 
 /* The spawner thread and its one request at a time (the caller's, on its
  * stack until done). */
@@ -382,13 +392,33 @@ static void describe_exit(int status, struct desktop_launched* l)
 	l->ended = time(NULL);
 }
 
-/* Reap the running ones that exited (mutex held). */
+/* Does the process group of a launched program (its pid) still have
+ * members? A program that ended can leave the ones it started (a launcher);
+ * Linux does not reuse a pid while a group of that id exists, so this is
+ * ours (and once seen empty, the entry never asks again: the pid may be
+ * reused later). EPERM: a member that changed its user; still there. */
+static bool group_alive(long pid)
+{
+	return kill(-(pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Running, or ended with members left in its group (mutex held). */
+static bool live(const struct entry* e)
+{
+	return e->l.running || !e->group_gone;
+}
+
+/* Reap the running ones that exited, and notice the groups that emptied
+ * (mutex held). */
 static void reap_locked(void)
 {
 	for (size_t i = 0; i < n_list; i++) {
-		struct desktop_launched* l = &list[i];
-		if (!l->running)
+		struct desktop_launched* l = &list[i].l;
+		if (!l->running) {
+			if (!list[i].group_gone && !group_alive(l->pid))
+				list[i].group_gone = true;
 			continue;
+		}
 		int status = 0;
 		pid_t r = waitpid((pid_t)l->pid, &status, WNOHANG);
 		if (r == (pid_t)l->pid) {
@@ -404,6 +434,8 @@ static void reap_locked(void)
 			l->exit_code = -1;
 			l->ended = time(NULL);
 		}
+		if (!l->running && !group_alive(l->pid))
+			list[i].group_gone = true;
 	}
 }
 
@@ -416,25 +448,26 @@ void launch__reap(void)
 
 bool launch__tracked(pid_t pid)
 {
-	bool found = false;
 	pthread_mutex_lock(&mutex);
+	/* A program that exits between its fork and its entry is ours too:
+	 * the orphan reaper waits for the next round. */
+	bool found = spawning > 0;
 	for (size_t i = 0; i < n_list && !found; i++)
-		found = list[i].running && list[i].pid == (long)pid;
+		found = list[i].l.running && list[i].l.pid == (long)pid;
 	pthread_mutex_unlock(&mutex);
 	return found;
 }
 
-/* A slot for a new entry (mutex held): a free one, else the oldest ended
- * one's; NULL when every slot holds a running program. */
-static struct desktop_launched* new_slot(void)
+/* A slot for a new entry (mutex held): a free one, else that of the one
+ * that ended first among those whose group is gone; NULL when every entry
+ * runs or has members left. */
+static struct entry* new_slot(void)
 {
-	if (n_list < DESKTOP_LAUNCH_KEPT) {
-		memset(&list[n_list], 0, sizeof(list[n_list]));
+	if (n_list < DESKTOP_LAUNCH_KEPT)
 		return &list[n_list++];
-	}
-	struct desktop_launched* oldest = NULL;
+	struct entry* oldest = NULL;
 	for (size_t i = 0; i < n_list; i++)
-		if (!list[i].running && (!oldest || list[i].ended < oldest->ended))
+		if (!live(&list[i]) && (!oldest || list[i].l.ended < oldest->l.ended))
 			oldest = &list[i];
 	return oldest;
 }
@@ -442,8 +475,8 @@ static struct desktop_launched* new_slot(void)
 static struct desktop_launched* find_locked(long pid)
 {
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].pid == pid)
-			return &list[i];
+		if (list[i].l.pid == pid)
+			return &list[i].l;
 	return NULL;
 }
 
@@ -466,20 +499,12 @@ int desktop_launched_list(struct desktop_launched** out, size_t* n)
 		pthread_mutex_unlock(&mutex);
 		return -ENOMEM;
 	}
-	memcpy(*out, list, n_list * sizeof(**out));
+	for (size_t i = 0; i < n_list; i++)
+		(*out)[i] = list[i].l;
 	*n = n_list;
 	pthread_mutex_unlock(&mutex);
 	qsort(*out, *n, sizeof(**out), by_state);
 	return 0;
-}
-
-/* Does the process group of a launched program (its pid) still have
- * members? A program that ended can leave the ones it started (a launcher);
- * Linux does not reuse a pid while a group of that id exists, so this is
- * ours. */
-static bool group_alive(long pid)
-{
-	return kill(-(pid_t)pid, 0) == 0;
 }
 
 /* SIGTERM or SIGKILL to every launched program's group that is still there
@@ -487,11 +512,9 @@ static bool group_alive(long pid)
 static void signal_groups(int sig)
 {
 	for (size_t i = 0; i < n_list; i++) {
-		const struct desktop_launched* l = &list[i];
-		if (l->running || group_alive(l->pid)) {
-			if (kill(-(pid_t)l->pid, sig) != 0 && l->running)
-				kill((pid_t)l->pid, sig);
-		}
+		const struct desktop_launched* l = &list[i].l;
+		if (live(&list[i]) && kill(-(pid_t)l->pid, sig) != 0 && l->running)
+			kill((pid_t)l->pid, sig);
 	}
 }
 
@@ -509,15 +532,16 @@ void launch__stop(int grace_ms)
 	spawner_running = false;
 	reap_locked();
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].running)
-			log_debug("stopping launched %s (pid %ld)", list[i].program, list[i].pid);
+		if (live(&list[i]))
+			log_debug("stopping launched %s (pid %ld%s)", list[i].l.program, list[i].l.pid,
+					list[i].l.running ? "" : ", ended; its process group");
 	signal_groups(SIGTERM);
 	int64_t end = clock_ms() + grace_ms;
 	for (;;) {
 		reap_locked();
 		bool left = false;
 		for (size_t i = 0; i < n_list && !left; i++)
-			left = list[i].running || group_alive(list[i].pid);
+			left = live(&list[i]);
 		if (!left || clock_ms() >= end)
 			break;
 		pthread_mutex_unlock(&mutex);
@@ -525,18 +549,19 @@ void launch__stop(int grace_ms)
 		pthread_mutex_lock(&mutex);
 	}
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].running)
-			log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].program,
-					list[i].pid);
+		if (list[i].l.running)
+			log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].l.program,
+					list[i].l.pid);
 	signal_groups(SIGKILL);
 	for (size_t i = 0; i < n_list; i++) {
-		if (!list[i].running)
+		struct desktop_launched* l = &list[i].l;
+		if (!l->running)
 			continue;
 		int status = 0;
-		if (waitpid((pid_t)list[i].pid, &status, 0) == (pid_t)list[i].pid)
-			describe_exit(status, &list[i]);
+		if (waitpid((pid_t)l->pid, &status, 0) == (pid_t)l->pid)
+			describe_exit(status, l);
 		else
-			list[i].running = false;
+			l->running = false;
 	}
 	pthread_mutex_unlock(&mutex);
 }
@@ -675,6 +700,12 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	return wait_window(p, out, err, size);
 }
 
+static int full(char* err, size_t size)
+{
+	return fail(err, size, -EMFILE, "%d launched programs, or what they started in their "
+			"process groups, are still running; stop one first", DESKTOP_LAUNCH_KEPT);
+}
+
 /* Start the checked program (fd, or -1: by path) and list it. */
 static int start(const struct desktop_launch_params* p, int fd, struct desktop_launch_result* out,
 		char* err, size_t size)
@@ -688,13 +719,12 @@ static int start(const struct desktop_launch_params* p, int fd, struct desktop_l
 		return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
 	}
 	reap_locked();
-	size_t running = 0;
+	size_t n_live = 0;
 	for (size_t i = 0; i < n_list; i++)
-		running += list[i].running;
-	if (running >= DESKTOP_LAUNCH_KEPT) {
+		n_live += live(&list[i]);
+	if (n_live >= DESKTOP_LAUNCH_KEPT) {
 		pthread_mutex_unlock(&mutex);
-		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
-				DESKTOP_LAUNCH_KEPT);
+		return full(err, size);
 	}
 	/* argv as given, NULL-ended: the spawn reads it on the spawner thread
 	 * while this one waits. */
@@ -710,9 +740,11 @@ static int start(const struct desktop_launch_params* p, int fd, struct desktop_l
 		.env = p->env, .n_env = p->n_env, .cwd = p->cwd, .fd3 = -1,
 		.program = out->program, .level = LOG_INFO,
 	};
+	spawning++;
 	pid_t pid = spawn_on_spawner(&s);
 	free(argv);
 	if (pid < 0) {
+		spawning--;
 		pthread_mutex_unlock(&mutex);
 		if (pid == -ESHUTDOWN)
 			return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
@@ -720,15 +752,16 @@ static int start(const struct desktop_launch_params* p, int fd, struct desktop_l
 				"cannot start %s: %s", out->path, strerror((int)-pid));
 	}
 	/* Others may have launched while the spawn ran (the mutex was free). */
-	struct desktop_launched* slot = new_slot();
-	if (!slot) {
+	struct entry* e = new_slot();
+	spawning--;
+	if (!e) {
 		kill(-pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		pthread_mutex_unlock(&mutex);
-		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
-				DESKTOP_LAUNCH_KEPT);
+		return full(err, size);
 	}
-	memset(slot, 0, sizeof(*slot));
+	memset(e, 0, sizeof(*e));
+	struct desktop_launched* slot = &e->l;
 	slot->pid = (long)pid;
 	slot->running = true;
 	slot->started = time(NULL);

@@ -126,3 +126,30 @@ test('R7: a symlink flipped between an allowed program and /bin/sh while launchi
   assert.ok(accepted > 0 && refused > 0, `the flips raced the launches (${accepted} accepted, ${refused} refused)`);
   assert.equal(ran, 0, `/bin/sh ran ${ran} times`);
 });
+
+test('R8: every process deskd started is stopped at its exit: what an ended program left in its group after 70 more launches, and one that left its group (setsid)', async (t) => {
+  need('setsid');
+  const dir = tempDir('deskd-launch-exit-');
+  const d = await startDeskd({ args: ['--launch', 'none', '--wm', 'none'] });
+  const left = [];
+  t.after(async () => {
+    await d.stop().catch(() => { });
+    for (const pid of left) if (alive(pid)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  });
+  const inGroup = join(dir, 'in-group.pid');
+  const ownSession = join(dir, 'own-session.pid');
+  const sh = await ok(d, 'launch', { argv: ['sh', '-c', `sleep 300 & echo $! > ${inGroup}; exit 0`], wait_for_window: false });
+  await ok(d, 'launch', { argv: ['sh', '-c', `setsid sleep 301 & echo $! > ${ownSession}; exit 0`], wait_for_window: false });
+  const pidOf = (file) => waitUntil(() => existsSync(file) && Number(readFileSync(file, 'utf8').trim()), { what: file });
+  left.push(await pidOf(inGroup), await pidOf(ownSession));
+  for (let i = 0; i < 70; i++) await ok(d, 'launch', { argv: ['true'], wait_for_window: false });
+  for (const pid of left) assert.ok(alive(pid), `pid ${pid} runs`);
+  // The ended sh stays listed while its process group has members.
+  const listed = (await ok(d, 'status', {})).launched;
+  assert.ok(listed.some((e) => e.pid === sh.pid && !e.running), JSON.stringify(listed.map((e) => e.pid)));
+
+  const t0 = Date.now();
+  await d.stop();	// SIGTERM; rejects unless deskd exits 0
+  for (const pid of left) await waitUntil(() => !alive(pid), { timeout: 3000, what: `pid ${pid} to be gone after deskd's exit` });
+  t.diagnostic(`deskd and its leftovers gone ${Date.now() - t0} ms after SIGTERM`);
+});
