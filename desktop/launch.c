@@ -1,7 +1,9 @@
-/* The launch tool's programs: checked against the policy (--allow-launch),
- * started without a shell on the display as deskd's children, their first
- * window found by _NET_WM_PID, reaped by the watcher, listed by status and
- * stopped with deskd.
+/* The launch tool's programs: checked against the policy (--allow-launch:
+ * the file, by descriptor, and the env variables that load code), started
+ * without a shell on the display as deskd's children, their first window
+ * found by _NET_WM_PID, reaped by the watcher, listed by status and stopped
+ * with deskd, with what they left in their process groups (and, through
+ * xvfb.c's subreaper sweep, what left the group).
  *
  * The fork happens on a thread of its own that lives until deskd stops:
  * the children get the parent death signal, and Linux sends it when the
