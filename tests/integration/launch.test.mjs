@@ -147,6 +147,11 @@ test('R8: every process deskd started is stopped at its exit: what an ended prog
   // The ended sh stays listed while its process group has members.
   const listed = (await ok(d, 'status', {})).launched;
   assert.ok(listed.some((e) => e.pid === sh.pid && !e.running), JSON.stringify(listed.map((e) => e.pid)));
+  // With 64 running or with a live group, the next launch is refused (nothing is evicted).
+  for (let i = 0; i < 63; i++) left.push((await ok(d, 'launch', { argv: ['sleep', '302'], wait_for_window: false })).pid);
+  const full = await d.tool('launch', { argv: ['true'], wait_for_window: false });
+  assert.equal(full.status, 403, JSON.stringify(full.body));
+  assert.match(full.body.error.message, /64 launched programs, or what they started in their process groups, are still running; stop one first/);
 
   const t0 = Date.now();
   await d.stop();	// SIGTERM; rejects unless deskd exits 0
