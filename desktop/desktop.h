@@ -316,14 +316,15 @@ void desktop_recordings_end(char* const* ids, size_t n);
  * The launch tool's programs: no shell, the program found on PATH, checked
  * against --allow-launch, started on the display as deskd's children (own
  * process group, the desktop's environment: env.c), reaped by the watcher
- * and stopped with deskd. Any thread. */
+ * and stopped with deskd, with everything they started (deskd is their
+ * child subreaper). Any thread. */
 
 #define DESKTOP_LAUNCH_ARGS_MAX 256		/* argv items */
 #define DESKTOP_LAUNCH_ARG_MAX 4096		/* bytes per argv item or env value */
 #define DESKTOP_LAUNCH_ENV_MAX 64		/* env variables */
 #define DESKTOP_LAUNCH_ENV_NAME_MAX 128
 #define DESKTOP_LAUNCH_TOTAL_MAX 65536		/* argv and env together */
-#define DESKTOP_LAUNCH_KEPT 64			/* running ones (at most), then the last ended */
+#define DESKTOP_LAUNCH_KEPT 64			/* running ones or with a live group (at most), then the last ended */
 
 struct desktop_launch_params {
 	char* const* argv;	/* argv[0]: a name looked up on PATH, or an absolute path */
@@ -362,17 +363,28 @@ struct desktop_launched {
 
 /** Check, start and (wait_for_window) find the first window of argv.
  *  Nothing is started on an error: -EINVAL (bad argv, env or cwd), -ENOENT
- *  (no such program), -EPERM (not allowed: --allow-launch, or an external
- *  display without it), -ENOEXEC (exec failed: not executable), -EMFILE
- *  (DESKTOP_LAUNCH_KEPT running), -ECONNRESET (no display), -ESHUTDOWN;
+ *  (no such program), -EPERM (not allowed: --allow-launch, an env variable
+ *  it refuses, or an external display without it), -ENOEXEC (exec failed:
+ *  not executable), -EMFILE (DESKTOP_LAUNCH_KEPT running), -ECONNRESET (no
+ *  display), -ESHUTDOWN;
  *  after a start, an error of the window search (-ECONNRESET) still leaves
  *  out->pid set. A message in err either way. */
 int desktop_launch(const struct desktop_launch_params* params,
 		struct desktop_launch_result* out, char* err, size_t err_size);
+/** Check a launch's argv, env and cwd without starting anything (it reads
+ *  nothing but cwd's stat; any thread): 0, -EINVAL (malformed) or -EPERM.
+ *  allow_list: an --allow-launch list is in force; env may then not set a
+ *  variable that makes programs load or run code it names (every LD_*,
+ *  GLIBC_TUNABLES, PATH, SHELL, BASH_ENV, PYTHON*, PERL*, NODE_*, GTK*,
+ *  GIO_*, GST_*, QT_PLUGIN_PATH, ...: the table in launch.c, each with why).
+ *  The reason, naming the variable, in err. desktop_launch calls it first. */
+int desktop_launch_check(const struct desktop_launch_params* params, bool allow_list,
+		char* err, size_t err_size);
 /** May the program at path (as found) be launched under the options? 0 or
  *  -EPERM with the reason in err. Entries of --allow-launch name files:
  *  one with '/' that file, one without the program it finds on deskd's
- *  PATH; path matches when it is the same file (after symlinks). */
+ *  PATH; path matches when it is the same file (st_dev and st_ino, after
+ *  symlinks). desktop_launch checks, and executes, one descriptor. */
 int desktop_launch_allowed(const char* path, char* err, size_t err_size);
 /** The launched programs, running first: *list malloc'd (free it). */
 int desktop_launched_list(struct desktop_launched** list, size_t* n);

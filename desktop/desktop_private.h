@@ -48,6 +48,8 @@ void desktop__env_reset(void);
  * exec. */
 struct desktop__spawn_args {
 	const char* path;	/* the executable, as found */
+	bool by_fd;		/* exec exec_fd instead of path (launch.c, --allow-launch) */
+	int exec_fd;		/* with by_fd: the checked program, opened O_PATH */
 	char* const* argv;
 	const char* display;	/* its DISPLAY */
 	char* const* env;	/* extra "NAME=value" (desktop__env_build), or NULL */
@@ -61,7 +63,10 @@ struct desktop__spawn_args {
 
 /** Start it. The pid, or -errno: of the fork, of chdir to cwd, or of
  *  execve (reported back by the child over a close-on-exec pipe, so a
- *  program that cannot run is an error here, not an exit code later). */
+ *  program that cannot run is an error here, not an exit code later).
+ *  by_fd: execveat(exec_fd, "", AT_EMPTY_PATH), the file that was checked
+ *  whatever its path names by now; a #! script gets the descriptor
+ *  inherited (its interpreter reads /dev/fd/N, which is its $0). */
 pid_t desktop__spawn_with(const struct desktop__spawn_args* s);
 
 /* The programs the launch tool started (launch.c). */

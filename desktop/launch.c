@@ -1,7 +1,9 @@
-/* The launch tool's programs: checked against the policy (--allow-launch),
- * started without a shell on the display as deskd's children, their first
- * window found by _NET_WM_PID, reaped by the watcher, listed by status and
- * stopped with deskd.
+/* The launch tool's programs: checked against the policy (--allow-launch:
+ * the file, by descriptor, and the env variables that load code), started
+ * without a shell on the display as deskd's children, their first window
+ * found by _NET_WM_PID, reaped by the watcher, listed by status and stopped
+ * with deskd, with what they left in their process groups (and, through
+ * xvfb.c's subreaper sweep, what left the group).
  *
  * The fork happens on a thread of its own that lives until deskd stops:
  * the children get the parent death signal, and Linux sends it when the
@@ -16,6 +18,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,9 +35,19 @@
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static struct desktop_launched list[DESKTOP_LAUNCH_KEPT];	/* running first, then the newest ended */
+/* A launched program, and whether its process group is known to be empty.
+ * An entry stays while the program runs or its group has members (what it
+ * started and left behind): stop signals every such group, so an entry is
+ * only reused once its group is gone (TRUST R8: the list evicted an ended
+ * launcher whose `sleep` lived on, and stop never signalled it). */
+struct entry {
+	struct desktop_launched l;
+	bool group_gone;	/* ended, and its group empty: never signalled again */
+};
+static struct entry list[DESKTOP_LAUNCH_KEPT];
 static size_t n_list;
 static bool stopping;
+static int spawning;	/* launches between fork and their entry */
 
 /* The spawner thread and its one request at a time (the caller's, on its
  * stack until done). */
@@ -121,15 +134,116 @@ static bool env_name_ok(const char* s, size_t n)
 	return true;
 }
 
-static int check_params(const struct desktop_launch_params* p, char* err, size_t size)
+/* The variables env may not set while --allow-launch is in force: each makes
+ * a program load or run code that the variable names (a library, a module, a
+ * script, another program), whatever the allowed program is: the dynamic
+ * loader and libc, the shells, the language runtimes, the toolkits' and
+ * drivers' module loaders, and the programs other programs run by name.
+ * A name ending in '*' is a prefix.
+ *
+ * Only under an allow-list: without one the agent may launch any program,
+ * `env LD_PRELOAD=... prog` or `sh -c` included, so refusing the variables
+ * would protect nothing and would break honest uses (PYTHONPATH for a
+ * script, PATH for a toolchain). With one, they would turn an allowed
+ * program into any code the agent can put on disk (file_upload).
+ *
+ * Not refused: what changes a program's data but runs nothing it names
+ * (HOSTALIASES, TZ, LANG, LC_*, XMODIFIERS, a theme name), and a program's
+ * own configuration (HOME, XDG_*, its own variables): like its arguments,
+ * that is the allowed program's business, so allow only programs that are
+ * safe with any arguments. A table like this cannot be complete; it covers
+ * the loaders most programs share (docs/DESIGN.md, launch). */
+static const struct env_rule {
+	const char* name;
+	const char* why;
+} env_refused[] = {
+	{ "LD_*", "the dynamic loader loads the libraries it names (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT)" },
+	{ "GLIBC_TUNABLES", "it tunes glibc's loader and malloc" },
+	{ "MALLOC_*", "it tunes glibc's malloc" },
+	{ "GCONV_PATH", "iconv loads its conversion modules from there" },
+	{ "GETCONF_DIR", "getconf runs the programs it finds there" },
+	{ "LOCPATH", "glibc reads its locale data from there" },
+	{ "NLSPATH", "catgets reads message catalogs (format strings) from there" },
+	{ "PATH", "programs that run others by name (execvp, system) find them there" },
+	{ "SHELL", "terminals and programs that start a shell run it" },
+	{ "ENV", "sh runs that file when it starts" },
+	{ "BASH*", "bash runs or loads what BASH_ENV and BASH_LOADABLES_PATH name" },
+	{ "SHELLOPTS", "it turns on bash's xtrace, which runs PS4" },
+	{ "PS1", "the shell runs the commands in it" },
+	{ "PS2", "the shell runs the commands in it" },
+	{ "PS4", "the shell runs the commands in it" },
+	{ "PROMPT_COMMAND", "bash runs it" },
+	{ "ZDOTDIR", "zsh runs its startup files from there" },
+	{ "FPATH", "ksh and zsh load functions from there" },
+	{ "EDITOR", "programs that open an editor run it" },
+	{ "VISUAL", "programs that open an editor run it" },
+	{ "PAGER", "programs that show text in a pager run it" },
+	{ "BROWSER", "programs that open a web page (xdg-open) run it" },
+	{ "SSH_ASKPASS", "programs that ask for a password run it" },
+	{ "SUDO_ASKPASS", "programs that ask for a password run it" },
+	{ "PYTHON*", "Python runs or imports what they name (PYTHONSTARTUP, PYTHONPATH, PYTHONHOME, PYTHONUSERBASE)" },
+	{ "PERL*", "Perl loads the modules and options they name (PERL5LIB, PERL5OPT)" },
+	{ "RUBY*", "Ruby loads the libraries and options they name (RUBYLIB, RUBYOPT)" },
+	{ "NODE_*", "Node.js loads the modules and options they name (NODE_OPTIONS, NODE_PATH)" },
+	{ "LUA_*", "Lua runs or loads what they name (LUA_INIT, LUA_PATH, LUA_CPATH)" },
+	{ "JAVA_TOOL_OPTIONS", "the JVM takes options (-javaagent) from it" },
+	{ "_JAVA_OPTIONS", "the JVM takes options (-javaagent) from it" },
+	{ "JDK_JAVA_OPTIONS", "the JVM takes options (-javaagent) from it" },
+	{ "CLASSPATH", "Java loads classes from there" },
+	{ "TCLLIBPATH", "Tcl loads packages from there" },
+	{ "GUILE_*", "Guile loads code from there" },
+	{ "GTK*", "GTK loads the modules they name (GTK_MODULES, GTK3_MODULES, GTK_PATH, GTK_IM_MODULE_FILE, GTK2_RC_FILES)" },
+	{ "GIO_*", "GIO loads modules from there (GIO_EXTRA_MODULES, GIO_MODULE_DIR)" },
+	{ "GDK_PIXBUF_*", "gdk-pixbuf loads the image loaders they name" },
+	{ "GST_*", "GStreamer loads plugins from there (GST_PLUGIN_PATH)" },
+	{ "QT_PLUGIN_PATH", "Qt loads plugins from there" },
+	{ "QT_QPA_PLATFORM_PLUGIN_PATH", "Qt loads its platform plugin from there" },
+	{ "QML_IMPORT_PATH", "Qt Quick imports code from there" },
+	{ "QML2_IMPORT_PATH", "Qt Quick imports code from there" },
+	{ "XLOCALEDIR", "Xlib loads the input method modules its locale files name" },
+	{ "LIBGL_*", "Mesa loads GL drivers from there (LIBGL_DRIVERS_PATH)" },
+	{ "MESA_LOADER_DRIVER_OVERRIDE", "Mesa loads the driver it names" },
+	{ "__EGL_*", "libglvnd loads the vendor libraries they name" },
+	{ "__GLX_*", "libglvnd loads the vendor library it names" },
+	{ "GBM_BACKENDS_PATH", "libgbm loads backends from there" },
+	{ "VK_*", "the Vulkan loader loads the drivers and layers they name" },
+	{ "LIBVA_*", "libva loads the driver they name" },
+	{ "VDPAU_*", "libvdpau loads the driver they name" },
+	{ "OPENSSL_*", "OpenSSL loads the configuration, engines and providers they name" },
+};
+
+/* The rule that refuses the variable name[0..n), or NULL. */
+static const struct env_rule* env_rule_for(const char* name, size_t n)
 {
-	if (p->argc == 0 || !p->argv[0] || !p->argv[0][0])
+	for (size_t i = 0; i < sizeof(env_refused) / sizeof(env_refused[0]); i++) {
+		const char* r = env_refused[i].name;
+		size_t len = strlen(r);
+		if (r[len - 1] == '*' ? n >= len - 1 && strncmp(name, r, len - 1) == 0
+				: n == len && strncmp(name, r, len) == 0)
+			return &env_refused[i];
+	}
+	return NULL;
+}
+
+/* Is an --allow-launch list in force? */
+static bool restricted(void)
+{
+	const struct options* o = options_get();
+	return o && o->n_allow_launch > 0;
+}
+
+int desktop_launch_check(const struct desktop_launch_params* p, bool allow_list, char* err,
+		size_t size)
+{
+	if (p->argc == 0 || !p->argv || !p->argv[0] || !p->argv[0][0])
 		return fail(err, size, -EINVAL, "argv must name a program: [\"xterm\", ...]");
 	if (p->argc > DESKTOP_LAUNCH_ARGS_MAX)
 		return fail(err, size, -EINVAL, "argv has %zu items; at most %d", p->argc,
 				DESKTOP_LAUNCH_ARGS_MAX);
 	size_t total = 0;
 	for (size_t i = 0; i < p->argc; i++) {
+		if (!p->argv[i])
+			return fail(err, size, -EINVAL, "argv[%zu] is missing", i);
 		size_t n = strlen(p->argv[i]);
 		if (n > DESKTOP_LAUNCH_ARG_MAX)
 			return fail(err, size, -EINVAL, "argv[%zu] is %zu bytes; at most %d", i, n,
@@ -141,6 +255,8 @@ static int check_params(const struct desktop_launch_params* p, char* err, size_t
 				DESKTOP_LAUNCH_ENV_MAX);
 	for (size_t i = 0; i < p->n_env; i++) {
 		const char* v = p->env[i];
+		if (!v)
+			return fail(err, size, -EINVAL, "env[%zu] is missing", i);
 		size_t n = strcspn(v, "=");
 		if (!v[n] || !env_name_ok(v, n))
 			return fail(err, size, -EINVAL, "env: '%.*s' is not a variable name "
@@ -168,6 +284,18 @@ static int check_params(const struct desktop_launch_params* p, char* err, size_t
 		if (!S_ISDIR(st.st_mode))
 			return fail(err, size, -EINVAL, "cwd %s is not a directory", p->cwd);
 	}
+	/* Last: a malformed call says what is malformed first. */
+	for (size_t i = 0; allow_list && i < p->n_env; i++) {
+		const char* v = p->env[i];
+		size_t n = strcspn(v, "=");
+		const struct env_rule* r = env_rule_for(v, n);
+		if (r)
+			return fail(err, size, -EPERM, "env may not set %.*s while --allow-launch is "
+					"in force: %s%s%s%s", (int)n, v, r->why,
+					strchr(r->name, '*') ? "; every " : "",
+					strchr(r->name, '*') ? r->name : "",
+					strchr(r->name, '*') ? " variable is refused" : "");
+	}
 	return 0;
 }
 
@@ -177,33 +305,83 @@ static const char* base_name(const char* path)
 	return slash ? slash + 1 : path;
 }
 
-int desktop_launch_allowed(const char* path, char* err, size_t size)
+/* The allow-list check of the program open at fd (found as path): the same
+ * file, by identity (st_dev, st_ino), as an entry of --allow-launch. */
+static int allowed_fd(const struct options* o, int fd, const char* path, char* err, size_t size)
 {
-	const struct options* o = options_get();
-	if (!o || o->n_allow_launch == 0) {
-		if (desktop_is_embedded())
-			return 0;
-		return fail(err, size, -EPERM, "launching programs on an external display (--display) "
-				"is off; start deskd with --allow-launch %s to allow it", base_name(path));
-	}
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
 	/* Files, not names: a name allows what it finds on deskd's own PATH,
 	 * so neither another directory nor the caller's env PATH widens it. */
-	char real[PATH_MAX];
-	if (!realpath(path, real))
-		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
 	for (int i = 0; i < o->n_allow_launch; i++) {
 		const char* a = o->allow_launch[i];
-		char found[PATH_MAX], areal[PATH_MAX];
+		char found[PATH_MAX];
+		struct stat ast;
 		if (!strchr(a, '/')) {
 			if (desktop_find_program(a, getenv("PATH"), found, sizeof(found)) < 0)
 				continue;
 			a = found;
 		}
-		if (realpath(a, areal) && strcmp(areal, real) == 0)
+		if (stat(a, &ast) == 0 && ast.st_dev == st.st_dev && ast.st_ino == st.st_ino)
 			return 0;
 	}
 	return fail(err, size, -EPERM, "%s is not allowed: --allow-launch lists what may be "
 			"launched", path);
+}
+
+/* No allow-list: anything on the embedded desktop, nothing on an external
+ * display. 1 when the list decides. */
+static int without_list(const struct options* o, const char* path, char* err, size_t size)
+{
+	if (o && o->n_allow_launch > 0)
+		return 1;
+	if (desktop_is_embedded())
+		return 0;
+	return fail(err, size, -EPERM, "launching programs on an external display (--display) "
+			"is off; start deskd with --allow-launch %s to allow it", base_name(path));
+}
+
+int desktop_launch_allowed(const char* path, char* err, size_t size)
+{
+	const struct options* o = options_get();
+	int rc = without_list(o, path, err, size);
+	if (rc <= 0)
+		return rc;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, size, -EPERM, "%s is not allowed: it cannot be resolved", path);
+	rc = allowed_fd(o, fd, path, err, size);
+	close(fd);
+	return rc;
+}
+
+/* May the program found at path run? With an allow-list, *fd is that
+ * program opened once (O_PATH), checked, and what the child executes: an
+ * exec by path would run whatever the path names by then (TRUST R7: a
+ * symlink flipped between the check and the exec ran /bin/sh). Without
+ * one, *fd is -1 and the child executes path: any program may run, and a
+ * #! script keeps its path as $0 (by descriptor it is /dev/fd/N). */
+static int check_program(const char* path, int* fd, char* err, size_t size)
+{
+	*fd = -1;
+	const struct options* o = options_get();
+	int rc = without_list(o, path, err, size);
+	if (rc <= 0)
+		return rc;
+	int f = open(path, O_PATH | O_CLOEXEC);
+	struct stat st;
+	if (f < 0 || fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+		if (f >= 0)
+			close(f);
+		return fail(err, size, -ENOENT, "%s is not an executable file", path);
+	}
+	if ((rc = allowed_fd(o, f, path, err, size)) < 0) {
+		close(f);
+		return rc;
+	}
+	*fd = f;
+	return 0;
 }
 
 /* ---- The registry ------------------------------------------------------------------ */
@@ -216,13 +394,33 @@ static void describe_exit(int status, struct desktop_launched* l)
 	l->ended = time(NULL);
 }
 
-/* Reap the running ones that exited (mutex held). */
+/* Does the process group of a launched program (its pid) still have
+ * members? A program that ended can leave the ones it started (a launcher);
+ * Linux does not reuse a pid while a group of that id exists, so this is
+ * ours (and once seen empty, the entry never asks again: the pid may be
+ * reused later). EPERM: a member that changed its user; still there. */
+static bool group_alive(long pid)
+{
+	return kill(-(pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Running, or ended with members left in its group (mutex held). */
+static bool live(const struct entry* e)
+{
+	return e->l.running || !e->group_gone;
+}
+
+/* Reap the running ones that exited, and notice the groups that emptied
+ * (mutex held). */
 static void reap_locked(void)
 {
 	for (size_t i = 0; i < n_list; i++) {
-		struct desktop_launched* l = &list[i];
-		if (!l->running)
+		struct desktop_launched* l = &list[i].l;
+		if (!l->running) {
+			if (!list[i].group_gone && !group_alive(l->pid))
+				list[i].group_gone = true;
 			continue;
+		}
 		int status = 0;
 		pid_t r = waitpid((pid_t)l->pid, &status, WNOHANG);
 		if (r == (pid_t)l->pid) {
@@ -238,6 +436,8 @@ static void reap_locked(void)
 			l->exit_code = -1;
 			l->ended = time(NULL);
 		}
+		if (!l->running && !group_alive(l->pid))
+			list[i].group_gone = true;
 	}
 }
 
@@ -250,25 +450,26 @@ void launch__reap(void)
 
 bool launch__tracked(pid_t pid)
 {
-	bool found = false;
 	pthread_mutex_lock(&mutex);
+	/* A program that exits between its fork and its entry is ours too:
+	 * the orphan reaper waits for the next round. */
+	bool found = spawning > 0;
 	for (size_t i = 0; i < n_list && !found; i++)
-		found = list[i].running && list[i].pid == (long)pid;
+		found = list[i].l.running && list[i].l.pid == (long)pid;
 	pthread_mutex_unlock(&mutex);
 	return found;
 }
 
-/* A slot for a new entry (mutex held): a free one, else the oldest ended
- * one's; NULL when every slot holds a running program. */
-static struct desktop_launched* new_slot(void)
+/* A slot for a new entry (mutex held): a free one, else that of the one
+ * that ended first among those whose group is gone; NULL when every entry
+ * runs or has members left. */
+static struct entry* new_slot(void)
 {
-	if (n_list < DESKTOP_LAUNCH_KEPT) {
-		memset(&list[n_list], 0, sizeof(list[n_list]));
+	if (n_list < DESKTOP_LAUNCH_KEPT)
 		return &list[n_list++];
-	}
-	struct desktop_launched* oldest = NULL;
+	struct entry* oldest = NULL;
 	for (size_t i = 0; i < n_list; i++)
-		if (!list[i].running && (!oldest || list[i].ended < oldest->ended))
+		if (!live(&list[i]) && (!oldest || list[i].l.ended < oldest->l.ended))
 			oldest = &list[i];
 	return oldest;
 }
@@ -276,8 +477,8 @@ static struct desktop_launched* new_slot(void)
 static struct desktop_launched* find_locked(long pid)
 {
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].pid == pid)
-			return &list[i];
+		if (list[i].l.pid == pid)
+			return &list[i].l;
 	return NULL;
 }
 
@@ -300,20 +501,12 @@ int desktop_launched_list(struct desktop_launched** out, size_t* n)
 		pthread_mutex_unlock(&mutex);
 		return -ENOMEM;
 	}
-	memcpy(*out, list, n_list * sizeof(**out));
+	for (size_t i = 0; i < n_list; i++)
+		(*out)[i] = list[i].l;
 	*n = n_list;
 	pthread_mutex_unlock(&mutex);
 	qsort(*out, *n, sizeof(**out), by_state);
 	return 0;
-}
-
-/* Does the process group of a launched program (its pid) still have
- * members? A program that ended can leave the ones it started (a launcher);
- * Linux does not reuse a pid while a group of that id exists, so this is
- * ours. */
-static bool group_alive(long pid)
-{
-	return kill(-(pid_t)pid, 0) == 0;
 }
 
 /* SIGTERM or SIGKILL to every launched program's group that is still there
@@ -321,11 +514,9 @@ static bool group_alive(long pid)
 static void signal_groups(int sig)
 {
 	for (size_t i = 0; i < n_list; i++) {
-		const struct desktop_launched* l = &list[i];
-		if (l->running || group_alive(l->pid)) {
-			if (kill(-(pid_t)l->pid, sig) != 0 && l->running)
-				kill((pid_t)l->pid, sig);
-		}
+		const struct desktop_launched* l = &list[i].l;
+		if (live(&list[i]) && kill(-(pid_t)l->pid, sig) != 0 && l->running)
+			kill((pid_t)l->pid, sig);
 	}
 }
 
@@ -343,15 +534,16 @@ void launch__stop(int grace_ms)
 	spawner_running = false;
 	reap_locked();
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].running)
-			log_debug("stopping launched %s (pid %ld)", list[i].program, list[i].pid);
+		if (live(&list[i]))
+			log_debug("stopping launched %s (pid %ld%s)", list[i].l.program, list[i].l.pid,
+					list[i].l.running ? "" : ", ended; its process group");
 	signal_groups(SIGTERM);
 	int64_t end = clock_ms() + grace_ms;
 	for (;;) {
 		reap_locked();
 		bool left = false;
 		for (size_t i = 0; i < n_list && !left; i++)
-			left = list[i].running || group_alive(list[i].pid);
+			left = live(&list[i]);
 		if (!left || clock_ms() >= end)
 			break;
 		pthread_mutex_unlock(&mutex);
@@ -359,18 +551,19 @@ void launch__stop(int grace_ms)
 		pthread_mutex_lock(&mutex);
 	}
 	for (size_t i = 0; i < n_list; i++)
-		if (list[i].running)
-			log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].program,
-					list[i].pid);
+		if (list[i].l.running)
+			log_warn("launched %s (pid %ld) ignored SIGTERM; killing it", list[i].l.program,
+					list[i].l.pid);
 	signal_groups(SIGKILL);
 	for (size_t i = 0; i < n_list; i++) {
-		if (!list[i].running)
+		struct desktop_launched* l = &list[i].l;
+		if (!l->running)
 			continue;
 		int status = 0;
-		if (waitpid((pid_t)list[i].pid, &status, 0) == (pid_t)list[i].pid)
-			describe_exit(status, &list[i]);
+		if (waitpid((pid_t)l->pid, &status, 0) == (pid_t)l->pid)
+			describe_exit(status, l);
 		else
-			list[i].running = false;
+			l->running = false;
 	}
 	pthread_mutex_unlock(&mutex);
 }
@@ -473,11 +666,14 @@ static int wait_window(const struct desktop_launch_params* p, struct desktop_lau
 	return 0;
 }
 
+static int start(const struct desktop_launch_params* p, int fd, struct desktop_launch_result* out,
+		char* err, size_t size);
+
 int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_result* out,
 		char* err, size_t size)
 {
 	memset(out, 0, sizeof(*out));
-	int rc = check_params(p, err, size);
+	int rc = desktop_launch_check(p, restricted(), err, size);
 	if (rc < 0)
 		return rc;
 	const char* name = p->argv[0];
@@ -495,8 +691,27 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		return fail(err, size, -ENOENT, strchr(name, '/') ? "%s is not an executable file"
 				: "%s: no such program on PATH", name);
 	snprintf(out->program, sizeof(out->program), "%.63s", base_name(out->path));
-	if ((rc = desktop_launch_allowed(out->path, err, size)) < 0)
+	int fd;
+	if ((rc = check_program(out->path, &fd, err, size)) < 0)
 		return rc;
+	rc = start(p, fd, out, err, size);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 || !p->wait_for_window)
+		return rc;
+	return wait_window(p, out, err, size);
+}
+
+static int full(char* err, size_t size)
+{
+	return fail(err, size, -EMFILE, "%d launched programs, or what they started in their "
+			"process groups, are still running; stop one first", DESKTOP_LAUNCH_KEPT);
+}
+
+/* Start the checked program (fd, or -1: by path) and list it. */
+static int start(const struct desktop_launch_params* p, int fd, struct desktop_launch_result* out,
+		char* err, size_t size)
+{
 	if (!desktop_available())
 		return fail(err, size, -ECONNRESET, "the display is not available: nothing was started");
 
@@ -506,13 +721,12 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
 	}
 	reap_locked();
-	size_t running = 0;
+	size_t n_live = 0;
 	for (size_t i = 0; i < n_list; i++)
-		running += list[i].running;
-	if (running >= DESKTOP_LAUNCH_KEPT) {
+		n_live += live(&list[i]);
+	if (n_live >= DESKTOP_LAUNCH_KEPT) {
 		pthread_mutex_unlock(&mutex);
-		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
-				DESKTOP_LAUNCH_KEPT);
+		return full(err, size);
 	}
 	/* argv as given, NULL-ended: the spawn reads it on the spawner thread
 	 * while this one waits. */
@@ -523,13 +737,16 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	}
 	memcpy(argv, p->argv, p->argc * sizeof(*argv));
 	struct desktop__spawn_args s = {
-		.path = out->path, .argv = argv, .display = desktop_display_name(),
+		.path = out->path, .by_fd = fd >= 0, .exec_fd = fd,
+		.argv = argv, .display = desktop_display_name(),
 		.env = p->env, .n_env = p->n_env, .cwd = p->cwd, .fd3 = -1,
 		.program = out->program, .level = LOG_INFO,
 	};
+	spawning++;
 	pid_t pid = spawn_on_spawner(&s);
 	free(argv);
 	if (pid < 0) {
+		spawning--;
 		pthread_mutex_unlock(&mutex);
 		if (pid == -ESHUTDOWN)
 			return fail(err, size, -ESHUTDOWN, "deskd is stopping: nothing was started");
@@ -537,15 +754,16 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 				"cannot start %s: %s", out->path, strerror((int)-pid));
 	}
 	/* Others may have launched while the spawn ran (the mutex was free). */
-	struct desktop_launched* slot = new_slot();
-	if (!slot) {
+	struct entry* e = new_slot();
+	spawning--;
+	if (!e) {
 		kill(-pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		pthread_mutex_unlock(&mutex);
-		return fail(err, size, -EMFILE, "%d launched programs are running; stop one first",
-				DESKTOP_LAUNCH_KEPT);
+		return full(err, size);
 	}
-	memset(slot, 0, sizeof(*slot));
+	memset(e, 0, sizeof(*e));
+	struct desktop_launched* slot = &e->l;
 	slot->pid = (long)pid;
 	slot->running = true;
 	slot->started = time(NULL);
@@ -554,7 +772,5 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 	pthread_mutex_unlock(&mutex);
 	out->pid = (long)pid;
 	log_info("launched %s (pid %ld)", out->path, out->pid);
-	if (!p->wait_for_window)
-		return 0;
-	return wait_window(p, out, err, size);
+	return 0;
 }

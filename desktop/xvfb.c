@@ -102,6 +102,10 @@ pid_t desktop__spawn_with(const struct desktop__spawn_args* s)
 		int rep = fcntl(report[1], F_DUPFD_CLOEXEC, 64);
 		if (rep < 0)
 			_exit(127);
+		/* The program's descriptor above it, out of the way too. */
+		int xfd = -1;
+		if (s->by_fd && (xfd = fcntl(s->exec_fd, F_DUPFD_CLOEXEC, rep + 1)) < 0)
+			child_fail(rep, errno);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -124,10 +128,20 @@ pid_t desktop__spawn_with(const struct desktop__spawn_args* s)
 			dup2(fd3, 3);
 		}
 		close_range(fd3 >= 0 ? 4 : 3, (unsigned)rep - 1, 0);
-		close_range((unsigned)rep + 1, ~0U, 0);
+		if (xfd > rep + 1)
+			close_range((unsigned)rep + 1, (unsigned)xfd - 1, 0);
+		close_range((unsigned)(xfd > rep ? xfd : rep) + 1, ~0U, 0);
 		if (s->cwd && chdir(s->cwd) != 0)
 			child_fail(rep, errno);
-		execve(s->path, s->argv, env);
+		if (xfd < 0) {
+			execve(s->path, s->argv, env);
+		} else {
+			execveat(xfd, "", s->argv, env, AT_EMPTY_PATH);
+			/* A #! script: its interpreter opens /dev/fd/N, which
+			 * close-on-exec takes away (ENOENT); keep it open. */
+			if (errno == ENOENT && fcntl(xfd, F_SETFD, 0) == 0)
+				execveat(xfd, "", s->argv, env, AT_EMPTY_PATH);
+		}
 		child_fail(rep, errno);
 	}
 	int err = errno;
@@ -685,14 +699,19 @@ static bool is_tracked(pid_t pid)
 	return false;
 }
 
-/* As PID 1 (a container's init) deskd inherits every orphan in its pid
- * namespace: the children a launched program left behind, what `podman
- * exec` started. Nobody else reaps them, so they would stay zombies. Runs
+/* deskd is the child subreaper of what it starts (xvfb_configure): the
+ * orphans of its programs (what a launcher started and left, a setsid
+ * daemon) are re-parented to deskd, not to init, so that stop_descendants
+ * finds and stops them when deskd exits. As PID 1 (a container's init) it
+ * inherits every orphan in its pid namespace anyway (what `podman exec`
+ * started too). Nobody else reaps them, so they would stay zombies. Runs
  * after the tracked children were checked; it only peeks (WNOWAIT) and
  * leaves a tracked child's status for child_exited on the next round. */
+static bool subreaper;
+
 static void reap_orphans(void)
 {
-	if (getpid() != 1)
+	if (!subreaper && getpid() != 1)
 		return;
 	for (int n = 0; n < 1024; n++) {
 		siginfo_t si;
@@ -702,6 +721,106 @@ static void reap_orphans(void)
 			return;
 		if (waitpid(si.si_pid, NULL, WNOHANG) == si.si_pid)
 			log_debug("reaped orphan pid %ld", (long)si.si_pid);
+	}
+}
+
+/* deskd's children now (every thread's: /proc/self/task/N/children, or a
+ * scan of /proc without it), but keep; at most max. */
+static size_t list_children(pid_t keep, pid_t* out, size_t max)
+{
+	size_t n = 0;
+	bool listed = false;
+	DIR* d = opendir("/proc/self/task");
+	struct dirent* e;
+	while (d && (e = readdir(d)) && n < max) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+		FILE* f = fopen(path, "r");
+		if (!f)
+			continue;
+		listed = true;
+		long pid;
+		while (n < max && fscanf(f, "%ld", &pid) == 1)
+			if (pid > 0 && (pid_t)pid != keep)
+				out[n++] = (pid_t)pid;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	if (listed || !(d = opendir("/proc")))
+		return n;
+	pid_t self = getpid();
+	while ((e = readdir(d)) && n < max) {
+		char path[300], buf[512];
+		long pid = strtol(e->d_name, NULL, 10), ppid;
+		if (pid <= 0 || (pid_t)pid == keep)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		FILE* f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t r = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[r] = '\0';
+		const char* p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %*c %ld", &ppid) == 1 && (pid_t)ppid == self)
+			out[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	return n;
+}
+
+#define DESCENDANTS_MAX 512
+
+/* Stop every process of deskd's but keep (the Xvfb, stopped after its
+ * clients) that is still there once the tracked ones were stopped: the
+ * orphans of the programs deskd started, re-parented to it (its subreaper,
+ * or PID 1), those that left their process group (setsid) among them, and
+ * then their own children as each is re-parented in turn. SIGTERM once to
+ * each, up to grace_ms, then SIGKILL, reaping; 500 ms more at most. */
+static void stop_descendants(pid_t keep, int grace_ms)
+{
+	if (!subreaper && getpid() != 1)
+		return;
+	static pid_t kids[DESCENDANTS_MAX], termed[DESCENDANTS_MAX];
+	size_t n_termed = 0;
+	int64_t term_end = clock_ms() + grace_ms, end = term_end + 500;
+	bool said = false;
+	for (;;) {
+		size_t n = list_children(keep, kids, DESCENDANTS_MAX), left = 0;
+		for (size_t i = 0; i < n; i++) {
+			pid_t r = waitpid(kids[i], NULL, WNOHANG);
+			if (r != kids[i] && !(r < 0 && errno == ECHILD))
+				kids[left++] = kids[i];
+		}
+		if (left == 0)
+			break;
+		int64_t now = clock_ms();
+		if (now >= end) {
+			log_warn("%zu processes started by deskd's programs did not end after SIGKILL",
+					left);
+			break;
+		}
+		if (!said) {
+			log_debug("stopping %zu processes left by the programs deskd started", left);
+			said = true;
+		}
+		for (size_t i = 0; i < left; i++) {
+			if (now >= term_end) {
+				kill(kids[i], SIGKILL);
+				continue;
+			}
+			bool sent = false;
+			for (size_t j = 0; j < n_termed && !sent; j++)
+				sent = termed[j] == kids[i];
+			if (!sent && n_termed < DESCENDANTS_MAX) {
+				termed[n_termed++] = kids[i];
+				kill(kids[i], SIGTERM);
+			}
+		}
+		clock_sleep_ms(10);
 	}
 }
 
@@ -822,6 +941,15 @@ int xvfb_configure(const struct options* opts, bool embedded)
 	int rc = copy_config(opts);
 	if (rc < 0)
 		return rc;
+	/* Before anything starts: the orphans of what deskd starts come back
+	 * to it (reap_orphans, stop_descendants). */
+	if (!subreaper) {
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+			subreaper = true;
+		else
+			log_warn("cannot become the child subreaper (%s): what launched programs "
+					"leave behind may outlive deskd", strerror(errno));
+	}
 	P.embedded = embedded;
 	if (!embedded)
 		return 0;
@@ -867,8 +995,10 @@ void xvfb_stop(bool keep_config)
 	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	launch__stop(100);
 	buses_stop();
+	stop_descendants(P.xvfb.pid, 300);	/* what they left, while the display lives */
 	list[0] = &P.xvfb;
 	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
+	stop_descendants(0, 0);
 	childlog_stop();	/* their last lines */
 	remove_openbox_config();
 	if (!keep_config) {

@@ -401,8 +401,10 @@ const struct tool_def tools_windows[] = {
 		.name = "launch",
 		.title = "Launch a program",
 		.description =
-			"Start a program without a shell (argv[0] on PATH; env: [\"NAME=value\"]); returns "
-			"its pid and first window (waits up to timeout_ms unless wait_for_window is false).",
+			"Start a program without a shell (argv[0] on PATH; env: [\"NAME=value\"], with "
+			"--allow-launch no code-loading names: LD_*, PATH, PYTHON*...); returns its pid and "
+			"first window (waits up to timeout_ms unless wait_for_window is false). Stopped when "
+			"deskd exits.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"argv\"],\"properties\":{"
 			"\"argv\":{\"type\":\"array\",\"minItems\":1,\"items\":" STR "},"
 			"\"env\":{\"type\":\"array\",\"items\":" STR "},"

@@ -162,6 +162,46 @@ static void test_launch_allowed(void)
 	rmdir(dir);
 }
 
+/* launch's env rule: code-loading variables refused only with an
+ * allow-list, naming the variable; malformed calls fail the same either way. */
+static void test_launch_check(void)
+{
+	char err[512];
+	char* argv[] = { (char*)"xclock", NULL };
+	char* env[4] = { NULL };
+	struct desktop_launch_params p = { .argv = argv, .argc = 1, .env = env };
+	const char* refused[] = { "LD_PRELOAD=/x.so", "LD_=1", "PATH=/tmp", "PYTHONPATH=/x",
+		"GTK3_MODULES=x", "GLIBC_TUNABLES=x", "NODE_OPTIONS=-r x", "BASH_ENV=/x",
+		"__EGL_VENDOR_LIBRARY_DIRS=/x", "OPENSSL_CONF=/x" };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		env[0] = (char*)"LANG=C";
+		env[1] = (char*)refused[i];
+		p.n_env = 2;
+		TST_EQ_INT(desktop_launch_check(&p, false, err, sizeof(err)), 0);
+		TST_EQ_INT(desktop_launch_check(&p, true, err, sizeof(err)), -EPERM);
+		char want[128];
+		snprintf(want, sizeof(want), "env may not set %.*s while --allow-launch is in force: ",
+				(int)strcspn(refused[i], "="), refused[i]);
+		TST_CHECK(strncmp(err, want, strlen(want)) == 0);
+	}
+	const char* passed[] = { "LD=1", "LDX_A=1", "HOSTALIASES=/h", "TZ=UTC", "HOME=/tmp",
+		"XDG_CONFIG_HOME=/tmp", "GDK_SCALE=2", "QT_SCALE_FACTOR=2", "PATHS=1", "MYPATH=/x" };
+	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
+		env[0] = (char*)passed[i];
+		p.n_env = 1;
+		TST_EQ_INT(desktop_launch_check(&p, true, err, sizeof(err)), 0);
+	}
+	/* Malformed first, whatever the list. */
+	env[0] = (char*)"LD_PRELOAD=/x.so";
+	env[1] = (char*)"DISPLAY=:9";
+	p.n_env = 2;
+	TST_EQ_INT(desktop_launch_check(&p, true, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "DISPLAY") != NULL);
+	p.n_env = 0;
+	p.argc = 0;
+	TST_EQ_INT(desktop_launch_check(&p, true, err, sizeof(err)), -EINVAL);
+}
+
 static void test_ticket_lock(void)
 {
 	pthread_t threads[LOCK_THREADS];
@@ -324,6 +364,7 @@ int main(void)
 	test_parse_display_number();
 	test_launch_script();
 	test_launch_allowed();
+	test_launch_check();
 	test_ticket_lock();
 	test_doctor_files();
 	TST_END();
