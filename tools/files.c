@@ -9,6 +9,7 @@
  * tools_file_open(). */
 #include "tools/tools.h"
 #include "base/base64.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "base/sha256.h"
@@ -39,7 +40,7 @@ static void stale_cleanup(char* root)
 }
 
 /* The files root, canonical, created 0700 when missing (and, for the
- * default, the data dir above it). Staging left by a crash inside it is
+ * default, the data dir above it, with its parents). Staging left by a crash inside it is
  * removed on first use. */
 static int files_root(char* out, size_t size, char* err, size_t err_size)
 {
@@ -48,10 +49,11 @@ static int files_root(char* out, size_t size, char* err, size_t err_size)
 	if (o && o->files_root) {
 		snprintf(want, sizeof(want), "%s", o->files_root);
 	} else if (o && o->data_dir) {
-		if (mkdir(o->data_dir, 0700) < 0 && errno != EEXIST) {
+		int rc = fs_make_dir(o->data_dir);
+		if (rc < 0) {
 			snprintf(err, err_size, "cannot create the data dir %s: %s", o->data_dir,
-					strerror(errno));
-			return -errno;
+					strerror(-rc));
+			return rc;
 		}
 		snprintf(want, sizeof(want), "%s/files", o->data_dir);
 	} else {

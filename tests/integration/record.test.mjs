@@ -271,6 +271,24 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(r.body.error.code, 'window_not_found');
   });
 
+  test('a --data-dir that does not exist yet is made (0700, parents too)', async (t) => {
+    // --token given: no token file, so nothing else makes the data dir (TRUST R17).
+    const dataDir = join(tempDir('deskd-parent-'), 'not', 'yet');
+    const env = await desktop(t, { fixture: true, deskdArgs: ['--data-dir', dataDir] });
+    const d = env.deskd;
+    const win = env.fixture.window;
+    assert.equal(existsSync(dataDir), false, 'deskd did not make it at start');
+    let r = await d.tool('record_start', { window: win, fps: 10 });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.structuredContent.path, join(dataDir, 'recordings', `${r.body.structuredContent.id}.mp4`));
+    for (const dir of [join(dataDir, '..'), dataDir, join(dataDir, 'recordings')])
+      assert.equal(statSync(dir).mode & 0o777, 0o700, `${dir} is 0700`);
+    r = await d.tool('record_stop', { id: r.body.structuredContent.id });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+
+    assert.deepEqual(stagingIn(join(dataDir, 'recordings')), []);
+  });
+
   test('every refusal of DESIGN.md 8 leaves the existing file or symlink untouched', async (t) => {
     const env = await desktop(t, { fixture: true });
     const d = env.deskd;
