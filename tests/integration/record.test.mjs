@@ -271,7 +271,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(r.body.error.code, 'window_not_found');
   });
 
-  test('a --data-dir that does not exist yet is made (0700, parents too)', async (t) => {
+  test('a --data-dir that does not exist yet is made (0700, parents too); record_stop right after record_start is never a 500', async (t) => {
     // --token given: no token file, so nothing else makes the data dir (TRUST R17).
     const dataDir = join(tempDir('deskd-parent-'), 'not', 'yet');
     const env = await desktop(t, { fixture: true, deskdArgs: ['--data-dir', dataDir] });
@@ -286,6 +286,20 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     r = await d.tool('record_stop', { id: r.body.structuredContent.id });
     assert.equal(r.status, 200, JSON.stringify(r.body));
 
+    // Stop at once after the start, four at a time (the recorder threads
+    // compete for the CPU, so a stop often comes before the first frame
+    // slot): a short recording with the picture taken at the start, 200.
+    const rounds = async (n) => {
+      for (let i = 0; i < n; i++) {
+        const s = await d.tool('record_start', { window: win, fps: 30 });
+        assert.equal(s.status, 200, JSON.stringify(s.body));
+        const stop = await d.tool('record_stop', { id: s.body.structuredContent.id });
+        assert.equal(stop.status, 200, `record_stop right after record_start: ${JSON.stringify(stop.body)}`);
+        assert.ok(stop.body.structuredContent.frames >= 1, JSON.stringify(stop.body));
+        assertGoodMp4(stop.body.structuredContent.path, { width: 400, height: 300 });
+      }
+    };
+    await Promise.all([rounds(5), rounds(5), rounds(5), rounds(5)]);
     assert.deepEqual(stagingIn(join(dataDir, 'recordings')), []);
   });
 

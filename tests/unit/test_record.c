@@ -1,7 +1,11 @@
-/* Unit tests for record/: the safe-output library (DESIGN.md section 8). */
+/* Unit tests for record/: the safe-output library (DESIGN.md section 8),
+ * and the recorder on a private Xvfb (when there is one). */
 #define _GNU_SOURCE
 #include "record/record.h"
 #include "tests/unit/tst.h"
+#include "tests/unit/xvfb.h"
+
+#include <X11/Xlib.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -415,6 +419,61 @@ static void test_recorder_refusals(void)
 	record_destroy(NULL);
 }
 
+/* A stop right after the start (before the thread reached its first frame
+ * slot) still gives a published video of the picture taken at the start:
+ * no recording ends with no frame (it once failed with "no frame was
+ * recorded", a 500 from record_stop under load). */
+static void test_stop_at_once(const char* display)
+{
+	Display* dpy = XOpenDisplay(display);
+	TST_CHECK(dpy != NULL);
+	if (!dpy)
+		return;
+	Window w = XCreateSimpleWindow(dpy, DefaultRootWindow(dpy), 10, 10, 160, 120, 0, 0,
+			0x3366cc);
+	XSelectInput(dpy, w, StructureNotifyMask);
+	XMapWindow(dpy, w);
+	for (XEvent ev;;) {
+		XNextEvent(dpy, &ev);
+		if (ev.type == MapNotify)
+			break;
+	}
+	XSync(dpy, False);
+	char root[PATH_MAX], out[PATH_MAX + 16], err[512];
+	char* roots[] = { root };
+	pathf(root, "%s/at-once%s", "");
+	mkdir(root, 0700);
+	int failed = 0;
+	for (int i = 0; i < 12; i++) {
+		snprintf(out, sizeof(out), "%s/%d.mp4", root, i);
+		struct record_params p = { .display = display, .window = (uint32_t)w, .path = out,
+			.roots = roots, .n_roots = 1, .fps = 30 };
+		struct recorder* rec = NULL;
+		int rc = record_start(&p, &rec, err, sizeof(err));
+		TST_EQ_INT(rc, 0);
+		if (rc < 0) {
+			fprintf(stderr, "record_start: %s\n", err);
+			break;
+		}
+		struct record_stats st;
+		rc = record_stop(rec, &st);
+		if (rc != 0 || st.frames < 1 || st.state != RECORD_FINISHED) {
+			if (!failed++)
+				fprintf(stderr, "stop at once, round %d: %d, %llu frames: %s\n", i, rc,
+						st.frames, st.message);
+		}
+		struct stat fs;
+		if (rc == 0 && (stat(out, &fs) < 0 || fs.st_size == 0))
+			failed++;
+		record_destroy(rec);
+		unlink(out);
+	}
+	TST_EQ_INT(failed, 0);
+	TST_EQ_INT(count_staging(root), 0);
+	XDestroyWindow(dpy, w);
+	XCloseDisplay(dpy);
+}
+
 /* The libav versions for status: five named entries; the libraries as
  * major.minor.micro. */
 static void test_versions(void)
@@ -536,6 +595,13 @@ int main(void)
 	test_recorder_refusals();
 	test_versions();
 	test_under_root();
+	char display[32];
+	if (xvfb_start(display, sizeof(display)) == 0) {
+		test_stop_at_once(display);
+		xvfb_kill(SIGTERM);
+	} else {
+		printf("Xvfb did not start: the recorder checks that need a display did not run\n");
+	}
 	rm_rf(base);
 	TST_END();
 }
