@@ -99,7 +99,7 @@ static enum tool_code code_for(int rc)
 	case -ENOENT: return TOOL_NOT_FOUND;
 	case -EEXIST: return TOOL_OUTPUT_EXISTS;
 	case -EFBIG: return TOOL_TOO_LARGE;
-	default: return TOOL_INTERNAL;
+	default: return tool_code_for_write_errno(rc);	/* no_space, internal */
 	}
 }
 
@@ -196,6 +196,12 @@ static int file_upload(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 	} else if (rc == 0 && (rc = safe_output_publish(so)) < 0) {
 		snprintf(err, sizeof(err), rc == -EEXIST ? "'%s' appeared while it was written; "
 				"deskd never replaces files" : "cannot publish '%s'", path);
+	}
+	if (rc < 0 && code_for(rc) == TOOL_NO_SPACE) {
+		/* The staging (what was written of it) is gone already. */
+		snprintf(err, sizeof(err), "no space left for '%s' (%zu bytes) under the files root: "
+				"%s; nothing was written. Free some space there and retry", path, len,
+				strerror(-rc));
 	}
 	if (rc < 0) {
 		free(decoded);

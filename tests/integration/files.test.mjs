@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import http from 'node:http';
-import { startXvfb, startDeskd, tempDir, run } from './lib/harness.mjs';
+import { startXvfb, startDeskd, startDeskdOnTmpfs, tmpfsSetupMissing, tempDir, run } from './lib/harness.mjs';
 
 const LIMIT = 2 << 20;   // --max-file-size for this test: 2 MiB
 const VIEW = 'view-token-for-files';
@@ -278,4 +278,29 @@ test('files: every refusal leaves the disk untouched', async (t) => {
   assert.equal((await d.fetch('/api/v1/files/huge.bin')).status, 413);
   // The existing file kept its content through all of it.
   assert.equal(readFileSync(join(root, 'existing.txt'), 'utf8'), 'original');
+});
+
+test('files: a full disk is 507 no_space, nothing half-written, no staging left', { skip: tmpfsSetupMissing() ? `the 2 MiB tmpfs needs ${tmpfsSetupMissing()}` : false }, async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const d = await startDeskdOnTmpfs(t, x.display, '2m', { rootFlag: '--files-root' });
+  const first = randomBytes(1500 * 1024);
+  const put = await d.fetch('/api/v1/files/first.bin', { method: 'PUT', body: first });
+  assert.equal(put.status, 200, await put.clone().text());
+  // The second does not fit: over REST's PUT and the tool alike.
+  const second = randomBytes(1500 * 1024);
+  const full = await d.fetch('/api/v1/files/second.bin', { method: 'PUT', body: second });
+  const body = await full.json();
+  assert.equal(full.status, 507, JSON.stringify(body));
+  assert.equal(body.error.code, 'no_space');
+  assert.match(body.error.message, /no space left for 'second\.bin'.*nothing was written/i);
+  const viaTool = await d.tool('file_upload', { path: 'third.bin', data: second.toString('base64'), encoding: 'base64' });
+  assert.equal(viaTool.status, 507, JSON.stringify(viaTool.body).slice(0, 300));
+  assert.equal(viaTool.body.error.code, 'no_space');
+  // Only the first file, whole; no staging.
+  assert.deepEqual(readdirSync(d.view).sort(), ['first.bin']);
+  assert.ok(readFileSync(join(d.view, 'first.bin')).equals(first));
+  // The listing agrees.
+  const list = await d.tool('file_list', {});
+  assert.deepEqual(list.body.structuredContent.entries.map((e) => e.name), ['first.bin']);
 });
