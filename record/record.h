@@ -48,9 +48,10 @@ void safe_output_cleanup_stale(char* const* dirs, int n_dirs);
 int safe_output_open_under(const char* root, const char* rel, long long max_bytes,
 		struct safe_output** out, char* err, size_t err_size);
 /** Open rel under root for reading: a regular file (-EISDIR a directory,
- *  -EINVAL anything else that is not a regular file) of at most max_bytes
- *  (0: no limit; else -EFBIG). Returns the descriptor (the caller closes
- *  it) with its size in *size, or -errno. */
+ *  -EINVAL anything else that is not a regular file) with one link (-EMLINK
+ *  a file with other hard links, which may be outside the root) of at most
+ *  max_bytes (0: no limit; else -EFBIG). Returns the descriptor (the caller
+ *  closes it) with its size in *size, or -errno. */
 int safe_input_open(const char* root, const char* rel, long long max_bytes,
 		long long* size, char* err, size_t err_size);
 

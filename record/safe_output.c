@@ -564,6 +564,17 @@ int safe_input_open(const char* root, const char* rel, long long max_bytes,
 		close(fd);
 		return is_dir ? -EISDIR : -EINVAL;
 	}
+	/* A hard link planted under the root may be a file from anywhere on
+	 * the same filesystem: the name says nothing about where the data
+	 * lives. Checked on the descriptor, so a swap after the walk cannot
+	 * slip one through. */
+	if (st.st_nlink > 1) {
+		record__set_err(err, err_size, "'%s' has other hard links (%ju links); deskd serves "
+				"only files with one link (the other name may be outside the files root)",
+				rel, (uintmax_t)st.st_nlink);
+		close(fd);
+		return -EMLINK;
+	}
 	if (max_bytes > 0 && st.st_size > max_bytes) {
 		record__set_err(err, err_size, "'%s' is %lld bytes, over the limit of %lld bytes "
 				"(--max-file-size)", rel, (long long)st.st_size, max_bytes);
@@ -727,6 +738,10 @@ int safe_output_publish(struct safe_output* self)
 			goto failure;
 		}
 		rc = 0;
+	} else {
+		/* The staging name goes at once: the file has one link again
+		 * (safe_input_open refuses files with more). */
+		unlinkat(self->staging_fd, self->name, 0);
 	}
 	if (fsync(self->parent_fd) < 0 && errno != EINVAL) {
 		/* Published, but not durable: report it, keep the file. */

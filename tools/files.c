@@ -95,7 +95,8 @@ static enum tool_code code_for(int rc)
 	case -ELOOP:
 	case -ENOTDIR:
 	case -EISDIR:
-	case -ENAMETOOLONG: return TOOL_BAD_PATH;
+	case -ENAMETOOLONG:
+	case -EMLINK: return TOOL_BAD_PATH;
 	case -ENOENT: return TOOL_NOT_FOUND;
 	case -EEXIST: return TOOL_OUTPUT_EXISTS;
 	case -EFBIG: return TOOL_TOO_LARGE;

@@ -1,9 +1,11 @@
 /* libFuzzer harness over the file tools' path rules (record/safe_output.c):
  * an untrusted relative path is read, listed and written under a root that
- * holds a file, a directory, a symlink out of the root and a dangling one.
+ * holds a file, a directory, a symlink out of the root, a dangling one and
+ * a hard link to the outside file.
  * Whatever the path, nothing outside the root is opened or created, an
- * opened file is a regular file inside the root, and nothing is replaced:
- * a descriptor's real path is checked, and the outside file's content. */
+ * opened file is a regular file with one link inside the root, and nothing
+ * is replaced: a descriptor's real path and link count are checked, and the
+ * outside file's content. */
 
 #include "base/log.h"
 #include "record/record.h"
@@ -63,6 +65,10 @@ int LLVMFuzzerInitialize(int* argc, char*** argv)
 	snprintf(p, sizeof(p), "%s/dangling", root);
 	if (symlink("/nonexistent/deskd-fuzz", p) < 0)
 		abort();
+	/* A hard link to the outside file: never opened (TRUST R9). */
+	snprintf(p, sizeof(p), "%s/hard", root);
+	if (link(target, p) < 0)
+		abort();
 	return 0;
 }
 
@@ -79,7 +85,7 @@ static void check_inside(int fd)
 	if (strncmp(real, root, r) != 0 || real[r] != '/')
 		abort();
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
 		abort();
 }
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
+import { linkSync, lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import http from 'node:http';
 import { startXvfb, startDeskd, startDeskdOnTmpfs, tmpfsSetupMissing, tempDir, run } from './lib/harness.mjs';
@@ -183,6 +183,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
   symlinkSync(join(outside, 'secret.txt'), join(root, 'link-to-secret'));
   symlinkSync(join(outside, 'nothing-here'), join(root, 'dangling'));
   symlinkSync(outside, join(root, 'linked-dir'));
+  linkSync(join(outside, 'secret.txt'), join(root, 'hardlink'));   // same filesystem (/tmp): TRUST R9
   run('mkfifo', [join(root, 'fifo')]);
   const before = snapshot(root);
   const outsideBefore = snapshot(outside);
@@ -190,6 +191,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
 
   const uploads = [
     ['existing.txt', 'output_exists', 'an existing file'],
+    ['hardlink', 'output_exists', 'a hard link to a file outside (never written through)'],
     ['link-to-secret', 'output_exists', 'a symlink to a file'],
     ['dangling', 'output_exists', 'a dangling symlink'],
     ['dir', 'output_exists', 'a directory as the target'],
@@ -260,13 +262,16 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['link-to-secret', 'bad_path', 'a symlink'], ['dangling', 'bad_path', 'a dangling symlink'],
     ['linked-dir/secret.txt', 'bad_path', 'through a symlinked directory'], ['../token', 'bad_path', '..'],
     ['dir', 'bad_path', 'a directory'], ['fifo', 'bad_path', 'a FIFO (and no hang)'],
+    ['hardlink', 'bad_path', 'a hard link to a file outside'],
     ['nope.txt', 'not_found', 'a missing file'],
   ]) {
     const r = await mcp(d, 'file_download', { path });
     assert.equal(r.structuredContent?.code, code, `download ${what}: ${JSON.stringify(r).slice(0, 300)}`);
     assert.ok(!JSON.stringify(r).includes('outside secret'), `${what}: no data leaks`);
   }
-  for (const [path, status] of [['link-to-secret', 400], ['linked-dir/secret.txt', 400], ['nope.txt', 404], ['dir', 400],
+  const hard = await mcp(d, 'file_download', { path: 'hardlink' });
+  assert.match(hard.structuredContent.message, /has other hard links.*deskd serves only files with one link/);
+  for (const [path, status] of [['link-to-secret', 400], ['hardlink', 400], ['linked-dir/secret.txt', 400], ['nope.txt', 404], ['dir', 400],
     ['a%00b', 400], ['linked-dir/', 400], ['%2e%2e/token', 400], ['..%2ftoken', 400]]) {
     const r = await rawRequest(d, 'GET', `/api/v1/files/${path}`);
     assert.equal(r.status, status, `GET ${path}: ${r.text}`);

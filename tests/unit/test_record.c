@@ -575,7 +575,23 @@ static void test_under_root(void)
 	free(list);
 	TST_EQ_INT(safe_dir_list(root, "linkdir", 100, &list, &n, &truncated, err, sizeof(err)),
 			-ELOOP);
+
+	/* A published file has one link (the staging name is gone). A hard
+	 * link planted in the root to a file outside is not served, and an
+	 * upload onto its name replaces nothing (TRUST R9). */
+	pathf(p, "%s/%s", "files-root/sub/new.txt");
+	TST_EQ_INT(stat(p, &st), 0);
+	TST_EQ_INT(st.st_nlink, 1);
 	pathf(p, "%s/%s", "outside.txt");
+	pathf(q, "%s/%s", "files-root/sub/hard");
+	TST_EQ_INT(link(p, q), 0);
+	err[0] = '\0';
+	TST_EQ_INT(safe_input_open(root, "sub/hard", 0, &size, err, sizeof(err)), -EMLINK);
+	TST_CHECK(strstr(err, "has other hard links") != NULL);
+	so = (struct safe_output*)1;
+	TST_EQ_INT(safe_output_open_under(root, "sub/hard", 0, &so, err, sizeof(err)), -EEXIST);
+	TST_CHECK(so == NULL);
+	TST_EQ_INT(unlink(q), 0);
 	TST_CHECK(file_equals(p, "outside"));
 }
 
