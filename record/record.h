@@ -35,7 +35,8 @@ int safe_output_write(struct safe_output* self, const void* buf, size_t len);
 void safe_output_cleanup_stale(char* const* dirs, int n_dirs);
 
 /* Files under a root (the file tools): `rel` is a path relative to root made
- * of plain names (no empty, '.' or '..' component, no staging name), walked
+ * of plain names (no empty, '.' or '..' component, no staging name; valid
+ * UTF-8 without control or bidirectional characters, base/text.h), walked
  * from the root with O_NOFOLLOW at every step, so a symlink anywhere below
  * the root (a directory or the file, dangling or not) is refused and nothing
  * outside the root is reached. Errors: -EINVAL bad path text, -ELOOP a

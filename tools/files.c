@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/options.h"
 #include "base/sha256.h"
+#include "base/text.h"
 #include "record/record.h"
 
 #include <errno.h>
@@ -327,8 +328,18 @@ static int file_list(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		tool_result_error(out, code_for(rc), NULL, "%s", err);
 		return 0;
 	}
+	/* A name deskd would refuse to create (a control or bidirectional
+	 * character, invalid UTF-8) is left out, not shown escaped: it could
+	 * not be downloaded by that name either; the count says it is there. */
 	json_t* entries = json_array();
+	size_t skipped = 0;
 	for (size_t i = 0; i < n; i++) {
+		size_t at;
+		uint32_t cp;
+		if (text_name_check(list[i].name, strlen(list[i].name), &at, &cp) != TEXT_NAME_OK) {
+			skipped++;
+			continue;
+		}
 		json_t* e = json_pack("{s:s, s:s, s:I, s:I}", "name", list[i].name,
 				"type", type_name(list[i].type), "mtime", (json_int_t)list[i].mtime,
 				"mode", (json_int_t)list[i].mode);
@@ -337,8 +348,11 @@ static int file_list(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		json_array_append_new(entries, e);
 	}
 	free(list);
-	tool_result_ok(out, json_pack("{s:s, s:o, s:b}", "path", path, "entries", entries,
-			"truncated", truncated));
+	json_t* result = json_pack("{s:s, s:o, s:b}", "path", path, "entries", entries,
+			"truncated", truncated);
+	if (result && skipped)
+		json_object_set_new(result, "skipped", json_integer((json_int_t)skipped));
+	tool_result_ok(out, result);
 	return 0;
 }
 
@@ -387,7 +401,9 @@ const struct tool_def tools_files[] = {
 			"\"items\":{\"type\":\"object\",\"required\":[\"name\",\"type\"],\"properties\":{"
 			"\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},"
 			"\"bytes\":{\"type\":\"integer\"},\"mode\":{\"type\":\"integer\"},"
-			"\"mtime\":{\"type\":\"integer\"}}}},\"truncated\":{\"type\":\"boolean\"}}}",
+			"\"mtime\":{\"type\":\"integer\"}}}},\"truncated\":{\"type\":\"boolean\"},"
+			"\"skipped\":{\"type\":\"integer\",\"description\":\"Entries left out: names "
+			"with control or bidirectional characters or invalid UTF-8.\"}}}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = file_list,
 	},

@@ -208,14 +208,25 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['', 'bad_path', 'an empty path'],
     ['.deskd-staging-abc', 'bad_path', 'a staging name'],
     ['x'.repeat(300), 'bad_path', 'a name over NAME_MAX'],
+    // Names people would misread (TRUST R10): controls, bidirectional controls.
+    ['name\nwith\nnewline', 'bad_path', 'a newline', /U\+000A \(a control character\) at byte 4/],
+    ['\u202eevil', 'bad_path', 'U+202E (right-to-left override)', /U\+202E \(a bidirectional control character\)/],
+    ['dir/x\u2066y', 'bad_path', 'U+2066 (an isolate) in a directory', /U\+2066/],
+    ['esc\u001b[2J', 'bad_path', 'an escape sequence', /U\+001B/],
+    ['c1\u0085x', 'bad_path', 'a C1 control (NEL)', /U\+0085/],
+    ['tab\tname', 'bad_path', 'a tab', /U\+0009/],
   ];
-  for (const [path, code, what] of uploads) {
+  for (const [path, code, what, says] of uploads) {
     for (const via of ['rest-tool', 'mcp']) {
       const r = via === 'mcp' ? await mcp(d, 'file_upload', { path, data: 'attack' })
         : (await d.tool('file_upload', { path, data: 'attack' })).body;
       const sc = via === 'mcp' ? r.structuredContent : r.error;
       assert.equal(sc?.code, code, `${what} (${via}): ${JSON.stringify(r).slice(0, 300)}`);
       assert.ok(sc.message.length > 10, `${what}: a message that says why`);
+      if (says) {
+        assert.match(sc.message, says, `${what}: names the code point`);
+        assert.ok(!sc.message.includes(path), `${what}: the name itself is not quoted`);
+      }
     }
     assert.deepEqual(snapshot(root), before, `${what}: the root is untouched`);
   }
@@ -236,9 +247,12 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['existing.txt', 409, 'an existing file'], ['dangling', 409, 'a dangling symlink'], ['linked-dir/x', 400, 'a symlinked directory'],
     ['a%00b', 400, 'a NUL (%00)'], ['%2e%2e/escape.txt', 400, 'an encoded ..'], ['..%2fescape.txt', 400, 'an encoded ../'],
     ['dir', 409, 'a directory'], ['dir/', 400, 'a trailing /'],
+    ['nl%0aname', 400, 'a newline (%0a)'], ['%E2%80%AEevil', 400, 'U+202E'], ['bad%ffutf8', 400, 'invalid UTF-8 (%ff)'],
+    ['del%7f', 400, 'DEL (%7f)'],
   ]) {
     const r = await rawRequest(d, 'PUT', `/api/v1/files/${path}`, 'attack');
     assert.equal(r.status, status, `PUT ${what}: ${r.text}`);
+    if (status === 400) assert.equal(JSON.parse(r.text).error.code, 'bad_path', `PUT ${what}: ${r.text}`);
   }
   // The view token may not upload, download or list.
   const asView = (path, init = {}) => fetch(d.url + path, { ...init, headers: { authorization: `Bearer ${VIEW}`, 'content-type': 'application/json' } });
@@ -277,6 +291,19 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     assert.equal(r.status, status, `GET ${path}: ${r.text}`);
     assert.ok(!r.text.includes('outside secret') && !r.text.includes(d.token));
   }
+  // Such names put there by someone else: not listed (counted in skipped),
+  // not downloadable by that name.
+  for (const name of ['planted\nname', '\u202eplanted', 'bidi\u200fmark']) writeFileSync(join(root, name), 'planted');
+  const listed = await mcp(d, 'file_list', {});
+  const listedNames = listed.structuredContent.entries.map((e) => e.name);
+  assert.ok(!listedNames.some((n) => n.includes('planted') || n.includes('bidi')), JSON.stringify(listedNames));
+  assert.equal(listed.structuredContent.skipped, 3);
+  assert.ok(listedNames.includes('existing.txt'));
+  for (const name of ['planted\nname', '\u202eplanted']) {
+    const r = await mcp(d, 'file_download', { path: name });
+    assert.equal(r.structuredContent?.code, 'bad_path', JSON.stringify(r).slice(0, 300));
+  }
+  assert.equal((await rawRequest(d, 'GET', '/api/v1/files/planted%0aname')).status, 400);
   // Over the limit for reading too (a file put there by someone else).
   writeFileSync(join(root, 'huge.bin'), Buffer.alloc(LIMIT + 1));
   assert.equal((await mcp(d, 'file_download', { path: 'huge.bin' })).structuredContent.code, 'too_large');

@@ -525,6 +525,9 @@ static void test_under_root(void)
 		{ "linkdir/x", -ELOOP }, { "../x", -EINVAL }, { "/x", -EINVAL }, { "", -EINVAL },
 		{ "a//b", -EINVAL }, { "x/", -EINVAL }, { "./x", -EINVAL }, { "nodir/x", -ENOENT },
 		{ "sub/new.txt/x", -ENOTDIR }, { ".deskd-staging-x", -EINVAL },
+		/* Names people would misread (TRUST R10). */
+		{ "a\nb", -EINVAL }, { "sub/\xe2\x80\xaetxt.exe", -EINVAL }, { "x\x1b[2J", -EINVAL },
+		{ "\xff", -EINVAL }, { "sub\xc2\x85/x", -EINVAL }, { "\xe2\x81\xa6x", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		so = (struct safe_output*)1;
@@ -551,6 +554,16 @@ static void test_under_root(void)
 	TST_EQ_INT(safe_input_open(root, "linkdir/outside.txt", 0, &size, err, sizeof(err)), -ELOOP);
 	TST_EQ_INT(safe_input_open(root, "sub", 0, &size, err, sizeof(err)), -EISDIR);
 	TST_EQ_INT(safe_input_open(root, "nope", 0, &size, err, sizeof(err)), -ENOENT);
+	TST_EQ_INT(safe_input_open(root, "a\nb", 0, &size, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "U+000A (a control character) at byte 1") != NULL);
+	TST_CHECK(strchr(err, '\n') == NULL);	/* the name is not quoted */
+	/* An out path for screenshots and recordings: the same rule for the
+	 * name it creates. */
+	char* roots[] = { root };
+	pathf(p, "%s/%s", "files-root/sub/\xe2\x80\xae" "fdp.exe");
+	so = (struct safe_output*)1;
+	TST_EQ_INT(safe_output_open(p, roots, 1, &so, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "U+202E") != NULL);
 
 	struct safe_entry* list = NULL;
 	size_t n = 0;
