@@ -5,9 +5,12 @@
  * Whatever the path, nothing outside the root is opened or created, an
  * opened file is a regular file with one link inside the root, and nothing
  * is replaced: a descriptor's real path and link count are checked, and the
- * outside file's content. */
+ * outside file's content; and a name with a control or bidirectional
+ * character or invalid UTF-8 (base/text.h) is never opened, listed or
+ * created. */
 
 #include "base/log.h"
+#include "base/text.h"
 #include "record/record.h"
 
 #include <fcntl.h>
@@ -110,9 +113,16 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 	rel[size] = '\0';
 	char err[512];
 
+	/* A name people would misread is never opened, listed or created. */
+	size_t at;
+	uint32_t cp;
+	bool readable_name = text_name_check(rel, strlen(rel), &at, &cp) == TEXT_NAME_OK;
+
 	long long bytes = 0;
 	int fd = safe_input_open(root, rel, 1 << 20, &bytes, err, sizeof(err));
 	if (fd >= 0) {
+		if (!readable_name)
+			abort();
 		check_inside(fd);
 		close(fd);
 	}
@@ -120,13 +130,18 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 	struct safe_entry* entries = NULL;
 	size_t n = 0;
 	bool truncated = false;
-	if (safe_dir_list(root, rel, 64, &entries, &n, &truncated, err, sizeof(err)) == 0)
+	if (safe_dir_list(root, rel, 64, &entries, &n, &truncated, err, sizeof(err)) == 0) {
+		if (!readable_name)
+			abort();
 		free(entries);
+	}
 
 	struct safe_output* out = NULL;
 	if (safe_output_open_under(root, rel, 16, &out, err, sizeof(err)) == 0) {
 		/* A new file, inside the root: then take it away again, so the
 		 * next input sees the same tree. */
+		if (!readable_name)
+			abort();
 		check_inside(safe_output_fd(out));
 		safe_output_abort(out);
 	}
