@@ -10,6 +10,7 @@ import { linkSync, lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync
 import { join } from 'node:path';
 import http from 'node:http';
 import { startXvfb, startDeskd, startDeskdOnTmpfs, tmpfsSetupMissing, tempDir, run } from './lib/harness.mjs';
+import { openLive } from './lib/live.mjs';
 
 const LIMIT = 2 << 20;   // --max-file-size for this test: 2 MiB
 const VIEW = 'view-token-for-files';
@@ -335,4 +336,52 @@ test('files: a full disk is 507 no_space, nothing half-written, no staging left'
   // The listing agrees.
   const list = await d.tool('file_list', {});
   assert.deepEqual(list.body.structuredContent.entries.map((e) => e.name), ['first.bin']);
+});
+
+// docs/CONTROL.md: while a person holds the desktop, reading the files root
+// keeps working (the files stay there after the hand-back, so holding them
+// back would protect nothing; the person sees the screen, not the files);
+// writing is refused like every acting tool (TRUST R13).
+test('files while a person holds control: list and download work, uploads are human_in_control', async (t) => {
+  const x = await startXvfb();
+  const d = await startDeskd({ display: x.display });
+  t.after(async () => { await d.stop(); await x.stop(); });
+  const root = join(d.dataDir, 'files');
+  assert.equal((await d.tool('file_upload', { path: 'before.txt', data: 'written before' })).status, 200);
+  const c = await openLive(d);
+  t.after(() => c.close());
+  const control = () => [...c.texts].reverse().find((m) => m.type === 'control');
+  await c.until(() => c.hello && control());
+  c.ws.send(JSON.stringify({ type: 'take' }));
+  await c.until(() => control()?.holder === 'you', { what: 'the lease' });
+
+  const list = await d.tool('file_list', {});
+  assert.equal(list.status, 200, JSON.stringify(list.body));
+  assert.deepEqual(list.body.structuredContent.entries.map((e) => e.name), ['before.txt']);
+  const down = await d.tool('file_download', { path: 'before.txt' });
+  assert.equal(down.status, 200, JSON.stringify(down.body));
+  assert.equal(down.body.structuredContent.data, 'written before');
+  assert.equal((await mcp(d, 'files', { op: 'download', path: 'before.txt' })).structuredContent.data, 'written before');
+  const get = await d.fetch('/api/v1/files/before.txt');
+  assert.equal(get.status, 200);
+  assert.equal(await get.text(), 'written before');
+  assert.equal((await d.fetch('/api/v1/files/')).status, 200);
+
+  for (const [what, r] of [
+    ['file_upload', await d.tool('file_upload', { path: 'during.txt', data: 'x' })],
+    ['files upload', await d.tool('files', { op: 'upload', path: 'during.txt', data: 'x' })],
+  ]) {
+    assert.equal(r.status, 409, `${what}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'human_in_control', what);
+  }
+  const put = await d.fetch('/api/v1/files/during.txt', { method: 'PUT', body: 'x' });
+  assert.equal(put.status, 409, await put.clone().text());
+  assert.equal((await put.json()).error.code, 'human_in_control');
+  const overMcp = await mcp(d, 'file_upload', { path: 'during.txt', data: 'x' });
+  assert.equal(overMcp.structuredContent.code, 'human_in_control');
+  assert.deepEqual(readdirSync(root), ['before.txt'], 'nothing was written');
+
+  c.ws.send(JSON.stringify({ type: 'release' }));
+  await c.until(() => control()?.holder === 'none', { what: 'the hand-back' });
+  assert.equal((await d.tool('file_upload', { path: 'after.txt', data: 'y' })).status, 200);
 });
