@@ -155,3 +155,59 @@ json_t* text_json_string(const char* s)
 	free(fixed);
 	return out;
 }
+
+enum text_name_problem text_name_check(const char* s, size_t len, size_t* at, uint32_t* cp)
+{
+	const unsigned char* u = (const unsigned char*)s;
+	for (size_t i = 0; i < len; ) {
+		uint32_t c;
+		size_t n;
+		if (u[i] < 0x80) {
+			c = u[i];
+			n = 1;
+		} else {
+			n = char_length(u + i, len - i);
+			if (n == 0) {
+				*at = i;
+				*cp = u[i];
+				return TEXT_NAME_INVALID_UTF8;
+			}
+			c = u[i] & (0x7f >> n);
+			for (size_t k = 1; k < n; k++)
+				c = (c << 6) | (u[i + k] & 0x3f);
+		}
+		enum text_name_problem p = TEXT_NAME_OK;
+		if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x2028 || c == 0x2029)
+			p = TEXT_NAME_CONTROL;
+		else if (c == 0x061c || c == 0x200e || c == 0x200f || (c >= 0x202a && c <= 0x202e)
+				|| (c >= 0x2066 && c <= 0x2069))
+			p = TEXT_NAME_BIDI;
+		if (p != TEXT_NAME_OK) {
+			*at = i;
+			*cp = c;
+			return p;
+		}
+		i += n;
+	}
+	return TEXT_NAME_OK;
+}
+
+const char* text_name_problem_describe(enum text_name_problem problem, uint32_t cp,
+		char* buf, size_t size)
+{
+	switch (problem) {
+	case TEXT_NAME_INVALID_UTF8:
+		snprintf(buf, size, "byte 0x%02X (not UTF-8)", (unsigned)cp);
+		break;
+	case TEXT_NAME_CONTROL:
+		snprintf(buf, size, "U+%04X (a control character)", (unsigned)cp);
+		break;
+	case TEXT_NAME_BIDI:
+		snprintf(buf, size, "U+%04X (a bidirectional control character)", (unsigned)cp);
+		break;
+	default:
+		snprintf(buf, size, "nothing");
+		break;
+	}
+	return buf;
+}

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /** How many bytes of s to print with "%.*s" to show at most max bytes of it
  *  without splitting a UTF-8 character. */
@@ -35,3 +36,24 @@ size_t text_format(char* dst, size_t size, const char* fmt, ...)
 /** A JSON string of s with invalid UTF-8 replaced (U+FFFD); s NULL is "".
  *  New reference; NULL only when out of memory. */
 json_t* text_json_string(const char* s);
+
+/* File names shown to people (listings, the dashboard, terminals) must look
+ * like what they are: no character that moves or hides the rest of the line
+ * ("a\nb", "invoice\u202Efdp.exe" showing as "invoiceexe.pdf"). */
+enum text_name_problem {
+	TEXT_NAME_OK = 0,
+	TEXT_NAME_INVALID_UTF8,	/* *cp is the offending byte */
+	TEXT_NAME_CONTROL,	/* C0/C1 controls U+0000-U+001F, U+007F-U+009F; the
+				 * line and paragraph separators U+2028, U+2029 */
+	TEXT_NAME_BIDI,		/* bidirectional formatting: U+061C, U+200E, U+200F,
+				 * U+202A-U+202E, U+2066-U+2069 */
+};
+
+/** The first problem in s[0..len) as a file name (or a path of them): its
+ *  byte offset in *at and the code point in *cp. Pure. */
+enum text_name_problem text_name_check(const char* s, size_t len, size_t* at, uint32_t* cp);
+
+/** "U+202E (a bidirectional control character)" or "byte 0xFF (not UTF-8)"
+ *  for a problem text_name_check found, into buf (size >= 64). */
+const char* text_name_problem_describe(enum text_name_problem problem, uint32_t cp,
+		char* buf, size_t size);

@@ -195,6 +195,23 @@ void capture_png_state_free(struct capture_png_state* state);
  *  CAPTURE_DECODE_MAX_PIXELS). */
 #define CAPTURE_DECODE_MAX_PIXELS (64u * 1024 * 1024)
 struct frame* capture_decode(const void* data, size_t len);
+
+/* A PNG's header, read without decoding anything: what an image claims to
+ * be before anyone inflates it (a 74-byte PNG may claim 50000x50000, 10 GB
+ * as RGBA: a decompression bomb for whoever decodes it). */
+struct capture_png_header {
+	uint32_t width, height;	/* 1 .. 2^31-1 */
+	uint8_t bit_depth;	/* 1, 2, 4, 8 or 16, as the colour type allows */
+	uint8_t color_type;	/* 0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA */
+	uint8_t interlace;	/* 0 none, 1 Adam7 */
+};
+#define CAPTURE_PNG_HEADER_BYTES 33	/* signature (8) + the IHDR chunk (25) */
+/** Check the signature and the IHDR chunk that must follow it (length 13,
+ *  type, CRC, the field values the PNG specification allows) in the first
+ *  CAPTURE_PNG_HEADER_BYTES of data: 0 and *out, or -EINVAL with why (a
+ *  static string) in *why. Pure: no allocation, any thread. */
+int capture_png_header(const void* data, size_t len, struct capture_png_header* out,
+		const char** why);
 /** JPEG through libturbojpeg (4:2:0, quality 1..100). *out is malloc'd. */
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len);

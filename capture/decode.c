@@ -1,7 +1,9 @@
 /* Decoding the images deskd itself encoded (PNG through libpng's simplified
  * API, JPEG through libturbojpeg) back into frames, for the timeline's
  * thumbnails: they are made from the very image an agent got, off the
- * answer's path. Bounded: nothing over CAPTURE_DECODE_MAX_PIXELS. */
+ * answer's path. Bounded: nothing over CAPTURE_DECODE_MAX_PIXELS. And a
+ * PNG's header read by hand without decoding (the clipboard's check of
+ * images it passes on). */
 #include "capture/capture.h"
 
 #include <errno.h>
@@ -65,4 +67,69 @@ struct frame* capture_decode(const void* data, size_t len)
 	if (p[0] == 0xff && p[1] == 0xd8)
 		return decode_jpeg(p, len);
 	return NULL;
+}
+
+/* CRC-32 of PNG chunks (ISO 3309, reflected 0xEDB88320), bit by bit: it
+ * only ever covers the 17 bytes of an IHDR here. */
+static uint32_t png_crc(const uint8_t* p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return c ^ 0xffffffffu;
+}
+
+static uint32_t be32(const uint8_t* p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int capture_png_header(const void* data, size_t len, struct capture_png_header* out,
+		const char** why)
+{
+	static const uint8_t signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	const uint8_t* p = data;
+	const char* bad = NULL;
+	if (!p || len < sizeof(signature) || memcmp(p, signature, sizeof(signature)) != 0)
+		bad = "no PNG signature";
+	else if (len < CAPTURE_PNG_HEADER_BYTES)
+		bad = "cut short before the end of its IHDR chunk";
+	else if (be32(p + 8) != 13 || memcmp(p + 12, "IHDR", 4) != 0)
+		bad = "the first chunk is not an IHDR of 13 bytes";
+	else if (png_crc(p + 12, 17) != be32(p + 29))
+		bad = "the IHDR chunk's CRC is wrong";
+	if (bad) {
+		*why = bad;
+		return -EINVAL;
+	}
+	uint32_t w = be32(p + 16), h = be32(p + 20);
+	uint8_t depth = p[24], type = p[25];
+	bool depth_ok;
+	switch (type) {
+	case 0: depth_ok = depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16; break;
+	case 3: depth_ok = depth == 1 || depth == 2 || depth == 4 || depth == 8; break;
+	case 2:
+	case 4:
+	case 6: depth_ok = depth == 8 || depth == 16; break;
+	default: depth_ok = false; break;
+	}
+	if (w == 0 || h == 0 || w > 0x7fffffffu || h > 0x7fffffffu)
+		bad = "a width or height of 0 or over 2^31-1";
+	else if (!depth_ok)
+		bad = "a bit depth its colour type does not allow (or no such colour type)";
+	else if (p[26] != 0 || p[27] != 0)
+		bad = "an unknown compression or filter method";
+	else if (p[28] > 1)
+		bad = "an unknown interlace method";
+	if (bad) {
+		*why = bad;
+		return -EINVAL;
+	}
+	*out = (struct capture_png_header){ .width = w, .height = h, .bit_depth = depth,
+		.color_type = type, .interlace = p[28] };
+	*why = NULL;
+	return 0;
 }

@@ -8,6 +8,7 @@
  * owner (an MCP session) that started a recording stops it when it ends;
  * deskd's shutdown stops and publishes all of them. */
 #include "desktop/desktop.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "record/record.h"
@@ -67,8 +68,17 @@ static void data_dir(char* out, size_t size)
 		snprintf(out, size, "%s", buf);
 }
 
-static int recordings_dir(char* out, size_t size)
+/* <data-dir>/recordings, made 0700 when missing; with create, the data dir
+ * too (mkdir -p: a --data-dir that does not exist yet, when deskd was given
+ * --token and so wrote no token file there). */
+static int recordings_dir(char* out, size_t size, bool create)
 {
+	const struct options* opts = options_get();
+	if (create && opts && opts->data_dir) {
+		int rc = fs_make_dir(opts->data_dir);
+		if (rc < 0)
+			return rc;
+	}
 	char dir[PATH_MAX];
 	data_dir(dir, sizeof(dir));
 	if (!dir[0])
@@ -89,7 +99,7 @@ void desktop_recordings_init(void)
 	record_set_log(rec_log, NULL);
 	const struct options* opts = options_get();
 	char rec_dir[PATH_MAX] = "", dd[PATH_MAX];
-	if (recordings_dir(rec_dir, sizeof(rec_dir)) < 0)
+	if (recordings_dir(rec_dir, sizeof(rec_dir), false) < 0)
 		rec_dir[0] = '\0';
 	data_dir(dd, sizeof(dd));
 	char* dirs[OPTIONS_MAX_LIST + 2];
@@ -386,13 +396,14 @@ int desktop_record_start(const struct desktop_record_params* p,
 		}
 	} else {
 		char dir[PATH_MAX];
-		int rc = recordings_dir(dir, sizeof(dir));
+		int rc = recordings_dir(dir, sizeof(dir), true);
 		if (rc < 0) {
 			snprintf(err, err_size,
 					"cannot create the recordings folder in the data dir: %s; give out",
 					strerror(-rc));
-			return -EIO;
+			return rc == -ENOSPC || rc == -EDQUOT ? rc : -EIO;
 		}
+		data_dir(dd, sizeof(dd));	/* it may have been made just now */
 		int n = snprintf(path, sizeof(path), "%.4000s/%.47s.mp4", dir, id);
 		if (n < 0 || (size_t)n >= sizeof(path)) {
 			snprintf(err, err_size, "the data dir path is too long; give out");

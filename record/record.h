@@ -35,7 +35,8 @@ int safe_output_write(struct safe_output* self, const void* buf, size_t len);
 void safe_output_cleanup_stale(char* const* dirs, int n_dirs);
 
 /* Files under a root (the file tools): `rel` is a path relative to root made
- * of plain names (no empty, '.' or '..' component, no staging name), walked
+ * of plain names (no empty, '.' or '..' component, no staging name; valid
+ * UTF-8 without control or bidirectional characters, base/text.h), walked
  * from the root with O_NOFOLLOW at every step, so a symlink anywhere below
  * the root (a directory or the file, dangling or not) is refused and nothing
  * outside the root is reached. Errors: -EINVAL bad path text, -ELOOP a
@@ -48,9 +49,10 @@ void safe_output_cleanup_stale(char* const* dirs, int n_dirs);
 int safe_output_open_under(const char* root, const char* rel, long long max_bytes,
 		struct safe_output** out, char* err, size_t err_size);
 /** Open rel under root for reading: a regular file (-EISDIR a directory,
- *  -EINVAL anything else that is not a regular file) of at most max_bytes
- *  (0: no limit; else -EFBIG). Returns the descriptor (the caller closes
- *  it) with its size in *size, or -errno. */
+ *  -EINVAL anything else that is not a regular file) with one link (-EMLINK
+ *  a file with other hard links, which may be outside the root) of at most
+ *  max_bytes (0: no limit; else -EFBIG). Returns the descriptor (the caller
+ *  closes it) with its size in *size, or -errno. */
 int safe_input_open(const char* root, const char* rel, long long max_bytes,
 		long long* size, char* err, size_t err_size);
 

@@ -421,8 +421,10 @@ static void* run(void* ud)
 {
 	struct recorder* self = ud;
 	const int64_t start = clock_ns();
-	const uint64_t max_slots = self->max_seconds > 0
+	uint64_t max_slots = self->max_seconds > 0
 		? (uint64_t)(self->max_seconds * self->fps + 0.5) : UINT64_MAX;
+	if (max_slots == 0)
+		max_slots = 1;	/* max_seconds under half a frame: one frame */
 	uint64_t slot = 0, frames = 0, dropped = 0;
 	enum record_end end = RECORD_END_NONE;
 	int rc = 0;
@@ -430,7 +432,11 @@ static void* run(void* ud)
 
 	for (;;) {
 		int64_t due = start + (int64_t)(slot * 1000000000ULL / (uint64_t)self->fps);
-		if (wait_until(self, due)) {
+		/* Slot 0 is due now and its picture was taken by record_start:
+		 * it is encoded even when a stop came before this thread ran (a
+		 * record_stop right after record_start), so every recording
+		 * has a frame. */
+		if (slot > 0 && wait_until(self, due)) {
 			end = RECORD_END_STOPPED;
 			break;
 		}
@@ -464,7 +470,7 @@ static void* run(void* ud)
 			end = RECORD_END_MAX_SECONDS;
 			break;
 		}
-		rc = refresh(self);
+		rc = slot > 0 ? refresh(self) : 0;
 		if (rc == -ENOENT) {
 			end = RECORD_END_WINDOW_GONE;
 			rc = 0;

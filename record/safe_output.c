@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "record/record.h"
 #include "record/record_private.h"
+#include "base/text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,6 +75,26 @@ static bool path_is_under(const char* path, const char* root)
 	return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* Names deskd creates or serves look like what they are: no control, no
+ * bidirectional formatting character, valid UTF-8 (base/text.h). The
+ * message names the code point and never quotes the name itself. */
+static int check_name_text(const char* s, size_t len, const char* what, char* err,
+		size_t err_size)
+{
+	size_t at;
+	uint32_t cp;
+	enum text_name_problem p = text_name_check(s, len, &at, &cp);
+	if (p == TEXT_NAME_OK)
+		return 0;
+	char why[64];
+	record__set_err(err, err_size, "%s has %s at byte %zu; deskd refuses control "
+			"characters (U+0000-U+001F, U+007F-U+009F, U+2028, U+2029), bidirectional "
+			"controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) and invalid "
+			"UTF-8 in file names, which could show one name as another", what,
+			text_name_problem_describe(p, cp, why, sizeof(why)), at);
+	return -EINVAL;
+}
+
 static int check_path(const char* path, char* const* roots, int n_roots,
 		char* parent, size_t parent_size, const char** name,
 		char* err, size_t err_size)
@@ -105,6 +126,8 @@ static int check_path(const char* path, char* const* roots, int n_roots,
 		record__set_err(err, err_size, "the file name '%s' is reserved for deskd's staging", base);
 		return -EINVAL;
 	}
+	if (check_name_text(base, strlen(base), "the file name in out", err, err_size) < 0)
+		return -EINVAL;
 	size_t plen = slash == path ? 1 : (size_t)(slash - path);
 	memcpy(parent, path, plen);
 	parent[plen] = '\0';
@@ -366,11 +389,16 @@ int safe_output_open(const char* path, char* const* roots, int n_roots,
  * file) is refused, so nothing outside the root is ever reached, whatever
  * the path's text says and whatever changes on the disk meanwhile. */
 
-/* Check rel's text: relative, no empty, '.' or '..' component, no reserved
- * name. dir: rel names a directory ("" = the root, a trailing '/' allowed). */
+/* Check rel's text: names people can read (no control or bidirectional
+ * character, valid UTF-8), relative, no empty, '.' or '..' component, no
+ * reserved name. dir: rel names a directory ("" = the root, a trailing '/'
+ * allowed). */
 static int check_rel(const char* rel, bool dir, char* err, size_t err_size)
 {
 	size_t len = strlen(rel);
+	/* First, so that no message below quotes such a name. */
+	if (check_name_text(rel, len, "the path", err, err_size) < 0)
+		return -EINVAL;
 	if (!len && !dir) {
 		record__set_err(err, err_size, "the path is empty: give a file name like "
 				"\"notes.txt\" or \"dir/notes.txt\"");
@@ -564,6 +592,17 @@ int safe_input_open(const char* root, const char* rel, long long max_bytes,
 		close(fd);
 		return is_dir ? -EISDIR : -EINVAL;
 	}
+	/* A hard link planted under the root may be a file from anywhere on
+	 * the same filesystem: the name says nothing about where the data
+	 * lives. Checked on the descriptor, so a swap after the walk cannot
+	 * slip one through. */
+	if (st.st_nlink > 1) {
+		record__set_err(err, err_size, "'%s' has other hard links (%ju links); deskd serves "
+				"only files with one link (the other name may be outside the files root)",
+				rel, (uintmax_t)st.st_nlink);
+		close(fd);
+		return -EMLINK;
+	}
 	if (max_bytes > 0 && st.st_size > max_bytes) {
 		record__set_err(err, err_size, "'%s' is %lld bytes, over the limit of %lld bytes "
 				"(--max-file-size)", rel, (long long)st.st_size, max_bytes);
@@ -727,6 +766,10 @@ int safe_output_publish(struct safe_output* self)
 			goto failure;
 		}
 		rc = 0;
+	} else {
+		/* The staging name goes at once: the file has one link again
+		 * (safe_input_open refuses files with more). */
+		unlinkat(self->staging_fd, self->name, 0);
 	}
 	if (fsync(self->parent_fd) < 0 && errno != EINVAL) {
 		/* Published, but not durable: report it, keep the file. */

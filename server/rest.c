@@ -597,6 +597,18 @@ static const char* files_path(struct http_request* req)
 		http_respond_error(req, 400, "bad_path", "the path has a NUL character (%00)");
 		return NULL;
 	}
+	/* Decoded bytes that are not UTF-8 (%ff) cannot go into the tool's
+	 * JSON arguments: the name rule's answer, here. */
+	size_t at;
+	uint32_t cp;
+	if (text_name_check(rel, strlen(rel), &at, &cp) == TEXT_NAME_INVALID_UTF8) {
+		char why[64], message[160];
+		snprintf(message, sizeof(message), "the path has %s at byte %zu; file names are "
+				"UTF-8", text_name_problem_describe(TEXT_NAME_INVALID_UTF8, cp, why,
+				sizeof(why)), at);
+		http_respond_error(req, 400, "bad_path", message);
+		return NULL;
+	}
 	return rel;
 }
 

@@ -2,15 +2,47 @@
  * clipboard (X selections, owned by deskd after a write). */
 #include "tools/tools.h"
 #include "base/base64.h"
+#include "capture/capture.h"
 #include "desktop/desktop.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define READ_TIMEOUT_MS 2000
 
-static const unsigned char png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+/* A clipboard image passes (either way) only if its PNG header is sound and
+ * it declares at most this many pixels: the limit deskd itself decodes
+ * images to. 64 Mi pixels is 8192x8192 (256 MiB as RGBA), twice an 8K
+ * screen; a "bomb" (a few KB that inflate to gigabytes) is refused before
+ * it reaches the agent's image decoder or the desktop's apps. */
+#define CLIPBOARD_IMAGE_MAX_PIXELS CAPTURE_DECODE_MAX_PIXELS
+
+/* Check a PNG from image_base64 (who: "image_base64") or a selection owner
+ * (who: "the clipboard owner's image/png"): 0, or the error set on out. */
+static int check_png(const void* data, size_t len, const char* who, enum tool_code not_png,
+		struct tool_result* out)
+{
+	struct capture_png_header h;
+	const char* why;
+	if (capture_png_header(data, len, &h, &why) < 0) {
+		tool_result_error(out, not_png, NULL, "%s is not a PNG: %s", who, why);
+		return -1;
+	}
+	uint64_t pixels = (uint64_t)h.width * h.height;
+	if (pixels > CLIPBOARD_IMAGE_MAX_PIXELS) {
+		tool_result_error(out, TOOL_TOO_LARGE, json_pack("{s:I, s:I, s:I}",
+				"width", (json_int_t)h.width, "height", (json_int_t)h.height,
+				"max_pixels", (json_int_t)CLIPBOARD_IMAGE_MAX_PIXELS),
+				"%s declares %ux%u pixels (%llu), over the limit of %u (64 Mi, e.g. "
+				"8192x8192): a decompression bomb for whoever decodes it; it was not "
+				"passed on", who, (unsigned)h.width, (unsigned)h.height,
+				(unsigned long long)pixels, CLIPBOARD_IMAGE_MAX_PIXELS);
+		return -1;
+	}
+	return 0;
+}
 
 static enum desktop_selection selection_arg(json_t* args)
 {
@@ -42,10 +74,10 @@ static int clipboard_read(struct tool_ctx* ctx, json_t* args, struct tool_result
 	}
 	const char* name = sel == DESKTOP_PRIMARY ? "primary" : "clipboard";
 	if (image) {
-		if (len < sizeof(png_signature) || memcmp(data, png_signature, sizeof(png_signature))) {
+		char who[64];
+		snprintf(who, sizeof(who), "the %s owner's image/png", name);
+		if (check_png(data, len, who, TOOL_CLIPBOARD_EMPTY, out) < 0) {
 			free(data);
-			tool_result_error(out, TOOL_CLIPBOARD_EMPTY, NULL,
-					"the %s owner sent image/png that is not a PNG", name);
 			return 0;
 		}
 		if (tool_result_image(out, data, len, "image/png") < 0) {
@@ -88,11 +120,13 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 		len = json_string_length(text);
 	} else {
 		decoded = base64_decode(image_b64, strlen(image_b64), &len);
-		if (!decoded || len < sizeof(png_signature)
-				|| memcmp(decoded, png_signature, sizeof(png_signature))) {
-			free(decoded);
+		if (!decoded) {
 			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
 					"image_base64 must be a PNG file in standard padded Base64");
+			return 0;
+		}
+		if (check_png(decoded, len, "image_base64", TOOL_BAD_ARGUMENTS, out) < 0) {
+			free(decoded);
 			return 0;
 		}
 		data = decoded;

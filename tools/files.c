@@ -9,9 +9,11 @@
  * tools_file_open(). */
 #include "tools/tools.h"
 #include "base/base64.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "base/sha256.h"
+#include "base/text.h"
 #include "record/record.h"
 
 #include <errno.h>
@@ -39,7 +41,7 @@ static void stale_cleanup(char* root)
 }
 
 /* The files root, canonical, created 0700 when missing (and, for the
- * default, the data dir above it). Staging left by a crash inside it is
+ * default, the data dir above it, with its parents). Staging left by a crash inside it is
  * removed on first use. */
 static int files_root(char* out, size_t size, char* err, size_t err_size)
 {
@@ -48,10 +50,11 @@ static int files_root(char* out, size_t size, char* err, size_t err_size)
 	if (o && o->files_root) {
 		snprintf(want, sizeof(want), "%s", o->files_root);
 	} else if (o && o->data_dir) {
-		if (mkdir(o->data_dir, 0700) < 0 && errno != EEXIST) {
+		int rc = fs_make_dir(o->data_dir);
+		if (rc < 0) {
 			snprintf(err, err_size, "cannot create the data dir %s: %s", o->data_dir,
-					strerror(errno));
-			return -errno;
+					strerror(-rc));
+			return rc;
 		}
 		snprintf(want, sizeof(want), "%s/files", o->data_dir);
 	} else {
@@ -93,11 +96,12 @@ static enum tool_code code_for(int rc)
 	case -ELOOP:
 	case -ENOTDIR:
 	case -EISDIR:
-	case -ENAMETOOLONG: return TOOL_BAD_PATH;
+	case -ENAMETOOLONG:
+	case -EMLINK: return TOOL_BAD_PATH;
 	case -ENOENT: return TOOL_NOT_FOUND;
 	case -EEXIST: return TOOL_OUTPUT_EXISTS;
 	case -EFBIG: return TOOL_TOO_LARGE;
-	default: return TOOL_INTERNAL;
+	default: return tool_code_for_write_errno(rc);	/* no_space, internal */
 	}
 }
 
@@ -194,6 +198,12 @@ static int file_upload(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 	} else if (rc == 0 && (rc = safe_output_publish(so)) < 0) {
 		snprintf(err, sizeof(err), rc == -EEXIST ? "'%s' appeared while it was written; "
 				"deskd never replaces files" : "cannot publish '%s'", path);
+	}
+	if (rc < 0 && code_for(rc) == TOOL_NO_SPACE) {
+		/* The staging (what was written of it) is gone already. */
+		snprintf(err, sizeof(err), "no space left for '%s' (%zu bytes) under the files root: "
+				"%s; nothing was written. Free some space there and retry", path, len,
+				strerror(-rc));
 	}
 	if (rc < 0) {
 		free(decoded);
@@ -318,8 +328,18 @@ static int file_list(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		tool_result_error(out, code_for(rc), NULL, "%s", err);
 		return 0;
 	}
+	/* A name deskd would refuse to create (a control or bidirectional
+	 * character, invalid UTF-8) is left out, not shown escaped: it could
+	 * not be downloaded by that name either; the count says it is there. */
 	json_t* entries = json_array();
+	size_t skipped = 0;
 	for (size_t i = 0; i < n; i++) {
+		size_t at;
+		uint32_t cp;
+		if (text_name_check(list[i].name, strlen(list[i].name), &at, &cp) != TEXT_NAME_OK) {
+			skipped++;
+			continue;
+		}
 		json_t* e = json_pack("{s:s, s:s, s:I, s:I}", "name", list[i].name,
 				"type", type_name(list[i].type), "mtime", (json_int_t)list[i].mtime,
 				"mode", (json_int_t)list[i].mode);
@@ -328,8 +348,11 @@ static int file_list(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		json_array_append_new(entries, e);
 	}
 	free(list);
-	tool_result_ok(out, json_pack("{s:s, s:o, s:b}", "path", path, "entries", entries,
-			"truncated", truncated));
+	json_t* result = json_pack("{s:s, s:o, s:b}", "path", path, "entries", entries,
+			"truncated", truncated);
+	if (result && skipped)
+		json_object_set_new(result, "skipped", json_integer((json_int_t)skipped));
+	tool_result_ok(out, result);
 	return 0;
 }
 
@@ -378,7 +401,9 @@ const struct tool_def tools_files[] = {
 			"\"items\":{\"type\":\"object\",\"required\":[\"name\",\"type\"],\"properties\":{"
 			"\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},"
 			"\"bytes\":{\"type\":\"integer\"},\"mode\":{\"type\":\"integer\"},"
-			"\"mtime\":{\"type\":\"integer\"}}}},\"truncated\":{\"type\":\"boolean\"}}}",
+			"\"mtime\":{\"type\":\"integer\"}}}},\"truncated\":{\"type\":\"boolean\"},"
+			"\"skipped\":{\"type\":\"integer\",\"description\":\"Entries left out: names "
+			"with control or bidirectional characters or invalid UTF-8.\"}}}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = file_list,
 	},

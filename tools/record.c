@@ -156,7 +156,8 @@ static int record_stop_tool(struct tool_ctx* ctx, json_t* args, struct tool_resu
 	}
 	const struct record_stats* s = &r.stats;
 	if (r.result < 0) {
-		tool_result_error(out, r.result == -EEXIST ? TOOL_OUTPUT_EXISTS : TOOL_INTERNAL,
+		tool_result_error(out, r.result == -EEXIST ? TOOL_OUTPUT_EXISTS
+				: tool_code_for_write_errno(r.result),
 				json_pack("{s:s}", "id", r.id), "recording %s failed: %s", r.id,
 				s->message[0] ? s->message : strerror(-r.result));
 		return 0;

@@ -166,8 +166,8 @@ static struct safe_output* out_open(const char* path, struct tool_result* out)
 	else if (rc == -EINVAL)
 		tool_result_error(out, TOOL_BAD_PATH, NULL, "out: %s", err[0] ? err : path);
 	else if (rc < 0)
-		tool_result_error(out, TOOL_INTERNAL, NULL, "cannot write %s: %s", path,
-				err[0] ? err : strerror(-rc));
+		tool_result_error(out, tool_code_for_write_errno(rc), NULL, "cannot write %s: %s",
+				path, err[0] ? err : strerror(-rc));
 	return rc < 0 ? NULL : so;
 }
 
@@ -178,8 +178,8 @@ static int out_finish(struct safe_output* so, const char* path, const uint8_t* d
 	int rc = safe_output_write(so, data, len);
 	if (rc < 0) {
 		safe_output_abort(so);
-		tool_result_error(out, TOOL_INTERNAL, NULL, "cannot write %s: %s", path,
-				strerror(-rc));
+		tool_result_error(out, tool_code_for_write_errno(rc), NULL, "cannot write %s: %s; "
+				"nothing was written", path, strerror(-rc));
 		return -1;
 	}
 	rc = safe_output_publish(so);
@@ -189,8 +189,8 @@ static int out_finish(struct safe_output* so, const char* path, const uint8_t* d
 		return -1;
 	}
 	if (rc < 0) {
-		tool_result_error(out, TOOL_INTERNAL, NULL, "cannot publish %s: %s", path,
-				strerror(-rc));
+		tool_result_error(out, tool_code_for_write_errno(rc), NULL, "cannot publish %s: %s",
+				path, strerror(-rc));
 		return -1;
 	}
 	return 0;

@@ -42,6 +42,7 @@ static const char* const code_names[] = {
 	[TOOL_HUMAN_IN_CONTROL] = "human_in_control",
 	[TOOL_PAUSED] = "paused",
 	[TOOL_APPROVAL_DENIED] = "approval_denied",
+	[TOOL_NO_SPACE] = "no_space",
 	[TOOL_INTERNAL] = "internal",
 };
 
@@ -67,8 +68,15 @@ enum tool_code tool_code_for_errno(int rc)
 	case -ETIMEDOUT: return TOOL_TIMEOUT;
 	case -EEXIST: return TOOL_OUTPUT_EXISTS;
 	case -EMFILE: return TOOL_RECORDING_ACTIVE;
+	case -ENOSPC:
+	case -EDQUOT: return TOOL_NO_SPACE;
 	default: return TOOL_INTERNAL;
 	}
+}
+
+enum tool_code tool_code_for_write_errno(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT ? TOOL_NO_SPACE : TOOL_INTERNAL;
 }
 
 int tool_code_http_status(enum tool_code code)
@@ -93,6 +101,7 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_RECORDING_ACTIVE: return 409;
 	case TOOL_DISPLAY_UNAVAILABLE: return 503;
 	case TOOL_TIMEOUT: return 504;
+	case TOOL_NO_SPACE: return 507;	/* Insufficient Storage (RFC 4918) */
 	case TOOL_ACTION_UNSUPPORTED: return 400;
 	case TOOL_STALE_REF: return 404;
 	case TOOL_NO_ACCESSIBILITY:

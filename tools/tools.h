@@ -66,6 +66,7 @@ enum tool_code {
 	TOOL_HUMAN_IN_CONTROL,	/* a person holds the desktop (dashboard) */
 	TOOL_PAUSED,		/* a person paused the agent */
 	TOOL_APPROVAL_DENIED,	/* denied, or no answer in time */
+	TOOL_NO_SPACE,		/* the disk (or quota) is full: ENOSPC, EDQUOT */
 	/* Accessibility (tools/ui.c). */
 	TOOL_NO_ACCESSIBILITY,		/* the window's app exposes no tree, or no AT-SPI bus */
 	TOOL_STALE_REF,			/* the ref is unknown or its element is gone */
@@ -82,9 +83,13 @@ const char* tool_code_name(enum tool_code code);
 /** The code for a backend or desktop errno (0 = TOOL_OK): -ENOENT window
  *  not found, -ENODATA window not viewable, -EINVAL/-ENOTSUP bad arguments, -ERANGE out of bounds,
  *  -ECONNRESET/-ECONNREFUSED/-EPIPE display unavailable, -ETIMEDOUT timeout,
- *  -EEXIST output exists, -EMFILE recording active, else internal. */
+ *  -EEXIST output exists, -EMFILE recording active, -ENOSPC/-EDQUOT no
+ *  space, else internal. */
 enum tool_code tool_code_for_errno(int rc);
-/** HTTP status for REST: 400, 403, 404, 409, 503, 504, 500. */
+/** The code for a failed write of a file (the errno of write, fsync, link,
+ *  mkdir): no space for -ENOSPC/-EDQUOT, else internal. */
+enum tool_code tool_code_for_write_errno(int rc);
+/** HTTP status for REST: 400, 403, 404, 409, 413, 503, 504, 507, 500. */
 int tool_code_http_status(enum tool_code code);
 
 struct tool_session;

@@ -1,4 +1,5 @@
 #include "server/http/auth.h"
+#include "base/fs.h"
 #include "base/log.h"
 #include "base/options.h"
 
@@ -111,28 +112,6 @@ static char* read_token_file(const char* path, bool private, int* err)
 	return buf;
 }
 
-static int make_dir(const char* path)
-{
-	if (mkdir(path, 0700) == 0 || errno == EEXIST)
-		return 0;
-	if (errno != ENOENT)
-		return -errno;
-	/* Create the parents (e.g. ~/.local/state) as well. */
-	char buf[4096];
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	for (char* p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -errno;
-}
-
 /* The data dir holds the token: it must be a directory of ours that nobody
  * else may write, or someone could plant a token file (or a symlink) in it. */
 static int check_data_dir(const char* path)
@@ -159,7 +138,7 @@ static int load_or_create(const char* data_dir, struct credential* c)
 	int rc;
 	if (snprintf(path, sizeof(path), "%s/%s", data_dir, c->file_name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((rc = make_dir(data_dir)) < 0 || (rc = check_data_dir(data_dir)) < 0) {
+	if ((rc = fs_make_dir(data_dir)) < 0 || (rc = check_data_dir(data_dir)) < 0) {
 		if (rc != -EPERM)
 			log_error("cannot use the data directory %s: %s; pick another with --data-dir",
 					data_dir, strerror(-rc));

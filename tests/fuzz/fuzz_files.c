@@ -1,11 +1,16 @@
 /* libFuzzer harness over the file tools' path rules (record/safe_output.c):
  * an untrusted relative path is read, listed and written under a root that
- * holds a file, a directory, a symlink out of the root and a dangling one.
+ * holds a file, a directory, a symlink out of the root, a dangling one and
+ * a hard link to the outside file.
  * Whatever the path, nothing outside the root is opened or created, an
- * opened file is a regular file inside the root, and nothing is replaced:
- * a descriptor's real path is checked, and the outside file's content. */
+ * opened file is a regular file with one link inside the root, and nothing
+ * is replaced: a descriptor's real path and link count are checked, and the
+ * outside file's content; and a name with a control or bidirectional
+ * character or invalid UTF-8 (base/text.h) is never opened, listed or
+ * created. */
 
 #include "base/log.h"
+#include "base/text.h"
 #include "record/record.h"
 
 #include <fcntl.h>
@@ -63,6 +68,10 @@ int LLVMFuzzerInitialize(int* argc, char*** argv)
 	snprintf(p, sizeof(p), "%s/dangling", root);
 	if (symlink("/nonexistent/deskd-fuzz", p) < 0)
 		abort();
+	/* A hard link to the outside file: never opened (TRUST R9). */
+	snprintf(p, sizeof(p), "%s/hard", root);
+	if (link(target, p) < 0)
+		abort();
 	return 0;
 }
 
@@ -79,7 +88,7 @@ static void check_inside(int fd)
 	if (strncmp(real, root, r) != 0 || real[r] != '/')
 		abort();
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
 		abort();
 }
 
@@ -104,9 +113,16 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 	rel[size] = '\0';
 	char err[512];
 
+	/* A name people would misread is never opened, listed or created. */
+	size_t at;
+	uint32_t cp;
+	bool readable_name = text_name_check(rel, strlen(rel), &at, &cp) == TEXT_NAME_OK;
+
 	long long bytes = 0;
 	int fd = safe_input_open(root, rel, 1 << 20, &bytes, err, sizeof(err));
 	if (fd >= 0) {
+		if (!readable_name)
+			abort();
 		check_inside(fd);
 		close(fd);
 	}
@@ -114,13 +130,18 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 	struct safe_entry* entries = NULL;
 	size_t n = 0;
 	bool truncated = false;
-	if (safe_dir_list(root, rel, 64, &entries, &n, &truncated, err, sizeof(err)) == 0)
+	if (safe_dir_list(root, rel, 64, &entries, &n, &truncated, err, sizeof(err)) == 0) {
+		if (!readable_name)
+			abort();
 		free(entries);
+	}
 
 	struct safe_output* out = NULL;
 	if (safe_output_open_under(root, rel, 16, &out, err, sizeof(err)) == 0) {
 		/* A new file, inside the root: then take it away again, so the
 		 * next input sees the same tree. */
+		if (!readable_name)
+			abort();
 		check_inside(safe_output_fd(out));
 		safe_output_abort(out);
 	}

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { crc32, deflateSync } from 'node:zlib';
 import { startXvfb, startDeskd, launch, waitUntil } from './lib/harness.mjs';
 
 const CORPUS = [
@@ -35,6 +36,28 @@ async function xclipIn(display, bytes, args = []) {
 /** A 2x1 PNG written by hand (red, blue). */
 function png() {
   return Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwPD/PwAJ+wL+6w2xNAAAAABJRU5ErkJggg==', 'base64');
+}
+
+/** A tiny PNG that claims width x height (a decompression "bomb" header:
+ *  an IDAT of a few bytes, every CRC right). fix(ihdr) may spoil it. */
+function pngClaiming(width, height, { colorType = 6, bitDepth = 8, fix = null } = {}) {
+  const chunk = (type, data) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = bitDepth;
+  ihdr[9] = colorType;
+  let png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(64))), chunk('IEND', Buffer.alloc(0))]);
+  if (fix) png = fix(png);
+  return png;
 }
 
 test('clipboard: deskd writes, xclip and xsel read byte-exact; xclip writes, deskd reads byte-exact', async (t) => {
@@ -108,6 +131,44 @@ test('clipboard: deskd writes, xclip and xsel read byte-exact; xclip writes, des
     assert.equal(r.body.error.code, code);
   }
   assert.equal(xclipOut(x.display, ['-selection', 'clipboard']).toString(), 'kept');
+
+  // PNG bombs and broken headers (TRUST R14): the IHDR is read, nothing is
+  // decoded. Over 64 Mi pixels is too_large (413) with the declared size;
+  // a header that is not a PNG's is bad_arguments. Nothing is copied.
+  const bomb = pngClaiming(50000, 50000);
+  assert.ok(bomb.length < 120, `a tiny file: ${bomb.length} bytes`);
+  const wb = await d.tool('clipboard_write', { image_base64: bomb.toString('base64') });
+  assert.equal(wb.status, 413, JSON.stringify(wb.body));
+  assert.equal(wb.body.error.code, 'too_large');
+  assert.match(wb.body.error.message, /declares 50000x50000 pixels \(2500000000\), over the limit of 67108864/);
+  assert.equal(wb.body.error.width, 50000);
+  for (const [what, png] of [
+    ['a bad IHDR CRC', pngClaiming(10, 10, { fix: (b) => { b[30] ^= 0xff; return b; } })],
+    ['bit depth 3', pngClaiming(10, 10, { bitDepth: 3 })],
+    ['colour type 5', pngClaiming(10, 10, { colorType: 5 })],
+    ['width 0', pngClaiming(0, 10)],
+    ['cut inside the IHDR', pngClaiming(10, 10).subarray(0, 20)],
+    ['no IHDR first', pngClaiming(10, 10, { fix: (b) => { b.write('IHDX', 12, 'latin1'); return b; } })],
+  ]) {
+    const r = await d.tool('clipboard_write', { image_base64: png.toString('base64') });
+    assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'bad_arguments', what);
+    assert.match(r.body.error.message, /image_base64 is not a PNG: /, what);
+  }
+  // At the limit (8192x8192) the header passes.
+  assert.equal((await d.tool('clipboard_write', { image_base64: pngClaiming(8192, 8192).toString('base64') })).status, 200);
+  assert.equal((await d.tool('clipboard_write', { text: 'kept' })).status, 200);
+  assert.equal(xclipOut(x.display, ['-selection', 'clipboard']).toString(), 'kept');
+  // An owner serving a bomb: not passed on to the agent.
+  const pb = await xclipIn(x.display, pngClaiming(20000, 20000), ['-selection', 'clipboard', '-t', 'image/png']);
+  procs.push(pb);
+  const rb = await d.tool('clipboard_read', { format: 'image' });
+  assert.equal(rb.status, 413, JSON.stringify(rb.body));
+  assert.equal(rb.body.error.code, 'too_large');
+  assert.match(rb.body.error.message, /the clipboard owner's image\/png declares 20000x20000/);
+  await pb.stop();
+  assert.equal((await d.tool('clipboard_write', { text: 'kept' })).status, 200);
+
   // The view token may not read the clipboard, nor write it.
   const view = { ...d, token: 'view-token-for-clipboard' };
   for (const name of ['clipboard_read', 'clipboard_write']) {

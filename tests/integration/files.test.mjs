@@ -6,10 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
+import { linkSync, lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import http from 'node:http';
-import { startXvfb, startDeskd, tempDir, run } from './lib/harness.mjs';
+import { startXvfb, startDeskd, startDeskdOnTmpfs, tmpfsSetupMissing, tempDir, run } from './lib/harness.mjs';
+import { openLive } from './lib/live.mjs';
 
 const LIMIT = 2 << 20;   // --max-file-size for this test: 2 MiB
 const VIEW = 'view-token-for-files';
@@ -183,6 +184,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
   symlinkSync(join(outside, 'secret.txt'), join(root, 'link-to-secret'));
   symlinkSync(join(outside, 'nothing-here'), join(root, 'dangling'));
   symlinkSync(outside, join(root, 'linked-dir'));
+  linkSync(join(outside, 'secret.txt'), join(root, 'hardlink'));   // same filesystem (/tmp): TRUST R9
   run('mkfifo', [join(root, 'fifo')]);
   const before = snapshot(root);
   const outsideBefore = snapshot(outside);
@@ -190,6 +192,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
 
   const uploads = [
     ['existing.txt', 'output_exists', 'an existing file'],
+    ['hardlink', 'output_exists', 'a hard link to a file outside (never written through)'],
     ['link-to-secret', 'output_exists', 'a symlink to a file'],
     ['dangling', 'output_exists', 'a dangling symlink'],
     ['dir', 'output_exists', 'a directory as the target'],
@@ -206,14 +209,25 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['', 'bad_path', 'an empty path'],
     ['.deskd-staging-abc', 'bad_path', 'a staging name'],
     ['x'.repeat(300), 'bad_path', 'a name over NAME_MAX'],
+    // Names people would misread (TRUST R10): controls, bidirectional controls.
+    ['name\nwith\nnewline', 'bad_path', 'a newline', /U\+000A \(a control character\) at byte 4/],
+    ['\u202eevil', 'bad_path', 'U+202E (right-to-left override)', /U\+202E \(a bidirectional control character\)/],
+    ['dir/x\u2066y', 'bad_path', 'U+2066 (an isolate) in a directory', /U\+2066/],
+    ['esc\u001b[2J', 'bad_path', 'an escape sequence', /U\+001B/],
+    ['c1\u0085x', 'bad_path', 'a C1 control (NEL)', /U\+0085/],
+    ['tab\tname', 'bad_path', 'a tab', /U\+0009/],
   ];
-  for (const [path, code, what] of uploads) {
+  for (const [path, code, what, says] of uploads) {
     for (const via of ['rest-tool', 'mcp']) {
       const r = via === 'mcp' ? await mcp(d, 'file_upload', { path, data: 'attack' })
         : (await d.tool('file_upload', { path, data: 'attack' })).body;
       const sc = via === 'mcp' ? r.structuredContent : r.error;
       assert.equal(sc?.code, code, `${what} (${via}): ${JSON.stringify(r).slice(0, 300)}`);
       assert.ok(sc.message.length > 10, `${what}: a message that says why`);
+      if (says) {
+        assert.match(sc.message, says, `${what}: names the code point`);
+        assert.ok(!sc.message.includes(path), `${what}: the name itself is not quoted`);
+      }
     }
     assert.deepEqual(snapshot(root), before, `${what}: the root is untouched`);
   }
@@ -234,9 +248,12 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['existing.txt', 409, 'an existing file'], ['dangling', 409, 'a dangling symlink'], ['linked-dir/x', 400, 'a symlinked directory'],
     ['a%00b', 400, 'a NUL (%00)'], ['%2e%2e/escape.txt', 400, 'an encoded ..'], ['..%2fescape.txt', 400, 'an encoded ../'],
     ['dir', 409, 'a directory'], ['dir/', 400, 'a trailing /'],
+    ['nl%0aname', 400, 'a newline (%0a)'], ['%E2%80%AEevil', 400, 'U+202E'], ['bad%ffutf8', 400, 'invalid UTF-8 (%ff)'],
+    ['del%7f', 400, 'DEL (%7f)'],
   ]) {
     const r = await rawRequest(d, 'PUT', `/api/v1/files/${path}`, 'attack');
     assert.equal(r.status, status, `PUT ${what}: ${r.text}`);
+    if (status === 400) assert.equal(JSON.parse(r.text).error.code, 'bad_path', `PUT ${what}: ${r.text}`);
   }
   // The view token may not upload, download or list.
   const asView = (path, init = {}) => fetch(d.url + path, { ...init, headers: { authorization: `Bearer ${VIEW}`, 'content-type': 'application/json' } });
@@ -260,22 +277,111 @@ test('files: every refusal leaves the disk untouched', async (t) => {
     ['link-to-secret', 'bad_path', 'a symlink'], ['dangling', 'bad_path', 'a dangling symlink'],
     ['linked-dir/secret.txt', 'bad_path', 'through a symlinked directory'], ['../token', 'bad_path', '..'],
     ['dir', 'bad_path', 'a directory'], ['fifo', 'bad_path', 'a FIFO (and no hang)'],
+    ['hardlink', 'bad_path', 'a hard link to a file outside'],
     ['nope.txt', 'not_found', 'a missing file'],
   ]) {
     const r = await mcp(d, 'file_download', { path });
     assert.equal(r.structuredContent?.code, code, `download ${what}: ${JSON.stringify(r).slice(0, 300)}`);
     assert.ok(!JSON.stringify(r).includes('outside secret'), `${what}: no data leaks`);
   }
-  for (const [path, status] of [['link-to-secret', 400], ['linked-dir/secret.txt', 400], ['nope.txt', 404], ['dir', 400],
+  const hard = await mcp(d, 'file_download', { path: 'hardlink' });
+  assert.match(hard.structuredContent.message, /has other hard links.*deskd serves only files with one link/);
+  for (const [path, status] of [['link-to-secret', 400], ['hardlink', 400], ['linked-dir/secret.txt', 400], ['nope.txt', 404], ['dir', 400],
     ['a%00b', 400], ['linked-dir/', 400], ['%2e%2e/token', 400], ['..%2ftoken', 400]]) {
     const r = await rawRequest(d, 'GET', `/api/v1/files/${path}`);
     assert.equal(r.status, status, `GET ${path}: ${r.text}`);
     assert.ok(!r.text.includes('outside secret') && !r.text.includes(d.token));
   }
+  // Such names put there by someone else: not listed (counted in skipped),
+  // not downloadable by that name.
+  for (const name of ['planted\nname', '\u202eplanted', 'bidi\u200fmark']) writeFileSync(join(root, name), 'planted');
+  const listed = await mcp(d, 'file_list', {});
+  const listedNames = listed.structuredContent.entries.map((e) => e.name);
+  assert.ok(!listedNames.some((n) => n.includes('planted') || n.includes('bidi')), JSON.stringify(listedNames));
+  assert.equal(listed.structuredContent.skipped, 3);
+  assert.ok(listedNames.includes('existing.txt'));
+  for (const name of ['planted\nname', '\u202eplanted']) {
+    const r = await mcp(d, 'file_download', { path: name });
+    assert.equal(r.structuredContent?.code, 'bad_path', JSON.stringify(r).slice(0, 300));
+  }
+  assert.equal((await rawRequest(d, 'GET', '/api/v1/files/planted%0aname')).status, 400);
   // Over the limit for reading too (a file put there by someone else).
   writeFileSync(join(root, 'huge.bin'), Buffer.alloc(LIMIT + 1));
   assert.equal((await mcp(d, 'file_download', { path: 'huge.bin' })).structuredContent.code, 'too_large');
   assert.equal((await d.fetch('/api/v1/files/huge.bin')).status, 413);
   // The existing file kept its content through all of it.
   assert.equal(readFileSync(join(root, 'existing.txt'), 'utf8'), 'original');
+});
+
+test('files: a full disk is 507 no_space, nothing half-written, no staging left', { skip: tmpfsSetupMissing() ? `the 2 MiB tmpfs needs ${tmpfsSetupMissing()}` : false }, async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const d = await startDeskdOnTmpfs(t, x.display, '2m', { rootFlag: '--files-root' });
+  const first = randomBytes(1500 * 1024);
+  const put = await d.fetch('/api/v1/files/first.bin', { method: 'PUT', body: first });
+  assert.equal(put.status, 200, await put.clone().text());
+  // The second does not fit: over REST's PUT and the tool alike.
+  const second = randomBytes(1500 * 1024);
+  const full = await d.fetch('/api/v1/files/second.bin', { method: 'PUT', body: second });
+  const body = await full.json();
+  assert.equal(full.status, 507, JSON.stringify(body));
+  assert.equal(body.error.code, 'no_space');
+  assert.match(body.error.message, /no space left for 'second\.bin'.*nothing was written/i);
+  const viaTool = await d.tool('file_upload', { path: 'third.bin', data: second.toString('base64'), encoding: 'base64' });
+  assert.equal(viaTool.status, 507, JSON.stringify(viaTool.body).slice(0, 300));
+  assert.equal(viaTool.body.error.code, 'no_space');
+  // Only the first file, whole; no staging.
+  assert.deepEqual(readdirSync(d.view).sort(), ['first.bin']);
+  assert.ok(readFileSync(join(d.view, 'first.bin')).equals(first));
+  // The listing agrees.
+  const list = await d.tool('file_list', {});
+  assert.deepEqual(list.body.structuredContent.entries.map((e) => e.name), ['first.bin']);
+});
+
+// docs/CONTROL.md: while a person holds the desktop, reading the files root
+// keeps working (the files stay there after the hand-back, so holding them
+// back would protect nothing; the person sees the screen, not the files);
+// writing is refused like every acting tool (TRUST R13).
+test('files while a person holds control: list and download work, uploads are human_in_control', async (t) => {
+  const x = await startXvfb();
+  const d = await startDeskd({ display: x.display });
+  t.after(async () => { await d.stop(); await x.stop(); });
+  const root = join(d.dataDir, 'files');
+  assert.equal((await d.tool('file_upload', { path: 'before.txt', data: 'written before' })).status, 200);
+  const c = await openLive(d);
+  t.after(() => c.close());
+  const control = () => [...c.texts].reverse().find((m) => m.type === 'control');
+  await c.until(() => c.hello && control());
+  c.ws.send(JSON.stringify({ type: 'take' }));
+  await c.until(() => control()?.holder === 'you', { what: 'the lease' });
+
+  const list = await d.tool('file_list', {});
+  assert.equal(list.status, 200, JSON.stringify(list.body));
+  assert.deepEqual(list.body.structuredContent.entries.map((e) => e.name), ['before.txt']);
+  const down = await d.tool('file_download', { path: 'before.txt' });
+  assert.equal(down.status, 200, JSON.stringify(down.body));
+  assert.equal(down.body.structuredContent.data, 'written before');
+  assert.equal((await mcp(d, 'files', { op: 'download', path: 'before.txt' })).structuredContent.data, 'written before');
+  const get = await d.fetch('/api/v1/files/before.txt');
+  assert.equal(get.status, 200);
+  assert.equal(await get.text(), 'written before');
+  assert.equal((await d.fetch('/api/v1/files/')).status, 200);
+
+  for (const [what, r] of [
+    ['file_upload', await d.tool('file_upload', { path: 'during.txt', data: 'x' })],
+    ['files upload', await d.tool('files', { op: 'upload', path: 'during.txt', data: 'x' })],
+  ]) {
+    assert.equal(r.status, 409, `${what}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.code, 'human_in_control', what);
+  }
+  const put = await d.fetch('/api/v1/files/during.txt', { method: 'PUT', body: 'x' });
+  assert.equal(put.status, 409, await put.clone().text());
+  assert.equal((await put.json()).error.code, 'human_in_control');
+  const overMcp = await mcp(d, 'file_upload', { path: 'during.txt', data: 'x' });
+  assert.equal(overMcp.structuredContent.code, 'human_in_control');
+  assert.deepEqual(readdirSync(root), ['before.txt'], 'nothing was written');
+
+  c.ws.send(JSON.stringify({ type: 'release' }));
+  await c.until(() => control()?.holder === 'none', { what: 'the hand-back' });
+  assert.equal((await d.tool('file_upload', { path: 'after.txt', data: 'y' })).status, 200);
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, startDeskd, startFixture, startXvfb, launch, readyInfo, run, tempDir, waitUntil, sleep,
-  DESKD_BIN } from './lib/harness.mjs';
+  DESKD_BIN, startDeskdOnTmpfs } from './lib/harness.mjs';
 
 function probe(file) {
   const r = run('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0',
@@ -78,56 +78,6 @@ function assertGoodMp4(file, { width, height, minFrames = 1 }) {
   assert.ok(p.frames >= minFrames, `frames ${p.frames}`);
   const a = atoms(file);
   assert.ok(a.indexOf('moov') >= 0 && a.indexOf('moov') < a.indexOf('mdat'), `moov before mdat: ${a}`);
-  return p;
-}
-
-/** What the tmpfs set-up below needs that this machine lacks, or null.
- *  unshare --mount and mount -t tmpfs need CAP_SYS_ADMIN (root, and not
- *  dropped as in a default container); unshare --propagation private needs
- *  / to be a mount point, which it is not in a chroot into a plain
- *  directory; the test reads the files through /proc. */
-function tmpfsSetupMissing() {
-  if (process.getuid() !== 0) return 'root: mount -t tmpfs in a mount namespace needs CAP_SYS_ADMIN';
-  if (!existsSync('/proc/self/mountinfo')) return '/proc mounted';
-  const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-  if (capEff && !((BigInt('0x' + capEff[1]) >> 21n) & 1n)) return 'CAP_SYS_ADMIN (root without it: a container that drops it)';
-  const mountPoints = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]);
-  if (!mountPoints.includes('/')) return '/ to be a mount point (in a chroot, bind-mount its directory onto itself first)';
-  return null;
-}
-
-/** deskd in a mount namespace of its own with a tmpfs of `size` on a fresh
- *  directory (its output root). The mount exists only in that namespace, so
- *  it goes away with deskd whatever happens to the test; the test reaches
- *  it through /proc/<pid>/root. */
-async function startDeskdOnTmpfs(t, display, size) {
-  const lacking = tmpfsSetupMissing();
-  if (lacking) throw new Error(`the tmpfs set-up (unshare --mount, mount -t tmpfs) needs ${lacking}`);
-  const mnt = tempDir('deskd-tmpfs-');
-  const dir = tempDir('deskd-data-');
-  const ready = join(dir, 'ready.json');
-  const token = 'tok-' + Math.random().toString(36).slice(2);
-  const env = { ...process.env };
-  delete env.DISPLAY;
-  for (const k of Object.keys(env)) if (k.startsWith('DESKD_')) delete env[k];
-  const script = 'mount -t tmpfs -o "size=$1,mode=0755" tmpfs "$2" || { echo "tmpfs set-up: mount failed" >&2; exit 1; }; '
-    + 'shift 2 && exec "$@"';
-  const p = launch('deskd (tmpfs)', 'unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh',
-    size, mnt, DESKD_BIN, '--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--token', token,
-    '--display', display, '--output-root', mnt, '--log-level', 'debug'], { env, needs: ['sh', 'mount', DESKD_BIN] });
-  t.after(() => p.stop());
-  // unshare or mount failing ends it at once: that fails here, with its log.
-  const info = await readyInfo(p, ready);
-  p.mnt = mnt;
-  p.view = `/proc/${p.proc.pid}/root${mnt}`;
-  p.tool = async (name, args = {}) => {
-    const r = await fetch(`${info.url}/api/v1/tools/${name}`, { method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(args) });
-    const text = await r.text();
-    let body;
-    try { body = JSON.parse(text); } catch { body = text; }
-    return { status: r.status, body };
-  };
   return p;
 }
 
@@ -271,6 +221,38 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(r.body.error.code, 'window_not_found');
   });
 
+  test('a --data-dir that does not exist yet is made (0700, parents too); record_stop right after record_start is never a 500', async (t) => {
+    // --token given: no token file, so nothing else makes the data dir (TRUST R17).
+    const dataDir = join(tempDir('deskd-parent-'), 'not', 'yet');
+    const env = await desktop(t, { fixture: true, deskdArgs: ['--data-dir', dataDir] });
+    const d = env.deskd;
+    const win = env.fixture.window;
+    assert.equal(existsSync(dataDir), false, 'deskd did not make it at start');
+    let r = await d.tool('record_start', { window: win, fps: 10 });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.structuredContent.path, join(dataDir, 'recordings', `${r.body.structuredContent.id}.mp4`));
+    for (const dir of [join(dataDir, '..'), dataDir, join(dataDir, 'recordings')])
+      assert.equal(statSync(dir).mode & 0o777, 0o700, `${dir} is 0700`);
+    r = await d.tool('record_stop', { id: r.body.structuredContent.id });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+
+    // Stop at once after the start, four at a time (the recorder threads
+    // compete for the CPU, so a stop often comes before the first frame
+    // slot): a short recording with the picture taken at the start, 200.
+    const rounds = async (n) => {
+      for (let i = 0; i < n; i++) {
+        const s = await d.tool('record_start', { window: win, fps: 30 });
+        assert.equal(s.status, 200, JSON.stringify(s.body));
+        const stop = await d.tool('record_stop', { id: s.body.structuredContent.id });
+        assert.equal(stop.status, 200, `record_stop right after record_start: ${JSON.stringify(stop.body)}`);
+        assert.ok(stop.body.structuredContent.frames >= 1, JSON.stringify(stop.body));
+        assertGoodMp4(stop.body.structuredContent.path, { width: 400, height: 300 });
+      }
+    };
+    await Promise.all([rounds(5), rounds(5), rounds(5), rounds(5)]);
+    assert.deepEqual(stagingIn(join(dataDir, 'recordings')), []);
+  });
+
   test('every refusal of DESIGN.md 8 leaves the existing file or symlink untouched', async (t) => {
     const env = await desktop(t, { fixture: true });
     const d = env.deskd;
@@ -380,7 +362,7 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     assert.equal(existsSync(killed), false);
   });
 
-  test('a filesystem that fills up: clear error, no staging, nothing published', { skip: process.getuid() !== 0 && 'needs root for mount' }, async (t) => {
+  test('a filesystem that fills up: 507 no_space, no staging, nothing published', { skip: process.getuid() !== 0 && 'needs root for mount' }, async (t) => {
     const x = await startXvfb();
     t.after(() => x.stop());
     const fixture = await startFixture(x.display, { geometry: '1280x800+0+0', animate: 30 });
@@ -390,7 +372,8 @@ describe('recording, more cases', { concurrency: 2 }, () => {
     // Too little space to start: refused at once.
     let d = await startDeskdOnTmpfs(t, x.display, '64k');
     let r = await d.tool('record_start', { window: win, out: join(d.mnt, 'small.mp4') });
-    assert.equal(r.status, 500, JSON.stringify(r.body));
+    assert.equal(r.status, 507, JSON.stringify(r.body));
+    assert.equal(r.body.error.code, 'no_space');
     assert.match(r.body.error.message, /not enough free space/);
     assert.deepEqual(readdirSync(d.view), []);
     await d.stop();
@@ -411,7 +394,8 @@ describe('recording, more cases', { concurrency: 2 }, () => {
       return l.body.structuredContent.recordings[0].state === 'failed';
     }, { timeout: 10000, interval: 200, what: 'the recording to fail on ENOSPC' });
     r = await d.tool('record_stop', {});
-    assert.equal(r.status, 500, JSON.stringify(r.body));
+    assert.equal(r.status, 507, JSON.stringify(r.body));
+    assert.equal(r.body.error.code, 'no_space');
     assert.match(r.body.error.message, /No space left on device/);
     assert.deepEqual(readdirSync(d.view).sort(), ['filler']);
   });

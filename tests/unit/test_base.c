@@ -1,14 +1,17 @@
 /* Unit tests for base/: SHA-256 (FIPS 180-4 examples), HMAC-SHA-256 (the
- * RFC 4231 test cases), the strict Base64 decoder, and the activity events
- * (actors, background events, the thumbnail ring). */
+ * RFC 4231 test cases), the strict Base64 decoder, the activity events
+ * (actors, background events, the thumbnail ring), and fs_make_dir. */
 #include "base/base64.h"
 #include "base/events.h"
+#include "base/fs.h"
 #include "base/sha256.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void hex(const uint8_t* b, size_t n, char* out)
 {
@@ -214,9 +217,44 @@ static void test_events(void)
 	events_deinit();
 }
 
+/* mkdir -p: parents too, 0700 each, an existing one kept; a file in the
+ * way is an error. */
+static void test_make_dir(void)
+{
+	char base[] = "/tmp/deskd-test-fs-XXXXXX";
+	TST_CHECK(mkdtemp(base) != NULL);
+	char deep[256], mid[256], file[256];
+	snprintf(mid, sizeof(mid), "%s/a", base);
+	snprintf(deep, sizeof(deep), "%s/a/b/c", base);
+	snprintf(file, sizeof(file), "%s/f", base);
+	mode_t old = umask(022);
+	TST_EQ_INT(fs_make_dir(deep), 0);
+	struct stat st;
+	TST_CHECK(stat(deep, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+	TST_CHECK(stat(mid, &st) == 0 && (st.st_mode & 0777) == 0700);
+	TST_EQ_INT(fs_make_dir(deep), 0);	/* exists: fine */
+	FILE* f = fopen(file, "w");
+	TST_CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	char under_file[300];
+	snprintf(under_file, sizeof(under_file), "%s/x", file);
+	TST_EQ_INT(fs_make_dir(under_file), -ENOTDIR);
+	umask(old);
+	char sub[300];
+	snprintf(sub, sizeof(sub), "%s/b/c", mid);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/b", mid);
+	rmdir(sub);
+	rmdir(mid);
+	unlink(file);
+	rmdir(base);
+}
+
 int main(void)
 {
 	test_events();
+	test_make_dir();
 	test_sha256();
 	test_hmac();
 	test_base64_decode();

@@ -1,7 +1,11 @@
-/* Unit tests for record/: the safe-output library (DESIGN.md section 8). */
+/* Unit tests for record/: the safe-output library (DESIGN.md section 8),
+ * and the recorder on a private Xvfb (when there is one). */
 #define _GNU_SOURCE
 #include "record/record.h"
 #include "tests/unit/tst.h"
+#include "tests/unit/xvfb.h"
+
+#include <X11/Xlib.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -415,6 +419,61 @@ static void test_recorder_refusals(void)
 	record_destroy(NULL);
 }
 
+/* A stop right after the start (before the thread reached its first frame
+ * slot) still gives a published video of the picture taken at the start:
+ * no recording ends with no frame (it once failed with "no frame was
+ * recorded", a 500 from record_stop under load). */
+static void test_stop_at_once(const char* display)
+{
+	Display* dpy = XOpenDisplay(display);
+	TST_CHECK(dpy != NULL);
+	if (!dpy)
+		return;
+	Window w = XCreateSimpleWindow(dpy, DefaultRootWindow(dpy), 10, 10, 160, 120, 0, 0,
+			0x3366cc);
+	XSelectInput(dpy, w, StructureNotifyMask);
+	XMapWindow(dpy, w);
+	for (XEvent ev;;) {
+		XNextEvent(dpy, &ev);
+		if (ev.type == MapNotify)
+			break;
+	}
+	XSync(dpy, False);
+	char root[PATH_MAX], out[PATH_MAX + 16], err[512];
+	char* roots[] = { root };
+	pathf(root, "%s/at-once%s", "");
+	mkdir(root, 0700);
+	int failed = 0;
+	for (int i = 0; i < 12; i++) {
+		snprintf(out, sizeof(out), "%s/%d.mp4", root, i);
+		struct record_params p = { .display = display, .window = (uint32_t)w, .path = out,
+			.roots = roots, .n_roots = 1, .fps = 30 };
+		struct recorder* rec = NULL;
+		int rc = record_start(&p, &rec, err, sizeof(err));
+		TST_EQ_INT(rc, 0);
+		if (rc < 0) {
+			fprintf(stderr, "record_start: %s\n", err);
+			break;
+		}
+		struct record_stats st;
+		rc = record_stop(rec, &st);
+		if (rc != 0 || st.frames < 1 || st.state != RECORD_FINISHED) {
+			if (!failed++)
+				fprintf(stderr, "stop at once, round %d: %d, %llu frames: %s\n", i, rc,
+						st.frames, st.message);
+		}
+		struct stat fs;
+		if (rc == 0 && (stat(out, &fs) < 0 || fs.st_size == 0))
+			failed++;
+		record_destroy(rec);
+		unlink(out);
+	}
+	TST_EQ_INT(failed, 0);
+	TST_EQ_INT(count_staging(root), 0);
+	XDestroyWindow(dpy, w);
+	XCloseDisplay(dpy);
+}
+
 /* The libav versions for status: five named entries; the libraries as
  * major.minor.micro. */
 static void test_versions(void)
@@ -466,6 +525,9 @@ static void test_under_root(void)
 		{ "linkdir/x", -ELOOP }, { "../x", -EINVAL }, { "/x", -EINVAL }, { "", -EINVAL },
 		{ "a//b", -EINVAL }, { "x/", -EINVAL }, { "./x", -EINVAL }, { "nodir/x", -ENOENT },
 		{ "sub/new.txt/x", -ENOTDIR }, { ".deskd-staging-x", -EINVAL },
+		/* Names people would misread (TRUST R10). */
+		{ "a\nb", -EINVAL }, { "sub/\xe2\x80\xaetxt.exe", -EINVAL }, { "x\x1b[2J", -EINVAL },
+		{ "\xff", -EINVAL }, { "sub\xc2\x85/x", -EINVAL }, { "\xe2\x81\xa6x", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		so = (struct safe_output*)1;
@@ -492,6 +554,16 @@ static void test_under_root(void)
 	TST_EQ_INT(safe_input_open(root, "linkdir/outside.txt", 0, &size, err, sizeof(err)), -ELOOP);
 	TST_EQ_INT(safe_input_open(root, "sub", 0, &size, err, sizeof(err)), -EISDIR);
 	TST_EQ_INT(safe_input_open(root, "nope", 0, &size, err, sizeof(err)), -ENOENT);
+	TST_EQ_INT(safe_input_open(root, "a\nb", 0, &size, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "U+000A (a control character) at byte 1") != NULL);
+	TST_CHECK(strchr(err, '\n') == NULL);	/* the name is not quoted */
+	/* An out path for screenshots and recordings: the same rule for the
+	 * name it creates. */
+	char* roots[] = { root };
+	pathf(p, "%s/%s", "files-root/sub/\xe2\x80\xae" "fdp.exe");
+	so = (struct safe_output*)1;
+	TST_EQ_INT(safe_output_open(p, roots, 1, &so, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "U+202E") != NULL);
 
 	struct safe_entry* list = NULL;
 	size_t n = 0;
@@ -516,7 +588,23 @@ static void test_under_root(void)
 	free(list);
 	TST_EQ_INT(safe_dir_list(root, "linkdir", 100, &list, &n, &truncated, err, sizeof(err)),
 			-ELOOP);
+
+	/* A published file has one link (the staging name is gone). A hard
+	 * link planted in the root to a file outside is not served, and an
+	 * upload onto its name replaces nothing (TRUST R9). */
+	pathf(p, "%s/%s", "files-root/sub/new.txt");
+	TST_EQ_INT(stat(p, &st), 0);
+	TST_EQ_INT(st.st_nlink, 1);
 	pathf(p, "%s/%s", "outside.txt");
+	pathf(q, "%s/%s", "files-root/sub/hard");
+	TST_EQ_INT(link(p, q), 0);
+	err[0] = '\0';
+	TST_EQ_INT(safe_input_open(root, "sub/hard", 0, &size, err, sizeof(err)), -EMLINK);
+	TST_CHECK(strstr(err, "has other hard links") != NULL);
+	so = (struct safe_output*)1;
+	TST_EQ_INT(safe_output_open_under(root, "sub/hard", 0, &so, err, sizeof(err)), -EEXIST);
+	TST_CHECK(so == NULL);
+	TST_EQ_INT(unlink(q), 0);
 	TST_CHECK(file_equals(p, "outside"));
 }
 
@@ -536,6 +624,13 @@ int main(void)
 	test_recorder_refusals();
 	test_versions();
 	test_under_root();
+	char display[32];
+	if (xvfb_start(display, sizeof(display)) == 0) {
+		test_stop_at_once(display);
+		xvfb_kill(SIGTERM);
+	} else {
+		printf("Xvfb did not start: the recorder checks that need a display did not run\n");
+	}
 	rm_rf(base);
 	TST_END();
 }

@@ -176,6 +176,12 @@ static void test_results(void)
 	TST_EQ_INT(r.image_len, 4);
 	tool_result_deinit(&r);
 	TST_EQ_INT(tool_code_http_status(TOOL_OUTPUT_EXISTS), 409);
+	/* A full disk: its own code, 507, from either errno. */
+	TST_EQ_STR(tool_code_name(TOOL_NO_SPACE), "no_space");
+	TST_EQ_INT(tool_code_http_status(TOOL_NO_SPACE), 507);
+	TST_EQ_INT(tool_code_for_errno(-ENOSPC), TOOL_NO_SPACE);
+	TST_EQ_INT(tool_code_for_write_errno(-EDQUOT), TOOL_NO_SPACE);
+	TST_EQ_INT(tool_code_for_write_errno(-EIO), TOOL_INTERNAL);
 }
 
 static void test_coordinates(void)

@@ -1,6 +1,6 @@
 /* Unit tests for base/text.c (UTF-8-safe cuts and repairs of user text that
- * goes into messages, cross-checked against what jansson accepts) and the
- * connection-limit options of base/options.c. */
+ * goes into messages, cross-checked against what jansson accepts; the file
+ * name rule) and the connection-limit options of base/options.c. */
 #include "base/options.h"
 #include "base/text.h"
 #include "tests/unit/tst.h"
@@ -171,8 +171,80 @@ static void test_limit_options(void)
 	options_deinit(&o);
 }
 
+/* File names: every C0/C1 control, the separators and the bidirectional
+ * controls are found with their offset and code point; everything else
+ * that is valid UTF-8 passes (non-Latin scripts, emoji, ZWJ, combining
+ * marks, U+00A0, U+200B, U+FFFD). */
+static void test_name_check(void)
+{
+	size_t at = 99;
+	uint32_t cp = 0;
+	static const char* const good[] = {
+		"", "notes.txt", "dir/a b.txt", "h\xc3\xa9llo", "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d",
+		"\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7", "\xf0\x9f\x98\x80",
+		"\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7", "e\xcc\x81", "\xc2\xa0",
+		"\xe2\x80\x8b", "\xef\xbf\xbd", "~!@#$%^&()[]{}'\\",
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char* g = good[i];
+		enum text_name_problem p = text_name_check(g, strlen(g), &at, &cp);
+		if (p != TEXT_NAME_OK)
+			fprintf(stderr, "good[%zu] refused: %d at %zu, U+%04X\n", i, p, at, (unsigned)cp);
+		TST_EQ_INT(p, TEXT_NAME_OK);
+	}
+	for (uint32_t c = 1; c < 0x20; c++) {
+		char s[4] = { 'a', (char)c, 'b', 0 };
+		TST_EQ_INT(text_name_check(s, 3, &at, &cp), TEXT_NAME_CONTROL);
+		TST_EQ_INT(at, 1);
+		TST_EQ_INT(cp, c);
+	}
+	TST_EQ_INT(text_name_check("a\0b", 3, &at, &cp), TEXT_NAME_CONTROL);
+	TST_EQ_INT(cp, 0);
+	TST_EQ_INT(text_name_check("\x7f", 1, &at, &cp), TEXT_NAME_CONTROL);
+	for (uint32_t c = 0x80; c <= 0x9f; c++) {
+		char s[3] = { (char)(0xc0 | (c >> 6)), (char)(0x80 | (c & 0x3f)), 0 };
+		TST_EQ_INT(text_name_check(s, 2, &at, &cp), TEXT_NAME_CONTROL);
+		TST_EQ_INT(cp, c);
+	}
+	TST_EQ_INT(text_name_check("\xc2\xa0", 2, &at, &cp), TEXT_NAME_OK);	/* U+00A0: fine */
+	static const uint32_t bidi[] = { 0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d,
+		0x202e, 0x2066, 0x2067, 0x2068, 0x2069 };
+	for (size_t i = 0; i < sizeof(bidi) / sizeof(bidi[0]); i++) {
+		uint32_t c = bidi[i];
+		char s[8];
+		if (c < 0x800)
+			snprintf(s, sizeof(s), "x%c%c", (char)(0xc0 | (c >> 6)), (char)(0x80 | (c & 0x3f)));
+		else
+			snprintf(s, sizeof(s), "x%c%c%c", (char)(0xe0 | (c >> 12)),
+					(char)(0x80 | ((c >> 6) & 0x3f)), (char)(0x80 | (c & 0x3f)));
+		TST_EQ_INT(text_name_check(s, strlen(s), &at, &cp), TEXT_NAME_BIDI);
+		TST_EQ_INT(at, 1);
+		TST_EQ_INT(cp, c);
+	}
+	TST_EQ_INT(text_name_check("\xe2\x80\xa8", 3, &at, &cp), TEXT_NAME_CONTROL);	/* U+2028 */
+	TST_EQ_INT(text_name_check("\xe2\x80\xa9", 3, &at, &cp), TEXT_NAME_CONTROL);	/* U+2029 */
+	TST_EQ_INT(text_name_check("\xe2\x80\x8d", 3, &at, &cp), TEXT_NAME_OK);	/* ZWJ */
+	TST_EQ_INT(text_name_check("\xe2\x81\xa5", 3, &at, &cp), TEXT_NAME_OK);	/* U+2065 */
+	TST_EQ_INT(text_name_check("\xe2\x81\xaa", 3, &at, &cp), TEXT_NAME_OK);	/* U+206A */
+	/* Invalid UTF-8: the byte. */
+	TST_EQ_INT(text_name_check("ab\xff", 3, &at, &cp), TEXT_NAME_INVALID_UTF8);
+	TST_EQ_INT(at, 2);
+	TST_EQ_INT(cp, 0xff);
+	TST_EQ_INT(text_name_check("\xc3", 1, &at, &cp), TEXT_NAME_INVALID_UTF8);	/* cut */
+	TST_EQ_INT(text_name_check("\xc0\xaf", 2, &at, &cp), TEXT_NAME_INVALID_UTF8);	/* overlong / */
+	TST_EQ_INT(text_name_check("\xed\xa0\x80", 3, &at, &cp), TEXT_NAME_INVALID_UTF8);
+	char buf[64];
+	TST_EQ_STR(text_name_problem_describe(TEXT_NAME_BIDI, 0x202e, buf, sizeof(buf)),
+			"U+202E (a bidirectional control character)");
+	TST_EQ_STR(text_name_problem_describe(TEXT_NAME_CONTROL, 0x0a, buf, sizeof(buf)),
+			"U+000A (a control character)");
+	TST_EQ_STR(text_name_problem_describe(TEXT_NAME_INVALID_UTF8, 0xff, buf, sizeof(buf)),
+			"byte 0xFF (not UTF-8)");
+}
+
 int main(void)
 {
+	test_name_check();
 	test_cut();
 	test_valid();
 	test_sanitize();

@@ -320,6 +320,59 @@ export async function startDeskd({ display, args = [], token = 'test-token-' + M
   return p;
 }
 
+/** What the tmpfs set-up below needs that this machine lacks, or null.
+ *  unshare --mount and mount -t tmpfs need CAP_SYS_ADMIN (root, and not
+ *  dropped as in a default container); unshare --propagation private needs
+ *  / to be a mount point, which it is not in a chroot into a plain
+ *  directory; the test reads the files through /proc. */
+export function tmpfsSetupMissing() {
+  if (process.getuid() !== 0) return 'root: mount -t tmpfs in a mount namespace needs CAP_SYS_ADMIN';
+  if (!existsSync('/proc/self/mountinfo')) return '/proc mounted';
+  const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  if (capEff && !((BigInt('0x' + capEff[1]) >> 21n) & 1n)) return 'CAP_SYS_ADMIN (root without it: a container that drops it)';
+  const mountPoints = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]);
+  if (!mountPoints.includes('/')) return '/ to be a mount point (in a chroot, bind-mount its directory onto itself first)';
+  return null;
+}
+
+/** deskd in a mount namespace of its own with a tmpfs of `size` on a fresh
+ *  directory (its output root, or with rootFlag '--files-root' its files
+ *  root). The mount exists only in that namespace, so it goes away with
+ *  deskd whatever happens to the test; the test reaches it through
+ *  /proc/<pid>/root. */
+export async function startDeskdOnTmpfs(t, display, size, { rootFlag = '--output-root', extraArgs = [] } = {}) {
+  const lacking = tmpfsSetupMissing();
+  if (lacking) throw new Error(`the tmpfs set-up (unshare --mount, mount -t tmpfs) needs ${lacking}`);
+  const mnt = tempDir('deskd-tmpfs-');
+  const dir = tempDir('deskd-data-');
+  const ready = join(dir, 'ready.json');
+  const token = 'tok-' + Math.random().toString(36).slice(2);
+  const env = { ...process.env };
+  delete env.DISPLAY;
+  for (const k of Object.keys(env)) if (k.startsWith('DESKD_')) delete env[k];
+  const script = 'mount -t tmpfs -o "size=$1,mode=0755" tmpfs "$2" || { echo "tmpfs set-up: mount failed" >&2; exit 1; }; '
+    + 'shift 2 && exec "$@"';
+  const p = launch('deskd (tmpfs)', 'unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh',
+    size, mnt, DESKD_BIN, '--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--token', token,
+    '--display', display, rootFlag, mnt, '--log-level', 'debug', ...extraArgs], { env, needs: ['sh', 'mount', DESKD_BIN] });
+  t.after(() => p.stop());
+  // unshare or mount failing ends it at once: that fails here, with its log.
+  const info = await readyInfo(p, ready);
+  p.mnt = mnt;
+  p.view = `/proc/${p.proc.pid}/root${mnt}`;
+  p.url = info.url;
+  p.fetch = (path, init = {}) => fetch(info.url + path, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers || {}) } });
+  p.tool = async (name, args = {}) => {
+    const r = await fetch(`${info.url}/api/v1/tools/${name}`, { method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(args) });
+    const text = await r.text();
+    let body;
+    try { body = JSON.parse(text); } catch { body = text; }
+    return { status: r.status, body };
+  };
+  return p;
+}
+
 /** A whole desktop for one test: Xvfb (+ optional WM) + deskd (+ optional fixture).
  *  Registers cleanup with the test context t (node:test). */
 export async function desktop(t, { width, height, wm = null, fixture = null, deskdArgs = [], noAuth = false, token, personToken } = {}) {
