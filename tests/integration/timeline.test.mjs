@@ -106,19 +106,25 @@ test('the dashboard\'s refreshes are counted in /metrics but not in the timeline
   const shot = await deskd.fetch('/api/v1/screenshot', { headers: { 'x-deskd-client': 'dashboard' } });
   assert.equal(shot.status, 200);
   await shot.arrayBuffer();
-  // An acting call from the dashboard is a person's (a button pressed).
+  // An acting call from the dashboard with the person's token is a
+  // person's (a button pressed); the agent's token naming itself
+  // "dashboard" stays the agent.
   const tools = JSON.stringify(await (await deskd.fetch('/api/v1/tools')).json());
   const moveTool = tools.includes('"computer_use"') ? 'computer_use' : 'computer_move';
   const moveArgs = moveTool === 'computer_use' ? { actions: [{ type: 'mouse_move', x: 10, y: 10 }] } : { x: 10, y: 10 };
-  const move = await deskd.fetch(`/api/v1/tools/${moveTool}`, { method: 'POST', headers: dash, body: JSON.stringify(moveArgs) });
+  const move = await fetch(`${deskd.url}/api/v1/tools/${moveTool}`, { method: 'POST',
+    headers: { ...dash, authorization: `Bearer ${deskd.personToken}` }, body: JSON.stringify(moveArgs) });
   assert.equal(move.status, 200, await move.text());
+  const posing = await deskd.fetch(`/api/v1/tools/${moveTool}`, { method: 'POST', headers: dash, body: JSON.stringify(moveArgs) });
+  assert.equal(posing.status, 200, await posing.text());
 
   const events = await history(deskd);
   assert.equal(events.filter((e) => e.tool === 'windows' || e.tool === 'status' || e.tool === 'screenshot').length, 0,
     `no refresh in the history: ${JSON.stringify(events)}`);
   const acted = events.filter((e) => e.tool === moveTool);
-  assert.equal(acted.length, 2);
+  assert.equal(acted.length, 4);
   assert.deepEqual(acted[1].actor, { kind: 'person', name: 'dashboard', via: 'rest' });
+  assert.deepEqual(acted[3].actor, { kind: 'agent', name: 'dashboard', via: 'rest' });
 
   const after = await (await deskd.fetch('/metrics')).text();
   const calls = (s) => metric(s, 'deskd_tool_calls_total', { tool: 'windows', status: 'ok' });
@@ -272,7 +278,8 @@ test('GET /api/v1/token-help says where the token is kept (never the token), acr
     return p;
   };
   let d = await start();
-  const tokenPath = join(dir, 'token');
+  // The wrong-token page is the dashboard's: the person's token.
+  const tokenPath = join(dir, 'person-token');
   const token = readFileSync(tokenPath, 'utf8').trim();
   let r = await fetch(d.url + '/api/v1/token-help');
   assert.equal(r.status, 200);

@@ -5,7 +5,11 @@
 // crash, sanitizer report, unbounded wait or leak.
 //
 // Phases: (1) SOAK_SECONDS (default 60) of REST, MCP, live and SSE clients
-// at once; (2) an idle-connection flood past the limit and a slowloris while
+// at once, and a person (the person's token on /live) who takes control for
+// 3 s every 8 s, moves the pointer and presses Shift, and hands back with a
+// note: the agent's calls answer human_in_control meanwhile, and no click of
+// theirs may reach the app while the person holds the desktop (the fixture's
+// button events against the hold intervals); (2) an idle-connection flood past the limit and a slowloris while
 // a well-behaved client keeps working; (3) a stopped X server; (4) a killed
 // embedded Xvfb (deskd restarts it); then SIGTERM.
 import { performance } from 'node:perf_hooks';
@@ -88,12 +92,49 @@ async function warmUp(d) {
   await sleep(6000);
 }
 
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;   // the fixture's t_ms clock
+
+/** The person: take, 3 s of moves and Shift presses, hand back with a note,
+ *  every 8 s until end. Returns the hold intervals (ms, nowMs clock) from the
+ *  take's confirmation to the hand-back's sending. */
+async function personLoop(d, end) {
+  const holds = [];
+  const c = await openLive(d);
+  c.keepJpegs = false;
+  const send = (m) => c.ws.send(JSON.stringify(m));
+  const state = () => [...c.texts].reverse().find((m) => m.type === 'control');
+  await c.until((x) => x.hello && state());
+  c.watch({ target: 'screen', fps: 2, max_dimension: 640 });
+  await c.until((x) => x.frames.length >= 1, { timeout: 10000 * SLOW });
+  await sleep(3000);
+  while (performance.now() + 4000 < end) {
+    send({ type: 'take' });
+    await c.until(() => state()?.holder === 'you', { timeout: 5000 * SLOW });
+    const from = nowMs();
+    const stop = performance.now() + 3000;
+    for (let i = 0; performance.now() < stop; i++) {
+      send({ type: 'move', x: 20 + (i * 7) % 600, y: 380 + (i % 40) });
+      if (i % 10 === 0) { send({ type: 'key', key: 'Shift', down: true }); send({ type: 'key', key: 'Shift', down: false }); }
+      await sleep(50);
+    }
+    holds.push({ from, to: nowMs() });
+    send({ type: 'release', note: `soak hand-back ${holds.length}` });
+    await c.until(() => state()?.holder === 'none', { timeout: 5000 * SLOW });
+    await sleep(5000);
+  }
+  c.close();
+  return holds;
+}
+
 async function mixedLoad(d, fixture) {
   const stats = {};
-  const note = (kind, r, okStatus = [200]) => {
-    const s = stats[kind] || (stats[kind] = { n: 0, errors: 0, lat: [] });
+  // 409: human_in_control while the person holds the desktop (counted; the
+  // X event check below is what proves nothing landed meanwhile).
+  const note = (kind, r, okStatus = [200, 409]) => {
+    const s = stats[kind] || (stats[kind] = { n: 0, errors: 0, held: 0, lat: [] });
     s.n++;
     s.lat.push(r.ms);
+    if (r.status === 409) s.held++;
     if (!okStatus.includes(r.status)) {
       s.errors++;
       if (s.errors <= 3) fail(`${kind}: ${r.status} ${r.error || ''}`);
@@ -120,7 +161,7 @@ async function mixedLoad(d, fixture) {
           let status = 200;
           try {
             const r = await client.callTool({ name, arguments: args });
-            if (r.isError) status = 500;
+            if (r.isError) status = r.structuredContent?.code === 'human_in_control' ? 409 : 500;
           } catch (e) { status = 0; }
           note(`MCP ${name}`, { status, ms: performance.now() - t0 });
         }
@@ -138,16 +179,28 @@ async function mixedLoad(d, fixture) {
     s.req.on('error', () => {});
     return s;
   });
+  const person = personLoop(d, end);
   const samples = [];
   const sampler = setInterval(() => samples.push({ rss: rss(d.proc.pid), fds: fds(d.proc.pid) }), 5000);
   await Promise.all(workers);
+  const holds = await person.catch((e) => { fail(`the person: ${e.message}`); return []; });
   clearInterval(sampler);
   for (const v of viewers) v.close();
   for (const s of sse) s.req.destroy();
   for (const [kind, s] of Object.entries(stats)) {
     s.lat.sort((a, b) => a - b);
-    rows.push([kind, s.n, s.errors, ms(pct(s.lat, 50)), ms(pct(s.lat, 99))]);
+    rows.push([s.held ? `${kind} (human_in_control ${s.held})` : kind, s.n, s.errors, ms(pct(s.lat, 50)), ms(pct(s.lat, 99))]);
   }
+  // No agent click while the person held the desktop. A click the X server
+  // had before the take may still be read by the app just after it: 100 ms.
+  const GRACE_MS = 100 * SLOW;
+  const presses = fixture.state().events.filter((e) => e.type === 'button_press' && e.t_ms);
+  const inHold = presses.filter((e) => holds.some((h) => e.t_ms > h.from + GRACE_MS && e.t_ms < h.to));
+  const heldMs = holds.reduce((n, h) => n + h.to - h.from, 0);
+  rows.push([`person: ${holds.length} takes, ${(heldMs / 1000).toFixed(1)} s held; agent clicks landed meanwhile (of ${presses.length} checked)`,
+    holds.length, inHold.length, '-', '-']);
+  if (holds.length < Math.floor((SECONDS - 7) / 8)) fail(`the person took control only ${holds.length} times`);
+  if (inHold.length) fail(`${inHold.length} agent clicks reached the app while the person held the desktop (first at ${inHold[0].t_ms.toFixed(0)} ms)`);
   const frames = viewers.map((v) => v.frames.length);
   rows.push(['live viewers (frames each)', frames.join('/'), viewers.reduce((n, v) => n + v.errors.length, 0), '-', '-']);
   rows.push(['SSE readers (events each)', sse.map((s) => s.events).join('/'), 0, '-', '-']);
