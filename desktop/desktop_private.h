@@ -12,7 +12,9 @@
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);
-/** Is the X server not answering (since *since_ms, clock_ms())? */
+/** Is the X server not answering (since *since_ms, clock_ms())? The first
+ *  call that says so for an exchange aborts every X connection but the
+ *  watcher's (x11_abort_all), so calls blocked on the server return. */
 bool desktop__hung(int64_t* since_ms);
 int desktop__pinger_start(void);
 /** Bounded (500 ms). */

@@ -396,6 +396,14 @@ static Display* connect_display(const char* name, struct x11_conn* conn, int* rr
 			ServerVendor(dpy), VendorRelease(dpy));
 	pthread_mutex_unlock(&g.mutex);
 	update_size(dpy);
+	/* The watcher's own connection stays up through a stop (it never
+	 * waits on the server: it reads only what poll says is there), so a
+	 * stop does not count as a disconnect; every other one is aborted. */
+	x11_keep(conn);
+	if (x11_lost(conn)) {
+		x11_close(conn);
+		return NULL;
+	}
 	return dpy;
 }
 

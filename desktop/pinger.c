@@ -6,11 +6,20 @@
  * even while the pinger itself is stuck in xcb_connect. Then
  * desktop_available() is false, so /healthz says 503 and tools answer
  * display_unavailable at once instead of queueing behind a stopped server
- * (D4). When the answer arrives the server is back; nothing reconnects (the
- * connections are fine). xcb never exits the process and needs no error
- * handler, so it cannot disturb the Xlib connections' trapping. */
+ * (D4). The first reader that calls it hung also aborts every Xlib
+ * connection of the process but the watcher's (x11_abort_all: their
+ * sockets shut down), so calls already in flight, blocked in a read or
+ * waiting to open a connection, return at once with the connection lost and answer
+ * display_unavailable too, within about HANG_MS of the stop (R5); nothing
+ * they had buffered is sent later. When the answer arrives the server is
+ * back: opens go on (x11_resume), and the contexts that were aborted are
+ * opened again on their next use (the path of a lost display, D9). xcb
+ * never exits the process and needs no error handler, so it cannot disturb
+ * the Xlib connections' trapping; the pinger's own connection is xcb, not
+ * on x11/'s list, so the abort leaves it alone. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
 
@@ -30,6 +39,7 @@ static bool pinger_running;
 static atomic_bool pinger_stop;
 static atomic_int_fast64_t pending_since;	/* clock_ms() of the unanswered exchange, 0 */
 static atomic_bool hang_logged;
+static atomic_int_fast64_t aborted_for;	/* the pending_since aborted for */
 
 /* Sleep ms in short steps; false when asked to stop. */
 static bool nap(int ms)
@@ -83,6 +93,8 @@ static void* pinger_main(void* ud)
 			atomic_store(&pending_since, clock_ms());
 			c = xcb_connect(desktop_display_name(), NULL);
 			atomic_store(&pending_since, 0);
+			if (x11_held())
+				x11_resume();
 			if (xcb_connection_has_error(c)) {
 				xcb_disconnect(c);
 				c = NULL;
@@ -98,6 +110,11 @@ static void* pinger_main(void* ud)
 		if (atomic_exchange(&hang_logged, false) && answered)
 			log_info("the X server on %s answers again (after %lld ms)",
 					desktop_display_name(), (long long)(clock_ms() - since));
+		/* Answered, or gone (the watcher sees to that): opens go on. Every
+		 * round, not only after a hang this thread saw end: a reader may
+		 * have called the hang just as the answer came. */
+		if (x11_held())
+			x11_resume();
 		if (!answered) {
 			/* The connection is gone: the watcher deals with that. */
 			xcb_disconnect(c);
@@ -119,10 +136,17 @@ bool desktop__hung(int64_t* since_ms)
 		return false;
 	if (since_ms)
 		*since_ms = since;
+	/* Once per unanswered exchange: calls blocked on the server return
+	 * now (R5). A reader that saw an exchange just answered aborts in vain,
+	 * and the next answer (PING_PERIOD_MS) lifts the hold. */
+	int aborted = -1;
+	if (atomic_exchange(&aborted_for, since) != since)
+		aborted = x11_abort_all();
 	if (!atomic_exchange(&hang_logged, true))
 		log_warn("the X server on %s has not answered for %lld ms (stopped?); "
-				"tools answer display_unavailable until it does",
-				desktop_display_name(), (long long)waited);
+				"tools answer display_unavailable until it does%s",
+				desktop_display_name(), (long long)waited,
+				aborted > 0 ? " (X connections dropped: calls on them answer so too)" : "");
 	return true;
 }
 
@@ -130,6 +154,8 @@ int desktop__pinger_start(void)
 {
 	atomic_store(&pinger_stop, false);
 	atomic_store(&pending_since, 0);
+	atomic_store(&hang_logged, false);
+	x11_resume();	/* a hold left by a previous start */
 	int rc = pthread_create(&pinger, NULL, pinger_main, NULL);
 	if (rc != 0)
 		return -rc;

@@ -328,8 +328,9 @@ static int type_call(struct input* self, const char* text, size_t len,
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
 	pthread_mutex_lock(&self->mutex);
-	int rc = x11_lost(&self->x) ? -ECONNRESET
-			: type_locked(self, text, len, stats, bad_offset, done, wait_ms);
+	int rc = input__ready(self);
+	if (rc == 0)
+		rc = type_locked(self, text, len, stats, bad_offset, done, wait_ms);
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }

@@ -34,6 +34,21 @@ int input__sync(struct input* self)
 	return x11_errno(x11_sync(&self->x));
 }
 
+/* Before a call sends events: a round trip, so they go out only while the
+ * server answers. Events written to a stopped server wait in the socket
+ * and would all run when it goes on, long after the caller gave up (R5);
+ * with the round trip first, a stop before the call blocks here, with
+ * nothing of the call sent, until the hang detector aborts the connection
+ * (-ECONNRESET). Errors recorded before belong to earlier requests and are
+ * dropped. 0 or -ECONNRESET. */
+int input__ready(struct input* self)
+{
+	if (x11_lost(&self->x))
+		return -ECONNRESET;
+	int rc = x11_sync(&self->x);
+	return rc < 0 ? rc : 0;
+}
+
 /* ---- public ---- */
 
 struct input* input_new(const char* display_name, char* err, size_t err_size)
@@ -223,8 +238,8 @@ int input_cursor_position(struct input* self, int* x, int* y)
 int input_move(struct input* self, int x, int y)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
+	int rc = input__ready(self);
+	if (rc == 0) {
 		XTestFakeMotionEvent(self->x.dpy, -1, x, y, CurrentTime);
 		rc = input__sync(self);
 	}
@@ -237,8 +252,8 @@ int input_button(struct input* self, int button, bool down)
 	if (button < 1 || button > 9)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
-	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
+	int rc = input__ready(self);
+	if (rc == 0) {
 		fake_button(self, button, down);
 		rc = input__sync(self);
 		if (rc == 0)
@@ -277,8 +292,8 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 		bool down)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
+	int rc = input__ready(self);
+	if (rc == 0) {
 		rc = mods_locked(self, mods, down);
 		int e = input__sync(self);
 		if (rc == 0)
@@ -338,8 +353,8 @@ static int with_mods(struct input* self, const struct input_chord* mods,
 		const struct pointer_action* a)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
+	int rc = input__ready(self);
+	if (rc == 0) {
 		rc = mods_locked(self, mods, true);
 		if (rc == 0)
 			act(self, a);
@@ -497,8 +512,8 @@ int input_key_chord(struct input* self, const struct input_chord* chord)
 	if (chord->n < 1)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
-	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
+	int rc = input__ready(self);
+	if (rc == 0) {
 		rc = chord_locked(self, chord, true, true);
 		int e = input__sync(self);
 		if (rc == 0)
@@ -514,8 +529,8 @@ int input_key_chord_state(struct input* self, const struct input_chord* chord,
 	if (chord->n < 1)
 		return -EINVAL;
 	pthread_mutex_lock(&self->mutex);
-	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
+	int rc = input__ready(self);
+	if (rc == 0) {
 		rc = chord_locked(self, chord, down, !down);
 		int e = input__sync(self);
 		if (rc == 0)
@@ -530,7 +545,9 @@ int input_key_chord_state(struct input* self, const struct input_chord* chord,
 int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 {
 	pthread_mutex_lock(&self->mutex);
-	int rc = x11_focus_window(&self->x, window, timeout_ms);
+	int rc = input__ready(self);
+	if (rc == 0)
+		rc = x11_focus_window(&self->x, window, timeout_ms);
 	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }

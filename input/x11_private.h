@@ -105,6 +105,9 @@ struct input {
 /* x11.c */
 void input__fake_key(struct input* self, KeyCode kc, bool down);
 int input__sync(struct input* self);
+/** Before a call's events: a round trip (they go out only while the server
+ *  answers). 0 or -ECONNRESET. */
+int input__ready(struct input* self);
 
 /* keymap.c */
 int input__load_keymap(struct input* self);

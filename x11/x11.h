@@ -18,9 +18,29 @@
  * connection's exit handler is called) and chains to the one installed
  * before it for other connections.
  *
+ * A stopped server (SIGSTOP, overload): Xlib waits for replies, and
+ * XOpenDisplay for the connection setup, with no bound. So the owner of a
+ * hang detector calls x11_abort_all() when the server has not answered for
+ * its bound: every open connection (but the kept ones) is marked lost and
+ * its socket shut down, so a thread blocked on it returns at once as if the
+ * connection had been lost (-ECONNRESET), and what sat in Xlib's output
+ * buffer is never sent; opens under way give up, and new ones fail at once
+ * until x11_resume(). (An open first waits for the server's answer to a
+ * connection setup on a socket of its own, which the abort can end, so that
+ * XOpenDisplay, which cannot be interrupted and holds Xlib's global lock
+ * while it waits, starts only while the server answers.)
+ *
+ * What was written to the socket before the abort waits in the kernel for
+ * the server; Xorg's servers (Xvfb 21 tested) drop the unread requests of
+ * a client that hung up (shutdown(SHUT_RDWR); after SHUT_WR alone they ran
+ * them), but the protocol promises nothing, so a caller whose requests must
+ * not run late (input) also makes a round trip right before writing them:
+ * they go out only while the server answers.
+ *
  * Threads: a connection is used by one thread at a time (the caller
- * serializes); errors are recorded on that thread. x11_lost() may be called
- * from any thread. */
+ * serializes); errors are recorded on that thread. x11_lost(),
+ * x11_abort_all(), x11_resume() and x11_held() may be called from any
+ * thread. */
 
 #include <X11/Xlib.h>
 
@@ -34,20 +54,40 @@ struct x11_conn {
 	int error;		/* first X error code since the last take; 0 none */
 	unsigned char error_request, error_minor;	/* its request */
 	unsigned char ignored[32];	/* error codes never recorded (bits) */
+	bool kept;		/* x11_keep: never aborted */
+	struct x11_conn* next;	/* on the list of open connections (conn.c) */
 };
 
 /** Open display name (":N"; NULL = $DISPLAY) with the trap on it. Returns
- *  the connection (also in self->dpy), or NULL. self must stay where it is
+ *  the connection (also in self->dpy), or NULL (errno ECONNREFUSED: no such
+ *  server; EAGAIN: held, see x11_abort_all; ETIMEDOUT: given up at an
+ *  abort while the server did not answer). self must stay where it is
  *  until x11_close: the connection points to it. */
 Display* x11_open(struct x11_conn* self, const char* name);
 /** Close the connection (errors while closing are still trapped). Safe on
- *  a lost connection and on one never opened. */
+ *  a lost connection and on one never opened; while held (x11_abort_all)
+ *  it does not wait for the server. */
 void x11_close(struct x11_conn* self);
 /** Never record this error code on this connection (e.g. one that is
  *  expected and harmless, such as BadDamage for a window just destroyed). */
 void x11_ignore(struct x11_conn* self, int code);
 /** Is the connection gone? Any thread. */
 bool x11_lost(const struct x11_conn* self);
+
+/** The server does not answer: abort every open connection not kept
+ *  (marked lost, socket shut down: blocked callers return at once, nothing
+ *  buffered is sent), give up opens under way, and hold new opens (they
+ *  fail at once) until x11_resume. Never blocks, never calls Xlib. Returns
+ *  how many connections it aborted. */
+int x11_abort_all(void);
+/** The server answers again (or is gone for good): opens go on. */
+void x11_resume(void);
+/** Between x11_abort_all and x11_resume? */
+bool x11_held(void);
+/** Never abort this connection: one nobody waits on, read only when its
+ *  socket polls readable (the display watcher), so that it stays up
+ *  through a stop. */
+void x11_keep(struct x11_conn* self);
 
 /** Forget the recorded error: do it before the requests to check. */
 void x11_clear(struct x11_conn* self);

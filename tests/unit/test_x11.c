@@ -2,7 +2,9 @@
  * a lost connection is survived), the top-level walk, and focus with and
  * without an EWMH window manager (a fake one on a thread); then capture/
  * and input/ on it: one errno for a lost display. Starts its own Xvfb
- * (-displayfd) and stops it; without Xvfb only the display-less checks run. */
+ * (-displayfd) and stops it; without Xvfb only the display-less checks run.
+ * A stopped server (SIGSTOP): x11_abort_all ends a read, an open and an
+ * input call waiting on it, and the input call sent nothing. */
 #include "x11/x11.h"
 #include "capture/capture.h"
 #include "input/input.h"
@@ -376,6 +378,107 @@ static void test_focus_ewmh(const char* display)
 /* Last: the X server goes away under a trapped connection, an untrapped
  * one, a capture context and an input context. Nobody exits; the trapped
  * ones (and the backends) say -ECONNRESET. */
+/* ---- a stopped server: x11_abort_all ends every wait on it ---- */
+
+struct blocked {
+	const char* display;
+	struct x11_conn* conn;
+	struct input* in;
+	int what;		/* 0 x11_sync, 1 x11_open, 2 input_move */
+	int rc;
+	atomic_bool done;
+};
+
+static void* blocked_main(void* data)
+{
+	struct blocked* b = data;
+	if (b->what == 0)
+		b->rc = x11_sync(b->conn);
+	else if (b->what == 1)
+		b->rc = x11_open(b->conn, b->display) ? 0 : -errno;
+	else
+		b->rc = input_move(b->in, 333, 222);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+static bool all_done(struct blocked* b, int n, int timeout_ms)
+{
+	int64_t end = clock_ms() + timeout_ms;
+	for (;;) {
+		bool all = true;
+		for (int i = 0; i < n; i++)
+			all = all && atomic_load(&b[i].done);
+		if (all || clock_ms() >= end)
+			return all;
+		clock_sleep_ms(5);
+	}
+}
+
+static void test_stopped(const char* display)
+{
+	struct x11_conn c, kept, opened, later;
+	TST_CHECK(x11_open(&c, display) != NULL);
+	TST_CHECK(x11_open(&kept, display) != NULL);
+	x11_keep(&kept);
+	char err[256] = "";
+	struct input* in = input_new(display, err, sizeof(err));
+	TST_CHECK(in != NULL);
+	if (!c.dpy || !kept.dpy || !in)
+		return;
+	TST_EQ_INT(input_move(in, 10, 10), 0);
+
+	kill(xvfb_pid, SIGSTOP);
+	struct blocked b[3] = {
+		{ .display = display, .conn = &c, .what = 0 },
+		{ .display = display, .conn = &opened, .what = 1 },
+		{ .display = display, .in = in, .what = 2 },
+	};
+	pthread_t threads[3];
+	for (int i = 0; i < 3; i++)
+		TST_EQ_INT(pthread_create(&threads[i], NULL, blocked_main, &b[i]), 0);
+	/* They wait for the stopped server... */
+	TST_CHECK(!all_done(b, 3, 300));
+	/* ...until the abort, and then at once. */
+	int64_t t0 = clock_ms();
+	TST_CHECK(x11_abort_all() >= 2);	/* c and input's; not the kept one */
+	TST_CHECK(all_done(b, 3, 1000));
+	TST_CHECK(clock_ms() - t0 < 1000);
+	for (int i = 0; i < 3; i++)
+		pthread_join(threads[i], NULL);
+	TST_EQ_INT(b[0].rc, -ECONNRESET);
+	TST_CHECK(x11_lost(&c));
+	TST_EQ_INT(b[1].rc, -ETIMEDOUT);	/* the open gave up */
+	TST_EQ_INT(b[2].rc, -ECONNRESET);	/* nothing was sent */
+	TST_CHECK(!input_alive(in));
+	TST_CHECK(!x11_lost(&kept));
+	/* Held: opens fail at once; closing does not wait for the server. */
+	TST_CHECK(x11_held());
+	t0 = clock_ms();
+	TST_CHECK(x11_open(&later, display) == NULL);
+	TST_EQ_INT(errno, EAGAIN);
+	x11_close(&c);
+	input_destroy(in);
+	TST_CHECK(clock_ms() - t0 < 1000);
+
+	/* It goes on: the move was never sent; the kept one still works. */
+	kill(xvfb_pid, SIGCONT);
+	x11_resume();
+	TST_CHECK(!x11_held());
+	clock_sleep_ms(300);
+	TST_EQ_INT(x11_sync(&kept), 0);
+	Window root, child;
+	int x = -1, y = -1, wx, wy;
+	unsigned mask;
+	XQueryPointer(kept.dpy, DefaultRootWindow(kept.dpy), &root, &child, &x, &y, &wx, &wy, &mask);
+	TST_EQ_INT(x, 10);
+	TST_EQ_INT(y, 10);
+	TST_CHECK(x11_open(&later, display) != NULL);
+	TST_EQ_INT(x11_sync(&later), 0);
+	x11_close(&later);
+	x11_close(&kept);
+}
+
 static void test_lost(const char* display)
 {
 	struct x11_conn c;
@@ -420,6 +523,7 @@ static void test_lost(const char* display)
 
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN);	/* as deskd: writes to an aborted connection */
 	/* Stand-ins for what a process may have installed before us. */
 	XSetErrorHandler(count_error);
 	XSetIOErrorHandler(count_io_error);
@@ -433,6 +537,7 @@ int main(void)
 	test_walk(display);
 	test_focus_no_wm(display);
 	test_focus_ewmh(display);
+	test_stopped(display);
 	test_lost(display);
 	xvfb_kill(SIGTERM);
 	TST_END();
