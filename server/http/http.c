@@ -1228,13 +1228,13 @@ static void* ticker_main(void* arg)
 			bool idle = s->sse && !s->closed && !s->ended
 				&& now - s->last_write_ms >= every;
 			/* A client that closed is noticed now, not at the next
-			 * keepalive: its connection (and role slot) is freed. */
-			if (!s->closed && s->conn && connection_peer_gone(s->conn)) {
-				s->closed = true;
-				stream_wake(s);
-			}
+			 * keepalive: a write now draws its reset, and libmicrohttpd
+			 * closes the connection (and the role's slot is freed) at
+			 * the next one, a tick later. */
+			bool gone = !s->closed && !s->ended && s->conn
+				&& connection_peer_gone(s->conn);
 			pthread_mutex_unlock(&s->mutex);
-			if (idle)
+			if (idle || gone)
 				http_stream_write(s, HTTP_LITERAL(": keepalive\n\n"));
 			http_stream_unref(s);
 		}
