@@ -15,7 +15,8 @@
 #   make SANITIZER=address|undefined|address,undefined   sanitized build in build-<san>/
 #   make fresh-test make test from a fresh clone of HEAD on a bare Debian 12 (mmdebstrap
 #                   --variant=minbase + make, git, ca-certificates) in a chroot of its own,
-#                   as root: proves install-deps and npm-deps bring everything (slow, not in test)
+#                   as root: proves install-deps and npm-deps bring everything (slow, not in test);
+#                   FRESH_IMAGE=1 also builds and tests the image from nothing (FRESH_IMAGE=only: that alone)
 #
 # Every node-run test, the conformance suite and the bench run under $(NODE), the
 # Node pinned in tests/package-lock.json, never `node` from PATH. scripts/check-deps
