@@ -1017,7 +1017,11 @@ int http_role_stream_limit(enum http_role role)
 	};
 	if ((unsigned)role >= sizeof(eighths) / sizeof(eighths[0]) || role == HTTP_ROLE_NONE)
 		return 0;
-	int n = H.max_per_ip * eighths[role] / 8;
+	/* --no-auth: every caller is the person, so the person's share is the
+	 * agent's and the person's together. */
+	int share = !auth_token() && role == HTTP_ROLE_PERSON
+		? eighths[HTTP_ROLE_AGENT] + eighths[HTTP_ROLE_PERSON] : eighths[role];
+	int n = H.max_per_ip * share / 8;
 	return n < 2 ? 2 : n;
 }
 
@@ -1039,7 +1043,9 @@ bool http_role_stream_take(enum http_role role)
 	bool ok = H.role_streams[role] < http_role_stream_limit(role);
 	if (ok)
 		H.role_streams[role]++;
+	int open = H.role_streams[role];
 	pthread_mutex_unlock(&H.mutex);
+	metrics_set("deskd_http_role_streams", open, "role", auth_role_name(role), NULL);
 	if (!ok)
 		log_info("the %s token holds %d streams and live sockets, its limit; refused another",
 				auth_role_name(role), http_role_stream_limit(role));
@@ -1053,7 +1059,9 @@ void http_role_stream_give(enum http_role role)
 	pthread_mutex_lock(&H.mutex);
 	if (H.role_streams[role] > 0)
 		H.role_streams[role]--;
+	int open = H.role_streams[role];
 	pthread_mutex_unlock(&H.mutex);
+	metrics_set("deskd_http_role_streams", open, "role", auth_role_name(role), NULL);
 }
 
 struct http_stream* http_respond_stream(struct http_request* req, int status,
@@ -1435,6 +1443,8 @@ int http_start(const struct options* opts, char* url, size_t url_size)
 	H.max_file_body = opts->max_file_size > 0 ? opts->max_file_size : H.max_body;
 	H.max_per_ip = opts->max_connections_per_ip;
 	memset(H.role_streams, 0, sizeof(H.role_streams));
+	metrics_help("deskd_http_role_streams", "Streams (SSE) and live sockets open, by the role "
+			"of their token (each role's limit: docs/CONTROL.md, \"Roles\").");
 	H.keepalive_ms = (int)env_long("DESKD_SSE_KEEPALIVE_MS", HTTP_KEEPALIVE_MS, 50, 3600000);
 	H.streams_max_buffered = (size_t)env_long("DESKD_STREAMS_MAX_BUFFERED",
 			HTTP_STREAMS_MAX_BUFFERED, 1l << 20, LONG_MAX);

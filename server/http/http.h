@@ -124,8 +124,9 @@ void http_stream_unref(struct http_stream* self);
  * and gives back a slot itself) and /live sockets (server/live.c). Each
  * holds a connection while open, and every loopback client shares one
  * address, so together they stay below --max-connections-per-ip: the view
- * role gets 1/8 of it, the person's 1/8, the agent's 1/2, and a view token
- * can never lock the agent, the person or /healthz out. */
+ * role gets 1/8 of it, the person's 1/8, the agent's 1/2 (with --no-auth,
+ * where every caller is the person, 5/8), and a view token can never lock
+ * the agent, the person or /healthz out. */
 /** The role's limit (at least 2). */
 int http_role_stream_limit(enum http_role role);
 /** Has role room for one more (a check before an upgrade; take it after)? */
