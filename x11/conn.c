@@ -15,6 +15,7 @@
  * connection is off the list before XCloseDisplay closes its fd, so the fd
  * it shuts down is always that connection's. */
 #include "x11/x11.h"
+#include "base/clock.h"
 
 #include <X11/Xlibint.h>
 
@@ -353,6 +354,7 @@ int x11_sync(struct x11_conn* self)
 	XSync(self->dpy, False);
 	if (x11_lost(self))
 		return -ECONNRESET;
+	self->answered_ms = clock_ms();
 	return x11_take(self);
 }
 

@@ -47,6 +47,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct x11_conn {
 	Display* dpy;		/* NULL until x11_open, and after x11_close */
@@ -55,6 +56,7 @@ struct x11_conn {
 	unsigned char error_request, error_minor;	/* its request */
 	unsigned char ignored[32];	/* error codes never recorded (bits) */
 	bool kept;		/* x11_keep: never aborted */
+	int64_t answered_ms;	/* when x11_sync last came back (base/clock.h ms) */
 	struct x11_conn* next;	/* on the list of open connections (conn.c) */
 };
 

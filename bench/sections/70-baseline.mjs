@@ -20,7 +20,7 @@ export default async function () {
     procs.push(await startFixture(x.display, { geometry: '600x400+40+40' }));
     const now = await startDeskd({ display: x.display, args: ['--log-level', 'warning', '--tools', 'both'] });
     procs.push(now);
-    const before = await startDeskd({ display: x.display, args: ['--log-level', 'warning', '--tools', 'both'], bin: baseline });
+    const before = await startDeskd({ display: x.display, args: ['--log-level', 'warning', '--tools', 'both'], bin: baseline, personToken: null });   // an older deskd may not know --person-token
     procs.push(before);
     let i = 0;
     const cases = [
