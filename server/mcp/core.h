@@ -47,6 +47,16 @@ struct mcp_sink {
 	bool read_only;		/* the caller holds the view token */
 };
 
+/* JSON-RPC error codes, for both eras. */
+enum mcp_rpc_code {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL = -32603,
+	RPC_RESOURCE_NOT_FOUND = -32002,	/* the session era's; 2026-07-28 answers -32602 */
+};
+
 enum mcp_msg_kind {
 	MCP_MSG_INVALID = 0,
 	MCP_MSG_REQUEST,
@@ -65,6 +75,19 @@ json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* da
 json_t* mcp_parse_error(const json_error_t* jerr);
 /** Compact one-line JSON text (malloc'd), or NULL. */
 char* mcp_dump(json_t* msg);
+/** {"jsonrpc":"2.0","id":id,"result":result}; both borrowed. New reference,
+ *  or NULL (also when result is NULL). */
+json_t* mcp_result_response(json_t* id, json_t* result);
+/** Build the last-resort error response now, while memory is plenty;
+ *  idempotent, any thread. */
+void mcp_jsonrpc_init(void);
+/** The sink's ref()/unref(), when it has them. */
+void mcp_sink_ref(struct mcp_sink* sink);
+void mcp_sink_unref(struct mcp_sink* sink);
+/** The index of an MCP log level name (debug 0 ... emergency 7), or -1. */
+int mcp_log_level_index(const char* name);
+/** The name of a log level index from mcp_log_level_index(). */
+const char* mcp_log_level_name(int index);
 
 /** A new session with a random UUIDv4 id (one reference). NULL on failure. */
 struct mcp_session* mcp_session_new(void);

@@ -33,27 +33,23 @@
 #define NEW_TIMEOUT_MS (60 * 1000)		/* --new-session-timeout */
 #define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
 
-enum {
-	RPC_PARSE_ERROR = -32700,
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL = -32603,
-	RPC_RESOURCE_NOT_FOUND = -32002,
-};
-
 static const char* const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
 
 static const char* const log_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 };
 
-static int log_level_index(const char* name)
+int mcp_log_level_index(const char* name)
 {
 	for (size_t i = 0; name && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
 		if (strcmp(log_levels[i], name) == 0)
 			return (int)i;
 	return -1;
+}
+
+const char* mcp_log_level_name(int index)
+{
+	return log_levels[index];
 }
 
 bool mcp_version_supported(const char* version)
@@ -129,9 +125,15 @@ json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* da
 	return out;
 }
 
-static json_t* result_response(json_t* id, json_t* result)
+void mcp_jsonrpc_init(void)
 {
-	return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result", result);
+	pthread_once(&fallback_once, fallback_init);
+}
+
+json_t* mcp_result_response(json_t* id, json_t* result)
+{
+	return result ? json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id,
+			"result", result) : NULL;
 }
 
 char* mcp_dump(json_t* msg)
@@ -232,7 +234,7 @@ static void session_uuid(char out[40])
 
 struct mcp_session* mcp_session_new(void)
 {
-	pthread_once(&fallback_once, fallback_init);
+	mcp_jsonrpc_init();
 	struct mcp_session* self = calloc(1, sizeof(*self));
 	if (!self)
 		return NULL;
@@ -358,13 +360,13 @@ void mcp_session_end(struct mcp_session* self)
 
 /* ---- Calls in progress: notifications, server -> client requests ---- */
 
-static void sink_ref(struct mcp_sink* sink)
+void mcp_sink_ref(struct mcp_sink* sink)
 {
 	if (sink->impl->ref)
 		sink->impl->ref(sink);
 }
 
-static void sink_unref(struct mcp_sink* sink)
+void mcp_sink_unref(struct mcp_sink* sink)
 {
 	if (sink->impl->unref)
 		sink->impl->unref(sink);
@@ -402,7 +404,7 @@ static void call_progress(void* ud, double progress, double total, const char* m
 static void call_log(void* ud, const char* level, json_t* data)
 {
 	struct mcp_call* c = ud;
-	int li = log_level_index(level);
+	int li = mcp_log_level_index(level);
 	if (li < 0)
 		li = 1;
 	pthread_mutex_lock(&c->session->mutex);
@@ -412,7 +414,7 @@ static void call_log(void* ud, const char* level, json_t* data)
 		json_decref(data);
 		return;
 	}
-	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
+	json_t* params = json_pack("{s:s, s:s, s:o}", "level", mcp_log_level_name(li),
 			"logger", "deskd", "data", data ? data : json_null());
 	if (params)
 		mcp_send_notification(c->sink, "notifications/message", params);
@@ -502,7 +504,7 @@ static struct mcp_call* call_new(struct mcp_session* s, struct mcp_sink* sink, j
 	if (!c)
 		return NULL;
 	mcp_session_ref(s);
-	sink_ref(sink);
+	mcp_sink_ref(sink);
 	c->session = s;
 	c->sink = sink;
 	c->id = json_incref(id);
@@ -535,7 +537,7 @@ static void call_finish(struct mcp_call* c, json_t* response)
 
 	c->sink->impl->done(c->sink, atomic_load(&c->cancelled) ? NULL : response);
 	json_decref(response);
-	sink_unref(c->sink);
+	mcp_sink_unref(c->sink);
 	json_decref(c->id);
 	json_decref(c->progress_token);
 	json_decref(c->params);
@@ -553,13 +555,13 @@ static void call_run(void* ud)
 		tools_call(c->tool, &c->ctx, args, &res);
 		json_t* result = tool_result_to_json(&res);
 		tool_result_deinit(&res);
-		response = result ? result_response(c->id, result) : NULL;
+		response = result ? mcp_result_response(c->id, result) : NULL;
 		json_decref(result);
 	} else if (c->job) {
 		int code = RPC_INTERNAL;
 		char msg[512] = "internal error";
 		json_t* result = c->job(c->session, c->params, &code, msg, sizeof(msg));
-		response = result ? result_response(c->id, result)
+		response = result ? mcp_result_response(c->id, result)
 				: mcp_error_response(c->id, code, msg, NULL);
 		json_decref(result);
 	} else {
@@ -700,7 +702,7 @@ static json_t* m_ping(struct mcp_session* s, json_t* params, struct rpc_error* e
 static json_t* m_set_level(struct mcp_session* s, json_t* params, struct rpc_error* err)
 {
 	const char* level = json_string_value(json_object_get(params, "level"));
-	int li = log_level_index(level);
+	int li = mcp_log_level_index(level);
 	if (li < 0)
 		return fail(err, RPC_INVALID_PARAMS, "unknown log level; use one of debug, info, "
 				"notice, warning, error, critical, alert, emergency");
@@ -1153,7 +1155,7 @@ int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* s
 		json_t* result = m->fn(self, params ? params : empty, &err);
 		json_decref(empty);
 		if (result) {
-			resp = result_response(id, result);
+			resp = mcp_result_response(id, result);
 			json_decref(result);
 		} else {
 			resp = mcp_error_response(id, err.code, err.message, err.data);

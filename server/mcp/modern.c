@@ -39,14 +39,6 @@
 #define TTL_STATIC_MS 3600000	/* lists that do not change while deskd runs */
 #define TTL_READ_MS 3600000	/* resources are immutable once listed */
 
-enum {
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL = -32603,
-	RPC_RESOURCE_NOT_FOUND_LEGACY = -32002,
-};
-
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
 #define META_CLIENT "io.modelcontextprotocol/clientInfo"
@@ -58,10 +50,6 @@ static const char* const legacy_versions[] = { "2025-11-25", "2025-06-18", "2025
 /* Newest first: the modern one, then the ones initialize negotiates. */
 static const char* const supported_versions[] = { MCP_VERSION_MODERN, "2025-11-25",
 	"2025-06-18", "2025-03-26" };
-
-static const char* const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-};
 
 static const char instructions[] =
 	"deskd controls a Linux/X11 desktop. Take a screenshot first; coordinates are in "
@@ -160,7 +148,7 @@ static int error_status(int code)
 	case MCP_MISSING_CAPABILITY:
 	case MCP_UNSUPPORTED_VERSION:
 	case RPC_INVALID_REQUEST:
-	case -32700:
+	case RPC_PARSE_ERROR:
 		return 400;
 	default:
 		return 200;
@@ -187,13 +175,6 @@ static json_t* complete(json_t* result, int ttl_ms, const char* scope)
 	return out;
 }
 
-/* {"jsonrpc","id","result"}; result borrowed (NULL: NULL). */
-static json_t* result_response(json_t* id, json_t* result)
-{
-	return result ? json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id,
-			"result", result) : NULL;
-}
-
 /* ---- per-request metadata ---- */
 
 struct meta {
@@ -204,14 +185,6 @@ struct meta {
 	const char* client_name;	/* _meta clientInfo.name, borrowed; or NULL */
 	bool can_sample, can_elicit, can_list_roots;
 };
-
-static int log_level_index(const char* name)
-{
-	for (size_t i = 0; name && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
-		if (strcmp(log_levels[i], name) == 0)
-			return (int)i;
-	return -1;
-}
 
 /* Decode a header value that may use the =?base64?...?= sentinel (SEP-2243);
  * *out malloc'd. Returns 0, or -1 with why set. */
@@ -416,7 +389,7 @@ static int check_request(json_t* msg, const struct mcp_request_env* env, struct 
 	json_t* level = json_object_get(meta, META_LOG);
 	m->log_level = -1;
 	if (level) {
-		m->log_level = log_level_index(json_string_value(level));
+		m->log_level = mcp_log_level_index(json_string_value(level));
 		if (m->log_level < 0) {
 			answer_error(sink, 400, id, RPC_INVALID_PARAMS, NULL, "Invalid params: "
 					"_meta[\"%s\"] must be one of debug, info, notice, warning, error, "
@@ -467,18 +440,6 @@ static struct mcall* calls;
 static struct listener* listeners;
 static bool shutting_down;
 
-static void sink_ref(struct mcp_sink* sink)
-{
-	if (sink->impl->ref)
-		sink->impl->ref(sink);
-}
-
-static void sink_unref(struct mcp_sink* sink)
-{
-	if (sink->impl->unref)
-		sink->impl->unref(sink);
-}
-
 static void call_progress(void* ud, double progress, double total, const char* message)
 {
 	struct mcall* c = ud;
@@ -490,7 +451,7 @@ static void call_progress(void* ud, double progress, double total, const char* m
 static void call_log(void* ud, const char* level, json_t* data)
 {
 	struct mcall* c = ud;
-	int li = log_level_index(level);
+	int li = mcp_log_level_index(level);
 	if (li < 0)
 		li = 1;
 	if (c->log_level < 0 || li < c->log_level || atomic_load(&c->cancelled)
@@ -498,7 +459,7 @@ static void call_log(void* ud, const char* level, json_t* data)
 		json_decref(data);
 		return;
 	}
-	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
+	json_t* params = json_pack("{s:s, s:s, s:o}", "level", mcp_log_level_name(li),
 			"logger", "deskd", "data", data ? data : json_null());
 	if (params)
 		mcp_send_notification(c->sink, "notifications/message", params);
@@ -510,7 +471,7 @@ static struct mcall* call_new(json_t* id, json_t* params, const char* method,
 	struct mcall* c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	sink_ref(sink);
+	mcp_sink_ref(sink);
 	c->sink = sink;
 	c->id = json_incref(id);
 	c->params = json_incref(params);
@@ -550,7 +511,7 @@ static void call_finish(struct mcall* c, int status, json_t* response)
 	} else {
 		answer(c->sink, status, response);
 	}
-	sink_unref(c->sink);
+	mcp_sink_unref(c->sink);
 	json_decref(c->id);
 	json_decref(c->params);
 	json_decref(c->progress_token);
@@ -662,7 +623,7 @@ static json_t* input_required(json_t* id, const struct meta* m, json_t* requests
 		free(token);
 	}
 	json_object_set_new(result, "_meta", json_pack("{s:o}", META_SERVER, server_info()));
-	json_t* resp = result_response(id, result);
+	json_t* resp = mcp_result_response(id, result);
 	json_decref(result);
 	return resp;
 }
@@ -686,7 +647,7 @@ static void run_tool(void* ud)
 				"tools/call", c->tool->name, c->args, c->principal, &status);
 	} else {
 		json_t* result = complete(tool_result_to_json(&res), -1, NULL);
-		resp = result ? result_response(c->id, result) : NULL;
+		resp = result ? mcp_result_response(c->id, result) : NULL;
 		json_decref(result);
 	}
 	tool_result_deinit(&res);
@@ -774,11 +735,11 @@ static void run_read(void* ud)
 	json_t* resp;
 	if (result) {
 		json_t* r = complete(result, TTL_READ_MS, "private");
-		resp = result_response(c->id, r);
+		resp = mcp_result_response(c->id, r);
 		json_decref(r);
 	} else {
 		/* 2026-07-28: an unknown resource is -32602 (-32002 is retired). */
-		if (code == RPC_RESOURCE_NOT_FOUND_LEGACY)
+		if (code == RPC_RESOURCE_NOT_FOUND)
 			code = RPC_INVALID_PARAMS;
 		resp = mcp_error_response(c->id, code, msg, data);
 	}
@@ -799,7 +760,7 @@ static void prompts_get(json_t* id, json_t* params, const struct meta* m,
 		json_t* result = mcp_method_call("prompts/get", params, &code, msg, sizeof(msg), &data);
 		if (result) {
 			json_t* r = complete(result, -1, NULL);
-			answer(sink, 200, result_response(id, r));
+			answer(sink, 200, mcp_result_response(id, r));
 			json_decref(r);
 		} else {
 			answer(sink, error_status(code), mcp_error_response(id, code, msg, data));
@@ -862,7 +823,7 @@ static void prompts_get(json_t* id, json_t* params, const struct meta* m,
 	}
 	json_t* result = complete(json_pack("{s:s, s:o}", "description", p->description,
 			"messages", messages), -1, NULL);
-	answer(sink, 200, result_response(id, result));
+	answer(sink, 200, mcp_result_response(id, result));
 	json_decref(result);
 }
 
@@ -876,7 +837,7 @@ static json_t* subscription_meta(json_t* id)
 static void listener_free(struct listener* l, json_t* final)
 {
 	l->sink->impl->done(l->sink, final);
-	sink_unref(l->sink);
+	mcp_sink_unref(l->sink);
 	json_decref(l->id);
 	json_decref(l->uris);
 	free(l);
@@ -935,7 +896,7 @@ static void subscriptions_listen(json_t* id, json_t* params, const struct mcp_re
 		answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
 		return;
 	}
-	sink_ref(sink);
+	mcp_sink_ref(sink);
 	l->sink = sink;
 	l->id = json_incref(id);
 	l->stdio = strcmp(env->transport, "stdio") == 0;
@@ -1055,7 +1016,7 @@ static void end_listeners(bool final)
 						subscription_meta(all->id)));
 			json_t* result = json_pack("{s:s, s:o}", "resultType", "complete",
 					"_meta", subscription_meta(all->id));
-			json_t* resp = result_response(all->id, result);
+			json_t* resp = mcp_result_response(all->id, result);
 			json_decref(result);
 			listener_free(all, resp);
 			json_decref(resp);
@@ -1110,7 +1071,7 @@ static void list_method(const char* method, json_t* id, json_t* params, int ttl,
 		return;
 	}
 	json_t* r = complete(result, ttl, scope);
-	answer(sink, 200, result_response(id, r));
+	answer(sink, 200, mcp_result_response(id, r));
 	json_decref(r);
 }
 
@@ -1141,7 +1102,7 @@ int mcp_modern_handle(json_t* msg, const struct mcp_request_env* env, struct mcp
 	json_t* params = json_object_get(msg, "params");
 	if (strcmp(method, "server/discover") == 0) {
 		json_t* r = discover();
-		answer(sink, 200, result_response(id, r));
+		answer(sink, 200, mcp_result_response(id, r));
 		json_decref(r);
 	} else if (strcmp(method, "tools/call") == 0) {
 		start_tool_call(id, params, &m, env, sink);
