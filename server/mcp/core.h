@@ -263,15 +263,39 @@ void mcp_modern_reset(void);
 /** Open listen streams (for status and tests). */
 int mcp_modern_listeners(void);
 
-/* For modern.c: the session-independent legacy methods (tools/list,
- * resources/list, resources/templates/list, resources/read, prompts/list,
- * completion/complete) on behalf of a stateless request; NULL with *code,
- * msg and *data (new reference or NULL) on error. */
+/* The methods that need no session (tools/list, resources/list,
+ * resources/templates/list, resources/read, prompts/list, prompts/get,
+ * completion/complete): one table for both eras. */
+struct mcp_rpc_error {
+	int code;
+	char message[512];
+	json_t* data;		/* new reference, or NULL */
+};
+
+/** Fill err (the message may quote the client: it is repaired) and return
+ *  NULL, for a method to return. */
+json_t* mcp_fail(struct mcp_rpc_error* err, int code, const char* fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+struct mcp_method {
+	const char* name;
+	/** The result (new reference), or NULL with err filled. params may be
+	 *  NULL; any thread. */
+	json_t* (*fn)(json_t* params, struct mcp_rpc_error* err);
+	bool async;		/* may block: the session era runs it on a worker */
+};
+
+/** The method of that name, or NULL. */
+const struct mcp_method* mcp_method_find(const char* name);
+/** Run the method of that name; NULL with *code, msg and *data (new
+ *  reference or NULL) on error, -32601 when there is no such method. */
 json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg,
 		size_t msg_size, json_t** data);
 struct mcp_prompt;
 /** A prompt of the registered catalogs by name, or NULL. */
 const struct mcp_prompt* mcp_prompt_find(const char* name);
+/** At shutdown: drop the cached tools/list pages. */
+void mcp_methods_shutdown(void);
 
 /* Input for a prompt on the modern path (multi round-trip requests). */
 struct mcp_input {

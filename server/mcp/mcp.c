@@ -55,8 +55,7 @@ struct mcp_call {
 	atomic_bool finished;
 	const struct tool_def* tool;	/* NULL: a generic async job */
 	json_t* params;
-	json_t* (*job)(struct mcp_session* s, json_t* params, int* code,
-			char* msg, size_t msg_size);
+	const struct mcp_method* job;	/* or a method on a worker */
 	struct tool_ctx ctx;
 };
 
@@ -408,11 +407,11 @@ static void call_run(void* ud)
 		response = result ? mcp_result_response(c->id, result) : NULL;
 		json_decref(result);
 	} else if (c->job) {
-		int code = RPC_INTERNAL;
-		char msg[512] = "internal error";
-		json_t* result = c->job(c->session, c->params, &code, msg, sizeof(msg));
+		struct mcp_rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+		json_t* result = c->job->fn(c->params, &err);
 		response = result ? mcp_result_response(c->id, result)
-				: mcp_error_response(c->id, code, msg, NULL);
+				: mcp_error_response(c->id, err.code, err.message, NULL);
+		json_decref(err.data);
 		json_decref(result);
 	} else {
 		/* A call with nothing to run is a bug here, not a crash. */
@@ -450,18 +449,9 @@ void mcp_tool_close_stream(struct tool_ctx* ctx)
 		c->sink->impl->close_stream(c->sink);
 }
 
-/* ---- Methods ---- */
+/* ---- Methods that need no session (both eras) ---- */
 
-struct rpc_error {
-	int code;
-	char message[512];
-	json_t* data;
-};
-
-static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
+json_t* mcp_fail(struct mcp_rpc_error* err, int code, const char* fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -497,69 +487,6 @@ static json_t* catalog_lists(bool templates)
 		json_decref(list);
 	}
 	return out;
-}
-
-static json_t* m_initialize(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	const char* asked = json_string_value(json_object_get(params, "protocolVersion"));
-	if (!json_is_object(params) || !asked)
-		return fail(err, RPC_INVALID_PARAMS, "initialize needs params.protocolVersion");
-	const char* version = mcp_version_supported(asked) ? asked : MCP_VERSION_LATEST;
-	json_t* caps = json_object_get(params, "capabilities");
-
-	pthread_mutex_lock(&s->mutex);
-	if (s->initialized) {
-		pthread_mutex_unlock(&s->mutex);
-		return fail(err, RPC_INVALID_REQUEST, "the session is already initialized");
-	}
-	s->initialized = true;
-	snprintf(s->version, sizeof(s->version), "%s", version);
-	s->can_sample = json_is_object(json_object_get(caps, "sampling"));
-	s->can_elicit = json_is_object(json_object_get(caps, "elicitation"));
-	json_t* info = json_object_get(params, "clientInfo");
-	const char* client = json_string_value(json_object_get(info, "name"));
-	if (client)
-		snprintf(s->client_name, sizeof(s->client_name), "%.*s",
-				text_cut(client, sizeof(s->client_name) - 1), client);
-	pthread_mutex_unlock(&s->mutex);
-
-	log_info("mcp: session %s: %s %s, protocol %s", s->id,
-			json_string_value(json_object_get(info, "name")) ? json_string_value(json_object_get(info, "name")) : "client",
-			json_string_value(json_object_get(info, "version")) ? json_string_value(json_object_get(info, "version")) : "",
-			version);
-	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}},"
-			" s:{s:s, s:s, s:s}, s:s}",
-			"protocolVersion", version,
-			"capabilities",
-			"tools", "listChanged", 1,
-			"resources", "subscribe", 1, "listChanged", 1,
-			"prompts", "listChanged", 1,
-			"logging", "completions",
-			"serverInfo", "name", "deskd", "title", "deskd", "version", DESKD_VERSION,
-			"instructions",
-			"deskd controls a Linux/X11 desktop. Take a screenshot first; "
-			"coordinates are in the pixel space of the latest screenshot of the same "
-			"target (screen or window). Prefer window targets and zoom for detail; "
-			"after an action, use wait_for_change before the next screenshot. "
-			"The prompt computer_use_guide explains more.");
-}
-
-static json_t* m_ping(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	return json_object();
-}
-
-static json_t* m_set_level(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	const char* level = json_string_value(json_object_get(params, "level"));
-	int li = mcp_log_level_index(level);
-	if (li < 0)
-		return fail(err, RPC_INVALID_PARAMS, "unknown log level; use one of debug, info, "
-				"notice, warning, error, critical, alert, emergency");
-	pthread_mutex_lock(&s->mutex);
-	s->log_level = li;
-	pthread_mutex_unlock(&s->mutex);
-	return json_object();
 }
 
 /* Cursors are opaque to clients: "dt" + the offset in hex, stable because
@@ -601,12 +528,12 @@ static json_t* build_tools_page(size_t offset, size_t n)
 	return out;
 }
 
-static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_tools_list(json_t* params, struct mcp_rpc_error* err)
 {
 	size_t offset;
 	size_t n = tools_count();
 	if (parse_cursor(params, &offset) < 0 || offset > n || offset % TOOLS_PAGE)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "invalid cursor");
 	size_t page = offset / TOOLS_PAGE;
 	if (page >= TOOLS_PAGES_MAX)
 		return build_tools_page(offset, n);
@@ -618,25 +545,24 @@ static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_er
 	return out;
 }
 
-static json_t* m_resources_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_resources_list(json_t* params, struct mcp_rpc_error* err)
 {
 	size_t offset;
 	if (parse_cursor(params, &offset) < 0)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "invalid cursor");
 	return json_pack("{s:o}", "resources", catalog_lists(false));
 }
 
-static json_t* m_resource_templates(struct mcp_session* s, json_t* params,
-		struct rpc_error* err)
+static json_t* m_resource_templates(json_t* params, struct mcp_rpc_error* err)
 {
 	return json_pack("{s:o}", "resourceTemplates", catalog_lists(true));
 }
 
-static json_t* m_resources_read(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_resources_read(json_t* params, struct mcp_rpc_error* err)
 {
 	const char* uri = json_string_value(json_object_get(params, "uri"));
 	if (!uri)
-		return fail(err, RPC_INVALID_PARAMS, "resources/read needs params.uri");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "resources/read needs params.uri");
 	for (size_t i = 0; i < n_catalogs; i++) {
 		if (!catalogs[i]->resource_read)
 			continue;
@@ -647,32 +573,10 @@ static json_t* m_resources_read(struct mcp_session* s, json_t* params, struct rp
 		if (result)
 			return result;
 		if (code)
-			return fail(err, code, "%s", message);
+			return mcp_fail(err, code, "%s", message);
 	}
 	err->data = json_pack("{s:s}", "uri", uri);
-	return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
-}
-
-static json_t* m_subscribe(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	const char* uri = json_string_value(json_object_get(params, "uri"));
-	if (!uri)
-		return fail(err, RPC_INVALID_PARAMS, "needs params.uri");
-	pthread_mutex_lock(&s->mutex);
-	json_object_set_new(s->subscriptions, uri, json_true());
-	pthread_mutex_unlock(&s->mutex);
-	return json_object();
-}
-
-static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	const char* uri = json_string_value(json_object_get(params, "uri"));
-	if (!uri)
-		return fail(err, RPC_INVALID_PARAMS, "needs params.uri");
-	pthread_mutex_lock(&s->mutex);
-	json_object_del(s->subscriptions, uri);
-	pthread_mutex_unlock(&s->mutex);
-	return json_object();
+	return mcp_fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
 }
 
 static const struct mcp_prompt* find_prompt(const char* name)
@@ -703,11 +607,11 @@ static json_t* describe_prompt(const struct mcp_prompt* p)
 	return out;
 }
 
-static json_t* m_prompts_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_prompts_list(json_t* params, struct mcp_rpc_error* err)
 {
 	size_t offset;
 	if (parse_cursor(params, &offset) < 0)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "invalid cursor");
 	json_t* list = json_array();
 	for (size_t i = 0; i < n_catalogs; i++)
 		for (const struct mcp_prompt* p = catalogs[i]->prompts; p && p->name; p++)
@@ -715,34 +619,34 @@ static json_t* m_prompts_list(struct mcp_session* s, json_t* params, struct rpc_
 	return json_pack("{s:o}", "prompts", list);
 }
 
-static json_t* m_prompts_get(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_prompts_get(json_t* params, struct mcp_rpc_error* err)
 {
 	const char* name = json_string_value(json_object_get(params, "name"));
 	const struct mcp_prompt* p = find_prompt(name);
 	if (!p)
-		return fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
 	json_t* args = json_object_get(params, "arguments");
 	if (args && !json_is_object(args) && !json_is_null(args))
-		return fail(err, RPC_INVALID_PARAMS, "arguments must be an object of strings");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "arguments must be an object of strings");
 	const char* key;
 	json_t* v;
 	json_object_foreach(args, key, v) {
 		if (!json_is_string(v))
-			return fail(err, RPC_INVALID_PARAMS, "argument %s must be a string", key);
+			return mcp_fail(err, RPC_INVALID_PARAMS, "argument %s must be a string", key);
 	}
 	for (const struct mcp_prompt_arg* a = p->args; a && a->name; a++)
 		if (a->required && !json_object_get(args, a->name))
-			return fail(err, RPC_INVALID_PARAMS, "prompt %s needs argument %s",
+			return mcp_fail(err, RPC_INVALID_PARAMS, "prompt %s needs argument %s",
 					p->name, a->name);
 	json_t* empty = json_is_object(args) ? NULL : json_object();
 	json_t* messages = p->get(empty ? empty : args);
 	json_decref(empty);
 	if (!messages)
-		return fail(err, RPC_INTERNAL, "cannot build prompt %s", p->name);
+		return mcp_fail(err, RPC_INTERNAL, "cannot build prompt %s", p->name);
 	return json_pack("{s:s, s:o}", "description", p->description, "messages", messages);
 }
 
-static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_complete(json_t* params, struct mcp_rpc_error* err)
 {
 	json_t* ref = json_object_get(params, "ref");
 	const char* type = json_string_value(json_object_get(ref, "type"));
@@ -750,7 +654,7 @@ static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_erro
 	const char* arg = json_string_value(json_object_get(argument, "name"));
 	const char* value = json_string_value(json_object_get(argument, "value"));
 	if (!type || !arg)
-		return fail(err, RPC_INVALID_PARAMS, "completion/complete needs ref.type and argument.name");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "completion/complete needs ref.type and argument.name");
 	if (!value)
 		value = "";
 	json_t* values = json_array();
@@ -758,7 +662,7 @@ static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_erro
 		const char* name = json_string_value(json_object_get(ref, "name"));
 		if (!find_prompt(name)) {
 			json_decref(values);
-			return fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
+			return mcp_fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
 		}
 	} else if (strcmp(type, "ref/resource") == 0) {
 		const char* uri = json_string_value(json_object_get(ref, "uri"));
@@ -768,81 +672,44 @@ static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_erro
 				break;
 	} else {
 		json_decref(values);
-		return fail(err, RPC_INVALID_PARAMS, "ref.type must be ref/prompt or ref/resource");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "ref.type must be ref/prompt or ref/resource");
 	}
 	size_t n = json_array_size(values);
 	return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values,
 			"total", (json_int_t)n, "hasMore", 0);
 }
 
-struct method {
-	const char* name;
-	json_t* (*fn)(struct mcp_session* s, json_t* params, struct rpc_error* err);
-	bool any_time;		/* allowed before initialize */
-	bool async;		/* runs on a worker (may block) */
+/* The methods that need no session, for both eras. */
+static const struct mcp_method core_methods[] = {
+	{ "tools/list", m_tools_list, false },
+	{ "resources/list", m_resources_list, false },
+	{ "resources/templates/list", m_resource_templates, false },
+	{ "resources/read", m_resources_read, true },
+	{ "prompts/list", m_prompts_list, false },
+	{ "prompts/get", m_prompts_get, false },
+	{ "completion/complete", m_complete, false },
 };
 
-static const struct method methods[] = {
-	{ "initialize", m_initialize, true, false },
-	{ "ping", m_ping, true, false },
-	{ "logging/setLevel", m_set_level, false, false },
-	{ "tools/list", m_tools_list, false, false },
-	{ "resources/list", m_resources_list, false, false },
-	{ "resources/templates/list", m_resource_templates, false, false },
-	{ "resources/read", m_resources_read, false, true },
-	{ "resources/subscribe", m_subscribe, false, false },
-	{ "resources/unsubscribe", m_unsubscribe, false, false },
-	{ "prompts/list", m_prompts_list, false, false },
-	{ "prompts/get", m_prompts_get, false, false },
-	{ "completion/complete", m_complete, false, false },
-	{ "tools/call", NULL, false, true },
-};
-
-/* A generic method on a worker: the job wrapper turns rpc_error into a code. */
-static const struct method* job_method(const char* name);
-
-static json_t* run_job(struct mcp_session* s, json_t* params, int* code, char* msg,
-		size_t msg_size)
+const struct mcp_method* mcp_method_find(const char* name)
 {
-	const struct method* m = job_method(json_string_value(json_object_get(params, "__method")));
-	struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
-	json_t* real = json_object_get(params, "params");
-	json_t* result = m ? m->fn(s, real, &err) : NULL;
-	if (!result) {
-		*code = err.code;
-		snprintf(msg, msg_size, "%s", err.message);
-		json_decref(err.data);
-	}
-	return result;
-}
-
-static const struct method* job_method(const char* name)
-{
-	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (methods[i].fn && strcmp(methods[i].name, name) == 0)
-			return &methods[i];
+	for (size_t i = 0; name && i < sizeof(core_methods) / sizeof(core_methods[0]); i++)
+		if (strcmp(core_methods[i].name, name) == 0)
+			return &core_methods[i];
 	return NULL;
 }
 
-/* The stateless era (modern.c) reuses the methods that need no session. */
 json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg,
 		size_t msg_size, json_t** data)
 {
-	static const char* const stateless[] = { "tools/list", "resources/list",
-		"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
-		"completion/complete", NULL };
 	*data = NULL;
-	const struct method* m = NULL;
-	for (size_t i = 0; method && stateless[i] && !m; i++)
-		if (strcmp(stateless[i], method) == 0)
-			m = job_method(method);
+	const struct mcp_method* m = mcp_method_find(method);
 	if (!m) {
 		*code = RPC_METHOD_NOT_FOUND;
 		snprintf(msg, msg_size, "Method not found: %.200s", method ? method : "");
 		return NULL;
 	}
-	struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
-	json_t* result = m->fn(NULL, params, &err);
+	struct mcp_rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+	json_t* result = m->fn(params, &err);
 	if (!result) {
 		*code = err.code;
 		snprintf(msg, msg_size, "%s", err.message);
@@ -854,6 +721,132 @@ json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg
 const struct mcp_prompt* mcp_prompt_find(const char* name)
 {
 	return find_prompt(name);
+}
+
+void mcp_methods_shutdown(void)
+{
+	pthread_mutex_lock(&pages_mutex);
+	for (size_t i = 0; i < TOOLS_PAGES_MAX; i++) {
+		json_decref(tools_pages[i]);
+		tools_pages[i] = NULL;
+	}
+	pthread_mutex_unlock(&pages_mutex);
+}
+
+/* ---- The session era's own methods ---- */
+
+static json_t* m_initialize(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
+{
+	const char* asked = json_string_value(json_object_get(params, "protocolVersion"));
+	if (!json_is_object(params) || !asked)
+		return mcp_fail(err, RPC_INVALID_PARAMS, "initialize needs params.protocolVersion");
+	const char* version = mcp_version_supported(asked) ? asked : MCP_VERSION_LATEST;
+	json_t* caps = json_object_get(params, "capabilities");
+
+	pthread_mutex_lock(&s->mutex);
+	if (s->initialized) {
+		pthread_mutex_unlock(&s->mutex);
+		return mcp_fail(err, RPC_INVALID_REQUEST, "the session is already initialized");
+	}
+	s->initialized = true;
+	snprintf(s->version, sizeof(s->version), "%s", version);
+	s->can_sample = json_is_object(json_object_get(caps, "sampling"));
+	s->can_elicit = json_is_object(json_object_get(caps, "elicitation"));
+	json_t* info = json_object_get(params, "clientInfo");
+	const char* client = json_string_value(json_object_get(info, "name"));
+	if (client)
+		snprintf(s->client_name, sizeof(s->client_name), "%.*s",
+				text_cut(client, sizeof(s->client_name) - 1), client);
+	pthread_mutex_unlock(&s->mutex);
+
+	log_info("mcp: session %s: %s %s, protocol %s", s->id,
+			json_string_value(json_object_get(info, "name")) ? json_string_value(json_object_get(info, "name")) : "client",
+			json_string_value(json_object_get(info, "version")) ? json_string_value(json_object_get(info, "version")) : "",
+			version);
+	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}},"
+			" s:{s:s, s:s, s:s}, s:s}",
+			"protocolVersion", version,
+			"capabilities",
+			"tools", "listChanged", 1,
+			"resources", "subscribe", 1, "listChanged", 1,
+			"prompts", "listChanged", 1,
+			"logging", "completions",
+			"serverInfo", "name", "deskd", "title", "deskd", "version", DESKD_VERSION,
+			"instructions",
+			"deskd controls a Linux/X11 desktop. Take a screenshot first; "
+			"coordinates are in the pixel space of the latest screenshot of the same "
+			"target (screen or window). Prefer window targets and zoom for detail; "
+			"after an action, use wait_for_change before the next screenshot. "
+			"The prompt computer_use_guide explains more.");
+}
+
+static json_t* m_ping(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
+{
+	return json_object();
+}
+
+static json_t* m_set_level(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
+{
+	const char* level = json_string_value(json_object_get(params, "level"));
+	int li = mcp_log_level_index(level);
+	if (li < 0)
+		return mcp_fail(err, RPC_INVALID_PARAMS, "unknown log level; use one of debug, info, "
+				"notice, warning, error, critical, alert, emergency");
+	pthread_mutex_lock(&s->mutex);
+	s->log_level = li;
+	pthread_mutex_unlock(&s->mutex);
+	return json_object();
+}
+
+static json_t* m_subscribe(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
+{
+	const char* uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return mcp_fail(err, RPC_INVALID_PARAMS, "needs params.uri");
+	pthread_mutex_lock(&s->mutex);
+	json_object_set_new(s->subscriptions, uri, json_true());
+	pthread_mutex_unlock(&s->mutex);
+	return json_object();
+}
+
+static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
+{
+	const char* uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return mcp_fail(err, RPC_INVALID_PARAMS, "needs params.uri");
+	pthread_mutex_lock(&s->mutex);
+	json_object_del(s->subscriptions, uri);
+	pthread_mutex_unlock(&s->mutex);
+	return json_object();
+}
+
+static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
+		struct mcp_sink* sink);
+
+/* What only a session serves; the rest is the core's (mcp_method_find). */
+struct session_method {
+	const char* name;
+	json_t* (*fn)(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err);
+	/** Instead of fn: starts the request and answers it later. */
+	void (*start)(struct mcp_session* s, json_t* id, json_t* params, struct mcp_sink* sink);
+	bool any_time;		/* allowed before initialize */
+};
+
+static const struct session_method session_methods[] = {
+	{ "initialize", m_initialize, NULL, true },
+	{ "ping", m_ping, NULL, true },
+	{ "logging/setLevel", m_set_level, NULL, false },
+	{ "resources/subscribe", m_subscribe, NULL, false },
+	{ "resources/unsubscribe", m_unsubscribe, NULL, false },
+	{ "tools/call", NULL, start_tool_call, false },
+};
+
+static const struct session_method* session_method(const char* name)
+{
+	for (size_t i = 0; i < sizeof(session_methods) / sizeof(session_methods[0]); i++)
+		if (strcmp(session_methods[i].name, name) == 0)
+			return &session_methods[i];
+	return NULL;
 }
 
 static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
@@ -906,23 +899,18 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 	call_start(c);
 }
 
-static void start_job(struct mcp_session* s, const char* method, json_t* id,
+static void start_job(struct mcp_session* s, const struct mcp_method* method, json_t* id,
 		json_t* params, struct mcp_sink* sink)
 {
 	struct mcp_call* c = call_new(s, sink, id);
-	json_t* wrapped = c ? json_pack("{s:s, s:O?}", "__method", method, "params", params) : NULL;
-	if (!wrapped) {
+	if (!c) {
 		json_t* resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
-		if (c) {
-			call_finish(c, resp);
-		} else {
-			sink->impl->done(sink, resp);
-			json_decref(resp);
-		}
+		sink->impl->done(sink, resp);
+		json_decref(resp);
 		return;
 	}
-	c->params = wrapped;
-	c->job = run_job;
+	c->params = json_incref(params);
+	c->job = method;
 	call_start(c);
 }
 
@@ -980,29 +968,28 @@ int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* s
 
 	const char* name = json_string_value(json_object_get(msg, "method"));
 	json_t* params = json_object_get(msg, "params");
-	const struct method* m = NULL;
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (strcmp(methods[i].name, name) == 0)
-			m = &methods[i];
+	const struct session_method* sm = session_method(name);
+	const struct mcp_method* cm = sm ? NULL : mcp_method_find(name);
 
 	json_t* resp = NULL;
-	if (!m) {
+	if (!sm && !cm) {
 		char text[300];
 		snprintf(text, sizeof(text), "Method not found: %.*s", text_cut(name, 200), name);
 		resp = mcp_error_response(id, RPC_METHOD_NOT_FOUND, text, NULL);
-	} else if (!m->any_time && !mcp_session_version(self)) {
+	} else if (!(sm && sm->any_time) && !mcp_session_version(self)) {
 		resp = mcp_error_response(id, RPC_INVALID_REQUEST,
 				"Invalid Request: send initialize first", NULL);
-	} else if (strcmp(m->name, "tools/call") == 0) {
-		start_tool_call(self, id, params, sink);
+	} else if (sm && sm->start) {
+		sm->start(self, id, params, sink);
 		return 1;
-	} else if (m->async && !self->inline_mode) {
-		start_job(self, m->name, id, params, sink);
+	} else if (cm && cm->async && !self->inline_mode) {
+		start_job(self, cm, id, params, sink);
 		return 1;
 	} else {
-		struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+		struct mcp_rpc_error err = { RPC_INTERNAL, "internal error", NULL };
 		json_t* empty = params ? NULL : json_object();
-		json_t* result = m->fn(self, params ? params : empty, &err);
+		json_t* result = sm ? sm->fn(self, params ? params : empty, &err)
+				: cm->fn(params ? params : empty, &err);
 		json_decref(empty);
 		if (result) {
 			resp = mcp_result_response(id, result);
@@ -1276,11 +1263,5 @@ void mcp_shutdown(void)
 		mcp_session_unref(all[i]);
 	}
 	free(all);
-
-	pthread_mutex_lock(&pages_mutex);
-	for (size_t i = 0; i < TOOLS_PAGES_MAX; i++) {
-		json_decref(tools_pages[i]);
-		tools_pages[i] = NULL;
-	}
-	pthread_mutex_unlock(&pages_mutex);
+	mcp_methods_shutdown();
 }
