@@ -1077,8 +1077,91 @@ static void list_method(const char* method, json_t* id, json_t* params, int ttl,
 
 /* ---- dispatch ---- */
 
+/* A request past the checks of check_request(). */
+struct request {
+	json_t* id;
+	json_t* params;
+	const char* method;
+	const struct meta* meta;
+	const struct mcp_request_env* env;
+	struct mcp_sink* sink;
+};
+
+struct modern_method {
+	const char* name;
+	void (*serve)(const struct modern_method* self, const struct request* r);
+	int ttl_ms;		/* the lists' caching hints (-1: none) */
+	const char* scope;
+};
+
+static void serve_discover(const struct modern_method* self, const struct request* r)
+{
+	json_t* result = discover();
+	answer(r->sink, 200, mcp_result_response(r->id, result));
+	json_decref(result);
+}
+
+static void serve_tool_call(const struct modern_method* self, const struct request* r)
+{
+	start_tool_call(r->id, r->params, r->meta, r->env, r->sink);
+}
+
+static void serve_list(const struct modern_method* self, const struct request* r)
+{
+	list_method(self->name, r->id, r->params, self->ttl_ms, self->scope, r->sink);
+}
+
+static void serve_prompt(const struct modern_method* self, const struct request* r)
+{
+	prompts_get(r->id, r->params, r->meta, r->env, r->sink);
+}
+
+static void serve_read(const struct modern_method* self, const struct request* r)
+{
+	if (!json_is_string(json_object_get(r->params, "uri"))) {
+		answer_error(r->sink, 200, r->id, RPC_INVALID_PARAMS, NULL,
+				"Invalid params: resources/read needs params.uri");
+		return;
+	}
+	struct mcall* c = call_new(r->id, r->params, "resources/read", r->env, r->meta, r->sink);
+	if (!c) {
+		answer_error(r->sink, 500, r->id, RPC_INTERNAL, NULL,
+				"Internal error: out of memory");
+	} else if (worker_spawn(run_read, c) < 0) {
+		call_finish(c, 503, mcp_error_response(r->id, RPC_INTERNAL,
+				"Server busy: too many requests in progress; retry shortly", NULL));
+	}
+}
+
+static void serve_listen(const struct modern_method* self, const struct request* r)
+{
+	subscriptions_listen(r->id, r->params, r->env, r->sink);
+}
+
 /* The methods of 2026-07-28. initialize, ping, logging/setLevel and
  * resources/(un)subscribe are not among them: -32601 with a 404. */
+static const struct modern_method modern_methods[] = {
+	{ "server/discover", serve_discover, -1, NULL },
+	{ "tools/call", serve_tool_call, -1, NULL },
+	{ "tools/list", serve_list, TTL_STATIC_MS, "public" },
+	{ "prompts/list", serve_list, TTL_STATIC_MS, "public" },
+	{ "resources/templates/list", serve_list, TTL_STATIC_MS, "public" },
+	/* Recordings come and go: always stale; they are the user's own. */
+	{ "resources/list", serve_list, 0, "private" },
+	{ "completion/complete", serve_list, -1, NULL },
+	{ "prompts/get", serve_prompt, -1, NULL },
+	{ "resources/read", serve_read, -1, NULL },
+	{ "subscriptions/listen", serve_listen, -1, NULL },
+};
+
+static const struct modern_method* modern_method(const char* name)
+{
+	for (size_t i = 0; i < sizeof(modern_methods) / sizeof(modern_methods[0]); i++)
+		if (strcmp(modern_methods[i].name, name) == 0)
+			return &modern_methods[i];
+	return NULL;
+}
+
 int mcp_modern_handle(json_t* msg, const struct mcp_request_env* env, struct mcp_sink* sink)
 {
 	enum mcp_msg_kind kind = mcp_message_kind(msg);
@@ -1099,45 +1182,17 @@ int mcp_modern_handle(json_t* msg, const struct mcp_request_env* env, struct mcp
 	struct meta m = { 0 };
 	if (check_request(msg, env, &m, sink) < 0)
 		return 1;
-	json_t* params = json_object_get(msg, "params");
-	if (strcmp(method, "server/discover") == 0) {
-		json_t* r = discover();
-		answer(sink, 200, mcp_result_response(id, r));
-		json_decref(r);
-	} else if (strcmp(method, "tools/call") == 0) {
-		start_tool_call(id, params, &m, env, sink);
-	} else if (strcmp(method, "tools/list") == 0 || strcmp(method, "prompts/list") == 0
-			|| strcmp(method, "resources/templates/list") == 0) {
-		list_method(method, id, params, TTL_STATIC_MS, "public", sink);
-	} else if (strcmp(method, "resources/list") == 0) {
-		/* Recordings come and go: always stale; they are the user's own. */
-		list_method(method, id, params, 0, "private", sink);
-	} else if (strcmp(method, "completion/complete") == 0) {
-		list_method(method, id, params, -1, NULL, sink);
-	} else if (strcmp(method, "prompts/get") == 0) {
-		prompts_get(id, params, &m, env, sink);
-	} else if (strcmp(method, "resources/read") == 0) {
-		if (!json_is_string(json_object_get(params, "uri"))) {
-			answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL,
-					"Invalid params: resources/read needs params.uri");
-			return 1;
-		}
-		struct mcall* c = call_new(id, params, "resources/read", env, &m, sink);
-		if (!c) {
-			answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
-		} else if (worker_spawn(run_read, c) < 0) {
-			call_finish(c, 503, mcp_error_response(id, RPC_INTERNAL,
-					"Server busy: too many requests in progress; retry shortly", NULL));
-		}
-	} else if (strcmp(method, "subscriptions/listen") == 0) {
-		subscriptions_listen(id, params, env, sink);
-	} else {
+	const struct modern_method* mm = modern_method(method);
+	if (!mm) {
 		answer_error(sink, 404, id, RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s%s",
 				method, strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0
 				|| strcmp(method, "logging/setLevel") == 0
 				|| strncmp(method, "resources/", 10) == 0
 				? " (not part of protocol " MCP_VERSION_MODERN "; a request without "
 				"its _meta uses the legacy protocol)" : "");
+		return 1;
 	}
+	struct request r = { id, json_object_get(msg, "params"), method, &m, env, sink };
+	mm->serve(mm, &r);
 	return 1;
 }
