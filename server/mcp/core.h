@@ -11,6 +11,8 @@
  * the request was cancelled: then nothing is sent). Sinks are refcounted;
  * the core holds a reference while a request is in progress. */
 
+#include "tools/tools.h"
+
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -296,6 +298,77 @@ struct mcp_prompt;
 const struct mcp_prompt* mcp_prompt_find(const char* name);
 /** At shutdown: drop the cached tools/list pages. */
 void mcp_methods_shutdown(void);
+
+/* ---- A request in progress, for both eras (call.c) ----
+ * An era adapter embeds struct mcp_call as its first member, fills it with
+ * mcp_call_init() and its tool context with mcp_call_ctx(), links it into
+ * its own list of calls and starts it; the core runs it and answers once
+ * through mcp_call_finish(), which calls back into the era's ops. */
+
+struct mcp_call;
+
+struct mcp_call_ops {
+	/** The lowest log level index to send as notifications/message now,
+	 *  or -1 for none; any thread. */
+	int (*log_level)(struct mcp_call* c);
+	/** Optional: a tool's result as the response (new reference, or NULL
+	 *  when out of memory) and its HTTP status in *status (200 as given).
+	 *  NULL: the plain JSON-RPC result. */
+	json_t* (*tool_response)(struct mcp_call* c, struct tool_result* res, int* status);
+	/** Optional: a method's result (stolen; NULL on error with err filled,
+	 *  its data stolen) as the response. NULL: the plain JSON-RPC shape,
+	 *  error data left out. */
+	json_t* (*method_response)(struct mcp_call* c, json_t* result,
+			struct mcp_rpc_error* err, int* status);
+	/** The call is finished: take it off the era's list (before the answer). */
+	void (*unlink)(struct mcp_call* c);
+	/** Free the era's part and c itself (after the answer). */
+	void (*release)(struct mcp_call* c);
+};
+
+struct mcp_call {
+	const struct mcp_call_ops* ops;
+	struct mcp_call* next;		/* the era's list of calls in progress */
+	struct mcp_sink* sink;		/* reference */
+	json_t* id;
+	json_t* params;			/* the request's params (reference) */
+	json_t* progress_token;		/* params._meta.progressToken, or NULL */
+	const struct tool_def* tool;	/* tools/call: the tool ... */
+	json_t* args;			/* ... and params.arguments (borrowed), or NULL */
+	const struct mcp_method* job;	/* or a method to run */
+	atomic_bool cancelled;
+	atomic_bool finished;
+	struct tool_ctx ctx;		/* the era fills it from mcp_call_ctx() */
+};
+
+/** Take references to sink, id and params; pick the progress token. */
+void mcp_call_init(struct mcp_call* c, const struct mcp_call_ops* ops, struct mcp_sink* sink,
+		json_t* id, json_t* params);
+
+enum mcp_tool_check {
+	MCP_TOOL_OK = 0,
+	MCP_TOOL_NO_NAME,		/* params.name is missing */
+	MCP_TOOL_UNKNOWN,		/* no tool of that name */
+	MCP_TOOL_BAD_ARGUMENTS,		/* params.arguments is not an object */
+};
+
+/** tools/call's params: the tool, and its arguments (borrowed; NULL when
+ *  absent or null). The era words the refusal. */
+enum mcp_tool_check mcp_call_check_tool(json_t* params, const struct tool_def** tool,
+		json_t** args);
+/** The tool context's MCP part: source, cancellation, progress and log
+ *  notifications; the era adds the rest. */
+struct tool_ctx mcp_call_ctx(struct mcp_call* c);
+/** Run the call (tool or method) on this thread and finish it. */
+void mcp_call_run(void* call);
+/** Run the call on a worker (inline_mode: here); when no worker can take it,
+ *  finish it with busy_status and a "Server busy" error. */
+void mcp_call_start(struct mcp_call* c, bool inline_mode, int busy_status);
+/** Ask the call to stop; any thread. */
+void mcp_call_cancel(struct mcp_call* c);
+/** Answer the call (response stolen; NULL: out of memory) with this HTTP
+ *  status, or nothing when cancelled; then free it. Once per call. */
+void mcp_call_finish(struct mcp_call* c, int status, json_t* response);
 
 /* Input for a prompt on the modern path (multi round-trip requests). */
 struct mcp_input {

@@ -44,18 +44,10 @@ bool mcp_version_supported(const char* version)
 
 /* ---- Sessions ---- */
 
-struct mcp_call {
-	struct mcp_call* next;		/* session->calls */
+/* A call of a session: the core's call (call.c) and its session. */
+struct session_call {
+	struct mcp_call call;		/* first */
 	struct mcp_session* session;	/* reference */
-	struct mcp_sink* sink;		/* reference */
-	json_t* id;
-	json_t* progress_token;
-	atomic_bool cancelled;
-	atomic_bool finished;
-	const struct tool_def* tool;	/* NULL: a generic async job */
-	json_t* params;
-	const struct mcp_method* job;	/* or a method on a worker */
-	struct tool_ctx ctx;
 };
 
 struct mcp_outreq {
@@ -242,36 +234,10 @@ void mcp_session_end(struct mcp_session* self)
 
 /* ---- Calls in progress: notifications, server -> client requests ---- */
 
-static void call_progress(void* ud, double progress, double total, const char* message)
-{
-	struct mcp_call* c = ud;
-	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
-		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
-}
-
-static void call_log(void* ud, const char* level, json_t* data)
-{
-	struct mcp_call* c = ud;
-	int li = mcp_log_level_index(level);
-	if (li < 0)
-		li = 1;
-	pthread_mutex_lock(&c->session->mutex);
-	int min = c->session->log_level;
-	pthread_mutex_unlock(&c->session->mutex);
-	if (li < min || atomic_load(&c->cancelled) || atomic_load(&c->finished)) {
-		json_decref(data);
-		return;
-	}
-	json_t* params = json_pack("{s:s, s:s, s:o}", "level", mcp_log_level_name(li),
-			"logger", "deskd", "data", data ? data : json_null());
-	if (params)
-		mcp_send_notification(c->sink, "notifications/message", params);
-}
-
 static json_t* call_request(void* ud, const char* method, json_t* params, json_t** error)
 {
 	struct mcp_call* c = ud;
-	struct mcp_session* s = c->session;
+	struct mcp_session* s = ((struct session_call*)c)->session;
 	*error = NULL;
 
 	bool allowed = (strcmp(method, "sampling/createMessage") == 0 && s->can_sample)
@@ -346,32 +312,19 @@ static void deliver_response(struct mcp_session* s, json_t* msg)
 	pthread_mutex_unlock(&s->mutex);
 }
 
-static struct mcp_call* call_new(struct mcp_session* s, struct mcp_sink* sink, json_t* id)
+/* The session's log level, which logging/setLevel may change mid-call. */
+static int call_log_level(struct mcp_call* c)
 {
-	struct mcp_call* c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	mcp_session_ref(s);
-	mcp_sink_ref(sink);
-	c->session = s;
-	c->sink = sink;
-	c->id = json_incref(id);
-	atomic_init(&c->cancelled, false);
-	atomic_init(&c->finished, false);
+	struct mcp_session* s = ((struct session_call*)c)->session;
 	pthread_mutex_lock(&s->mutex);
-	c->next = s->calls;
-	s->calls = c;
-	s->busy++;
-	if (s->ended)
-		atomic_store(&c->cancelled, true);
+	int min = s->log_level;
 	pthread_mutex_unlock(&s->mutex);
-	return c;
+	return min;
 }
 
-static void call_finish(struct mcp_call* c, json_t* response)
+static void call_unlink(struct mcp_call* c)
 {
-	struct mcp_session* s = c->session;
-	atomic_store(&c->finished, true);
+	struct mcp_session* s = ((struct session_call*)c)->session;
 	pthread_mutex_lock(&s->mutex);
 	for (struct mcp_call** p = &s->calls; *p; p = &(*p)->next) {
 		if (*p == c) {
@@ -382,70 +335,38 @@ static void call_finish(struct mcp_call* c, json_t* response)
 	s->busy--;
 	s->last_active = clock_ms();
 	pthread_mutex_unlock(&s->mutex);
+}
 
-	c->sink->impl->done(c->sink, atomic_load(&c->cancelled) ? NULL : response);
-	json_decref(response);
-	mcp_sink_unref(c->sink);
-	json_decref(c->id);
-	json_decref(c->progress_token);
-	json_decref(c->params);
-	mcp_session_unref(s);
+static void call_release(struct mcp_call* c)
+{
+	mcp_session_unref(((struct session_call*)c)->session);
 	free(c);
 }
 
-static void call_run(void* ud)
-{
-	struct mcp_call* c = ud;
-	json_t* response;
-	if (c->tool) {
-		struct tool_result res;
-		json_t* args = json_object_get(c->params, "arguments");
-		tools_call(c->tool, &c->ctx, args, &res);
-		json_t* result = tool_result_to_json(&res);
-		tool_result_deinit(&res);
-		response = result ? mcp_result_response(c->id, result) : NULL;
-		json_decref(result);
-	} else if (c->job) {
-		struct mcp_rpc_error err = { RPC_INTERNAL, "internal error", NULL };
-		json_t* result = c->job->fn(c->params, &err);
-		response = result ? mcp_result_response(c->id, result)
-				: mcp_error_response(c->id, err.code, err.message, NULL);
-		json_decref(err.data);
-		json_decref(result);
-	} else {
-		/* A call with nothing to run is a bug here, not a crash. */
-		response = mcp_error_response(c->id, RPC_INTERNAL,
-				"Internal error: nothing to run", NULL);
-	}
-	if (!response)
-		response = mcp_error_response(c->id, RPC_INTERNAL, "out of memory", NULL);
-	call_finish(c, response);
-}
+static const struct mcp_call_ops session_call_ops = {
+	.log_level = call_log_level,
+	.unlink = call_unlink,
+	.release = call_release,
+};
 
-static void call_start(struct mcp_call* c)
+static struct mcp_call* call_new(struct mcp_session* s, struct mcp_sink* sink, json_t* id,
+		json_t* params)
 {
-	if (c->session->inline_mode) {
-		call_run(c);
-		return;
-	}
-	/* Never run a tool on the transport's thread: answer busy instead. */
-	int rc = worker_spawn(call_run, c);
-	if (rc < 0) {
-		log_warn("mcp: cannot start %s: %s", c->tool ? c->tool->name : "a request",
-				rc == -EAGAIN ? "all workers busy" : strerror(-rc));
-		call_finish(c, mcp_error_response(c->id, RPC_INTERNAL, rc == -EAGAIN
-				? "Server busy: too many requests in progress; retry shortly"
-				: "Internal error: cannot start a worker", NULL));
-	}
-}
-
-void mcp_tool_close_stream(struct tool_ctx* ctx)
-{
-	if (!ctx || !ctx->source || strcmp(ctx->source, "mcp") != 0 || !ctx->notify_ud)
-		return;
-	struct mcp_call* c = ctx->notify_ud;
-	if (c->sink->impl->close_stream)
-		c->sink->impl->close_stream(c->sink);
+	struct session_call* sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return NULL;
+	struct mcp_call* c = &sc->call;
+	mcp_session_ref(s);
+	sc->session = s;
+	mcp_call_init(c, &session_call_ops, sink, id, params);
+	pthread_mutex_lock(&s->mutex);
+	c->next = s->calls;
+	s->calls = c;
+	s->busy++;
+	if (s->ended)
+		mcp_call_cancel(c);
+	pthread_mutex_unlock(&s->mutex);
+	return c;
 }
 
 /* ---- The session era's own methods ---- */
@@ -567,21 +488,24 @@ static const struct session_method* session_method(const char* name)
 static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		struct mcp_sink* sink)
 {
+	const struct tool_def* tool;
+	json_t* args;
+	enum mcp_tool_check check = mcp_call_check_tool(params, &tool, &args);
 	const char* name = json_string_value(json_object_get(params, "name"));
-	json_t* args = json_object_get(params, "arguments");
-	const struct tool_def* tool = name ? tools_find(name) : NULL;
 	char msg[300];
 	const char* refusal = NULL;
-	if (!json_is_object(params) || !name) {
+	if (check == MCP_TOOL_NO_NAME) {
 		refusal = "tools/call needs params.name";
-	} else if (!tool) {
+	} else if (check == MCP_TOOL_UNKNOWN) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.*s", text_cut(name, 200), name);
 		refusal = msg;
-	} else if (args && !json_is_object(args) && !json_is_null(args)) {
+	} else if (check == MCP_TOOL_BAD_ARGUMENTS) {
 		refusal = "params.arguments must be an object";
 	}
 	/* Only a known tool goes on: a call always has something to run. */
-	struct mcp_call* c = refusal ? NULL : call_new(s, sink, id);
+	if (!refusal && json_is_null(json_object_get(params, "arguments")))
+		json_object_del(params, "arguments");
+	struct mcp_call* c = refusal ? NULL : call_new(s, sink, id, params);
 	if (!c) {
 		json_t* resp = mcp_error_response(id, refusal ? RPC_INVALID_PARAMS : RPC_INTERNAL,
 				refusal ? refusal : "out of memory", NULL);
@@ -589,44 +513,32 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		json_decref(resp);
 		return;
 	}
-	if (json_is_null(args))
-		json_object_del(params, "arguments");
 	c->tool = tool;
-	c->params = json_incref(params);
-	json_t* token = json_object_get(json_object_get(params, "_meta"), "progressToken");
-	if (json_is_string(token) || json_is_integer(token))
-		c->progress_token = json_incref(token);
-	c->ctx = (struct tool_ctx){
-		.source = "mcp",
-		.via = s->via,
-		.session_id = s->id,
-		.client_name = s->client_name[0] ? s->client_name : NULL,
-		.session = s->tools,
-		.read_only = sink->read_only,
-		.cancelled = &c->cancelled,
-		.progress = call_progress,
-		.log = call_log,
-		.notify_ud = c,
-		.request = call_request,
-		.client_can_sample = s->can_sample,
-		.client_can_elicit = s->can_elicit,
-	};
-	call_start(c);
+	c->args = args;
+	c->ctx = mcp_call_ctx(c);
+	c->ctx.via = s->via;
+	c->ctx.session_id = s->id;
+	c->ctx.client_name = s->client_name[0] ? s->client_name : NULL;
+	c->ctx.session = s->tools;
+	c->ctx.read_only = sink->read_only;
+	c->ctx.request = call_request;
+	c->ctx.client_can_sample = s->can_sample;
+	c->ctx.client_can_elicit = s->can_elicit;
+	mcp_call_start(c, s->inline_mode, 200);
 }
 
 static void start_job(struct mcp_session* s, const struct mcp_method* method, json_t* id,
 		json_t* params, struct mcp_sink* sink)
 {
-	struct mcp_call* c = call_new(s, sink, id);
+	struct mcp_call* c = call_new(s, sink, id, params);
 	if (!c) {
 		json_t* resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
 		sink->impl->done(sink, resp);
 		json_decref(resp);
 		return;
 	}
-	c->params = json_incref(params);
 	c->job = method;
-	call_start(c);
+	mcp_call_start(c, s->inline_mode, 200);
 }
 
 /* Activity: the idle clock restarts; a request other than initialize makes

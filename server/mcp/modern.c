@@ -406,23 +406,14 @@ static int check_request(json_t* msg, const struct mcp_request_env* env, struct 
 
 /* ---- calls in progress and listen streams ---- */
 
+/* A modern call: the core's call (call.c) and what the request said. */
 struct mcall {
-	struct mcall* next;
-	struct mcp_sink* sink;		/* reference */
-	json_t* id;
-	json_t* params;			/* the request's params */
-	json_t* args;			/* params.arguments, or NULL */
-	const char* method;
-	const struct tool_def* tool;	/* tools/call */
+	struct mcp_call call;		/* first */
 	char principal[16];
 	bool stdio;
-	atomic_bool cancelled;
-	atomic_bool finished;
-	json_t* progress_token;
 	int log_level;
 	json_t* input_state;
 	struct meta meta;
-	struct tool_ctx ctx;
 };
 
 struct listener {
@@ -436,87 +427,67 @@ struct listener {
 };
 
 static pthread_mutex_t reg_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct mcall* calls;
+static struct mcp_call* calls;
 static struct listener* listeners;
 static bool shutting_down;
 
-static void call_progress(void* ud, double progress, double total, const char* message)
-{
-	struct mcall* c = ud;
-	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
-		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
-}
-
 /* Logs only when the request's _meta asked for a level, at or above it. */
-static void call_log(void* ud, const char* level, json_t* data)
+static int call_log_level(struct mcp_call* c)
 {
-	struct mcall* c = ud;
-	int li = mcp_log_level_index(level);
-	if (li < 0)
-		li = 1;
-	if (c->log_level < 0 || li < c->log_level || atomic_load(&c->cancelled)
-			|| atomic_load(&c->finished)) {
-		json_decref(data);
-		return;
-	}
-	json_t* params = json_pack("{s:s, s:s, s:o}", "level", mcp_log_level_name(li),
-			"logger", "deskd", "data", data ? data : json_null());
-	if (params)
-		mcp_send_notification(c->sink, "notifications/message", params);
+	return ((struct mcall*)c)->log_level;
 }
 
-static struct mcall* call_new(json_t* id, json_t* params, const char* method,
-		const struct mcp_request_env* env, const struct meta* m, struct mcp_sink* sink)
+static void call_unlink(struct mcp_call* c)
 {
-	struct mcall* c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	mcp_sink_ref(sink);
-	c->sink = sink;
-	c->id = json_incref(id);
-	c->params = json_incref(params);
-	c->method = method;
-	c->meta = *m;
-	c->progress_token = json_incref(m->progress_token);
-	c->log_level = m->log_level;
-	c->stdio = strcmp(env->transport, "stdio") == 0;
-	snprintf(c->principal, sizeof(c->principal), "%s", env->principal ? env->principal : "");
-	atomic_init(&c->cancelled, false);
-	atomic_init(&c->finished, false);
 	pthread_mutex_lock(&reg_mutex);
-	c->next = calls;
-	calls = c;
-	if (shutting_down)
-		atomic_store(&c->cancelled, true);
-	pthread_mutex_unlock(&reg_mutex);
-	if (sink->impl->watch)
-		sink->impl->watch(sink, &c->cancelled);
-	return c;
-}
-
-static void call_finish(struct mcall* c, int status, json_t* response)
-{
-	atomic_store(&c->finished, true);
-	pthread_mutex_lock(&reg_mutex);
-	for (struct mcall** p = &calls; *p; p = &(*p)->next) {
+	for (struct mcp_call** p = &calls; *p; p = &(*p)->next) {
 		if (*p == c) {
 			*p = c->next;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&reg_mutex);
-	if (atomic_load(&c->cancelled)) {
-		c->sink->impl->done(c->sink, NULL);
-		json_decref(response);
-	} else {
-		answer(c->sink, status, response);
-	}
-	mcp_sink_unref(c->sink);
-	json_decref(c->id);
-	json_decref(c->params);
-	json_decref(c->progress_token);
-	json_decref(c->input_state);
+}
+
+static void call_release(struct mcp_call* c)
+{
+	json_decref(((struct mcall*)c)->input_state);
 	free(c);
+}
+
+static json_t* tool_response(struct mcp_call* c, struct tool_result* res, int* status);
+static json_t* read_response(struct mcp_call* c, json_t* result, struct mcp_rpc_error* err,
+		int* status);
+
+static const struct mcp_call_ops modern_call_ops = {
+	.log_level = call_log_level,
+	.tool_response = tool_response,
+	.method_response = read_response,
+	.unlink = call_unlink,
+	.release = call_release,
+};
+
+static struct mcall* call_new(json_t* id, json_t* params, const struct mcp_request_env* env,
+		const struct meta* m, struct mcp_sink* sink)
+{
+	struct mcall* mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		return NULL;
+	struct mcp_call* c = &mc->call;
+	mcp_call_init(c, &modern_call_ops, sink, id, params);
+	mc->meta = *m;
+	mc->log_level = m->log_level;
+	mc->stdio = strcmp(env->transport, "stdio") == 0;
+	snprintf(mc->principal, sizeof(mc->principal), "%s", env->principal ? env->principal : "");
+	pthread_mutex_lock(&reg_mutex);
+	c->next = calls;
+	calls = c;
+	if (shutting_down)
+		mcp_call_cancel(c);
+	pthread_mutex_unlock(&reg_mutex);
+	if (sink->impl->watch)
+		sink->impl->watch(sink, &c->cancelled);
+	return mc;
 }
 
 /* ---- input requests (multi round-trip) ---- */
@@ -630,48 +601,41 @@ static json_t* input_required(json_t* id, const struct meta* m, json_t* requests
 
 /* ---- tools/call ---- */
 
-static void run_tool(void* ud)
+static json_t* tool_response(struct mcp_call* c, struct tool_result* res, int* status)
 {
-	struct mcall* c = ud;
-	struct tool_result res;
-	tools_call(c->tool, &c->ctx, c->args, &res);
-	json_t* resp;
-	int status = 200;
-	if (res.missing_capabilities) {
-		status = 400;
-		resp = mcp_error_response(c->id, MCP_MISSING_CAPABILITY, "Missing required client "
+	struct mcall* mc = (struct mcall*)c;
+	if (res->missing_capabilities) {
+		*status = 400;
+		return mcp_error_response(c->id, MCP_MISSING_CAPABILITY, "Missing required client "
 				"capability: the client did not declare what this tool needs",
-				json_pack("{s:O}", "requiredCapabilities", res.missing_capabilities));
-	} else if (res.input_requests) {
-		resp = input_required(c->id, &c->meta, res.input_requests, res.input_state,
-				"tools/call", c->tool->name, c->args, c->principal, &status);
-	} else {
-		json_t* result = complete(tool_result_to_json(&res), -1, NULL);
-		resp = result ? mcp_result_response(c->id, result) : NULL;
-		json_decref(result);
+				json_pack("{s:O}", "requiredCapabilities", res->missing_capabilities));
 	}
-	tool_result_deinit(&res);
-	call_finish(c, status, resp);
+	if (res->input_requests)
+		return input_required(c->id, &mc->meta, res->input_requests, res->input_state,
+				"tools/call", c->tool->name, c->args, mc->principal, status);
+	json_t* result = complete(tool_result_to_json(res), -1, NULL);
+	json_t* resp = result ? mcp_result_response(c->id, result) : NULL;
+	json_decref(result);
+	return resp;
 }
 
 static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
 		const struct mcp_request_env* env, struct mcp_sink* sink)
 {
+	const struct tool_def* tool;
+	json_t* args;
+	enum mcp_tool_check check = mcp_call_check_tool(params, &tool, &args);
 	const char* name = json_string_value(json_object_get(params, "name"));
-	const struct tool_def* tool = name ? tools_find(name) : NULL;
-	json_t* args = json_object_get(params, "arguments");
-	if (!name) {
+	if (check == MCP_TOOL_NO_NAME) {
 		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL,
 				"Invalid params: tools/call needs params.name");
 		return;
 	}
-	if (!tool) {
+	if (check == MCP_TOOL_UNKNOWN) {
 		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL, "Unknown tool: %.200s", name);
 		return;
 	}
-	if (json_is_null(args))
-		args = NULL;
-	if (args && !json_is_object(args)) {
+	if (check == MCP_TOOL_BAD_ARGUMENTS) {
 		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL,
 				"Invalid params: params.arguments must be an object");
 		return;
@@ -687,63 +651,44 @@ static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
 	json_t* state;
 	if (open_state(params, "tools/call", name, args, env->principal, id, sink, &state) < 0)
 		return;
-	struct mcall* c = call_new(id, params, "tools/call", env, m, sink);
-	if (!c) {
+	struct mcall* mc = call_new(id, params, env, m, sink);
+	if (!mc) {
 		json_decref(state);
 		answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
 		return;
 	}
+	struct mcp_call* c = &mc->call;
 	c->tool = tool;
 	c->args = args;
-	c->input_state = state;
-	json_t* responses = json_object_get(params, "inputResponses");
-	c->ctx = (struct tool_ctx){
-		.source = "mcp",
-		.via = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : NULL,
-		.client_name = m->client_name,
-		.read_only = env->read_only,
-		.cancelled = &c->cancelled,
-		.progress = call_progress,
-		.log = call_log,
-		.notify_ud = c,
-		.client_can_sample = m->can_sample,
-		.client_can_elicit = m->can_elicit,
-		.client_can_list_roots = m->can_list_roots,
-		.stateless = true,
-		.input_responses = responses,
-		.input_state = state,
-	};
-	int rc = worker_spawn(run_tool, c);
-	if (rc < 0) {
-		log_warn("mcp: cannot start %s: %s", name,
-				rc == -EAGAIN ? "all workers busy" : strerror(-rc));
-		call_finish(c, 503, mcp_error_response(id, RPC_INTERNAL, rc == -EAGAIN
-				? "Server busy: too many requests in progress; retry shortly"
-				: "Internal error: cannot start a worker", NULL));
-	}
+	mc->input_state = state;
+	c->ctx = mcp_call_ctx(c);
+	c->ctx.via = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : NULL;
+	c->ctx.client_name = m->client_name;
+	c->ctx.read_only = env->read_only;
+	c->ctx.client_can_sample = m->can_sample;
+	c->ctx.client_can_elicit = m->can_elicit;
+	c->ctx.client_can_list_roots = m->can_list_roots;
+	c->ctx.stateless = true;
+	c->ctx.input_responses = json_object_get(params, "inputResponses");
+	c->ctx.input_state = state;
+	mcp_call_start(c, false, 503);
 }
 
 /* ---- resources/read on a worker (files up to 32 MB) ---- */
 
-static void run_read(void* ud)
+static json_t* read_response(struct mcp_call* c, json_t* result, struct mcp_rpc_error* err,
+		int* status)
 {
-	struct mcall* c = ud;
-	int code = RPC_INTERNAL;
-	char msg[512] = "internal error";
-	json_t* data = NULL;
-	json_t* result = mcp_method_call("resources/read", c->params, &code, msg, sizeof(msg), &data);
-	json_t* resp;
 	if (result) {
+		json_decref(err->data);
 		json_t* r = complete(result, TTL_READ_MS, "private");
-		resp = mcp_result_response(c->id, r);
+		json_t* resp = mcp_result_response(c->id, r);
 		json_decref(r);
-	} else {
-		/* 2026-07-28: an unknown resource is -32602 (-32002 is retired). */
-		if (code == RPC_RESOURCE_NOT_FOUND)
-			code = RPC_INVALID_PARAMS;
-		resp = mcp_error_response(c->id, code, msg, data);
+		return resp;
 	}
-	call_finish(c, 200, resp);
+	/* 2026-07-28: an unknown resource is -32602 (-32002 is retired). */
+	int code = err->code == RPC_RESOURCE_NOT_FOUND ? RPC_INVALID_PARAMS : err->code;
+	return mcp_error_response(c->id, code, err->message, err->data);
 }
 
 /* ---- prompts/get, with input for the prompts that ask ---- */
@@ -967,9 +912,9 @@ void mcp_modern_cancel(json_t* request_id)
 		return;
 	struct listener* gone = NULL;
 	pthread_mutex_lock(&reg_mutex);
-	for (struct mcall* c = calls; c; c = c->next)
-		if (c->stdio && json_equal(c->id, request_id))
-			atomic_store(&c->cancelled, true);
+	for (struct mcp_call* c = calls; c; c = c->next)
+		if (((struct mcall*)c)->stdio && json_equal(c->id, request_id))
+			mcp_call_cancel(c);
 	for (struct listener** p = &listeners; *p; p = &(*p)->next) {
 		if ((*p)->stdio && json_equal((*p)->id, request_id)) {
 			gone = *p;
@@ -1004,8 +949,8 @@ static void end_listeners(bool final)
 		shutting_down = true;
 	struct listener* all = listeners;
 	listeners = NULL;
-	for (struct mcall* c = calls; final && c; c = c->next)
-		atomic_store(&c->cancelled, true);
+	for (struct mcp_call* c = calls; final && c; c = c->next)
+		mcp_call_cancel(c);
 	pthread_mutex_unlock(&reg_mutex);
 	while (all) {
 		struct listener* next = all->next;
@@ -1123,14 +1068,16 @@ static void serve_read(const struct modern_method* self, const struct request* r
 				"Invalid params: resources/read needs params.uri");
 		return;
 	}
-	struct mcall* c = call_new(r->id, r->params, "resources/read", r->env, r->meta, r->sink);
-	if (!c) {
+	struct mcall* mc = call_new(r->id, r->params, r->env, r->meta, r->sink);
+	if (!mc) {
 		answer_error(r->sink, 500, r->id, RPC_INTERNAL, NULL,
 				"Internal error: out of memory");
-	} else if (worker_spawn(run_read, c) < 0) {
-		call_finish(c, 503, mcp_error_response(r->id, RPC_INTERNAL,
-				"Server busy: too many requests in progress; retry shortly", NULL));
+		return;
 	}
+	mc->call.job = mcp_method_find("resources/read");
+	if (worker_spawn(mcp_call_run, &mc->call) < 0)
+		mcp_call_finish(&mc->call, 503, mcp_error_response(r->id, RPC_INTERNAL,
+				"Server busy: too many requests in progress; retry shortly", NULL));
 }
 
 static void serve_listen(const struct modern_method* self, const struct request* r)
