@@ -147,6 +147,8 @@ int mcp_registry_admit(struct mcp_session* session, int owner, int owner_max,
 struct mcp_session* mcp_registry_find(const char* id);
 /** Remove by id: returns the registry's reference, or NULL. */
 struct mcp_session* mcp_registry_remove(const char* id);
+/** At shutdown (mcp_shutdown): stop the reaper, end every session. */
+void mcp_sessions_shutdown(void);
 /** Start the reaper thread (idle expiry: --session-timeout, and
  *  --new-session-timeout for sessions that made no request). */
 int mcp_registry_start(void);

@@ -867,9 +867,8 @@ int mcp_registry_start(void)
 	return -rc;
 }
 
-void mcp_shutdown(void)
+void mcp_sessions_shutdown(void)
 {
-	mcp_modern_shutdown();
 	pthread_mutex_lock(&reg_mutex);
 	bool join = reaper_running;
 	reaper_stop = true;
@@ -890,5 +889,4 @@ void mcp_shutdown(void)
 		mcp_session_unref(all[i]);
 	}
 	free(all);
-	mcp_methods_shutdown();
 }
