@@ -1,5 +1,7 @@
-/* MCP core: JSON-RPC 2.0, the lifecycle and every method, independent of the
- * transport (http.c, stdio.c). See core.h and docs/MCP.md. */
+/* MCP's session era (2025-03-26 to 2025-11-25): sessions and initialize,
+ * the session's own methods, server -> client requests, the registry and its
+ * reaper; independent of the transport (http.c, stdio.c). Calls go down into
+ * the core: jsonrpc.c, methods.c, call.c. See core.h and docs/MCP.md. */
 
 #include "server/mcp/mcp.h"
 #include "base/clock.h"
@@ -313,7 +315,7 @@ static void deliver_response(struct mcp_session* s, json_t* msg)
 }
 
 /* The session's log level, which logging/setLevel may change mid-call. */
-static int call_log_level(struct mcp_call* c)
+static int session_call_log_level(struct mcp_call* c)
 {
 	struct mcp_session* s = ((struct session_call*)c)->session;
 	pthread_mutex_lock(&s->mutex);
@@ -322,7 +324,7 @@ static int call_log_level(struct mcp_call* c)
 	return min;
 }
 
-static void call_unlink(struct mcp_call* c)
+static void session_call_unlink(struct mcp_call* c)
 {
 	struct mcp_session* s = ((struct session_call*)c)->session;
 	pthread_mutex_lock(&s->mutex);
@@ -337,20 +339,20 @@ static void call_unlink(struct mcp_call* c)
 	pthread_mutex_unlock(&s->mutex);
 }
 
-static void call_release(struct mcp_call* c)
+static void session_call_release(struct mcp_call* c)
 {
 	mcp_session_unref(((struct session_call*)c)->session);
 	free(c);
 }
 
 static const struct mcp_call_ops session_call_ops = {
-	.log_level = call_log_level,
-	.unlink = call_unlink,
-	.release = call_release,
+	.log_level = session_call_log_level,
+	.unlink = session_call_unlink,
+	.release = session_call_release,
 };
 
-static struct mcp_call* call_new(struct mcp_session* s, struct mcp_sink* sink, json_t* id,
-		json_t* params)
+static struct mcp_call* session_call_new(struct mcp_session* s, struct mcp_sink* sink,
+		json_t* id, json_t* params)
 {
 	struct session_call* sc = calloc(1, sizeof(*sc));
 	if (!sc)
@@ -456,7 +458,7 @@ static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct mcp_r
 	return json_object();
 }
 
-static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
+static void session_start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		struct mcp_sink* sink);
 
 /* What only a session serves; the rest is the core's (mcp_method_find). */
@@ -474,7 +476,7 @@ static const struct session_method session_methods[] = {
 	{ "logging/setLevel", m_set_level, NULL, false },
 	{ "resources/subscribe", m_subscribe, NULL, false },
 	{ "resources/unsubscribe", m_unsubscribe, NULL, false },
-	{ "tools/call", NULL, start_tool_call, false },
+	{ "tools/call", NULL, session_start_tool_call, false },
 };
 
 static const struct session_method* session_method(const char* name)
@@ -485,7 +487,7 @@ static const struct session_method* session_method(const char* name)
 	return NULL;
 }
 
-static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
+static void session_start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		struct mcp_sink* sink)
 {
 	const struct tool_def* tool;
@@ -505,7 +507,7 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 	/* Only a known tool goes on: a call always has something to run. */
 	if (!refusal && json_is_null(json_object_get(params, "arguments")))
 		json_object_del(params, "arguments");
-	struct mcp_call* c = refusal ? NULL : call_new(s, sink, id, params);
+	struct mcp_call* c = refusal ? NULL : session_call_new(s, sink, id, params);
 	if (!c) {
 		json_t* resp = mcp_error_response(id, refusal ? RPC_INVALID_PARAMS : RPC_INTERNAL,
 				refusal ? refusal : "out of memory", NULL);
@@ -530,7 +532,7 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 static void start_job(struct mcp_session* s, const struct mcp_method* method, json_t* id,
 		json_t* params, struct mcp_sink* sink)
 {
-	struct mcp_call* c = call_new(s, sink, id, params);
+	struct mcp_call* c = session_call_new(s, sink, id, params);
 	if (!c) {
 		json_t* resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
 		sink->impl->done(sink, resp);

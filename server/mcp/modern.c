@@ -432,12 +432,12 @@ static struct listener* listeners;
 static bool shutting_down;
 
 /* Logs only when the request's _meta asked for a level, at or above it. */
-static int call_log_level(struct mcp_call* c)
+static int modern_call_log_level(struct mcp_call* c)
 {
 	return ((struct mcall*)c)->log_level;
 }
 
-static void call_unlink(struct mcp_call* c)
+static void modern_call_unlink(struct mcp_call* c)
 {
 	pthread_mutex_lock(&reg_mutex);
 	for (struct mcp_call** p = &calls; *p; p = &(*p)->next) {
@@ -449,7 +449,7 @@ static void call_unlink(struct mcp_call* c)
 	pthread_mutex_unlock(&reg_mutex);
 }
 
-static void call_release(struct mcp_call* c)
+static void modern_call_release(struct mcp_call* c)
 {
 	json_decref(((struct mcall*)c)->input_state);
 	free(c);
@@ -460,15 +460,15 @@ static json_t* read_response(struct mcp_call* c, json_t* result, struct mcp_rpc_
 		int* status);
 
 static const struct mcp_call_ops modern_call_ops = {
-	.log_level = call_log_level,
+	.log_level = modern_call_log_level,
 	.tool_response = tool_response,
 	.method_response = read_response,
-	.unlink = call_unlink,
-	.release = call_release,
+	.unlink = modern_call_unlink,
+	.release = modern_call_release,
 };
 
-static struct mcall* call_new(json_t* id, json_t* params, const struct mcp_request_env* env,
-		const struct meta* m, struct mcp_sink* sink)
+static struct mcall* modern_call_new(json_t* id, json_t* params,
+		const struct mcp_request_env* env, const struct meta* m, struct mcp_sink* sink)
 {
 	struct mcall* mc = calloc(1, sizeof(*mc));
 	if (!mc)
@@ -619,7 +619,7 @@ static json_t* tool_response(struct mcp_call* c, struct tool_result* res, int* s
 	return resp;
 }
 
-static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
+static void modern_start_tool_call(json_t* id, json_t* params, const struct meta* m,
 		const struct mcp_request_env* env, struct mcp_sink* sink)
 {
 	const struct tool_def* tool;
@@ -651,7 +651,7 @@ static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
 	json_t* state;
 	if (open_state(params, "tools/call", name, args, env->principal, id, sink, &state) < 0)
 		return;
-	struct mcall* mc = call_new(id, params, env, m, sink);
+	struct mcall* mc = modern_call_new(id, params, env, m, sink);
 	if (!mc) {
 		json_decref(state);
 		answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
@@ -1048,7 +1048,7 @@ static void serve_discover(const struct modern_method* self, const struct reques
 
 static void serve_tool_call(const struct modern_method* self, const struct request* r)
 {
-	start_tool_call(r->id, r->params, r->meta, r->env, r->sink);
+	modern_start_tool_call(r->id, r->params, r->meta, r->env, r->sink);
 }
 
 static void serve_list(const struct modern_method* self, const struct request* r)
@@ -1068,7 +1068,7 @@ static void serve_read(const struct modern_method* self, const struct request* r
 				"Invalid params: resources/read needs params.uri");
 		return;
 	}
-	struct mcall* mc = call_new(r->id, r->params, r->env, r->meta, r->sink);
+	struct mcall* mc = modern_call_new(r->id, r->params, r->env, r->meta, r->sink);
 	if (!mc) {
 		answer_error(r->sink, 500, r->id, RPC_INTERNAL, NULL,
 				"Internal error: out of memory");
