@@ -11,6 +11,8 @@
  * the request was cancelled: then nothing is sent). Sinks are refcounted;
  * the core holds a reference while a request is in progress. */
 
+#include "tools/tools.h"
+
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -47,6 +49,16 @@ struct mcp_sink {
 	bool read_only;		/* the caller holds the view token */
 };
 
+/* JSON-RPC error codes, for both eras. */
+enum mcp_rpc_code {
+	RPC_PARSE_ERROR = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL = -32603,
+	RPC_RESOURCE_NOT_FOUND = -32002,	/* the session era's; 2026-07-28 answers -32602 */
+};
+
 enum mcp_msg_kind {
 	MCP_MSG_INVALID = 0,
 	MCP_MSG_REQUEST,
@@ -65,6 +77,19 @@ json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* da
 json_t* mcp_parse_error(const json_error_t* jerr);
 /** Compact one-line JSON text (malloc'd), or NULL. */
 char* mcp_dump(json_t* msg);
+/** {"jsonrpc":"2.0","id":id,"result":result}; both borrowed. New reference,
+ *  or NULL (also when result is NULL). */
+json_t* mcp_result_response(json_t* id, json_t* result);
+/** Build the last-resort error response now, while memory is plenty;
+ *  idempotent, any thread. */
+void mcp_jsonrpc_init(void);
+/** The sink's ref()/unref(), when it has them. */
+void mcp_sink_ref(struct mcp_sink* sink);
+void mcp_sink_unref(struct mcp_sink* sink);
+/** The index of an MCP log level name (debug 0 ... emergency 7), or -1. */
+int mcp_log_level_index(const char* name);
+/** The name of a log level index from mcp_log_level_index(). */
+const char* mcp_log_level_name(int index);
 
 /** A new session with a random UUIDv4 id (one reference). NULL on failure. */
 struct mcp_session* mcp_session_new(void);
@@ -122,6 +147,8 @@ int mcp_registry_admit(struct mcp_session* session, int owner, int owner_max,
 struct mcp_session* mcp_registry_find(const char* id);
 /** Remove by id: returns the registry's reference, or NULL. */
 struct mcp_session* mcp_registry_remove(const char* id);
+/** At shutdown (mcp_shutdown): stop the reaper, end every session. */
+void mcp_sessions_shutdown(void);
 /** Start the reaper thread (idle expiry: --session-timeout, and
  *  --new-session-timeout for sessions that made no request). */
 int mcp_registry_start(void);
@@ -240,15 +267,110 @@ void mcp_modern_reset(void);
 /** Open listen streams (for status and tests). */
 int mcp_modern_listeners(void);
 
-/* For modern.c: the session-independent legacy methods (tools/list,
- * resources/list, resources/templates/list, resources/read, prompts/list,
- * completion/complete) on behalf of a stateless request; NULL with *code,
- * msg and *data (new reference or NULL) on error. */
+/* The methods that need no session (tools/list, resources/list,
+ * resources/templates/list, resources/read, prompts/list, prompts/get,
+ * completion/complete): one table for both eras. */
+struct mcp_rpc_error {
+	int code;
+	char message[512];
+	json_t* data;		/* new reference, or NULL */
+};
+
+/** Fill err (the message may quote the client: it is repaired) and return
+ *  NULL, for a method to return. */
+json_t* mcp_fail(struct mcp_rpc_error* err, int code, const char* fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+struct mcp_method {
+	const char* name;
+	/** The result (new reference), or NULL with err filled. params may be
+	 *  NULL; any thread. */
+	json_t* (*fn)(json_t* params, struct mcp_rpc_error* err);
+	bool async;		/* may block: the session era runs it on a worker */
+};
+
+/** The method of that name, or NULL. */
+const struct mcp_method* mcp_method_find(const char* name);
+/** Run the method of that name; NULL with *code, msg and *data (new
+ *  reference or NULL) on error, -32601 when there is no such method. */
 json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg,
 		size_t msg_size, json_t** data);
 struct mcp_prompt;
 /** A prompt of the registered catalogs by name, or NULL. */
 const struct mcp_prompt* mcp_prompt_find(const char* name);
+/** At shutdown: drop the cached tools/list pages. */
+void mcp_methods_shutdown(void);
+
+/* ---- A request in progress, for both eras (call.c) ----
+ * An era adapter embeds struct mcp_call as its first member, fills it with
+ * mcp_call_init() and its tool context with mcp_call_ctx(), links it into
+ * its own list of calls and starts it; the core runs it and answers once
+ * through mcp_call_finish(), which calls back into the era's ops. */
+
+struct mcp_call;
+
+struct mcp_call_ops {
+	/** The lowest log level index to send as notifications/message now,
+	 *  or -1 for none; any thread. */
+	int (*log_level)(struct mcp_call* c);
+	/** Optional: a tool's result as the response (new reference, or NULL
+	 *  when out of memory) and its HTTP status in *status (200 as given).
+	 *  NULL: the plain JSON-RPC result. */
+	json_t* (*tool_response)(struct mcp_call* c, struct tool_result* res, int* status);
+	/** Optional: a method's result (stolen; NULL on error with err filled,
+	 *  its data stolen) as the response. NULL: the plain JSON-RPC shape,
+	 *  error data left out. */
+	json_t* (*method_response)(struct mcp_call* c, json_t* result,
+			struct mcp_rpc_error* err, int* status);
+	/** The call is finished: take it off the era's list (before the answer). */
+	void (*unlink)(struct mcp_call* c);
+	/** Free the era's part and c itself (after the answer). */
+	void (*release)(struct mcp_call* c);
+};
+
+struct mcp_call {
+	const struct mcp_call_ops* ops;
+	struct mcp_call* next;		/* the era's list of calls in progress */
+	struct mcp_sink* sink;		/* reference */
+	json_t* id;
+	json_t* params;			/* the request's params (reference) */
+	json_t* progress_token;		/* params._meta.progressToken, or NULL */
+	const struct tool_def* tool;	/* tools/call: the tool ... */
+	json_t* args;			/* ... and params.arguments (borrowed), or NULL */
+	const struct mcp_method* job;	/* or a method to run */
+	atomic_bool cancelled;
+	atomic_bool finished;
+	struct tool_ctx ctx;		/* the era fills it from mcp_call_ctx() */
+};
+
+/** Take references to sink, id and params; pick the progress token. */
+void mcp_call_init(struct mcp_call* c, const struct mcp_call_ops* ops, struct mcp_sink* sink,
+		json_t* id, json_t* params);
+
+enum mcp_tool_check {
+	MCP_TOOL_OK = 0,
+	MCP_TOOL_NO_NAME,		/* params.name is missing */
+	MCP_TOOL_UNKNOWN,		/* no tool of that name */
+	MCP_TOOL_BAD_ARGUMENTS,		/* params.arguments is not an object */
+};
+
+/** tools/call's params: the tool, and its arguments (borrowed; NULL when
+ *  absent or null). The era words the refusal. */
+enum mcp_tool_check mcp_call_check_tool(json_t* params, const struct tool_def** tool,
+		json_t** args);
+/** The tool context's MCP part: source, cancellation, progress and log
+ *  notifications; the era adds the rest. */
+struct tool_ctx mcp_call_ctx(struct mcp_call* c);
+/** Run the call (tool or method) on this thread and finish it. */
+void mcp_call_run(void* call);
+/** Run the call on a worker (inline_mode: here); when no worker can take it,
+ *  finish it with busy_status and a "Server busy" error. */
+void mcp_call_start(struct mcp_call* c, bool inline_mode, int busy_status);
+/** Ask the call to stop; any thread. */
+void mcp_call_cancel(struct mcp_call* c);
+/** Answer the call (response stolen; NULL: out of memory) with this HTTP
+ *  status, or nothing when cancelled; then free it. Once per call. */
+void mcp_call_finish(struct mcp_call* c, int status, json_t* response);
 
 /* Input for a prompt on the modern path (multi round-trip requests). */
 struct mcp_input {

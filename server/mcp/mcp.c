@@ -1,5 +1,7 @@
-/* MCP core: JSON-RPC 2.0, the lifecycle and every method, independent of the
- * transport (http.c, stdio.c). See core.h and docs/MCP.md. */
+/* MCP's session era (2025-03-26 to 2025-11-25): sessions and initialize,
+ * the session's own methods, server -> client requests, the registry and its
+ * reaper; independent of the transport (http.c, stdio.c). Calls go down into
+ * the core: jsonrpc.c, methods.c, call.c. See core.h and docs/MCP.md. */
 
 #include "server/mcp/mcp.h"
 #include "base/clock.h"
@@ -28,33 +30,11 @@
 #define DESKD_VERSION "0.0.0"
 #endif
 
-#define TOOLS_PAGE 50
 #define IDLE_TIMEOUT_MS (30 * 60 * 1000)	/* --session-timeout; tests: DESKD_MCP_IDLE_TIMEOUT_MS */
 #define NEW_TIMEOUT_MS (60 * 1000)		/* --new-session-timeout */
 #define REQUEST_TIMEOUT_MS (5 * 60 * 1000)	/* server -> client requests */
 
-enum {
-	RPC_PARSE_ERROR = -32700,
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL = -32603,
-	RPC_RESOURCE_NOT_FOUND = -32002,
-};
-
 static const char* const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
-
-static const char* const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-};
-
-static int log_level_index(const char* name)
-{
-	for (size_t i = 0; name && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
-		if (strcmp(log_levels[i], name) == 0)
-			return (int)i;
-	return -1;
-}
 
 bool mcp_version_supported(const char* version)
 {
@@ -64,114 +44,12 @@ bool mcp_version_supported(const char* version)
 	return false;
 }
 
-/* ---- JSON-RPC helpers ---- */
-
-static bool valid_id(json_t* id)
-{
-	return json_is_string(id) || json_is_integer(id);
-}
-
-enum mcp_msg_kind mcp_message_kind(json_t* msg)
-{
-	if (!json_is_object(msg))
-		return MCP_MSG_INVALID;
-	json_t* version = json_object_get(msg, "jsonrpc");
-	if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0)
-		return MCP_MSG_INVALID;
-	json_t* method = json_object_get(msg, "method");
-	json_t* id = json_object_get(msg, "id");
-	json_t* params = json_object_get(msg, "params");
-	if (method) {
-		if (!json_is_string(method))
-			return MCP_MSG_INVALID;
-		if (params && !json_is_object(params) && !json_is_array(params))
-			return MCP_MSG_INVALID;
-		if (!id)
-			return MCP_MSG_NOTIFICATION;
-		return valid_id(id) ? MCP_MSG_REQUEST : MCP_MSG_INVALID;
-	}
-	json_t* result = json_object_get(msg, "result");
-	json_t* error = json_object_get(msg, "error");
-	if ((result != NULL) == (error != NULL))
-		return MCP_MSG_INVALID;
-	if (!valid_id(id) && !(error && json_is_null(id)))
-		return MCP_MSG_INVALID;
-	return MCP_MSG_RESPONSE;
-}
-
-/* Built once, early: what an error becomes when nothing else can be built. */
-static json_t* fallback_error;
-static pthread_once_t fallback_once = PTHREAD_ONCE_INIT;
-
-static void fallback_init(void)
-{
-	fallback_error = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-			"error", "code", -32603, "message", "Internal error");
-}
-
-json_t* mcp_error_response(json_t* id, int code, const char* message, json_t* data)
-{
-	/* Messages quote the client (names, URIs) and may have been cut:
-	 * repair them instead of failing. Never NULL, which sinks read as
-	 * "cancelled" and would answer nothing. */
-	json_t* err = json_pack("{s:i, s:o}", "code", code, "message",
-			text_json_string(message ? message : "Internal error"));
-	if (err && data)
-		json_object_set_new(err, "data", data);
-	else
-		json_decref(data);
-	json_t* out = err ? json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
-			"id", valid_id(id) ? id : json_null(), "error", err) : NULL;
-	if (!out) {
-		pthread_once(&fallback_once, fallback_init);
-		out = json_incref(fallback_error);
-	}
-	return out;
-}
-
-static json_t* result_response(json_t* id, json_t* result)
-{
-	return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result", result);
-}
-
-char* mcp_dump(json_t* msg)
-{
-	return json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
-}
-
-json_t* mcp_parse_error(const json_error_t* jerr)
-{
-	char reason[256];
-	switch (json_error_code(jerr)) {
-	case json_error_invalid_utf8:
-		snprintf(reason, sizeof(reason), "invalid UTF-8 at byte %d", jerr->position);
-		break;
-	case json_error_premature_end_of_input:
-		snprintf(reason, sizeof(reason), "the JSON text ends early (byte %d)", jerr->position);
-		break;
-	default:
-		snprintf(reason, sizeof(reason), "%s (byte %d)", jerr->text, jerr->position);
-		break;
-	}
-	return mcp_error_response(NULL, RPC_PARSE_ERROR, "Parse error",
-			json_pack("{s:s}", "reason", reason));
-}
-
 /* ---- Sessions ---- */
 
-struct mcp_call {
-	struct mcp_call* next;		/* session->calls */
+/* A call of a session: the core's call (call.c) and its session. */
+struct session_call {
+	struct mcp_call call;		/* first */
 	struct mcp_session* session;	/* reference */
-	struct mcp_sink* sink;		/* reference */
-	json_t* id;
-	json_t* progress_token;
-	atomic_bool cancelled;
-	atomic_bool finished;
-	const struct tool_def* tool;	/* NULL: a generic async job */
-	json_t* params;
-	json_t* (*job)(struct mcp_session* s, json_t* params, int* code,
-			char* msg, size_t msg_size);
-	struct tool_ctx ctx;
 };
 
 struct mcp_outreq {
@@ -232,7 +110,7 @@ static void session_uuid(char out[40])
 
 struct mcp_session* mcp_session_new(void)
 {
-	pthread_once(&fallback_once, fallback_init);
+	mcp_jsonrpc_init();
 	struct mcp_session* self = calloc(1, sizeof(*self));
 	if (!self)
 		return NULL;
@@ -358,70 +236,10 @@ void mcp_session_end(struct mcp_session* self)
 
 /* ---- Calls in progress: notifications, server -> client requests ---- */
 
-static void sink_ref(struct mcp_sink* sink)
-{
-	if (sink->impl->ref)
-		sink->impl->ref(sink);
-}
-
-static void sink_unref(struct mcp_sink* sink)
-{
-	if (sink->impl->unref)
-		sink->impl->unref(sink);
-}
-
-void mcp_send_notification(struct mcp_sink* sink, const char* method, json_t* params)
-{
-	json_t* msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0",
-			"method", method, "params", params);
-	if (msg)
-		sink->impl->message(sink, msg);
-	json_decref(msg);
-}
-
-void mcp_send_progress(struct mcp_sink* sink, json_t* token, double progress, double total,
-		const char* message)
-{
-	json_t* params = json_pack("{s:O, s:f}", "progressToken", token, "progress", progress);
-	if (!params)
-		return;
-	if (total > 0)
-		json_object_set_new(params, "total", json_real(total));
-	if (message)
-		json_object_set_new(params, "message", json_string(message));
-	mcp_send_notification(sink, "notifications/progress", params);
-}
-
-static void call_progress(void* ud, double progress, double total, const char* message)
-{
-	struct mcp_call* c = ud;
-	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
-		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
-}
-
-static void call_log(void* ud, const char* level, json_t* data)
-{
-	struct mcp_call* c = ud;
-	int li = log_level_index(level);
-	if (li < 0)
-		li = 1;
-	pthread_mutex_lock(&c->session->mutex);
-	int min = c->session->log_level;
-	pthread_mutex_unlock(&c->session->mutex);
-	if (li < min || atomic_load(&c->cancelled) || atomic_load(&c->finished)) {
-		json_decref(data);
-		return;
-	}
-	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
-			"logger", "deskd", "data", data ? data : json_null());
-	if (params)
-		mcp_send_notification(c->sink, "notifications/message", params);
-}
-
 static json_t* call_request(void* ud, const char* method, json_t* params, json_t** error)
 {
 	struct mcp_call* c = ud;
-	struct mcp_session* s = c->session;
+	struct mcp_session* s = ((struct session_call*)c)->session;
 	*error = NULL;
 
 	bool allowed = (strcmp(method, "sampling/createMessage") == 0 && s->can_sample)
@@ -496,32 +314,19 @@ static void deliver_response(struct mcp_session* s, json_t* msg)
 	pthread_mutex_unlock(&s->mutex);
 }
 
-static struct mcp_call* call_new(struct mcp_session* s, struct mcp_sink* sink, json_t* id)
+/* The session's log level, which logging/setLevel may change mid-call. */
+static int session_call_log_level(struct mcp_call* c)
 {
-	struct mcp_call* c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	mcp_session_ref(s);
-	sink_ref(sink);
-	c->session = s;
-	c->sink = sink;
-	c->id = json_incref(id);
-	atomic_init(&c->cancelled, false);
-	atomic_init(&c->finished, false);
+	struct mcp_session* s = ((struct session_call*)c)->session;
 	pthread_mutex_lock(&s->mutex);
-	c->next = s->calls;
-	s->calls = c;
-	s->busy++;
-	if (s->ended)
-		atomic_store(&c->cancelled, true);
+	int min = s->log_level;
 	pthread_mutex_unlock(&s->mutex);
-	return c;
+	return min;
 }
 
-static void call_finish(struct mcp_call* c, json_t* response)
+static void session_call_unlink(struct mcp_call* c)
 {
-	struct mcp_session* s = c->session;
-	atomic_store(&c->finished, true);
+	struct mcp_session* s = ((struct session_call*)c)->session;
 	pthread_mutex_lock(&s->mutex);
 	for (struct mcp_call** p = &s->calls; *p; p = &(*p)->next) {
 		if (*p == c) {
@@ -532,133 +337,54 @@ static void call_finish(struct mcp_call* c, json_t* response)
 	s->busy--;
 	s->last_active = clock_ms();
 	pthread_mutex_unlock(&s->mutex);
+}
 
-	c->sink->impl->done(c->sink, atomic_load(&c->cancelled) ? NULL : response);
-	json_decref(response);
-	sink_unref(c->sink);
-	json_decref(c->id);
-	json_decref(c->progress_token);
-	json_decref(c->params);
-	mcp_session_unref(s);
+static void session_call_release(struct mcp_call* c)
+{
+	mcp_session_unref(((struct session_call*)c)->session);
 	free(c);
 }
 
-static void call_run(void* ud)
-{
-	struct mcp_call* c = ud;
-	json_t* response;
-	if (c->tool) {
-		struct tool_result res;
-		json_t* args = json_object_get(c->params, "arguments");
-		tools_call(c->tool, &c->ctx, args, &res);
-		json_t* result = tool_result_to_json(&res);
-		tool_result_deinit(&res);
-		response = result ? result_response(c->id, result) : NULL;
-		json_decref(result);
-	} else if (c->job) {
-		int code = RPC_INTERNAL;
-		char msg[512] = "internal error";
-		json_t* result = c->job(c->session, c->params, &code, msg, sizeof(msg));
-		response = result ? result_response(c->id, result)
-				: mcp_error_response(c->id, code, msg, NULL);
-		json_decref(result);
-	} else {
-		/* A call with nothing to run is a bug here, not a crash. */
-		response = mcp_error_response(c->id, RPC_INTERNAL,
-				"Internal error: nothing to run", NULL);
-	}
-	if (!response)
-		response = mcp_error_response(c->id, RPC_INTERNAL, "out of memory", NULL);
-	call_finish(c, response);
-}
-
-static void call_start(struct mcp_call* c)
-{
-	if (c->session->inline_mode) {
-		call_run(c);
-		return;
-	}
-	/* Never run a tool on the transport's thread: answer busy instead. */
-	int rc = worker_spawn(call_run, c);
-	if (rc < 0) {
-		log_warn("mcp: cannot start %s: %s", c->tool ? c->tool->name : "a request",
-				rc == -EAGAIN ? "all workers busy" : strerror(-rc));
-		call_finish(c, mcp_error_response(c->id, RPC_INTERNAL, rc == -EAGAIN
-				? "Server busy: too many requests in progress; retry shortly"
-				: "Internal error: cannot start a worker", NULL));
-	}
-}
-
-void mcp_tool_close_stream(struct tool_ctx* ctx)
-{
-	if (!ctx || !ctx->source || strcmp(ctx->source, "mcp") != 0 || !ctx->notify_ud)
-		return;
-	struct mcp_call* c = ctx->notify_ud;
-	if (c->sink->impl->close_stream)
-		c->sink->impl->close_stream(c->sink);
-}
-
-/* ---- Methods ---- */
-
-struct rpc_error {
-	int code;
-	char message[512];
-	json_t* data;
+static const struct mcp_call_ops session_call_ops = {
+	.log_level = session_call_log_level,
+	.unlink = session_call_unlink,
+	.release = session_call_release,
 };
 
-static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static json_t* fail(struct rpc_error* err, int code, const char* fmt, ...)
+static struct mcp_call* session_call_new(struct mcp_session* s, struct mcp_sink* sink,
+		json_t* id, json_t* params)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	text_vformat(err->message, sizeof(err->message), fmt, ap);	/* may quote the client */
-	va_end(ap);
-	err->code = code;
-	return NULL;
+	struct session_call* sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return NULL;
+	struct mcp_call* c = &sc->call;
+	mcp_session_ref(s);
+	sc->session = s;
+	mcp_call_init(c, &session_call_ops, sink, id, params);
+	pthread_mutex_lock(&s->mutex);
+	c->next = s->calls;
+	s->calls = c;
+	s->busy++;
+	if (s->ended)
+		mcp_call_cancel(c);
+	pthread_mutex_unlock(&s->mutex);
+	return c;
 }
 
-/* Prompts and resources come from the registered catalogs, in order. */
-#define MAX_CATALOGS 4
+/* ---- The session era's own methods ---- */
 
-static const struct mcp_catalog* catalogs[MAX_CATALOGS];
-static size_t n_catalogs;
-
-int mcp_catalog_add(const struct mcp_catalog* catalog)
-{
-	if (n_catalogs >= MAX_CATALOGS)
-		return -ENOSPC;
-	catalogs[n_catalogs++] = catalog;
-	return 0;
-}
-
-/* Every catalog's resources (or resource templates) in one array. */
-static json_t* catalog_lists(bool templates)
-{
-	json_t* out = json_array();
-	for (size_t i = 0; i < n_catalogs; i++) {
-		json_t* (*fn)(void) = templates ? catalogs[i]->resource_templates
-				: catalogs[i]->resources;
-		json_t* list = fn ? fn() : NULL;
-		json_array_extend(out, list);
-		json_decref(list);
-	}
-	return out;
-}
-
-static json_t* m_initialize(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_initialize(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
 {
 	const char* asked = json_string_value(json_object_get(params, "protocolVersion"));
 	if (!json_is_object(params) || !asked)
-		return fail(err, RPC_INVALID_PARAMS, "initialize needs params.protocolVersion");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "initialize needs params.protocolVersion");
 	const char* version = mcp_version_supported(asked) ? asked : MCP_VERSION_LATEST;
 	json_t* caps = json_object_get(params, "capabilities");
 
 	pthread_mutex_lock(&s->mutex);
 	if (s->initialized) {
 		pthread_mutex_unlock(&s->mutex);
-		return fail(err, RPC_INVALID_REQUEST, "the session is already initialized");
+		return mcp_fail(err, RPC_INVALID_REQUEST, "the session is already initialized");
 	}
 	s->initialized = true;
 	snprintf(s->version, sizeof(s->version), "%s", version);
@@ -692,17 +418,17 @@ static json_t* m_initialize(struct mcp_session* s, json_t* params, struct rpc_er
 			"The prompt computer_use_guide explains more.");
 }
 
-static json_t* m_ping(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_ping(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
 {
 	return json_object();
 }
 
-static json_t* m_set_level(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_set_level(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
 {
 	const char* level = json_string_value(json_object_get(params, "level"));
-	int li = log_level_index(level);
+	int li = mcp_log_level_index(level);
 	if (li < 0)
-		return fail(err, RPC_INVALID_PARAMS, "unknown log level; use one of debug, info, "
+		return mcp_fail(err, RPC_INVALID_PARAMS, "unknown log level; use one of debug, info, "
 				"notice, warning, error, critical, alert, emergency");
 	pthread_mutex_lock(&s->mutex);
 	s->log_level = li;
@@ -710,318 +436,78 @@ static json_t* m_set_level(struct mcp_session* s, json_t* params, struct rpc_err
 	return json_object();
 }
 
-/* Cursors are opaque to clients: "dt" + the offset in hex, stable because
- * the table does not change while deskd runs. */
-static int parse_cursor(json_t* params, size_t* offset)
-{
-	json_t* cursor = json_object_get(params, "cursor");
-	*offset = 0;
-	if (!cursor || json_is_null(cursor))
-		return 0;
-	const char* c = json_string_value(cursor);
-	if (!c || strncmp(c, "dt", 2) != 0 || !c[2] || strlen(c) > 10)
-		return -EINVAL;
-	char* end;
-	unsigned long v = strtoul(c + 2, &end, 16);
-	if (*end || v == 0)
-		return -EINVAL;
-	*offset = v;
-	return 0;
-}
-
-/* tools/list pages never change while deskd runs: build each once. */
-#define TOOLS_PAGES_MAX 64
-static pthread_mutex_t pages_mutex = PTHREAD_MUTEX_INITIALIZER;
-static json_t* tools_pages[TOOLS_PAGES_MAX];
-
-static json_t* build_tools_page(size_t offset, size_t n)
-{
-	json_t* list = json_array();
-	size_t end = offset + TOOLS_PAGE < n ? offset + TOOLS_PAGE : n;
-	for (size_t i = offset; i < end; i++)
-		json_array_append_new(list, tools_describe(tools_at(i)));
-	json_t* out = json_pack("{s:o}", "tools", list);
-	if (out && end < n) {
-		char next[32];
-		snprintf(next, sizeof(next), "dt%zx", end);
-		json_object_set_new(out, "nextCursor", json_string(next));
-	}
-	return out;
-}
-
-static json_t* m_tools_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	size_t offset;
-	size_t n = tools_count();
-	if (parse_cursor(params, &offset) < 0 || offset > n || offset % TOOLS_PAGE)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
-	size_t page = offset / TOOLS_PAGE;
-	if (page >= TOOLS_PAGES_MAX)
-		return build_tools_page(offset, n);
-	pthread_mutex_lock(&pages_mutex);
-	if (!tools_pages[page])
-		tools_pages[page] = build_tools_page(offset, n);
-	json_t* out = json_incref(tools_pages[page]);
-	pthread_mutex_unlock(&pages_mutex);
-	return out;
-}
-
-static json_t* m_resources_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	size_t offset;
-	if (parse_cursor(params, &offset) < 0)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
-	return json_pack("{s:o}", "resources", catalog_lists(false));
-}
-
-static json_t* m_resource_templates(struct mcp_session* s, json_t* params,
-		struct rpc_error* err)
-{
-	return json_pack("{s:o}", "resourceTemplates", catalog_lists(true));
-}
-
-static json_t* m_resources_read(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_subscribe(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
 {
 	const char* uri = json_string_value(json_object_get(params, "uri"));
 	if (!uri)
-		return fail(err, RPC_INVALID_PARAMS, "resources/read needs params.uri");
-	for (size_t i = 0; i < n_catalogs; i++) {
-		if (!catalogs[i]->resource_read)
-			continue;
-		int code = 0;
-		char message[sizeof(err->message)] = "";
-		json_t* result = catalogs[i]->resource_read(uri, &code, message,
-				sizeof(message), &err->data);
-		if (result)
-			return result;
-		if (code)
-			return fail(err, code, "%s", message);
-	}
-	err->data = json_pack("{s:s}", "uri", uri);
-	return fail(err, RPC_RESOURCE_NOT_FOUND, "Resource not found: %s", uri);
-}
-
-static json_t* m_subscribe(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	const char* uri = json_string_value(json_object_get(params, "uri"));
-	if (!uri)
-		return fail(err, RPC_INVALID_PARAMS, "needs params.uri");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "needs params.uri");
 	pthread_mutex_lock(&s->mutex);
 	json_object_set_new(s->subscriptions, uri, json_true());
 	pthread_mutex_unlock(&s->mutex);
 	return json_object();
 }
 
-static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct rpc_error* err)
+static json_t* m_unsubscribe(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err)
 {
 	const char* uri = json_string_value(json_object_get(params, "uri"));
 	if (!uri)
-		return fail(err, RPC_INVALID_PARAMS, "needs params.uri");
+		return mcp_fail(err, RPC_INVALID_PARAMS, "needs params.uri");
 	pthread_mutex_lock(&s->mutex);
 	json_object_del(s->subscriptions, uri);
 	pthread_mutex_unlock(&s->mutex);
 	return json_object();
 }
 
-static const struct mcp_prompt* find_prompt(const char* name)
-{
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < n_catalogs; i++)
-		for (const struct mcp_prompt* p = catalogs[i]->prompts; p && p->name; p++)
-			if (strcmp(p->name, name) == 0)
-				return p;
-	return NULL;
-}
+static void session_start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
+		struct mcp_sink* sink);
 
-static json_t* describe_prompt(const struct mcp_prompt* p)
-{
-	json_t* out = json_pack("{s:s, s:s}", "name", p->name,
-			"description", p->description);
-	if (p->title)
-		json_object_set_new(out, "title", json_string(p->title));
-	if (p->args && p->args[0].name) {
-		json_t* args = json_array();
-		for (const struct mcp_prompt_arg* a = p->args; a->name; a++)
-			json_array_append_new(args, json_pack("{s:s, s:s, s:b}", "name", a->name,
-					"description", a->description ? a->description : a->name,
-					"required", a->required));
-		json_object_set_new(out, "arguments", args);
-	}
-	return out;
-}
-
-static json_t* m_prompts_list(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	size_t offset;
-	if (parse_cursor(params, &offset) < 0)
-		return fail(err, RPC_INVALID_PARAMS, "invalid cursor");
-	json_t* list = json_array();
-	for (size_t i = 0; i < n_catalogs; i++)
-		for (const struct mcp_prompt* p = catalogs[i]->prompts; p && p->name; p++)
-			json_array_append_new(list, describe_prompt(p));
-	return json_pack("{s:o}", "prompts", list);
-}
-
-static json_t* m_prompts_get(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	const char* name = json_string_value(json_object_get(params, "name"));
-	const struct mcp_prompt* p = find_prompt(name);
-	if (!p)
-		return fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
-	json_t* args = json_object_get(params, "arguments");
-	if (args && !json_is_object(args) && !json_is_null(args))
-		return fail(err, RPC_INVALID_PARAMS, "arguments must be an object of strings");
-	const char* key;
-	json_t* v;
-	json_object_foreach(args, key, v) {
-		if (!json_is_string(v))
-			return fail(err, RPC_INVALID_PARAMS, "argument %s must be a string", key);
-	}
-	for (const struct mcp_prompt_arg* a = p->args; a && a->name; a++)
-		if (a->required && !json_object_get(args, a->name))
-			return fail(err, RPC_INVALID_PARAMS, "prompt %s needs argument %s",
-					p->name, a->name);
-	json_t* empty = json_is_object(args) ? NULL : json_object();
-	json_t* messages = p->get(empty ? empty : args);
-	json_decref(empty);
-	if (!messages)
-		return fail(err, RPC_INTERNAL, "cannot build prompt %s", p->name);
-	return json_pack("{s:s, s:o}", "description", p->description, "messages", messages);
-}
-
-static json_t* m_complete(struct mcp_session* s, json_t* params, struct rpc_error* err)
-{
-	json_t* ref = json_object_get(params, "ref");
-	const char* type = json_string_value(json_object_get(ref, "type"));
-	json_t* argument = json_object_get(params, "argument");
-	const char* arg = json_string_value(json_object_get(argument, "name"));
-	const char* value = json_string_value(json_object_get(argument, "value"));
-	if (!type || !arg)
-		return fail(err, RPC_INVALID_PARAMS, "completion/complete needs ref.type and argument.name");
-	if (!value)
-		value = "";
-	json_t* values = json_array();
-	if (strcmp(type, "ref/prompt") == 0) {
-		const char* name = json_string_value(json_object_get(ref, "name"));
-		if (!find_prompt(name)) {
-			json_decref(values);
-			return fail(err, RPC_INVALID_PARAMS, "Unknown prompt: %s", name ? name : "(none)");
-		}
-	} else if (strcmp(type, "ref/resource") == 0) {
-		const char* uri = json_string_value(json_object_get(ref, "uri"));
-		for (size_t i = 0; uri && i < n_catalogs; i++)
-			if (catalogs[i]->complete
-					&& catalogs[i]->complete(uri, arg, value, values))
-				break;
-	} else {
-		json_decref(values);
-		return fail(err, RPC_INVALID_PARAMS, "ref.type must be ref/prompt or ref/resource");
-	}
-	size_t n = json_array_size(values);
-	return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values,
-			"total", (json_int_t)n, "hasMore", 0);
-}
-
-struct method {
+/* What only a session serves; the rest is the core's (mcp_method_find). */
+struct session_method {
 	const char* name;
-	json_t* (*fn)(struct mcp_session* s, json_t* params, struct rpc_error* err);
+	json_t* (*fn)(struct mcp_session* s, json_t* params, struct mcp_rpc_error* err);
+	/** Instead of fn: starts the request and answers it later. */
+	void (*start)(struct mcp_session* s, json_t* id, json_t* params, struct mcp_sink* sink);
 	bool any_time;		/* allowed before initialize */
-	bool async;		/* runs on a worker (may block) */
 };
 
-static const struct method methods[] = {
-	{ "initialize", m_initialize, true, false },
-	{ "ping", m_ping, true, false },
-	{ "logging/setLevel", m_set_level, false, false },
-	{ "tools/list", m_tools_list, false, false },
-	{ "resources/list", m_resources_list, false, false },
-	{ "resources/templates/list", m_resource_templates, false, false },
-	{ "resources/read", m_resources_read, false, true },
-	{ "resources/subscribe", m_subscribe, false, false },
-	{ "resources/unsubscribe", m_unsubscribe, false, false },
-	{ "prompts/list", m_prompts_list, false, false },
-	{ "prompts/get", m_prompts_get, false, false },
-	{ "completion/complete", m_complete, false, false },
-	{ "tools/call", NULL, false, true },
+static const struct session_method session_methods[] = {
+	{ "initialize", m_initialize, NULL, true },
+	{ "ping", m_ping, NULL, true },
+	{ "logging/setLevel", m_set_level, NULL, false },
+	{ "resources/subscribe", m_subscribe, NULL, false },
+	{ "resources/unsubscribe", m_unsubscribe, NULL, false },
+	{ "tools/call", NULL, session_start_tool_call, false },
 };
 
-/* A generic method on a worker: the job wrapper turns rpc_error into a code. */
-static const struct method* job_method(const char* name);
-
-static json_t* run_job(struct mcp_session* s, json_t* params, int* code, char* msg,
-		size_t msg_size)
+static const struct session_method* session_method(const char* name)
 {
-	const struct method* m = job_method(json_string_value(json_object_get(params, "__method")));
-	struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
-	json_t* real = json_object_get(params, "params");
-	json_t* result = m ? m->fn(s, real, &err) : NULL;
-	if (!result) {
-		*code = err.code;
-		snprintf(msg, msg_size, "%s", err.message);
-		json_decref(err.data);
-	}
-	return result;
-}
-
-static const struct method* job_method(const char* name)
-{
-	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (methods[i].fn && strcmp(methods[i].name, name) == 0)
-			return &methods[i];
+	for (size_t i = 0; i < sizeof(session_methods) / sizeof(session_methods[0]); i++)
+		if (strcmp(session_methods[i].name, name) == 0)
+			return &session_methods[i];
 	return NULL;
 }
 
-/* The stateless era (modern.c) reuses the methods that need no session. */
-json_t* mcp_method_call(const char* method, json_t* params, int* code, char* msg,
-		size_t msg_size, json_t** data)
-{
-	static const char* const stateless[] = { "tools/list", "resources/list",
-		"resources/templates/list", "resources/read", "prompts/list", "prompts/get",
-		"completion/complete", NULL };
-	*data = NULL;
-	const struct method* m = NULL;
-	for (size_t i = 0; method && stateless[i] && !m; i++)
-		if (strcmp(stateless[i], method) == 0)
-			m = job_method(method);
-	if (!m) {
-		*code = RPC_METHOD_NOT_FOUND;
-		snprintf(msg, msg_size, "Method not found: %.200s", method ? method : "");
-		return NULL;
-	}
-	struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
-	json_t* result = m->fn(NULL, params, &err);
-	if (!result) {
-		*code = err.code;
-		snprintf(msg, msg_size, "%s", err.message);
-		*data = err.data;
-	}
-	return result;
-}
-
-const struct mcp_prompt* mcp_prompt_find(const char* name)
-{
-	return find_prompt(name);
-}
-
-static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
+static void session_start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		struct mcp_sink* sink)
 {
+	const struct tool_def* tool;
+	json_t* args;
+	enum mcp_tool_check check = mcp_call_check_tool(params, &tool, &args);
 	const char* name = json_string_value(json_object_get(params, "name"));
-	json_t* args = json_object_get(params, "arguments");
-	const struct tool_def* tool = name ? tools_find(name) : NULL;
 	char msg[300];
 	const char* refusal = NULL;
-	if (!json_is_object(params) || !name) {
+	if (check == MCP_TOOL_NO_NAME) {
 		refusal = "tools/call needs params.name";
-	} else if (!tool) {
+	} else if (check == MCP_TOOL_UNKNOWN) {
 		snprintf(msg, sizeof(msg), "Unknown tool: %.*s", text_cut(name, 200), name);
 		refusal = msg;
-	} else if (args && !json_is_object(args) && !json_is_null(args)) {
+	} else if (check == MCP_TOOL_BAD_ARGUMENTS) {
 		refusal = "params.arguments must be an object";
 	}
 	/* Only a known tool goes on: a call always has something to run. */
-	struct mcp_call* c = refusal ? NULL : call_new(s, sink, id);
+	if (!refusal && json_is_null(json_object_get(params, "arguments")))
+		json_object_del(params, "arguments");
+	struct mcp_call* c = refusal ? NULL : session_call_new(s, sink, id, params);
 	if (!c) {
 		json_t* resp = mcp_error_response(id, refusal ? RPC_INVALID_PARAMS : RPC_INTERNAL,
 				refusal ? refusal : "out of memory", NULL);
@@ -1029,49 +515,32 @@ static void start_tool_call(struct mcp_session* s, json_t* id, json_t* params,
 		json_decref(resp);
 		return;
 	}
-	if (json_is_null(args))
-		json_object_del(params, "arguments");
 	c->tool = tool;
-	c->params = json_incref(params);
-	json_t* token = json_object_get(json_object_get(params, "_meta"), "progressToken");
-	if (json_is_string(token) || json_is_integer(token))
-		c->progress_token = json_incref(token);
-	c->ctx = (struct tool_ctx){
-		.source = "mcp",
-		.via = s->via,
-		.session_id = s->id,
-		.client_name = s->client_name[0] ? s->client_name : NULL,
-		.session = s->tools,
-		.read_only = sink->read_only,
-		.cancelled = &c->cancelled,
-		.progress = call_progress,
-		.log = call_log,
-		.notify_ud = c,
-		.request = call_request,
-		.client_can_sample = s->can_sample,
-		.client_can_elicit = s->can_elicit,
-	};
-	call_start(c);
+	c->args = args;
+	c->ctx = mcp_call_ctx(c);
+	c->ctx.via = s->via;
+	c->ctx.session_id = s->id;
+	c->ctx.client_name = s->client_name[0] ? s->client_name : NULL;
+	c->ctx.session = s->tools;
+	c->ctx.read_only = sink->read_only;
+	c->ctx.request = call_request;
+	c->ctx.client_can_sample = s->can_sample;
+	c->ctx.client_can_elicit = s->can_elicit;
+	mcp_call_start(c, s->inline_mode, 200);
 }
 
-static void start_job(struct mcp_session* s, const char* method, json_t* id,
+static void start_job(struct mcp_session* s, const struct mcp_method* method, json_t* id,
 		json_t* params, struct mcp_sink* sink)
 {
-	struct mcp_call* c = call_new(s, sink, id);
-	json_t* wrapped = c ? json_pack("{s:s, s:O?}", "__method", method, "params", params) : NULL;
-	if (!wrapped) {
+	struct mcp_call* c = session_call_new(s, sink, id, params);
+	if (!c) {
 		json_t* resp = mcp_error_response(id, RPC_INTERNAL, "out of memory", NULL);
-		if (c) {
-			call_finish(c, resp);
-		} else {
-			sink->impl->done(sink, resp);
-			json_decref(resp);
-		}
+		sink->impl->done(sink, resp);
+		json_decref(resp);
 		return;
 	}
-	c->params = wrapped;
-	c->job = run_job;
-	call_start(c);
+	c->job = method;
+	mcp_call_start(c, s->inline_mode, 200);
 }
 
 /* Activity: the idle clock restarts; a request other than initialize makes
@@ -1128,32 +597,31 @@ int mcp_session_handle(struct mcp_session* self, json_t* msg, struct mcp_sink* s
 
 	const char* name = json_string_value(json_object_get(msg, "method"));
 	json_t* params = json_object_get(msg, "params");
-	const struct method* m = NULL;
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (strcmp(methods[i].name, name) == 0)
-			m = &methods[i];
+	const struct session_method* sm = session_method(name);
+	const struct mcp_method* cm = sm ? NULL : mcp_method_find(name);
 
 	json_t* resp = NULL;
-	if (!m) {
+	if (!sm && !cm) {
 		char text[300];
 		snprintf(text, sizeof(text), "Method not found: %.*s", text_cut(name, 200), name);
 		resp = mcp_error_response(id, RPC_METHOD_NOT_FOUND, text, NULL);
-	} else if (!m->any_time && !mcp_session_version(self)) {
+	} else if (!(sm && sm->any_time) && !mcp_session_version(self)) {
 		resp = mcp_error_response(id, RPC_INVALID_REQUEST,
 				"Invalid Request: send initialize first", NULL);
-	} else if (strcmp(m->name, "tools/call") == 0) {
-		start_tool_call(self, id, params, sink);
+	} else if (sm && sm->start) {
+		sm->start(self, id, params, sink);
 		return 1;
-	} else if (m->async && !self->inline_mode) {
-		start_job(self, m->name, id, params, sink);
+	} else if (cm && cm->async && !self->inline_mode) {
+		start_job(self, cm, id, params, sink);
 		return 1;
 	} else {
-		struct rpc_error err = { RPC_INTERNAL, "internal error", NULL };
+		struct mcp_rpc_error err = { RPC_INTERNAL, "internal error", NULL };
 		json_t* empty = params ? NULL : json_object();
-		json_t* result = m->fn(self, params ? params : empty, &err);
+		json_t* result = sm ? sm->fn(self, params ? params : empty, &err)
+				: cm->fn(params ? params : empty, &err);
 		json_decref(empty);
 		if (result) {
-			resp = result_response(id, result);
+			resp = mcp_result_response(id, result);
 			json_decref(result);
 		} else {
 			resp = mcp_error_response(id, err.code, err.message, err.data);
@@ -1401,9 +869,8 @@ int mcp_registry_start(void)
 	return -rc;
 }
 
-void mcp_shutdown(void)
+void mcp_sessions_shutdown(void)
 {
-	mcp_modern_shutdown();
 	pthread_mutex_lock(&reg_mutex);
 	bool join = reaper_running;
 	reaper_stop = true;
@@ -1424,11 +891,4 @@ void mcp_shutdown(void)
 		mcp_session_unref(all[i]);
 	}
 	free(all);
-
-	pthread_mutex_lock(&pages_mutex);
-	for (size_t i = 0; i < TOOLS_PAGES_MAX; i++) {
-		json_decref(tools_pages[i]);
-		tools_pages[i] = NULL;
-	}
-	pthread_mutex_unlock(&pages_mutex);
 }

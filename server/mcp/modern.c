@@ -39,14 +39,6 @@
 #define TTL_STATIC_MS 3600000	/* lists that do not change while deskd runs */
 #define TTL_READ_MS 3600000	/* resources are immutable once listed */
 
-enum {
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL = -32603,
-	RPC_RESOURCE_NOT_FOUND_LEGACY = -32002,
-};
-
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOG "io.modelcontextprotocol/logLevel"
 #define META_CLIENT "io.modelcontextprotocol/clientInfo"
@@ -58,10 +50,6 @@ static const char* const legacy_versions[] = { "2025-11-25", "2025-06-18", "2025
 /* Newest first: the modern one, then the ones initialize negotiates. */
 static const char* const supported_versions[] = { MCP_VERSION_MODERN, "2025-11-25",
 	"2025-06-18", "2025-03-26" };
-
-static const char* const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-};
 
 static const char instructions[] =
 	"deskd controls a Linux/X11 desktop. Take a screenshot first; coordinates are in "
@@ -160,7 +148,7 @@ static int error_status(int code)
 	case MCP_MISSING_CAPABILITY:
 	case MCP_UNSUPPORTED_VERSION:
 	case RPC_INVALID_REQUEST:
-	case -32700:
+	case RPC_PARSE_ERROR:
 		return 400;
 	default:
 		return 200;
@@ -187,13 +175,6 @@ static json_t* complete(json_t* result, int ttl_ms, const char* scope)
 	return out;
 }
 
-/* {"jsonrpc","id","result"}; result borrowed (NULL: NULL). */
-static json_t* result_response(json_t* id, json_t* result)
-{
-	return result ? json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id,
-			"result", result) : NULL;
-}
-
 /* ---- per-request metadata ---- */
 
 struct meta {
@@ -204,14 +185,6 @@ struct meta {
 	const char* client_name;	/* _meta clientInfo.name, borrowed; or NULL */
 	bool can_sample, can_elicit, can_list_roots;
 };
-
-static int log_level_index(const char* name)
-{
-	for (size_t i = 0; name && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
-		if (strcmp(log_levels[i], name) == 0)
-			return (int)i;
-	return -1;
-}
 
 /* Decode a header value that may use the =?base64?...?= sentinel (SEP-2243);
  * *out malloc'd. Returns 0, or -1 with why set. */
@@ -416,7 +389,7 @@ static int check_request(json_t* msg, const struct mcp_request_env* env, struct 
 	json_t* level = json_object_get(meta, META_LOG);
 	m->log_level = -1;
 	if (level) {
-		m->log_level = log_level_index(json_string_value(level));
+		m->log_level = mcp_log_level_index(json_string_value(level));
 		if (m->log_level < 0) {
 			answer_error(sink, 400, id, RPC_INVALID_PARAMS, NULL, "Invalid params: "
 					"_meta[\"%s\"] must be one of debug, info, notice, warning, error, "
@@ -433,23 +406,14 @@ static int check_request(json_t* msg, const struct mcp_request_env* env, struct 
 
 /* ---- calls in progress and listen streams ---- */
 
+/* A modern call: the core's call (call.c) and what the request said. */
 struct mcall {
-	struct mcall* next;
-	struct mcp_sink* sink;		/* reference */
-	json_t* id;
-	json_t* params;			/* the request's params */
-	json_t* args;			/* params.arguments, or NULL */
-	const char* method;
-	const struct tool_def* tool;	/* tools/call */
+	struct mcp_call call;		/* first */
 	char principal[16];
 	bool stdio;
-	atomic_bool cancelled;
-	atomic_bool finished;
-	json_t* progress_token;
 	int log_level;
 	json_t* input_state;
 	struct meta meta;
-	struct tool_ctx ctx;
 };
 
 struct listener {
@@ -463,99 +427,67 @@ struct listener {
 };
 
 static pthread_mutex_t reg_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct mcall* calls;
+static struct mcp_call* calls;
 static struct listener* listeners;
 static bool shutting_down;
 
-static void sink_ref(struct mcp_sink* sink)
-{
-	if (sink->impl->ref)
-		sink->impl->ref(sink);
-}
-
-static void sink_unref(struct mcp_sink* sink)
-{
-	if (sink->impl->unref)
-		sink->impl->unref(sink);
-}
-
-static void call_progress(void* ud, double progress, double total, const char* message)
-{
-	struct mcall* c = ud;
-	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
-		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
-}
-
 /* Logs only when the request's _meta asked for a level, at or above it. */
-static void call_log(void* ud, const char* level, json_t* data)
+static int modern_call_log_level(struct mcp_call* c)
 {
-	struct mcall* c = ud;
-	int li = log_level_index(level);
-	if (li < 0)
-		li = 1;
-	if (c->log_level < 0 || li < c->log_level || atomic_load(&c->cancelled)
-			|| atomic_load(&c->finished)) {
-		json_decref(data);
-		return;
-	}
-	json_t* params = json_pack("{s:s, s:s, s:o}", "level", log_levels[li],
-			"logger", "deskd", "data", data ? data : json_null());
-	if (params)
-		mcp_send_notification(c->sink, "notifications/message", params);
+	return ((struct mcall*)c)->log_level;
 }
 
-static struct mcall* call_new(json_t* id, json_t* params, const char* method,
-		const struct mcp_request_env* env, const struct meta* m, struct mcp_sink* sink)
+static void modern_call_unlink(struct mcp_call* c)
 {
-	struct mcall* c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	sink_ref(sink);
-	c->sink = sink;
-	c->id = json_incref(id);
-	c->params = json_incref(params);
-	c->method = method;
-	c->meta = *m;
-	c->progress_token = json_incref(m->progress_token);
-	c->log_level = m->log_level;
-	c->stdio = strcmp(env->transport, "stdio") == 0;
-	snprintf(c->principal, sizeof(c->principal), "%s", env->principal ? env->principal : "");
-	atomic_init(&c->cancelled, false);
-	atomic_init(&c->finished, false);
 	pthread_mutex_lock(&reg_mutex);
-	c->next = calls;
-	calls = c;
-	if (shutting_down)
-		atomic_store(&c->cancelled, true);
-	pthread_mutex_unlock(&reg_mutex);
-	if (sink->impl->watch)
-		sink->impl->watch(sink, &c->cancelled);
-	return c;
-}
-
-static void call_finish(struct mcall* c, int status, json_t* response)
-{
-	atomic_store(&c->finished, true);
-	pthread_mutex_lock(&reg_mutex);
-	for (struct mcall** p = &calls; *p; p = &(*p)->next) {
+	for (struct mcp_call** p = &calls; *p; p = &(*p)->next) {
 		if (*p == c) {
 			*p = c->next;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&reg_mutex);
-	if (atomic_load(&c->cancelled)) {
-		c->sink->impl->done(c->sink, NULL);
-		json_decref(response);
-	} else {
-		answer(c->sink, status, response);
-	}
-	sink_unref(c->sink);
-	json_decref(c->id);
-	json_decref(c->params);
-	json_decref(c->progress_token);
-	json_decref(c->input_state);
+}
+
+static void modern_call_release(struct mcp_call* c)
+{
+	json_decref(((struct mcall*)c)->input_state);
 	free(c);
+}
+
+static json_t* tool_response(struct mcp_call* c, struct tool_result* res, int* status);
+static json_t* read_response(struct mcp_call* c, json_t* result, struct mcp_rpc_error* err,
+		int* status);
+
+static const struct mcp_call_ops modern_call_ops = {
+	.log_level = modern_call_log_level,
+	.tool_response = tool_response,
+	.method_response = read_response,
+	.unlink = modern_call_unlink,
+	.release = modern_call_release,
+};
+
+static struct mcall* modern_call_new(json_t* id, json_t* params,
+		const struct mcp_request_env* env, const struct meta* m, struct mcp_sink* sink)
+{
+	struct mcall* mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		return NULL;
+	struct mcp_call* c = &mc->call;
+	mcp_call_init(c, &modern_call_ops, sink, id, params);
+	mc->meta = *m;
+	mc->log_level = m->log_level;
+	mc->stdio = strcmp(env->transport, "stdio") == 0;
+	snprintf(mc->principal, sizeof(mc->principal), "%s", env->principal ? env->principal : "");
+	pthread_mutex_lock(&reg_mutex);
+	c->next = calls;
+	calls = c;
+	if (shutting_down)
+		mcp_call_cancel(c);
+	pthread_mutex_unlock(&reg_mutex);
+	if (sink->impl->watch)
+		sink->impl->watch(sink, &c->cancelled);
+	return mc;
 }
 
 /* ---- input requests (multi round-trip) ---- */
@@ -662,55 +594,48 @@ static json_t* input_required(json_t* id, const struct meta* m, json_t* requests
 		free(token);
 	}
 	json_object_set_new(result, "_meta", json_pack("{s:o}", META_SERVER, server_info()));
-	json_t* resp = result_response(id, result);
+	json_t* resp = mcp_result_response(id, result);
 	json_decref(result);
 	return resp;
 }
 
 /* ---- tools/call ---- */
 
-static void run_tool(void* ud)
+static json_t* tool_response(struct mcp_call* c, struct tool_result* res, int* status)
 {
-	struct mcall* c = ud;
-	struct tool_result res;
-	tools_call(c->tool, &c->ctx, c->args, &res);
-	json_t* resp;
-	int status = 200;
-	if (res.missing_capabilities) {
-		status = 400;
-		resp = mcp_error_response(c->id, MCP_MISSING_CAPABILITY, "Missing required client "
+	struct mcall* mc = (struct mcall*)c;
+	if (res->missing_capabilities) {
+		*status = 400;
+		return mcp_error_response(c->id, MCP_MISSING_CAPABILITY, "Missing required client "
 				"capability: the client did not declare what this tool needs",
-				json_pack("{s:O}", "requiredCapabilities", res.missing_capabilities));
-	} else if (res.input_requests) {
-		resp = input_required(c->id, &c->meta, res.input_requests, res.input_state,
-				"tools/call", c->tool->name, c->args, c->principal, &status);
-	} else {
-		json_t* result = complete(tool_result_to_json(&res), -1, NULL);
-		resp = result ? result_response(c->id, result) : NULL;
-		json_decref(result);
+				json_pack("{s:O}", "requiredCapabilities", res->missing_capabilities));
 	}
-	tool_result_deinit(&res);
-	call_finish(c, status, resp);
+	if (res->input_requests)
+		return input_required(c->id, &mc->meta, res->input_requests, res->input_state,
+				"tools/call", c->tool->name, c->args, mc->principal, status);
+	json_t* result = complete(tool_result_to_json(res), -1, NULL);
+	json_t* resp = result ? mcp_result_response(c->id, result) : NULL;
+	json_decref(result);
+	return resp;
 }
 
-static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
+static void modern_start_tool_call(json_t* id, json_t* params, const struct meta* m,
 		const struct mcp_request_env* env, struct mcp_sink* sink)
 {
+	const struct tool_def* tool;
+	json_t* args;
+	enum mcp_tool_check check = mcp_call_check_tool(params, &tool, &args);
 	const char* name = json_string_value(json_object_get(params, "name"));
-	const struct tool_def* tool = name ? tools_find(name) : NULL;
-	json_t* args = json_object_get(params, "arguments");
-	if (!name) {
+	if (check == MCP_TOOL_NO_NAME) {
 		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL,
 				"Invalid params: tools/call needs params.name");
 		return;
 	}
-	if (!tool) {
+	if (check == MCP_TOOL_UNKNOWN) {
 		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL, "Unknown tool: %.200s", name);
 		return;
 	}
-	if (json_is_null(args))
-		args = NULL;
-	if (args && !json_is_object(args)) {
+	if (check == MCP_TOOL_BAD_ARGUMENTS) {
 		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL,
 				"Invalid params: params.arguments must be an object");
 		return;
@@ -726,63 +651,44 @@ static void start_tool_call(json_t* id, json_t* params, const struct meta* m,
 	json_t* state;
 	if (open_state(params, "tools/call", name, args, env->principal, id, sink, &state) < 0)
 		return;
-	struct mcall* c = call_new(id, params, "tools/call", env, m, sink);
-	if (!c) {
+	struct mcall* mc = modern_call_new(id, params, env, m, sink);
+	if (!mc) {
 		json_decref(state);
 		answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
 		return;
 	}
+	struct mcp_call* c = &mc->call;
 	c->tool = tool;
 	c->args = args;
-	c->input_state = state;
-	json_t* responses = json_object_get(params, "inputResponses");
-	c->ctx = (struct tool_ctx){
-		.source = "mcp",
-		.via = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : NULL,
-		.client_name = m->client_name,
-		.read_only = env->read_only,
-		.cancelled = &c->cancelled,
-		.progress = call_progress,
-		.log = call_log,
-		.notify_ud = c,
-		.client_can_sample = m->can_sample,
-		.client_can_elicit = m->can_elicit,
-		.client_can_list_roots = m->can_list_roots,
-		.stateless = true,
-		.input_responses = responses,
-		.input_state = state,
-	};
-	int rc = worker_spawn(run_tool, c);
-	if (rc < 0) {
-		log_warn("mcp: cannot start %s: %s", name,
-				rc == -EAGAIN ? "all workers busy" : strerror(-rc));
-		call_finish(c, 503, mcp_error_response(id, RPC_INTERNAL, rc == -EAGAIN
-				? "Server busy: too many requests in progress; retry shortly"
-				: "Internal error: cannot start a worker", NULL));
-	}
+	mc->input_state = state;
+	c->ctx = mcp_call_ctx(c);
+	c->ctx.via = env->transport && strcmp(env->transport, "stdio") == 0 ? "stdio" : NULL;
+	c->ctx.client_name = m->client_name;
+	c->ctx.read_only = env->read_only;
+	c->ctx.client_can_sample = m->can_sample;
+	c->ctx.client_can_elicit = m->can_elicit;
+	c->ctx.client_can_list_roots = m->can_list_roots;
+	c->ctx.stateless = true;
+	c->ctx.input_responses = json_object_get(params, "inputResponses");
+	c->ctx.input_state = state;
+	mcp_call_start(c, false, 503);
 }
 
 /* ---- resources/read on a worker (files up to 32 MB) ---- */
 
-static void run_read(void* ud)
+static json_t* read_response(struct mcp_call* c, json_t* result, struct mcp_rpc_error* err,
+		int* status)
 {
-	struct mcall* c = ud;
-	int code = RPC_INTERNAL;
-	char msg[512] = "internal error";
-	json_t* data = NULL;
-	json_t* result = mcp_method_call("resources/read", c->params, &code, msg, sizeof(msg), &data);
-	json_t* resp;
 	if (result) {
+		json_decref(err->data);
 		json_t* r = complete(result, TTL_READ_MS, "private");
-		resp = result_response(c->id, r);
+		json_t* resp = mcp_result_response(c->id, r);
 		json_decref(r);
-	} else {
-		/* 2026-07-28: an unknown resource is -32602 (-32002 is retired). */
-		if (code == RPC_RESOURCE_NOT_FOUND_LEGACY)
-			code = RPC_INVALID_PARAMS;
-		resp = mcp_error_response(c->id, code, msg, data);
+		return resp;
 	}
-	call_finish(c, 200, resp);
+	/* 2026-07-28: an unknown resource is -32602 (-32002 is retired). */
+	int code = err->code == RPC_RESOURCE_NOT_FOUND ? RPC_INVALID_PARAMS : err->code;
+	return mcp_error_response(c->id, code, err->message, err->data);
 }
 
 /* ---- prompts/get, with input for the prompts that ask ---- */
@@ -799,7 +705,7 @@ static void prompts_get(json_t* id, json_t* params, const struct meta* m,
 		json_t* result = mcp_method_call("prompts/get", params, &code, msg, sizeof(msg), &data);
 		if (result) {
 			json_t* r = complete(result, -1, NULL);
-			answer(sink, 200, result_response(id, r));
+			answer(sink, 200, mcp_result_response(id, r));
 			json_decref(r);
 		} else {
 			answer(sink, error_status(code), mcp_error_response(id, code, msg, data));
@@ -862,7 +768,7 @@ static void prompts_get(json_t* id, json_t* params, const struct meta* m,
 	}
 	json_t* result = complete(json_pack("{s:s, s:o}", "description", p->description,
 			"messages", messages), -1, NULL);
-	answer(sink, 200, result_response(id, result));
+	answer(sink, 200, mcp_result_response(id, result));
 	json_decref(result);
 }
 
@@ -876,7 +782,7 @@ static json_t* subscription_meta(json_t* id)
 static void listener_free(struct listener* l, json_t* final)
 {
 	l->sink->impl->done(l->sink, final);
-	sink_unref(l->sink);
+	mcp_sink_unref(l->sink);
 	json_decref(l->id);
 	json_decref(l->uris);
 	free(l);
@@ -935,7 +841,7 @@ static void subscriptions_listen(json_t* id, json_t* params, const struct mcp_re
 		answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
 		return;
 	}
-	sink_ref(sink);
+	mcp_sink_ref(sink);
 	l->sink = sink;
 	l->id = json_incref(id);
 	l->stdio = strcmp(env->transport, "stdio") == 0;
@@ -1006,9 +912,9 @@ void mcp_modern_cancel(json_t* request_id)
 		return;
 	struct listener* gone = NULL;
 	pthread_mutex_lock(&reg_mutex);
-	for (struct mcall* c = calls; c; c = c->next)
-		if (c->stdio && json_equal(c->id, request_id))
-			atomic_store(&c->cancelled, true);
+	for (struct mcp_call* c = calls; c; c = c->next)
+		if (((struct mcall*)c)->stdio && json_equal(c->id, request_id))
+			mcp_call_cancel(c);
 	for (struct listener** p = &listeners; *p; p = &(*p)->next) {
 		if ((*p)->stdio && json_equal((*p)->id, request_id)) {
 			gone = *p;
@@ -1043,8 +949,8 @@ static void end_listeners(bool final)
 		shutting_down = true;
 	struct listener* all = listeners;
 	listeners = NULL;
-	for (struct mcall* c = calls; final && c; c = c->next)
-		atomic_store(&c->cancelled, true);
+	for (struct mcp_call* c = calls; final && c; c = c->next)
+		mcp_call_cancel(c);
 	pthread_mutex_unlock(&reg_mutex);
 	while (all) {
 		struct listener* next = all->next;
@@ -1055,7 +961,7 @@ static void end_listeners(bool final)
 						subscription_meta(all->id)));
 			json_t* result = json_pack("{s:s, s:o}", "resultType", "complete",
 					"_meta", subscription_meta(all->id));
-			json_t* resp = result_response(all->id, result);
+			json_t* resp = mcp_result_response(all->id, result);
 			json_decref(result);
 			listener_free(all, resp);
 			json_decref(resp);
@@ -1110,14 +1016,99 @@ static void list_method(const char* method, json_t* id, json_t* params, int ttl,
 		return;
 	}
 	json_t* r = complete(result, ttl, scope);
-	answer(sink, 200, result_response(id, r));
+	answer(sink, 200, mcp_result_response(id, r));
 	json_decref(r);
 }
 
 /* ---- dispatch ---- */
 
+/* A request past the checks of check_request(). */
+struct request {
+	json_t* id;
+	json_t* params;
+	const char* method;
+	const struct meta* meta;
+	const struct mcp_request_env* env;
+	struct mcp_sink* sink;
+};
+
+struct modern_method {
+	const char* name;
+	void (*serve)(const struct modern_method* self, const struct request* r);
+	int ttl_ms;		/* the lists' caching hints (-1: none) */
+	const char* scope;
+};
+
+static void serve_discover(const struct modern_method* self, const struct request* r)
+{
+	json_t* result = discover();
+	answer(r->sink, 200, mcp_result_response(r->id, result));
+	json_decref(result);
+}
+
+static void serve_tool_call(const struct modern_method* self, const struct request* r)
+{
+	modern_start_tool_call(r->id, r->params, r->meta, r->env, r->sink);
+}
+
+static void serve_list(const struct modern_method* self, const struct request* r)
+{
+	list_method(self->name, r->id, r->params, self->ttl_ms, self->scope, r->sink);
+}
+
+static void serve_prompt(const struct modern_method* self, const struct request* r)
+{
+	prompts_get(r->id, r->params, r->meta, r->env, r->sink);
+}
+
+static void serve_read(const struct modern_method* self, const struct request* r)
+{
+	if (!json_is_string(json_object_get(r->params, "uri"))) {
+		answer_error(r->sink, 200, r->id, RPC_INVALID_PARAMS, NULL,
+				"Invalid params: resources/read needs params.uri");
+		return;
+	}
+	struct mcall* mc = modern_call_new(r->id, r->params, r->env, r->meta, r->sink);
+	if (!mc) {
+		answer_error(r->sink, 500, r->id, RPC_INTERNAL, NULL,
+				"Internal error: out of memory");
+		return;
+	}
+	mc->call.job = mcp_method_find("resources/read");
+	if (worker_spawn(mcp_call_run, &mc->call) < 0)
+		mcp_call_finish(&mc->call, 503, mcp_error_response(r->id, RPC_INTERNAL,
+				"Server busy: too many requests in progress; retry shortly", NULL));
+}
+
+static void serve_listen(const struct modern_method* self, const struct request* r)
+{
+	subscriptions_listen(r->id, r->params, r->env, r->sink);
+}
+
 /* The methods of 2026-07-28. initialize, ping, logging/setLevel and
  * resources/(un)subscribe are not among them: -32601 with a 404. */
+static const struct modern_method modern_methods[] = {
+	{ "server/discover", serve_discover, -1, NULL },
+	{ "tools/call", serve_tool_call, -1, NULL },
+	{ "tools/list", serve_list, TTL_STATIC_MS, "public" },
+	{ "prompts/list", serve_list, TTL_STATIC_MS, "public" },
+	{ "resources/templates/list", serve_list, TTL_STATIC_MS, "public" },
+	/* Recordings come and go: always stale; they are the user's own. */
+	{ "resources/list", serve_list, 0, "private" },
+	{ "completion/complete", serve_list, -1, NULL },
+	{ "prompts/get", serve_prompt, -1, NULL },
+	{ "resources/read", serve_read, -1, NULL },
+	{ "subscriptions/listen", serve_listen, -1, NULL },
+};
+
+static const struct modern_method* modern_method(const char* name)
+{
+	for (size_t i = 0; i < sizeof(modern_methods) / sizeof(modern_methods[0]); i++)
+		if (strcmp(modern_methods[i].name, name) == 0)
+			return &modern_methods[i];
+	return NULL;
+}
+
 int mcp_modern_handle(json_t* msg, const struct mcp_request_env* env, struct mcp_sink* sink)
 {
 	enum mcp_msg_kind kind = mcp_message_kind(msg);
@@ -1138,45 +1129,17 @@ int mcp_modern_handle(json_t* msg, const struct mcp_request_env* env, struct mcp
 	struct meta m = { 0 };
 	if (check_request(msg, env, &m, sink) < 0)
 		return 1;
-	json_t* params = json_object_get(msg, "params");
-	if (strcmp(method, "server/discover") == 0) {
-		json_t* r = discover();
-		answer(sink, 200, result_response(id, r));
-		json_decref(r);
-	} else if (strcmp(method, "tools/call") == 0) {
-		start_tool_call(id, params, &m, env, sink);
-	} else if (strcmp(method, "tools/list") == 0 || strcmp(method, "prompts/list") == 0
-			|| strcmp(method, "resources/templates/list") == 0) {
-		list_method(method, id, params, TTL_STATIC_MS, "public", sink);
-	} else if (strcmp(method, "resources/list") == 0) {
-		/* Recordings come and go: always stale; they are the user's own. */
-		list_method(method, id, params, 0, "private", sink);
-	} else if (strcmp(method, "completion/complete") == 0) {
-		list_method(method, id, params, -1, NULL, sink);
-	} else if (strcmp(method, "prompts/get") == 0) {
-		prompts_get(id, params, &m, env, sink);
-	} else if (strcmp(method, "resources/read") == 0) {
-		if (!json_is_string(json_object_get(params, "uri"))) {
-			answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL,
-					"Invalid params: resources/read needs params.uri");
-			return 1;
-		}
-		struct mcall* c = call_new(id, params, "resources/read", env, &m, sink);
-		if (!c) {
-			answer_error(sink, 500, id, RPC_INTERNAL, NULL, "Internal error: out of memory");
-		} else if (worker_spawn(run_read, c) < 0) {
-			call_finish(c, 503, mcp_error_response(id, RPC_INTERNAL,
-					"Server busy: too many requests in progress; retry shortly", NULL));
-		}
-	} else if (strcmp(method, "subscriptions/listen") == 0) {
-		subscriptions_listen(id, params, env, sink);
-	} else {
+	const struct modern_method* mm = modern_method(method);
+	if (!mm) {
 		answer_error(sink, 404, id, RPC_METHOD_NOT_FOUND, NULL, "Method not found: %.200s%s",
 				method, strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0
 				|| strcmp(method, "logging/setLevel") == 0
 				|| strncmp(method, "resources/", 10) == 0
 				? " (not part of protocol " MCP_VERSION_MODERN "; a request without "
 				"its _meta uses the legacy protocol)" : "");
+		return 1;
 	}
+	struct request r = { id, json_object_get(msg, "params"), method, &m, env, sink };
+	mm->serve(mm, &r);
 	return 1;
 }
