@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,41 @@ static void window_clear(struct wayland_window* w)
 	w->app_id = w->title = NULL;
 }
 
+/* In a child process: a connection of its own that reads the clipboard
+ * into path (mode 'g'), or sets text and serves it for 5 s (mode 's',
+ * "set" on fd once it is the clipboard). */
+static pid_t clip_child(char mode, const char* text, const char* path, int fd)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	int err = 0;
+	struct wayland* w2 = wayland_connect(wayland_sway_display(sway),
+			wayland_sway_runtime_dir(sway), T, &err);
+	if (!w2)
+		_exit(2);
+	if (mode == 'g') {
+		char* got = NULL;
+		if (wayland_clipboard_get(w2, T, &got, NULL) < 0)
+			_exit(3);
+		FILE* f = fopen(path, "w");
+		if (!f)
+			_exit(4);
+		fputs(got, f);
+		fclose(f);
+		_exit(0);
+	}
+	if (wayland_clipboard_set(w2, text, T) < 0)
+		_exit(5);
+	if (write(fd, "set", 3) != 3)
+		_exit(6);
+	int64_t end = clock_ms() + 5000;
+	while (clock_ms() < end)
+		wayland_dispatch(w2, 50);
+	_exit(0);
+}
+
 static void desktop_checks(void)
 {
 	int err = 0;
@@ -353,6 +389,52 @@ static void desktop_checks(void)
 	TST_EQ_INT(wayland_type(wl, "\xc3\x28", 0, T), -EINVAL);
 	TST_EQ_INT(wayland_key_chord(wl, "ctrl+nosuchkey", T), -EINVAL);
 	TST_EQ_INT(wayland_key_chord(wl, "hyper+a", T), -EINVAL);
+
+	/* the clipboard: ours read by another client and pasted into GTK;
+	 * another client's read by us */
+	const char* clip_text = "clip ✓ 你好 😀\nline";
+	char clip_path[160];
+	snprintf(clip_path, sizeof(clip_path), "%s/clip.txt", dir);
+	TST_EQ_INT(wayland_clipboard_set(wl, clip_text, T), 0);
+	pid_t cp = clip_child('g', NULL, clip_path, -1);
+	int cstatus = -1;
+	end = clock_ms() + 5000;
+	while (waitpid(cp, &cstatus, WNOHANG) == 0 && clock_ms() < end)
+		wayland_dispatch(wl, 20);
+	if (clock_ms() >= end) {
+		kill(cp, SIGKILL);
+		waitpid(cp, &cstatus, 0);
+	}
+	TST_CHECK(WIFEXITED(cstatus) && WEXITSTATUS(cstatus) == 0);
+	char* clip_got = slurp(clip_path);
+	TST_EQ_STR(clip_got, clip_text);
+	free(clip_got);
+	unlink(clip_path);
+	TST_EQ_INT(wayland_key_chord(wl, "ctrl+a", T), 0);
+	TST_EQ_INT(wayland_key_chord(wl, "ctrl+v", T), 0);
+	bool pasted = false;
+	end = clock_ms() + 3000;
+	while (!pasted && clock_ms() < end) {
+		wayland_dispatch(wl, 20);
+		pasted = wait_text(probe_text, clip_text, 0);
+	}
+	TST_CHECK(pasted);
+	int sp[2];
+	TST_CHECK(pipe(sp) == 0);
+	cp = clip_child('s', "from another client ✓", NULL, sp[1]);
+	close(sp[1]);
+	char mark[4] = "";
+	struct pollfd pfd = { .fd = sp[0], .events = POLLIN };
+	if (poll(&pfd, 1, T) == 1)
+		TST_EQ_INT(read(sp[0], mark, 3), 3);
+	close(sp[0]);
+	char* other = NULL;
+	TST_EQ_INT(wayland_clipboard_get(wl, T, &other, NULL), 0);
+	TST_EQ_STR(other, "from another client ✓");
+	free(other);
+	kill(cp, SIGKILL);
+	waitpid(cp, NULL, 0);
+	printf("  clipboard: set read back by another client, pasted into GTK, read from another client\n");
 
 	/* sway IPC: float, resize and move it, click it there; then kill it */
 	char cmd[128], msg[256];
