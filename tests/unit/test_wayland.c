@@ -331,7 +331,7 @@ static void desktop_checks(void)
 		snprintf(want + l, sizeof(want) - l, "click %d %d %d\n", x, y, button);
 	}
 	double click_ms = (double)(clock_ns() - c0) / 1e6 / 20;
-	end = clock_ms() + 5000;
+	end = clock_ms() + 10000;
 	while (count_lines(probe_log, "click") < 20 && clock_ms() < end)
 		clock_sleep_ms(20);
 	char* got = slurp(probe_log);
@@ -372,7 +372,7 @@ static void desktop_checks(void)
 		if (i > 0)
 			TST_EQ_INT(wayland_key_chord(wl, "ctrl+a", T), 0);
 		TST_EQ_INT(wayland_type(wl, strings[i], 0, T), 0);
-		bool ok = wait_text(probe_text, strings[i], 3000);
+		bool ok = wait_text(probe_text, strings[i], 10000);
 		if (!ok) {
 			char* s = slurp(probe_text);
 			fprintf(stderr, "  typed \"%s\", the view holds \"%s\"\n", strings[i],
@@ -413,7 +413,7 @@ static void desktop_checks(void)
 	TST_EQ_INT(wayland_key_chord(wl, "ctrl+a", T), 0);
 	TST_EQ_INT(wayland_key_chord(wl, "ctrl+v", T), 0);
 	bool pasted = false;
-	end = clock_ms() + 3000;
+	end = clock_ms() + 10000;
 	while (!pasted && clock_ms() < end) {
 		wayland_dispatch(wl, 20);
 		pasted = wait_text(probe_text, clip_text, 0);
