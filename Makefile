@@ -75,6 +75,40 @@ record_SRCS := $(wildcard record/*.c)
 desktop_SRCS := $(wildcard desktop/*.c)
 tools_SRCS := $(wildcard tools/*.c)
 server_SRCS := $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c))
+# ---- wayland/: the wlroots backend (a layer like x11/; docs/ARCHITECTURE.md).
+# Its protocol XML is in wayland/proto/ (the wlr ones written for deskd) and
+# /usr/share/wayland-protocols (xdg-output); wayland-scanner generates the
+# client code into $(BUILD)/wayland/proto/ at build time.
+MODULES += wayland
+WL_PROTOCOLS := /usr/share/wayland-protocols
+WL_XMLS := $(wildcard wayland/proto/*.xml) \
+	$(WL_PROTOCOLS)/unstable/xdg-output/xdg-output-unstable-v1.xml
+WL_GEN_C := $(foreach x,$(WL_XMLS),$(BUILD)/wayland/proto/$(basename $(notdir $(x)))-protocol.c)
+WL_GEN_H := $(WL_GEN_C:-protocol.c=-client-protocol.h)
+wayland_SRCS := $(wildcard wayland/*.c)
+PKG_CFLAGS += $(shell pkg-config --cflags wayland-client 2>/dev/null)
+PKG_LIBS += $(shell pkg-config --libs wayland-client 2>/dev/null)
+vpath %.xml wayland/proto $(WL_PROTOCOLS)/unstable/xdg-output
+$(BUILD)/wayland/proto/%-client-protocol.h: %.xml
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)wayland-scanner client-header $< $@
+$(BUILD)/wayland/proto/%-protocol.c: %.xml
+	@mkdir -p $(dir $@)
+	$(QUIET_GEN)wayland-scanner private-code $< $@
+$(BUILD)/wayland/proto/%-protocol.o: $(BUILD)/wayland/proto/%-protocol.c
+	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
+$(patsubst %.c,$(BUILD)/%.o,$(wayland_SRCS)) $(BUILD)/tests/test_wayland: | $(WL_GEN_H)
+$(BUILD)/libwayland.a: $(WL_GEN_C:.c=.o)
+.SECONDARY: $(WL_GEN_C)
+check-headers: check-headers-wayland
+check-headers-wayland: $(WL_GEN_H)
+	@echo '#include "wayland/wayland.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+	@echo '#include "wayland/wl_private.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+# The wayland tests start their own headless sway (scripts/install-deps test).
+test-wayland: $(BUILD)/tests/test_wayland
+	@scripts/run-unit $(BUILD)/tests/test_wayland
+.PHONY: test-wayland check-headers-wayland
+# ---- end of wayland/
 ALL_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))

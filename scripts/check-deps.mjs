@@ -18,7 +18,8 @@
 //      command that is not a builtin, and the programs a `# spawns: a b`
 //      comment names (for scripts given to sh -c in a string). A bare `node`
 //      is refused: scripts/node.
-//    - deskd itself (*.c): desktop_find_program("x"), the programs it starts.
+//    - deskd itself (*.c): desktop_find_program("x"), the programs it starts,
+//      and a `/* spawns: a b */` comment (a program started by its path).
 //    - Makefile recipes: a bare `node` is refused.
 // 2. Each one must be in scripts/programs with its Debian package, and that
 //    package must be installed by `scripts/install-deps SCOPE` for the scope of
@@ -311,6 +312,11 @@ function scanC(file) {
   const text = readFileSync(file, 'utf8');
   for (const m of text.matchAll(/desktop_find_program\(\s*"([^"]+)"/g)) {
     add(m[1], file, text.slice(0, m.index).split('\n').length);
+  }  // A program started by its path or from a table: "/* spawns: a b */".
+  for (const m of text.matchAll(/\/\*\s*spawns:\s*([^*\n]*)\*\//g)) {
+    for (const prog of m[1].trim().split(/\s+/).filter(Boolean)) {
+      add(prog, file, text.slice(0, m.index).split('\n').length);
+    }
   }
 }
 
