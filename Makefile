@@ -262,6 +262,9 @@ FUZZ_SAN = -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
 	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
 FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o
+# wayland/ includes the protocol headers wayland-scanner makes in $(BUILD).
+$(patsubst %.c,build-fuzz/obj/%.o,$(wayland_SRCS)): | $(WL_GEN_H)
+build-fuzz/obj/wayland/%.o: FUZZ_CFLAGS += -I$(BUILD)
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
