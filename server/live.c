@@ -11,8 +11,9 @@
  * - the events callback (any thread) appends to a bounded ring of serialized
  *   events and wakes the service thread;
  * - a worker builds each client's hello (the window list needs X);
- * - the hands thread runs a person's input (the control channel,
- *   docs/CONTROL.md) under the desktop lock with the one input context.
+ * - the hands thread (desktop/hands.c) runs a person's input (the control
+ *   channel, docs/CONTROL.md) under the desktop lock with the one input
+ *   context; this file checks the messages and queues them.
  *
  * Backpressure: a client only ever holds a reference to the frame it is
  * sending; when it becomes writable it takes the feed's newest frame and
@@ -34,7 +35,6 @@
 #include "base/worker.h"
 #include "capture/capture.h"
 #include "tools/tools.h"
-#include "input/input.h"
 
 #include <libwebsockets.h>
 
@@ -68,9 +68,7 @@
 #define LIVE_CTL_DEAD_MS 5000		/* the holder answered nothing this long */
 #define LIVE_CTL_BUCKET 400.0		/* input messages in a burst */
 #define LIVE_CTL_RATE 200.0		/* input messages a second, sustained */
-#define LIVE_CTL_QUEUE 256		/* input waiting for the desktop */
-#define LIVE_CTL_MAX_KEYS 16		/* keys held at once by a person */
-#define LIVE_TYPE_DRAIN_MAX_MS 25000	/* waiting for one spare keycode to drain */
+#define LIVE_CTL_MAX_KEYS DESKTOP_HANDS_MAX_KEYS	/* keys held at once by a person */
 #define LIVE_CTL_MAX_NOTE 2000
 
 /* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
@@ -847,40 +845,12 @@ static void live_client_watch(struct live_client* c, json_t* msg)
  * input context. An op carries the lease it was sent under: once the lease
  * changed it is dropped, so input from a tab that lost control never runs. */
 
-enum live_op_kind { LIVE_OP_MOVE, LIVE_OP_BUTTON, LIVE_OP_WHEEL, LIVE_OP_KEY,
-	LIVE_OP_TEXT, LIVE_OP_RELEASE_ALL };
-
-struct live_op {
-	enum live_op_kind kind;
-	uint64_t client_id, lease;
-	uint32_t window;
-	int max_dimension;
-	int x, y;		/* frame pixels */
-	int button;		/* BUTTON */
-	bool down;		/* BUTTON, KEY */
-	int notches_x, notches_y;
-	uint32_t keysym;	/* KEY */
-	char* text;		/* TEXT (malloc'd) */
-	size_t len;
-};
-
 enum { LIVE_MOD_CTRL = 1, LIVE_MOD_ALT = 2, LIVE_MOD_META = 4 };
 
 static uint64_t live__holder;			/* service thread: client id, 0 none */
-static int64_t live__holder_input_ms;		/* service thread: last input */
+static int64_t live__holder_active_ms;		/* service thread: last input */
 static atomic_uint_fast64_t live__lease;	/* generation of the lease */
 static atomic_bool live__gate_changed;
-/* Input queued or running, and when the last one ended: a long paste or a
- * slow app is not idleness. */
-static atomic_int live__hands_pending;
-static atomic_int_fast64_t live__hands_done_ms;
-
-static pthread_mutex_t live__hands_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t live__hands_cond = PTHREAD_COND_INITIALIZER;
-static struct live_op live__ops[LIVE_CTL_QUEUE];	/* under live__hands_lock */
-static size_t live__ops_head, live__ops_n;
-static bool live__hands_stop, live__hands_running;
-static pthread_t live__hands_thread;
 
 static void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl);
 
@@ -894,232 +864,24 @@ static struct live_buf* live_ctl_error_buf(const char* code, const char* message
 	return live_buf_json(msg);
 }
 
-/* Queue an op (text stolen); false when the queue is full. */
-static bool live_hands_push(struct live_op* op)
+/* The hands (desktop/hands.c) run the ops of the current lease only. */
+static bool live_hands_current(uint64_t lease)
 {
-	pthread_mutex_lock(&live__hands_lock);
-	/* A pointer move behind another move of the same lease replaces it. */
-	if (op->kind == LIVE_OP_MOVE && live__ops_n) {
-		struct live_op* last = &live__ops[(live__ops_head + live__ops_n - 1) % LIVE_CTL_QUEUE];
-		if (last->kind == LIVE_OP_MOVE && last->lease == op->lease
-				&& last->window == op->window
-				&& last->max_dimension == op->max_dimension) {
-			last->x = op->x;
-			last->y = op->y;
-			pthread_mutex_unlock(&live__hands_lock);
-			return true;
-		}
-	}
-	bool ok = live__ops_n < LIVE_CTL_QUEUE && !live__hands_stop;
-	if (ok) {
-		live__ops[(live__ops_head + live__ops_n) % LIVE_CTL_QUEUE] = *op;
-		live__ops_n++;
-		atomic_fetch_add(&live__hands_pending, 1);
-		pthread_cond_signal(&live__hands_cond);
-	} else {
-		free(op->text);
-	}
-	op->text = NULL;
-	pthread_mutex_unlock(&live__hands_lock);
-	return ok;
+	return atomic_load(&live__lease) == lease;
 }
 
-/* What the hands thread keeps pressed on behalf of the person. */
-static unsigned live__hands_buttons;		/* bit n: button n down */
-static uint32_t live__hands_keys[LIVE_CTL_MAX_KEYS];
-static int live__hands_n_keys;
-
-static void live_hands_release_all(struct input* in)
+/* An op failed on the hands thread: tell the client that sent it. */
+static void live_hands_failed(uint64_t sender, int rc, const char* message)
 {
-	for (int b = 1; b <= 9; b++)
-		if (live__hands_buttons & (1u << b))
-			input_button(in, b, false);
-	live__hands_buttons = 0;
-	for (int i = live__hands_n_keys - 1; i >= 0; i--) {
-		struct input_chord chord = { .n = 1, .keysyms = { live__hands_keys[i] } };
-		input_key_chord_state(in, &chord, false);
-	}
-	live__hands_n_keys = 0;
+	live_post_ctrl(sender, live_ctl_error_buf(tool_code_name(tool_code_for_errno(rc)),
+			message, "input"));
 }
 
-/* Frame pixel -> desktop pixel, as the agent's coordinates are mapped. */
-static int live_hands_map(const struct live_op* op, int* dx, int* dy, char* err,
-		size_t err_size)
-{
-	struct desktop_target t;
-	if (op->window == 0) {
-		int w = 0, h = 0;
-		desktop_screen_size(&w, &h);
-		if (w <= 0 || h <= 0) {
-			snprintf(err, err_size, "the display is not reachable");
-			return -ECONNRESET;
-		}
-		t = (struct desktop_target){ .width = w, .height = h };
-		desktop_scaled_size(w, h, op->max_dimension, &t.image_width, &t.image_height);
-	} else {
-		int rc = desktop_target(op->window, op->max_dimension, &t, err, err_size);
-		if (rc < 0)
-			return rc;
-	}
-	if (op->x < 0 || op->y < 0 || op->x >= t.image_width || op->y >= t.image_height) {
-		snprintf(err, err_size, "(%d, %d) is outside the frame (0..%d, 0..%d)",
-				op->x, op->y, t.image_width - 1, t.image_height - 1);
-		return -ERANGE;
-	}
-	*dx = t.x + desktop_map(op->x, t.width, t.image_width);
-	*dy = t.y + desktop_map(op->y, t.height, t.image_height);
-	return 0;
-}
-
-static void live_hands_run(struct input* in, struct live_op* op)
-{
-	char err[256] = "";
-	int rc = 0, dx, dy;
-	switch (op->kind) {
-	case LIVE_OP_RELEASE_ALL:
-		live_hands_release_all(in);
-		return;
-	case LIVE_OP_MOVE:
-	case LIVE_OP_BUTTON:
-	case LIVE_OP_WHEEL:
-		rc = live_hands_map(op, &dx, &dy, err, sizeof(err));
-		if (rc == 0)
-			rc = input_move(in, dx, dy);
-		if (rc == 0 && op->kind == LIVE_OP_BUTTON) {
-			rc = input_button(in, op->button, op->down);
-			if (op->down)
-				live__hands_buttons |= 1u << op->button;
-			else
-				live__hands_buttons &= ~(1u << op->button);
-		}
-		if (rc == 0 && op->kind == LIVE_OP_WHEEL)
-			rc = input_scroll(in, op->notches_x, op->notches_y, NULL);
-		break;
-	case LIVE_OP_KEY: {
-		struct input_chord chord = { .n = 1, .keysyms = { op->keysym } };
-		rc = input_key_chord_state(in, &chord, op->down);
-		if (rc == -ENOENT && op->down) {
-			/* Not on the keymap: it cannot be held, so tap it. */
-			rc = input_key_chord(in, &chord);
-		} else if (rc == 0 && op->down && live__hands_n_keys < LIVE_CTL_MAX_KEYS) {
-			live__hands_keys[live__hands_n_keys++] = op->keysym;
-		} else if (!op->down) {
-			for (int i = 0; i < live__hands_n_keys; i++)
-				if (live__hands_keys[i] == op->keysym) {
-					live__hands_keys[i] = live__hands_keys[--live__hands_n_keys];
-					break;
-				}
-		}
-		break;
-	}
-	case LIVE_OP_TEXT: {
-		/* In chunks, so a long paste stops as soon as the lease ends; where
-		 * a keymap slot has to drain first (a 3 s quarantine for a client
-		 * without _NET_WM_PING), the wait gives the desktop lock up, as the
-		 * agent's typing does (tools/input.c). */
-		int64_t stalled_since = 0;
-		for (size_t off = 0; off < op->len && rc == 0;) {
-			if (atomic_load(&live__lease) != op->lease)
-				break;
-			size_t n = op->len - off > 256 ? 256 : op->len - off;
-			while (off + n < op->len && n > 0
-					&& ((unsigned char)op->text[off + n] & 0xC0) == 0x80)
-				n--;	/* never split a character */
-			struct input_type_stats stats;
-			size_t bad = 0, done = 0;
-			int wait_ms = 0;
-			rc = input_type_some(in, op->text + off, n, &stats, &bad, &done, &wait_ms);
-			off += done;
-			if (rc < 0 || wait_ms <= 0) {
-				stalled_since = 0;
-				continue;
-			}
-			int64_t now = clock_ms();
-			if (done || !stalled_since)
-				stalled_since = now;
-			if (now - stalled_since > LIVE_TYPE_DRAIN_MAX_MS) {
-				rc = -ETIMEDOUT;
-				snprintf(err, sizeof(err), "no spare keycode was free again within %d ms",
-						LIVE_TYPE_DRAIN_MAX_MS);
-				break;
-			}
-			desktop_lock_pause(wait_ms < 100 ? wait_ms : 100);
-		}
-		break;
-	}
-	}
-	if (rc < 0) {
-		if (!err[0])
-			snprintf(err, sizeof(err), "%s", rc == -ECONNRESET
-					? "the display is not reachable" : strerror(-rc));
-		live_post_ctrl(op->client_id, live_ctl_error_buf(
-				tool_code_name(tool_code_for_errno(rc)), err, "input"));
-	}
-}
-
-static void* live_hands_main(void* arg)
-{
-	(void)arg;
-	struct live_op batch[32];
-	pthread_mutex_lock(&live__hands_lock);
-	for (;;) {
-		while (!live__hands_stop && live__ops_n == 0)
-			pthread_cond_wait(&live__hands_cond, &live__hands_lock);
-		if (live__hands_stop)
-			break;
-		size_t n = 0;
-		while (live__ops_n && n < sizeof(batch) / sizeof(batch[0])) {
-			batch[n++] = live__ops[live__ops_head];
-			live__ops_head = (live__ops_head + 1) % LIVE_CTL_QUEUE;
-			live__ops_n--;
-		}
-		pthread_mutex_unlock(&live__hands_lock);
-
-		desktop_lock();
-		char err[256] = "";
-		struct input* in = desktop_input_get(err, sizeof(err));
-		for (size_t i = 0; i < n; i++) {
-			struct live_op* op = &batch[i];
-			/* Text typed in a row goes as one call: its new characters
-			 * are bound to spare keycodes in one keymap change. */
-			while (op->kind == LIVE_OP_TEXT && i + 1 < n
-					&& batch[i + 1].kind == LIVE_OP_TEXT
-					&& batch[i + 1].lease == op->lease
-					&& op->len + batch[i + 1].len <= LIVE_CTL_MAX_PASTE) {
-				char* joined = realloc(op->text, op->len + batch[i + 1].len + 1);
-				if (!joined)
-					break;
-				memcpy(joined + op->len, batch[i + 1].text, batch[i + 1].len + 1);
-				op->text = joined;
-				op->len += batch[i + 1].len;
-				free(batch[i + 1].text);
-				memmove(&batch[i + 1], &batch[i + 2], (n - i - 2) * sizeof(batch[0]));
-				n--;
-				atomic_fetch_sub(&live__hands_pending, 1);
-			}
-			bool current = op->kind == LIVE_OP_RELEASE_ALL
-					|| atomic_load(&live__lease) == op->lease;
-			if (in && current)
-				live_hands_run(in, op);
-			else if (!in && current && op->kind != LIVE_OP_RELEASE_ALL)
-				live_post_ctrl(op->client_id, live_ctl_error_buf(
-						tool_code_name(TOOL_DISPLAY_UNAVAILABLE),
-						err[0] ? err : "the display is not reachable", "input"));
-			free(op->text);
-			atomic_store(&live__hands_done_ms, clock_ms());
-			atomic_fetch_sub(&live__hands_pending, 1);
-		}
-		desktop_input_put(in);
-		desktop_unlock();
-		pthread_mutex_lock(&live__hands_lock);
-	}
-	for (; live__ops_n; live__ops_n--) {
-		free(live__ops[live__ops_head].text);
-		live__ops_head = (live__ops_head + 1) % LIVE_CTL_QUEUE;
-	}
-	pthread_mutex_unlock(&live__hands_lock);
-	return NULL;
-}
+static const struct desktop_hands_owner live__hands_owner = {
+	.current = live_hands_current,
+	.failed = live_hands_failed,
+	.max_text = LIVE_CTL_MAX_PASTE,
+};
 
 /* ---- the lease (service thread) ---- */
 
@@ -1170,12 +932,12 @@ static void live_ctl_set_holder(struct live_client* to, const char* why, const c
 	if (old == id)
 		return;
 	if (old) {	/* whatever the old holder still pressed comes up */
-		struct live_op op = { .kind = LIVE_OP_RELEASE_ALL };
-		live_hands_push(&op);
+		struct desktop_hands_op op = { .kind = DESKTOP_HANDS_RELEASE_ALL };
+		desktop_hands_push(&op);
 	}
 	atomic_fetch_add(&live__lease, 1);
 	live__holder = id;
-	live__holder_input_ms = clock_ms();
+	live__holder_active_ms = clock_ms();
 	for (struct live_client* c = live__clients; c; c = c->next)
 		c->n_keys = 0, c->mods = 0;
 	if (to)
@@ -1226,7 +988,7 @@ static bool live_ctl_may_input(struct live_client* c, const char* type)
 		return false;
 	}
 	c->bucket -= 1;
-	live__holder_input_ms = now;
+	live__holder_active_ms = now;
 	return true;
 }
 
@@ -1234,7 +996,7 @@ static bool live_ctl_may_input(struct live_client* c, const char* type)
 /* A pointer message (move, button, wheel) in the watched frame's pixels:
  * checked into op, or answered with an error. */
 static bool live_ctl_point(struct live_client* c, json_t* msg, enum live_ctl_kind kind,
-		const char* type, struct live_op* op)
+		const char* type, struct desktop_hands_op* op)
 {
 	struct live_feed* f = c->feed;
 	int w = 0, h = 0;
@@ -1270,11 +1032,11 @@ static bool live_ctl_point(struct live_client* c, json_t* msg, enum live_ctl_kin
 	return true;
 }
 
-static void live_ctl_push(struct live_client* c, struct live_op* op, const char* type)
+static void live_ctl_push(struct live_client* c, struct desktop_hands_op* op, const char* type)
 {
-	op->client_id = c->id;
+	op->sender = c->id;
 	op->lease = atomic_load(&live__lease);
-	if (!live_hands_push(op)) {
+	if (!desktop_hands_push(op)) {
 		metrics_inc("deskd_control_dropped_total", NULL);
 		live_client_ctrl(c, live_ctl_error_buf("rate_limited",
 				"the desktop is behind on input; this one was dropped", type));
@@ -1303,14 +1065,6 @@ static const char* live_browser_key(const char* key, const char* code)
 	return key;
 }
 
-static bool live_one_char(const char* s)
-{
-	size_t pos = 0, len = strlen(s);
-	uint32_t cp;
-	return len && input_utf8_next(s, len, &pos, &cp) == 0 && pos == len && cp >= 0x20
-			&& cp != 0x7f;
-}
-
 static void live_ctl_key(struct live_client* c, json_t* msg)
 {
 	const char* key = json_string_value(json_object_get(msg, "key"));
@@ -1334,7 +1088,7 @@ static void live_ctl_key(struct live_client* c, json_t* msg)
 		for (int i = 0; i < c->n_keys; i++) {
 			if (strcmp(c->keys[i].code, id) != 0)
 				continue;
-			struct live_op op = { .kind = LIVE_OP_KEY, .keysym = c->keys[i].keysym };
+			struct desktop_hands_op op = { .kind = DESKTOP_HANDS_KEY, .keysym = c->keys[i].keysym };
 			c->keys[i] = c->keys[--c->n_keys];
 			unsigned mod = strcmp(key, "Control") == 0 ? LIVE_MOD_CTRL
 					: strcmp(key, "Alt") == 0 ? LIVE_MOD_ALT
@@ -1347,16 +1101,16 @@ static void live_ctl_key(struct live_client* c, json_t* msg)
 	}
 	/* A character with no Control/Alt/Meta: the agent's typing path, so any
 	 * character arrives as itself whatever the keymap. */
-	if (live_one_char(key) && strcmp(key, " ") != 0 && !c->mods) {
-		struct live_op op = { .kind = LIVE_OP_TEXT, .text = strdup(key), .len = strlen(key) };
+	if (desktop_text_one_char(key) && strcmp(key, " ") != 0 && !c->mods) {
+		struct desktop_hands_op op = { .kind = DESKTOP_HANDS_TEXT, .text = strdup(key), .len = strlen(key) };
 		if (op.text)
 			live_ctl_push(c, &op, "key");
 		return;
 	}
 	uint32_t keysym;
-	if (input_key_lookup(live_browser_key(key, code), &keysym) < 0) {
-		char m[200], near[120] = "";
-		input_key_suggest(key, near, sizeof(near), 3);
+	char near[120];
+	if (desktop_key_lookup(live_browser_key(key, code), &keysym, near, sizeof(near)) < 0) {
+		char m[200];
 		snprintf(m, sizeof(m), "unknown key '%.40s'%s%s", key, near[0] ? "; closest: " : "", near);
 		live_client_ctrl(c, live_ctl_error_buf(tool_code_name(TOOL_UNKNOWN_KEY), m, "key"));
 		return;
@@ -1377,7 +1131,7 @@ static void live_ctl_key(struct live_client* c, json_t* msg)
 		c->mods |= LIVE_MOD_ALT;
 	else if (strcmp(key, "Meta") == 0 || strcmp(key, "OS") == 0)
 		c->mods |= LIVE_MOD_META;
-	struct live_op op = { .kind = LIVE_OP_KEY, .keysym = keysym, .down = true };
+	struct desktop_hands_op op = { .kind = DESKTOP_HANDS_KEY, .keysym = keysym, .down = true };
 	live_ctl_push(c, &op, "key");
 }
 
@@ -1394,7 +1148,7 @@ static void live_ctl_text(struct live_client* c, json_t* msg, enum live_ctl_kind
 	}
 	if (len == 0)
 		return;
-	struct live_op op = { .kind = LIVE_OP_TEXT, .text = malloc(len + 1), .len = len };
+	struct desktop_hands_op op = { .kind = DESKTOP_HANDS_TEXT, .text = malloc(len + 1), .len = len };
 	if (!op.text)
 		return;
 	memcpy(op.text, text, len + 1);
@@ -1456,7 +1210,7 @@ static bool live_ctl_message(struct live_client* c, const char* type, json_t* ms
 	}
 	if (live_ctl_is_input(kind) && !live_ctl_may_input(c, type))
 		return true;
-	struct live_op op = { 0 };
+	struct desktop_hands_op op = { 0 };
 	switch (kind) {
 	case LIVE_CTL_TAKE:
 		live_ctl_take(c, msg, type);
@@ -1486,8 +1240,8 @@ static bool live_ctl_message(struct live_client* c, const char* type, json_t* ms
 	case LIVE_CTL_MOVE:
 	case LIVE_CTL_BUTTON:
 	case LIVE_CTL_WHEEL:
-		op.kind = kind == LIVE_CTL_MOVE ? LIVE_OP_MOVE
-			: kind == LIVE_CTL_BUTTON ? LIVE_OP_BUTTON : LIVE_OP_WHEEL;
+		op.kind = kind == LIVE_CTL_MOVE ? DESKTOP_HANDS_MOVE
+			: kind == LIVE_CTL_BUTTON ? DESKTOP_HANDS_BUTTON : DESKTOP_HANDS_WHEEL;
 		if (live_ctl_point(c, msg, kind, type, &op)
 				&& (kind != LIVE_CTL_WHEEL || op.notches_x || op.notches_y))
 			live_ctl_push(c, &op, type);
@@ -1517,39 +1271,17 @@ static bool live_ctl_timer(struct live_client* c)
 	}
 	const struct options* opts = options_get();
 	int idle_s = opts && opts->control_idle_timeout_s > 0 ? opts->control_idle_timeout_s : 300;
-	int64_t last = live__holder_input_ms;
-	if (atomic_load(&live__hands_done_ms) > last)
-		last = atomic_load(&live__hands_done_ms);
-	if (atomic_load(&live__hands_pending) == 0 && now - last > (int64_t)idle_s * 1000) {
+	int64_t last = live__holder_active_ms, done_ms;
+	int pending = desktop_hands_pending(&done_ms);
+	if (done_ms > last)
+		last = done_ms;
+	if (pending == 0 && now - last > (int64_t)idle_s * 1000) {
 		live_ctl_set_holder(NULL, "idle", NULL);
 		live_client_ctrl(c, live_buf_json(json_pack("{s:s, s:s, s:s}", "type", "released",
 				"reason", "idle", "message", "control was released after the idle limit "
 				"(--control-idle-timeout)")));
 	}
 	return true;
-}
-
-static int live_hands_start(void)
-{
-	pthread_mutex_lock(&live__hands_lock);
-	live__hands_stop = false;
-	pthread_mutex_unlock(&live__hands_lock);
-	if (pthread_create(&live__hands_thread, NULL, live_hands_main, NULL) != 0)
-		return -EAGAIN;
-	live__hands_running = true;
-	return 0;
-}
-
-static void live_hands_stop(void)
-{
-	if (!live__hands_running)
-		return;
-	pthread_mutex_lock(&live__hands_lock);
-	live__hands_stop = true;
-	pthread_cond_broadcast(&live__hands_cond);
-	pthread_mutex_unlock(&live__hands_lock);
-	pthread_join(live__hands_thread, NULL);
-	live__hands_running = false;
 }
 
 static void live_client_message(struct live_client* c, const char* text, size_t len)
@@ -1999,7 +1731,7 @@ int live_init(void)
 		return handle;
 	}
 	live__events_handle = handle;
-	if (live_hands_start() < 0) {
+	if (desktop_hands_start(&live__hands_owner) < 0) {
 		log_error("live: cannot start the control input thread");
 		events_unsubscribe(handle);
 		live__events_handle = 0;
@@ -2025,7 +1757,7 @@ void live_deinit(void)
 		events_unsubscribe(live__events_handle);
 	live__events_handle = 0;
 	tools_gate_listen(NULL);
-	live_hands_stop();
+	desktop_hands_stop();
 	live__holder = 0;
 
 	/* The service thread is gone (ws_stop ran): stop what is left. */
