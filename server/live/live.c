@@ -25,7 +25,7 @@
 #include "base/clock.h"
 #include "server/http/auth.h"
 #include "server/http/http.h"
-#include "server/live_ctl.h"
+#include "server/live/live_ctl.h"
 #include "desktop/desktop.h"
 #include "base/events.h"
 #include "base/log.h"

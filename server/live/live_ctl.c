@@ -1,5 +1,5 @@
 /* The control channel's messages without state: see live_ctl.h. */
-#include "server/live_ctl.h"
+#include "server/live/live_ctl.h"
 #include "desktop/desktop.h"
 
 #include <stdio.h>
