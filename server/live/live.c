@@ -22,6 +22,7 @@
  * the oldest kept), so nothing grows per client. */
 
 #include "server/live.h"
+#include "server/live/live_private.h"
 #include "base/clock.h"
 #include "server/http/auth.h"
 #include "server/http/http.h"
@@ -48,36 +49,7 @@
 #include <strings.h>
 #include <time.h>
 
-#define LIVE_PROTOCOL "deskd.live"
-#define LIVE_MAX_MESSAGE (16 * 1024)	/* client messages; larger closes with 1009 */
-#define LIVE_EVENT_RING 256		/* events kept for slow clients and replay */
-#define LIVE_MAX_CTRL 8			/* queued control messages per client */
-#ifndef LIVE_PING_US
-#define LIVE_PING_US (10 * 1000 * 1000)	/* heartbeat tick */
-#endif
-#ifndef LIVE_DEAD_MS
-#define LIVE_DEAD_MS 35000		/* no pong or message for this long: close */
-#endif
-#define LIVE_DEFAULT_FPS 15
-#define LIVE_MAX_FPS 60
-#define LIVE_DEFAULT_QUALITY 70
-#define LIVE_IDLE_POLL_MS 100		/* cursor poll while nothing changes */
-#define LIVE_MAX_FEEDS 16		/* distinct (target, settings) at once */
-/* Control (docs/CONTROL.md) */
-#define LIVE_CTL_PING_US (1000 * 1000)	/* the holder's heartbeat */
-#define LIVE_CTL_DEAD_MS 5000		/* the holder answered nothing this long */
-#define LIVE_CTL_BUCKET 400.0		/* input messages in a burst */
-#define LIVE_CTL_RATE 200.0		/* input messages a second, sustained */
-#define LIVE_CTL_MAX_KEYS DESKTOP_HANDS_MAX_KEYS	/* keys held at once by a person */
-#define LIVE_CTL_MAX_NOTE 2000
-
 /* ---- refcounted message buffers (LWS_PRE headroom for lws_write) ---- */
-
-struct live_buf {
-	atomic_int refs;
-	size_t len;
-	unsigned char data[];	/* LWS_PRE bytes, then len bytes of payload */
-};
 
 static struct live_buf* live_buf_new(const void* payload, size_t len)
 {
@@ -93,7 +65,7 @@ static struct live_buf* live_buf_new(const void* payload, size_t len)
 }
 
 /* Serialize json (stolen) compactly. */
-static struct live_buf* live_buf_json(json_t* json)
+struct live_buf* live_buf_json(json_t* json)
 {
 	if (!json)
 		return NULL;
@@ -106,14 +78,14 @@ static struct live_buf* live_buf_json(json_t* json)
 	return self;
 }
 
-static struct live_buf* live_buf_ref(struct live_buf* self)
+struct live_buf* live_buf_ref(struct live_buf* self)
 {
 	if (self)
 		atomic_fetch_add(&self->refs, 1);
 	return self;
 }
 
-static void live_buf_unref(struct live_buf* self)
+void live_buf_unref(struct live_buf* self)
 {
 	if (self && atomic_fetch_sub(&self->refs, 1) == 1)
 		free(self);
@@ -121,23 +93,15 @@ static void live_buf_unref(struct live_buf* self)
 
 /* ---- frames: a header text message and the JPEG that follows it ---- */
 
-struct live_frame {
-	atomic_int refs;
-	uint64_t seq;
-	int width, height;	/* of the JPEG: the space of control coordinates */
-	uint64_t cursor_seq;	/* the feed's cursor state this frame carries */
-	struct live_buf* header;
-	struct live_buf* jpeg;
-};
 
-static struct live_frame* live_frame_ref(struct live_frame* self)
+struct live_frame* live_frame_ref(struct live_frame* self)
 {
 	if (self)
 		atomic_fetch_add(&self->refs, 1);
 	return self;
 }
 
-static void live_frame_unref(struct live_frame* self)
+void live_frame_unref(struct live_frame* self)
 {
 	if (self && atomic_fetch_sub(&self->refs, 1) == 1) {
 		live_buf_unref(self->header);
@@ -146,108 +110,27 @@ static void live_frame_unref(struct live_frame* self)
 	}
 }
 
-/* ---- feeds ---- */
+/* ---- module state (shared by the files of server/live/) ---- */
 
-struct live_feed_key {
-	uint32_t window;	/* 0 = the screen */
-	int fps, quality, max_dimension;
-};
-
-struct live_feed {
-	atomic_int refs;	/* the feed list's and the producer's */
-	struct live_feed_key key;
-
-	/* Service thread only. */
-	struct live_feed* next;
-	int n_clients;
-	bool error_sent;
-
-	/* Under lock. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
-	struct live_frame* latest;
-	struct live_buf* cursor;	/* {"type":"cursor",...} */
-	uint64_t cursor_seq;
-	struct live_buf* error;		/* {"type":"error",...}: the producer gave up */
-	struct live_buf* notice;	/* {"type":"error",...} that does not end the
-					 * feed (the display is gone for now), or NULL */
-	uint64_t notice_seq;		/* bumped whenever notice changes */
-
-	atomic_uint_fast64_t latest_seq, latest_cursor_seq;
-	atomic_bool failed;
-};
-
-/* ---- clients (lws per-session data, zeroed by lws) ---- */
-
-struct live_client {
-	struct lws* wsi;
-	struct live_client* prev;
-	struct live_client* next;
-	uint64_t id;
-	enum http_role role;
-	bool established;
-	bool has_slot;			/* holds one of its role's stream slots */
-
-	struct live_buf* hello;		/* set by the hello worker (via the outbox) */
-	bool hello_sent;
-	struct live_buf* ctrl[LIVE_MAX_CTRL];
-	int n_ctrl;
-	uint64_t event_seq;		/* last event sent */
-	bool ping_due;
-	int64_t last_rx_ms;
-
-	struct live_feed* feed;
-	uint64_t frame_seq;		/* last frame sent from this feed */
-	uint64_t cursor_seq;		/* last cursor state sent */
-	uint64_t notice_seq;		/* last feed notice seen */
-	struct live_frame* pending;	/* header sent, JPEG not yet */
-
-	char* rx;
-	size_t rx_len, rx_cap;
-
-	/* Control (service thread). */
-	bool state_due;			/* send a "control" state message */
-	double bucket;			/* rate limit: input messages left */
-	int64_t bucket_ms, rate_error_ms;
-	unsigned mods;			/* Control/Alt/Meta held (LIVE_MOD_*) */
-	struct { char code[32]; uint32_t keysym; } keys[LIVE_CTL_MAX_KEYS];
-	int n_keys;			/* keys pressed as keysyms, by code */
-};
-
-/* ---- module state ---- */
-
-struct live_outbox_item {
-	struct live_outbox_item* next;
-	uint64_t client_id;
-	struct live_buf* hello;
-	struct live_buf* ctrl;		/* or a control message (an input error) */
-};
-
-static pthread_mutex_t live__lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t live__cond = PTHREAD_COND_INITIALIZER;
-static struct lws_context* live__ctx;		/* under live__lock */
-static bool live__shutdown;			/* under live__lock */
-static struct live_outbox_item* live__outbox;	/* under live__lock */
-static struct live_buf* live__events[LIVE_EVENT_RING];	/* under live__lock */
-static uint64_t live__event_next = 1;		/* seq of the next event */
-static int live__producers;			/* running producer threads */
+pthread_mutex_t live__lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t live__cond = PTHREAD_COND_INITIALIZER;
+struct lws_context* live__ctx;		/* under live__lock */
+bool live__shutdown;			/* under live__lock */
+struct live_outbox_item* live__outbox;	/* under live__lock */
+struct live_buf* live__events[LIVE_EVENT_RING];	/* under live__lock */
+uint64_t live__event_next = 1;		/* seq of the next event */
+int live__producers;			/* running producer threads */
 static int live__events_handle;
 
 /* Service thread only. */
-static struct live_client* live__clients;
-static struct live_feed* live__feeds;
-static uint64_t live__next_client_id = 1;
+struct live_client* live__clients;
+struct live_feed* live__feeds;
+uint64_t live__next_client_id = 1;
 
-static struct {
-	atomic_uint_fast64_t captures, encodes, frames_sent, frames_skipped,
-			bytes_sent, events_sent, cursor_sent, clients_total,
-			refused;
-	atomic_int clients, feeds;
-} live__stats;
+struct live_counters live__stats;
 
 /* Wake the service thread; any thread. */
-static void live_wake(void)
+void live_wake(void)
 {
 	pthread_mutex_lock(&live__lock);
 	if (live__ctx)
@@ -274,7 +157,7 @@ static void live_on_event(void* ud, json_t* event)
 
 /* The next event after seq for a client, or NULL; *seq is advanced (skipping
  * events that fell out of the ring). */
-static struct live_buf* live_next_event(uint64_t* seq)
+struct live_buf* live_next_event(uint64_t* seq)
 {
 	struct live_buf* out = NULL;
 	pthread_mutex_lock(&live__lock);
@@ -289,7 +172,7 @@ static struct live_buf* live_next_event(uint64_t* seq)
 	return out;
 }
 
-static bool live_has_event(uint64_t seq)
+bool live_has_event(uint64_t seq)
 {
 	pthread_mutex_lock(&live__lock);
 	bool more = seq + 1 < live__event_next;
@@ -304,7 +187,7 @@ static const char* live_target_name(uint32_t window)
 	return window ? "window" : "screen";
 }
 
-static void live_feed_unref(struct live_feed* self)
+void live_feed_unref(struct live_feed* self)
 {
 	if (!self || atomic_fetch_sub(&self->refs, 1) != 1)
 		return;
@@ -556,7 +439,7 @@ out:
 
 /* ---- feed list (service thread) ---- */
 
-static struct live_feed* live_feed_get(const struct live_feed_key* key)
+struct live_feed* live_feed_get(const struct live_feed_key* key)
 {
 	for (struct live_feed* f = live__feeds; f; f = f->next)
 		if (memcmp(&f->key, key, sizeof(*key)) == 0 && !atomic_load(&f->failed)) {
@@ -606,7 +489,7 @@ static struct live_feed* live_feed_get(const struct live_feed_key* key)
 	return self;
 }
 
-static void live_feed_stop(struct live_feed* self)
+void live_feed_stop(struct live_feed* self)
 {
 	pthread_mutex_lock(&self->lock);
 	self->stop = true;
@@ -614,7 +497,7 @@ static void live_feed_stop(struct live_feed* self)
 	pthread_mutex_unlock(&self->lock);
 }
 
-static void live_feed_put(struct live_feed* self)
+void live_feed_put(struct live_feed* self)
 {
 	if (!self || --self->n_clients > 0)
 		return;
@@ -631,7 +514,7 @@ static void live_feed_put(struct live_feed* self)
 
 /* ---- clients (service thread) ---- */
 
-static void live_client_ctrl(struct live_client* c, struct live_buf* buf)
+void live_client_ctrl(struct live_client* c, struct live_buf* buf)
 {
 	if (!buf)
 		return;
@@ -649,7 +532,7 @@ static void live_client_error(struct live_client* c, const char* code, const cha
 			"code", code, "message", message)));
 }
 
-static bool live_client_has_work(struct live_client* c)
+bool live_client_has_work(struct live_client* c)
 {
 	if (c->pending || c->ping_due || (c->hello && !c->hello_sent))
 		return true;
@@ -673,12 +556,12 @@ static int live_write(struct live_client* c, struct live_buf* buf,
 	return 0;
 }
 
-static struct live_buf* live_ctl_state(struct live_client* c);
+struct live_buf* live_ctl_state(struct live_client* c);
 
 /* One lws_write per WRITEABLE, in this order: the JPEG of a frame whose
  * header went out, a ping, the hello, control messages, events, then the
  * newest frame (or cursor position) of the watched feed. */
-static int live_client_writeable(struct live_client* c)
+int live_client_writeable(struct live_client* c)
 {
 	int rc = 0;
 	if (c->pending) {
@@ -751,7 +634,7 @@ static int live_client_writeable(struct live_client* c)
 	return rc;
 }
 
-static void live_client_unwatch(struct live_client* c)
+void live_client_unwatch(struct live_client* c)
 {
 	live_feed_put(c->feed);
 	c->feed = NULL;
@@ -845,14 +728,12 @@ static void live_client_watch(struct live_client* c, json_t* msg)
  * input context. An op carries the lease it was sent under: once the lease
  * changed it is dropped, so input from a tab that lost control never runs. */
 
-enum { LIVE_MOD_CTRL = 1, LIVE_MOD_ALT = 2, LIVE_MOD_META = 4 };
+uint64_t live__holder;			/* service thread: client id, 0 none */
+int64_t live__holder_active_ms;		/* service thread: last input */
+atomic_uint_fast64_t live__lease;	/* generation of the lease */
+atomic_bool live__gate_changed;
 
-static uint64_t live__holder;			/* service thread: client id, 0 none */
-static int64_t live__holder_active_ms;		/* service thread: last input */
-static atomic_uint_fast64_t live__lease;	/* generation of the lease */
-static atomic_bool live__gate_changed;
-
-static void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl);
+void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl);
 
 static struct live_buf* live_ctl_error_buf(const char* code, const char* message,
 		const char* what)
@@ -877,7 +758,7 @@ static void live_hands_failed(uint64_t sender, int rc, const char* message)
 			message, "input"));
 }
 
-static const struct desktop_hands_owner live__hands_owner = {
+const struct desktop_hands_owner live__hands_owner = {
 	.current = live_hands_current,
 	.failed = live_hands_failed,
 	.max_text = LIVE_CTL_MAX_PASTE,
@@ -885,13 +766,13 @@ static const struct desktop_hands_owner live__hands_owner = {
 
 /* ---- the lease (service thread) ---- */
 
-static void live_gate_listener(void)
+void live_gate_listener(void)
 {
 	atomic_store(&live__gate_changed, true);
 	live_wake();
 }
 
-static void live_ctl_broadcast(void)
+void live_ctl_broadcast(void)
 {
 	for (struct live_client* c = live__clients; c; c = c->next) {
 		c->state_due = true;
@@ -899,7 +780,7 @@ static void live_ctl_broadcast(void)
 	}
 }
 
-static struct live_buf* live_ctl_state(struct live_client* c)
+struct live_buf* live_ctl_state(struct live_client* c)
 {
 	const struct options* opts = options_get();
 	json_t* gate = tools_gate_state();
@@ -925,7 +806,7 @@ static struct live_client* live_client_by_id(uint64_t id)
 }
 
 /* Change the holder (0: none). note: the hand-back note for the agent. */
-static void live_ctl_set_holder(struct live_client* to, const char* why, const char* note)
+void live_ctl_set_holder(struct live_client* to, const char* why, const char* note)
 {
 	uint64_t old = live__holder;
 	uint64_t id = to ? to->id : 0;
@@ -1199,7 +1080,7 @@ static void live_ctl_pause(bool pause, const char* type)
 }
 
 /* Handles the control messages; false if type is none of them. */
-static bool live_ctl_message(struct live_client* c, const char* type, json_t* msg)
+bool live_ctl_message(struct live_client* c, const char* type, json_t* msg)
 {
 	enum live_ctl_kind kind;
 	if (!live_ctl_kind_of(type, &kind))
@@ -1259,7 +1140,7 @@ static bool live_ctl_message(struct live_client* c, const char* type, json_t* ms
 
 /* The timer of a client (service thread): the holder's liveness and idle
  * limit; false to close the socket. */
-static bool live_ctl_timer(struct live_client* c)
+bool live_ctl_timer(struct live_client* c)
 {
 	if (live__holder != c->id)
 		return true;
@@ -1304,7 +1185,7 @@ static void live_client_message(struct live_client* c, const char* text, size_t 
 	json_decref(msg);
 }
 
-static int live_client_receive(struct live_client* c, const void* in, size_t len)
+int live_client_receive(struct live_client* c, const void* in, size_t len)
 {
 	c->last_rx_ms = clock_ms();
 	if (lws_frame_is_binary(c->wsi)) {
@@ -1358,7 +1239,7 @@ static json_t* live_windows(void)
 	return out ? out : json_array();
 }
 
-static struct live_buf* live_hello(enum http_role role, bool with_windows)
+struct live_buf* live_hello(enum http_role role, bool with_windows)
 {
 	int w = 0, h = 0;
 	desktop_screen_size(&w, &h);
@@ -1371,11 +1252,6 @@ static struct live_buf* live_hello(enum http_role role, bool with_windows)
 			"max_image_dimension", opts ? opts->max_image_dimension : 1280,
 			"display", desktop_available()));
 }
-
-struct live_hello_job {
-	uint64_t client_id;
-	enum http_role role;
-};
 
 static void live_post_hello(uint64_t client_id, struct live_buf* hello)
 {
@@ -1396,7 +1272,7 @@ static void live_post_hello(uint64_t client_id, struct live_buf* hello)
 	pthread_mutex_unlock(&live__lock);
 }
 
-static void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl)
+void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl)
 {
 	struct live_outbox_item* item = calloc(1, sizeof(*item));
 	pthread_mutex_lock(&live__lock);
@@ -1418,7 +1294,7 @@ static void live_post_ctrl(uint64_t client_id, struct live_buf* ctrl)
 	pthread_mutex_unlock(&live__lock);
 }
 
-static void live_hello_worker(void* ud)
+void live_hello_worker(void* ud)
 {
 	struct live_hello_job* job = ud;
 	live_post_hello(job->client_id, live_hello(job->role, true));
@@ -1539,7 +1415,7 @@ static void live_drain(void)
 			lws_callback_on_writable(c->wsi);
 }
 
-static void live_client_closed(struct live_client* c)
+void live_client_closed(struct live_client* c)
 {
 	if (c->has_slot) {
 		http_role_stream_give(c->role);
@@ -1574,7 +1450,7 @@ static void live_client_closed(struct live_client* c)
 	log_debug("live: viewer %llu left", (unsigned long long)c->id);
 }
 
-static void live_client_established(struct lws* wsi, struct live_client* c)
+void live_client_established(struct lws* wsi, struct live_client* c)
 {
 	enum http_role role = c->role;
 	memset(c, 0, sizeof(*c));
