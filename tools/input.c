@@ -538,6 +538,62 @@ static int paste_text(struct batch* b, const struct action* a, json_t* res,
 	return failed;
 }
 
+/* Where an action points: its ref (clicked first for a type into it) or its
+ * x, y mapped to the desktop, and a drag's path (*dpx, *dpy: malloc'd). */
+static int action_points(struct batch* b, struct action* a, json_t* res, int* dx,
+		int* dy, int** dpx, int** dpy, struct act_error* e)
+{
+	const struct act_name* k = a->kind;
+	if (a->ref) {
+		if (tools_ui_ref_point(a->ref, dx, dy, e) < 0)
+			return -1;
+		json_object_set_new(res, "ref", json_string(a->ref));
+		json_object_set_new(res, "desktop_x", json_integer(*dx));
+		json_object_set_new(res, "desktop_y", json_integer(*dy));
+		if (k->act == ACT_TYPE) {
+			/* Into that element: click it first. */
+			int rc = input_move(b->in, *dx, *dy);
+			if (rc == 0)
+				rc = input_click(b->in, 1, 1, NULL);
+			if (rc < 0) {
+				e->code = tool_code_for_errno(rc);
+				snprintf(e->message, sizeof(e->message), "clicking ref %s: %s", a->ref, strerror(-rc));
+				return -1;
+			}
+		}
+	} else if (a->has_xy) {
+		if (map_point(b, a, a->x, a->y, dx, dy, e) < 0)
+			return -1;
+		json_object_set_new(res, "x", json_integer(a->x));
+		json_object_set_new(res, "y", json_integer(a->y));
+		json_object_set_new(res, "desktop_x", json_integer(*dx));
+		json_object_set_new(res, "desktop_y", json_integer(*dy));
+	}
+	if (k->act == ACT_DRAG) {
+		int* xs = calloc(a->n_path, sizeof(int));
+		int* ys = calloc(a->n_path, sizeof(int));
+		if (!xs || !ys) {
+			free(xs);
+			free(ys);
+			return action_fail(e, TOOL_INTERNAL, "out of memory");
+		}
+		for (size_t i = 0; i < a->n_path; i++) {
+			if (map_point(b, a, a->px[i], a->py[i], &xs[i], &ys[i], e) < 0) {
+				char msg[512];
+				snprintf(msg, sizeof(msg), "%.*s", text_cut(e->message, 400),
+						e->message);
+				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
+				free(xs);
+				free(ys);
+				return -1;
+			}
+		}
+		*dpx = xs;
+		*dpy = ys;
+	}
+	return 0;
+}
+
 static int run_action(struct batch* b, struct action* a, json_t* res,
 		struct act_error* e)
 {
@@ -550,52 +606,9 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 	bool acts = pointer || k->act == ACT_TYPE || k->act == ACT_KEYPRESS
 			|| k->act == ACT_HOLD_KEY || k->act == ACT_PASTE;
 
-	if (a->ref) {
-		if (tools_ui_ref_point(a->ref, &dx, &dy, e) < 0)
-			return -1;
-		json_object_set_new(res, "ref", json_string(a->ref));
-		json_object_set_new(res, "desktop_x", json_integer(dx));
-		json_object_set_new(res, "desktop_y", json_integer(dy));
-		if (k->act == ACT_TYPE) {
-			/* Into that element: click it first. */
-			rc = input_move(b->in, dx, dy);
-			if (rc == 0)
-				rc = input_click(b->in, 1, 1, NULL);
-			if (rc < 0) {
-				e->code = tool_code_for_errno(rc);
-				snprintf(e->message, sizeof(e->message), "clicking ref %s: %s", a->ref, strerror(-rc));
-				return -1;
-			}
-		}
-	} else if (a->has_xy) {
-		if (map_point(b, a, a->x, a->y, &dx, &dy, e) < 0)
-			return -1;
-		json_object_set_new(res, "x", json_integer(a->x));
-		json_object_set_new(res, "y", json_integer(a->y));
-		json_object_set_new(res, "desktop_x", json_integer(dx));
-		json_object_set_new(res, "desktop_y", json_integer(dy));
-	}
 	int *dpx = NULL, *dpy = NULL;
-	if (k->act == ACT_DRAG) {
-		dpx = calloc(a->n_path, sizeof(int));
-		dpy = calloc(a->n_path, sizeof(int));
-		if (!dpx || !dpy) {
-			free(dpx);
-			free(dpy);
-			return action_fail(e, TOOL_INTERNAL, "out of memory");
-		}
-		for (size_t i = 0; i < a->n_path; i++) {
-			if (map_point(b, a, a->px[i], a->py[i], &dpx[i], &dpy[i], e) < 0) {
-				char msg[512];
-				snprintf(msg, sizeof(msg), "%.*s", text_cut(e->message, 400),
-						e->message);
-				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
-				free(dpx);
-				free(dpy);
-				return -1;
-			}
-		}
-	}
+	if (action_points(b, a, res, &dx, &dy, &dpx, &dpy, e) < 0)
+		return -1;
 	if (acts && focus_target(b, e) < 0) {
 		free(dpx);
 		free(dpy);
