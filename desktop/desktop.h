@@ -219,6 +219,110 @@ struct input* desktop_input_get(char* err, size_t err_size);
 /** Give it back. NULL-safe. */
 void desktop_input_put(struct input* in);
 
+/* ---- One pair of hands (hands.c) ---------------------------------------------
+ * The agent's typing (tools/input.c) and a person's (the control channel,
+ * docs/CONTROL.md) run the same loop: UTF-8-safe chunks of at most
+ * DESKTOP_TYPE_CHUNK_BYTES ending after a space when there is one (other
+ * actions run only between chunks, never inside a word); where a keymap slot
+ * has to drain first, the wait gives the desktop lock up (other clients'
+ * actions run meanwhile), bounded by DESKTOP_TYPE_DRAIN_MAX_MS without
+ * progress. Callers hold the desktop lock and a borrowed input context. */
+
+#define DESKTOP_TYPE_CHUNK_BYTES 256
+#define DESKTOP_TYPE_DRAIN_MAX_MS 25000	/* waiting for one spare keycode to drain */
+
+struct desktop_typing {
+	/* Set by the caller. */
+	bool yield;		/* between chunks, let waiting actions run first */
+	/* Between two chunks, before and after the wait: true stops typing
+	 * (-ECANCELED); the hook says why to its caller. May be NULL. */
+	bool (*stop)(void* ud, const struct desktop_typing* t);
+	/* After a wait in which other actions ran (the focus may have moved):
+	 * < 0 stops typing (-ECANCELED). May be NULL. */
+	int (*others_ran)(void* ud);
+	/* After a chunk, when text is left. May be NULL. */
+	void (*progress)(void* ud, const struct desktop_typing* t);
+	void* ud;
+	/* How far it got (set by desktop_hands_type). */
+	size_t total;		/* characters (code points) of the text */
+	size_t typed, remapped;	/* as struct input_type_stats */
+	bool drain_timeout;	/* -ETIMEDOUT: no slot drained in time */
+};
+
+/** Type UTF-8 text (checked: input_text_check) with the loop above. Returns
+ *  0 when all was typed, -ECANCELED when a hook stopped it, -ETIMEDOUT with
+ *  drain_timeout, or input_type_some's -errno. Holding the desktop lock. */
+int desktop_hands_type(struct input* in, const char* text, size_t len,
+		struct desktop_typing* t);
+
+/* A person's hands: a queue of input run by one thread, in arrival order,
+ * batch by batch under the desktop lock with the one input context. An op
+ * carries the lease it was sent under and is dropped once that lease is no
+ * longer current, so input from a tab that lost control never runs; a text
+ * op stops between its chunks when the lease changes. Pointer ops are in
+ * the pixels of a frame of the window (0 = the screen) scaled to
+ * max_dimension, mapped as the agent's coordinates are (desktop_map). */
+
+#define DESKTOP_HANDS_QUEUE 256		/* ops waiting for the desktop */
+#define DESKTOP_HANDS_MAX_KEYS 16	/* keys held at once */
+
+enum desktop_hands_kind {
+	DESKTOP_HANDS_MOVE, DESKTOP_HANDS_BUTTON, DESKTOP_HANDS_WHEEL,
+	DESKTOP_HANDS_KEY, DESKTOP_HANDS_TEXT,
+	DESKTOP_HANDS_RELEASE_ALL,	/* whatever is still pressed comes up */
+};
+
+struct desktop_hands_op {
+	enum desktop_hands_kind kind;
+	uint64_t sender, lease;	/* who sent it (for failed), its lease */
+	uint32_t window;
+	int max_dimension;
+	int x, y;		/* frame pixels */
+	int button;		/* BUTTON: 1..9 */
+	bool down;		/* BUTTON, KEY */
+	int notches_x, notches_y;	/* WHEEL */
+	uint32_t keysym;	/* KEY */
+	char* text;		/* TEXT (malloc'd, NUL-terminated) */
+	size_t len;
+};
+
+/* What the hands ask of their owner (the live view). */
+struct desktop_hands_owner {
+	/** Is this lease still the current one? Any thread. */
+	bool (*current)(uint64_t lease);
+	/** An op of sender failed: rc (-errno: -ECONNRESET no display,
+	 *  -ERANGE out of the frame, -ETIMEDOUT, ...) and why. Hands thread. */
+	void (*failed)(uint64_t sender, int rc, const char* message);
+	size_t max_text;	/* text ops typed in a row merge up to this */
+};
+
+/** Start the hands thread; the owner outlives desktop_hands_stop. 0 or
+ *  -EAGAIN. */
+int desktop_hands_start(const struct desktop_hands_owner* owner);
+/** Stop and join the thread, dropping what is queued. Idempotent. */
+void desktop_hands_stop(void);
+/** Queue an op (its text is stolen, op->text set NULL). A move behind a
+ *  move of the same lease and frame replaces it. False when the queue is
+ *  full or stopped. Any thread. */
+bool desktop_hands_push(struct desktop_hands_op* op);
+/** Ops queued or running (a long paste or a slow app is not idleness), and
+ *  in *done_ms (may be NULL) when the last one ended (clock_ms, 0 never). */
+int desktop_hands_pending(int64_t* done_ms);
+
+/* The vocabulary of input for callers above that do not drive input/
+ * themselves (pure, any thread). */
+
+/** The keysym of a key name (input_key_lookup's names). -ENOENT with up to
+ *  three closest names, comma-separated, in near ("" none). */
+int desktop_key_lookup(const char* name, uint32_t* keysym, char* near,
+		size_t near_size);
+/** Is s exactly one printable character (UTF-8, not a control character)? */
+bool desktop_text_one_char(const char* s);
+/** Can text be typed? As input_text_check. */
+int desktop_text_check(const char* s, size_t len, size_t* bad_offset);
+/** Scroll pixels to wheel notches, as input_pixels_to_notches. */
+int desktop_pixels_to_notches(double pixels);
+
 /* ---- Live feeds (feed.c) -------------------------------------------------------
  * What a live-view producer thread needs: one capture context (its own X
  * connection) per feed, used by that thread only. */

@@ -27,9 +27,7 @@
 #include <time.h>
 
 #define MAX_ACTIONS 100
-#define TYPE_CHUNK_BYTES 256	/* the desktop lock may change hands between chunks */
 #define TYPE_MAX_MS 60000	/* one type action */
-#define TYPE_DRAIN_MAX_MS 25000	/* waiting for one spare keycode to drain */
 #define FOCUS_TIMEOUT_MS 1000
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
@@ -288,106 +286,81 @@ static json_t* chord_names(const struct input_chord* c)
 }
 
 /* Run one validated action; fill res with its fields. */
-/* Where the next chunk of text ends: at most TYPE_CHUNK_BYTES, after the last
- * space or newline in it when there is one (other clients' actions run only
- * between chunks, never inside a word), never inside a UTF-8 character. */
-static size_t chunk_end(const char* text, size_t from, size_t len)
+/* type: desktop_hands_type's loop (the one a person's typing runs too),
+ * with the agent's hooks: between chunks the desktop lock goes to waiting
+ * actions, cancellation, a person's take or a pause and the call's deadline
+ * are honoured, progress is reported, the focus comes back after others
+ * ran, and the whole action is bounded by TYPE_MAX_MS (D5). */
+struct typing {
+	struct batch* b;
+	struct act_error* e;
+	int64_t start;
+	bool reported;	/* e already says what went wrong */
+};
+
+static void typing_progress(void* ud, const struct desktop_typing* t)
 {
-	if (len - from <= TYPE_CHUNK_BYTES)
-		return len;
-	size_t end = from + TYPE_CHUNK_BYTES;
-	for (size_t i = end; i > from + TYPE_CHUNK_BYTES / 2; i--)
-		if (text[i - 1] == ' ' || text[i - 1] == '\n' || text[i - 1] == '\t')
-			return i;
-	while (end > from + 1 && ((unsigned char)text[end] & 0xc0) == 0x80)
-		end--;
-	return end;
+	struct typing* ty = ud;
+	struct tool_ctx* ctx = ty->b->ctx;
+	if (ctx->progress)
+		ctx->progress(ctx->notify_ud, (double)t->typed, (double)t->total, "typing");
 }
 
-/* type, in chunks: between chunks the desktop lock goes to waiting actions,
- * cancellation and the call's deadline are honoured, progress is reported,
- * and the whole action is bounded by TYPE_MAX_MS (D5). */
+static bool typing_stop(void* ud, const struct desktop_typing* t)
+{
+	struct typing* ty = ud;
+	struct tool_ctx* ctx = ty->b->ctx;
+	if (ctx->cancelled && atomic_load(ctx->cancelled)) {
+		action_fail(ty->e, TOOL_TIMEOUT, "cancelled after %zu of %zu characters",
+				t->typed, t->total);
+		return ty->reported = true;
+	}
+	enum tool_code code;
+	const char* why;
+	if (tools_gate_interrupted(ctx, &code, &why)) {
+		action_fail(ty->e, code, "typed %zu of %zu characters: %s", t->typed, t->total, why);
+		return ty->reported = true;
+	}
+	int64_t now = clock_ms();
+	if (now - ty->start > TYPE_MAX_MS || (ctx->deadline_ms && now > ctx->deadline_ms)) {
+		action_fail(ty->e, TOOL_TIMEOUT,
+				"typed %zu of %zu characters in %lld ms, the limit; send the rest in another call",
+				t->typed, t->total, (long long)(now - ty->start));
+		return ty->reported = true;
+	}
+	return false;
+}
+
+static int typing_others_ran(void* ud)
+{
+	struct typing* ty = ud;
+	struct batch* b = ty->b;
+	if (!b->window)
+		return 0;
+	b->focused = false;	/* another action ran: the focus may have moved */
+	if (focus_target(b, ty->e) < 0) {
+		ty->reported = true;
+		return -1;
+	}
+	return 0;
+}
+
 static int type_text(struct batch* b, const struct action* a, json_t* res,
 		struct act_error* e)
 {
-	size_t total = 0, typed = 0, remapped = 0;
-	for (size_t i = 0; i < a->text_len; i++)
-		total += ((unsigned char)a->text[i] & 0xc0) != 0x80;
-	int64_t start = clock_ms();
-	int rc = 0;
-	bool reported = false;	/* e already says what went wrong */
-	int64_t stalled_since = 0;	/* waiting for a slot, nothing typed since */
-	for (size_t from = 0; from < a->text_len;) {
-		size_t end = chunk_end(a->text, from, a->text_len);
-		struct input_type_stats st = { 0 };
-		size_t done = 0;
-		int wait_ms = 0;
-		/* Where a slot has to drain first (a long text of many symbols
-		 * to a client without _NET_WM_PING: a 3 s quarantine), input
-		 * stops and we wait below without the desktop lock, so other
-		 * clients' actions run meanwhile, not after the whole text. */
-		rc = input_type_some(b->in, a->text + from, end - from, &st, NULL,
-				&done, &wait_ms);
-		typed += st.chars;
-		remapped += st.remapped;
-		from += done;
-		if (rc < 0 || from >= a->text_len)
-			break;
-		if (b->ctx->progress)
-			b->ctx->progress(b->ctx->notify_ud, (double)typed, (double)total,
-					"typing");
-		if (b->ctx->cancelled && atomic_load(b->ctx->cancelled)) {
-			rc = action_fail(e, TOOL_TIMEOUT, "cancelled after %zu of %zu characters",
-					typed, total);
-			reported = true;
-			break;
-		}
-		enum tool_code code;
-		const char* why;
-		if (tools_gate_interrupted(b->ctx, &code, &why)) {
-			rc = action_fail(e, code, "typed %zu of %zu characters: %s", typed, total, why);
-			reported = true;
-			break;
-		}
-		int64_t now = clock_ms();
-		if (now - start > TYPE_MAX_MS || (b->ctx->deadline_ms && now > b->ctx->deadline_ms)) {
-			rc = action_fail(e, TOOL_TIMEOUT,
-					"typed %zu of %zu characters in %lld ms, the limit; send the rest in another call",
-					typed, total, (long long)(now - start));
-			reported = true;
-			break;
-		}
-		bool others;
-		if (wait_ms > 0) {
-			if (done || !stalled_since)
-				stalled_since = now;
-			if (now - stalled_since > TYPE_DRAIN_MAX_MS) {
-				rc = action_fail(e, TOOL_TIMEOUT,
-						"typed %zu of %zu characters; no spare keycode was free again within %d ms",
-						typed, total, TYPE_DRAIN_MAX_MS);
-				reported = true;
-				break;
-			}
-			/* In short steps: cancellation and the limits above apply. */
-			others = desktop_lock_pause(wait_ms < 100 ? wait_ms : 100);
-		} else {
-			stalled_since = 0;
-			others = desktop_lock_yield();
-		}
-		if (others && b->window) {
-			b->focused = false;	/* another action ran: the focus may have moved */
-			if (focus_target(b, e) < 0) {
-				rc = -1;
-				reported = true;
-				break;
-			}
-		}
-	}
-	json_object_set_new(res, "chars", json_integer((json_int_t)typed));
-	if (remapped)
-		json_object_set_new(res, "remapped", json_integer((json_int_t)remapped));
-	if (reported)
+	struct typing ty = { .b = b, .e = e, .start = clock_ms() };
+	struct desktop_typing t = { .yield = true, .stop = typing_stop,
+		.others_ran = typing_others_ran, .progress = typing_progress, .ud = &ty };
+	int rc = desktop_hands_type(b->in, a->text, a->text_len, &t);
+	json_object_set_new(res, "chars", json_integer((json_int_t)t.typed));
+	if (t.remapped)
+		json_object_set_new(res, "remapped", json_integer((json_int_t)t.remapped));
+	if (ty.reported)
 		return -1;
+	if (t.drain_timeout)
+		return action_fail(e, TOOL_TIMEOUT,
+				"typed %zu of %zu characters; no spare keycode was free again within %d ms",
+				t.typed, t.total, DESKTOP_TYPE_DRAIN_MAX_MS);
 	return rc < 0 ? input_error(rc, "type", e) : 0;
 }
 
@@ -565,6 +538,62 @@ static int paste_text(struct batch* b, const struct action* a, json_t* res,
 	return failed;
 }
 
+/* Where an action points: its ref (clicked first for a type into it) or its
+ * x, y mapped to the desktop, and a drag's path (*dpx, *dpy: malloc'd). */
+static int action_points(struct batch* b, struct action* a, json_t* res, int* dx,
+		int* dy, int** dpx, int** dpy, struct act_error* e)
+{
+	const struct act_name* k = a->kind;
+	if (a->ref) {
+		if (tools_ui_ref_point(a->ref, dx, dy, e) < 0)
+			return -1;
+		json_object_set_new(res, "ref", json_string(a->ref));
+		json_object_set_new(res, "desktop_x", json_integer(*dx));
+		json_object_set_new(res, "desktop_y", json_integer(*dy));
+		if (k->act == ACT_TYPE) {
+			/* Into that element: click it first. */
+			int rc = input_move(b->in, *dx, *dy);
+			if (rc == 0)
+				rc = input_click(b->in, 1, 1, NULL);
+			if (rc < 0) {
+				e->code = tool_code_for_errno(rc);
+				snprintf(e->message, sizeof(e->message), "clicking ref %s: %s", a->ref, strerror(-rc));
+				return -1;
+			}
+		}
+	} else if (a->has_xy) {
+		if (map_point(b, a, a->x, a->y, dx, dy, e) < 0)
+			return -1;
+		json_object_set_new(res, "x", json_integer(a->x));
+		json_object_set_new(res, "y", json_integer(a->y));
+		json_object_set_new(res, "desktop_x", json_integer(*dx));
+		json_object_set_new(res, "desktop_y", json_integer(*dy));
+	}
+	if (k->act == ACT_DRAG) {
+		int* xs = calloc(a->n_path, sizeof(int));
+		int* ys = calloc(a->n_path, sizeof(int));
+		if (!xs || !ys) {
+			free(xs);
+			free(ys);
+			return action_fail(e, TOOL_INTERNAL, "out of memory");
+		}
+		for (size_t i = 0; i < a->n_path; i++) {
+			if (map_point(b, a, a->px[i], a->py[i], &xs[i], &ys[i], e) < 0) {
+				char msg[512];
+				snprintf(msg, sizeof(msg), "%.*s", text_cut(e->message, 400),
+						e->message);
+				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
+				free(xs);
+				free(ys);
+				return -1;
+			}
+		}
+		*dpx = xs;
+		*dpy = ys;
+	}
+	return 0;
+}
+
 static int run_action(struct batch* b, struct action* a, json_t* res,
 		struct act_error* e)
 {
@@ -577,52 +606,9 @@ static int run_action(struct batch* b, struct action* a, json_t* res,
 	bool acts = pointer || k->act == ACT_TYPE || k->act == ACT_KEYPRESS
 			|| k->act == ACT_HOLD_KEY || k->act == ACT_PASTE;
 
-	if (a->ref) {
-		if (tools_ui_ref_point(a->ref, &dx, &dy, e) < 0)
-			return -1;
-		json_object_set_new(res, "ref", json_string(a->ref));
-		json_object_set_new(res, "desktop_x", json_integer(dx));
-		json_object_set_new(res, "desktop_y", json_integer(dy));
-		if (k->act == ACT_TYPE) {
-			/* Into that element: click it first. */
-			rc = input_move(b->in, dx, dy);
-			if (rc == 0)
-				rc = input_click(b->in, 1, 1, NULL);
-			if (rc < 0) {
-				e->code = tool_code_for_errno(rc);
-				snprintf(e->message, sizeof(e->message), "clicking ref %s: %s", a->ref, strerror(-rc));
-				return -1;
-			}
-		}
-	} else if (a->has_xy) {
-		if (map_point(b, a, a->x, a->y, &dx, &dy, e) < 0)
-			return -1;
-		json_object_set_new(res, "x", json_integer(a->x));
-		json_object_set_new(res, "y", json_integer(a->y));
-		json_object_set_new(res, "desktop_x", json_integer(dx));
-		json_object_set_new(res, "desktop_y", json_integer(dy));
-	}
 	int *dpx = NULL, *dpy = NULL;
-	if (k->act == ACT_DRAG) {
-		dpx = calloc(a->n_path, sizeof(int));
-		dpy = calloc(a->n_path, sizeof(int));
-		if (!dpx || !dpy) {
-			free(dpx);
-			free(dpy);
-			return action_fail(e, TOOL_INTERNAL, "out of memory");
-		}
-		for (size_t i = 0; i < a->n_path; i++) {
-			if (map_point(b, a, a->px[i], a->py[i], &dpx[i], &dpy[i], e) < 0) {
-				char msg[512];
-				snprintf(msg, sizeof(msg), "%.*s", text_cut(e->message, 400),
-						e->message);
-				snprintf(e->message, sizeof(e->message), "path[%zu]: %s", i, msg);
-				free(dpx);
-				free(dpy);
-				return -1;
-			}
-		}
-	}
+	if (action_points(b, a, res, &dx, &dy, &dpx, &dpy, e) < 0)
+		return -1;
 	if (acts && focus_target(b, e) < 0) {
 		free(dpx);
 		free(dpy);

@@ -5,7 +5,7 @@
  * frame, a button one of 1, 2, 3, 8, 9, wheel notches bounded; text within
  * its limit. Pure: no sockets, no display. */
 
-#include "server/live_ctl.h"
+#include "server/live/live_ctl.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The control channel's messages without state: see live_ctl.h. */
-#include "server/live_ctl.h"
-#include "input/input.h"
+#include "server/live/live_ctl.h"
+#include "desktop/desktop.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,8 +65,8 @@ enum tool_code live_ctl_parse_pointer(enum live_ctl_kind kind, json_t* msg, int 
 			snprintf(err, size, "wheel needs numbers dx, dy (pixels)");
 			return TOOL_BAD_ARGUMENTS;
 		}
-		out->notches_x = clamp_notches(input_pixels_to_notches(jx ? json_number_value(jx) : 0));
-		out->notches_y = clamp_notches(input_pixels_to_notches(jy ? json_number_value(jy) : 0));
+		out->notches_x = clamp_notches(desktop_pixels_to_notches(jx ? json_number_value(jx) : 0));
+		out->notches_y = clamp_notches(desktop_pixels_to_notches(jy ? json_number_value(jy) : 0));
 	} else if (kind != LIVE_CTL_MOVE) {
 		snprintf(err, size, "not a pointer message");
 		return TOOL_BAD_ARGUMENTS;
@@ -101,7 +101,7 @@ enum tool_code live_ctl_parse_text(enum live_ctl_kind kind, json_t* msg, const c
 		return TOOL_BAD_ARGUMENTS;
 	}
 	size_t bad = 0;
-	if (*len && input_text_check(*text, *len, &bad) < 0) {
+	if (*len && desktop_text_check(*text, *len, &bad) < 0) {
 		snprintf(err, size, "the text has a character that cannot be typed at byte %zu", bad);
 		return TOOL_BAD_ARGUMENTS;
 	}

@@ -2,7 +2,7 @@
 
 /* The control channel's messages (docs/CONTROL.md) decided without state:
  * which types there are, who may send them, and an input message's fields
- * checked into numbers. server/live.c applies the verdicts (the lease, the
+ * checked into numbers. server/live/control.c applies the verdicts (the lease, the
  * queue to the hands); tests/fuzz/fuzz_live.c fuzzes these. */
 
 #include "server/http/auth.h"
