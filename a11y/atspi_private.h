@@ -1,9 +1,10 @@
 #pragma once
 
-/* Private to a11y/: what the AT-SPI client's files share. The transport
- * (bus.c: the pool, connections, peers; batch.c: pipelined calls against one
- * deadline), the decoding of replies (decode.c), the snapshot walk (tree.c),
- * one element's operations (element.c) and the event watch (watch.c). */
+/* Private to a11y/: what the AT-SPI client's files share, named a11y__*.
+ * The transport (bus.c: the pool, connections, peers; batch.c: pipelined
+ * calls against one deadline), the decoding of replies (decode.c), the
+ * snapshot walk (tree.c), one element's operations (element.c) and the
+ * event watch (watch.c). */
 
 #include "a11y/a11y.h"
 
@@ -31,21 +32,21 @@
 struct batch;
 
 /** Format into err (NULL or size 0: nothing). */
-void set_err(char* err, size_t size, const char* fmt, ...)
+void a11y__set_err(char* err, size_t size, const char* fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /** Milliseconds until deadline (clock_ms()), 0 when past. */
-int64_t left_ms(int64_t deadline);
+int64_t a11y__left_ms(int64_t deadline);
 /** Close and release a private connection (NULL-safe). */
-void drop_connection(DBusConnection* c);
+void a11y__drop_connection(DBusConnection* c);
 /** A connection to the AT-SPI bus for this thread's exclusive use, or NULL. */
-DBusConnection* pool_get(char* err, size_t size);
+DBusConnection* a11y__pool_get(char* err, size_t size);
 /** Give c back: pooled when clean (no timeout, still connected), else closed. */
-void pool_put(DBusConnection* c, bool clean);
+void a11y__pool_put(DBusConnection* c, bool clean);
 /** A peer connection to the app at bus, or NULL (then use the bus). b is
  *  a batch on the bus connection, used to ask for the address. */
-DBusConnection* peer_get(struct batch* b, const char* bus);
+DBusConnection* a11y__peer_get(struct batch* b, const char* bus);
 /** Give a peer connection back (kept when clean, else closed). */
-void peer_put(const char* bus, DBusConnection* c, bool clean);
+void a11y__peer_put(const char* bus, DBusConnection* c, bool clean);
 
 /* ---- Pipelined batches (batch.c) ---------------------------------------------- */
 
@@ -65,25 +66,25 @@ struct batch {
 	int calls;
 };
 
-DBusMessage* method(const char* bus, const char* path, const char* iface,
+DBusMessage* a11y__method(const char* bus, const char* path, const char* iface,
 		const char* name);
 /** Queue msg (consumed); false when out of memory. */
-bool batch_send(struct batch* b, DBusMessage* msg, int node, int kind, int extra);
-bool send_simple(struct batch* b, const char* bus, const char* path,
+bool a11y__batch_send(struct batch* b, DBusMessage* msg, int node, int kind, int extra);
+bool a11y__send_simple(struct batch* b, const char* bus, const char* path,
 		const char* iface, const char* name, int node, int kind);
 /** Properties.Get(iface, prop). */
-bool send_get(struct batch* b, const char* bus, const char* path,
+bool a11y__send_get(struct batch* b, const char* bus, const char* path,
 		const char* iface, const char* prop, int node, int kind);
 /** Component.GetExtents(SCREEN). */
-bool send_extents(struct batch* b, const char* bus, const char* path, int node, int kind);
+bool a11y__send_extents(struct batch* b, const char* bus, const char* path, int node, int kind);
 /** Collect the replies until all came or the deadline passed. */
-void batch_wait(struct batch* b);
+void a11y__batch_wait(struct batch* b);
 /** Drop the calls and replies (the counters and the deadline stay). */
-void batch_reset(struct batch* b);
-void batch_free(struct batch* b);
+void a11y__batch_reset(struct batch* b);
+void a11y__batch_free(struct batch* b);
 /** An error that means the app (or the object) is gone. */
-bool reply_gone(DBusMessage* r);
-bool reply_ok(DBusMessage* r);
+bool a11y__reply_gone(DBusMessage* r);
+bool a11y__reply_ok(DBusMessage* r);
 
 /* ---- Decoding (decode.c) ------------------------------------------------------- */
 
@@ -123,37 +124,37 @@ struct items {
 
 
 /** The first argument, stepping into a variant (Properties.Get). */
-bool first_arg(DBusMessage* r, DBusMessageIter* it);
+bool a11y__first_arg(DBusMessage* r, DBusMessageIter* it);
 /** A copy of s cut at max bytes on a character boundary (0: whole); *cut
  *  (may be NULL) says whether it was. */
-char* dup_cut(const char* s, size_t max, bool* cut);
+char* a11y__dup_cut(const char* s, size_t max, bool* cut);
 /** s into a fixed array, cut on a character boundary. */
-void copy_cut(char* dst, size_t size, const char* s);
-/** The reply's string, at most max bytes (0: whole; see dup_cut). */
-char* dup_string_max(DBusMessage* r, size_t max, bool* cut);
+void a11y__copy_cut(char* dst, size_t size, const char* s);
+/** The reply's string, at most max bytes (0: whole; see a11y__dup_cut). */
+char* a11y__dup_string_max(DBusMessage* r, size_t max, bool* cut);
 /** Names, descriptions, action names: A11Y_NAME_MAX. */
-char* dup_string(DBusMessage* r);
-bool get_int(DBusMessage* r, int64_t* out);
-bool get_double(DBusMessage* r, double* out);
-bool get_states(DBusMessage* r, uint64_t* out);
-bool get_ifaces(DBusMessage* r, unsigned* out);
+char* a11y__dup_string(DBusMessage* r);
+bool a11y__get_int(DBusMessage* r, int64_t* out);
+bool a11y__get_double(DBusMessage* r, double* out);
+bool a11y__get_states(DBusMessage* r, uint64_t* out);
+bool a11y__get_ifaces(DBusMessage* r, unsigned* out);
 /** a(so): children, at most max. *out malloc'd; -1 when not an array. */
-int get_refs(DBusMessage* r, struct a11y_id** out, int max);
-bool get_extents(DBusMessage* r, int* x, int* y, int* w, int* h);
+int a11y__get_refs(DBusMessage* r, struct a11y_id** out, int max);
+bool a11y__get_extents(DBusMessage* r, int* x, int* y, int* w, int* h);
 /** GetItems's reply into t (empty when it is not one). */
-void parse_items(DBusMessage* r, struct items* t);
-struct item* items_find(struct items* t, const char* path);
-void items_free(struct items* t);
+void a11y__parse_items(DBusMessage* r, struct items* t);
+struct item* a11y__items_find(struct items* t, const char* path);
+void a11y__items_free(struct items* t);
 /** Apply one reply to the walk; *gone when it says the app is gone. */
-void apply(struct walk* w, struct pend* p, bool* gone);
-/** apply() every reply of the batch. */
-void apply_all(struct batch* b, struct walk* w, bool* gone);
+void a11y__apply(struct walk* w, struct pend* p, bool* gone);
+/** a11y__apply() every reply of the batch. */
+void a11y__apply_all(struct batch* b, struct walk* w, bool* gone);
 
 /* ---- The walk (tree.c) ----------------------------------------------------------- */
 
 /** Add a node; its index, or -ENOMEM. */
-int walk_add(struct walk* w, const struct a11y_id* id, int parent, int depth, int index);
+int a11y__walk_add(struct walk* w, const struct a11y_id* id, int parent, int depth, int index);
 /** Free the per-node arrays (and the nodes when nodes_too). */
-void walk_free(struct walk* w, bool nodes_too);
+void a11y__walk_free(struct walk* w, bool nodes_too);
 /** Send the property calls of node i. */
-void send_props(struct batch* b, struct walk* w, int i);
+void a11y__send_props(struct batch* b, struct walk* w, int i);

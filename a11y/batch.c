@@ -18,14 +18,14 @@
 /* ---- Pipelined batches -------------------------------------------------------- */
 
 
-DBusMessage* method(const char* bus, const char* path, const char* iface,
+DBusMessage* a11y__method(const char* bus, const char* path, const char* iface,
 		const char* name)
 {
 	return dbus_message_new_method_call(bus, path, iface, name);
 }
 
 /* Queue msg (consumed); false when out of memory. */
-bool batch_send(struct batch* b, DBusMessage* msg, int node, int kind, int extra)
+bool a11y__batch_send(struct batch* b, DBusMessage* msg, int node, int kind, int extra)
 {
 	if (!msg)
 		return false;
@@ -50,35 +50,35 @@ bool batch_send(struct batch* b, DBusMessage* msg, int node, int kind, int extra
 	return true;
 }
 
-bool send_simple(struct batch* b, const char* bus, const char* path,
+bool a11y__send_simple(struct batch* b, const char* bus, const char* path,
 		const char* iface, const char* name, int node, int kind)
 {
-	return batch_send(b, method(bus, path, iface, name), node, kind, 0);
+	return a11y__batch_send(b, a11y__method(bus, path, iface, name), node, kind, 0);
 }
 
-bool send_get(struct batch* b, const char* bus, const char* path,
+bool a11y__send_get(struct batch* b, const char* bus, const char* path,
 		const char* iface, const char* prop, int node, int kind)
 {
-	DBusMessage* m = method(bus, path, IF_PROPS, "Get");
+	DBusMessage* m = a11y__method(bus, path, IF_PROPS, "Get");
 	if (!m)
 		return false;
 	dbus_message_append_args(m, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
 			DBUS_TYPE_INVALID);
-	return batch_send(b, m, node, kind, 0);
+	return a11y__batch_send(b, m, node, kind, 0);
 }
 
-bool send_extents(struct batch* b, const char* bus, const char* path, int node, int kind)
+bool a11y__send_extents(struct batch* b, const char* bus, const char* path, int node, int kind)
 {
-	DBusMessage* m = method(bus, path, IF_COMPONENT, "GetExtents");
+	DBusMessage* m = a11y__method(bus, path, IF_COMPONENT, "GetExtents");
 	if (!m)
 		return false;
 	dbus_uint32_t screen = 0;
 	dbus_message_append_args(m, DBUS_TYPE_UINT32, &screen, DBUS_TYPE_INVALID);
-	return batch_send(b, m, node, kind, 0);
+	return a11y__batch_send(b, m, node, kind, 0);
 }
 
 /* Collect the replies until all came or the deadline passed. */
-void batch_wait(struct batch* b)
+void a11y__batch_wait(struct batch* b)
 {
 	while (b->done < b->n) {
 		DBusMessage* m;
@@ -97,7 +97,7 @@ void batch_wait(struct batch* b)
 		}
 		if (b->done >= b->n)
 			break;
-		int64_t l = left_ms(b->deadline);
+		int64_t l = a11y__left_ms(b->deadline);
 		if (l <= 0) {
 			b->timed_out = true;
 			break;
@@ -110,7 +110,7 @@ void batch_wait(struct batch* b)
 	}
 }
 
-void batch_reset(struct batch* b)
+void a11y__batch_reset(struct batch* b)
 {
 	for (size_t i = 0; i < b->n; i++)
 		if (b->v[i].reply)
@@ -118,16 +118,16 @@ void batch_reset(struct batch* b)
 	b->n = b->done = 0;
 }
 
-void batch_free(struct batch* b)
+void a11y__batch_free(struct batch* b)
 {
-	batch_reset(b);
+	a11y__batch_reset(b);
 	free(b->v);
 	b->v = NULL;
 	b->cap = 0;
 }
 
 /* Reply kinds: an error that means the app (or the object) is gone. */
-bool reply_gone(DBusMessage* r)
+bool a11y__reply_gone(DBusMessage* r)
 {
 	if (!r || dbus_message_get_type(r) != DBUS_MESSAGE_TYPE_ERROR)
 		return false;
@@ -140,7 +140,7 @@ bool reply_gone(DBusMessage* r)
 			|| strcmp(name, DBUS_ERROR_UNKNOWN_METHOD) == 0);
 }
 
-bool reply_ok(DBusMessage* r)
+bool a11y__reply_ok(DBusMessage* r)
 {
 	return r && dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_METHOD_RETURN;
 }

@@ -44,7 +44,7 @@ static void threads_init(void)
 	dbus_threads_init_default();
 }
 
-void set_err(char* err, size_t size, const char* fmt, ...)
+void a11y__set_err(char* err, size_t size, const char* fmt, ...)
 {
 	if (!err || !size)
 		return;
@@ -82,7 +82,7 @@ void a11y_configure(const char* session_bus_address)
 static void open_anchor(const char* addr);
 
 
-int64_t left_ms(int64_t deadline)
+int64_t a11y__left_ms(int64_t deadline)
 {
 	int64_t l = deadline - clock_ms();
 	return l < 0 ? 0 : l;
@@ -98,10 +98,10 @@ static bool register_bounded(DBusConnection* c, int timeout_ms, char* err, size_
 {
 	int64_t deadline = clock_ms() + timeout_ms;
 	while (!dbus_connection_get_is_authenticated(c)) {
-		int64_t l = left_ms(deadline);
+		int64_t l = a11y__left_ms(deadline);
 		if (l <= 0 || !dbus_connection_read_write(c, (int)(l > 100 ? 100 : l))
 				|| !dbus_connection_get_is_connected(c)) {
-			set_err(err, size, l <= 0 ? "the bus did not authenticate within %d ms"
+			a11y__set_err(err, size, l <= 0 ? "the bus did not authenticate within %d ms"
 					: "the bus closed the connection during authentication", timeout_ms);
 			return false;
 		}
@@ -112,7 +112,7 @@ static bool register_bounded(DBusConnection* c, int timeout_ms, char* err, size_
 	if (!m || !dbus_connection_send(c, m, &serial)) {
 		if (m)
 			dbus_message_unref(m);
-		set_err(err, size, "out of memory");
+		a11y__set_err(err, size, "out of memory");
 		return false;
 	}
 	dbus_message_unref(m);
@@ -128,15 +128,15 @@ static bool register_bounded(DBusConnection* c, int timeout_ms, char* err, size_
 					&& dbus_message_get_args(r, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID)
 					&& name && dbus_bus_set_unique_name(c, name);
 			if (!ok)
-				set_err(err, size, "bus registration failed: %s",
+				a11y__set_err(err, size, "bus registration failed: %s",
 						dbus_message_get_error_name(r) ? dbus_message_get_error_name(r) : "no name");
 			dbus_message_unref(r);
 			return ok;
 		}
-		int64_t l = left_ms(deadline);
+		int64_t l = a11y__left_ms(deadline);
 		if (l <= 0 || !dbus_connection_read_write(c, (int)(l > 100 ? 100 : l))
 				|| !dbus_connection_get_is_connected(c)) {
-			set_err(err, size, l <= 0 ? "the bus did not answer Hello within %d ms"
+			a11y__set_err(err, size, l <= 0 ? "the bus did not answer Hello within %d ms"
 					: "the bus closed the connection", timeout_ms);
 			return false;
 		}
@@ -149,7 +149,7 @@ static DBusConnection* connect_to(const char* address, int timeout_ms, char* err
 	dbus_error_init(&e);
 	DBusConnection* c = dbus_connection_open_private(address, &e);
 	if (!c) {
-		set_err(err, size, "cannot connect to %s: %s", address, e.message);
+		a11y__set_err(err, size, "cannot connect to %s: %s", address, e.message);
 		dbus_error_free(&e);
 		return NULL;
 	}
@@ -162,7 +162,7 @@ static DBusConnection* connect_to(const char* address, int timeout_ms, char* err
 	return c;
 }
 
-void drop_connection(DBusConnection* c)
+void a11y__drop_connection(DBusConnection* c)
 {
 	if (!c)
 		return;
@@ -178,7 +178,7 @@ static DBusMessage* session_call(DBusMessage* msg, int timeout_ms, char* err, si
 	snprintf(address, sizeof(address), "%s", cfg_session);
 	pthread_mutex_unlock(&cfg_mutex);
 	if (!address[0]) {
-		set_err(err, size, "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)");
+		a11y__set_err(err, size, "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)");
 		dbus_message_unref(msg);
 		return NULL;
 	}
@@ -192,10 +192,10 @@ static DBusMessage* session_call(DBusMessage* msg, int timeout_ms, char* err, si
 	DBusMessage* reply = dbus_connection_send_with_reply_and_block(c, msg, timeout_ms, &e);
 	dbus_message_unref(msg);
 	if (!reply) {
-		set_err(err, size, "%s", e.message);
+		a11y__set_err(err, size, "%s", e.message);
 		dbus_error_free(&e);
 	}
-	drop_connection(c);
+	a11y__drop_connection(c);
 	return reply;
 }
 
@@ -223,7 +223,7 @@ static int query_bus_address(int timeout_ms, char* out, size_t size, char* err, 
 	dbus_error_init(&e);
 	int rc = 0;
 	if (!dbus_message_get_args(r, &e, DBUS_TYPE_STRING, &addr, DBUS_TYPE_INVALID) || !addr || !*addr) {
-		set_err(err, err_size, "org.a11y.Bus.GetAddress gave no address");
+		a11y__set_err(err, err_size, "org.a11y.Bus.GetAddress gave no address");
 		dbus_error_free(&e);
 		rc = -ENOTCONN;
 	} else {
@@ -304,11 +304,11 @@ static void open_anchor(const char* addr)
 		c = NULL;
 	}
 	pthread_mutex_unlock(&cfg_mutex);
-	drop_connection(c);
+	a11y__drop_connection(c);
 }
 
 /* A connection to the AT-SPI bus for this thread's exclusive use. */
-DBusConnection* pool_get(char* err, size_t size)
+DBusConnection* a11y__pool_get(char* err, size_t size)
 {
 	pthread_mutex_lock(&cfg_mutex);
 	bool need_anchor = !anchor && cfg_bus[0];
@@ -325,7 +325,7 @@ DBusConnection* pool_get(char* err, size_t size)
 			pthread_mutex_unlock(&cfg_mutex);
 			return c;
 		}
-		drop_connection(c);
+		a11y__drop_connection(c);
 	}
 	char addr[512];
 	snprintf(addr, sizeof(addr), "%s", cfg_bus);
@@ -347,7 +347,7 @@ DBusConnection* pool_get(char* err, size_t size)
 	return c;
 }
 
-void pool_put(DBusConnection* c, bool clean)
+void a11y__pool_put(DBusConnection* c, bool clean)
 {
 	if (!c)
 		return;
@@ -357,12 +357,12 @@ void pool_put(DBusConnection* c, bool clean)
 		c = NULL;
 	}
 	pthread_mutex_unlock(&cfg_mutex);
-	drop_connection(c);
+	a11y__drop_connection(c);
 }
 
 /* A peer connection to the app at bus, or NULL (then use the bus). b is
  * a batch on the bus connection, used to ask for the address. */
-DBusConnection* peer_get(struct batch* b, const char* bus)
+DBusConnection* a11y__peer_get(struct batch* b, const char* bus)
 {
 	pthread_mutex_lock(&cfg_mutex);
 	for (int i = 0; i < n_peers; i++)
@@ -372,7 +372,7 @@ DBusConnection* peer_get(struct batch* b, const char* bus)
 			pthread_mutex_unlock(&cfg_mutex);
 			if (dbus_connection_get_is_connected(c))
 				return c;
-			drop_connection(c);
+			a11y__drop_connection(c);
 			pthread_mutex_lock(&cfg_mutex);
 			break;
 		}
@@ -382,11 +382,11 @@ DBusConnection* peer_get(struct batch* b, const char* bus)
 			return NULL;
 		}
 	pthread_mutex_unlock(&cfg_mutex);
-	send_simple(b, bus, ROOT_PATH, IF_APPLICATION, "GetApplicationBusAddress", 0, 0);
-	batch_wait(b);
+	a11y__send_simple(b, bus, ROOT_PATH, IF_APPLICATION, "GetApplicationBusAddress", 0, 0);
+	a11y__batch_wait(b);
 	const char* addr = NULL;
 	DBusConnection* c = NULL;
-	if (b->n && reply_ok(b->v[0].reply)
+	if (b->n && a11y__reply_ok(b->v[0].reply)
 			&& dbus_message_get_args(b->v[0].reply, NULL, DBUS_TYPE_STRING, &addr, DBUS_TYPE_INVALID)
 			&& addr && *addr) {
 		DBusError e;
@@ -397,7 +397,7 @@ DBusConnection* peer_get(struct batch* b, const char* bus)
 			dbus_connection_set_exit_on_disconnect(c, FALSE);
 	}
 	bool answered = b->n && b->v[0].reply;
-	batch_reset(b);
+	a11y__batch_reset(b);
 	if (!c && answered) {
 		pthread_mutex_lock(&cfg_mutex);
 		snprintf(no_peer[no_peer_next++ % 16], A11Y_BUS_MAX, "%s", bus);
@@ -406,7 +406,7 @@ DBusConnection* peer_get(struct batch* b, const char* bus)
 	return c;
 }
 
-void peer_put(const char* bus, DBusConnection* c, bool clean)
+void a11y__peer_put(const char* bus, DBusConnection* c, bool clean)
 {
 	if (!c)
 		return;
@@ -417,7 +417,7 @@ void peer_put(const char* bus, DBusConnection* c, bool clean)
 		c = NULL;
 	}
 	pthread_mutex_unlock(&cfg_mutex);
-	drop_connection(c);
+	a11y__drop_connection(c);
 }
 
 void a11y_shutdown(void)
@@ -452,7 +452,7 @@ void a11y_status(struct a11y_status* out, int timeout_ms)
 				DBUS_TYPE_INVALID);
 		DBusMessage* r = session_call(m, timeout_ms, NULL, 0);
 		int64_t v = 0;
-		if (r && get_int(r, &v))
+		if (r && a11y__get_int(r, &v))
 			out->enabled = v != 0;
 		if (r)
 			dbus_message_unref(r);

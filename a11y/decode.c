@@ -18,9 +18,9 @@
 /* ---- Parsing ------------------------------------------------------------------- */
 
 /* The first argument, stepping into a variant (Properties.Get). */
-bool first_arg(DBusMessage* r, DBusMessageIter* it)
+bool a11y__first_arg(DBusMessage* r, DBusMessageIter* it)
 {
-	if (!reply_ok(r) || !dbus_message_iter_init(r, it))
+	if (!a11y__reply_ok(r) || !dbus_message_iter_init(r, it))
 		return false;
 	if (dbus_message_iter_get_arg_type(it) == DBUS_TYPE_VARIANT) {
 		DBusMessageIter v;
@@ -32,7 +32,7 @@ bool first_arg(DBusMessage* r, DBusMessageIter* it)
 
 /* A copy of s cut at max bytes on a character boundary (0: whole); *cut
  * (may be NULL) says whether it was. */
-char* dup_cut(const char* s, size_t max, bool* cut)
+char* a11y__dup_cut(const char* s, size_t max, bool* cut)
 {
 	if (!s)
 		s = "";
@@ -49,39 +49,39 @@ char* dup_cut(const char* s, size_t max, bool* cut)
 }
 
 /* s into a fixed array, cut on a character boundary. */
-void copy_cut(char* dst, size_t size, const char* s)
+void a11y__copy_cut(char* dst, size_t size, const char* s)
 {
 	size_t n = a11y_utf8_cut(s, strlen(s), size - 1);
 	memcpy(dst, s, n);
 	dst[n] = '\0';
 }
 
-/* The reply's string, at most max bytes (0: whole; see dup_cut). */
-char* dup_string_max(DBusMessage* r, size_t max, bool* cut)
+/* The reply's string, at most max bytes (0: whole; see a11y__dup_cut). */
+char* a11y__dup_string_max(DBusMessage* r, size_t max, bool* cut)
 {
 	if (cut)
 		*cut = false;
 	DBusMessageIter it;
-	if (!first_arg(r, &it))
+	if (!a11y__first_arg(r, &it))
 		return NULL;
 	int t = dbus_message_iter_get_arg_type(&it);
 	if (t != DBUS_TYPE_STRING && t != DBUS_TYPE_OBJECT_PATH)
 		return NULL;
 	const char* s = NULL;
 	dbus_message_iter_get_basic(&it, &s);
-	return dup_cut(s, max, cut);
+	return a11y__dup_cut(s, max, cut);
 }
 
 /* Names, descriptions, action names: A11Y_NAME_MAX. */
-char* dup_string(DBusMessage* r)
+char* a11y__dup_string(DBusMessage* r)
 {
-	return dup_string_max(r, A11Y_NAME_MAX, NULL);
+	return a11y__dup_string_max(r, A11Y_NAME_MAX, NULL);
 }
 
-bool get_int(DBusMessage* r, int64_t* out)
+bool a11y__get_int(DBusMessage* r, int64_t* out)
 {
 	DBusMessageIter it;
-	if (!first_arg(r, &it))
+	if (!a11y__first_arg(r, &it))
 		return false;
 	switch (dbus_message_iter_get_arg_type(&it)) {
 	case DBUS_TYPE_INT32: { dbus_int32_t v; dbus_message_iter_get_basic(&it, &v); *out = v; return true; }
@@ -92,17 +92,17 @@ bool get_int(DBusMessage* r, int64_t* out)
 	}
 }
 
-bool get_double(DBusMessage* r, double* out)
+bool a11y__get_double(DBusMessage* r, double* out)
 {
 	DBusMessageIter it;
-	if (!first_arg(r, &it))
+	if (!a11y__first_arg(r, &it))
 		return false;
 	if (dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_DOUBLE) {
 		dbus_message_iter_get_basic(&it, out);
 		return true;
 	}
 	int64_t v;
-	if (get_int(r, &v)) {
+	if (a11y__get_int(r, &v)) {
 		*out = (double)v;
 		return true;
 	}
@@ -123,10 +123,10 @@ static uint64_t parse_states(DBusMessageIter* arr)
 	return out;
 }
 
-bool get_states(DBusMessage* r, uint64_t* out)
+bool a11y__get_states(DBusMessage* r, uint64_t* out)
 {
 	DBusMessageIter it;
-	if (!first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+	if (!a11y__first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
 		return false;
 	*out = parse_states(&it);
 	return true;
@@ -163,10 +163,10 @@ static unsigned parse_ifaces(DBusMessageIter* arr)
 	return out;
 }
 
-bool get_ifaces(DBusMessage* r, unsigned* out)
+bool a11y__get_ifaces(DBusMessage* r, unsigned* out)
 {
 	DBusMessageIter it;
-	if (!first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+	if (!a11y__first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
 		return false;
 	*out = parse_ifaces(&it);
 	return true;
@@ -195,11 +195,11 @@ static bool parse_ref(DBusMessageIter* st, struct a11y_id* out)
 }
 
 /* a(so): children. *out malloc'd. */
-int get_refs(DBusMessage* r, struct a11y_id** out, int max)
+int a11y__get_refs(DBusMessage* r, struct a11y_id** out, int max)
 {
 	*out = NULL;
 	DBusMessageIter it, e;
-	if (!first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+	if (!a11y__first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
 		return -1;
 	dbus_message_iter_recurse(&it, &e);
 	int n = 0, cap = 0;
@@ -220,10 +220,10 @@ int get_refs(DBusMessage* r, struct a11y_id** out, int max)
 	return n;
 }
 
-bool get_extents(DBusMessage* r, int* x, int* y, int* w, int* h)
+bool a11y__get_extents(DBusMessage* r, int* x, int* y, int* w, int* h)
 {
 	DBusMessageIter it, f;
-	if (!first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_STRUCT)
+	if (!a11y__first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_STRUCT)
 		return false;
 	dbus_message_iter_recurse(&it, &f);
 	int* outs[4] = { x, y, w, h };
@@ -262,7 +262,7 @@ static size_t hash_str(const char* s)
 	return h;
 }
 
-struct item* items_find(struct items* t, const char* path)
+struct item* a11y__items_find(struct items* t, const char* path)
 {
 	if (!t->cap)
 		return NULL;
@@ -274,7 +274,7 @@ struct item* items_find(struct items* t, const char* path)
 	}
 }
 
-void items_free(struct items* t)
+void a11y__items_free(struct items* t)
 {
 	for (size_t i = 0; i < t->cap; i++) {
 		free(t->v[i].path);
@@ -285,10 +285,10 @@ void items_free(struct items* t)
 	memset(t, 0, sizeof(*t));
 }
 
-void parse_items(DBusMessage* r, struct items* t)
+void a11y__parse_items(DBusMessage* r, struct items* t)
 {
 	DBusMessageIter it, arr;
-	if (!reply_ok(r) || !dbus_message_iter_init(r, &it)
+	if (!a11y__reply_ok(r) || !dbus_message_iter_init(r, &it)
 			|| strcmp(dbus_message_get_signature(r), "a((so)(so)(so)iiassusau)") != 0) {
 		log_debug("a11y: GetItems answered %s %s", dbus_message_get_signature(r),
 				dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_ERROR ? dbus_message_get_error_name(r) : "");
@@ -335,8 +335,8 @@ void parse_items(DBusMessage* r, struct items* t)
 		if (!t->v[i].path) {
 			bool name_cut, desc_cut;
 			t->v[i] = (struct item){ .path = strdup(obj.path),
-				.name = dup_cut(name, A11Y_NAME_MAX, &name_cut),
-				.description = dup_cut(desc, A11Y_NAME_MAX, &desc_cut),
+				.name = a11y__dup_cut(name, A11Y_NAME_MAX, &name_cut),
+				.description = a11y__dup_cut(desc, A11Y_NAME_MAX, &desc_cut),
 				.role = (int)role, .states = states,
 				.ifaces = ifaces, .child_count = cc };
 			t->v[i].name_cut = name_cut;
@@ -356,32 +356,32 @@ next:
 }
 
 /* Apply one reply to the walk; returns false when it says the app is gone. */
-void apply(struct walk* w, struct pend* p, bool* gone)
+void a11y__apply(struct walk* w, struct pend* p, bool* gone)
 {
 	struct a11y_node* n = &w->v[p->node];
 	DBusMessage* r = p->reply;
 	if (!r)
 		return;
-	if (reply_gone(r) && p->kind == K_ROLE
+	if (a11y__reply_gone(r) && p->kind == K_ROLE
 			&& strcmp(dbus_message_get_error_name(r), DBUS_ERROR_UNKNOWN_OBJECT) != 0
 			&& strcmp(dbus_message_get_error_name(r), DBUS_ERROR_UNKNOWN_METHOD) != 0)
 		*gone = true;
 	int64_t v;
 	switch (p->kind) {
-	case K_ROLE: if (get_int(r, &v)) n->role = (int)v; break;
-	case K_STATE: get_states(r, &n->states); break;
-	case K_IFACES: get_ifaces(r, &n->ifaces); break;
+	case K_ROLE: if (a11y__get_int(r, &v)) n->role = (int)v; break;
+	case K_STATE: a11y__get_states(r, &n->states); break;
+	case K_IFACES: a11y__get_ifaces(r, &n->ifaces); break;
 	case K_NAME:
 		free(n->name);
-		n->name = dup_string_max(r, A11Y_NAME_MAX, &n->name_truncated);
+		n->name = a11y__dup_string_max(r, A11Y_NAME_MAX, &n->name_truncated);
 		break;
 	case K_DESC:
 		free(n->description);
-		n->description = dup_string_max(r, A11Y_NAME_MAX, &n->description_truncated);
+		n->description = a11y__dup_string_max(r, A11Y_NAME_MAX, &n->description_truncated);
 		break;
 	case K_CHILDREN: {
 		struct a11y_id* kids;
-		int k = get_refs(r, &kids, A11Y_MAX_NODES);
+		int k = a11y__get_refs(r, &kids, A11Y_MAX_NODES);
 		if (k >= 0) {
 			free(w->kids[p->node]);
 			w->kids[p->node] = kids;
@@ -391,14 +391,14 @@ void apply(struct walk* w, struct pend* p, bool* gone)
 		break;
 	}
 	case K_EXTENTS:
-		n->has_bounds = get_extents(r, &n->x, &n->y, &n->width, &n->height);
+		n->has_bounds = a11y__get_extents(r, &n->x, &n->y, &n->width, &n->height);
 		break;
-	case K_CHARCOUNT: if (get_int(r, &v)) n->char_count = (int)v; break;
+	case K_CHARCOUNT: if (a11y__get_int(r, &v)) n->char_count = (int)v; break;
 	case K_TEXT: {
 		/* extra: the bytes to keep (the app may send more characters,
 		 * or longer ones, than asked for). */
 		bool cut = false;
-		char* s = dup_string_max(r, (size_t)p->extra, &cut);
+		char* s = a11y__dup_string_max(r, (size_t)p->extra, &cut);
 		if (s) {
 			free(n->text);
 			n->text = s;
@@ -407,15 +407,15 @@ void apply(struct walk* w, struct pend* p, bool* gone)
 		}
 		break;
 	}
-	case K_VALUE: n->has_value = get_double(r, &n->value); break;
-	case K_VMIN: get_double(r, &n->min_value); break;
-	case K_VMAX: get_double(r, &n->max_value); break;
-	case K_VSTEP: get_double(r, &n->step); break;
-	case K_INDEX: if (get_int(r, &v)) n->index_in_parent = (int)v; break;
+	case K_VALUE: n->has_value = a11y__get_double(r, &n->value); break;
+	case K_VMIN: a11y__get_double(r, &n->min_value); break;
+	case K_VMAX: a11y__get_double(r, &n->max_value); break;
+	case K_VSTEP: a11y__get_double(r, &n->step); break;
+	case K_INDEX: if (a11y__get_int(r, &v)) n->index_in_parent = (int)v; break;
 	case K_TOOLKIT: case K_VERSION: {
-		char* s = dup_string(r);
+		char* s = a11y__dup_string(r);
 		if (s)
-			copy_cut(p->kind == K_TOOLKIT ? n->toolkit : n->toolkit_version,
+			a11y__copy_cut(p->kind == K_TOOLKIT ? n->toolkit : n->toolkit_version,
 					sizeof(n->toolkit), s);
 		free(s);
 		break;
@@ -423,7 +423,7 @@ void apply(struct walk* w, struct pend* p, bool* gone)
 	case K_ATTRS: {
 		/* a{ss}: only the placeholder is kept. */
 		DBusMessageIter it, e, kv;
-		if (!first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+		if (!a11y__first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
 			break;
 		dbus_message_iter_recurse(&it, &e);
 		while (dbus_message_iter_get_arg_type(&e) == DBUS_TYPE_DICT_ENTRY) {
@@ -437,7 +437,7 @@ void apply(struct walk* w, struct pend* p, bool* gone)
 					dbus_message_iter_get_basic(&kv, &val);
 			}
 			if (k && val && strcmp(k, "placeholder-text") == 0 && !n->placeholder)
-				n->placeholder = dup_cut(val, A11Y_NAME_MAX, NULL);
+				n->placeholder = a11y__dup_cut(val, A11Y_NAME_MAX, NULL);
 			dbus_message_iter_next(&e);
 		}
 		break;
@@ -446,12 +446,12 @@ void apply(struct walk* w, struct pend* p, bool* gone)
 	}
 }
 
-void apply_all(struct batch* b, struct walk* w, bool* gone)
+void a11y__apply_all(struct batch* b, struct walk* w, bool* gone)
 {
 	for (size_t i = 0; i < b->n; i++) {
-		if (b->v[i].reply && reply_gone(b->v[i].reply)
+		if (b->v[i].reply && a11y__reply_gone(b->v[i].reply)
 				&& strcmp(dbus_message_get_error_name(b->v[i].reply), DBUS_ERROR_NO_REPLY) == 0)
 			*gone = true;
-		apply(w, &b->v[i], gone);
+		a11y__apply(w, &b->v[i], gone);
 	}
 }

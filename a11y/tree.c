@@ -40,7 +40,7 @@ static bool wants_text(const struct a11y_node* n)
 }
 
 
-int walk_add(struct walk* w, const struct a11y_id* id, int parent, int depth, int index)
+int a11y__walk_add(struct walk* w, const struct a11y_id* id, int parent, int depth, int index)
 {
 	if (w->n == w->cap) {
 		int cap = w->cap ? w->cap * 2 : 128;
@@ -76,7 +76,7 @@ int walk_add(struct walk* w, const struct a11y_id* id, int parent, int depth, in
 	return w->n++;
 }
 
-void walk_free(struct walk* w, bool nodes_too)
+void a11y__walk_free(struct walk* w, bool nodes_too)
 {
 	if (nodes_too && w->v)
 		for (int i = 0; i < w->n; i++)
@@ -92,15 +92,15 @@ void walk_free(struct walk* w, bool nodes_too)
 }
 
 /* Send the property calls of node i. */
-void send_props(struct batch* b, struct walk* w, int i)
+void a11y__send_props(struct batch* b, struct walk* w, int i)
 {
 	const char* bus = w->v[i].id.bus;
 	const char* path = w->v[i].id.path;
-	send_simple(b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
-	send_simple(b, bus, path, IF_ACCESSIBLE, "GetState", i, K_STATE);
-	send_simple(b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
-	send_get(b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
-	send_get(b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
+	a11y__send_simple(b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
+	a11y__send_simple(b, bus, path, IF_ACCESSIBLE, "GetState", i, K_STATE);
+	a11y__send_simple(b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
+	a11y__send_get(b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
+	a11y__send_get(b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
 }
 
 static void take_item(struct a11y_node* n, const struct item* it)
@@ -194,15 +194,15 @@ static int list_apps(struct batch* b, struct a11y_app** out, size_t* n_out)
 {
 	*out = NULL;
 	*n_out = 0;
-	send_simple(b, REGISTRY_BUS, ROOT_PATH, IF_ACCESSIBLE, "GetChildren", 0, K_APPS);
-	batch_wait(b);
-	if (b->timed_out || b->lost || !reply_ok(b->v[0].reply)) {
-		batch_reset(b);
+	a11y__send_simple(b, REGISTRY_BUS, ROOT_PATH, IF_ACCESSIBLE, "GetChildren", 0, K_APPS);
+	a11y__batch_wait(b);
+	if (b->timed_out || b->lost || !a11y__reply_ok(b->v[0].reply)) {
+		a11y__batch_reset(b);
 		return b->timed_out ? -ETIMEDOUT : -ENOTCONN;
 	}
 	struct a11y_id* ids;
-	int n = get_refs(b->v[0].reply, &ids, 4096);
-	batch_reset(b);
+	int n = a11y__get_refs(b->v[0].reply, &ids, 4096);
+	a11y__batch_reset(b);
 	if (n <= 0) {
 		free(ids);
 		return 0;
@@ -215,20 +215,20 @@ static int list_apps(struct batch* b, struct a11y_app** out, size_t* n_out)
 	for (int i = 0; i < n; i++) {
 		snprintf(apps[i].bus, sizeof(apps[i].bus), "%s", ids[i].bus);
 		const char* bus = ids[i].bus;
-		DBusMessage* m = method(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS,
+		DBusMessage* m = a11y__method(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS,
 				"GetConnectionUnixProcessID");
 		if (m)
 			dbus_message_append_args(m, DBUS_TYPE_STRING, &bus, DBUS_TYPE_INVALID);
-		batch_send(b, m, i, K_PID, 0);
+		a11y__batch_send(b, m, i, K_PID, 0);
 	}
 	free(ids);
-	batch_wait(b);
+	a11y__batch_wait(b);
 	for (size_t i = 0; i < b->n; i++) {
 		int64_t pid;
-		if (get_int(b->v[i].reply, &pid))
+		if (a11y__get_int(b->v[i].reply, &pid))
 			apps[b->v[i].node].pid = (int)pid;
 	}
-	batch_reset(b);
+	a11y__batch_reset(b);
 	*out = apps;
 	*n_out = (size_t)n;
 	return 0;
@@ -239,17 +239,17 @@ int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, char* err,
 {
 	*list = NULL;
 	*n = 0;
-	DBusConnection* c = pool_get(err, err_size);
+	DBusConnection* c = a11y__pool_get(err, err_size);
 	if (!c)
 		return -ENOTCONN;
 	struct batch b = { .c = c, .deadline = deadline_ms ? deadline_ms : clock_ms() + DEFAULT_DEADLINE_MS };
 	int rc = list_apps(&b, list, n);
 	if (rc == -ETIMEDOUT)
-		set_err(err, err_size, "the AT-SPI registry did not answer in time");
+		a11y__set_err(err, err_size, "the AT-SPI registry did not answer in time");
 	else if (rc == -ENOTCONN)
-		set_err(err, err_size, "the AT-SPI registry is not reachable");
-	pool_put(c, !b.timed_out && !b.lost);
-	batch_free(&b);
+		a11y__set_err(err, err_size, "the AT-SPI registry is not reachable");
+	a11y__pool_put(c, !b.timed_out && !b.lost);
+	a11y__batch_free(&b);
 	return rc;
 }
 
@@ -269,7 +269,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 	if (max_nodes > A11Y_MAX_NODES)
 		max_nodes = A11Y_MAX_NODES;
 	int max_depth = q->max_depth > 0 ? q->max_depth : A11Y_MAX_DEPTH;
-	DBusConnection* c = pool_get(err, err_size);
+	DBusConnection* c = a11y__pool_get(err, err_size);
 	if (!c)
 		return -ENOTCONN;
 	struct batch b = { .c = c, .deadline = q->deadline_ms ? q->deadline_ms : t0 + DEFAULT_DEADLINE_MS };
@@ -281,7 +281,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 	bool bus_clean = true;
 	int rc = list_apps(&b, &apps, &n_apps);
 	if (rc < 0) {
-		set_err(err, err_size, "the AT-SPI registry %s", rc == -ETIMEDOUT
+		a11y__set_err(err, err_size, "the AT-SPI registry %s", rc == -ETIMEDOUT
 				? "did not answer in time" : "is not reachable");
 		goto done;
 	}
@@ -292,17 +292,17 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 	for (size_t i = 0; i < n_apps; i++) {
 		if (apps[i].pid != q->pid)
 			continue;
-		send_simple(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "GetChildren", (int)i, K_CHILDREN);
-		send_get(&b, apps[i].bus, ROOT_PATH, IF_APPLICATION, "ToolkitName", (int)i, K_TOOLKIT);
-		send_get(&b, apps[i].bus, ROOT_PATH, IF_APPLICATION, "Version", (int)i, K_VERSION);
-		send_get(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "Name", (int)i, K_NAME);
+		a11y__send_simple(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "GetChildren", (int)i, K_CHILDREN);
+		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_APPLICATION, "ToolkitName", (int)i, K_TOOLKIT);
+		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_APPLICATION, "Version", (int)i, K_VERSION);
+		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "Name", (int)i, K_NAME);
 	}
 	if (b.n == 0) {
 		rc = -ENOENT;
-		set_err(err, err_size, "no accessible application has pid %d", q->pid);
+		a11y__set_err(err, err_size, "no accessible application has pid %d", q->pid);
 		goto done;
 	}
-	batch_wait(&b);
+	a11y__batch_wait(&b);
 	for (size_t k = 0; k < b.n; k++) {
 		struct pend* p = &b.v[k];
 		struct a11y_app* a = &apps[p->node];
@@ -310,7 +310,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		switch (p->kind) {
 		case K_CHILDREN: {
 			struct a11y_id* ids;
-			int n = get_refs(p->reply, &ids, 256);
+			int n = a11y__get_refs(p->reply, &ids, 256);
 			if (n > 0) {
 				struct a11y_id* nf = realloc(frames, (size_t)(n_frames + n) * sizeof(*nf));
 				int* na = realloc(frame_app, (size_t)(n_frames + n) * sizeof(*na));
@@ -329,22 +329,22 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			break;
 		}
 		case K_TOOLKIT:
-			if ((s = dup_string(p->reply))) { copy_cut(a->toolkit, sizeof(a->toolkit), s); free(s); }
+			if ((s = a11y__dup_string(p->reply))) { a11y__copy_cut(a->toolkit, sizeof(a->toolkit), s); free(s); }
 			break;
 		case K_VERSION:
-			if ((s = dup_string(p->reply))) { copy_cut(a->version, sizeof(a->version), s); free(s); }
+			if ((s = a11y__dup_string(p->reply))) { a11y__copy_cut(a->version, sizeof(a->version), s); free(s); }
 			break;
 		case K_NAME:
-			if ((s = dup_string(p->reply))) { copy_cut(a->name, sizeof(a->name), s); free(s); }
+			if ((s = a11y__dup_string(p->reply))) { a11y__copy_cut(a->name, sizeof(a->name), s); free(s); }
 			break;
 		default: break;
 		}
 	}
 	bool timed = b.timed_out;
-	batch_reset(&b);
+	a11y__batch_reset(&b);
 	if (n_frames == 0) {
 		rc = timed ? -ETIMEDOUT : -ENOENT;
-		set_err(err, err_size, timed ? "the application (pid %d) did not answer in time"
+		a11y__set_err(err, err_size, timed ? "the application (pid %d) did not answer in time"
 				: "the application (pid %d) has no accessible window", q->pid);
 		out->timed_out = timed;
 		free(frames);
@@ -353,17 +353,17 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 	}
 	/* Pick the frame: the title, then the rectangle, then showing/active. */
 	for (int j = 0; j < n_frames; j++) {
-		send_get(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "Name", j, K_NAME);
-		send_simple(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "GetState", j, K_STATE);
-		send_extents(&b, frames[j].bus, frames[j].path, j, K_EXTENTS);
+		a11y__send_get(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "Name", j, K_NAME);
+		a11y__send_simple(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "GetState", j, K_STATE);
+		a11y__send_extents(&b, frames[j].bus, frames[j].path, j, K_EXTENTS);
 	}
 	/* GetItems (the properties of a whole app in one call) in the same
 	 * round trip, for each app the frames belong to. */
 	for (size_t i = 0; i < n_apps; i++)
 		if (apps[i].pid == q->pid)
-			send_simple(&b, apps[i].bus, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache",
+			a11y__send_simple(&b, apps[i].bus, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache",
 					"GetItems", (int)i, K_ITEMS);
-	batch_wait(&b);
+	a11y__batch_wait(&b);
 	int best = -1;
 	int64_t best_score = -1;
 	{
@@ -371,13 +371,13 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		for (size_t k = 0; score && k < b.n; k++) {
 			struct pend* p = &b.v[k];
 			if (p->kind == K_NAME && q->title) {
-				char* s = dup_string(p->reply);
+				char* s = a11y__dup_string(p->reply);
 				if (s && strcmp(s, q->title) == 0)
 					score[p->node] += (int64_t)1 << 50;
 				free(s);
 			} else if (p->kind == K_STATE) {
 				uint64_t st = 0;
-				if (get_states(p->reply, &st)) {
+				if (a11y__get_states(p->reply, &st)) {
 					if (A11Y_HAS(st, A11Y_SHOWING) || A11Y_HAS(st, A11Y_VISIBLE))
 						score[p->node] += (int64_t)1 << 48;
 					if (A11Y_HAS(st, A11Y_ACTIVE))
@@ -387,7 +387,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 				continue;
 			} else if (p->kind == K_EXTENTS && q->width > 0) {
 				int x, y, ww, hh;
-				if (get_extents(p->reply, &x, &y, &ww, &hh))
+				if (a11y__get_extents(p->reply, &x, &y, &ww, &hh))
 					score[p->node] += overlap(x, y, ww, hh, q->x, q->y, q->width, q->height);
 			}
 		}
@@ -402,18 +402,18 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		best = 0;
 	for (size_t k = 0; k < b.n; k++)
 		if (b.v[k].kind == K_ITEMS && b.v[k].node == frame_app[best] && b.v[k].reply)
-			parse_items(b.v[k].reply, &items);
-	batch_reset(&b);
+			a11y__parse_items(b.v[k].reply, &items);
+	a11y__batch_reset(&b);
 	out->app = apps[frame_app[best]];
 	struct a11y_id root = frames[best];
 	free(frames);
 	free(frame_app);
-	if (walk_add(&w, &root, -1, 0, 0) < 0) {
+	if (a11y__walk_add(&w, &root, -1, 0, 0) < 0) {
 		rc = -ENOMEM;
 		goto done;
 	}
 	/* The walk goes peer-to-peer when the app offers it. */
-	if ((peer = peer_get(&b, root.bus))) {
+	if ((peer = a11y__peer_get(&b, root.bus))) {
 		bus_clean = !b.timed_out && !b.lost;
 		b.c = peer;
 	}
@@ -427,7 +427,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		 * states first, then the rest only for the showing ones. */
 		int missing = 0;
 		for (int i = level_start; i < level_end; i++) {
-			struct item* it = items_find(&items, w.v[i].id.path);
+			struct item* it = a11y__items_find(&items, w.v[i].id.path);
 			if (it && strcmp(w.v[i].id.bus, root.bus) == 0) {
 				take_item(&w.v[i], it);
 				w.have_props[i] = true;
@@ -439,10 +439,10 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		if (states_first) {
 			for (int i = level_start; i < level_end; i++)
 				if (!w.have_props[i])
-					send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE, "GetState", i, K_STATE);
-			batch_wait(&b);
-			apply_all(&b, &w, &gone);
-			batch_reset(&b);
+					a11y__send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE, "GetState", i, K_STATE);
+			a11y__batch_wait(&b);
+			a11y__apply_all(&b, &w, &gone);
+			a11y__batch_reset(&b);
 			if (b.timed_out || b.lost || gone)
 				break;
 		}
@@ -455,24 +455,24 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			} else if (states_first) {
 				const char* bus = w.v[i].id.bus;
 				const char* path = w.v[i].id.path;
-				send_simple(&b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
-				send_simple(&b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
-				send_get(&b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
-				send_get(&b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
+				a11y__send_simple(&b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
+				a11y__send_simple(&b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
+				a11y__send_get(&b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
+				a11y__send_get(&b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
 			} else {
-				send_props(&b, &w, i);
+				a11y__send_props(&b, &w, i);
 			}
 			bool known_hidden = w.have_props[i] && i > 0
 					&& !node_shown(&w.v[i], &out->app, q->all);
 			/* A leaf by GetItems needs no GetChildren (GTK4's counts are wrong). */
 			bool leaf = w.have_props[i] && w.v[i].child_count == 0 && !is_gtk4(&out->app);
 			if (depth < max_depth && !known_hidden && !leaf)
-				send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE,
+				a11y__send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE,
 						"GetChildren", i, K_CHILDREN);
 		}
-		batch_wait(&b);
-		apply_all(&b, &w, &gone);
-		batch_reset(&b);
+		a11y__batch_wait(&b);
+		a11y__apply_all(&b, &w, &gone);
+		a11y__batch_reset(&b);
 		int next_end = w.n;
 		for (int i = level_start; i < level_end; i++) {
 			if (!w.v[i].name)
@@ -496,7 +496,7 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 					out->truncated = true;
 					break;
 				}
-				if (walk_add(&w, &w.kids[i][k], i, depth + 1, k) < 0)
+				if (a11y__walk_add(&w, &w.kids[i][k], i, depth + 1, k) < 0)
 					break;
 				kept++;
 			}
@@ -527,18 +527,18 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 				continue;
 			struct a11y_node* n = &w.v[i];
 			if (n->ifaces & A11Y_IF_COMPONENT)
-				send_extents(&b, n->id.bus, n->id.path, i, K_EXTENTS);
+				a11y__send_extents(&b, n->id.bus, n->id.path, i, K_EXTENTS);
 			if (n->ifaces & A11Y_IF_VALUE) {
-				send_get(&b, n->id.bus, n->id.path, IF_VALUE, "CurrentValue", i, K_VALUE);
-				send_get(&b, n->id.bus, n->id.path, IF_VALUE, "MinimumValue", i, K_VMIN);
-				send_get(&b, n->id.bus, n->id.path, IF_VALUE, "MaximumValue", i, K_VMAX);
+				a11y__send_get(&b, n->id.bus, n->id.path, IF_VALUE, "CurrentValue", i, K_VALUE);
+				a11y__send_get(&b, n->id.bus, n->id.path, IF_VALUE, "MinimumValue", i, K_VMIN);
+				a11y__send_get(&b, n->id.bus, n->id.path, IF_VALUE, "MaximumValue", i, K_VMAX);
 			}
 			if (wants_text(n))
-				send_get(&b, n->id.bus, n->id.path, IF_TEXT, "CharacterCount", i, K_CHARCOUNT);
+				a11y__send_get(&b, n->id.bus, n->id.path, IF_TEXT, "CharacterCount", i, K_CHARCOUNT);
 		}
-		batch_wait(&b);
-		apply_all(&b, &w, &gone);
-		batch_reset(&b);
+		a11y__batch_wait(&b);
+		a11y__apply_all(&b, &w, &gone);
+		a11y__batch_reset(&b);
 		for (int i = 0; i < w.n; i++) {
 			struct a11y_node* n = &w.v[i];
 			if (!w.keep[i] || !wants_text(n) || n->char_count <= 0)
@@ -546,15 +546,15 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 			dbus_int32_t start = 0;
 			dbus_int32_t end = n->char_count > A11Y_TREE_TEXT ? A11Y_TREE_TEXT : n->char_count;
 			n->text_truncated = n->char_count > A11Y_TREE_TEXT;
-			DBusMessage* m = method(n->id.bus, n->id.path, IF_TEXT, "GetText");
+			DBusMessage* m = a11y__method(n->id.bus, n->id.path, IF_TEXT, "GetText");
 			if (m)
 				dbus_message_append_args(m, DBUS_TYPE_INT32, &start, DBUS_TYPE_INT32, &end,
 						DBUS_TYPE_INVALID);
-			batch_send(&b, m, i, K_TEXT, A11Y_TREE_TEXT_BYTES);
+			a11y__batch_send(&b, m, i, K_TEXT, A11Y_TREE_TEXT_BYTES);
 		}
-		batch_wait(&b);
-		apply_all(&b, &w, &gone);
-		batch_reset(&b);
+		a11y__batch_wait(&b);
+		a11y__apply_all(&b, &w, &gone);
+		a11y__batch_reset(&b);
 		for (int i = 0; i < w.n; i++)
 			if (w.keep[i] && wants_text(&w.v[i]) && w.v[i].char_count == 0 && !w.v[i].text) {
 				w.v[i].text = strdup("");
@@ -569,23 +569,23 @@ int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, 
 		rc = -ESRCH;
 	if (rc == 0 && out->timed_out && out->n <= 1) {
 		rc = -ETIMEDOUT;
-		set_err(err, err_size, "the application (pid %d) did not answer within the deadline", q->pid);
+		a11y__set_err(err, err_size, "the application (pid %d) did not answer within the deadline", q->pid);
 	} else if (rc == 0 && out->app_gone && out->n <= 1) {
 		rc = -ESRCH;
-		set_err(err, err_size, "the application (pid %d) went away during the snapshot", q->pid);
+		a11y__set_err(err, err_size, "the application (pid %d) went away during the snapshot", q->pid);
 	}
 done:
 	out->calls = b.calls;
 	out->elapsed_ms = clock_ms() - t0;
 	if (peer) {
-		peer_put(out->app.bus, peer, !b.timed_out && !b.lost);
-		pool_put(c, bus_clean);
+		a11y__peer_put(out->app.bus, peer, !b.timed_out && !b.lost);
+		a11y__pool_put(c, bus_clean);
 	} else {
-		pool_put(c, !b.timed_out && !b.lost);
+		a11y__pool_put(c, !b.timed_out && !b.lost);
 	}
-	batch_free(&b);
-	walk_free(&w, true);
-	items_free(&items);
+	a11y__batch_free(&b);
+	a11y__walk_free(&w, true);
+	a11y__items_free(&items);
 	free(apps);
 	return rc;
 }

@@ -22,7 +22,7 @@ struct a11y_watch {
 
 struct a11y_watch* a11y_watch_open(char* err, size_t err_size)
 {
-	DBusConnection* c = pool_get(err, err_size);
+	DBusConnection* c = a11y__pool_get(err, err_size);
 	if (!c)
 		return NULL;
 	static const char* const rules[] = {
@@ -40,7 +40,7 @@ struct a11y_watch* a11y_watch_open(char* err, size_t err_size)
 	dbus_connection_flush(c);
 	struct a11y_watch* w = calloc(1, sizeof(*w));
 	if (!w) {
-		drop_connection(c);
+		a11y__drop_connection(c);
 		return NULL;
 	}
 	w->c = c;
@@ -74,6 +74,6 @@ void a11y_watch_close(struct a11y_watch* self)
 {
 	if (!self)
 		return;
-	drop_connection(self->c);	/* its match rules go with it */
+	a11y__drop_connection(self->c);	/* its match rules go with it */
 	free(self);
 }
