@@ -261,331 +261,411 @@ static int64_t overlap(int ax, int ay, int aw, int ah, int bx, int by, int bw, i
 	return x1 > x0 && y1 > y0 ? (int64_t)(x1 - x0) * (y1 - y0) : 0;
 }
 
-int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, size_t err_size)
+/* One snapshot in progress: its batch (on the bus, then on the app's peer
+ * connection when it offers one), the walk and what the steps found. */
+struct snapshot {
+	const struct a11y_query* q;
+	struct a11y_tree* out;
+	struct batch b;
+	struct walk w;
+	struct items items;		/* GetItems of the frame's app */
+	struct a11y_app* apps;
+	size_t n_apps;
+	struct a11y_id* frames;		/* the windows of the pid's apps */
+	int* frame_app;			/* ... and each one's app (index in apps) */
+	int n_frames;
+	struct a11y_id root;		/* the frame picked */
+	int max_nodes, max_depth;
+	bool gone;			/* the app went away */
+	char* err;
+	size_t err_size;
+};
+
+static void take_app_reply(struct snapshot* s, struct pend* p)
 {
-	memset(out, 0, sizeof(*out));
-	int64_t t0 = clock_ms();
-	int max_nodes = q->max_nodes > 0 ? q->max_nodes : A11Y_DEFAULT_NODES;
-	if (max_nodes > A11Y_MAX_NODES)
-		max_nodes = A11Y_MAX_NODES;
-	int max_depth = q->max_depth > 0 ? q->max_depth : A11Y_MAX_DEPTH;
-	DBusConnection* c = a11y__pool_get(err, err_size);
-	if (!c)
-		return -ENOTCONN;
-	struct batch b = { .c = c, .deadline = q->deadline_ms ? q->deadline_ms : t0 + DEFAULT_DEADLINE_MS };
-	struct walk w = { 0 };
-	struct items items = { 0 };
-	struct a11y_app* apps = NULL;
-	size_t n_apps = 0;
-	DBusConnection* peer = NULL;
-	bool bus_clean = true;
-	int rc = list_apps(&b, &apps, &n_apps);
-	if (rc < 0) {
-		a11y__set_err(err, err_size, "the AT-SPI registry %s", rc == -ETIMEDOUT
-				? "did not answer in time" : "is not reachable");
-		goto done;
-	}
-	/* The app(s) of this pid: their windows (frames) and identity. */
-	struct a11y_id* frames = NULL;
-	int n_frames = 0;
-	int* frame_app = NULL;
-	for (size_t i = 0; i < n_apps; i++) {
-		if (apps[i].pid != q->pid)
-			continue;
-		a11y__send_simple(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "GetChildren", (int)i, K_CHILDREN);
-		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_APPLICATION, "ToolkitName", (int)i, K_TOOLKIT);
-		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_APPLICATION, "Version", (int)i, K_VERSION);
-		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "Name", (int)i, K_NAME);
-	}
-	if (b.n == 0) {
-		rc = -ENOENT;
-		a11y__set_err(err, err_size, "no accessible application has pid %d", q->pid);
-		goto done;
-	}
-	a11y__batch_wait(&b);
-	for (size_t k = 0; k < b.n; k++) {
-		struct pend* p = &b.v[k];
-		struct a11y_app* a = &apps[p->node];
-		char* s;
-		switch (p->kind) {
-		case K_CHILDREN: {
-			struct a11y_id* ids;
-			int n = a11y__get_refs(p->reply, &ids, 256);
-			if (n > 0) {
-				struct a11y_id* nf = realloc(frames, (size_t)(n_frames + n) * sizeof(*nf));
-				int* na = realloc(frame_app, (size_t)(n_frames + n) * sizeof(*na));
-				if (nf)
-					frames = nf;
-				if (na)
-					frame_app = na;
-				if (nf && na) {
-					for (int j = 0; j < n; j++) {
-						frames[n_frames] = ids[j];
-						frame_app[n_frames++] = p->node;
-					}
+	struct a11y_app* a = &s->apps[p->node];
+	char* str;
+	switch (p->kind) {
+	case K_CHILDREN: {
+		struct a11y_id* ids;
+		int n = a11y__get_refs(p->reply, &ids, 256);
+		if (n > 0) {
+			struct a11y_id* nf = realloc(s->frames, (size_t)(s->n_frames + n) * sizeof(*nf));
+			int* na = realloc(s->frame_app, (size_t)(s->n_frames + n) * sizeof(*na));
+			if (nf)
+				s->frames = nf;
+			if (na)
+				s->frame_app = na;
+			if (nf && na) {
+				for (int j = 0; j < n; j++) {
+					s->frames[s->n_frames] = ids[j];
+					s->frame_app[s->n_frames++] = p->node;
 				}
 			}
-			free(ids);
-			break;
 		}
-		case K_TOOLKIT:
-			if ((s = a11y__dup_string(p->reply))) { a11y__copy_cut(a->toolkit, sizeof(a->toolkit), s); free(s); }
-			break;
-		case K_VERSION:
-			if ((s = a11y__dup_string(p->reply))) { a11y__copy_cut(a->version, sizeof(a->version), s); free(s); }
-			break;
-		case K_NAME:
-			if ((s = a11y__dup_string(p->reply))) { a11y__copy_cut(a->name, sizeof(a->name), s); free(s); }
-			break;
-		default: break;
-		}
+		free(ids);
+		break;
 	}
-	bool timed = b.timed_out;
-	a11y__batch_reset(&b);
-	if (n_frames == 0) {
-		rc = timed ? -ETIMEDOUT : -ENOENT;
-		a11y__set_err(err, err_size, timed ? "the application (pid %d) did not answer in time"
-				: "the application (pid %d) has no accessible window", q->pid);
-		out->timed_out = timed;
-		free(frames);
-		free(frame_app);
-		goto done;
+	case K_TOOLKIT:
+		if ((str = a11y__dup_string(p->reply))) { a11y__copy_cut(a->toolkit, sizeof(a->toolkit), str); free(str); }
+		break;
+	case K_VERSION:
+		if ((str = a11y__dup_string(p->reply))) { a11y__copy_cut(a->version, sizeof(a->version), str); free(str); }
+		break;
+	case K_NAME:
+		if ((str = a11y__dup_string(p->reply))) { a11y__copy_cut(a->name, sizeof(a->name), str); free(str); }
+		break;
+	default: break;
 	}
-	/* Pick the frame: the title, then the rectangle, then showing/active. */
-	for (int j = 0; j < n_frames; j++) {
-		a11y__send_get(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "Name", j, K_NAME);
-		a11y__send_simple(&b, frames[j].bus, frames[j].path, IF_ACCESSIBLE, "GetState", j, K_STATE);
-		a11y__send_extents(&b, frames[j].bus, frames[j].path, j, K_EXTENTS);
+}
+
+/* Step 1: the app(s) of the pid, their windows (frames) and identity.
+ * 0, or -ENOENT / -ETIMEDOUT with err. */
+static int find_frames(struct snapshot* s)
+{
+	struct batch* b = &s->b;
+	for (size_t i = 0; i < s->n_apps; i++) {
+		const char* bus = s->apps[i].bus;
+		if (s->apps[i].pid != s->q->pid)
+			continue;
+		a11y__send_simple(b, bus, ROOT_PATH, IF_ACCESSIBLE, "GetChildren", (int)i, K_CHILDREN);
+		a11y__send_get(b, bus, ROOT_PATH, IF_APPLICATION, "ToolkitName", (int)i, K_TOOLKIT);
+		a11y__send_get(b, bus, ROOT_PATH, IF_APPLICATION, "Version", (int)i, K_VERSION);
+		a11y__send_get(b, bus, ROOT_PATH, IF_ACCESSIBLE, "Name", (int)i, K_NAME);
 	}
-	/* GetItems (the properties of a whole app in one call) in the same
-	 * round trip, for each app the frames belong to. */
-	for (size_t i = 0; i < n_apps; i++)
-		if (apps[i].pid == q->pid)
-			a11y__send_simple(&b, apps[i].bus, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache",
-					"GetItems", (int)i, K_ITEMS);
-	a11y__batch_wait(&b);
+	if (b->n == 0) {
+		a11y__set_err(s->err, s->err_size, "no accessible application has pid %d", s->q->pid);
+		return -ENOENT;
+	}
+	a11y__batch_wait(b);
+	for (size_t k = 0; k < b->n; k++)
+		take_app_reply(s, &b->v[k]);
+	bool timed = b->timed_out;
+	a11y__batch_reset(b);
+	if (s->n_frames == 0) {
+		a11y__set_err(s->err, s->err_size, timed ? "the application (pid %d) did not answer in time"
+				: "the application (pid %d) has no accessible window", s->q->pid);
+		s->out->timed_out = timed;
+		return timed ? -ETIMEDOUT : -ENOENT;
+	}
+	return 0;
+}
+
+/* The frame that best fits the query: the title, then the rectangle, then
+ * showing/active. */
+static int best_frame(const struct snapshot* s)
+{
+	const struct a11y_query* q = s->q;
 	int best = -1;
 	int64_t best_score = -1;
-	{
-		int64_t* score = calloc((size_t)n_frames, sizeof(*score));
-		for (size_t k = 0; score && k < b.n; k++) {
-			struct pend* p = &b.v[k];
-			if (p->kind == K_NAME && q->title) {
-				char* s = a11y__dup_string(p->reply);
-				if (s && strcmp(s, q->title) == 0)
-					score[p->node] += (int64_t)1 << 50;
-				free(s);
-			} else if (p->kind == K_STATE) {
-				uint64_t st = 0;
-				if (a11y__get_states(p->reply, &st)) {
-					if (A11Y_HAS(st, A11Y_SHOWING) || A11Y_HAS(st, A11Y_VISIBLE))
-						score[p->node] += (int64_t)1 << 48;
-					if (A11Y_HAS(st, A11Y_ACTIVE))
-						score[p->node] += (int64_t)1 << 47;
-				}
-			} else if (p->kind == K_ITEMS) {
-				continue;
-			} else if (p->kind == K_EXTENTS && q->width > 0) {
-				int x, y, ww, hh;
-				if (a11y__get_extents(p->reply, &x, &y, &ww, &hh))
-					score[p->node] += overlap(x, y, ww, hh, q->x, q->y, q->width, q->height);
+	int64_t* score = calloc((size_t)s->n_frames, sizeof(*score));
+	for (size_t k = 0; score && k < s->b.n; k++) {
+		struct pend* p = &s->b.v[k];
+		if (p->kind == K_NAME && q->title) {
+			char* str = a11y__dup_string(p->reply);
+			if (str && strcmp(str, q->title) == 0)
+				score[p->node] += (int64_t)1 << 50;
+			free(str);
+		} else if (p->kind == K_STATE) {
+			uint64_t st = 0;
+			if (a11y__get_states(p->reply, &st)) {
+				if (A11Y_HAS(st, A11Y_SHOWING) || A11Y_HAS(st, A11Y_VISIBLE))
+					score[p->node] += (int64_t)1 << 48;
+				if (A11Y_HAS(st, A11Y_ACTIVE))
+					score[p->node] += (int64_t)1 << 47;
 			}
+		} else if (p->kind == K_ITEMS) {
+			continue;
+		} else if (p->kind == K_EXTENTS && q->width > 0) {
+			int x, y, ww, hh;
+			if (a11y__get_extents(p->reply, &x, &y, &ww, &hh))
+				score[p->node] += overlap(x, y, ww, hh, q->x, q->y, q->width, q->height);
 		}
-		for (int j = 0; score && j < n_frames; j++)
-			if (score[j] > best_score) {
-				best_score = score[j];
-				best = j;
-			}
-		free(score);
 	}
-	if (best < 0)
-		best = 0;
-	for (size_t k = 0; k < b.n; k++)
-		if (b.v[k].kind == K_ITEMS && b.v[k].node == frame_app[best] && b.v[k].reply)
-			a11y__parse_items(b.v[k].reply, &items);
-	a11y__batch_reset(&b);
-	out->app = apps[frame_app[best]];
-	struct a11y_id root = frames[best];
-	free(frames);
-	free(frame_app);
-	if (a11y__walk_add(&w, &root, -1, 0, 0) < 0) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	/* The walk goes peer-to-peer when the app offers it. */
-	if ((peer = a11y__peer_get(&b, root.bus))) {
-		bus_clean = !b.timed_out && !b.lost;
-		b.c = peer;
-	}
+	for (int j = 0; score && j < s->n_frames; j++)
+		if (score[j] > best_score) {
+			best_score = score[j];
+			best = j;
+		}
+	free(score);
+	return best < 0 ? 0 : best;
+}
 
-	/* Level by level: properties where GetItems lacked them, and children. */
-	bool gone = false;
+/* Step 2: pick the frame, with GetItems (the properties of a whole app in
+ * one call) in the same round trip for each app the frames belong to. */
+static void pick_frame(struct snapshot* s)
+{
+	struct batch* b = &s->b;
+	for (int j = 0; j < s->n_frames; j++) {
+		const struct a11y_id* f = &s->frames[j];
+		a11y__send_get(b, f->bus, f->path, IF_ACCESSIBLE, "Name", j, K_NAME);
+		a11y__send_simple(b, f->bus, f->path, IF_ACCESSIBLE, "GetState", j, K_STATE);
+		a11y__send_extents(b, f->bus, f->path, j, K_EXTENTS);
+	}
+	for (size_t i = 0; i < s->n_apps; i++)
+		if (s->apps[i].pid == s->q->pid)
+			a11y__send_simple(b, s->apps[i].bus, "/org/a11y/atspi/cache", "org.a11y.atspi.Cache",
+					"GetItems", (int)i, K_ITEMS);
+	a11y__batch_wait(b);
+	int best = best_frame(s);
+	for (size_t k = 0; k < b->n; k++)
+		if (b->v[k].kind == K_ITEMS && b->v[k].node == s->frame_app[best] && b->v[k].reply)
+			a11y__parse_items(b->v[k].reply, &s->items);
+	a11y__batch_reset(b);
+	s->out->app = s->apps[s->frame_app[best]];
+	s->root = s->frames[best];
+}
+
+/* Ask for node i's properties (those GetItems lacked) and children. */
+static void send_level_node(struct snapshot* s, int depth, int i, bool states_first)
+{
+	struct walk* w = &s->w;
+	struct batch* b = &s->b;
+	const struct a11y_app* app = &s->out->app;
+	if (w->have_props[i]) {
+		/* from GetItems */
+	} else if (states_first && i > 0 && !node_shown(&w->v[i], app, false)) {
+		w->have_props[i] = true;	/* hidden: dropped below, nothing more to ask */
+		return;
+	} else if (states_first) {
+		const char* bus = w->v[i].id.bus;
+		const char* path = w->v[i].id.path;
+		a11y__send_simple(b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
+		a11y__send_simple(b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
+		a11y__send_get(b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
+		a11y__send_get(b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
+	} else {
+		a11y__send_props(b, w, i);
+	}
+	bool known_hidden = w->have_props[i] && i > 0 && !node_shown(&w->v[i], app, s->q->all);
+	/* A leaf by GetItems needs no GetChildren (GTK4's counts are wrong). */
+	bool leaf = w->have_props[i] && w->v[i].child_count == 0 && !is_gtk4(app);
+	if (depth < s->max_depth && !known_hidden && !leaf)
+		a11y__send_simple(b, w->v[i].id.bus, w->v[i].id.path, IF_ACCESSIBLE,
+				"GetChildren", i, K_CHILDREN);
+}
+
+/* The properties of a level's nodes (from GetItems where it has them) and
+ * their children. false when a states-first round was cut short. */
+static bool level_fetch(struct snapshot* s, int depth, int start, int end)
+{
+	struct walk* w = &s->w;
+	struct batch* b = &s->b;
+	int missing = 0;
+	for (int i = start; i < end; i++) {
+		struct item* it = a11y__items_find(&s->items, w->v[i].id.path);
+		if (it && strcmp(w->v[i].id.bus, s->root.bus) == 0) {
+			take_item(&w->v[i], it);
+			w->have_props[i] = true;
+		} else {
+			missing++;
+		}
+	}
+	/* Many nodes without cached properties (a long web table): their
+	 * states first, then the rest only for the showing ones. */
+	bool states_first = !s->q->all && missing > 32;
+	if (states_first) {
+		for (int i = start; i < end; i++)
+			if (!w->have_props[i])
+				a11y__send_simple(b, w->v[i].id.bus, w->v[i].id.path, IF_ACCESSIBLE, "GetState", i, K_STATE);
+		a11y__batch_wait(b);
+		a11y__apply_all(b, w, &s->gone);
+		a11y__batch_reset(b);
+		if (b->timed_out || b->lost || s->gone)
+			return false;
+	}
+	for (int i = start; i < end; i++)
+		send_level_node(s, depth, i, states_first);
+	a11y__batch_wait(b);
+	a11y__apply_all(b, w, &s->gone);
+	a11y__batch_reset(b);
+	return true;
+}
+
+/* Keep or drop a level's nodes, and add the children of the kept ones up
+ * to max_nodes kept in all. */
+static void level_expand(struct snapshot* s, int depth, int start, int end, int* kept)
+{
+	struct walk* w = &s->w;
+	struct a11y_tree* out = s->out;
+	for (int i = start; i < end; i++) {
+		if (!w->v[i].name)
+			w->v[i].name = strdup("");
+		if (!w->v[i].description)
+			w->v[i].description = strdup("");
+		if ((i > 0 && !node_shown(&w->v[i], &out->app, s->q->all))
+				|| (w->v[i].parent >= 0 && !w->keep[w->v[i].parent])) {
+			w->keep[i] = false;
+			(*kept)--;
+			continue;
+		}
+		if (depth + 1 > s->max_depth && w->n_kids[i] > 0)
+			out->truncated = true;
+		for (int k = 0; k < w->n_kids[i]; k++) {
+			if (*kept >= s->max_nodes) {
+				out->truncated = true;
+				break;
+			}
+			if (a11y__walk_add(w, &w->kids[i][k], i, depth + 1, k) < 0)
+				break;
+			(*kept)++;
+		}
+		free(w->kids[i]);
+		w->kids[i] = NULL;
+		w->n_kids[i] = 0;
+	}
+}
+
+/* Step 3: level by level from the frame down. */
+static void walk_levels(struct snapshot* s)
+{
+	struct batch* b = &s->b;
 	int kept = 1;
 	int level_start = 0, level_end = 1;
-	for (int depth = 0; level_start < level_end && !b.timed_out && !b.lost && !gone; depth++) {
-		/* Many nodes without cached properties (a long web table): their
-		 * states first, then the rest only for the showing ones. */
-		int missing = 0;
-		for (int i = level_start; i < level_end; i++) {
-			struct item* it = a11y__items_find(&items, w.v[i].id.path);
-			if (it && strcmp(w.v[i].id.bus, root.bus) == 0) {
-				take_item(&w.v[i], it);
-				w.have_props[i] = true;
-			} else {
-				missing++;
-			}
-		}
-		bool states_first = !q->all && missing > 32;
-		if (states_first) {
-			for (int i = level_start; i < level_end; i++)
-				if (!w.have_props[i])
-					a11y__send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE, "GetState", i, K_STATE);
-			a11y__batch_wait(&b);
-			a11y__apply_all(&b, &w, &gone);
-			a11y__batch_reset(&b);
-			if (b.timed_out || b.lost || gone)
-				break;
-		}
-		for (int i = level_start; i < level_end; i++) {
-			if (w.have_props[i]) {
-				/* from GetItems */
-			} else if (states_first && i > 0 && !node_shown(&w.v[i], &out->app, false)) {
-				w.have_props[i] = true;	/* hidden: dropped below, nothing more to ask */
-				continue;
-			} else if (states_first) {
-				const char* bus = w.v[i].id.bus;
-				const char* path = w.v[i].id.path;
-				a11y__send_simple(&b, bus, path, IF_ACCESSIBLE, "GetRole", i, K_ROLE);
-				a11y__send_simple(&b, bus, path, IF_ACCESSIBLE, "GetInterfaces", i, K_IFACES);
-				a11y__send_get(&b, bus, path, IF_ACCESSIBLE, "Name", i, K_NAME);
-				a11y__send_get(&b, bus, path, IF_ACCESSIBLE, "Description", i, K_DESC);
-			} else {
-				a11y__send_props(&b, &w, i);
-			}
-			bool known_hidden = w.have_props[i] && i > 0
-					&& !node_shown(&w.v[i], &out->app, q->all);
-			/* A leaf by GetItems needs no GetChildren (GTK4's counts are wrong). */
-			bool leaf = w.have_props[i] && w.v[i].child_count == 0 && !is_gtk4(&out->app);
-			if (depth < max_depth && !known_hidden && !leaf)
-				a11y__send_simple(&b, w.v[i].id.bus, w.v[i].id.path, IF_ACCESSIBLE,
-						"GetChildren", i, K_CHILDREN);
-		}
-		a11y__batch_wait(&b);
-		a11y__apply_all(&b, &w, &gone);
-		a11y__batch_reset(&b);
-		int next_end = w.n;
-		for (int i = level_start; i < level_end; i++) {
-			if (!w.v[i].name)
-				w.v[i].name = strdup("");
-			if (!w.v[i].description)
-				w.v[i].description = strdup("");
-			if (i > 0 && !node_shown(&w.v[i], &out->app, q->all)) {
-				w.keep[i] = false;
-				kept--;
-				continue;
-			}
-			if (w.v[i].parent >= 0 && !w.keep[w.v[i].parent]) {
-				w.keep[i] = false;
-				kept--;
-				continue;
-			}
-			if (depth + 1 > max_depth && w.n_kids[i] > 0)
-				out->truncated = true;
-			for (int k = 0; k < w.n_kids[i]; k++) {
-				if (kept >= max_nodes) {
-					out->truncated = true;
-					break;
-				}
-				if (a11y__walk_add(&w, &w.kids[i][k], i, depth + 1, k) < 0)
-					break;
-				kept++;
-			}
-			free(w.kids[i]);
-			w.kids[i] = NULL;
-			w.n_kids[i] = 0;
-		}
-		out->visited = w.n;
+	for (int depth = 0; level_start < level_end && !b->timed_out && !b->lost && !s->gone; depth++) {
+		if (!level_fetch(s, depth, level_start, level_end))
+			break;
+		level_expand(s, depth, level_start, level_end, &kept);
+		s->out->visited = s->w.n;
 		level_start = level_end;
-		level_end = w.n;
-		(void)next_end;
+		level_end = s->w.n;
 	}
 	/* Children fetched for the last level were never visited. */
-	if (level_start < level_end && (b.timed_out || b.lost || gone)) {
+	if (level_start < level_end && (b->timed_out || b->lost || s->gone)) {
 		for (int i = level_start; i < level_end; i++)
-			w.keep[i] = false;
+			s->w.keep[i] = false;
 	}
-	for (int i = 0; i < w.n; i++) {
-		if (!w.v[i].name)
-			w.v[i].name = strdup("");
-		if (!w.v[i].description)
-			w.v[i].description = strdup("");
+	for (int i = 0; i < s->w.n; i++) {
+		if (!s->w.v[i].name)
+			s->w.v[i].name = strdup("");
+		if (!s->w.v[i].description)
+			s->w.v[i].description = strdup("");
 	}
-	/* Details of the kept nodes, all at once; then the texts. */
-	if (!b.timed_out && !b.lost && !gone) {
-		for (int i = 0; i < w.n; i++) {
-			if (!w.keep[i])
-				continue;
-			struct a11y_node* n = &w.v[i];
-			if (n->ifaces & A11Y_IF_COMPONENT)
-				a11y__send_extents(&b, n->id.bus, n->id.path, i, K_EXTENTS);
-			if (n->ifaces & A11Y_IF_VALUE) {
-				a11y__send_get(&b, n->id.bus, n->id.path, IF_VALUE, "CurrentValue", i, K_VALUE);
-				a11y__send_get(&b, n->id.bus, n->id.path, IF_VALUE, "MinimumValue", i, K_VMIN);
-				a11y__send_get(&b, n->id.bus, n->id.path, IF_VALUE, "MaximumValue", i, K_VMAX);
-			}
-			if (wants_text(n))
-				a11y__send_get(&b, n->id.bus, n->id.path, IF_TEXT, "CharacterCount", i, K_CHARCOUNT);
+}
+
+/* Step 4: the details of the kept nodes, all at once; then the texts. */
+static void fetch_details(struct snapshot* s)
+{
+	struct walk* w = &s->w;
+	struct batch* b = &s->b;
+	for (int i = 0; i < w->n; i++) {
+		if (!w->keep[i])
+			continue;
+		struct a11y_node* n = &w->v[i];
+		if (n->ifaces & A11Y_IF_COMPONENT)
+			a11y__send_extents(b, n->id.bus, n->id.path, i, K_EXTENTS);
+		if (n->ifaces & A11Y_IF_VALUE) {
+			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "CurrentValue", i, K_VALUE);
+			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "MinimumValue", i, K_VMIN);
+			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "MaximumValue", i, K_VMAX);
 		}
-		a11y__batch_wait(&b);
-		a11y__apply_all(&b, &w, &gone);
-		a11y__batch_reset(&b);
-		for (int i = 0; i < w.n; i++) {
-			struct a11y_node* n = &w.v[i];
-			if (!w.keep[i] || !wants_text(n) || n->char_count <= 0)
-				continue;
-			dbus_int32_t start = 0;
-			dbus_int32_t end = n->char_count > A11Y_TREE_TEXT ? A11Y_TREE_TEXT : n->char_count;
-			n->text_truncated = n->char_count > A11Y_TREE_TEXT;
-			DBusMessage* m = a11y__method(n->id.bus, n->id.path, IF_TEXT, "GetText");
-			if (m)
-				dbus_message_append_args(m, DBUS_TYPE_INT32, &start, DBUS_TYPE_INT32, &end,
-						DBUS_TYPE_INVALID);
-			a11y__batch_send(&b, m, i, K_TEXT, A11Y_TREE_TEXT_BYTES);
-		}
-		a11y__batch_wait(&b);
-		a11y__apply_all(&b, &w, &gone);
-		a11y__batch_reset(&b);
-		for (int i = 0; i < w.n; i++)
-			if (w.keep[i] && wants_text(&w.v[i]) && w.v[i].char_count == 0 && !w.v[i].text) {
-				w.v[i].text = strdup("");
-				w.v[i].text_len = 0;
-			}
+		if (wants_text(n))
+			a11y__send_get(b, n->id.bus, n->id.path, IF_TEXT, "CharacterCount", i, K_CHARCOUNT);
 	}
-	out->timed_out = b.timed_out;
-	out->app_gone = gone || b.lost;
+	a11y__batch_wait(b);
+	a11y__apply_all(b, w, &s->gone);
+	a11y__batch_reset(b);
+	for (int i = 0; i < w->n; i++) {
+		struct a11y_node* n = &w->v[i];
+		if (!w->keep[i] || !wants_text(n) || n->char_count <= 0)
+			continue;
+		dbus_int32_t start = 0;
+		dbus_int32_t end = n->char_count > A11Y_TREE_TEXT ? A11Y_TREE_TEXT : n->char_count;
+		n->text_truncated = n->char_count > A11Y_TREE_TEXT;
+		DBusMessage* m = a11y__method(n->id.bus, n->id.path, IF_TEXT, "GetText");
+		if (m)
+			dbus_message_append_args(m, DBUS_TYPE_INT32, &start, DBUS_TYPE_INT32, &end,
+					DBUS_TYPE_INVALID);
+		a11y__batch_send(b, m, i, K_TEXT, A11Y_TREE_TEXT_BYTES);
+	}
+	a11y__batch_wait(b);
+	a11y__apply_all(b, w, &s->gone);
+	a11y__batch_reset(b);
+	for (int i = 0; i < w->n; i++)
+		if (w->keep[i] && wants_text(&w->v[i]) && w->v[i].char_count == 0 && !w->v[i].text) {
+			w->v[i].text = strdup("");
+			w->v[i].text_len = 0;
+		}
+}
+
+/* Step 5: the flags, the tree in pre-order, and what a (nearly) empty
+ * result means. */
+static int finish(struct snapshot* s)
+{
+	struct a11y_tree* out = s->out;
+	out->timed_out = s->b.timed_out;
+	out->app_gone = s->gone || s->b.lost;
 	out->incomplete = out->timed_out || out->app_gone;
-	rc = reorder(&w, out);
+	int rc = reorder(&s->w, out);
 	if (rc == 0 && out->n == 0)
 		rc = -ESRCH;
 	if (rc == 0 && out->timed_out && out->n <= 1) {
 		rc = -ETIMEDOUT;
-		a11y__set_err(err, err_size, "the application (pid %d) did not answer within the deadline", q->pid);
+		a11y__set_err(s->err, s->err_size, "the application (pid %d) did not answer within the deadline",
+				s->q->pid);
 	} else if (rc == 0 && out->app_gone && out->n <= 1) {
 		rc = -ESRCH;
-		a11y__set_err(err, err_size, "the application (pid %d) went away during the snapshot", q->pid);
+		a11y__set_err(s->err, s->err_size, "the application (pid %d) went away during the snapshot",
+				s->q->pid);
 	}
-done:
-	out->calls = b.calls;
+	return rc;
+}
+
+/* The steps on one pooled connection (and the app's peer one, for the
+ * walk). */
+static int snapshot_run(struct snapshot* s, DBusConnection** peer, bool* bus_clean)
+{
+	int rc = list_apps(&s->b, &s->apps, &s->n_apps);
+	if (rc < 0) {
+		a11y__set_err(s->err, s->err_size, "the AT-SPI registry %s", rc == -ETIMEDOUT
+				? "did not answer in time" : "is not reachable");
+		return rc;
+	}
+	if ((rc = find_frames(s)) < 0)
+		return rc;
+	pick_frame(s);
+	if (a11y__walk_add(&s->w, &s->root, -1, 0, 0) < 0)
+		return -ENOMEM;
+	/* The walk goes peer-to-peer when the app offers it. */
+	if ((*peer = a11y__peer_get(&s->b, s->root.bus))) {
+		*bus_clean = !s->b.timed_out && !s->b.lost;
+		s->b.c = *peer;
+	}
+	walk_levels(s);
+	if (!s->b.timed_out && !s->b.lost && !s->gone)
+		fetch_details(s);
+	return finish(s);
+}
+
+int a11y_snapshot(const struct a11y_query* q, struct a11y_tree* out, char* err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	int64_t t0 = clock_ms();
+	struct snapshot s = { .q = q, .out = out, .err = err, .err_size = err_size };
+	s.max_nodes = q->max_nodes > 0 ? q->max_nodes : A11Y_DEFAULT_NODES;
+	if (s.max_nodes > A11Y_MAX_NODES)
+		s.max_nodes = A11Y_MAX_NODES;
+	s.max_depth = q->max_depth > 0 ? q->max_depth : A11Y_MAX_DEPTH;
+	DBusConnection* c = a11y__pool_get(err, err_size);
+	if (!c)
+		return -ENOTCONN;
+	s.b = (struct batch){ .c = c, .deadline = q->deadline_ms ? q->deadline_ms : t0 + DEFAULT_DEADLINE_MS };
+	DBusConnection* peer = NULL;
+	bool bus_clean = true;
+	int rc = snapshot_run(&s, &peer, &bus_clean);
+	out->calls = s.b.calls;
 	out->elapsed_ms = clock_ms() - t0;
 	if (peer) {
-		a11y__peer_put(out->app.bus, peer, !b.timed_out && !b.lost);
+		a11y__peer_put(out->app.bus, peer, !s.b.timed_out && !s.b.lost);
 		a11y__pool_put(c, bus_clean);
 	} else {
-		a11y__pool_put(c, !b.timed_out && !b.lost);
+		a11y__pool_put(c, !s.b.timed_out && !s.b.lost);
 	}
-	a11y__batch_free(&b);
-	a11y__walk_free(&w, true);
-	a11y__items_free(&items);
-	free(apps);
+	a11y__batch_free(&s.b);
+	a11y__walk_free(&s.w, true);
+	a11y__items_free(&s.items);
+	free(s.frames);
+	free(s.frame_app);
+	free(s.apps);
 	return rc;
 }
