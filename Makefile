@@ -64,7 +64,8 @@ endif
 
 # Each folder is a layer (docs/ARCHITECTURE.md) and one static library,
 # linked top to bottom and once each (no --start-group), so a call that points
-# up does not link unless something else already pulled its callee in.
+# up does not link unless something else already pulled its callee in;
+# scripts/check-symbols (make check-layers) catches those too.
 MODULES = server tools desktop a11y record input capture x11 base
 base_SRCS := $(wildcard base/*.c)
 x11_SRCS := $(wildcard x11/*.c)
@@ -251,9 +252,10 @@ image:
 image-test:
 	@$(IMAGE_ENV) scripts/image test
 
-# Includes point down the layers (docs/ARCHITECTURE.md); see the script.
-check-layers:
+# Includes, then calls, point down the layers (docs/ARCHITECTURE.md); see the scripts.
+check-layers: $(LIBS_A)
 	@scripts/check-layers
+	@scripts/check-symbols $(BUILD)
 
 check-headers:
 	@for h in base/*.h x11/x11.h capture/capture.h input/input.h record/record.h desktop/*.h \
