@@ -63,8 +63,10 @@ QUIET_LINK = @printf '  LINK    %s\n' $@;
 QUIET_GEN = @printf '  GEN     %s\n' $@;
 endif
 
-# Each folder is a layer (docs/ARCHITECTURE.md) and one static library; the
-# link order is top to bottom, so a call that points up does not link.
+# Each folder is a layer (docs/ARCHITECTURE.md) and one static library,
+# linked top to bottom and once each (no --start-group), so a call that points
+# up does not link unless something else already pulled its callee in;
+# scripts/check-symbols (make check-layers) catches those too.
 MODULES = server tools desktop a11y record input capture x11 base
 base_SRCS := $(wildcard base/*.c)
 x11_SRCS := $(wildcard x11/*.c)
@@ -116,7 +118,7 @@ $(foreach m,$(MODULES),$(eval $(m)_OBJS := $(call obj,$($(m)_SRCS))))
 server_OBJS += $(BUILD)/web_assets.o
 MAIN_OBJ := $(BUILD)/server/main.o
 LIBS_A := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
-LINK_LIBS = -Wl,--start-group $(LIBS_A) -Wl,--end-group
+LINK_LIBS = $(LIBS_A)
 
 WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg web/*.ico))
 
@@ -288,9 +290,10 @@ image:
 image-test:
 	@$(IMAGE_ENV) scripts/image test
 
-# Includes point down the layers (docs/ARCHITECTURE.md); see the script.
-check-layers:
+# Includes, then calls, point down the layers (docs/ARCHITECTURE.md); see the scripts.
+check-layers: $(LIBS_A)
 	@scripts/check-layers
+	@scripts/check-symbols $(BUILD)
 
 check-headers:
 	@for h in base/*.h x11/x11.h capture/capture.h input/input.h record/record.h desktop/*.h \
