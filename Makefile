@@ -81,7 +81,8 @@ server_SRCS := $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c))
 # Its protocol XML is in wayland/proto/ (the wlr ones written for deskd) and
 # /usr/share/wayland-protocols (xdg-output); wayland-scanner generates the
 # client code into $(BUILD)/wayland/proto/ at build time.
-MODULES += wayland
+# A layer beside x11/, above base/ (the link order is the layer order).
+MODULES := $(filter-out base,$(MODULES)) wayland base
 WL_PROTOCOLS := /usr/share/wayland-protocols
 WL_XMLS := $(wildcard wayland/proto/*.xml) \
 	$(WL_PROTOCOLS)/unstable/xdg-output/xdg-output-unstable-v1.xml
