@@ -27,12 +27,33 @@
 #include <stdint.h>
 #include <time.h>
 
-struct options;
+/** What desktop/ runs with: the command line's settings for it (server/
+ *  fills this from the options). Zero is the default for each field. The
+ *  strings and lists are borrowed: they must outlive every use of desktop/. */
+struct desktop_config {
+	const char* display;	/* --display: an existing X server; NULL or "": the embedded Xvfb */
+	bool display_reattach;	/* --display-reattach */
+	int virtual_width, virtual_height;	/* the embedded screen; 0: 1280x800 */
+	const char* wm;		/* "none" disables; NULL: openbox if installed */
+	char* const* launch;	/* --launch programs ("none": not even the default terminal) */
+	int n_launch;
+	char* const* allow_launch;	/* --allow-launch: what the launch tool may start */
+	int n_allow_launch;
+	const char* data_dir;	/* recordings go to <data_dir>/recordings */
+	char* const* output_root;	/* --output-root: where a recording's out may be */
+	int n_output_root;
+	int max_recordings;	/* running at once; 0: 4 */
+};
 
-/** Connect to, or start, the display. Returns 0 or -errno (logged).
- *  An external display that is not reachable yet is not an error: tools say
- *  display_unavailable until the watcher connects. Main thread. */
-int desktop_start(const struct options* opts);
+/** Take the settings (copied; what they point to is borrowed, see struct
+ *  desktop_config) for desktop_start, launches and recordings. Main thread,
+ *  before desktop_start; until then every field is zero. */
+void desktop_configure(const struct desktop_config* config);
+/** Connect to, or start, the display desktop_configure named. Returns 0 or
+ *  -errno (logged). An external display that is not reachable yet is not an
+ *  error: tools say display_unavailable until the watcher connects. Main
+ *  thread. */
+int desktop_start(void);
 /** Stop what desktop_start started (WM, launched programs, Xvfb): SIGTERM to
  *  each process group, up to 2 s, then SIGKILL; reaps. Idempotent. */
 void desktop_stop(void);

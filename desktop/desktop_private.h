@@ -9,6 +9,9 @@
 
 #include <sys/types.h>
 
+/* display.c: the settings desktop_configure took (all zero before). */
+const struct desktop_config* desktop__config(void);
+
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);
@@ -85,7 +88,7 @@ void launch__stop(int grace_ms);
 
 /** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
  *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
-int xvfb_configure(const struct options* opts, bool embedded);
+int xvfb_configure(const struct desktop_config* config, bool embedded);
 /** Start Xvfb (number >= 0: try that display first). The display number,
  *  or -errno. */
 int xvfb_start(int number);

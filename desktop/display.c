@@ -5,7 +5,6 @@
 #include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
-#include "base/options.h"
 
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
@@ -521,8 +520,21 @@ static void* watcher_main(void* ud)
 
 /* Start and stop. */
 
-int desktop_start(const struct options* opts)
+static struct desktop_config config;
+
+void desktop_configure(const struct desktop_config* c)
 {
+	config = *c;
+}
+
+const struct desktop_config* desktop__config(void)
+{
+	return &config;
+}
+
+int desktop_start(void)
+{
+	const struct desktop_config* opts = &config;
 	int rc;
 	if (g.started)
 		return -EALREADY;

@@ -14,7 +14,6 @@
 #include "capture/capture.h"
 #include "base/clock.h"
 #include "base/log.h"
-#include "base/options.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -228,8 +227,8 @@ static const struct env_rule* env_rule_for(const char* name, size_t n)
 /* Is an --allow-launch list in force? */
 static bool restricted(void)
 {
-	const struct options* o = options_get();
-	return o && o->n_allow_launch > 0;
+	const struct desktop_config* o = desktop__config();
+	return o->n_allow_launch > 0;
 }
 
 int desktop_launch_check(const struct desktop_launch_params* p, bool allow_list, char* err,
@@ -307,7 +306,7 @@ static const char* base_name(const char* path)
 
 /* The allow-list check of the program open at fd (found as path): the same
  * file, by identity (st_dev, st_ino), as an entry of --allow-launch. */
-static int allowed_fd(const struct options* o, int fd, const char* path, char* err, size_t size)
+static int allowed_fd(const struct desktop_config* o, int fd, const char* path, char* err, size_t size)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
@@ -332,9 +331,9 @@ static int allowed_fd(const struct options* o, int fd, const char* path, char* e
 
 /* No allow-list: anything on the embedded desktop, nothing on an external
  * display. 1 when the list decides. */
-static int without_list(const struct options* o, const char* path, char* err, size_t size)
+static int without_list(const struct desktop_config* o, const char* path, char* err, size_t size)
 {
-	if (o && o->n_allow_launch > 0)
+	if (o->n_allow_launch > 0)
 		return 1;
 	if (desktop_is_embedded())
 		return 0;
@@ -344,7 +343,7 @@ static int without_list(const struct options* o, const char* path, char* err, si
 
 int desktop_launch_allowed(const char* path, char* err, size_t size)
 {
-	const struct options* o = options_get();
+	const struct desktop_config* o = desktop__config();
 	int rc = without_list(o, path, err, size);
 	if (rc <= 0)
 		return rc;
@@ -365,7 +364,7 @@ int desktop_launch_allowed(const char* path, char* err, size_t size)
 static int check_program(const char* path, int* fd, char* err, size_t size)
 {
 	*fd = -1;
-	const struct options* o = options_get();
+	const struct desktop_config* o = desktop__config();
 	int rc = without_list(o, path, err, size);
 	if (rc <= 0)
 		return rc;

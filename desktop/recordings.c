@@ -7,10 +7,9 @@
  * destroyed or max_seconds pass; the registry keeps its final numbers. The
  * owner (an MCP session) that started a recording stops it when it ends;
  * deskd's shutdown stops and publishes all of them. */
-#include "desktop/desktop.h"
+#include "desktop/desktop_private.h"
 #include "base/fs.h"
 #include "base/log.h"
-#include "base/options.h"
 #include "record/record.h"
 
 #include <errno.h>
@@ -61,10 +60,10 @@ static void rec_log(void* ud, int level, const char* message)
 /* <data-dir>, canonical, or "" when it does not exist. */
 static void data_dir(char* out, size_t size)
 {
-	const struct options* opts = options_get();
+	const struct desktop_config* opts = desktop__config();
 	char buf[PATH_MAX];
 	out[0] = '\0';
-	if (opts && opts->data_dir && realpath(opts->data_dir, buf))
+	if (opts->data_dir && realpath(opts->data_dir, buf))
 		snprintf(out, size, "%s", buf);
 }
 
@@ -73,8 +72,8 @@ static void data_dir(char* out, size_t size)
  * --token and so wrote no token file there). */
 static int recordings_dir(char* out, size_t size, bool create)
 {
-	const struct options* opts = options_get();
-	if (create && opts && opts->data_dir) {
+	const struct desktop_config* opts = desktop__config();
+	if (create && opts->data_dir) {
 		int rc = fs_make_dir(opts->data_dir);
 		if (rc < 0)
 			return rc;
@@ -97,20 +96,23 @@ static int recordings_dir(char* out, size_t size, bool create)
 void desktop_recordings_init(void)
 {
 	record_set_log(rec_log, NULL);
-	const struct options* opts = options_get();
+	const struct desktop_config* opts = desktop__config();
 	char rec_dir[PATH_MAX] = "", dd[PATH_MAX];
 	if (recordings_dir(rec_dir, sizeof(rec_dir), false) < 0)
 		rec_dir[0] = '\0';
 	data_dir(dd, sizeof(dd));
-	char* dirs[OPTIONS_MAX_LIST + 2];
+	char** dirs = calloc((size_t)opts->n_output_root + 2, sizeof(*dirs));
+	if (!dirs)
+		return;	/* the staging stays until the next start */
 	int n = 0;
 	if (rec_dir[0])
 		dirs[n++] = rec_dir;
 	if (dd[0])
 		dirs[n++] = dd;
-	for (int i = 0; opts && i < opts->n_output_root; i++)
+	for (int i = 0; i < opts->n_output_root; i++)
 		dirs[n++] = opts->output_root[i];
 	safe_output_cleanup_stale(dirs, n);
+	free(dirs);
 }
 
 /* Join recordings whose thread ended on its own (window destroyed,
@@ -380,7 +382,7 @@ static void start_error(int rc, const char* why, const char* path, char* err,
 int desktop_record_start(const struct desktop_record_params* p,
 		struct desktop_recording* out, char* err, size_t err_size)
 {
-	const struct options* opts = options_get();
+	const struct desktop_config* opts = desktop__config();
 	char id[48], path[PATH_MAX + 64], dd[PATH_MAX], why[512] = "";
 
 	make_id(id, sizeof(id));
@@ -390,7 +392,7 @@ int desktop_record_start(const struct desktop_record_params* p,
 	int n_roots = 1;
 	if (p->out) {
 		snprintf(path, sizeof(path), "%s", p->out);
-		if (opts && opts->n_output_root > 0) {
+		if (opts->n_output_root > 0) {
 			roots = opts->output_root;
 			n_roots = opts->n_output_root;
 		}
@@ -421,7 +423,7 @@ int desktop_record_start(const struct desktop_record_params* p,
 	reap_locked();
 	int running = running_locked();
 	pthread_mutex_unlock(&registry_lock);
-	int cap = opts && opts->max_recordings > 0 ? opts->max_recordings : 4;
+	int cap = opts->max_recordings > 0 ? opts->max_recordings : 4;
 	if (running >= cap) {
 		pthread_mutex_unlock(&start_lock);
 		snprintf(err, err_size,

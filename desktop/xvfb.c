@@ -9,7 +9,6 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/text.h"
-#include "base/options.h"
 
 #include <X11/Xlib.h>
 
@@ -50,6 +49,7 @@ static struct {
 	bool launch_none;	/* --launch none: not even the default terminal */
 	struct child xvfb, wm;
 	struct child* launched;	/* n_launch entries */
+	struct child** stopping;	/* room for the launched and the WM (xvfb_stop) */
 } P;
 
 /* Processes: fork + exec with the parent death signal, each in its own
@@ -867,19 +867,22 @@ static void free_config(void)
 		free(P.launch[i]);
 	free(P.launch);
 	free(P.launched);
+	free(P.stopping);
 	P.launch = NULL;
 	P.launched = NULL;
+	P.stopping = NULL;
 	P.n_launch = 0;
 }
 
-static int copy_config(const struct options* opts)
+static int copy_config(const struct desktop_config* opts)
 {
 	P.virtual_width = opts->virtual_width > 0 ? opts->virtual_width : 1280;
 	P.virtual_height = opts->virtual_height > 0 ? opts->virtual_height : 800;
 	P.n_launch = 0;
 	P.launch = calloc((size_t)opts->n_launch + 1, sizeof(*P.launch));
 	P.launched = calloc((size_t)opts->n_launch + 1, sizeof(*P.launched));
-	if (!P.launch || !P.launched)
+	P.stopping = calloc((size_t)opts->n_launch + 2, sizeof(*P.stopping));
+	if (!P.launch || !P.launched || !P.stopping)
 		goto nomem;
 	P.launch_none = false;
 	for (int i = 0; i < opts->n_launch; i++) {
@@ -897,7 +900,7 @@ nomem:
 	return -ENOMEM;
 }
 
-static void resolve_programs(const struct options* opts)
+static void resolve_programs(const struct desktop_config* opts)
 {
 	const char* path = getenv("PATH");
 	P.wm_path[0] = '\0';
@@ -936,7 +939,7 @@ static void add_default_launch(void)
 		P.n_launch = 1;
 }
 
-int xvfb_configure(const struct options* opts, bool embedded)
+int xvfb_configure(const struct desktop_config* opts, bool embedded)
 {
 	int rc = copy_config(opts);
 	if (rc < 0)
@@ -987,7 +990,8 @@ void xvfb_stop(bool keep_config)
 	/* The clients first (so they exit cleanly, not on a lost display),
 	 * then the X server. */
 	launch__terminate();	/* the launch tool's, in the same grace period */
-	struct child* list[1 + OPTIONS_MAX_LIST];
+	struct child* wm_only[1];	/* no config (then no launched programs) */
+	struct child** list = P.stopping ? P.stopping : wm_only;
 	int n = 0;
 	for (int i = 0; i < P.n_launch; i++)
 		list[n++] = &P.launched[i];

@@ -1,6 +1,7 @@
 /* Health checks: display and extensions, programs, port, data dir, token. */
 #include "server/doctor.h"
 #include "desktop/desktop.h"
+#include "server/desktop_config.h"
 #include "a11y/a11y.h"
 #include "server/http/http.h"
 #include "base/log.h"
@@ -543,11 +544,14 @@ int doctor_main(const struct options* opts)
 	if (!opts->display || !*opts->display) {
 		/* The embedded display, as `deskd` would start it, minus the
 		 * --launch programs (and the default terminal). */
-		struct options copy = *opts;
 		static char none[] = "none";
-		copy.launch[0] = none;
-		copy.n_launch = 1;
-		started = desktop_start(&copy) == 0;
+		static char* const no_launch[] = { none };
+		struct desktop_config desktop;
+		server_desktop_config(opts, &desktop);
+		desktop.launch = no_launch;
+		desktop.n_launch = 1;
+		desktop_configure(&desktop);
+		started = desktop_start() == 0;
 	}
 	const char* display = opts->display && *opts->display ? opts->display
 			: started ? desktop_display_name() : NULL;

@@ -2,6 +2,7 @@
 
 #include "server/http/auth.h"
 #include "desktop/desktop.h"
+#include "server/desktop_config.h"
 #include "server/doctor.h"
 #include "base/events.h"
 #include "server/http/http.h"
@@ -228,7 +229,10 @@ static int serve(struct options* opts)
 		return 1;
 	if (auth_init(opts) < 0)
 		goto auth_failure;
-	if (desktop_start(opts) < 0) {
+	struct desktop_config desktop;
+	server_desktop_config(opts, &desktop);
+	desktop_configure(&desktop);
+	if (desktop_start() < 0) {
 		log_error("no display: give --display :N, or install Xvfb for the embedded one (deskd doctor tells more)");
 		goto desktop_failure;
 	}

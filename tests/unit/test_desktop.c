@@ -118,14 +118,10 @@ static void test_launch_allowed(void)
 	chmod(exe, 0755);
 	TST_EQ_INT(symlink(exe, link_path), 0);
 
-	struct options o;
-	char* none[] = { (char*)"deskd" };
-	TST_EQ_INT(options_parse(&o, 1, none, err, sizeof(err)), 0);
-	options_set_global(&o);
+	desktop_configure(&(struct desktop_config){ 0 });
 	/* Not started: not embedded, so nothing without --allow-launch. */
 	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), -EPERM);
 	TST_CHECK(strstr(err, "--allow-launch prog") != NULL);
-	options_deinit(&o);
 
 	/* A second directory with another file of the same name. */
 	char other_dir[PATH_MAX], other[PATH_MAX + 8], sh_copy[PATH_MAX];
@@ -139,10 +135,8 @@ static void test_launch_allowed(void)
 	chmod(other, 0755);
 	char* saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
 	setenv("PATH", dir, 1);
-	char* argv[] = { (char*)"deskd", (char*)"--allow-launch", (char*)"prog",
-		(char*)"--allow-launch", (char*)"/bin/sh" };
-	TST_EQ_INT(options_parse(&o, 5, argv, err, sizeof(err)), 0);
-	options_set_global(&o);
+	char* allow[] = { (char*)"prog", (char*)"/bin/sh" };
+	desktop_configure(&(struct desktop_config){ .allow_launch = allow, .n_allow_launch = 2 });
 	TST_EQ_INT(desktop_launch_allowed(exe, err, sizeof(err)), 0);	/* found on PATH */
 	TST_EQ_INT(desktop_launch_allowed(link_path, err, sizeof(err)), 0);	/* the same file */
 	TST_EQ_INT(desktop_launch_allowed(other, err, sizeof(err)), -EPERM);	/* same name only */
@@ -153,8 +147,7 @@ static void test_launch_allowed(void)
 	if (saved)
 		setenv("PATH", saved, 1);
 	free(saved);
-	options_set_global(NULL);
-	options_deinit(&o);
+	desktop_configure(&(struct desktop_config){ 0 });
 	unlink(other);
 	rmdir(other_dir);
 	unlink(link_path);
