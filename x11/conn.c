@@ -164,6 +164,15 @@ static void unlink_locked(struct x11_conn* c)
  * -noreset). Local displays only (":N", "unix:N"); others open unchecked.
  * Returns the socket (close it after XOpenDisplay), -1 when there is
  * nothing to check, -ETIMEDOUT when an abort came first. */
+/* Has x11_abort_all run since aborts was read? */
+static bool aborted_since(unsigned long aborts)
+{
+	pthread_mutex_lock(&reg.lock);
+	bool aborted = reg.aborts != aborts;
+	pthread_mutex_unlock(&reg.lock);
+	return aborted;
+}
+
 static int preflight(const char* name, unsigned long aborts)
 {
 	if (!name || !*name)
@@ -188,10 +197,7 @@ static int preflight(const char* name, unsigned long aborts)
 		int rc;
 		/* A full backlog (EAGAIN) is a server not accepting: wait. */
 		while ((rc = connect(fd, (struct sockaddr*)&addr, len)) < 0 && errno == EAGAIN) {
-			pthread_mutex_lock(&reg.lock);
-			bool aborted = reg.aborts != aborts;
-			pthread_mutex_unlock(&reg.lock);
-			if (aborted) {
+			if (aborted_since(aborts)) {
 				close(fd);
 				return -ETIMEDOUT;
 			}
@@ -214,10 +220,7 @@ static int preflight(const char* name, unsigned long aborts)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		if (poll(&p, 1, 20) != 0)
 			return fd;	/* an answer, an EOF or an error: it is not stopped */
-		pthread_mutex_lock(&reg.lock);
-		bool aborted = reg.aborts != aborts;
-		pthread_mutex_unlock(&reg.lock);
-		if (aborted) {
+		if (aborted_since(aborts)) {
 			close(fd);
 			return -ETIMEDOUT;
 		}
