@@ -20,6 +20,7 @@
 #include "server/http/ws.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -289,8 +290,38 @@ auth_failure:
 	return rc;
 }
 
+/* A crash leaves its stack on stderr (the log), so that a failure seen once
+ * on another machine can be read afterwards (addr2line -e deskd ADDRESS).
+ * Only what is async-signal-safe; then the default action (a core, if
+ * enabled). Sanitizer builds keep their own, better, reports. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_UNDEFINED__)
+static void on_crash(int sig)
+{
+	static const char head[] = "deskd: crashed; the stack (addr2line -e deskd ADDRESS):\n";
+	ssize_t unused = write(STDERR_FILENO, head, sizeof(head) - 1);
+	(void)unused;
+	void* frames[64];
+	int n = backtrace(frames, 64);
+	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+#endif
+
+static void crash_handlers(void)
+{
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_UNDEFINED__)
+	void* warm[1];
+	backtrace(warm, 1);	/* loads libgcc now, not inside the handler */
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_crash);
+#endif
+}
+
 int main(int argc, char* argv[])
 {
+	crash_handlers();
 	struct options opts;
 	char err[512];
 
