@@ -48,6 +48,24 @@ struct wayland_output {
 	int32_t transform;	/* wl_output transform, 0 = normal */
 };
 
+/* ---- the address deskd passes down (address.c; pure) ---- */
+
+/* "wayland:<socket path>[?sway=<IPC socket path>]": what desktop/ names a
+ * Wayland desktop by where an X11 one is ":N"; capture/ and input/ pick
+ * their Wayland implementation when they are given one. */
+#define WAYLAND_ADDRESS_MAX 512
+/** Does address name a Wayland desktop ("wayland:" prefix)? NULL-safe. */
+bool wayland_is_address(const char* address);
+/** Write the address of the compositor socket (absolute) and, when ipc_path
+ *  is non-empty, sway's IPC socket. -EINVAL (a relative path, or one that
+ *  holds "?sway="), -ENAMETOOLONG. */
+int wayland_address_format(const char* socket_path, const char* ipc_path, char* out,
+		size_t size);
+/** Split an address: the socket path, and the IPC path ("" when none).
+ *  -EINVAL when it is not one, -ENAMETOOLONG. */
+int wayland_address_parse(const char* address, char* socket_path, size_t socket_size,
+		char* ipc_path, size_t ipc_size);
+
 /** Connect to display (a socket name such as "wayland-1", or an absolute
  *  path; NULL = $WAYLAND_DISPLAY or "wayland-0") in runtime_dir (NULL =
  *  $XDG_RUNTIME_DIR), bind the globals and wait (up to timeout_ms) for

@@ -493,9 +493,31 @@ static void cleanup(void)
 	}
 }
 
+static void address_checks(void)
+{
+	char a[WAYLAND_ADDRESS_MAX], sock[256], ipc[256];
+	TST_CHECK(wayland_address_format("/run/d/wayland-1", "/run/d/sway.sock", a, sizeof(a)) == 0);
+	TST_CHECK(strcmp(a, "wayland:/run/d/wayland-1?sway=/run/d/sway.sock") == 0);
+	TST_CHECK(wayland_is_address(a));
+	TST_CHECK(!wayland_is_address(":12") && !wayland_is_address(NULL));
+	TST_CHECK(wayland_address_parse(a, sock, sizeof(sock), ipc, sizeof(ipc)) == 0);
+	TST_CHECK(strcmp(sock, "/run/d/wayland-1") == 0 && strcmp(ipc, "/run/d/sway.sock") == 0);
+	TST_CHECK(wayland_address_format("/run/d/wayland-1", NULL, a, sizeof(a)) == 0);
+	TST_CHECK(wayland_address_parse(a, sock, sizeof(sock), ipc, sizeof(ipc)) == 0);
+	TST_CHECK(strcmp(sock, "/run/d/wayland-1") == 0 && ipc[0] == '\0');
+	TST_CHECK(wayland_address_format("wayland-1", NULL, a, sizeof(a)) == -EINVAL);
+	TST_CHECK(wayland_address_format("/a?sway=/b", NULL, a, sizeof(a)) == -EINVAL);
+	TST_CHECK(wayland_address_parse("wayland:", sock, sizeof(sock), ipc, sizeof(ipc)) == -EINVAL);
+	TST_CHECK(wayland_address_parse("wayland:/s?sway=rel", sock, sizeof(sock), ipc, sizeof(ipc)) == -EINVAL);
+	TST_CHECK(wayland_address_parse(":0", sock, sizeof(sock), ipc, sizeof(ipc)) == -EINVAL);
+	TST_CHECK(wayland_address_parse("wayland:/long/socket", sock, 4, ipc, sizeof(ipc)) == -ENAMETOOLONG);
+	TST_CHECK(wayland_address_format("/x", NULL, a, 5) == -ENAMETOOLONG);
+}
+
 int main(void)
 {
 	keymap_checks();
+	address_checks();
 	bool have = access("/usr/bin/sway", X_OK) == 0 &&
 		system("/usr/bin/python3 -c 'import gi; gi.require_version(\"Gtk\", \"3.0\")' "
 				">/dev/null 2>&1") == 0;
