@@ -10,6 +10,7 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,12 @@ int wayland_input_open(struct wayland* self, int settle_ms, int timeout_ms)
 	return 0;
 }
 
+/* Where deskd's virtual pointer went last, process-wide: a Wayland client
+ * cannot ask the compositor where the pointer is, and the capture side (the
+ * live view's cursor, cursor_position) has a connection of its own. Bit 63:
+ * set once it moved. */
+static _Atomic uint64_t last_pointer;
+
 int wayland_pointer_move(struct wayland* self, int32_t x, int32_t y, int timeout_ms)
 {
 	int r = ensure_devices(self);
@@ -265,7 +272,22 @@ int wayland_pointer_move(struct wayland* self, int32_t x, int32_t y, int timeout
 	zwlr_virtual_pointer_v1_motion_absolute(self->pointer, wl__time(self),
 			(uint32_t)(x - lx), (uint32_t)(y - ly), (uint32_t)lw, (uint32_t)lh);
 	zwlr_virtual_pointer_v1_frame(self->pointer);
-	return wayland_sync(self, timeout_ms);
+	int rc = wayland_sync(self, timeout_ms);
+	if (rc == 0)
+		atomic_store(&last_pointer, (uint64_t)1 << 63 | (uint64_t)(uint32_t)x << 31
+				| (uint64_t)((uint32_t)y & 0x7fffffff));
+	return rc;
+}
+
+int wayland_pointer_last(int32_t* x, int32_t* y)
+{
+	uint64_t v = atomic_load(&last_pointer);
+	if (!(v >> 63))
+		return -ENODATA;
+	/* x in bits 31..62, y in 0..30: layout coordinates are far below 2^30 */
+	*x = (int32_t)(uint32_t)((v >> 31) & 0xffffffffu);
+	*y = (int32_t)(v & 0x7fffffff);
+	return 0;
 }
 
 static uint32_t button_code(int button)

@@ -145,6 +145,10 @@ int wayland_input_open(struct wayland* self, int settle_ms, int timeout_ms);
 /** Move the pointer to (x, y) in the layout's logical space. -EINVAL off
  *  every output's box. Returns once the compositor has handled it. */
 int wayland_pointer_move(struct wayland* self, int32_t x, int32_t y, int timeout_ms);
+/** Where deskd's virtual pointer was last moved to (any connection of this
+ *  process: clients cannot ask the compositor), layout coordinates; 0, or
+ *  -ENODATA before the first move. Any thread. */
+int wayland_pointer_last(int32_t* x, int32_t* y);
 /** Press (down) or release a button where the pointer is. */
 int wayland_pointer_button(struct wayland* self, int button, bool down, int timeout_ms);
 /** Move to (x, y) and click button count times. */
