@@ -33,6 +33,13 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_STRING, F(ready_file), 0 },
 	{ "display", ":N", "Use an existing X display (default $DISPLAY).",
 		NULL, OPT_STRING, F(display), 0 },
+	{ "desktop", "x11|wayland", "The embedded desktop started when no display is given: Xvfb "
+		"with openbox, or a headless sway (with Xwayland).",
+		"x11", OPT_STRING, F(desktop), 0 },
+	{ "wayland-display", "NAME", "Use a running wlroots compositor (sway, Hyprland, river, ...): a "
+		"socket name in $XDG_RUNTIME_DIR or an absolute path (default $WAYLAND_DISPLAY when "
+		"$DISPLAY is not set); its windows through $SWAYSOCK.",
+		NULL, OPT_STRING, F(wayland_display), 0 },
 	{ "virtual", "WxH", "Size of the embedded Xvfb started when no display is given.",
 		"1280x800", OPT_STRING, F(virtual_size), 0 },
 	{ "wm", "NAME", "Window manager for the embedded display; 'none' for none.",
@@ -434,6 +441,39 @@ static void env_name(const struct opt_spec* o, char* buf, size_t size)
 	buf[n] = '\0';
 }
 
+static char* env_copy(const char* name)
+{
+	const char* v = getenv(name);
+	return v && *v ? strdup(v) : NULL;
+}
+
+/* Which display: --display (X11) or --wayland-display; else --virtual or
+ * --desktop mean the embedded one; else $DISPLAY, then $WAYLAND_DISPLAY (an
+ * X11 session inside Wayland keeps the X11 route it had; a GNOME or KDE
+ * session, which offers no wlroots protocol, works through Xwayland). */
+static int choose_display(struct options* self, const bool* given, char* err, size_t err_size)
+{
+	const char* d = self->desktop ? self->desktop : "x11";
+	if (strcmp(d, "x11") != 0 && strcmp(d, "wayland") != 0) {
+		snprintf(err, err_size, "--desktop: '%s' is not x11 or wayland", d);
+		return -EINVAL;
+	}
+	self->wayland = strcmp(d, "wayland") == 0;
+	if (self->display && self->wayland_display) {
+		snprintf(err, err_size, "--display and --wayland-display name two desktops: give one");
+		return -EINVAL;
+	}
+	bool embedded = given[find_opt("virtual", 7) - opts] || given[find_opt("desktop", 7) - opts];
+	if (!self->display && !self->wayland_display && !embedded) {
+		self->display = env_copy("DISPLAY");
+		if (!self->display)
+			self->wayland_display = env_copy("WAYLAND_DISPLAY");
+	}
+	if (self->wayland_display)
+		self->sway_socket = env_copy("SWAYSOCK");
+	return 0;
+}
+
 static int parse_listen(struct options* self, char* err, size_t err_size)
 {
 	const char* s = self->listen;
@@ -603,11 +643,8 @@ int options_parse(struct options* self, int argc, char* argv[],
 				self->virtual_size);
 		return -EINVAL;
 	}
-	if (!self->display) {
-		const char* d = getenv("DISPLAY");
-		if (d && *d && !given[find_opt("virtual", 7) - opts])
-			self->display = strdup(d);
-	}
+	if ((rc = choose_display(self, given, err, err_size)) < 0)
+		return rc;
 	if (!self->data_dir) {
 		const char* state = getenv("XDG_STATE_HOME");
 		const char* home = getenv("HOME");
@@ -689,6 +726,9 @@ void options_deinit(struct options* self)
 	free(self->listen_host);
 	free(self->ready_file);
 	free(self->display);
+	free(self->desktop);
+	free(self->wayland_display);
+	free(self->sway_socket);
 	free(self->virtual_size);
 	free(self->wm);
 	for (int i = 0; i < self->n_launch; i++)

@@ -41,6 +41,10 @@ struct options {
 	bool listen_given;	/* --listen was set (matters with --stdio) */
 	char* ready_file;
 	char* display;		/* NULL: start an embedded Xvfb */
+	char* desktop;		/* --desktop x11|wayland: what the embedded desktop is */
+	bool wayland;		/* --desktop wayland */
+	char* wayland_display;	/* --wayland-display, or $WAYLAND_DISPLAY without $DISPLAY */
+	char* sway_socket;	/* $SWAYSOCK when attached to a Wayland compositor */
 	char* virtual_size;	/* "WxH" */
 	int virtual_width, virtual_height;
 	char* wm;		/* "none" disables; NULL: openbox if installed */

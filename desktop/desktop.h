@@ -1,9 +1,12 @@
 #pragma once
 
-/* The desktop: the X display deskd works on. Either an existing one
- * (--display / $DISPLAY) or an embedded Xvfb started with -displayfd, with a
- * window manager and --launch programs, all stopped by PID when deskd stops.
- * Each subsystem opens its own X connection to desktop_display_name().
+/* The desktop: the display deskd works on. Either an existing X server
+ * (--display / $DISPLAY), an embedded Xvfb started with -displayfd, with a
+ * window manager and --launch programs, all stopped by PID when deskd stops,
+ * or a Wayland one (wayland_desktop.c: an embedded headless sway, or a
+ * running wlroots compositor). Each subsystem opens its own connection to
+ * desktop_display_name(), and capture/ and input/ pick their X11 or Wayland
+ * implementation by that name, so no caller above knows which one runs.
  *
  * Threads: desktop_start and desktop_stop run on the main thread (once each).
  * Everything else may be called from any thread. A watcher thread owns one X
@@ -31,7 +34,10 @@
  *  fills this from the options). Zero is the default for each field. The
  *  strings and lists are borrowed: they must outlive every use of desktop/. */
 struct desktop_config {
-	const char* display;	/* --display: an existing X server; NULL or "": the embedded Xvfb */
+	const char* display;	/* --display: an existing X server; NULL or "": embedded (or Wayland) */
+	bool wayland;		/* --desktop wayland: the embedded desktop is a headless sway */
+	const char* wayland_display;	/* --wayland-display: attach to this compositor (socket name or path) */
+	const char* sway_socket;	/* its sway IPC socket ($SWAYSOCK), or NULL */
 	bool display_reattach;	/* --display-reattach */
 	int virtual_width, virtual_height;	/* the embedded screen; 0: 1280x800 */
 	const char* wm;		/* "none" disables; NULL: openbox if installed */
@@ -58,11 +64,15 @@ int desktop_start(void);
  *  each process group, up to 2 s, then SIGKILL; reaps. Idempotent. */
 void desktop_stop(void);
 
-/** ":N"; valid after desktop_start until desktop_stop ("" before). The
- *  string stays valid even if an embedded Xvfb is restarted on another number. */
+/** ":N", or on Wayland "wayland:<socket>[?sway=<ipc>]" (wayland/wayland.h);
+ *  valid after desktop_start until desktop_stop ("" before). The string
+ *  stays valid even if an embedded Xvfb is restarted on another number. */
 const char* desktop_display_name(void);
-/** Did deskd start the Xvfb itself? */
+/** Did deskd start the display (Xvfb, or sway) itself? */
 bool desktop_is_embedded(void);
+/** Is the desktop Wayland? (what runs: "x11" or "wayland", desktop_backend) */
+bool desktop_is_wayland(void);
+const char* desktop_backend(void);
 /** Is the X server reachable and answering right now? (a cheap cached
  *  check, any thread; false while it has not answered for 2 s) */
 bool desktop_available(void);

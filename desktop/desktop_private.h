@@ -12,6 +12,24 @@
 /* display.c: the settings desktop_configure took (all zero before). */
 const struct desktop_config* desktop__config(void);
 
+/* display.c, for a display backend's start and watcher (wayland_desktop.c). */
+void desktop__set_display_name(const char* name);
+void desktop__set_size(int width, int height);
+void desktop__set_server_info(const char* info);
+/** The display answers (up) or not; lost: count a disconnect. */
+void desktop__set_available(bool up, bool lost);
+/** Wait up to ms unless stopping; true when stopping (the watcher's loop). */
+bool desktop__watcher_wait(int ms);
+
+/* wayland_desktop.c: the Wayland display backend. */
+int desktop__wayland_start(const struct desktop_config* config, bool embedded);
+void* desktop__wayland_watch(void* ud);
+void desktop__wayland_stop(bool keep_config);
+/** Is pid the embedded sway (the orphan reaper leaves it alone)? */
+bool desktop__wayland_tracked(pid_t pid);
+/** The embedded sway's Xwayland display (":N") into out; false when none. */
+bool desktop__xwayland_display(char* out, size_t size);
+
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);
@@ -86,9 +104,16 @@ void launch__terminate(void);
  *  reaps. Later launches are refused (-ESHUTDOWN). */
 void launch__stop(int grace_ms);
 
-/** Copy the --launch list and, for an embedded desktop, find Xvfb, the WM
- *  and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or -ENOMEM. Main thread. */
-int xvfb_configure(const struct desktop_config* config, bool embedded);
+enum desktop__kind {
+	DESKTOP__EXTERNAL,		/* a display deskd attached to */
+	DESKTOP__EMBEDDED_X11,		/* deskd's Xvfb and WM */
+	DESKTOP__EMBEDDED_WAYLAND,	/* deskd's sway */
+};
+/** Copy the --launch list (with the default terminal for an embedded
+ *  desktop: xterm, or foot on Wayland) and, for an embedded X11 desktop,
+ *  find Xvfb, the WM and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or
+ *  -ENOMEM. Main thread. */
+int xvfb_configure(const struct desktop_config* config, enum desktop__kind kind);
 /** Start Xvfb (number >= 0: try that display first). The display number,
  *  or -errno. */
 int xvfb_start(int number);

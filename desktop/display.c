@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
 #include "x11/x11.h"
+#include "wayland/wayland.h"
 #include "base/clock.h"
 #include "base/log.h"
 
@@ -57,7 +58,7 @@ static atomic_bool available;
 static int wake_pipe[2] = { -1, -1 };
 static atomic_uint disconnects;
 /* Display names never move: a new name goes into the next slot. */
-static char name_slots[DESKTOP_NAME_SLOTS][64];
+static char name_slots[DESKTOP_NAME_SLOTS][WAYLAND_ADDRESS_MAX];
 static atomic_int name_slot = -1;
 
 /* The ticket lock. */
@@ -171,7 +172,7 @@ int desktop_parse_display_number(const char* text, size_t len)
 	return (int)v;
 }
 
-static void set_display_name(const char* name)
+void desktop__set_display_name(const char* name)
 {
 	int slot = (atomic_load(&name_slot) + 1) % DESKTOP_NAME_SLOTS;
 	snprintf(name_slots[slot], sizeof(name_slots[slot]), "%s", name);
@@ -238,7 +239,27 @@ void desktop_server_info(char* out, size_t size)
 	pthread_mutex_unlock(&g.mutex);
 }
 
-/* X error handlers: process-wide, log and return. */
+void desktop__set_size(int width, int height)
+{
+	pthread_mutex_lock(&g.mutex);
+	g.width = width;
+	g.height = height;
+	pthread_mutex_unlock(&g.mutex);
+}
+
+void desktop__set_server_info(const char* info)
+{
+	pthread_mutex_lock(&g.mutex);
+	snprintf(g.server_info, sizeof(g.server_info), "%s", info);
+	pthread_mutex_unlock(&g.mutex);
+}
+
+void desktop__set_available(bool up, bool lost)
+{
+	atomic_store(&available, up);
+	if (lost)
+		atomic_fetch_add(&disconnects, 1);
+}
 
 
 /* Start (or restart) the embedded Xvfb with the WM, setxkbmap and the
@@ -259,7 +280,7 @@ static int start_embedded(int number)
 	g.display_number = rc;
 	pthread_mutex_unlock(&g.mutex);
 	if (strcmp(name, desktop_display_name()) != 0)
-		set_display_name(name);
+		desktop__set_display_name(name);
 	xvfb_start_clients(name);
 	return 0;
 }
@@ -423,7 +444,7 @@ static void drain_events(Display* dpy, const struct x11_conn* conn, int rr_base)
 }
 
 /* Wait on the condvar for ms unless stopping; returns true when stopping. */
-static bool watcher_wait(int ms)
+bool desktop__watcher_wait(int ms)
 {
 	struct timespec ts = clock_realtime_in(ms);
 	pthread_mutex_lock(&g.mutex);
@@ -470,7 +491,7 @@ static void* watcher_main(void* ud)
 				int wait = restart_failures < 6 ? 250 << restart_failures : 10000;
 				log_error("cannot restart the embedded Xvfb; retrying in %d ms",
 						wait);
-				if (watcher_wait(wait))
+				if (desktop__watcher_wait(wait))
 					break;
 				continue;
 			}
@@ -487,7 +508,7 @@ static void* watcher_main(void* ud)
 				had_connection = true;
 				continue;
 			}
-			if (watcher_wait(retry_ms))
+			if (desktop__watcher_wait(retry_ms))
 				break;
 			retry_ms = retry_ms * 2 > 1000 ? 1000 : retry_ms * 2;
 			continue;
@@ -532,43 +553,79 @@ const struct desktop_config* desktop__config(void)
 	return &config;
 }
 
+static int x11_start(const struct desktop_config* opts, bool embedded)
+{
+	if (!embedded) {
+		desktop__set_display_name(opts->display);
+		xvfb_start_clients(opts->display);	/* --launch works here too */
+		return 0;
+	}
+	int rc = start_embedded(-1);
+	if (rc < 0)
+		log_error("cannot start the embedded Xvfb: %s; add --log-level debug to see its output", strerror(-rc));
+	return rc;
+}
+
+/* The display service's implementations: start (the display name, the
+ * programs), the watcher thread, stop. The rest of desktop/ and everything
+ * above go through the display name. */
+struct display_backend {
+	const char* name;
+	int (*start)(const struct desktop_config* opts, bool embedded);
+	void* (*watch)(void* ud);
+	void (*stop)(bool keep_config);
+	bool pinger;		/* the hang detector pings an X server */
+};
+
+static const struct display_backend BACKENDS[] = {
+	{ "x11", x11_start, watcher_main, xvfb_stop, true },
+	{ "wayland", desktop__wayland_start, desktop__wayland_watch, desktop__wayland_stop, false },
+};
+static const struct display_backend* backend = &BACKENDS[0];
+
+bool desktop_is_wayland(void)
+{
+	return backend == &BACKENDS[1];
+}
+
+const char* desktop_backend(void)
+{
+	return backend->name;
+}
+
 int desktop_start(void)
 {
 	const struct desktop_config* opts = &config;
 	int rc;
 	if (g.started)
 		return -EALREADY;
-	bool embedded = !(opts->display && *opts->display);
-	if ((rc = xvfb_configure(opts, embedded)) < 0)
+	bool wayland = opts->wayland || (opts->wayland_display && *opts->wayland_display);
+	bool embedded = wayland ? !(opts->wayland_display && *opts->wayland_display)
+			: !(opts->display && *opts->display);
+	backend = &BACKENDS[wayland ? 1 : 0];
+	enum desktop__kind kind = !embedded ? DESKTOP__EXTERNAL
+			: wayland ? DESKTOP__EMBEDDED_WAYLAND : DESKTOP__EMBEDDED_X11;
+	if ((rc = xvfb_configure(opts, kind)) < 0)
 		return rc;
 	g.stopping = false;
 	g.reattach = opts->display_reattach;
 	g.identity[0] = g.refusal[0] = '\0';
 	g.width = g.height = 0;
 	atomic_store(&available, false);
-
-	if (!embedded) {
-		g.embedded = false;
-		set_display_name(opts->display);
-		xvfb_start_clients(opts->display);	/* --launch works here too */
-	} else {
-		g.embedded = true;
-		if ((rc = start_embedded(-1)) < 0) {
-			log_error("cannot start the embedded Xvfb: %s; add --log-level debug to see its output", strerror(-rc));
-			goto embedded_failure;
-		}
-	}
+	g.embedded = embedded;
+	if ((rc = backend->start(opts, embedded)) < 0)
+		goto embedded_failure;
 
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		wake_pipe[0] = wake_pipe[1] = -1;	/* then stop waits up to 200 ms */
-	rc = pthread_create(&g.watcher, NULL, watcher_main, NULL);
+	rc = pthread_create(&g.watcher, NULL, backend->watch, NULL);
 	if (rc != 0) {
 		rc = -rc;
 		goto thread_failure;
 	}
 	g.watcher_running = true;
 	g.started = true;
-	if (desktop__pinger_start() < 0)
+	if (backend->pinger && desktop__pinger_start() < 0)
 		log_warn("no hang detector: a stopped X server blocks tool calls until it answers");
 
 	/* Wait (bounded) for the first connection so "ready" means usable. */
@@ -587,7 +644,7 @@ thread_failure:
 		wake_pipe[i] = -1;
 	}
 embedded_failure:
-	xvfb_stop(false);
+	backend->stop(false);
 	return rc;
 }
 
@@ -602,7 +659,8 @@ void desktop_stop(void)
 	pthread_mutex_unlock(&g.mutex);
 	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0)
 		log_debug("cannot wake the display watcher: %s", strerror(errno));
-	desktop__pinger_stop();
+	if (backend->pinger)
+		desktop__pinger_stop();
 	desktop_clipboard_stop();
 	if (g.watcher_running) {
 		/* Bounded: XOpenDisplay on a hung X server never returns. */
@@ -616,7 +674,7 @@ void desktop_stop(void)
 	}
 	atomic_store(&available, false);
 
-	xvfb_stop(stuck);	/* a stuck watcher may still use the config */
+	backend->stop(stuck);	/* a stuck watcher may still use the config */
 	if (!stuck) {
 		for (int i = 0; i < 2; i++) {
 			if (wake_pipe[i] >= 0)

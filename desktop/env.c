@@ -1,8 +1,9 @@
 /* The environment of the programs deskd starts on the display: its own,
- * with DISPLAY pointing at the desktop, plus variables other parts of the
+ * with DISPLAY (or WAYLAND_DISPLAY) pointing at the desktop, plus variables other parts of the
  * desktop publish (the session and accessibility buses) and, for launch,
  * the caller's. Private to desktop/ (desktop_private.h). */
 #include "desktop/desktop_private.h"
+#include "wayland/wayland.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -83,19 +84,63 @@ static bool in_list(const char* var, char* const* list, size_t n)
 	return false;
 }
 
+/* Where a program finds its display: never inherited (a child of deskd on
+ * the embedded desktop must not open on the caller's session), always set
+ * from the desktop's address (display_vars). */
+static const char* const DISPLAY_VARS[] = { "DISPLAY", "WAYLAND_DISPLAY", "SWAYSOCK" };
+
+static bool is_display_var(const char* entry)
+{
+	for (size_t i = 0; i < sizeof(DISPLAY_VARS) / sizeof(DISPLAY_VARS[0]); i++)
+		if (same_name(entry, DISPLAY_VARS[i]))
+			return true;
+	return false;
+}
+
+static char* make_var(const char* name, const char* value)
+{
+	size_t nl = strlen(name), vl = strlen(value);
+	char* v = malloc(nl + vl + 2);
+	if (v) {
+		memcpy(v, name, nl);
+		v[nl] = '=';
+		memcpy(v + nl + 1, value, vl + 1);
+	}
+	return v;
+}
+
+/* X11 ":N": DISPLAY. Wayland: WAYLAND_DISPLAY (the socket's absolute path,
+ * which libwayland takes as is), SWAYSOCK when there is sway's IPC, and
+ * DISPLAY when Xwayland runs. Adds at most 3 entries; false on -ENOMEM. */
+static bool display_vars(const char* display, char** env, size_t* o)
+{
+	if (!wayland_is_address(display))
+		return (env[(*o)++] = make_var("DISPLAY", display)) != NULL;
+	char sock[WAYLAND_ADDRESS_MAX], ipc[WAYLAND_ADDRESS_MAX], x[64];
+	if (wayland_address_parse(display, sock, sizeof(sock), ipc, sizeof(ipc)) < 0)
+		return true;
+	if (!(env[(*o)++] = make_var("WAYLAND_DISPLAY", sock)))
+		return false;
+	if (ipc[0] && !(env[(*o)++] = make_var("SWAYSOCK", ipc)))
+		return false;
+	if (desktop__xwayland_display(x, sizeof(x)) && !(env[(*o)++] = make_var("DISPLAY", x)))
+		return false;
+	return true;
+}
+
 char** desktop__env_build(const char* display, char* const* extra, size_t n_extra)
 {
 	size_t n = 0;
 	for (char** e = environ; e && *e; e++)
 		n++;
-	char** env = calloc(n + ENV_SLOTS + n_extra + 2, sizeof(*env));
+	char** env = calloc(n + ENV_SLOTS + n_extra + 4, sizeof(*env));
 	if (!env)
 		return NULL;
 	size_t o = 0;
 	bool ok = true;
 	pthread_mutex_lock(&env_mutex);
 	for (char** e = environ; ok && e && *e; e++) {
-		if (strncmp(*e, "DISPLAY=", 8) == 0 || in_list(*e, published, ENV_SLOTS)
+		if (is_display_var(*e) || in_list(*e, published, ENV_SLOTS)
 				|| in_list(*e, extra, n_extra))
 			continue;
 		ok = (env[o++] = strdup(*e)) != NULL;
@@ -105,18 +150,10 @@ char** desktop__env_build(const char* display, char* const* extra, size_t n_extr
 			ok = (env[o++] = strdup(published[i])) != NULL;
 	pthread_mutex_unlock(&env_mutex);
 	for (size_t i = 0; ok && i < n_extra; i++)
-		if (!same_name("DISPLAY", extra[i]))
+		if (!is_display_var(extra[i]))
 			ok = (env[o++] = strdup(extra[i])) != NULL;
-	if (ok) {
-		size_t dl = strlen(display);
-		if ((env[o] = malloc(dl + 9))) {
-			memcpy(env[o], "DISPLAY=", 8);
-			memcpy(env[o] + 8, display, dl + 1);
-			o++;
-		} else {
-			ok = false;
-		}
-	}
+	if (ok)
+		ok = display_vars(display, env, &o);
 	env[o] = NULL;
 	if (!ok) {
 		desktop__env_free(env);

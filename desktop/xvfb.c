@@ -29,6 +29,7 @@
 #define DESKTOP_XVFB_READY_MS 10000
 #define DESKTOP_STOP_GRACE_MS 2000
 #define DESKTOP_DEFAULT_LAUNCH "xterm -fa Monospace -fs 11"
+#define DESKTOP_DEFAULT_WAYLAND_LAUNCH "foot"
 
 struct child {
 	pid_t pid;		/* 0 when not running */
@@ -38,7 +39,8 @@ struct child {
 /* Touched by the main thread before the watcher starts and after it
  * stopped, and by the watcher in between: no lock needed. */
 static struct {
-	bool embedded;
+	bool embedded;		/* deskd's own Xvfb */
+	bool embedded_wayland;	/* deskd's own sway (wayland_desktop.c starts it) */
 	int virtual_width, virtual_height;
 	char xvfb_path[PATH_MAX];
 	char wm_path[PATH_MAX];	/* "" = no window manager */
@@ -680,6 +682,8 @@ void xvfb_start_clients(const char* display)
 		run_setxkbmap(display);
 		buses_start(display);	/* before any program: toolkits decide at start */
 		start_wm(display);
+	} else if (P.embedded_wayland) {
+		buses_start(display);	/* sway is the window manager */
 	} else {
 		buses_external();
 	}
@@ -691,7 +695,8 @@ void xvfb_start_clients(const char* display)
 
 static bool is_tracked(pid_t pid)
 {
-	if (pid == P.xvfb.pid || pid == P.wm.pid || launch__tracked(pid) || buses_tracked(pid))
+	if (pid == P.xvfb.pid || pid == P.wm.pid || launch__tracked(pid) || buses_tracked(pid)
+			|| desktop__wayland_tracked(pid))
 		return true;
 	for (int i = 0; i < P.n_launch; i++)
 		if (pid == P.launched[i].pid)
@@ -930,6 +935,15 @@ static void add_default_launch(void)
 	char found[PATH_MAX];
 	if (P.n_launch > 0 || P.launch_none)
 		return;
+	if (P.embedded_wayland) {
+		if (desktop_find_program("foot", getenv("PATH"), found, sizeof(found)) < 0) {
+			log_info("no --launch and foot is not installed: the desktop starts empty");
+			return;
+		}
+		if ((P.launch[0] = strdup(DESKTOP_DEFAULT_WAYLAND_LAUNCH)))
+			P.n_launch = 1;
+		return;
+	}
 	if (desktop_find_program("xterm", getenv("PATH"), found, sizeof(found)) < 0) {
 		log_info("no --launch and xterm is not installed: the desktop starts empty");
 		return;
@@ -939,8 +953,9 @@ static void add_default_launch(void)
 		P.n_launch = 1;
 }
 
-int xvfb_configure(const struct desktop_config* opts, bool embedded)
+int xvfb_configure(const struct desktop_config* opts, enum desktop__kind kind)
 {
+	bool embedded = kind == DESKTOP__EMBEDDED_X11;
 	int rc = copy_config(opts);
 	if (rc < 0)
 		return rc;
@@ -954,6 +969,9 @@ int xvfb_configure(const struct desktop_config* opts, bool embedded)
 					"leave behind may outlive deskd", strerror(errno));
 	}
 	P.embedded = embedded;
+	P.embedded_wayland = kind == DESKTOP__EMBEDDED_WAYLAND;
+	if (P.embedded_wayland)
+		add_default_launch();
 	if (!embedded)
 		return 0;
 	if (desktop_find_program("Xvfb", getenv("PATH"), P.xvfb_path,

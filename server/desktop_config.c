@@ -7,6 +7,9 @@ void server_desktop_config(const struct options* opts, struct desktop_config* ou
 {
 	*out = (struct desktop_config){
 		.display = opts->display,
+		.wayland = opts->wayland,
+		.wayland_display = opts->wayland_display,
+		.sway_socket = opts->sway_socket,
 		.display_reattach = opts->display_reattach,
 		.virtual_width = opts->virtual_width,
 		.virtual_height = opts->virtual_height,

@@ -129,6 +129,13 @@ static void banner_token_print(const struct banner_token* t, const char* label,
 
 /* --log-format json: the banner is one log event, so that every line on
  * stderr is JSON; the same content as the text banner, as members. */
+static const char* embedded_label(void)
+{
+	if (!desktop_is_embedded())
+		return "";
+	return desktop_is_wayland() ? " (embedded sway)" : " (embedded Xvfb)";
+}
+
 static void banner_event(const char* url, const struct banner_token* agent,
 		const struct banner_token* person)
 {
@@ -149,6 +156,7 @@ static void banner_event(const char* url, const struct banner_token* agent,
 		{ "version", DESKD_VERSION, false },
 		{ "display", desktop_display_name(), false },
 		{ "embedded", embedded ? "true" : "false", true },
+		{ "backend", desktop_backend(), false },
 		{ "url", url, false },
 		{ "dashboard", dashboard, false },
 		{ "mcp", mcp, false },
@@ -161,7 +169,7 @@ static void banner_event(const char* url, const struct banner_token* agent,
 	};
 	log_event(LOG_INFO, __FILE__, __LINE__, fields, sizeof(fields) / sizeof(fields[0]),
 			"deskd %s on display %s%s: dashboard %s/, MCP %s", DESKD_VERSION,
-			desktop_display_name(), embedded ? " (embedded Xvfb)" : "", url, mcp);
+			desktop_display_name(), embedded_label(), url, mcp);
 }
 
 /* The dashboard URL carries the person's token, the MCP line the agent's:
@@ -180,8 +188,7 @@ static void print_banner(const char* url, const struct options* opts)
 		return;
 	}
 	fprintf(stderr, "\n  deskd %s on display %s%s\n", DESKD_VERSION,
-			desktop_display_name(),
-			desktop_is_embedded() ? " (embedded Xvfb)" : "");
+			desktop_display_name(), embedded_label());
 	if (!agent.token) {
 		fprintf(stderr, "  Dashboard: %s/\n", url);
 		fprintf(stderr, "  MCP:       %s/mcp  (no auth)\n", url);

@@ -776,11 +776,14 @@ static void on_events(struct http_request* req, void* ud)
 	sub_unref(sub);
 }
 
-/* GET /healthz: no token; 503 while the display is gone. */
+/* GET /healthz: no token; 503 while the display is gone; the backend in
+ * X-Deskd-Backend (x11, wayland). */
 static void on_healthz(struct http_request* req, void* ud)
 {
 	(void)ud;
-	static const char* const headers[] = { "Cache-Control", "no-store", NULL };
+	/* Which display backend runs, for probes that tell X11 from Wayland. */
+	const char* const headers[] = { "Cache-Control", "no-store",
+		"X-Deskd-Backend", desktop_backend(), NULL };
 	if (desktop_available())
 		http_respond(req, 200, "text/plain; charset=utf-8", HTTP_LITERAL("ok\n"), headers);
 	else

@@ -74,7 +74,8 @@ static json_t* versions(void)
 	char server[128];
 	desktop_server_info(server, sizeof(server));
 	if (*server)
-		json_object_set_new(v, "x_server", json_string(server));
+		json_object_set_new(v, desktop_is_wayland() ? "compositor" : "x_server",
+				json_string(server));
 	return v;
 }
 
@@ -110,7 +111,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 	json_t* recordings = tools_record_list();
 	if (!recordings)
 		recordings = json_array();
-	json_t* s = json_pack("{s:{s:s, s:s, s:I, s:f}, s:{s:s, s:b, s:b, s:i, s:i, s:i},"
+	json_t* s = json_pack("{s:{s:s, s:s, s:I, s:f}, s:{s:s, s:s, s:b, s:b, s:i, s:i, s:i},"
 			" s:i, s:o, s:o, s:i, s:o}",
 			"server",
 			"name", "deskd",
@@ -119,6 +120,7 @@ static int status_handler(struct tool_ctx* ctx, json_t* args, struct tool_result
 			"uptime_seconds", real_round(process_uptime(), REAL_TIME),
 			"display",
 			"name", desktop_display_name(),
+			"backend", desktop_backend(),
 			"available", desktop_available(),
 			"embedded", desktop_is_embedded(),
 			"width", w,

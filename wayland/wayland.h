@@ -221,6 +221,12 @@ const char* wayland_sway_runtime_dir(const struct wayland_sway* self);
 const char* wayland_sway_ipc_path(const struct wayland_sway* self);
 pid_t wayland_sway_pid(const struct wayland_sway* self);
 
+/** The DISPLAY (":N") of the embedded sway's Xwayland (options.xwayland),
+ *  waiting up to timeout_ms for sway to say it: 0, -ENOENT (no Xwayland),
+ *  -ETIMEDOUT, -ENAMETOOLONG. */
+int wayland_sway_xwayland_display(const struct wayland_sway* self, int timeout_ms, char* out,
+		size_t size);
+
 /* ---- sway IPC (SWAYSOCK) ---- */
 
 /* A window from get_tree. */
