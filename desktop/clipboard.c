@@ -429,6 +429,8 @@ static int ask_thread(enum desktop_selection sel, struct owned p, char* err, siz
 int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
 		bool image, char* err, size_t err_size)
 {
+	if (desktop_is_wayland())
+		return desktop__wayland_clipboard_write(sel, data, len, image, err, err_size);
 	if (len > DESKTOP_CLIPBOARD_MAX) {
 		snprintf(err, err_size, "%zu bytes is over the clipboard limit of %d bytes",
 				len, DESKTOP_CLIPBOARD_MAX);
@@ -480,6 +482,8 @@ static int ask_thread(enum desktop_selection sel, struct owned p, char* err, siz
 
 int desktop_clipboard_release(enum desktop_selection sel, char* err, size_t err_size)
 {
+	if (desktop_is_wayland())
+		return desktop__wayland_clipboard_release(sel, err, err_size);
 	pthread_mutex_lock(&C.lock);
 	bool owns = C.owns[sel];
 	pthread_mutex_unlock(&C.lock);
@@ -490,6 +494,8 @@ int desktop_clipboard_release(enum desktop_selection sel, char* err, size_t err_
 
 unsigned long desktop_clipboard_delivered(void)
 {
+	if (desktop_is_wayland())
+		return desktop__wayland_clipboard_delivered();
 	pthread_mutex_lock(&C.lock);
 	unsigned long n = C.delivered;
 	pthread_mutex_unlock(&C.lock);
@@ -513,6 +519,8 @@ static bool delivered_to(unsigned long since, uint32_t window)
 int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int timeout_ms,
 		atomic_bool* cancelled)
 {
+	if (desktop_is_wayland())
+		return desktop__wayland_clipboard_wait_delivered(since, timeout_ms, cancelled);
 	int64_t end = clock_ms() + timeout_ms;
 	pthread_mutex_lock(&C.lock);
 	while (!delivered_to(since, window) && clock_ms() < end
@@ -528,6 +536,8 @@ int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int t
 
 bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served)
 {
+	if (desktop_is_wayland())
+		return desktop__wayland_clipboard_owned(sel, served);
 	pthread_mutex_lock(&C.lock);
 	bool owns = C.owns[sel];
 	if (served)
@@ -598,6 +608,9 @@ static int take_property(Display* dpy, Window win, Atom prop, Atom* type,
 int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 		size_t* len, int timeout_ms, char* err, size_t err_size)
 {
+	if (desktop_is_wayland())
+		return desktop__wayland_clipboard_read(sel, image, data, len, timeout_ms, err,
+				err_size);
 	*data = NULL;
 	*len = 0;
 	const char* name = sel == DESKTOP_PRIMARY ? "PRIMARY" : "CLIPBOARD";
@@ -697,6 +710,10 @@ done:
 
 void desktop_clipboard_stop(void)
 {
+	if (desktop_is_wayland()) {
+		desktop__wayland_clipboard_stop();
+		return;
+	}
 	if (!C.running)
 		return;
 	if (desktop__hung(NULL))

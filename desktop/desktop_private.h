@@ -30,6 +30,19 @@ bool desktop__wayland_tracked(pid_t pid);
 /** The embedded sway's Xwayland display (":N") into out; false when none. */
 bool desktop__xwayland_display(char* out, size_t size);
 
+/* wayland_clipboard.c: desktop.h's clipboard calls on a Wayland desktop
+ * (clipboard.c hands over to them); the same contracts. */
+int desktop__wayland_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
+		bool image, char* err, size_t err_size);
+int desktop__wayland_clipboard_read(enum desktop_selection sel, bool image, void** data,
+		size_t* len, int timeout_ms, char* err, size_t err_size);
+bool desktop__wayland_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+int desktop__wayland_clipboard_release(enum desktop_selection sel, char* err, size_t err_size);
+unsigned long desktop__wayland_clipboard_delivered(void);
+int desktop__wayland_clipboard_wait_delivered(unsigned long since, int timeout_ms,
+		atomic_bool* cancelled);
+void desktop__wayland_clipboard_stop(void);
+
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);

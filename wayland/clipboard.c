@@ -15,11 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The text types, best first. */
+/* The types deskd offers and reads: text, best first, then PNG. */
 static const char* const text_types[] = {
 	"text/plain;charset=utf-8", "UTF8_STRING", "text/plain", "STRING", "TEXT",
+	"image/png",
 };
 #define N_TYPES (sizeof(text_types) / sizeof(text_types[0]))
+#define IMAGE_TYPE (N_TYPES - 1)
+#define TEXT_MASK ((1u << IMAGE_TYPE) - 1)
 
 struct offer {
 	struct zwlr_data_control_offer_v1* wl;
@@ -30,10 +33,17 @@ struct wl__clipboard {
 	struct zwlr_data_control_device_v1* device;
 	struct offer* selection;	/* the clipboard's offer, NULL if empty */
 	struct zwlr_data_control_source_v1* source;	/* ours, while it is the clipboard */
-	char* text;		/* what the source serves */
+	char* text;		/* what the source serves (text or PNG bytes) */
 	size_t len;
 	bool finished;
+	bool image;		/* what the source offers is PNG */
+	unsigned long served;	/* sends written whole */
 };
+
+static unsigned wl__source_types(const struct wl__clipboard* c)
+{
+	return c->image ? 1u << IMAGE_TYPE : TEXT_MASK;
+}
 
 static void offer_type(void* data, struct zwlr_data_control_offer_v1* o, const char* mime)
 {
@@ -130,6 +140,8 @@ static void source_send(void* data, struct zwlr_data_control_source_v1* s,
 	}
 	if (off < c->len)
 		log_warn("wayland: a clipboard reader took %zu of %zu bytes", off, c->len);
+	else
+		c->served++;
 	close(fd);
 }
 
@@ -175,39 +187,88 @@ static int device_get(struct wayland* self, int64_t deadline, struct wl__clipboa
 	return 0;
 }
 
-int wayland_clipboard_set(struct wayland* self, const char* utf8, int timeout_ms)
+int wayland_clipboard_put(struct wayland* self, const void* data, size_t len, bool image,
+		int timeout_ms)
 {
 	int64_t deadline = clock_ms() + timeout_ms;
 	struct wl__clipboard* c;
 	int r = device_get(self, deadline, &c);
 	if (r < 0)
 		return r;
-	char* text = strdup(utf8);
-	if (!text)
+	char* copy = malloc(len + 1);
+	if (!copy)
 		return -ENOMEM;
+	memcpy(copy, data, len);
+	copy[len] = '\0';
 	struct zwlr_data_control_source_v1* s =
 		zwlr_data_control_manager_v1_create_data_source(self->data_control);
 	if (!s) {
-		free(text);
+		free(copy);
 		return -ENOMEM;
 	}
 	source_drop(c);
 	c->source = s;
-	c->text = text;
-	c->len = strlen(text);
+	c->text = copy;
+	c->len = len;
+	c->image = image;
 	zwlr_data_control_source_v1_add_listener(s, &source_listener, c);
-	for (size_t i = 0; i < N_TYPES; i++)
-		zwlr_data_control_source_v1_offer(s, text_types[i]);
+	if (image)
+		zwlr_data_control_source_v1_offer(s, text_types[IMAGE_TYPE]);
+	else
+		for (size_t i = 0; i < IMAGE_TYPE; i++)
+			zwlr_data_control_source_v1_offer(s, text_types[i]);
 	zwlr_data_control_device_v1_set_selection(c->device, s);
 	return wayland_sync(self, (int)(deadline - clock_ms()));
 }
 
+int wayland_clipboard_set(struct wayland* self, const char* utf8, int timeout_ms)
+{
+	return wayland_clipboard_put(self, utf8, strlen(utf8), false, timeout_ms);
+}
+
+bool wayland_clipboard_owned(const struct wayland* self, unsigned long* served)
+{
+	const struct wl__clipboard* c = self->clipboard;
+	if (served)
+		*served = c ? c->served : 0;
+	return c && c->source;
+}
+
+unsigned long wayland_clipboard_served(const struct wayland* self)
+{
+	return self->clipboard ? self->clipboard->served : 0;
+}
+
+int wayland_clipboard_clear(struct wayland* self, int timeout_ms)
+{
+	struct wl__clipboard* c = self->clipboard;
+	if (!c || !c->source)
+		return 0;
+	zwlr_data_control_device_v1_set_selection(c->device, NULL);
+	source_drop(c);
+	return wayland_sync(self, timeout_ms);
+}
+
 int wayland_clipboard_get(struct wayland* self, int timeout_ms, char** out, size_t* len)
 {
-	int64_t deadline = clock_ms() + timeout_ms;
-	*out = NULL;
+	void* data;
+	size_t n;
+	int r = wayland_clipboard_take(self, false, WAYLAND_CLIPBOARD_MAX, timeout_ms, &data, &n);
+	if (r == -ENODATA)
+		r = -ENOENT;
+	*out = r == 0 ? data : NULL;
 	if (len)
-		*len = 0;
+		*len = r == 0 ? n : 0;
+	return r;
+}
+
+int wayland_clipboard_take(struct wayland* self, bool image, size_t max, int timeout_ms,
+		void** data, size_t* len)
+{
+	int64_t deadline = clock_ms() + timeout_ms;
+	char** out = (char**)data;
+	*out = NULL;
+	*len = 0;
 	struct wl__clipboard* c;
 	int r = device_get(self, deadline, &c);
 	if (r < 0)
@@ -218,17 +279,22 @@ int wayland_clipboard_get(struct wayland* self, int timeout_ms, char** out, size
 	if (c->source && c->text) {
 		/* ours: reading it through the compositor would need us to
 		 * serve it while we wait */
-		*out = strdup(c->text);
-		if (!*out)
+		bool ours_image = !(wl__source_types(c) & TEXT_MASK);
+		if (ours_image != image)
+			return -ENODATA;
+		if (!(*out = malloc(c->len + 1)))
 			return -ENOMEM;
-		if (len)
-			*len = c->len;
+		memcpy(*out, c->text, c->len + 1);
+		*len = c->len;
 		return 0;
 	}
 	if (!c->selection || !c->selection->types)
 		return -ENOENT;
+	unsigned want = image ? 1u << IMAGE_TYPE : TEXT_MASK;
+	if (!(c->selection->types & want))
+		return -ENODATA;
 	size_t t = 0;
-	while (!(c->selection->types & (1u << t)))
+	while (!(c->selection->types & want & (1u << t)))
 		t++;
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -261,6 +327,10 @@ int wayland_clipboard_get(struct wayland* self, int timeout_ms, char** out, size
 		if (k <= 0)
 			continue;
 		if (n + 1 >= cap) {
+			if (n >= max) {
+				r = -EFBIG;
+				break;
+			}
 			char* b = realloc(buf, cap *= 2);
 			if (!b) {
 				r = -ENOMEM;
@@ -286,10 +356,13 @@ int wayland_clipboard_get(struct wayland* self, int timeout_ms, char** out, size
 		free(buf);
 		return r;
 	}
+	if (n > max) {
+		free(buf);
+		return -EFBIG;
+	}
 	buf[n] = '\0';
 	*out = buf;
-	if (len)
-		*len = n;
+	*len = n;
 	return 0;
 }
 

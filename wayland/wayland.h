@@ -190,6 +190,23 @@ int wayland_clipboard_set(struct wayland* self, const char* utf8, int timeout_ms
  *  bytes, may be NULL). -ENOENT: the clipboard is empty or offers no text. */
 int wayland_clipboard_get(struct wayland* self, int timeout_ms, char** out, size_t* len);
 
+#define WAYLAND_CLIPBOARD_MAX (8u << 20)
+/** Offer len bytes (copied) as the clipboard: text (the text types above)
+ *  or, with image, PNG (image/png). Served as wayland_clipboard_set's. */
+int wayland_clipboard_put(struct wayland* self, const void* data, size_t len, bool image,
+		int timeout_ms);
+/** Read the clipboard as text or (image) PNG: *data malloc'd and
+ *  NUL-terminated, *len bytes. -ENOENT (empty), -ENODATA (no such format),
+ *  -EFBIG (more than max bytes), -ETIMEDOUT. */
+int wayland_clipboard_take(struct wayland* self, bool image, size_t max, int timeout_ms,
+		void** data, size_t* len);
+/** Is what this connection offered still the clipboard? *served (may be
+ *  NULL): how many reads of it were answered whole so far. */
+bool wayland_clipboard_owned(const struct wayland* self, unsigned long* served);
+unsigned long wayland_clipboard_served(const struct wayland* self);
+/** Stop offering it (the clipboard is empty then), if it is still ours. */
+int wayland_clipboard_clear(struct wayland* self, int timeout_ms);
+
 /* ---- an embedded headless sway ---- */
 
 struct wayland_sway;
