@@ -524,7 +524,7 @@ int desktop_launch_allowed(const char* path, char* err, size_t err_size);
 /** The launched programs, running first: *list malloc'd (free it). */
 int desktop_launched_list(struct desktop_launched** list, size_t* n);
 
-/* ---- Window states (windows.c) ---------------------------------------------------
+/* ---- Window states (wm.c) -------------------------------------------------------
  * Each operation asks the window manager (EWMH _NET_WM_STATE and
  * _NET_RESTACK_WINDOW/_NET_MOVERESIZE_WINDOW, ICCCM iconify and
  * WM_DELETE_WINDOW), then waits (bounded) and reads back what it did:

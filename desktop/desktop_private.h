@@ -43,6 +43,10 @@ int desktop__wayland_clipboard_wait_delivered(unsigned long since, int timeout_m
 		atomic_bool* cancelled);
 void desktop__wayland_clipboard_stop(void);
 
+/* wayland_wm.c: desktop_window_op on a Wayland desktop (sway's IPC). */
+int desktop__wayland_window_op(const struct desktop_window_request* req,
+		struct desktop_window_outcome* out, char* err, size_t err_size);
+
 /* pinger.c: the hang detector. */
 /** The watcher's own connection is up (the server answered it). */
 bool desktop__connected(void);

@@ -1,0 +1,215 @@
+/* Window states on a Wayland desktop: desktop_window_op through sway's IPC
+ * (wm.c hands over when the desktop is Wayland). Each operation is a sway
+ * command on the window's con id, then a bounded wait that reads get_tree
+ * back, so the caller learns what sway did. sway tiles: it has no minimize
+ * or maximize (a tiled window already fills its part of the workspace), so
+ * those report applied false with a note; resize makes the window floating
+ * first. Without sway's IPC (a compositor that is not sway, or no
+ * SWAYSOCK) nothing here works: -ENOTSUP. Private to desktop/. */
+#define _GNU_SOURCE
+#include "desktop/desktop_private.h"
+#include "wayland/wayland.h"
+#include "base/clock.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define POLL_MS 20
+#define IPC_TIMEOUT_MS 2000
+#define KILL_WAIT_MS 1000
+
+struct wl_op {
+	char ipc[WAYLAND_ADDRESS_MAX];
+	const struct desktop_window_request* req;
+	struct desktop_window_outcome* out;
+	int64_t end;
+};
+
+static void wl_note(struct desktop_window_outcome* out, const char* fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+static void wl_note(struct desktop_window_outcome* out, const char* fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->note, sizeof(out->note), fmt, ap);
+	va_end(ap);
+}
+
+/* The window's state now into out->after: 0, -ENOENT (gone), or the IPC's
+ * -errno. */
+static int wl_observe(struct wl_op* o)
+{
+	struct wayland_window* list;
+	size_t n;
+	int rc = wayland_sway_windows(o->ipc, IPC_TIMEOUT_MS, &list, &n);
+	if (rc < 0)
+		return rc;
+	rc = -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		const struct wayland_window* w = &list[i];
+		if ((uint32_t)w->id != o->req->window)
+			continue;
+		o->out->after = (struct desktop_window_state){
+			.exists = true, .mapped = true, .fullscreen = w->fullscreen,
+			.x = w->x, .y = w->y, .width = w->width, .height = w->height,
+			.pid = w->pid,
+		};
+		rc = 0;
+		break;
+	}
+	wayland_windows_free(list, n);
+	if (rc == -ENOENT)
+		memset(&o->out->after, 0, sizeof(o->out->after));
+	return rc;
+}
+
+static bool wl_focused(struct wl_op* o)
+{
+	struct wayland_window* list;
+	size_t n;
+	if (wayland_sway_windows(o->ipc, IPC_TIMEOUT_MS, &list, &n) < 0)
+		return false;
+	bool focused = false;
+	for (size_t i = 0; i < n; i++)
+		if ((uint32_t)list[i].id == o->req->window)
+			focused = list[i].focused;
+	wayland_windows_free(list, n);
+	return focused;
+}
+
+static int wl_command(struct wl_op* o, const char* what)
+{
+	char cmd[160], error[256] = "";
+	snprintf(cmd, sizeof(cmd), "[con_id=%u] %s", o->req->window, what);
+	int rc = wayland_sway_command(o->ipc, cmd, IPC_TIMEOUT_MS, error, sizeof(error));
+	if (rc == -EINVAL)
+		wl_note(o->out, "sway refused '%s': %s", what, error);
+	return rc;
+}
+
+/* Poll until done says so, the time is up (0) or the window went (-ENOENT). */
+static int wl_wait(struct wl_op* o, bool (*done)(struct wl_op* o))
+{
+	for (;;) {
+		int rc = wl_observe(o);
+		if (rc < 0)
+			return rc;
+		if (done(o))
+			return 1;
+		if (clock_ms() >= o->end || (o->req->cancelled && atomic_load(o->req->cancelled)))
+			return 0;
+		clock_sleep_ms(POLL_MS);
+	}
+}
+
+static bool is_full(struct wl_op* o) { return o->out->after.fullscreen; }
+static bool not_full(struct wl_op* o) { return !o->out->after.fullscreen; }
+static bool has_focus(struct wl_op* o) { return wl_focused(o); }
+static bool sized(struct wl_op* o)
+{
+	return o->out->after.width == o->req->width && o->out->after.height == o->req->height;
+}
+
+/* A command, then its wait; applied when the wait saw it. */
+static int wl_apply(struct wl_op* o, const char* cmd, bool (*done)(struct wl_op* o))
+{
+	int rc = wl_command(o, cmd);
+	if (rc == -EINVAL)
+		return 0;	/* refused: noted, not applied */
+	if (rc < 0)
+		return rc;
+	rc = wl_wait(o, done);
+	if (rc < 0)
+		return rc;
+	o->out->applied = rc == 1;
+	if (!o->out->applied && !o->out->note[0])
+		wl_note(o->out, "sway did not do it within %d ms", o->req->timeout_ms);
+	return 0;
+}
+
+static bool wl_gone(struct wl_op* o) { (void)o; return false; }
+
+static int wl_close(struct wl_op* o)
+{
+	struct desktop_window_outcome* out = o->out;
+	int rc = wl_command(o, "kill");	/* xdg_toplevel.close: the app may ask first */
+	if (rc < 0 && rc != -EINVAL)
+		return rc;
+	rc = wl_wait(o, wl_gone);
+	out->closed = rc == -ENOENT;
+	if (!out->closed && o->req->force && out->before.pid > 0) {
+		kill((pid_t)out->before.pid, SIGTERM);
+		out->killed = true;
+		o->end = clock_ms() + KILL_WAIT_MS;
+		out->closed = wl_wait(o, wl_gone) == -ENOENT;
+	}
+	out->applied = out->closed;
+	if (out->closed)
+		return 0;
+	if (o->req->force && out->before.pid <= 0)
+		wl_note(out, "the window is still there and its pid is unknown: it cannot be ended");
+	else if (!o->req->force)
+		wl_note(out, "the window is still there after %d ms (a dialog asking to save?); "
+				"answer it, or force: true ends its client", o->req->timeout_ms);
+	return 0;
+}
+
+int desktop__wayland_window_op(const struct desktop_window_request* req,
+		struct desktop_window_outcome* out, char* err, size_t err_size)
+{
+	struct wl_op o = { .req = req, .out = out };
+	char sock[WAYLAND_ADDRESS_MAX];
+	if (wayland_address_parse(desktop_display_name(), sock, sizeof(sock), o.ipc,
+			sizeof(o.ipc)) < 0 || !o.ipc[0]) {
+		snprintf(err, err_size, "window states need sway's IPC (SWAYSOCK), which this "
+				"Wayland desktop does not offer");
+		return -ENOTSUP;
+	}
+	out->wm = true;
+	snprintf(out->wm_name, sizeof(out->wm_name), "sway");
+	o.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
+	int rc = wl_observe(&o);
+	if (rc == -ENOENT) {
+		snprintf(err, err_size, "window %u does not exist", req->window);
+		return rc;
+	}
+	if (rc < 0)
+		goto lost;
+	out->before = out->after;
+	switch (req->op) {
+	case DESKTOP_WINDOW_MINIMIZE:
+		wl_note(out, "sway has no minimize (windows tile); nothing changed");
+		break;
+	case DESKTOP_WINDOW_MAXIMIZE:
+		wl_note(out, "sway has no maximize (a tiled window fills its space); "
+				"fullscreen is what it offers");
+		break;
+	case DESKTOP_WINDOW_FULLSCREEN: rc = wl_apply(&o, "fullscreen enable", is_full); break;
+	case DESKTOP_WINDOW_RESTORE: rc = wl_apply(&o, "fullscreen disable", not_full); break;
+	case DESKTOP_WINDOW_RAISE: rc = wl_apply(&o, "focus", has_focus); break;
+	case DESKTOP_WINDOW_RESIZE: {
+		char cmd[96];
+		snprintf(cmd, sizeof(cmd), "floating enable, resize set %d px %d px", req->width,
+				req->height);
+		rc = wl_apply(&o, cmd, sized);
+		break;
+	}
+	case DESKTOP_WINDOW_CLOSE: rc = wl_close(&o); break;
+	default:
+		snprintf(err, err_size, "unknown window operation");
+		return -EINVAL;
+	}
+	if (rc == -ENOENT && req->op != DESKTOP_WINDOW_CLOSE) {
+		snprintf(err, err_size, "window %u went away", req->window);
+		return rc;
+	}
+	if (rc < 0)
+		goto lost;
+	return 0;
+lost:
+	snprintf(err, err_size, "sway's IPC did not answer (%s)", strerror(-rc));
+	return -ECONNRESET;
+}
