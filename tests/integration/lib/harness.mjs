@@ -301,7 +301,8 @@ export async function startDeskd({ display, args = [], token = 'test-token-' + M
   }
   argv.push(...args);
   const cleanEnv = { ...process.env, ...env };
-  delete cleanEnv.DISPLAY;
+  // Never the caller's desktop: no X display, no Wayland compositor.
+  for (const k of ['DISPLAY', 'WAYLAND_DISPLAY', 'SWAYSOCK']) if (!(k in env)) delete cleanEnv[k];
   for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_') && !(k in env)) delete cleanEnv[k];
   const p = launch('deskd', bin, argv, { env: cleanEnv });   // spawns: - (deskd, or a baseline deskd for bench-compare)
   const info = await readyInfo(p, ready);
