@@ -1,0 +1,168 @@
+// The Wayland desktop end to end: deskd starts its own headless sway
+// (--desktop wayland), a Wayland-native GTK 3 probe (tests/apps/wl_probe.py)
+// runs on it through the launch tool, and every effect is checked outside
+// deskd: the clicks the probe logs in window coordinates, the text its view
+// holds (written to a file on every change), sway's own tree (swaymsg), the
+// pixels the probe paints. The same tools as on X11, over REST.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { need, run, startDeskd, tempDir, waitUntil, sleep, ROOT, SLOW } from './lib/harness.mjs';
+import { decodePng } from './lib/png.mjs';
+import { appCorpus } from './lib/corpus.mjs';
+
+const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
+const GREEN = [20, 200, 40], BLUE = [40, 60, 230];
+const T = Math.min(30000, 10000 * SLOW);
+
+async function ok(d, name, args = {}) {
+  const r = await d.tool(name, args);
+  assert.equal(r.status, 200, `${name} ${JSON.stringify(args).slice(0, 200)} -> ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+  assert.ok(!r.body.isError, JSON.stringify(r.body).slice(0, 400));
+  return r.body.structuredContent;
+}
+
+async function shot(d, args = {}) {
+  const r = await d.tool('screenshot', args);
+  assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 400));
+  const img = r.body.content.find((c) => c.type === 'image');
+  return { meta: r.body.structuredContent, png: decodePng(Buffer.from(img.data, 'base64')) };
+}
+
+/** sway's tree, read with swaymsg on deskd's embedded sway. */
+function swayTree(ipc) {
+  const r = run('swaymsg', ['-s', ipc, '-t', 'get_tree', '-r'], { encoding: 'utf8', timeout: 5000 });
+  assert.equal(r.status, 0, r.stderr);
+  const views = [];
+  const walk = (n) => {
+    if ((n.type === 'con' || n.type === 'floating_con') && n.pid) views.push(n);
+    for (const c of [...(n.nodes || []), ...(n.floating_nodes || [])]) walk(c);
+  };
+  walk(JSON.parse(r.stdout));
+  return views;
+}
+
+/** deskd on its own sway with the probe launched on it. */
+async function waylandDesktop(t, args = []) {
+  need('sway');
+  need('python3', { PATH: '/usr/bin' });
+  const d = await startDeskd({ args: ['--desktop', 'wayland', '--launch', 'none', '--tools', 'both',
+    '--max-image-dimension', '0', ...args] });
+  t.after(() => d.stop());
+  const [, ipc] = d.display.match(/\?sway=(.*)$/) || [];
+  assert.ok(ipc, `the address names sway's IPC: ${d.display}`);
+  const dir = tempDir('deskd-wl-probe-');
+  const log = join(dir, 'probe.log'), text = join(dir, 'probe.txt');
+  const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', PROBE, log, text],
+    env: ['GDK_BACKEND=wayland', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: T });
+  assert.ok(l.window, `the probe's window: ${JSON.stringify(l)}`);
+  await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the probe drew' });
+  const probe = {
+    window: l.window, pid: l.pid,
+    clicks: () => readFileSync(log, 'utf8').split('\n').filter((s) => s.startsWith('click ')).map((s) => s.split(' ').slice(1).map(Number)),
+    text: () => (existsSync(text) ? readFileSync(text, 'utf8') : ''),
+  };
+  return { d, ipc, probe };
+}
+
+test('wayland: status and healthz say so; the probe is listed with its pid; screenshots show its pixels; clicks land on the mapped pixel at scales 1 and 0.5; a batch of 50 clicks; typing and chords exact; the clipboard both ways; window states read back from sway', { timeout: 600000 }, async (t) => {
+  const { d, ipc, probe } = await waylandDesktop(t);
+
+  const st = await ok(d, 'status');
+  assert.equal(st.display.backend, 'wayland');
+  assert.equal(st.display.embedded, true);
+  assert.deepEqual([st.display.width, st.display.height], [1280, 800]);
+  const h = await fetch(d.url + '/healthz');
+  assert.equal(h.status, 200);
+  assert.equal(h.headers.get('x-deskd-backend'), 'wayland');
+
+  // The window list against sway's tree.
+  const wins = (await ok(d, 'windows')).windows;
+  const mine = wins.find((w) => w.id === probe.window || w.window === probe.window);
+  assert.ok(mine, `the probe is listed: ${JSON.stringify(wins)}`);
+  assert.equal(mine.pid, probe.pid);
+  assert.equal(mine.title, 'wl-probe');
+  const view = swayTree(ipc).find((v) => v.id === probe.window);
+  assert.ok(view, 'sway knows the same id');
+  const [wx, wy] = [view.rect.x, view.rect.y];
+
+  // Pixels: the drawing area is green with a blue box at 100,50 200x100.
+  const s = await shot(d);
+  assert.equal(s.png.width, 1280);
+  assert.deepEqual(s.png.px(wx + 150, wy + 100), BLUE, 'inside the blue box');
+  assert.deepEqual(s.png.px(wx + 50, wy + 20), GREEN, 'the green area');
+  assert.deepEqual(s.png.px(wx + 100, wy + 50), BLUE, "the box's first pixel");
+  assert.deepEqual(s.png.px(wx + 99, wy + 50), GREEN, 'the pixel left of it');
+  const ws = await shot(d, { window: probe.window });
+  assert.deepEqual([ws.meta.width, ws.meta.height], [view.rect.width, view.rect.height]);
+  assert.deepEqual(ws.png.px(150, 100), BLUE);
+  assert.deepEqual(ws.png.px(299, 149), BLUE);
+  assert.deepEqual(ws.png.px(300, 150), GREEN);
+
+  // Clicks at scale 1, then in a 640-wide screenshot's pixels (scale 0.5).
+  const want = [];
+  for (const [x, y] of [[10, 10], [123, 77], [599, 399], [300, 200], [1, 1]]) {
+    await ok(d, 'computer_click', { x: wx + x, y: wy + y });
+    want.push([x, y, 1]);
+  }
+  for (const [x, y] of [[20, 30], [150, 100], [299, 199]]) {
+    await ok(d, 'computer_click', { x: x + wx / 2, y: y + wy / 2, max_dimension: 640 });
+    want.push([2 * x, 2 * y, 1]);
+  }
+  await waitUntil(() => probe.clicks().length >= want.length, { timeout: T, what: 'the clicks logged' });
+  assert.deepEqual(probe.clicks(), want);
+
+  const batch = [];
+  for (let i = 0; i < 50; i++) batch.push({ type: 'click', x: wx + 5 + (i * 11) % 590, y: wy + 5 + (i * 7) % 390 });
+  await ok(d, 'computer_use', { actions: batch });
+  await waitUntil(() => probe.clicks().length >= want.length + 50, { timeout: T, what: '50 batch clicks' });
+  assert.deepEqual(probe.clicks().slice(want.length), batch.map((a) => [a.x - wx, a.y - wy, 1]));
+
+  // Typing: into the text view below the drawing area, read back from the file.
+  await ok(d, 'computer_click', { x: wx + 300, y: wy + 500 });
+  const corpus = appCorpus();
+  let exact = 0;
+  for (const text of corpus) {
+    await ok(d, 'computer_key', { keys: 'ctrl+a' });
+    await ok(d, 'computer_key', { keys: 'BackSpace' });
+    await waitUntil(() => probe.text() === '', { timeout: T, what: 'the view cleared' });
+    await ok(d, 'computer_type', { text });
+    await waitUntil(() => probe.text().length >= text.length, { timeout: T, what: `${[...text].length} characters` }).catch(() => {});
+    assert.equal(probe.text(), text, `typed exactly: ${JSON.stringify(text).slice(0, 80)}`);
+    exact++;
+  }
+  assert.equal(exact, corpus.length);
+  t.diagnostic(`${exact}/${corpus.length} strings typed byte-exact into a Wayland GTK 3 view`);
+
+  // The clipboard: deskd's content pasted into the app; the app's copied back.
+  const clip = 'clipboard → Wayland ✓ 中文 😀\nsecond line';
+  await ok(d, 'clipboard_write', { text: clip });
+  await ok(d, 'computer_key', { keys: 'ctrl+a' });
+  await ok(d, 'computer_key', { keys: 'ctrl+v' });
+  await waitUntil(() => probe.text() === clip, { timeout: T, what: 'the paste arrived' });
+  await ok(d, 'computer_key', { keys: 'ctrl+a' });
+  await ok(d, 'computer_type', { text: 'from the app ✓' });
+  await ok(d, 'computer_key', { keys: 'ctrl+a' });
+  await ok(d, 'computer_key', { keys: 'ctrl+c' });
+  await waitUntil(async () => (await d.tool('clipboard_read', {})).body.structuredContent?.text === 'from the app ✓',
+    { timeout: T, what: "the app's copy read back" });
+
+  // Window states, read back from sway's tree.
+  const fs = await ok(d, 'window', { op: 'fullscreen', window: probe.window });
+  assert.equal(fs.applied, true, JSON.stringify(fs));
+  assert.equal(swayTree(ipc).find((v) => v.id === probe.window).fullscreen_mode, 1);
+  await ok(d, 'window', { op: 'restore', window: probe.window });
+  assert.equal(swayTree(ipc).find((v) => v.id === probe.window).fullscreen_mode, 0);
+  const rs = await ok(d, 'window', { op: 'resize', window: probe.window, width: 640, height: 480 });
+  assert.equal(rs.applied, true, JSON.stringify(rs));
+  const r2 = swayTree(ipc).find((v) => v.id === probe.window).rect;
+  assert.deepEqual([r2.width, r2.height], [640, 480]);
+  const mn = await ok(d, 'window', { op: 'minimize', window: probe.window });
+  assert.equal(mn.applied, false);
+  assert.match(mn.note, /sway has no minimize/);
+  const cl = await ok(d, 'window', { op: 'close', window: probe.window });
+  assert.equal(cl.closed, true, JSON.stringify(cl));
+  await waitUntil(() => !swayTree(ipc).some((v) => v.id === probe.window), { timeout: T, what: 'the window gone from sway' });
+  await sleep(50);
+});
