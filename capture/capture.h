@@ -53,6 +53,17 @@ struct capture_rect {
 
 struct capture;
 
+/* On Wayland (a "wayland:<socket>[?sway=<ipc>]" name, wayland/wayland.h;
+ * wlroots/sway): coordinates are the layout's logical ones (an output at
+ * scale > 1 is scaled down to them); the root window is 0 (the screen);
+ * window ids are sway con ids; a window is captured as the part of the
+ * outputs it covers (on wlroots 0.15 a covered window shows what covers
+ * it; one not on a visible workspace gives -ENODATA); cursor asks the
+ * compositor to draw its cursor (a headless output draws it into every
+ * frame anyway); capture_pointer knows only where deskd last moved the
+ * pointer (-ENODATA before that); change counters come from screencopy
+ * damage; without ?sway= the window calls return -ENOTSUP. */
+
 /** Open a connection to display `name` (":N"; NULL = $DISPLAY) and set up
  *  XShm (when offered), Composite, Damage and XFixes. Returns NULL with a
  *  reason in err on failure. X errors on this connection are recorded, never

@@ -19,25 +19,14 @@
 #include <sys/shm.h>
 #include <time.h>
 
-/* ---- Errors: trapped per connection by x11/ ------------------------------ */
-
-int capture__fail(struct capture* self, int rc, const char* fmt, ...)
+static int connection_lost(struct capture_x11* self)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(self->error, sizeof(self->error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int connection_lost(struct capture* self)
-{
-	return capture__fail(self, -ECONNRESET, "the X connection was lost");
+	return capture__fail(&self->head, -ECONNRESET, "the X connection was lost");
 }
 
 /* ---- Context ------------------------------------------------------------ */
 
-static void shm_release(struct capture* self)
+static void shm_release(struct capture_x11* self)
 {
 	if (!self->shm_size)
 		return;
@@ -51,7 +40,7 @@ static void shm_release(struct capture* self)
 
 /* Make sure the segment holds at least size bytes. Created 0600, marked for
  * removal as soon as both sides are attached (PITFALLS 14). */
-static int shm_reserve(struct capture* self, size_t size)
+static int shm_reserve(struct capture_x11* self, size_t size)
 {
 	if (self->shm_size >= size)
 		return 0;
@@ -82,13 +71,16 @@ static int shm_reserve(struct capture* self, size_t size)
 	return 0;
 }
 
-struct capture* capture_create(const char* name, char* err, size_t err_size)
+static const struct capture_ops x11_ops;
+
+struct capture* capture__x11_create(const char* name, char* err, size_t err_size)
 {
-	struct capture* self = calloc(1, sizeof(*self));
+	struct capture_x11* self = calloc(1, sizeof(*self));
 	if (!self) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
+	self->head.ops = &x11_ops;
 	if (!x11_open(&self->x, name)) {
 		snprintf(err, err_size, "cannot open X display %s", name ? name : "(DISPLAY)");
 		goto open_failure;
@@ -159,7 +151,7 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 		snprintf(err, err_size, "X setup failed on %s", name ? name : "(DISPLAY)");
 		goto setup_failure;
 	}
-	return self;
+	return &self->head;
 
 setup_failure:
 	x11_close(&self->x);
@@ -168,8 +160,9 @@ open_failure:
 	return NULL;
 }
 
-void capture_destroy(struct capture* self)
+static void x11cap_destroy(struct capture* base)
 {
+	struct capture_x11* self = x11_of(base);
 	if (!self)
 		return;
 	shm_release(self);
@@ -178,39 +171,40 @@ void capture_destroy(struct capture* self)
 	free(self);
 }
 
-const char* capture_error(const struct capture* self)
+static bool x11cap_connected(const struct capture* base)
 {
-	return self->error[0] ? self->error : "no error";
-}
-
-bool capture_connected(const struct capture* self)
-{
+	const struct capture_x11* self = x11_cof(base);
 	return !x11_lost(&self->x);
 }
 
-int capture_fd(const struct capture* self)
+static int x11cap_fd(const struct capture* base)
 {
+	const struct capture_x11* self = x11_cof(base);
 	return ConnectionNumber(self->x.dpy);
 }
 
-uint32_t capture_root_window(const struct capture* self)
+static uint32_t x11cap_root_window(const struct capture* base)
 {
+	const struct capture_x11* self = x11_cof(base);
 	return (uint32_t)self->root;
 }
 
-void capture_screen_size(const struct capture* self, int* width, int* height)
+static void x11cap_screen_size(const struct capture* base, int* width, int* height)
 {
+	const struct capture_x11* self = x11_cof(base);
 	*width = self->screen_w;
 	*height = self->screen_h;
 }
 
-bool capture_has_shm(const struct capture* self)
+static bool x11cap_has_shm(const struct capture* base)
 {
+	const struct capture_x11* self = x11_cof(base);
 	return self->have_shm;
 }
 
-bool capture_has_composite(const struct capture* self)
+static bool x11cap_has_composite(const struct capture* base)
 {
+	const struct capture_x11* self = x11_cof(base);
 	return self->have_composite;
 }
 
@@ -277,7 +271,7 @@ static struct frame* frame_from_image(XImage* img, const Visual* visual)
 }
 
 /* Read a rectangle of a drawable (already clipped to it). */
-static int read_drawable(struct capture* self, Drawable d, Visual* visual,
+static int read_drawable(struct capture_x11* self, Drawable d, Visual* visual,
 		int depth, int x, int y, int w, int h, struct frame** out)
 {
 	XImage* img = NULL;
@@ -297,21 +291,21 @@ static int read_drawable(struct capture* self, Drawable d, Visual* visual,
 		img = XShmCreateImage(self->x.dpy, visual, (unsigned)depth, ZPixmap,
 				self->shm.shmaddr, &self->shm, (unsigned)w, (unsigned)h);
 		if (!img)
-			return capture__fail(self, -ENOMEM, "XShmCreateImage failed");
+			return capture__fail(&self->head, -ENOMEM, "XShmCreateImage failed");
 		if (!XShmGetImage(self->x.dpy, d, img, x, y, AllPlanes)) {
 			img->data = NULL;
 			XDestroyImage(img);
 			if (x11_lost(&self->x))
 				return connection_lost(self);
 			int e = x11_take(&self->x);
-			return capture__fail(self, e == BadMatch ? -ENODATA : -EIO,
+			return capture__fail(&self->head, e == BadMatch ? -ENODATA : -EIO,
 					"XShmGetImage failed (X error %d)", e);
 		}
 		struct frame* f = frame_from_image(img, visual);
 		img->data = NULL;
 		XDestroyImage(img);
 		if (!f)
-			return capture__fail(self, -ENOMEM, "out of memory");
+			return capture__fail(&self->head, -ENOMEM, "out of memory");
 		*out = f;
 		return 0;
 	}
@@ -320,20 +314,20 @@ static int read_drawable(struct capture* self, Drawable d, Visual* visual,
 		if (x11_lost(&self->x))
 			return connection_lost(self);
 		int e = x11_take(&self->x);
-		return capture__fail(self, e == BadMatch ? -ENODATA : -EIO,
+		return capture__fail(&self->head, e == BadMatch ? -ENODATA : -EIO,
 				"XGetImage failed (X error %d)", e);
 	}
 	struct frame* f = frame_from_image(img, visual);
 	XDestroyImage(img);
 	if (!f)
-		return capture__fail(self, -ENOMEM, "out of memory");
+		return capture__fail(&self->head, -ENOMEM, "out of memory");
 	*out = f;
 	return 0;
 }
 
 /* Alpha-blend the cursor (premultiplied ARGB) into f, whose top-left is at
  * (ox, oy) in root coordinates. */
-static void blend_cursor(struct capture* self, struct frame* f, int ox, int oy)
+static void blend_cursor(struct capture_x11* self, struct frame* f, int ox, int oy)
 {
 	if (!self->have_xfixes)
 		return;
@@ -383,16 +377,17 @@ static bool clip(const struct capture_rect* r, int w, int h, struct capture_rect
 	return true;
 }
 
-int capture_screen(struct capture* self, const struct capture_rect* region,
+static int x11cap_screen(struct capture* base, const struct capture_rect* region,
 		bool cursor, struct frame** out)
 {
+	struct capture_x11* self = x11_of(base);
 	*out = NULL;
 	if (x11_lost(&self->x))
 		return connection_lost(self);
 	capture__drain(self);
 	struct capture_rect all = { 0, 0, self->screen_w, self->screen_h }, r;
 	if (!clip(region ? region : &all, self->screen_w, self->screen_h, &r))
-		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d screen",
+		return capture__fail(&self->head, -ERANGE, "the region lies outside the %dx%d screen",
 				self->screen_w, self->screen_h);
 	int rc = read_drawable(self, self->root, self->visual, self->depth,
 			r.x, r.y, r.width, r.height, out);
@@ -405,7 +400,7 @@ int capture_screen(struct capture* self, const struct capture_rect* region,
 
 /* ---- Tracked windows (damage, redirection) ------------------------------- */
 
-static struct capture_tracked* tracked_find(struct capture* self, uint32_t window)
+static struct capture_tracked* tracked_find(struct capture_x11* self, uint32_t window)
 {
 	for (int i = 0; i < CAPTURE_MAX_TRACKED; i++)
 		if (self->tracked[i].used && self->tracked[i].window == window)
@@ -413,7 +408,7 @@ static struct capture_tracked* tracked_find(struct capture* self, uint32_t windo
 	return NULL;
 }
 
-static void tracked_free(struct capture* self, struct capture_tracked* t)
+static void tracked_free(struct capture_x11* self, struct capture_tracked* t)
 {
 	if (t == &self->tracked[0])
 		return;
@@ -429,7 +424,7 @@ static void tracked_free(struct capture* self, struct capture_tracked* t)
 }
 
 /* Find or make the slot of a window (not the screen); evicts one when full. */
-static struct capture_tracked* tracked_get(struct capture* self, uint32_t window,
+static struct capture_tracked* tracked_get(struct capture_x11* self, uint32_t window,
 		bool* fresh)
 {
 	struct capture_tracked* t = tracked_find(self, window);
@@ -456,7 +451,7 @@ static struct capture_tracked* tracked_get(struct capture* self, uint32_t window
 	return t;
 }
 
-void capture__drain(struct capture* self)
+void capture__drain(struct capture_x11* self)
 {
 	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
 		XEvent ev;
@@ -492,32 +487,34 @@ void capture__drain(struct capture* self)
 		XFlush(self->x.dpy);
 }
 
-int capture_window_geometry(struct capture* self, uint32_t window,
+static int x11cap_window_geometry(struct capture* base, uint32_t window,
 		struct capture_rect* out)
 {
+	struct capture_x11* self = x11_of(base);
 	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (!window)
-		return capture__fail(self, -ENOENT, "window 0 does not exist");
+		return capture__fail(&self->head, -ENOENT, "window 0 does not exist");
 	XWindowAttributes attr;
 	x11_clear(&self->x);
 	if (!XGetWindowAttributes(self->x.dpy, window, &attr)) {
 		if (x11_lost(&self->x))
 			return connection_lost(self);
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	}
 	int rx, ry;
 	Window child;
 	if (!XTranslateCoordinates(self->x.dpy, window, self->root, 0, 0, &rx, &ry, &child))
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	if (x11_take(&self->x))
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	*out = (struct capture_rect){ rx, ry, attr.width, attr.height };
 	return 0;
 }
 
-int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
+static int x11cap_pointer(struct capture* base, uint32_t window, int* x, int* y)
 {
+	struct capture_x11* self = x11_of(base);
 	if (x11_lost(&self->x))
 		return connection_lost(self);
 	Window root, child;
@@ -529,9 +526,9 @@ int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
 	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (x11_take(&self->x))
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	if (!same)
-		return capture__fail(self, -ENODATA, "the pointer is on another screen");
+		return capture__fail(&self->head, -ENODATA, "the pointer is on another screen");
 	*x = wx;
 	*y = wy;
 	return 0;
@@ -542,11 +539,11 @@ int capture_pointer(struct capture* self, uint32_t window, int* x, int* y)
  * from the parent). Ask the client to repaint everything with a synthetic
  * Expose (no clearing, so nothing flickers) and wait, bounded, until the
  * repaint arrived and went quiet. */
-static void repaint_redirected(struct capture* self, uint32_t window,
+static void repaint_redirected(struct capture_x11* self, uint32_t window,
 		const XWindowAttributes* attr)
 {
 	uint64_t before, now;
-	if (capture_changes(self, window, &before) < 0)
+	if (capture_changes(&self->head, window, &before) < 0)
 		return;
 	XEvent ev;
 	memset(&ev, 0, sizeof(ev));
@@ -557,42 +554,43 @@ static void repaint_redirected(struct capture* self, uint32_t window,
 	XSendEvent(self->x.dpy, window, False, ExposureMask, &ev);
 	XFlush(self->x.dpy);
 	int64_t end = clock_ms() + 400;
-	if (capture_wait_changes(self, window, before, 250, &now) < 0)
+	if (capture_wait_changes(&self->head, window, before, 250, &now) < 0)
 		return;
 	while (clock_ms() < end) {
 		uint64_t since = now;
 		int left = (int)(end - clock_ms());
-		if (capture_wait_changes(self, window, since, left < 20 ? left : 20, &now) < 0)
+		if (capture_wait_changes(&self->head, window, since, left < 20 ? left : 20, &now) < 0)
 			break;
 	}
 }
 
-int capture_window(struct capture* self, uint32_t window,
+static int x11cap_window(struct capture* base, uint32_t window,
 		const struct capture_rect* region, bool cursor, struct frame** out)
 {
+	struct capture_x11* self = x11_of(base);
 	*out = NULL;
 	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (!window)
-		return capture__fail(self, -ENOENT, "window 0 does not exist");
+		return capture__fail(&self->head, -ENOENT, "window 0 does not exist");
 	if (window == self->root)
-		return capture_screen(self, region, cursor, out);
+		return capture_screen(&self->head, region, cursor, out);
 	XWindowAttributes attr;
 	x11_clear(&self->x);
 	if (!XGetWindowAttributes(self->x.dpy, window, &attr)) {
 		if (x11_lost(&self->x))
 			return connection_lost(self);
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	}
 	if (attr.class == InputOnly)
-		return capture__fail(self, -ENODATA, LOG_WINDOW " is input-only: it has no pixels", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENODATA, LOG_WINDOW " is input-only: it has no pixels", LOG_WINDOW_ID(window));
 	if (attr.map_state != IsViewable)
-		return capture__fail(self, -ENODATA,
+		return capture__fail(&self->head, -ENODATA,
 				LOG_WINDOW " is not mapped (minimized or hidden); focus it first to show it",
 				LOG_WINDOW_ID(window));
 	struct capture_rect all = { 0, 0, attr.width, attr.height }, r;
 	if (!clip(region ? region : &all, attr.width, attr.height, &r))
-		return capture__fail(self, -ERANGE, "the region lies outside the %dx%d window",
+		return capture__fail(&self->head, -ERANGE, "the region lies outside the %dx%d window",
 				attr.width, attr.height);
 
 	int rc;
@@ -621,15 +619,15 @@ int capture_window(struct capture* self, uint32_t window,
 			if (!XGetWindowAttributes(self->x.dpy, window, &attr)) {
 				if (x11_lost(&self->x))
 					return connection_lost(self);
-				return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
+				return capture__fail(&self->head, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 			}
 			if (attr.map_state != IsViewable)
-				return capture__fail(self, -ENODATA,
+				return capture__fail(&self->head, -ENODATA,
 						LOG_WINDOW " is not mapped (minimized or hidden); focus it first to show it",
 						LOG_WINDOW_ID(window));
 			/* Mapped again: it was unmapped or resized just while
 			 * the pixmap was named or read. */
-			return capture__fail(self, -ENODATA,
+			return capture__fail(&self->head, -ENODATA,
 					LOG_WINDOW " changed while it was captured (unmapped or resized); try again",
 					LOG_WINDOW_ID(window));
 		}
@@ -642,7 +640,7 @@ int capture_window(struct capture* self, uint32_t window,
 		return rc;
 	if (cursor) {
 		struct capture_rect g;
-		if (capture_window_geometry(self, window, &g) == 0)
+		if (capture_window_geometry(&self->head, window, &g) == 0)
 			blend_cursor(self, *out, g.x + r.x, g.y + r.y);
 	}
 	return 0;
@@ -650,7 +648,7 @@ int capture_window(struct capture* self, uint32_t window,
 
 /* ---- Change tracking ------------------------------------------------------ */
 
-static int changes(struct capture* self, uint32_t window, bool sync,
+static int changes(struct capture_x11* self, uint32_t window, bool sync,
 		uint64_t* counter)
 {
 	if (x11_lost(&self->x))
@@ -669,7 +667,7 @@ static int changes(struct capture* self, uint32_t window, bool sync,
 				t->damage = 0;
 				t->gone = true;
 				tracked_free(self, t);
-				return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+				return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 			}
 			t->counter = ++self->change_clock;
 		}
@@ -680,41 +678,20 @@ static int changes(struct capture* self, uint32_t window, bool sync,
 	if (x11_lost(&self->x))
 		return connection_lost(self);
 	if (t->gone)
-		return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 	*counter = t->counter;
 	return 0;
 }
 
-int capture_changes(struct capture* self, uint32_t window, uint64_t* counter)
+static int x11cap_changes(struct capture* base, uint32_t window, bool sync,
+		uint64_t* counter)
 {
-	return changes(self, window, true, counter);
+	return changes(x11_of(base), window, sync, counter);
 }
 
-int capture_changes_arrived(struct capture* self, uint32_t window, uint64_t* counter)
+static void x11cap_untrack(struct capture* base, uint32_t window)
 {
-	return changes(self, window, false, counter);
-}
-
-int capture_wait_changes(struct capture* self, uint32_t window, uint64_t since,
-		int timeout_ms, uint64_t* counter)
-{
-	int64_t end = clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	for (;;) {
-		int rc = capture_changes(self, window, counter);
-		if (rc < 0)
-			return rc;
-		if (*counter > since)
-			return 0;
-		int64_t left = end - clock_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = ConnectionNumber(self->x.dpy), .events = POLLIN };
-		poll(&p, 1, (int)left);
-	}
-}
-
-void capture_untrack(struct capture* self, uint32_t window)
-{
+	struct capture_x11* self = x11_of(base);
 	if (!window)
 		return;
 	struct capture_tracked* t = tracked_find(self, window);
@@ -728,3 +705,23 @@ void capture_untrack(struct capture* self, uint32_t window)
 			x11_sync(&self->x);
 	}
 }
+
+static const struct capture_ops x11_ops = {
+	.destroy = x11cap_destroy,
+	.connected = x11cap_connected,
+	.fd = x11cap_fd,
+	.root_window = x11cap_root_window,
+	.screen_size = x11cap_screen_size,
+	.has_shm = x11cap_has_shm,
+	.has_composite = x11cap_has_composite,
+	.screen = x11cap_screen,
+	.window = x11cap_window,
+	.window_geometry = x11cap_window_geometry,
+	.pointer = x11cap_pointer,
+	.changes = x11cap_changes,
+	.untrack = x11cap_untrack,
+	.list_windows = x11cap_list_windows,
+	.window_info = x11cap_window_info,
+	.focus_window = x11cap_focus_window,
+	.move_window = x11cap_move_window,
+};

@@ -2,7 +2,7 @@
 
 /* Private to capture/: the X11 capture context. */
 
-#include "capture/capture.h"
+#include "capture/capture_private.h"
 #include "x11/x11.h"
 
 #include <X11/Xlib.h>
@@ -21,8 +21,10 @@ struct capture_tracked {
 	bool used;
 };
 
-struct capture {
-	struct x11_conn x;	/* the connection (x.dpy), its errors trapped */
+/* The X11 context: the neutral head first, so a struct capture* is one. */
+struct capture_x11 {
+	struct capture head;
+	struct x11_conn x;	/* the connection (x.dpy), its errors trapped */	/* the connection (x.dpy), its errors trapped */
 	Window root;
 	int screen_w, screen_h;
 	Visual* visual;
@@ -44,12 +46,24 @@ struct capture {
 	Atom net_client_list, net_client_list_stacking, net_active_window,
 		net_wm_name, net_wm_pid, utf8_string, net_supported,
 		net_moveresize_window, wm_state, net_frame_extents;
-
-	char error[256];	/* capture_error() */
 };
 
-/** Record a failure reason (printf style); returns rc. */
-int capture__fail(struct capture* self, int rc, const char* fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+static inline struct capture_x11* x11_of(struct capture* base)
+{
+	return (struct capture_x11*)base;
+}
+
+static inline const struct capture_x11* x11_cof(const struct capture* base)
+{
+	return (const struct capture_x11*)base;
+}
+
 /** Drain pending events (damage, structure) without a round trip. */
-void capture__drain(struct capture* self);
+void capture__drain(struct capture_x11* self);
+
+/* window_list.c's operations (the table is in x11.c). */
+int x11cap_list_windows(struct capture* base, struct capture_window_info** out, size_t* n);
+int x11cap_window_info(struct capture* base, uint32_t window, struct capture_window_info* out);
+int x11cap_focus_window(struct capture* base, uint32_t window);
+int x11cap_move_window(struct capture* base, uint32_t window, const int* x, const int* y,
+		const int* width, const int* height, struct capture_rect* result);

@@ -21,6 +21,8 @@ struct grab {
 	bool ready, failed;
 	bool announced;		/* buffer_done or failed */
 	bool finished;		/* ready or failed */
+	bool damaged;		/* damage events came: their bounding box, buffer pixels */
+	uint32_t dx0, dy0, dx1, dy1;
 };
 
 static bool format_ok(uint32_t f)
@@ -75,6 +77,16 @@ static void frame_failed(void* data, struct zwlr_screencopy_frame_v1* f)
 static void frame_damage(void* data, struct zwlr_screencopy_frame_v1* f,
 		uint32_t x, uint32_t y, uint32_t w, uint32_t h)
 {
+	struct grab* g = data;
+	if (!g->damaged || x < g->dx0)
+		g->dx0 = x;
+	if (!g->damaged || y < g->dy0)
+		g->dy0 = y;
+	if (!g->damaged || x + w > g->dx1)
+		g->dx1 = x + w;
+	if (!g->damaged || y + h > g->dy1)
+		g->dy1 = y + h;
+	g->damaged = true;
 }
 
 static void frame_dmabuf(void* data, struct zwlr_screencopy_frame_v1* f,
@@ -108,10 +120,9 @@ static void buffer_drop(struct wl__shm_buffer* b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* The kept buffer, made again for another layout. */
-static int buffer_get(struct wayland* self, const struct grab* g)
+/* A kept buffer, made again for another layout. */
+static int buffer_get(struct wayland* self, struct wl__shm_buffer* b, const struct grab* g)
 {
-	struct wl__shm_buffer* b = &self->buffer;
 	if (b->wl && b->width == (int)g->width && b->height == (int)g->height &&
 			b->stride == (int)g->stride && b->format == g->format)
 		return 0;
@@ -184,6 +195,12 @@ static struct wayland_frame* frame_from(const struct wl__shm_buffer* b, bool inv
 int wayland_capture(struct wayland* self, int output, const int32_t* region,
 		int timeout_ms, struct wayland_frame** out)
 {
+	return wayland_capture_cursor(self, output, region, false, timeout_ms, out);
+}
+
+int wayland_capture_cursor(struct wayland* self, int output, const int32_t* region,
+		bool cursor, int timeout_ms, struct wayland_frame** out)
+{
 	int64_t start = clock_ns();
 	int64_t deadline = clock_ms() + timeout_ms;
 	*out = NULL;
@@ -196,9 +213,9 @@ int wayland_capture(struct wayland* self, int output, const int32_t* region,
 	struct wl_output* wo = self->outputs[output].wl;
 	struct grab g = { 0 };
 	struct zwlr_screencopy_frame_v1* frame = region
-		? zwlr_screencopy_manager_v1_capture_output_region(self->screencopy, 0, wo,
+		? zwlr_screencopy_manager_v1_capture_output_region(self->screencopy, cursor, wo,
 				region[0], region[1], region[2], region[3])
-		: zwlr_screencopy_manager_v1_capture_output(self->screencopy, 0, wo);
+		: zwlr_screencopy_manager_v1_capture_output(self->screencopy, cursor, wo);
 	if (!frame)
 		return -ENOMEM;
 	zwlr_screencopy_frame_v1_add_listener(frame, &frame_listener, &g);
@@ -221,7 +238,7 @@ int wayland_capture(struct wayland* self, int output, const int32_t* region,
 		r = -ENOTSUP;
 		goto out;
 	}
-	r = buffer_get(self, &g);
+	r = buffer_get(self, &self->buffer, &g);
 	if (r < 0)
 		goto out;
 	zwlr_screencopy_frame_v1_copy(frame, self->buffer.wl);
@@ -244,6 +261,136 @@ int wayland_capture(struct wayland* self, int output, const int32_t* region,
 out:
 	zwlr_screencopy_frame_v1_destroy(frame);
 	return r;
+}
+
+/* ---- change watching: copy_with_damage ---- */
+
+/* One output's pending frame. Its buffer is its own: the compositor writes
+ * it whenever it repaints, while wayland_capture's may be being read. */
+struct wl__watch {
+	struct zwlr_screencopy_frame_v1* frame;	/* NULL: none asked for */
+	struct grab g;
+	bool copying;		/* copy_with_damage sent: waiting for a repaint */
+	struct wl__shm_buffer buffer;
+	bool changed;		/* a repaint since the last report: box */
+	int32_t x0, y0, x1, y1;	/* layout logical coordinates */
+};
+
+void wl__watch_destroy(struct wl__output* out)
+{
+	struct wl__watch* w = out->watch;
+	if (!w)
+		return;
+	if (w->frame)
+		zwlr_screencopy_frame_v1_destroy(w->frame);
+	buffer_drop(&w->buffer);
+	free(w);
+	out->watch = NULL;
+}
+
+static void watch_arm(struct wayland* self, struct wl__output* out)
+{
+	struct wl__watch* w = out->watch;
+	memset(&w->g, 0, sizeof(w->g));
+	w->copying = false;
+	w->frame = zwlr_screencopy_manager_v1_capture_output(self->screencopy, 0, out->wl);
+	if (w->frame)
+		zwlr_screencopy_frame_v1_add_listener(w->frame, &frame_listener, &w->g);
+}
+
+/* Add a completed frame's damage (all of it when none was sent) to the box,
+ * from buffer pixels to layout logical coordinates. */
+static void watch_note(struct wl__output* out)
+{
+	struct wl__watch* w = out->watch;
+	const struct grab* g = &w->g;
+	const struct wayland_output* o = &out->info;
+	int64_t bw = g->width ? g->width : 1, bh = g->height ? g->height : 1;
+	int64_t x0 = 0, y0 = 0, x1 = bw, y1 = bh;
+	if (g->damaged) {
+		x0 = g->dx0, x1 = g->dx1;
+		y0 = g->dy0, y1 = g->dy1;
+		if (g->flags & ZWLR_SCREENCOPY_FRAME_V1_FLAGS_Y_INVERT) {
+			y0 = bh - g->dy1;
+			y1 = bh - g->dy0;
+		}
+	}
+	/* round outwards, so a one-pixel damage at scale 2 still counts */
+	int32_t lx0 = o->x + (int32_t)(x0 * o->width / bw);
+	int32_t ly0 = o->y + (int32_t)(y0 * o->height / bh);
+	int32_t lx1 = o->x + (int32_t)((x1 * o->width + bw - 1) / bw);
+	int32_t ly1 = o->y + (int32_t)((y1 * o->height + bh - 1) / bh);
+	if (!w->changed || lx0 < w->x0)
+		w->x0 = lx0;
+	if (!w->changed || ly0 < w->y0)
+		w->y0 = ly0;
+	if (!w->changed || lx1 > w->x1)
+		w->x1 = lx1;
+	if (!w->changed || ly1 > w->y1)
+		w->y1 = ly1;
+	w->changed = true;
+}
+
+/* Move the pending frame on by what arrived: copy once the layout is
+ * known, note it once ready and ask for the next. */
+static int watch_step(struct wayland* self, struct wl__output* out)
+{
+	struct wl__watch* w = out->watch;
+	if (!w->frame)
+		watch_arm(self, out);
+	if (!w->frame)
+		return -ENOMEM;
+	if (w->g.failed) {
+		zwlr_screencopy_frame_v1_destroy(w->frame);
+		w->frame = NULL;
+		return -EIO;
+	}
+	if (!w->copying && w->g.announced) {
+		int r = w->g.have_buffer ? buffer_get(self, &w->buffer, &w->g) : -ENOTSUP;
+		if (r < 0)
+			return r;
+		zwlr_screencopy_frame_v1_copy_with_damage(w->frame, w->buffer.wl);
+		w->copying = true;
+	}
+	if (w->copying && w->g.ready) {
+		watch_note(out);
+		zwlr_screencopy_frame_v1_destroy(w->frame);
+		w->frame = NULL;
+		watch_arm(self, out);
+	}
+	return 0;
+}
+
+int wayland_damage(struct wayland* self, int output, int timeout_ms, int32_t* box)
+{
+	if (!self->screencopy || zwlr_screencopy_manager_v1_get_version(self->screencopy) < 3)
+		return -ENOTSUP;	/* v3: buffer_done says when to copy */
+	if (output < 0 || output >= self->n_outputs)
+		return -ENOENT;
+	struct wl__output* out = &self->outputs[output];
+	if (!out->watch && !(out->watch = calloc(1, sizeof(*out->watch))))
+		return -ENOMEM;
+	struct wl__watch* w = out->watch;
+	int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	for (;;) {
+		int r = watch_step(self, out);
+		if (r < 0)
+			return r;
+		if (w->changed)
+			break;
+		const bool* next = w->copying ? &w->g.finished : &w->g.announced;
+		r = wl__wait(self, next, deadline);
+		if (r == -ETIMEDOUT)
+			return 0;
+		if (r < 0)
+			return r;
+	}
+	box[0] = w->x0;
+	box[1] = w->y0;
+	box[2] = w->x1 - w->x0;
+	box[3] = w->y1 - w->y0;
+	w->changed = false;
+	return 1;
 }
 
 void wayland_frame_free(struct wayland_frame* frame)

@@ -258,6 +258,7 @@ static void output_watch_xdg(struct wayland* self, struct wl__output* out)
 
 static void output_release(struct wl__output* out)
 {
+	wl__watch_destroy(out);
 	if (out->xdg)
 		zxdg_output_v1_destroy(out->xdg);
 	if (out->wl) {

@@ -398,6 +398,8 @@ static void read_node(struct json* j, struct list* l, bool floating, int depth)
 			has_pid = true;
 		} else if (strcmp(k, "focused") == 0) {
 			w.focused = read_bool(j);
+		} else if (strcmp(k, "visible") == 0) {
+			w.visible = read_bool(j);
 		} else if (strcmp(k, "fullscreen_mode") == 0) {
 			w.fullscreen = read_number(j) != 0;
 		} else if (strcmp(k, "window") == 0) {

@@ -127,6 +127,22 @@ struct wayland_frame {
  *  cursor is not drawn. *out is the caller's: wayland_frame_free(). */
 int wayland_capture(struct wayland* self, int output, const int32_t* region,
 		int timeout_ms, struct wayland_frame** out);
+/** wayland_capture with screencopy's overlay_cursor: cursor asks the
+ *  compositor to draw its cursor image in. An output whose cursor is drawn
+ *  in software (headless) has it in every frame either way. */
+int wayland_capture_cursor(struct wayland* self, int output, const int32_t* region,
+		bool cursor, int timeout_ms, struct wayland_frame** out);
+/** Has output `output` changed? Keeps one copy_with_damage frame pending
+ *  per output (screencopy v2+, into a buffer of its own), which the
+ *  compositor completes only once the output was repainted; each completion
+ *  is noted and a new frame asked for at once. Waits up to timeout_ms (0:
+ *  only what already arrived) for one. Returns 1 with box (int32_t[4]: x,
+ *  y, width, height) the bounding box, in layout logical coordinates, of
+ *  every damage since the last call that returned 1; 0 when nothing
+ *  changed; -ENOTSUP, -ENOENT, -EIO (the frame failed), -EPIPE. The first
+ *  frame reports the whole output. Cost: the compositor copies the output
+ *  into shm once per repaint it reports (not per call). */
+int wayland_damage(struct wayland* self, int output, int timeout_ms, int32_t* box);
 /** Free a frame. NULL-safe. */
 void wayland_frame_free(struct wayland_frame* frame);
 /** Pixel (x, y) of a frame as 0xRRGGBB (alpha dropped). */
@@ -254,6 +270,7 @@ struct wayland_window {
 	pid_t pid;		/* 0 if unknown */
 	int32_t x, y, width, height;	/* rect: layout logical coordinates */
 	bool focused;
+	bool visible;		/* sway's "visible": shown on a visible workspace */
 	bool floating;
 	bool fullscreen;
 	bool xwayland;		/* shell "xwayland" */

@@ -23,6 +23,7 @@ struct wl__output {
 	struct wayland_output info;
 	bool have_logical;	/* xdg-output's logical position and size arrived */
 	bool done;		/* wl_output.done arrived */
+	struct wl__watch* watch;	/* wayland_damage's pending frame (capture.c), or NULL */
 };
 
 struct wl__shm_buffer {
@@ -72,3 +73,5 @@ uint32_t wl__time(struct wayland* self);
 /** A memfd of size bytes, mapped at *data (when data is non-NULL). */
 int wl__memfd(const char* name, size_t size, void** data);
 void wl__clipboard_destroy(struct wayland* self);
+/** Drop an output's damage watch (its frame and buffer). NULL-safe. */
+void wl__watch_destroy(struct wl__output* out);

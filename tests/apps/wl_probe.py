@@ -43,6 +43,9 @@ def changed(buf):
     os.replace(tmp, text_path)
 
 
+# No blinking text cursor: a still probe repaints nothing (the capture
+# tests check that change counters stay put while nothing happens).
+Gtk.Settings.get_default().set_property("gtk-cursor-blink", False)
 win = Gtk.Window(title="wl-probe")
 win.connect("destroy", Gtk.main_quit)
 box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)

@@ -15,7 +15,7 @@
 
 #define CAPTURE_FOCUS_TIMEOUT_MS 1000	/* capture_focus_window waits at most this */
 
-static Window active_window(struct capture* self, bool* have_ewmh)
+static Window active_window(struct capture_x11* self, bool* have_ewmh)
 {
 	int format;
 	unsigned char* data;
@@ -98,7 +98,7 @@ static void copy_text(char* dst, size_t dst_size, const unsigned char* s, size_t
 	dst[o] = '\0';
 }
 
-static void read_title(struct capture* self, Window w, struct capture_window_info* out)
+static void read_title(struct capture_x11* self, Window w, struct capture_window_info* out)
 {
 	int format;
 	unsigned char* data;
@@ -120,7 +120,7 @@ static void read_title(struct capture* self, Window w, struct capture_window_inf
 	}
 }
 
-static void fill_info(struct capture* self, Window w, const XWindowAttributes* attr,
+static void fill_info(struct capture_x11* self, Window w, const XWindowAttributes* attr,
 		Window active, bool have_ewmh, Window focus, struct capture_window_info* out)
 {
 	memset(out, 0, sizeof(*out));
@@ -161,7 +161,7 @@ static void fill_info(struct capture* self, Window w, const XWindowAttributes* a
 		out->focused = x11_contains(self->x.dpy, w, focus);
 }
 
-static bool has_wm_state(struct capture* self, Window w)
+static bool has_wm_state(struct capture_x11* self, Window w)
 {
 	int format;
 	unsigned char* data;
@@ -172,7 +172,7 @@ static bool has_wm_state(struct capture* self, Window w)
 }
 
 /* The client inside a WM frame: the first descendant (depth <= 2) with WM_STATE. */
-static Window find_client(struct capture* self, Window w, int depth)
+static Window find_client(struct capture_x11* self, Window w, int depth)
 {
 	if (has_wm_state(self, w))
 		return w;
@@ -190,7 +190,7 @@ static Window find_client(struct capture* self, Window w, int depth)
 	return found;
 }
 
-static int list_ids(struct capture* self, Window** ids, size_t* n)
+static int list_ids(struct capture_x11* self, Window** ids, size_t* n)
 {
 	int format;
 	unsigned char* data;
@@ -220,7 +220,7 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	Window root, parent, *children = NULL;
 	unsigned nc;
 	if (!XQueryTree(self->x.dpy, self->root, &root, &parent, &children, &nc))
-		return capture__fail(self, -EIO, "cannot list the root's children");
+		return capture__fail(&self->head, -EIO, "cannot list the root's children");
 	*ids = calloc((size_t)nc + 1, sizeof(Window));
 	if (!*ids) {
 		if (children)
@@ -250,13 +250,14 @@ static int list_ids(struct capture* self, Window** ids, size_t* n)
 	return 0;
 }
 
-int capture_list_windows(struct capture* self, struct capture_window_info** out,
+int x11cap_list_windows(struct capture* base, struct capture_window_info** out,
 		size_t* n)
 {
+	struct capture_x11* self = x11_of(base);
 	*out = NULL;
 	*n = 0;
 	if (x11_lost(&self->x))
-		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+		return capture__fail(&self->head, -ECONNRESET, "the X connection was lost");
 	x11_clear(&self->x);
 	Window* ids;
 	size_t count;
@@ -285,22 +286,23 @@ int capture_list_windows(struct capture* self, struct capture_window_info** out,
 	x11_sync(&self->x);
 	if (x11_lost(&self->x)) {
 		free(list);
-		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+		return capture__fail(&self->head, -ECONNRESET, "the X connection was lost");
 	}
 	*out = list;
 	*n = m;
 	return 0;
 }
 
-int capture_window_info(struct capture* self, uint32_t window,
+int x11cap_window_info(struct capture* base, uint32_t window,
 		struct capture_window_info* out)
 {
+	struct capture_x11* self = x11_of(base);
 	if (x11_lost(&self->x))
-		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+		return capture__fail(&self->head, -ECONNRESET, "the X connection was lost");
 	XWindowAttributes attr;
 	x11_clear(&self->x);
 	if (!window || !XGetWindowAttributes(self->x.dpy, window, &attr))
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	bool have_ewmh;
 	Window active = active_window(self, &have_ewmh);
 	Window focus;
@@ -311,37 +313,39 @@ int capture_window_info(struct capture* self, uint32_t window,
 	return 0;
 }
 
-int capture_focus_window(struct capture* self, uint32_t window)
+int x11cap_focus_window(struct capture* base, uint32_t window)
 {
+	struct capture_x11* self = x11_of(base);
 	switch (x11_focus_window(&self->x, window, CAPTURE_FOCUS_TIMEOUT_MS)) {
 	case 0:
 		return 0;
 	case -ECONNRESET:
-		return capture__fail(self, -ECONNRESET, "the X connection was lost");
+		return capture__fail(&self->head, -ECONNRESET, "the X connection was lost");
 	case -ENOENT:
-		return capture__fail(self, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " does not exist", LOG_WINDOW_ID(window));
 	default:
-		return capture__fail(self, -ETIMEDOUT, LOG_WINDOW " did not get the focus within %d ms",
+		return capture__fail(&self->head, -ETIMEDOUT, LOG_WINDOW " did not get the focus within %d ms",
 				LOG_WINDOW_ID(window), CAPTURE_FOCUS_TIMEOUT_MS);
 	}
 }
 
-int capture_move_window(struct capture* self, uint32_t window, const int* x,
+int x11cap_move_window(struct capture* base, uint32_t window, const int* x,
 		const int* y, const int* width, const int* height,
 		struct capture_rect* result)
 {
+	struct capture_x11* self = x11_of(base);
 	struct capture_rect g;
-	int rc = capture_window_geometry(self, window, &g);
+	int rc = capture_window_geometry(&self->head, window, &g);
 	if (rc < 0)
 		return rc;
 	struct capture_rect want = {
 		x ? *x : g.x, y ? *y : g.y, width ? *width : g.width, height ? *height : g.height,
 	};
 	if (want.width < 1 || want.height < 1 || want.width > 32767 || want.height > 32767)
-		return capture__fail(self, -EINVAL, "width and height must be 1..32767");
+		return capture__fail(&self->head, -EINVAL, "width and height must be 1..32767");
 	XWindowAttributes attr;
 	if (!XGetWindowAttributes(self->x.dpy, window, &attr))
-		return capture__fail(self, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
 	bool ewmh = x11_wm_supports(&self->x, self->net_moveresize_window);
 
 	/* Ask, then check; a WM may place the frame instead of the client, so
@@ -361,13 +365,13 @@ int capture_move_window(struct capture* self, uint32_t window, const int* x,
 					(unsigned)want.height);
 		}
 		if (x11_sync(&self->x) < 0)
-			return capture__fail(self, -ECONNRESET, "the X connection was lost");
+			return capture__fail(&self->head, -ECONNRESET, "the X connection was lost");
 		/* Wait until the geometry stops changing (at most about 1 s). */
 		struct capture_rect last = g;
 		int stable = 0;
 		for (int i = 0; i < 200 && stable < 10; i++) {
 			clock_sleep_ms(5);
-			rc = capture_window_geometry(self, window, &g);
+			rc = capture_window_geometry(&self->head, window, &g);
 			if (rc < 0)
 				return rc;
 			if (memcmp(&g, &want, sizeof(g)) == 0)
