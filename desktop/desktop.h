@@ -126,6 +126,28 @@ struct desktop_probe {
 int desktop_probe(const char* display, const char* const* extensions, size_t n,
 		bool* present, struct desktop_probe* out);
 
+/* What doctor reports of a Wayland compositor: one line per protocol deskd
+ * uses, present or not, with what it is for. */
+#define DESKTOP_WAYLAND_FEATURES 8
+struct desktop_wayland_probe {
+	int width, height;	/* the outputs' layout box */
+	int outputs;
+	bool sway_ipc;		/* the address names sway's IPC and it answers */
+	int n;
+	struct {
+		const char* name;	/* "zwlr_screencopy_manager_v1" */
+		const char* purpose;	/* "screenshots, the live view, recording" */
+		bool present;
+	} features[DESKTOP_WAYLAND_FEATURES];
+};
+
+/** Connect to the compositor of a "wayland:" address on a short-lived
+ *  connection: its outputs and which protocols it offers. 0, -EINVAL (not
+ *  a Wayland address) or the connection's -errno. Any thread. */
+int desktop_wayland_probe(const char* address, struct desktop_wayland_probe* out);
+/** Is name a Wayland desktop's address ("wayland:...")? Pure, NULL-safe. */
+bool desktop_is_wayland_address(const char* name);
+
 /* Helpers (pure, unit-tested). */
 
 /** Find an executable: name with a '/' is checked as is, else each entry of

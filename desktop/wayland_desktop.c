@@ -234,3 +234,54 @@ void desktop__wayland_stop(bool keep_config)
 	W.xwayland[0] = '\0';
 	pthread_mutex_unlock(&W.mutex);
 }
+
+/* The protocols deskd uses and what each is for (doctor). */
+static const struct {
+	unsigned feature;
+	const char* name;
+	const char* purpose;
+} PROTOCOLS[] = {
+	{ WAYLAND_SCREENCOPY, "zwlr_screencopy_manager_v1", "screenshots, the live view, recording" },
+	{ WAYLAND_VIRTUAL_POINTER, "zwlr_virtual_pointer_manager_v1", "clicks, moves, drags, scroll" },
+	{ WAYLAND_VIRTUAL_KEYBOARD, "zwp_virtual_keyboard_manager_v1", "typing and keys" },
+	{ WAYLAND_DATA_CONTROL, "zwlr_data_control_manager_v1", "the clipboard" },
+	{ WAYLAND_XDG_OUTPUT, "zxdg_output_manager_v1", "outputs' logical geometry (scaled outputs)" },
+};
+
+bool desktop_is_wayland_address(const char* name)
+{
+	return wayland_is_address(name);
+}
+
+int desktop_wayland_probe(const char* address, struct desktop_wayland_probe* out)
+{
+	memset(out, 0, sizeof(*out));
+	char sock[WAYLAND_ADDRESS_MAX], ipc[WAYLAND_ADDRESS_MAX];
+	if (wayland_address_parse(address, sock, sizeof(sock), ipc, sizeof(ipc)) < 0)
+		return -EINVAL;
+	int err = 0;
+	struct wayland* wl = wayland_connect(sock, NULL, CONNECT_TIMEOUT_MS, &err);
+	if (!wl)
+		return err ? err : -ECONNREFUSED;
+	int32_t x, y, w, h;
+	wayland_layout(wl, &x, &y, &w, &h);
+	out->width = w;
+	out->height = h;
+	out->outputs = wayland_output_count(wl);
+	for (size_t i = 0; i < sizeof(PROTOCOLS) / sizeof(PROTOCOLS[0]); i++) {
+		out->features[out->n].name = PROTOCOLS[i].name;
+		out->features[out->n].purpose = PROTOCOLS[i].purpose;
+		out->features[out->n].present = wayland_has(wl, PROTOCOLS[i].feature);
+		out->n++;
+	}
+	wayland_disconnect(wl);
+	if (ipc[0]) {
+		struct wayland_window* list;
+		size_t n;
+		if (wayland_sway_windows(ipc, CONNECT_TIMEOUT_MS, &list, &n) == 0) {
+			out->sway_ipc = true;
+			wayland_windows_free(list, n);
+		}
+	}
+	return 0;
+}

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +55,33 @@ static const char* const extensions[] = {
 };
 #define N_EXTENSIONS (sizeof(extensions) / sizeof(extensions[0]))
 
+/* A Wayland desktop: the compositor's outputs, each protocol deskd uses,
+ * and sway's IPC (windows). */
+static void check_wayland(json_t* checks, const char* display, bool embedded)
+{
+	struct desktop_wayland_probe p;
+	int rc = desktop_wayland_probe(display, &p);
+	if (rc < 0) {
+		add_check(checks, "display", false, "%s: cannot connect to the compositor (%s)",
+				display, strerror(-rc));
+		return;
+	}
+	add_check(checks, "display", true, "%s, %dx%d, %d output(s), wayland%s", display,
+			p.width, p.height, p.outputs, embedded ? " (embedded sway)" : "");
+	for (int i = 0; i < p.n; i++)
+		add_check(checks, p.features[i].name, p.features[i].present, "%s: %s",
+				p.features[i].present ? "present" : "missing", p.features[i].purpose);
+	add_check(checks, "sway IPC", p.sway_ipc, p.sway_ipc ? "answers: windows are listed, "
+			"focused, moved and closed" : "none (no SWAYSOCK, or not sway): no window list, "
+			"focus or window states");
+}
+
 static void check_display(json_t* checks, const char* display, bool embedded)
 {
+	if (desktop_is_wayland_address(display)) {
+		check_wayland(checks, display, embedded);
+		return;
+	}
 	struct desktop_probe probe;
 	bool present[N_EXTENSIONS];
 	char refusal[256];
@@ -83,11 +109,42 @@ static void check_display(json_t* checks, const char* display, bool embedded)
 				: "missing: capture, input or recording needs it");
 }
 
+/* The embedded Wayland desktop's programs: sway (needed), run as the
+ * compositor user when deskd is root; Xwayland and foot (optional). */
+static void check_wayland_programs(json_t* checks)
+{
+	const char* path = getenv("PATH");
+	char found[PATH_MAX];
+	bool sway = desktop_find_program("sway", path, found, sizeof(found)) == 0;
+	add_check(checks, "sway", sway, sway ? "%s" : "not on PATH: needed for --desktop wayland "
+			"(apt-get install sway)", found);
+	if (geteuid() == 0) {
+		bool user = getpwnam("deskd-compositor") != NULL;
+		add_check(checks, "compositor user", true, user ? "deskd-compositor (sway runs as it: "
+				"it refuses root)" : "no deskd-compositor (scripts/install-deps makes it): "
+				"sway runs as nobody");
+	}
+	bool xw = desktop_find_program("Xwayland", path, found, sizeof(found)) == 0;
+	add_check(checks, "Xwayland", true, xw ? "%s (X programs run on the Wayland desktop)"
+			: "not on PATH (optional: only Wayland programs run)", found);
+	bool foot = desktop_find_program("foot", path, found, sizeof(found)) == 0;
+	add_check(checks, "foot", true, foot ? "%s (the default terminal)"
+			: "not on PATH (optional: the desktop starts empty)", found);
+}
+
 static void check_programs(json_t* checks, const struct options* opts,
 		const char* display)
 {
 	const char* path = getenv("PATH");
 	char found[PATH_MAX];
+	if (opts->wayland_display) {
+		(void)display;
+		return;		/* a compositor deskd attaches to: nothing to start */
+	}
+	if (opts->wayland && (!opts->display || !*opts->display)) {
+		check_wayland_programs(checks);
+		return;
+	}
 	bool need_xvfb = !opts->display || !*opts->display;
 	if (desktop_find_program("Xvfb", path, found, sizeof(found)) == 0)
 		add_check(checks, "Xvfb", true, "%s", found);
