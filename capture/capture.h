@@ -154,6 +154,8 @@ struct capture_window_info {
 	bool maximized;		/* _NET_WM_STATE_MAXIMIZED_VERT and _HORZ */
 	bool fullscreen, modal;	/* _NET_WM_STATE_FULLSCREEN, _MODAL */
 	uint32_t transient_for;	/* WM_TRANSIENT_FOR (the window it is a dialog of), or 0 */
+	bool wayland_native;	/* a Wayland client (not X11 or Xwayland): it does not know
+				 * where it is on screen (its AT-SPI extents are window-relative) */
 };
 
 /** The top-level client windows, in stacking order (bottom first) when the

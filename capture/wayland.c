@@ -475,6 +475,7 @@ static void fill_info(const struct wayland_window* w, struct capture_window_info
 	out->mapped = true;	/* sway's tree holds mapped views only */
 	out->minimized = false;	/* sway has no minimize */
 	out->fullscreen = w->fullscreen;
+	out->wayland_native = !w->xwayland;
 }
 
 static int wl_list_windows(struct capture* base, struct capture_window_info** out, size_t* n)
