@@ -2,6 +2,7 @@
  * (wayland_is_address: the wlroots one, else X11), check what every
  * backend would check, take the context's mutex and call the backend. */
 #include "input/input_private.h"
+#include "wayland/wayland.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@ void input__head_init(struct input* self, const struct input_ops* ops)
 
 struct input* input_new(const char* display_name, char* err, size_t err_size)
 {
+	if (wayland_is_address(display_name))
+		return input__wayland_new(display_name, err, err_size);
 	return input__x11_new(display_name, err, err_size);
 }
 
