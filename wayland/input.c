@@ -85,7 +85,8 @@ static void text_add(struct text* t, const char* fmt, ...)
 	}
 }
 
-/* The keysym a character types: legacy where one exists, else Unicode. */
+/* The keysym a character types (Return, Tab, BackSpace, Escape for their
+ * control characters); NoSymbol for other controls. */
 static xkb_keysym_t keysym_of(uint32_t cp)
 {
 	if (cp == '\n' || cp == '\r')
@@ -99,7 +100,9 @@ static xkb_keysym_t keysym_of(uint32_t cp)
 	if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
 			(cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff)
 		return XKB_KEY_NoSymbol;
-	return xkb_utf32_to_keysym(cp);
+	/* Latin-1 as is, every other character as its Unicode keysym, not a
+	 * legacy one (GTK drops permille's 0xad5 for one): as X11's slots */
+	return cp < 0x100 ? xkb_utf32_to_keysym(cp) : 0x1000000 + cp;
 }
 
 /* A self-contained keymap (no includes, so no xkb data files are needed
@@ -595,7 +598,13 @@ static int chord_keymap(struct wayland* self)
 		return r;
 	self->keymap_id = 1;
 	self->keymap_keys = self->n_keys;
-	zwp_virtual_keyboard_v1_modifiers(self->keyboard, held_mask(self), 0, 0, 0);
+	/* A client starts a fresh state with a new keymap (GTK does) while the
+	 * compositor forwards modifiers only when they change: so change them
+	 * (none, then the held ones) for clients to see what is held. */
+	uint32_t mask = held_mask(self);
+	zwp_virtual_keyboard_v1_modifiers(self->keyboard, 0, 0, 0, 0);
+	if (mask)
+		zwp_virtual_keyboard_v1_modifiers(self->keyboard, mask, 0, 0, 0);
 	return 0;
 }
 
