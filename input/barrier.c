@@ -28,7 +28,7 @@
 
 #define DRAIN_EVERY_MS 200
 
-static void note_answer(struct input* self, Window win, uint64_t seq)
+static void note_answer(struct input_x11* self, Window win, uint64_t seq)
 {
 	int slot = -1;
 	for (int i = 0; i < 16; i++) {
@@ -49,7 +49,7 @@ static void note_answer(struct input* self, Window win, uint64_t seq)
 		self->answers[slot].answered = seq;
 }
 
-void input__drain_events(struct input* self)
+void input__drain_events(struct input_x11* self)
 {
 	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
 		XEvent ev;
@@ -68,7 +68,7 @@ void input__drain_events(struct input* self)
 	}
 }
 
-static bool window_pings(struct input* self, Window w)
+static bool window_pings(struct input_x11* self, Window w)
 {
 	Atom* protos = NULL;
 	int n = 0;
@@ -82,7 +82,7 @@ static bool window_pings(struct input* self, Window w)
 	return yes;
 }
 
-Window input__key_target(struct input* self, bool* pings)
+Window input__key_target(struct input_x11* self, bool* pings)
 {
 	*pings = false;
 	Window focus, root, parent, child, *kids;
@@ -122,7 +122,7 @@ Window input__key_target(struct input* self, bool* pings)
 	return focus;
 }
 
-void input__after_keys(struct input* self, uint64_t segment, Window target,
+void input__after_keys(struct input_x11* self, uint64_t segment, Window target,
 		bool pings, size_t keys)
 {
 	int64_t now = clock_ms();
@@ -154,7 +154,7 @@ void input__after_keys(struct input* self, uint64_t segment, Window target,
 	}
 }
 
-bool input__slot_drained(struct input* self, const struct slot* sl, int64_t now)
+bool input__slot_drained(struct input_x11* self, const struct slot* sl, int64_t now)
 {
 	if (sl->sym == NoSymbol || !sl->used_ms)
 		return true;
@@ -168,8 +168,8 @@ bool input__slot_drained(struct input* self, const struct slot* sl, int64_t now)
 
 void* input__drainer_main(void* data)
 {
-	struct input* self = data;
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = data;
+	pthread_mutex_lock(&self->head.mutex);
 	while (!self->stop) {
 		if (!x11_lost(&self->x))
 			input__drain_events(self);
@@ -180,8 +180,8 @@ void* input__drainer_main(void* data)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&self->cond, &self->mutex, &ts);
+		pthread_cond_timedwait(&self->cond, &self->head.mutex, &ts);
 	}
-	pthread_mutex_unlock(&self->mutex);
+	pthread_mutex_unlock(&self->head.mutex);
 	return NULL;
 }

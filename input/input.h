@@ -1,7 +1,12 @@
 #pragma once
 
-/* input: XTest pointer and keyboard on an X display, key names, chords and
- * Unicode typing.
+/* input: pointer and keyboard on a desktop, key names, chords and Unicode
+ * typing. input_new picks the backend by the name: an X display (":N",
+ * XTest; what the comments below describe) or a wayland: address
+ * (wayland_is_address: wlroots virtual devices, input/wayland.c, whose
+ * header says where it differs: every character typed through a per-run
+ * keymap, so stats->remapped == stats->chars, no spare keycodes needed,
+ * input_type_some types everything, focus by sway con id through IPC).
  *
  * One struct input owns one X connection (its own, never shared) and a
  * mutex: every call on it may come from any thread and is serialized inside.
@@ -88,7 +93,7 @@ void input_chord_normalize(struct input_chord* self);
  *  at least 1 for any non-zero px, sign kept. */
 int input_pixels_to_notches(double pixels);
 
-/* ---- The X side ---- */
+/* ---- The desktop side (X11 or Wayland) ---- */
 
 struct input;
 

@@ -11,7 +11,7 @@
 
 /* ---- keymap ---- */
 
-static KeySym map_at(struct input* self, int kc, int col)
+static KeySym map_at(struct input_x11* self, int kc, int col)
 {
 	if (kc < self->min_kc || kc > self->max_kc || col >= self->per)
 		return NoSymbol;
@@ -21,7 +21,7 @@ static KeySym map_at(struct input* self, int kc, int col)
 /* Keep what we know of the slots true to the server's keymap: a slot
  * whose key another client rebound (setxkbmap, xmodmap) is free again,
  * and the key's state then is what the exit restores. */
-static void check_slots(struct input* self)
+static void check_slots(struct input_x11* self)
 {
 	for (int i = 0; i < self->n_slots; i++) {
 		struct slot* sl = &self->slots[i];
@@ -38,7 +38,7 @@ static void check_slots(struct input* self)
 	}
 }
 
-int input__load_keymap(struct input* self)
+int input__load_keymap(struct input_x11* self)
 {
 	if (self->map)
 		XFree(self->map);
@@ -68,7 +68,7 @@ int input__load_keymap(struct input* self)
 
 /* Another client (setxkbmap, xmodmap) may change the keymap, and so do our
  * own bindings: reload when a MappingNotify arrived. */
-int input__refresh_keymap(struct input* self)
+int input__refresh_keymap(struct input_x11* self)
 {
 	input__drain_events(self);
 	if (x11_lost(&self->x))
@@ -80,7 +80,7 @@ int input__refresh_keymap(struct input* self)
 }
 
 /* Find sym on the keymap (group 1, levels 1 and 2; the pool excluded). */
-bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
+bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift)
 {
 	int shifted = 0;
 	for (int k = self->min_kc; k <= self->max_kc; k++) {
@@ -114,7 +114,7 @@ bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift)
 /* Is the key's level chosen by Caps Lock (a letter with two cases)? Only
  * for keymap keys: slots have TWO_LEVEL/FOUR_LEVEL types, which Caps Lock
  * does not touch. */
-bool input__key_is_alpha(struct input* self, KeyCode kc)
+bool input__key_is_alpha(struct input_x11* self, KeyCode kc)
 {
 	KeySym lower, upper;
 	XConvertCase(map_at(self, kc, 0), &lower, &upper);
@@ -155,7 +155,7 @@ static bool is_special(int kc)
 	return false;
 }
 
-static int type_named(struct input* self, const char* name)
+static int type_named(struct input_x11* self, const char* name)
 {
 	XkbClientMapPtr m = self->xkb->map;
 	for (int i = 0; i < m->num_types; i++) {
@@ -173,7 +173,7 @@ static int type_named(struct input* self, const char* name)
 
 /* Four levels when FOUR_LEVEL selects level 2 with the modifier of an
  * ISO_Level3_Shift key on the keymap (and level 3 with Shift too). */
-static bool four_levels(struct input* self, int type, unsigned l3_mods)
+static bool four_levels(struct input_x11* self, int type, unsigned l3_mods)
 {
 	if (type < 0 || !l3_mods || !self->level3_kc)
 		return false;
@@ -193,7 +193,7 @@ static bool four_levels(struct input* self, int type, unsigned l3_mods)
 	return lv[1] && lv[2] && lv[3];
 }
 
-void input__find_pool(struct input* self)
+void input__find_pool(struct input_x11* self)
 {
 	XModifierKeymap* mods = XGetModifierMapping(self->x.dpy);
 	bool is_mod[256] = { false };
@@ -250,7 +250,7 @@ void input__find_pool(struct input* self)
 			self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level };
 }
 
-int input__slot_of(struct input* self, KeySym sym)
+int input__slot_of(struct input_x11* self, KeySym sym)
 {
 	for (int i = 0; i < self->n_slots; i++)
 		if (self->slots[i].sym == sym)
@@ -265,7 +265,7 @@ int input__slot_of(struct input* self, KeySym sym)
  * a notify read while such a fetch was on its way would be lost for keys
  * outside the range being fetched; with one range for every request, any
  * fetch covers every slot. */
-static void send_range(struct input* self)
+static void send_range(struct input_x11* self)
 {
 	int lo = self->pool[0].kc, hi = self->pool[self->n_pool - 1].kc;
 	XkbMapChangesRec changes;
@@ -277,7 +277,7 @@ static void send_range(struct input* self)
 	self->binds++;
 }
 
-int input__bind_slots(struct input* self, const int* slot, const KeySym* syms, int n)
+int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* syms, int n)
 {
 	if (n <= 0)
 		return 0;
@@ -338,7 +338,7 @@ int input__bind_slots(struct input* self, const int* slot, const KeySym* syms, i
 	return input__sync(self);
 }
 
-void input__restore_pool(struct input* self)
+void input__restore_pool(struct input_x11* self)
 {
 	int lo = 256, hi = -1;
 	for (int i = 0; i < self->n_pool; i++) {
@@ -370,7 +370,7 @@ void input__restore_pool(struct input* self)
 	}
 }
 
-void input__level_keys(struct input* self, int level, bool down)
+void input__level_keys(struct input_x11* self, int level, bool down)
 {
 	if ((level & 2) && self->level3_kc)
 		input__fake_key(self, self->level3_kc, down);

@@ -26,7 +26,7 @@ struct stroke {
 };
 
 /* Plan the strokes; nothing is sent. The text was checked. */
-static void plan_text(struct input* self, const char* text, size_t len,
+static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* out, size_t* n_out)
 {
 	size_t pos = 0, n = 0;
@@ -62,7 +62,7 @@ enum { PICK_NONE_DRAINED = -1, PICK_ALL_IN_SEGMENT = -2 };
 
 /* A slot for a new symbol, not one of this segment: a free one first, else
  * the least recently used that has drained. */
-static int pick_slot(struct input* self, uint64_t seg, int64_t now)
+static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now)
 {
 	int best = -1;
 	bool any = false;
@@ -84,7 +84,7 @@ static int pick_slot(struct input* self, uint64_t seg, int64_t now)
 }
 
 /* Wait (bounded) until a slot outside the segment drains. */
-static int wait_for_slot(struct input* self, uint64_t seg)
+static int wait_for_slot(struct input_x11* self, uint64_t seg)
 {
 	int64_t end = clock_ms() + DRAIN_WAIT_MAX_MS;
 	for (;;) {
@@ -103,7 +103,7 @@ static int wait_for_slot(struct input* self, uint64_t seg)
 	}
 }
 
-int input__slots_for(struct input* self, const KeySym* syms, int n, int* out,
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out,
 		uint64_t seg, int* bound)
 {
 	int new_slots[INPUT_MAX_CHORD];
@@ -136,7 +136,7 @@ int input__slots_for(struct input* self, const KeySym* syms, int n, int* out,
 }
 
 /* The level keys held now, changed to want. */
-static void set_level(struct input* self, int* held, int want)
+static void set_level(struct input_x11* self, int* held, int want)
 {
 	if (*held == want)
 		return;
@@ -153,7 +153,7 @@ static void set_level(struct input* self, int* held, int want)
 
 /* How long until a slot outside the segment may drain: the nearest
  * quarantine's end, or a short poll for slots waiting for a ping answer. */
-static int drain_wait_ms(struct input* self, uint64_t seg, int64_t now)
+static int drain_wait_ms(struct input_x11* self, uint64_t seg, int64_t now)
 {
 	int64_t best = DRAIN_POLL_MS;
 	bool any_time = false;
@@ -178,7 +178,7 @@ static int drain_wait_ms(struct input* self, uint64_t seg, int64_t now)
 /* Type text; with wait_ms, stop instead of waiting for a slot to drain:
  * *done is then how many bytes were typed and *wait_ms (> 0) how long
  * until a slot may drain. */
-static int type_locked(struct input* self, const char* text, size_t len,
+static int type_locked(struct input_x11* self, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
 		int* wait_ms)
 {
@@ -316,36 +316,16 @@ out:
 	return rc;
 }
 
-/* Both entry points: with done and wait_ms (input_type_some) a drain wait
- * returns to the caller, without them it is waited out here. */
-static int type_call(struct input* self, const char* text, size_t len,
+/* The type operation: input.c took the mutex, zeroed stats and gave a
+ * bad_offset; with done and wait_ms (input_type_some) a drain wait returns
+ * to the caller, without them it is waited out here. */
+int input__x11_type(struct input* in, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
 		int* wait_ms)
 {
-	size_t ignored;
-	if (!bad_offset)
-		bad_offset = &ignored;
-	if (stats)
-		memset(stats, 0, sizeof(*stats));
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = (struct input_x11*)in;
 	int rc = input__ready(self);
 	if (rc == 0)
 		rc = type_locked(self, text, len, stats, bad_offset, done, wait_ms);
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
-}
-
-int input_type(struct input* self, const char* text, size_t len,
-		struct input_type_stats* stats, size_t* bad_offset)
-{
-	return type_call(self, text, len, stats, bad_offset, NULL, NULL);
-}
-
-int input_type_some(struct input* self, const char* text, size_t len,
-		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
-		int* wait_ms)
-{
-	*done = 0;
-	*wait_ms = 0;
-	return type_call(self, text, len, stats, bad_offset, done, wait_ms);
 }

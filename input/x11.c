@@ -1,4 +1,5 @@
-/* XTest pointer and keyboard on our own X connection.
+/* XTest pointer and keyboard on our own X connection: input/'s X11
+ * backend (its ops table is at the end; input.c takes the mutex).
  *
  * Errors: x11/ traps them on this connection only (its per-display error
  * vector, never the process-wide handler, let alone Xlib's default one that
@@ -17,22 +18,22 @@
 /* How recent an answer spares input__ready its round trip (ms). */
 #define INPUT_READY_FRESH_MS 20
 
-static void settle_pointer(struct input* self);
+static void settle_pointer(struct input_x11* self);
 
-static void fake_button(struct input* self, int button, bool down)
+static void fake_button(struct input_x11* self, int button, bool down)
 {
 	XTestFakeButtonEvent(self->x.dpy, (unsigned)button, down, CurrentTime);
 	self->buttons_down[button] = down;
 }
 
-void input__fake_key(struct input* self, KeyCode kc, bool down)
+void input__fake_key(struct input_x11* self, KeyCode kc, bool down)
 {
 	XTestFakeKeyEvent(self->x.dpy, kc, down, CurrentTime);
 	self->keys_down[kc] = down;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
-int input__sync(struct input* self)
+int input__sync(struct input_x11* self)
 {
 	return x11_errno(x11_sync(&self->x));
 }
@@ -44,7 +45,7 @@ int input__sync(struct input* self)
  * nothing of the call sent, until the hang detector aborts the connection
  * (-ECONNRESET). Errors recorded before belong to earlier requests and are
  * dropped. 0 or -ECONNRESET. */
-int input__ready(struct input* self)
+int input__ready(struct input_x11* self)
 {
 	if (x11_lost(&self->x))
 		return -ECONNRESET;
@@ -60,14 +61,16 @@ int input__ready(struct input* self)
 
 /* ---- public ---- */
 
-struct input* input_new(const char* display_name, char* err, size_t err_size)
+static const struct input_ops x11_ops;
+
+struct input* input__x11_new(const char* display_name, char* err, size_t err_size)
 {
-	struct input* self = calloc(1, sizeof(*self));
+	struct input_x11* self = calloc(1, sizeof(*self));
 	if (!self) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&self->mutex, NULL);
+	input__head_init(&self->head, &x11_ops);
 	pthread_condattr_t cattr;
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
@@ -115,7 +118,7 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 		snprintf(err, err_size, "cannot start a thread");
 		goto xtest_failure;
 	}
-	return self;
+	return &self->head;
 
 xtest_failure:
 	if (self->map)
@@ -125,14 +128,14 @@ xtest_failure:
 	x11_close(&self->x);
 open_failure:
 	pthread_cond_destroy(&self->cond);
-	pthread_mutex_destroy(&self->mutex);
+	pthread_mutex_destroy(&self->head.mutex);
 	free(self);
 	return NULL;
 }
 
 /* At exit: give clients a moment to work through keys on bound slots
  * (bounded), then put the pool back exactly as it was. */
-static void restore_at_exit(struct input* self)
+static void restore_at_exit(struct input_x11* self)
 {
 	int64_t end = clock_ms() + EXIT_DRAIN_MS;
 	for (;;) {
@@ -150,17 +153,16 @@ static void restore_at_exit(struct input* self)
 		input__restore_pool(self);
 }
 
-void input_destroy(struct input* self)
+static void x11_destroy(struct input* in)
 {
-	if (!self)
-		return;
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = (struct input_x11*)in;
+	pthread_mutex_lock(&self->head.mutex);
 	self->stop = true;
 	pthread_cond_signal(&self->cond);
-	pthread_mutex_unlock(&self->mutex);
+	pthread_mutex_unlock(&self->head.mutex);
 	pthread_join(self->drainer, NULL);
 
-	pthread_mutex_lock(&self->mutex);
+	pthread_mutex_lock(&self->head.mutex);
 	if (!x11_lost(&self->x)) {
 		for (int b = 1; b < 16; b++)
 			if (self->buttons_down[b])
@@ -178,89 +180,75 @@ void input_destroy(struct input* self)
 	if (self->xkb)
 		XkbFreeKeyboard(self->xkb, 0, True);
 	x11_close(&self->x);
-	pthread_mutex_unlock(&self->mutex);
+	pthread_mutex_unlock(&self->head.mutex);
 	pthread_cond_destroy(&self->cond);
-	pthread_mutex_destroy(&self->mutex);
-	free(self);
 }
 
-bool input_alive(struct input* self)
+/* ---- the operations (input.c holds the mutex) ---- */
+
+static struct input_x11* x11_of(struct input* in)
 {
-	pthread_mutex_lock(&self->mutex);
-	bool alive = !x11_lost(&self->x);
-	pthread_mutex_unlock(&self->mutex);
-	return alive;
+	return (struct input_x11*)in;
 }
 
-void input_set_timing(struct input* self, int bind_wait_ms)
+static bool x11_alive(struct input* in)
 {
-	pthread_mutex_lock(&self->mutex);
-	self->bind_wait_ms = bind_wait_ms < 0 ? 0 : bind_wait_ms;
-	pthread_mutex_unlock(&self->mutex);
+	return !x11_lost(&x11_of(in)->x);
 }
 
-int input_spare_keycodes(struct input* self)
+static void x11_set_timing(struct input* in, int bind_wait_ms)
 {
-	pthread_mutex_lock(&self->mutex);
-	int n = self->n_pool;
-	pthread_mutex_unlock(&self->mutex);
-	return n;
+	x11_of(in)->bind_wait_ms = bind_wait_ms < 0 ? 0 : bind_wait_ms;
 }
 
-int input_spare_slots(struct input* self)
+static int x11_spare_keycodes(struct input* in)
 {
-	pthread_mutex_lock(&self->mutex);
-	int n = self->n_slots;
-	pthread_mutex_unlock(&self->mutex);
-	return n;
+	return x11_of(in)->n_pool;
 }
 
-int input_screen_size(struct input* self, int* width, int* height)
+static int x11_spare_slots(struct input* in)
 {
-	pthread_mutex_lock(&self->mutex);
+	return x11_of(in)->n_slots;
+}
+
+static int x11_screen_size(struct input* in, int* width, int* height)
+{
+	struct input_x11* self = x11_of(in);
 	*width = self->width;
 	*height = self->height;
-	int rc = x11_lost(&self->x) ? -ECONNRESET : 0;
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
+	return x11_lost(&self->x) ? -ECONNRESET : 0;
 }
 
-int input_cursor_position(struct input* self, int* x, int* y)
+static int x11_cursor_position(struct input* in, int* x, int* y)
 {
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
+	if (x11_lost(&self->x))
+		return -ECONNRESET;
 	int rc = -ECONNRESET;
-	if (!x11_lost(&self->x)) {
-		Window root, child;
-		int wx, wy;
-		unsigned mask;
-		if (XQueryPointer(self->x.dpy, self->root, &root, &child, x, y,
-				&wx, &wy, &mask) && !x11_lost(&self->x))
-			rc = 0;
-		int e = input__sync(self);
-		if (rc == 0)
-			rc = e;
-	}
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
+	Window root, child;
+	int wx, wy;
+	unsigned mask;
+	if (XQueryPointer(self->x.dpy, self->root, &root, &child, x, y,
+			&wx, &wy, &mask) && !x11_lost(&self->x))
+		rc = 0;
+	int e = input__sync(self);
+	return rc == 0 ? e : rc;
 }
 
-int input_move(struct input* self, int x, int y)
+static int x11_move(struct input* in, int x, int y)
 {
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
 	int rc = input__ready(self);
 	if (rc == 0) {
 		XTestFakeMotionEvent(self->x.dpy, -1, x, y, CurrentTime);
 		rc = input__sync(self);
 	}
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
 
-int input_button(struct input* self, int button, bool down)
+static int x11_button(struct input* in, int button, bool down)
 {
-	if (button < 1 || button > 9)
-		return -EINVAL;
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
 	int rc = input__ready(self);
 	if (rc == 0) {
 		fake_button(self, button, down);
@@ -268,12 +256,11 @@ int input_button(struct input* self, int button, bool down)
 		if (rc == 0)
 			settle_pointer(self);
 	}
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
 
 /* Modifiers (or any keymap keys) down in order, or up in reverse. */
-static int mods_locked(struct input* self, const struct input_chord* mods,
+static int mods_locked(struct input_x11* self, const struct input_chord* mods,
 		bool down)
 {
 	if (!mods || mods->n == 0)
@@ -297,10 +284,10 @@ static int mods_locked(struct input* self, const struct input_chord* mods,
 	return 0;
 }
 
-int input_modifiers(struct input* self, const struct input_chord* mods,
+static int x11_modifiers(struct input* in, const struct input_chord* mods,
 		bool down)
 {
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
 	int rc = input__ready(self);
 	if (rc == 0) {
 		rc = mods_locked(self, mods, down);
@@ -308,12 +295,11 @@ int input_modifiers(struct input* self, const struct input_chord* mods,
 		if (rc == 0)
 			rc = e;
 	}
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
 
 /* Press and release a button count times. */
-static void fake_clicks(struct input* self, int button, int count)
+static void fake_clicks(struct input_x11* self, int button, int count)
 {
 	for (int i = 0; i < count; i++) {
 		fake_button(self, button, true);
@@ -326,7 +312,7 @@ static void fake_clicks(struct input* self, int button, int count)
  * freezes the pointer at a press until it replays it; events queued
  * meanwhile are delivered where the sprite is when it thaws, so the next
  * motion must wait, or the click lands at the next action's position. */
-static void settle_pointer(struct input* self)
+static void settle_pointer(struct input_x11* self)
 {
 	unsigned held = 0;
 	for (int b = 1; b <= 5; b++)
@@ -357,11 +343,11 @@ struct pointer_action {
 	int notches_x, notches_y;	/* scroll */
 };
 
-static int with_mods(struct input* self, const struct input_chord* mods,
-		void (*act)(struct input* self, const struct pointer_action* a),
+static int with_mods(struct input* in, const struct input_chord* mods,
+		void (*act)(struct input_x11* self, const struct pointer_action* a),
 		const struct pointer_action* a)
 {
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
 	int rc = input__ready(self);
 	if (rc == 0) {
 		rc = mods_locked(self, mods, true);
@@ -374,25 +360,22 @@ static int with_mods(struct input* self, const struct input_chord* mods,
 		if (rc == 0)
 			settle_pointer(self);
 	}
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
 
-static void act_click(struct input* self, const struct pointer_action* a)
+static void act_click(struct input_x11* self, const struct pointer_action* a)
 {
 	fake_clicks(self, a->button, a->count);
 }
 
-int input_click(struct input* self, int button, int count,
+static int x11_click(struct input* self, int button, int count,
 		const struct input_chord* mods)
 {
-	if (button < 1 || button > 9 || count < 1 || count > 10)
-		return -EINVAL;
 	struct pointer_action a = { .button = button, .count = count };
 	return with_mods(self, mods, act_click, &a);
 }
 
-static void act_drag(struct input* self, const struct pointer_action* a)
+static void act_drag(struct input_x11* self, const struct pointer_action* a)
 {
 	const int *xs = a->xs, *ys = a->ys;
 	int button = a->button;
@@ -414,16 +397,14 @@ static void act_drag(struct input* self, const struct pointer_action* a)
 	fake_button(self, button, false);
 }
 
-int input_drag(struct input* self, const int* xs, const int* ys, size_t n,
+static int x11_drag(struct input* self, const int* xs, const int* ys, size_t n,
 		int button, const struct input_chord* mods)
 {
-	if (n < 2 || button < 1 || button > 9)
-		return -EINVAL;
 	struct pointer_action a = { .button = button, .xs = xs, .ys = ys, .n = n };
 	return with_mods(self, mods, act_drag, &a);
 }
 
-static void act_scroll(struct input* self, const struct pointer_action* a)
+static void act_scroll(struct input_x11* self, const struct pointer_action* a)
 {
 	int by = a->notches_y > 0 ? INPUT_BUTTON_WHEEL_DOWN : INPUT_BUTTON_WHEEL_UP;
 	int bx = a->notches_x > 0 ? INPUT_BUTTON_WHEEL_RIGHT : INPUT_BUTTON_WHEEL_LEFT;
@@ -431,12 +412,9 @@ static void act_scroll(struct input* self, const struct pointer_action* a)
 	fake_clicks(self, bx, abs(a->notches_x));
 }
 
-int input_scroll(struct input* self, int notches_x, int notches_y,
+static int x11_scroll(struct input* self, int notches_x, int notches_y,
 		const struct input_chord* mods)
 {
-	if (notches_x > INPUT_MAX_NOTCHES || notches_x < -INPUT_MAX_NOTCHES
-			|| notches_y > INPUT_MAX_NOTCHES || notches_y < -INPUT_MAX_NOTCHES)
-		return -E2BIG;
 	struct pointer_action a = { .notches_x = notches_x, .notches_y = notches_y };
 	return with_mods(self, mods, act_scroll, &a);
 }
@@ -449,7 +427,7 @@ static KeySym chord_slot_keysym(KeySym sym)
 	return cp >= 0x20 && cp != 0x7f ? input__slot_keysym(cp) : sym;
 }
 
-static int chord_locked(struct input* self, const struct input_chord* chord,
+static int chord_locked(struct input_x11* self, const struct input_chord* chord,
 		bool press, bool release)
 {
 	int rc = input__refresh_keymap(self);
@@ -516,47 +494,47 @@ static int chord_locked(struct input* self, const struct input_chord* chord,
 	return rc;
 }
 
-int input_key_chord(struct input* self, const struct input_chord* chord)
+static int x11_keys(struct input* in, const struct input_chord* chord,
+		bool press, bool release)
 {
-	if (chord->n < 1)
-		return -EINVAL;
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
 	int rc = input__ready(self);
 	if (rc == 0) {
-		rc = chord_locked(self, chord, true, true);
+		rc = chord_locked(self, chord, press, release);
 		int e = input__sync(self);
 		if (rc == 0)
 			rc = e;
 	}
-	pthread_mutex_unlock(&self->mutex);
-	return rc;
-}
-
-int input_key_chord_state(struct input* self, const struct input_chord* chord,
-		bool down)
-{
-	if (chord->n < 1)
-		return -EINVAL;
-	pthread_mutex_lock(&self->mutex);
-	int rc = input__ready(self);
-	if (rc == 0) {
-		rc = chord_locked(self, chord, down, !down);
-		int e = input__sync(self);
-		if (rc == 0)
-			rc = e;
-	}
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
 
 /* ---- windows ---- */
 
-int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
+static int x11_focus(struct input* in, uint32_t window, int timeout_ms)
 {
-	pthread_mutex_lock(&self->mutex);
+	struct input_x11* self = x11_of(in);
 	int rc = input__ready(self);
 	if (rc == 0)
 		rc = x11_focus_window(&self->x, window, timeout_ms);
-	pthread_mutex_unlock(&self->mutex);
 	return rc;
 }
+
+static const struct input_ops x11_ops = {
+	.name = "x11",
+	.destroy = x11_destroy,
+	.alive = x11_alive,
+	.screen_size = x11_screen_size,
+	.cursor_position = x11_cursor_position,
+	.move = x11_move,
+	.button = x11_button,
+	.click = x11_click,
+	.drag = x11_drag,
+	.scroll = x11_scroll,
+	.keys = x11_keys,
+	.modifiers = x11_modifiers,
+	.type = input__x11_type,
+	.set_timing = x11_set_timing,
+	.spare_keycodes = x11_spare_keycodes,
+	.spare_slots = x11_spare_slots,
+	.focus_window = x11_focus,
+};

@@ -1,11 +1,11 @@
 #pragma once
 
-/* Private to input/: the X11 input context, shared by x11.c (connection,
+/* Private to input/: the X11 input context (behind input_private.h's ops), shared by x11.c (connection,
  * errors, pointer, chords, focus), keymap.c (the keymap and the pool of
  * spare slots), barrier.c (when a slot may be bound anew: _NET_WM_PING
  * answers and quarantines) and type.c (typing). */
 
-#include "input/input.h"
+#include "input/input_private.h"
 #include "x11/x11.h"
 
 #include <X11/Xlib.h>
@@ -63,8 +63,8 @@ struct slot {
 	uint64_t segment;	/* the segment that last used it */
 };
 
-struct input {
-	pthread_mutex_t mutex;
+struct input_x11 {
+	struct input head;	/* first: the ops and the one mutex */
 	struct x11_conn x;	/* the connection (x.dpy), its errors trapped */
 	Window root;
 	int width, height;
@@ -103,47 +103,51 @@ struct input {
 };
 
 /* x11.c */
-void input__fake_key(struct input* self, KeyCode kc, bool down);
-int input__sync(struct input* self);
+void input__fake_key(struct input_x11* self, KeyCode kc, bool down);
+int input__sync(struct input_x11* self);
 /** Before a call's events: a round trip (they go out only while the server
  *  answers). 0 or -ECONNRESET. */
-int input__ready(struct input* self);
+int input__ready(struct input_x11* self);
 
 /* keymap.c */
-int input__load_keymap(struct input* self);
-int input__refresh_keymap(struct input* self);
-bool input__find_key(struct input* self, KeySym sym, KeyCode* kc, bool* shift);
-bool input__key_is_alpha(struct input* self, KeyCode kc);
+int input__load_keymap(struct input_x11* self);
+int input__refresh_keymap(struct input_x11* self);
+bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift);
+bool input__key_is_alpha(struct input_x11* self, KeyCode kc);
 /** The keysym a character is bound with on a slot: its Unicode keysym
  *  (Latin-1 as is), so every toolkit maps it back the same way. */
 KeySym input__slot_keysym(uint32_t cp);
-void input__find_pool(struct input* self);
-int input__slot_of(struct input* self, KeySym sym);
+void input__find_pool(struct input_x11* self);
+int input__slot_of(struct input_x11* self, KeySym sym);
 /** Bind syms[i] to slots[slot[i]] for i < n in one XKB request, then wait
  *  bind_wait_ms. */
-int input__bind_slots(struct input* self, const int* slot, const KeySym* syms, int n);
+int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* syms, int n);
 /** Put every pool key back as it was when input started. */
-void input__restore_pool(struct input* self);
+void input__restore_pool(struct input_x11* self);
 /** Press or release what selects a slot's level (Shift, Level3). */
-void input__level_keys(struct input* self, int level, bool down);
+void input__level_keys(struct input_x11* self, int level, bool down);
 
 /* type.c */
+/** The type operation (input_type, input_type_some), mutex held. */
+int input__x11_type(struct input* in, const char* text, size_t len,
+		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
+		int* wait_ms);
 /** Slots for syms[0..n) (n <= INPUT_MAX_CHORD) in segment seg: those bound
  *  already, others bound now in one request (*bound: how many). */
-int input__slots_for(struct input* self, const KeySym* syms, int n, int* out,
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out,
 		uint64_t seg, int* bound);
 
 /* barrier.c */
 /** The client window that gets key events now (the focus, or the window
  *  under the pointer on PointerRoot), 0 when none; and whether it answers
  *  _NET_WM_PING. */
-Window input__key_target(struct input* self, bool* pings);
+Window input__key_target(struct input_x11* self, bool* pings);
 /** After a segment's keys went out to target: ping it (when it pings) and
  *  mark the slots of this segment with the barrier that drains them. */
-void input__after_keys(struct input* self, uint64_t segment, Window target,
+void input__after_keys(struct input_x11* self, uint64_t segment, Window target,
 		bool pings, size_t keys);
 /** Has the slot drained: may it be bound anew now? */
-bool input__slot_drained(struct input* self, const struct slot* sl, int64_t now);
+bool input__slot_drained(struct input_x11* self, const struct slot* sl, int64_t now);
 /** Read pending events: ping answers, and MappingNotify (map_stale). */
-void input__drain_events(struct input* self);
+void input__drain_events(struct input_x11* self);
 void* input__drainer_main(void* data);

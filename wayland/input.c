@@ -85,17 +85,24 @@ static void text_add(struct text* t, const char* fmt, ...)
 	}
 }
 
-/* The keysym a character types: legacy where one exists, else Unicode. */
+/* The keysym a character types (Return, Tab, BackSpace, Escape for their
+ * control characters); NoSymbol for other controls. */
 static xkb_keysym_t keysym_of(uint32_t cp)
 {
 	if (cp == '\n' || cp == '\r')
 		return XKB_KEY_Return;
 	if (cp == '\t')
 		return XKB_KEY_Tab;
+	if (cp == '\b')
+		return XKB_KEY_BackSpace;
+	if (cp == 0x1b)
+		return XKB_KEY_Escape;
 	if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
 			(cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff)
 		return XKB_KEY_NoSymbol;
-	return xkb_utf32_to_keysym(cp);
+	/* Latin-1 as is, every other character as its Unicode keysym, not a
+	 * legacy one (GTK drops permille's 0xad5 for one): as X11's slots */
+	return cp < 0x100 ? xkb_utf32_to_keysym(cp) : 0x1000000 + cp;
 }
 
 /* A self-contained keymap (no includes, so no xkb data files are needed
@@ -409,6 +416,8 @@ invalid:
 	return -EINVAL;
 }
 
+static int chord_keymap(struct wayland* self);
+
 static void key_tap(struct wayland* self, uint32_t keycode)
 {
 	zwp_virtual_keyboard_v1_key(self->keyboard, wl__time(self), keycode - 8,
@@ -479,7 +488,10 @@ int wayland_type(struct wayland* self, const char* utf8, int delay_ms, int timeo
 			goto out;
 		start = end;
 	}
-	r = wayland_sync(self, (int)(deadline - clock_ms()));
+	if (wayland_keys_held(self))
+		r = chord_keymap(self);	/* held modifiers apply again */
+	if (r == 0)
+		r = wayland_sync(self, (int)(deadline - clock_ms()));
 out:
 	free(cps);
 	return r;
@@ -534,29 +546,50 @@ static const struct modkey* modkey_find(const char* name, size_t len)
 	return NULL;
 }
 
-int wayland_key_chord(struct wayland* self, const char* chord, int timeout_ms)
+/* ---- held keys ---- */
+
+/* The modifier key a keysym is, or NULL. */
+static const struct modkey* modkey_of_keysym(xkb_keysym_t sym)
 {
-	const struct modkey* held[N_MODKEYS];
-	size_t n_held = 0;
-	const char* p = chord;
-	const char* plus;
-	/* "ctrl++" is ctrl and '+': a '+' right at the end is the key */
-	while ((plus = strchr(p, '+')) && plus[1] != '\0') {
-		const struct modkey* m = modkey_find(p, (size_t)(plus - p));
-		if (!m || n_held == N_MODKEYS)
-			return -EINVAL;
-		held[n_held++] = m;
-		p = plus + 1;
+	switch (sym) {
+	case XKB_KEY_Shift_L: case XKB_KEY_Shift_R: return &modkeys[0];
+	case XKB_KEY_Control_L: case XKB_KEY_Control_R: return &modkeys[1];
+	case XKB_KEY_Alt_L: case XKB_KEY_Alt_R:
+	case XKB_KEY_Meta_L: case XKB_KEY_Meta_R: return &modkeys[2];
+	case XKB_KEY_Super_L: case XKB_KEY_Super_R:
+	case XKB_KEY_Hyper_L: case XKB_KEY_Hyper_R: return &modkeys[3];
+	case XKB_KEY_ISO_Level3_Shift: case XKB_KEY_Mode_switch: return &modkeys[4];
+	default: return NULL;
 	}
-	if (!*p)
-		return -EINVAL;
-	xkb_keysym_t sym = chord_keysym(p);
-	if (sym == XKB_KEY_NoSymbol)
-		return -EINVAL;
-	int r = ensure_devices(self);
-	if (r < 0)
-		return r;
-	char* km = keymap_build(&sym, 1, true, &r);
+}
+
+bool wayland_keys_held(const struct wayland* self)
+{
+	if (self->held_mods)
+		return true;
+	for (int i = 0; i < self->n_keys; i++)
+		if (self->key_down[i])
+			return true;
+	return false;
+}
+
+static uint32_t held_mask(const struct wayland* self)
+{
+	uint32_t mask = 0;
+	for (size_t i = 0; i < N_MODKEYS; i++)
+		if (self->held_mods & 1u << i)
+			mask |= modkeys[i].mask;
+	return mask;
+}
+
+/* Make the keyboard hold the chord keymap of key_syms (upload it when it
+ * holds another), with the held modifiers' state: a new keymap resets it. */
+static int chord_keymap(struct wayland* self)
+{
+	if (self->keymap_id == 1 && self->keymap_keys == self->n_keys)
+		return 0;
+	int r;
+	char* km = keymap_build(self->key_syms, (size_t)self->n_keys, true, &r);
 	if (!km)
 		return r;
 	r = keymap_upload(self, km);
@@ -564,22 +597,136 @@ int wayland_key_chord(struct wayland* self, const char* chord, int timeout_ms)
 	if (r < 0)
 		return r;
 	self->keymap_id = 1;
-	/* the virtual keyboard does not track modifiers from its keys: the
-	 * state goes along with each press and release */
-	uint32_t mask = 0;
+	self->keymap_keys = self->n_keys;
+	/* A client starts a fresh state with a new keymap (GTK does) while the
+	 * compositor forwards modifiers only when they change: so change them
+	 * (none, then the held ones) for clients to see what is held. */
+	uint32_t mask = held_mask(self);
 	zwp_virtual_keyboard_v1_modifiers(self->keyboard, 0, 0, 0, 0);
-	for (size_t i = 0; i < n_held; i++) {
-		zwp_virtual_keyboard_v1_key(self->keyboard, wl__time(self),
-				held[i]->keycode - 8, WL_KEYBOARD_KEY_STATE_PRESSED);
-		mask |= held[i]->mask;
+	if (mask)
 		zwp_virtual_keyboard_v1_modifiers(self->keyboard, mask, 0, 0, 0);
+	return 0;
+}
+
+/* The index of a non-modifier key in key_syms, or -1. */
+static int key_index(const struct wayland* self, xkb_keysym_t sym)
+{
+	for (int i = 0; i < self->n_keys; i++)
+		if (self->key_syms[i] == sym)
+			return i;
+	return -1;
+}
+
+/* Give every non-modifier key of syms a place in key_syms. A key keeps its
+ * place (its keycode) while anything is held, so the list starts over only
+ * when nothing is; keys there already need no new keymap (ctrl+a again).
+ * -E2BIG when full. */
+static int keys_add(struct wayland* self, const uint32_t* syms, size_t n)
+{
+	bool missing = false;
+	for (size_t i = 0; i < n; i++)
+		if (!modkey_of_keysym(syms[i]) && key_index(self, syms[i]) < 0)
+			missing = true;
+	if (!missing)
+		return 0;
+	if (!wayland_keys_held(self)) {
+		self->n_keys = 0;
+		self->keymap_keys = -1;	/* the keyboard's chord keymap is stale */
 	}
-	key_tap(self, FIRST_KEYCODE);
-	for (size_t i = n_held; i-- > 0;) {
-		zwp_virtual_keyboard_v1_key(self->keyboard, wl__time(self),
-				held[i]->keycode - 8, WL_KEYBOARD_KEY_STATE_RELEASED);
-		mask &= ~held[i]->mask;
-		zwp_virtual_keyboard_v1_modifiers(self->keyboard, mask, 0, 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (modkey_of_keysym(syms[i]) || key_index(self, syms[i]) >= 0)
+			continue;
+		if (self->n_keys == WAYLAND_HELD_MAX)
+			return -E2BIG;
+		self->key_down[self->n_keys] = false;
+		self->key_syms[self->n_keys++] = syms[i];
 	}
+	return 0;
+}
+
+/* One key down or up; modifiers send their new state along (the virtual
+ * keyboard does not derive it from its keys). */
+static void key_send(struct wayland* self, xkb_keysym_t sym, bool down)
+{
+	const struct modkey* m = modkey_of_keysym(sym);
+	uint32_t state = down ? WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED;
+	if (m) {
+		uint32_t bit = 1u << (m - modkeys);
+		if (!down && !(self->held_mods & bit))
+			return;
+		zwp_virtual_keyboard_v1_key(self->keyboard, wl__time(self), m->keycode - 8, state);
+		self->held_mods = down ? self->held_mods | bit : self->held_mods & ~bit;
+		zwp_virtual_keyboard_v1_modifiers(self->keyboard, held_mask(self), 0, 0, 0);
+		return;
+	}
+	int i = key_index(self, sym);
+	if (i < 0 || self->key_down[i] == down)
+		return;	/* a release of a key not down, or a press of one held */
+	zwp_virtual_keyboard_v1_key(self->keyboard, wl__time(self),
+			FIRST_KEYCODE + (uint32_t)i - 8, state);
+	self->key_down[i] = down;
+}
+
+int wayland_keys(struct wayland* self, const uint32_t* keysyms, size_t n, bool down,
+		int timeout_ms)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keysyms[i] == XKB_KEY_NoSymbol)
+			return -EINVAL;
+	int r = ensure_devices(self);
+	if (r < 0)
+		return r;
+	if (down) {
+		r = keys_add(self, keysyms, n);
+		if (r < 0)
+			return r;
+	}
+	r = chord_keymap(self);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		key_send(self, down ? keysyms[i] : keysyms[n - 1 - i], down);
 	return wayland_sync(self, timeout_ms);
+}
+
+int wayland_keys_release_all(struct wayland* self, int timeout_ms)
+{
+	if (!wayland_keys_held(self))
+		return 0;
+	uint32_t syms[WAYLAND_HELD_MAX + N_MODKEYS];
+	size_t n = 0;
+	for (size_t i = 0; i < N_MODKEYS; i++)
+		if (self->held_mods & 1u << i)
+			syms[n++] = xkb_keysym_from_name(modkeys[i].keysym, XKB_KEYSYM_NO_FLAGS);
+	for (int i = 0; i < self->n_keys; i++)
+		if (self->key_down[i])
+			syms[n++] = self->key_syms[i];
+	return wayland_keys(self, syms, n, false, timeout_ms);
+}
+
+/* ---- named chords ---- */
+
+int wayland_key_chord(struct wayland* self, const char* chord, int timeout_ms)
+{
+	uint32_t syms[N_MODKEYS + 1];
+	size_t n = 0;
+	const char* p = chord;
+	const char* plus;
+	/* "ctrl++" is ctrl and '+': a '+' right at the end is the key */
+	while ((plus = strchr(p, '+')) && plus[1] != '\0') {
+		const struct modkey* m = modkey_find(p, (size_t)(plus - p));
+		if (!m || n == N_MODKEYS)
+			return -EINVAL;
+		syms[n++] = xkb_keysym_from_name(m->keysym, XKB_KEYSYM_NO_FLAGS);
+		p = plus + 1;
+	}
+	if (!*p)
+		return -EINVAL;
+	syms[n] = chord_keysym(p);
+	if (syms[n] == XKB_KEY_NoSymbol)
+		return -EINVAL;
+	int64_t deadline = clock_ms() + timeout_ms;
+	int r = wayland_keys(self, syms, n + 1, true, timeout_ms);
+	int e = wayland_keys(self, syms, n + 1, false, (int)(deadline - clock_ms()));
+	return r < 0 ? r : e;
 }

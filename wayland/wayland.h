@@ -177,8 +177,9 @@ int wayland_pointer_scroll(struct wayland* self, int dx, int dy, int timeout_ms)
  *  distinct characters, upload a keymap holding exactly those characters
  *  (one keycode each, the character's keysym) to the one virtual keyboard,
  *  then press and release each with increasing timestamps, delay_ms apart
- *  (0: as fast as the compositor takes them). "\n" types Return, "\t" Tab;
- *  other control characters and invalid UTF-8: -EINVAL, nothing typed.
+ *  (0: as fast as the compositor takes them). "\n" and "\r" type Return,
+ *  "\t" Tab, "\b" BackSpace, ESC Escape; other control characters and
+ *  invalid UTF-8: -EINVAL, nothing typed.
  *  Returns once the compositor has handled every key. */
 int wayland_type(struct wayland* self, const char* utf8, int delay_ms, int timeout_ms);
 /** Press a chord such as "ctrl+a", "ctrl+shift+Left", "Return", "super+1":
@@ -187,6 +188,23 @@ int wayland_type(struct wayland* self, const char* utf8, int delay_ms, int timeo
  *  through the same keyboard with a keymap that holds the modifiers; the
  *  modifier state goes with it. -EINVAL for an unknown name. */
 int wayland_key_chord(struct wayland* self, const char* chord, int timeout_ms);
+
+/** Press (down: in order) or release (up: in reverse order) keys named by
+ *  keysym, through the same keyboard, and keep them held between calls.
+ *  Modifier keysyms (Shift_L/R, Control_L/R, Alt_L/R, Meta_L/R, Super_L/R,
+ *  Hyper_L/R, ISO_Level3_Shift) are the chord keymap's modifier keys, their
+ *  state sent along; any other keysym gets a key of its own in a chord
+ *  keymap uploaded when a new key is needed (at most 64 distinct keys until
+ *  none is down: -E2BIG). Releasing a key that is not down is harmless.
+ *  Typing (wayland_type) meanwhile swaps the keymap without the held
+ *  modifiers applying to the text; the next call puts the held state back.
+ *  -EINVAL for NoSymbol. */
+int wayland_keys(struct wayland* self, const uint32_t* keysyms, size_t n, bool down,
+		int timeout_ms);
+/** Is any key or modifier held by wayland_keys? */
+bool wayland_keys_held(const struct wayland* self);
+/** Release every key wayland_keys holds (at the end of a context). */
+int wayland_keys_release_all(struct wayland* self, int timeout_ms);
 
 /** The xkb keymap text (xkb_v1) that types exactly the distinct code points
  *  of cps[0..n-1] (no duplicates, n <= WAYLAND_KEYMAP_MAX) at keycodes

@@ -14,6 +14,8 @@
 #include "wayland/proto/xdg-output-unstable-v1-client-protocol.h"
 
 #define WAYLAND_MAX_OUTPUTS 16
+/* Distinct non-modifier keys a chord keymap holds (wayland_keys). */
+#define WAYLAND_HELD_MAX 64
 
 struct wl__output {
 	struct wayland* conn;
@@ -58,6 +60,14 @@ struct wayland {
 	struct zwp_virtual_keyboard_v1* keyboard;
 	uint32_t last_time;	/* the last timestamp sent, ms; only grows */
 	int keymap_id;		/* which keymap the keyboard holds: 0 none, 1 chord, 2 text */
+	/* Keys held between calls (wayland_keys). A chord keymap holds the
+	 * modifier keys and key_syms[i] at keycode 9 + i; a key keeps its
+	 * keycode while any key is down (the list only grows until then). */
+	uint32_t held_mods;	/* bit i: modkeys[i] is down */
+	uint32_t key_syms[WAYLAND_HELD_MAX];
+	bool key_down[WAYLAND_HELD_MAX];
+	int n_keys;
+	int keymap_keys;	/* of them, in the chord keymap the keyboard holds */
 
 	struct wl__clipboard* clipboard;
 };
