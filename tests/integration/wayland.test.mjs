@@ -106,8 +106,11 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
     await ok(d, 'computer_click', { x: wx + x, y: wy + y });
     want.push([x, y, 1]);
   }
+  // The screenshot and the click in one batch: the batch keeps its space.
   for (const [x, y] of [[20, 30], [150, 100], [299, 199]]) {
-    await ok(d, 'computer_click', { x: x + wx / 2, y: y + wy / 2, max_dimension: 640 });
+    const r = await ok(d, 'computer_use', { actions: [{ type: 'screenshot', max_dimension: 640 },
+      { type: 'click', x: x + wx / 2, y: y + wy / 2 }] });
+    assert.equal(r.results[0].image.width, 640);
     want.push([2 * x, 2 * y, 1]);
   }
   await waitUntil(() => probe.clicks().length >= want.length, { timeout: T, what: 'the clicks logged' });
@@ -124,8 +127,8 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   const corpus = appCorpus();
   let exact = 0;
   for (const text of corpus) {
-    await ok(d, 'computer_key', { keys: 'ctrl+a' });
-    await ok(d, 'computer_key', { keys: 'BackSpace' });
+    await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+    await ok(d, 'computer_keypress', { keys: ['BackSpace'] });
     await waitUntil(() => probe.text() === '', { timeout: T, what: 'the view cleared' });
     await ok(d, 'computer_type', { text });
     await waitUntil(() => probe.text().length >= text.length, { timeout: T, what: `${[...text].length} characters` }).catch(() => {});
@@ -138,13 +141,13 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   // The clipboard: deskd's content pasted into the app; the app's copied back.
   const clip = 'clipboard → Wayland ✓ 中文 😀\nsecond line';
   await ok(d, 'clipboard_write', { text: clip });
-  await ok(d, 'computer_key', { keys: 'ctrl+a' });
-  await ok(d, 'computer_key', { keys: 'ctrl+v' });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'v'] });
   await waitUntil(() => probe.text() === clip, { timeout: T, what: 'the paste arrived' });
-  await ok(d, 'computer_key', { keys: 'ctrl+a' });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
   await ok(d, 'computer_type', { text: 'from the app ✓' });
-  await ok(d, 'computer_key', { keys: 'ctrl+a' });
-  await ok(d, 'computer_key', { keys: 'ctrl+c' });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'c'] });
   await waitUntil(async () => (await d.tool('clipboard_read', {})).body.structuredContent?.text === 'from the app ✓',
     { timeout: T, what: "the app's copy read back" });
 
@@ -160,7 +163,7 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   assert.deepEqual([r2.width, r2.height], [640, 480]);
   const mn = await ok(d, 'window', { op: 'minimize', window: probe.window });
   assert.equal(mn.applied, false);
-  assert.match(mn.note, /sway has no minimize/);
+  assert.match(mn.message, /sway has no minimize/);
   const cl = await ok(d, 'window', { op: 'close', window: probe.window });
   assert.equal(cl.closed, true, JSON.stringify(cl));
   await waitUntil(() => !swayTree(ipc).some((v) => v.id === probe.window), { timeout: T, what: 'the window gone from sway' });
