@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { need, run, startDeskd, tempDir, waitUntil, sleep, ROOT, SLOW } from './lib/harness.mjs';
+import { openLive, jpegSize } from './lib/live.mjs';
 import { decodePng } from './lib/png.mjs';
 import { appCorpus } from './lib/corpus.mjs';
 
@@ -168,4 +169,83 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   assert.equal(cl.closed, true, JSON.stringify(cl));
   await waitUntil(() => !swayTree(ipc).some((v) => v.id === probe.window), { timeout: T, what: 'the window gone from sway' });
   await sleep(50);
+});
+
+/** ffprobe's view of an MP4: codec, size, decoded frames. */
+function ffprobe(file) {
+  const r = run('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0',
+    '-show_entries', 'stream=codec_name,width,height,nb_read_frames', '-of', 'json', file], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `ffprobe ${file}: ${r.stderr}`);
+  const st = JSON.parse(r.stdout).streams[0];
+  return { codec: st.codec_name, width: st.width, height: st.height, frames: Number(st.nb_read_frames) };
+}
+
+test('wayland: the live view streams the screen and a person\'s click from the page lands exactly; a one-window recording decodes; a second deskd attaches to the running sway; without sway\'s IPC windows are refused clearly', { timeout: 600000 }, async (t) => {
+  const { d, ipc, probe } = await waylandDesktop(t);
+  const view = swayTree(ipc).find((v) => v.id === probe.window);
+  const [wx, wy] = [view.rect.x, view.rect.y];
+
+  // The live view: frames of the screen, then the person takes control and
+  // clicks in frame pixels (640 wide: scale 0.5).
+  const c = await openLive(d);
+  t.after(() => c.close());
+  const send = (m) => c.ws.send(JSON.stringify(m));
+  await c.until((x) => x.hello);
+  c.watch({ target: 'screen', fps: 10, max_dimension: 640 });
+  await c.until((x) => x.frames.length >= 1, { timeout: T });
+  assert.deepEqual(jpegSize(c.frames[0].jpeg), { width: 640, height: 400 });
+  send({ type: 'take' });
+  await c.until((x) => [...x.texts].reverse().find((m) => m.type === 'control')?.you_control, { timeout: T });
+  const before = probe.clicks().length;
+  const fx = 100 + wx / 2, fy = 60 + wy / 2;
+  send({ type: 'button', x: fx, y: fy, button: 1, down: true });
+  send({ type: 'button', x: fx, y: fy, button: 1, down: false });
+  await waitUntil(() => probe.clicks().length > before, { timeout: T, what: "the person's click" });
+  assert.deepEqual(probe.clicks().slice(before), [[200, 120, 1]]);
+  send({ type: 'release' });
+  await c.until((x) => ![...x.texts].reverse().find((m) => m.type === 'control')?.you_control, { timeout: T });
+
+  // A one-window recording, decoded.
+  const out = join(d.dataDir, 'wl.mp4');
+  const rec = await ok(d, 'record_start', { window: probe.window, out, fps: 20 });
+  assert.equal(rec.path, out);
+  for (let i = 0; i < 5; i++) {
+    await ok(d, 'computer_click', { x: wx + 50 + 40 * i, y: wy + 500 });
+    await ok(d, 'computer_type', { text: `frame ${i} ` });
+    await sleep(150);
+  }
+  const stop = await ok(d, 'record_stop', {});
+  assert.deepEqual([stop.width, stop.height], [view.rect.width, view.rect.height]);
+  const p = ffprobe(out);
+  assert.equal(p.codec, 'h264');
+  assert.deepEqual([p.width, p.height], [view.rect.width - (view.rect.width % 2), view.rect.height - (view.rect.height % 2)]);
+  assert.ok(p.frames >= 2, `decoded frames: ${p.frames}`);
+
+  // Attach: a second deskd drives the sway the first one started.
+  const sock = d.display.match(/^wayland:([^?]*)/)[1];
+  const a = await startDeskd({ args: ['--wayland-display', sock, '--tools', 'both', '--max-image-dimension', '0'],
+    env: { SWAYSOCK: ipc } });
+  t.after(() => a.stop());
+  const ast = await ok(a, 'status');
+  assert.equal(ast.display.backend, 'wayland');
+  assert.equal(ast.display.embedded, false);
+  assert.ok((await ok(a, 'windows')).windows.some((w) => w.pid === probe.pid), 'the probe, seen from the attached deskd');
+  const as = await shot(a);
+  assert.deepEqual(as.png.px(wx + 150, wy + 100), BLUE);
+  const n0 = probe.clicks().length;
+  await ok(a, 'computer_click', { x: wx + 33, y: wy + 44 });
+  await waitUntil(() => probe.clicks().length > n0, { timeout: T, what: 'the attached click' });
+  assert.deepEqual(probe.clicks().at(-1), [33, 44, 1]);
+
+  // No IPC: pixels and input work, the window tools say why they cannot.
+  const b = await startDeskd({ args: ['--wayland-display', sock, '--tools', 'both', '--max-image-dimension', '0'] });
+  t.after(() => b.stop());
+  assert.deepEqual((await shot(b)).png.px(wx + 150, wy + 100), BLUE);
+  const wl = await b.tool('windows', {});
+  assert.ok(wl.status >= 400, JSON.stringify(wl.body));
+  assert.match(JSON.stringify(wl.body), /sway|IPC|SWAYSOCK/);
+  const n1 = probe.clicks().length;
+  await ok(b, 'computer_click', { x: wx + 55, y: wy + 66 });
+  await waitUntil(() => probe.clicks().length > n1, { timeout: T, what: 'the click without IPC' });
+  assert.deepEqual(probe.clicks().at(-1), [55, 66, 1]);
 });
