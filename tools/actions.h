@@ -4,7 +4,7 @@
  * OpenAI computer-use names with the Anthropic computer_20251124 names as
  * aliases. Parsing is pure (no X, no state): it validates one action object
  * into a struct action, or says exactly what is wrong. Private to tools/
- * (tools/input.c runs the actions; tests/unit/test_tools.c and
+ * (tools/input_tools.c runs the actions; tests/unit/test_tools.c and
  * tests/fuzz/fuzz_actions.c exercise the parser). */
 
 #include "tools/tools.h"

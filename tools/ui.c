@@ -2159,7 +2159,7 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	return 0;
 }
 
-/* ---- Refs in computer_use (tools/input.c) ---------------------------------------------- */
+/* ---- Refs in computer_use (tools/input_tools.c) ---------------------------------------- */
 
 int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 {
