@@ -2,13 +2,13 @@
  * (and the group tool ui). Trees come from a11y/ (AT-SPI over libdbus);
  * bounds are mapped into the target window's screenshot space, the same
  * space clicks use, so element and pixel actions mix. Refs ("e12") are
- * process-wide, keyed by the element's bus name and object path (stable for
- * the object's life in GTK, Chromium, Firefox), with a locator (role, name
- * and index among look-alikes from the window down) to re-find an element
- * whose path is gone; a ref never silently points at another element. */
+ * process-wide (tools/refs.c): the element's bus name and object path, with
+ * a locator to re-find an element whose path is gone; a ref never silently
+ * points at another element. */
 #define _GNU_SOURCE
 #include "tools/tools.h"
 #include "tools/actions.h"
+#include "tools/refs.h"
 #include "a11y/a11y.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -21,7 +21,6 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,182 +42,6 @@
 #define UI_ANSWER_MAX (512 * 1024)
 #define UI_ANSWER_SLACK 4096
 #define UI_DESKTOP_WINDOWS 32		/* windows a whole-desktop snapshot walks */
-#define REFS_MAX 20000
-#define REF_BUCKETS 4096
-
-/* ---- Refs ------------------------------------------------------------------------- */
-
-struct ref {
-	unsigned num;
-	struct a11y_id id;
-	uint32_t window;
-	int pid;
-	int role;
-	char* name;
-	char* locator;
-	struct ref* next;	/* hash chain */
-};
-
-static pthread_mutex_t refs_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct ref* buckets[REF_BUCKETS];
-static struct ref** by_num;	/* by_num[num], NULL when evicted */
-static unsigned by_num_cap;
-static unsigned next_num = 1, oldest = 1;
-static size_t live;
-
-static unsigned id_hash(const struct a11y_id* id)
-{
-	unsigned h = 2166136261u;
-	for (const char* s = id->bus; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	for (const char* s = id->path; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h % REF_BUCKETS;
-}
-
-static void ref_unlink(struct ref* r)
-{
-	struct ref** p = &buckets[id_hash(&r->id)];
-	while (*p && *p != r)
-		p = &(*p)->next;
-	if (*p)
-		*p = r->next;
-}
-
-static void ref_free(struct ref* r)
-{
-	free(r->name);
-	free(r->locator);
-	free(r);
-}
-
-/* The ref number of this element (new or existing); updates what was
- * seen. 0 when out of memory. Caller holds refs_mutex. */
-static unsigned ref_for_locked(const struct a11y_id* id, uint32_t window, int pid, int role,
-		const char* name, const char* locator)
-{
-	for (struct ref* r = buckets[id_hash(id)]; r; r = r->next) {
-		if (strcmp(r->id.bus, id->bus) == 0 && strcmp(r->id.path, id->path) == 0) {
-			if (strcmp(r->name, name) != 0) {
-				char* n = strdup(name);
-				if (n) {
-					free(r->name);
-					r->name = n;
-				}
-			}
-			if (locator && strcmp(r->locator, locator) != 0) {
-				char* l = strdup(locator);
-				if (l) {
-					free(r->locator);
-					r->locator = l;
-				}
-			}
-			r->role = role;
-			r->window = window;
-			return r->num;
-		}
-	}
-	if (next_num >= by_num_cap) {
-		unsigned cap = by_num_cap ? by_num_cap * 2 : 1024;
-		struct ref** v = realloc(by_num, cap * sizeof(*v));
-		if (!v)
-			return 0;
-		memset(v + by_num_cap, 0, (cap - by_num_cap) * sizeof(*v));
-		by_num = v;
-		by_num_cap = cap;
-	}
-	struct ref* r = calloc(1, sizeof(*r));
-	if (!r)
-		return 0;
-	r->name = strdup(name);
-	r->locator = strdup(locator ? locator : "");
-	if (!r->name || !r->locator) {
-		ref_free(r);
-		return 0;
-	}
-	r->num = next_num++;
-	r->id = *id;
-	r->window = window;
-	r->pid = pid;
-	r->role = role;
-	unsigned h = id_hash(id);
-	r->next = buckets[h];
-	buckets[h] = r;
-	by_num[r->num] = r;
-	live++;
-	/* Oldest first out (a long session over many apps). */
-	while (live > REFS_MAX && oldest < next_num) {
-		struct ref* o = by_num[oldest];
-		if (o) {
-			ref_unlink(o);
-			by_num[oldest] = NULL;
-			ref_free(o);
-			live--;
-		}
-		oldest++;
-	}
-	return r->num;
-}
-
-/* A copy of ref num (strings owned by the copy); false when unknown. */
-static bool ref_get(unsigned num, struct ref* out)
-{
-	pthread_mutex_lock(&refs_mutex);
-	struct ref* r = num < by_num_cap ? by_num[num] : NULL;
-	if (r) {
-		*out = *r;
-		out->name = strdup(r->name);
-		out->locator = strdup(r->locator);
-		out->next = NULL;
-	}
-	pthread_mutex_unlock(&refs_mutex);
-	if (r && (!out->name || !out->locator)) {
-		free(out->name);
-		free(out->locator);
-		return false;
-	}
-	return r != NULL;
-}
-
-/* The element was found again at a new path: the ref follows it. */
-static void ref_move(unsigned num, const struct a11y_id* id)
-{
-	pthread_mutex_lock(&refs_mutex);
-	struct ref* r = num < by_num_cap ? by_num[num] : NULL;
-	if (r) {
-		/* Another ref may hold the new path already: it goes. */
-		for (struct ref* o = buckets[id_hash(id)]; o; o = o->next)
-			if (o != r && strcmp(o->id.bus, id->bus) == 0 && strcmp(o->id.path, id->path) == 0) {
-				ref_unlink(o);
-				by_num[o->num] = NULL;
-				ref_free(o);
-				live--;
-				break;
-			}
-		ref_unlink(r);
-		r->id = *id;
-		unsigned h = id_hash(id);
-		r->next = buckets[h];
-		buckets[h] = r;
-	}
-	pthread_mutex_unlock(&refs_mutex);
-}
-
-static void ref_clear(struct ref* r)
-{
-	free(r->name);
-	free(r->locator);
-}
-
-/* "e12" -> 12; 0 when malformed. */
-static unsigned parse_ref(const char* s)
-{
-	if (!s || s[0] != 'e' || !isdigit((unsigned char)s[1]))
-		return 0;
-	char* end;
-	unsigned long v = strtoul(s + 1, &end, 10);
-	return *end || v == 0 || v > 0xffffffffUL ? 0 : (unsigned)v;
-}
 
 /* ---- Windows and coordinates ---------------------------------------------------------- */
 
@@ -724,13 +547,13 @@ static bool list_tree(struct listing* L, const struct a11y_tree* tree, const str
 	char** loc = tree_locators(tree);
 	int* level = calloc((size_t)tree->n + 1, sizeof(int));	/* indent of a node's children */
 	bool room = true;
-	pthread_mutex_lock(&refs_mutex);
+	refs_lock();
 	for (int i = 0; i < tree->n && room && level; i++) {
 		const struct a11y_node* n = &tree->nodes[i];
 		int depth = n->parent >= 0 ? level[n->parent] : 0;
 		unsigned ref = 0;
 		if (interactive(n) && i > 0)
-			ref = ref_for_locked(&n->id, tg->window, tree->app.pid, n->role, n->name, loc ? loc[i] : NULL);
+			ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name, loc ? loc[i] : NULL);
 		if (i == 0 || meaningful(n, ref != 0)) {
 			size_t from = L->text.len;
 			json_t* e = element_json(n, &tree->app, tg, ref, depth, &L->text);
@@ -749,7 +572,7 @@ static bool list_tree(struct listing* L, const struct a11y_tree* tree, const str
 			level[i] = depth;
 		}
 	}
-	pthread_mutex_unlock(&refs_mutex);
+	refs_unlock();
 	free(level);
 	free_locators(loc, tree->n);
 	return room;
@@ -1147,7 +970,7 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 {
 	char** loc = tree_locators(tree);
 	int total = 0;
-	pthread_mutex_lock(&refs_mutex);
+	refs_lock();
 	for (int i = 0; i < tree->n; i++) {
 		const struct a11y_node* n = &tree->nodes[i];
 		if (!matches(m, n))
@@ -1155,7 +978,7 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 		total++;
 		if ((int)json_array_size(found) >= limit || (budget && budget->hit))
 			continue;
-		unsigned ref = ref_for_locked(&n->id, tg->window, tree->app.pid, n->role, n->name,
+		unsigned ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name,
 				loc ? loc[i] : NULL);
 		size_t from = text->len;
 		json_t* e = element_json(n, &tree->app, tg, ref, 0, text);
@@ -1164,7 +987,7 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 		else
 			json_array_append_new(found, e);
 	}
-	pthread_mutex_unlock(&refs_mutex);
+	refs_unlock();
 	free_locators(loc, tree->n);
 	return total;
 }
@@ -1238,13 +1061,13 @@ static int resolve(struct tool_ctx* ctx, json_t* args, size_t max_text, int time
 {
 	memset(r, 0, sizeof(*r));
 	const char* s = tool_arg_string(args, "ref", NULL);
-	r->num = parse_ref(s);
+	r->num = refs_parse(s);
 	if (!r->num) {
 		tool_result_error(res, TOOL_BAD_ARGUMENTS, NULL, "ref must look like \"e12\" (from ui_snapshot or ui_find), not '%s'",
 				s ? s : "");
 		return -1;
 	}
-	if (!ref_get(r->num, &r->ref)) {
+	if (!refs_get(r->num, &r->ref)) {
 		tool_result_error(res, TOOL_STALE_REF, json_pack("{s:s}", "ref", s),
 				"unknown ref %s (never given out, or forgotten): call ui_snapshot again", s);
 		return -1;
@@ -1318,7 +1141,7 @@ static int resolve(struct tool_ctx* ctx, json_t* args, size_t max_text, int time
 	}
 	struct a11y_id id = tree.nodes[hit].id;
 	a11y_tree_free(&tree);
-	ref_move(r->num, &id);
+	refs_move(r->num, &id);
 	r->ref.id = id;
 	r->relocated = true;
 	rc = a11y_read(&id, max_text, clock_ms() + timeout_ms, &r->node, err, sizeof(err));
@@ -2163,14 +1986,14 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 
 int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 {
-	unsigned num = parse_ref(s);
+	unsigned num = refs_parse(s);
 	struct ref r;
 	if (!num) {
 		e->code = TOOL_BAD_ARGUMENTS;
 		snprintf(e->message, sizeof(e->message), "ref must look like \"e12\" (from ui_snapshot or ui_find)");
 		return -1;
 	}
-	if (!ref_get(num, &r)) {
+	if (!refs_get(num, &r)) {
 		e->code = TOOL_STALE_REF;
 		snprintf(e->message, sizeof(e->message), "unknown ref %.20s: call ui_snapshot again", s);
 		return -1;
