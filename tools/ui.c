@@ -1221,7 +1221,32 @@ static int ui_read(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	return 0;
 }
 
-/* ---- ui_act --------------------------------------------------------------------------------- */
+/* ---- ui_act: destructive names, routes, effects ---------------------------------------- */
+
+/* ui_act's verbs, in the order of the schema's enum: the one list the enum
+ * below, the verb table (after the verbs) and the schema's "action" enum
+ * (the tool table) are made from. X(ID, name, run, rules, acts_on); SEP
+ * goes between rows (nothing, or "," for the schema's JSON). */
+#define UI_VERBS(X, SEP) \
+	X(PRESS, "press", verb_press, 0, NULL) SEP \
+	X(ACTIVATE, "activate", verb_press, 0, NULL) SEP \
+	X(TOGGLE, "toggle", verb_toggle, 0, \
+		"toggle needs a check box, toggle button, radio button or check menu item") SEP \
+	X(FOCUS, "focus", verb_focus, VERB_HARMLESS, NULL) SEP \
+	X(SET_TEXT, "set_text", verb_text, VERB_NEEDS_TEXT, "the element is not an editable text field") SEP \
+	X(INSERT_TEXT, "insert_text", verb_text, VERB_NEEDS_TEXT, "the element is not an editable text field") SEP \
+	X(SELECT, "select", verb_select, VERB_NEEDS_OPTION | VERB_NO_PIXEL_FALLBACK, \
+		"select needs a combo box, list, tree or tab list (one with options)") SEP \
+	X(SET_VALUE, "set_value", verb_set_value, VERB_NEEDS_NUMBER | VERB_NO_PIXEL_FALLBACK, \
+		"the element has no Value interface (a slider, spin button or progress bar has)") SEP \
+	X(EXPAND, "expand", verb_expand, 0, "the element is not expandable") SEP \
+	X(COLLAPSE, "collapse", verb_expand, 0, "the element is not expandable") SEP \
+	X(SCROLL_TO, "scroll_to", verb_scroll_to, VERB_HARMLESS | VERB_NO_PIXEL_FALLBACK, \
+		"the element has no Component interface")
+
+#define VERB_ENUM(id, ...) VERB_##id,
+enum ui_verb { UI_VERBS(VERB_ENUM, ) VERB_COUNT };
+#undef VERB_ENUM
 
 /* Names that read as destructive (docs/DESIGN.md "Accessibility"): a word of
  * the element's name that starts with one of these stems. */
@@ -1501,326 +1526,451 @@ static int select_option(const struct resolved* r, const char* option, int index
 	return a11y_act(&target, &a, clock_ms() + 1500, ok, err, size);
 }
 
-static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+/* ---- ui_act's verbs: one row each ------------------------------------------------------ */
+
+/* What a verb asks of the arguments, checked before the element is read,
+ * and how the call treats it. */
+enum verb_rules {
+	VERB_NEEDS_TEXT = 1 << 0,	/* text (set_text, insert_text) */
+	VERB_NEEDS_NUMBER = 1 << 1,	/* a number value (set_value) */
+	VERB_NEEDS_OPTION = 1 << 2,	/* text (the option's name) or an integer value (its index) */
+	VERB_HARMLESS = 1 << 3,		/* changes nothing the user owns (focus, scroll_to): no
+					 * destructive-name or disabled check, and an effect
+					 * not seen is no error */
+	VERB_NO_PIXEL_FALLBACK = 1 << 4,	/* a click cannot stand in when AT-SPI says no */
+};
+
+/* One ui_act call on its way through a verb: the verb says what it did (the
+ * route, rc, the app's answer) and what to look for afterwards (v). */
+struct act_run {
+	enum ui_verb verb;
+	json_t* args;
+	const char* text;		/* the text argument, or NULL */
+	json_t* value;			/* the value argument, or NULL */
+	bool background;
+	struct resolved* r;
+	const struct a11y_node* n;	/* &r->node: the element as read now */
+	int64_t deadline;
+	json_t* who;			/* {ref, role, name}: the errors' extra (NULL once given away) */
+	struct tool_result* out;	/* filled by a verb that refuses */
+	enum route route;
+	struct verify v;
+	char* expect;			/* owns v.text when the verb worked it out */
+	bool ok;			/* the app said it did it */
+	int rc;
+	char err[512];
+};
+
+enum verb_outcome {
+	VERB_RAN,		/* rc, route, ok and v say how */
+	VERB_UNSUPPORTED,	/* the element is not one the verb works on */
+	VERB_REFUSED,		/* nothing was done; out is filled */
+};
+
+struct ui_verb_def {
+	const char* name;
+	enum verb_outcome (*run)(struct act_run* run);
+	unsigned rules;		/* enum verb_rules */
+	const char* acts_on;	/* what the verb works on, said when the element is not
+				 * one (NULL: any element) */
+};
+
+/* The element's action named like one of names, through AT-SPI; the pixel
+ * route when it has none. */
+static void do_named_action(struct act_run* run, const char* const* names)
 {
-	if (!limits_ok(args, out))
-		return 0;
-	const char* action = tool_arg_string(args, "action", "press");
-	static const char* const actions[] = { "press", "activate", "toggle", "focus", "set_text",
-		"insert_text", "select", "set_value", "expand", "collapse", "scroll_to", NULL };
-	bool known = false;
-	for (int i = 0; actions[i] && !known; i++)
-		known = strcmp(action, actions[i]) == 0;
-	if (!known) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown action '%s': press, activate, toggle, "
-				"focus, set_text, insert_text, select, set_value, expand, collapse or scroll_to", action);
-		return 0;
+	int i = action_index(run->n, names);
+	if (i < 0) {
+		run->route = ROUTE_PIXEL;
+		return;
 	}
-	const char* text = tool_arg_string(args, "text", NULL);
-	json_t* jvalue = json_object_get(args, "value");
-	bool allow_destructive = tool_arg_bool(args, "allow_destructive", false);
-	bool background = tool_arg_bool(args, "background", false);
-	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
-	bool needs_text = strcmp(action, "set_text") == 0 || strcmp(action, "insert_text") == 0;
-	if (needs_text && !text) {
+	struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+}
+
+static enum verb_outcome verb_press(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	int i = action_index(n, press_names);
+	run->v.what = EXPECT_NONE;
+	if (i < 0 && n->n_actions > 0 && !(n->ifaces & A11Y_IF_EDITABLE_TEXT))
+		i = 0;	/* the element's one action, whatever its name (not a text field's) */
+	if (i >= 0) {
+		struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
+		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	} else {
+		run->route = ROUTE_PIXEL;
+	}
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_toggle(struct act_run* run)
+{
+	if (!checkable(run->n))
+		return VERB_UNSUPPORTED;
+	run->v.what = EXPECT_CHECKED_FLIP;
+	run->v.was_checked = is_checked(run->n);
+	do_named_action(run, toggle_names);	/* GTK 4.8 check boxes have none: a click */
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_focus(struct act_run* run)
+{
+	run->v.what = EXPECT_FOCUSED;
+	if (!(run->n->ifaces & A11Y_IF_COMPONENT)) {
+		run->route = ROUTE_PIXEL;
+		return VERB_RAN;
+	}
+	struct a11y_act a = { .op = A11Y_GRAB_FOCUS };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	if (run->rc == -ENOTSUP)
+		run->route = ROUTE_PIXEL;
+	return VERB_RAN;
+}
+
+/* insert_text's result: old[:pos] + text + old[pos:], pos in characters (the
+ * end when below 0, and then set to the end). NULL when out of memory. */
+static char* text_after_insert(const struct a11y_node* n, const char* text, int* pos)
+{
+	const char* old = n->text ? n->text : "";
+	size_t len = n->text_len, cut = len;
+	if (*pos >= 0) {
+		cut = 0;
+		for (int c = 0; c < *pos && cut < len; c++) {
+			cut++;
+			while (cut < len && ((unsigned char)old[cut] & 0xC0) == 0x80)
+				cut++;
+		}
+	} else {
+		*pos = n->char_count >= 0 ? n->char_count : 0;
+	}
+	char* expect;
+	return asprintf(&expect, "%.*s%s%s", (int)cut, old, text, old + cut) < 0 ? NULL : expect;
+}
+
+/* set_text and insert_text: EditableText when the app has it and it takes
+ * effect, else the keyboard (focus the field, select all for set_text, type). */
+static enum verb_outcome verb_text(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	bool insert = run->verb == VERB_INSERT_TEXT;
+	bool editable = n->ifaces & A11Y_IF_EDITABLE_TEXT;
+	bool texty = editable || (n->ifaces & A11Y_IF_TEXT) || n->role == A11Y_ROLE_ENTRY
+			|| n->role == A11Y_ROLE_TEXT || n->role == A11Y_ROLE_PASSWORD_TEXT;
+	if (!texty || A11Y_HAS(n->states, A11Y_READ_ONLY))
+		return VERB_UNSUPPORTED;
+	int pos = (int)tool_arg_int(run->args, "position", -1);
+	run->expect = insert ? text_after_insert(n, run->text, &pos) : strdup(run->text);
+	run->v.what = n->role == A11Y_ROLE_PASSWORD_TEXT ? EXPECT_NONE
+			: strcasecmp(run->r->app.toolkit, "Chromium") == 0 && A11Y_HAS(n->states, A11Y_MULTI_LINE)
+			? EXPECT_TEXT_CHROMIUM : EXPECT_TEXT;
+	run->v.text = run->expect ? run->expect : run->text;
+	if (editable) {
+		struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = run->text,
+			.position = pos };
+		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+		struct a11y_node probe = { 0 };
+		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe))
+			run->rc = -ENOTSUP;	/* TRUE without effect (Firefox): the keyboard next */
+		a11y_node_clear(&probe);
+		if (run->rc == -ENOTSUP)
+			run->route = ROUTE_KEYBOARD;
+	} else {
+		run->route = ROUTE_KEYBOARD;
+	}
+	if (run->route != ROUTE_KEYBOARD)
+		return VERB_RAN;
+	if (run->background) {
+		run->rc = 0;	/* refused below: the keyboard needs focus */
+	} else if (insert) {
+		struct a11y_act a = { .op = A11Y_SET_CARET, .position = pos };
+		a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+		run->rc = keyboard_set_text(run->r, run->text, false, run->err, sizeof(run->err));
+	} else {
+		run->rc = keyboard_set_text(run->r, run->text, true, run->err, sizeof(run->err));
+	}
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_set_value(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	if (!(n->ifaces & A11Y_IF_VALUE) || !n->has_value)
+		return VERB_UNSUPPORTED;
+	double value = json_number_value(run->value);
+	if (value < n->min_value || value > n->max_value) {
+		tool_result_error(run->out, TOOL_OUT_OF_BOUNDS, run->who, "value %g is outside %g..%g (nothing was done)",
+				value, n->min_value, n->max_value);
+		run->who = NULL;
+		return VERB_REFUSED;
+	}
+	run->v.what = EXPECT_VALUE;
+	run->v.value = value;
+	run->v.tolerance = n->step > 0 ? n->step : 1e-9;
+	struct a11y_act a = { .op = A11Y_SET_VALUE, .value = value };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	run->ok = true;
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_select(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	bool can = (n->ifaces & A11Y_IF_SELECTION) || n->role == A11Y_ROLE_COMBO_BOX
+			|| n->role == A11Y_ROLE_LIST || n->role == A11Y_ROLE_LIST_BOX || n->role == 65 /* tree */
+			|| n->role == 38 /* page tab list */ || n->role == 66 /* tree table */ || n->role == 55;
+	if (!can)
+		return VERB_UNSUPPORTED;
+	run->v.what = run->text ? EXPECT_SELECTED : EXPECT_ANY_CHANGE;
+	run->v.option = run->text;
+	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
+	run->rc = select_option(run->r, run->text, index, run->err, sizeof(run->err), &run->ok);
+	if (run->rc == -ENOENT) {
+		tool_result_error(run->out, TOOL_BAD_ARGUMENTS, run->who, "%s (nothing was done)", run->err);
+		run->who = NULL;
+		return VERB_REFUSED;
+	}
+	return VERB_RAN;
+}
+
+/* expand and collapse. */
+static enum verb_outcome verb_expand(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	bool expand = run->verb == VERB_EXPAND;
+	bool expandable = A11Y_HAS(n->states, A11Y_EXPANDABLE);
+	if (!expandable && n->role != A11Y_ROLE_COMBO_BOX && n->role != A11Y_ROLE_MENU
+			&& n->role != 91 /* tree item */)
+		return VERB_UNSUPPORTED;
+	if (expand == A11Y_HAS(n->states, A11Y_EXPANDED)) {
+		run->ok = true;	/* already so */
+		run->v.what = expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED;
+		return VERB_RAN;
+	}
+	run->v.what = expandable ? (expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED) : EXPECT_ANY_CHANGE;
+	do_named_action(run, expand_names);
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_scroll_to(struct act_run* run)
+{
+	if (!(run->n->ifaces & A11Y_IF_COMPONENT))
+		return VERB_UNSUPPORTED;
+	run->v.what = EXPECT_SHOWING;
+	struct a11y_act a = { .op = A11Y_SCROLL_TO };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	return VERB_RAN;
+}
+
+#define VERB_ROW(id, name, run, rules, acts_on) [VERB_##id] = { name, run, rules, acts_on },
+static const struct ui_verb_def ui_verbs[] = { UI_VERBS(VERB_ROW, ) };
+#undef VERB_ROW
+
+static const struct ui_verb_def* verb_named(const char* name, enum ui_verb* verb)
+{
+	for (int i = 0; i < VERB_COUNT; i++)
+		if (strcmp(ui_verbs[i].name, name) == 0) {
+			*verb = (enum ui_verb)i;
+			return &ui_verbs[i];
+		}
+	return NULL;
+}
+
+/* "press, activate, ... or scroll_to". */
+static void verb_list(char* out, size_t size)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int i = 0; i < VERB_COUNT && used < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s",
+				i == 0 ? "" : i == VERB_COUNT - 1 ? " or " : ", ", ui_verbs[i].name);
+}
+
+/* ---- ui_act -------------------------------------------------------------------------------- */
+
+/* The verb and its arguments, before anything is read: NULL with out filled
+ * when they do not fit. */
+static const struct ui_verb_def* act_arguments(json_t* args, struct act_run* run, struct tool_result* out)
+{
+	const char* action = tool_arg_string(args, "action", "press");
+	const struct ui_verb_def* verb = verb_named(action, &run->verb);
+	if (!verb) {
+		char list[256];
+		verb_list(list, sizeof(list));
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown action '%s': %s", action, list);
+		return NULL;
+	}
+	const char* text = run->text;
+	if ((verb->rules & VERB_NEEDS_TEXT) && !text) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s needs text", action);
-		return 0;
+		return NULL;
 	}
 	if (text && strlen(text) > UI_TEXT_MAX) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, json_pack("{s:I, s:i}", "bytes", (json_int_t)strlen(text),
 				"max_bytes", UI_TEXT_MAX), "text is %zu bytes; at most %d per call (nothing was done)",
 				strlen(text), UI_TEXT_MAX);
-		return 0;
+		return NULL;
 	}
-	if (strcmp(action, "set_value") == 0 && !json_is_number(jvalue)) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "set_value needs a number value");
-		return 0;
+	if ((verb->rules & VERB_NEEDS_NUMBER) && !json_is_number(run->value)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s needs a number value", action);
+		return NULL;
 	}
-	if (strcmp(action, "select") == 0 && !text && !json_is_integer(jvalue)) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "select needs text (the option's name) or value (its index)");
-		return 0;
+	if ((verb->rules & VERB_NEEDS_OPTION) && !text && !json_is_integer(run->value)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s needs text (the option's name) or value (its index)",
+				action);
+		return NULL;
 	}
+	return verb;
+}
+
+/* A name that reads as destructive needs allow_destructive, and a disabled
+ * element is not acted on; false with out filled (who given away). */
+static bool act_allowed(const struct ui_verb_def* verb, struct act_run* run, bool allow_destructive)
+{
+	const struct a11y_node* n = run->n;
+	if (verb->rules & VERB_HARMLESS)
+		return true;
+	const char* bad = destructive_word(n->name);
+	if (bad && !allow_destructive) {
+		json_object_set_new(run->who, "word", json_string(bad));
+		tool_result_error(run->out, TOOL_NEEDS_CONFIRMATION, run->who,
+				"%s \"%.80s\" reads as destructive ('%s'): nothing was done; call again with "
+				"allow_destructive: true if that is intended", a11y_role_name(n->role), n->name, bad);
+		run->who = NULL;
+		return false;
+	}
+	if (disabled(n)) {
+		tool_result_error(run->out, TOOL_ELEMENT_DISABLED, run->who, "%s \"%.80s\" is disabled (insensitive): "
+				"nothing was done", a11y_role_name(n->role), n->name);
+		run->who = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* After the verb: a click where AT-SPI could not, unless background asked
+ * to leave focus alone. false with out filled when the call stops here. */
+static bool act_fall_back(const struct ui_verb_def* verb, struct act_run* run)
+{
+	if (run->route == ROUTE_ATSPI && run->rc == -ENOTSUP && !run->background
+			&& !(verb->rules & VERB_NO_PIXEL_FALLBACK))
+		run->route = ROUTE_PIXEL;
+	if (run->route != ROUTE_ATSPI && run->background) {
+		tool_result_error(run->out, TOOL_NEEDS_FOCUS, run->who, "%s on this element needs the %s route, which "
+				"focuses the window; background: true was asked (nothing was done)", verb->name,
+				route_names[run->route]);
+		run->who = NULL;
+		return false;
+	}
+	if (run->route == ROUTE_PIXEL) {
+		run->rc = pixel_click(run->r, run->err, sizeof(run->err));
+		run->ok = run->rc == 0;
+	}
+	if (run->rc < 0) {
+		int rc = run->rc;
+		enum tool_code code = rc == -ETIMEDOUT ? TOOL_TIMEOUT : rc == -ESRCH ? TOOL_STALE_REF
+				: rc == -ENOTSUP ? TOOL_ACTION_UNSUPPORTED : rc == -ECONNRESET ? TOOL_DISPLAY_UNAVAILABLE
+				: TOOL_INTERNAL;
+		json_object_set_new(run->who, "route", json_string(route_names[run->route]));
+		tool_result_error(run->out, code, run->who, "%s failed: %s", verb->name,
+				run->err[0] ? run->err : strerror(-rc));
+		run->who = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Verify on a fresh read and answer: confirmed, no_change (an error for a
+ * verb with an expected effect) or unverifiable. */
+static void act_report(const struct ui_verb_def* verb, struct act_run* run, json_t* before_windows,
+		uint32_t focus_before)
+{
+	const struct verify* v = &run->v;
+	const char* route = route_names[run->route];
+	struct a11y_node after = { 0 };
+	bool is_verified = v->what == EXPECT_NONE ? false : await_effect(run->r, v, &after);
+	if (v->what == EXPECT_NONE) {
+		char e2[64];
+		clock_sleep_ms(50);
+		a11y_read(&run->r->ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, &after, e2, sizeof(e2));
+	}
+	json_t* res = json_pack("{s:O, s:s, s:s, s:b, s:b, s:s}", "ref", json_object_get(run->who, "ref"),
+			"action", verb->name, "route", route, "app_said_ok", run->ok, "relocated", run->r->relocated,
+			"effect", v->what == EXPECT_NONE ? "unverifiable" : is_verified ? "confirmed" : "no_change");
+	json_object_set_new(res, "verified", json_boolean(is_verified));
+	json_object_set_new(res, "changes", changes(before_windows, focus_before));
+	if (after.name) {
+		struct resolved ra = *run->r;
+		ra.node = after;
+		json_object_set_new(res, "element", node_read_json(&ra));
+	}
+	if (v->what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v->text))
+		json_object_set_new(res, "note", json_string("Chromium reports a textarea's text with one "
+				"more trailing newline than its value; the value is exact"));
+	if ((v->what == EXPECT_TEXT || v->what == EXPECT_TEXT_CHROMIUM) && !is_verified) {
+		json_object_set_new(res, "expected", json_string(v->text));
+		if (after.text)
+			json_object_set_new(res, "actual", json_stringn(after.text, after.text_len));
+		json_object_update_missing(res, run->who);
+		tool_result_error(run->out, TOOL_UNVERIFIED, res, "%s ran through %s, but the field reads back "
+				"differently (see expected and actual)", verb->name, route);
+	} else if (v->what != EXPECT_NONE && v->what != EXPECT_ANY_CHANGE && !is_verified
+			&& !(verb->rules & VERB_HARMLESS)) {
+		json_object_update_missing(res, run->who);
+		tool_result_error(run->out, TOOL_UNVERIFIED, res, "%s ran through %s (the app said %s), but the "
+				"element did not change as expected", verb->name, route, run->ok ? "ok" : "no");
+	} else {
+		tool_result_ok(run->out, res);
+	}
+	a11y_node_clear(&after);
+}
+
+static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	if (!limits_ok(args, out))
+		return 0;
+	struct act_run run = {
+		.args = args,
+		.text = tool_arg_string(args, "text", NULL),
+		.value = json_object_get(args, "value"),
+		.background = tool_arg_bool(args, "background", false),
+		.out = out,
+		.route = ROUTE_ATSPI,
+		.v = { .what = EXPECT_NONE },
+	};
+	const struct ui_verb_def* verb = act_arguments(args, &run, out);
+	if (!verb)
+		return 0;
+	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
 	struct resolved r;
 	if (resolve(ctx, args, UI_TEXT_MAX * 2, timeout, &r, out) < 0) {
 		resolved_clear(&r);
 		return 0;
 	}
-	const struct a11y_node* n = &r.node;
-	char refs[16];
-	snprintf(refs, sizeof(refs), "e%u", r.num);
-	json_t* who = json_pack("{s:s, s:s, s:s}", "ref", refs, "role", a11y_role_name(n->role), "name", n->name);
-	bool harmless = strcmp(action, "focus") == 0 || strcmp(action, "scroll_to") == 0;
-	const char* bad = harmless ? NULL : destructive_word(n->name);
-	if (bad && !allow_destructive) {
-		json_object_set_new(who, "word", json_string(bad));
-		tool_result_error(out, TOOL_NEEDS_CONFIRMATION, who,
-				"%s \"%.80s\" reads as destructive ('%s'): nothing was done; call again with "
-				"allow_destructive: true if that is intended", a11y_role_name(n->role), n->name, bad);
-		resolved_clear(&r);
-		return 0;
+	run.r = &r;
+	run.n = &r.node;
+	char ref[16];
+	snprintf(ref, sizeof(ref), "e%u", r.num);
+	run.who = json_pack("{s:s, s:s, s:s}", "ref", ref, "role", a11y_role_name(r.node.role), "name", r.node.name);
+	json_t* before_windows = NULL;
+	uint32_t focus_before = 0;
+	if (!act_allowed(verb, &run, tool_arg_bool(args, "allow_destructive", false)))
+		goto done;
+	before_windows = window_ids(&focus_before);
+	run.deadline = clock_ms() + timeout;
+	enum verb_outcome outcome = verb->run(&run);
+	if (outcome == VERB_UNSUPPORTED) {
+		json_object_set_new(run.who, "action", json_string(verb->name));
+		tool_result_error(out, TOOL_ACTION_UNSUPPORTED, run.who, "%s on %s \"%.80s\": %s (nothing was done)",
+				verb->name, a11y_role_name(r.node.role), r.node.name, verb->acts_on);
+		run.who = NULL;
 	}
-	if (disabled(n) && !harmless) {
-		tool_result_error(out, TOOL_ELEMENT_DISABLED, who, "%s \"%.80s\" is disabled (insensitive): nothing was done",
-				a11y_role_name(n->role), n->name);
-		resolved_clear(&r);
-		return 0;
-	}
-	uint32_t focus_before;
-	json_t* before_windows = window_ids(&focus_before);
-	enum route route = ROUTE_ATSPI;
-	struct verify v = { .what = EXPECT_NONE };
-	bool ok = false;
-	int rc = 0;
-	char err[512] = "";
-	const char* unsupported = NULL;
-	int64_t dl = clock_ms() + timeout;
-	bool pixel_allowed = !background;
-
-	if (strcmp(action, "press") == 0 || strcmp(action, "activate") == 0) {
-		int i = action_index(n, press_names);
-		v.what = EXPECT_NONE;
-		if (i < 0 && n->n_actions > 0 && !(n->ifaces & A11Y_IF_EDITABLE_TEXT))
-			i = 0;
-		if (i >= 0) {
-			struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-		} else {
-			route = ROUTE_PIXEL;
-		}
-	} else if (strcmp(action, "toggle") == 0) {
-		if (!checkable(n)) {
-			unsupported = "toggle needs a check box, toggle button, radio button or check menu item";
-		} else {
-			v.what = EXPECT_CHECKED_FLIP;
-			v.was_checked = is_checked(n);
-			int i = action_index(n, toggle_names);
-			if (i >= 0) {
-				struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			} else {
-				route = ROUTE_PIXEL;	/* GTK 4.8 check boxes have no actions */
-			}
-		}
-	} else if (strcmp(action, "focus") == 0) {
-		v.what = EXPECT_FOCUSED;
-		if (n->ifaces & A11Y_IF_COMPONENT) {
-			struct a11y_act a = { .op = A11Y_GRAB_FOCUS };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			if (rc == -ENOTSUP)
-				route = ROUTE_PIXEL;
-		} else {
-			route = ROUTE_PIXEL;
-		}
-	} else if (strcmp(action, "set_text") == 0 || strcmp(action, "insert_text") == 0) {
-		bool insert = action[0] == 'i';
-		bool editable = n->ifaces & A11Y_IF_EDITABLE_TEXT;
-		bool texty = editable || (n->ifaces & A11Y_IF_TEXT) || n->role == A11Y_ROLE_ENTRY
-				|| n->role == A11Y_ROLE_TEXT || n->role == A11Y_ROLE_PASSWORD_TEXT;
-		if (!texty || A11Y_HAS(n->states, A11Y_READ_ONLY)) {
-			unsupported = "the element is not an editable text field";
-		} else {
-			char* expect = NULL;
-			int pos = (int)tool_arg_int(args, "position", -1);
-			if (insert) {
-				/* old[:pos] + text + old[pos:], pos in characters. */
-				const char* old = n->text ? n->text : "";
-				size_t len = n->text_len, cut = len;
-				if (pos >= 0) {
-					cut = 0;
-					for (int c = 0; c < pos && cut < len; c++) {
-						cut++;
-						while (cut < len && ((unsigned char)old[cut] & 0xC0) == 0x80)
-							cut++;
-					}
-				} else {
-					pos = n->char_count >= 0 ? n->char_count : 0;
-				}
-				if (asprintf(&expect, "%.*s%s%s", (int)cut, old, text, old + cut) < 0)
-					expect = NULL;
-			} else {
-				expect = strdup(text);
-			}
-			v.what = n->role == A11Y_ROLE_PASSWORD_TEXT ? EXPECT_NONE
-					: strcasecmp(r.app.toolkit, "Chromium") == 0 && A11Y_HAS(n->states, A11Y_MULTI_LINE)
-					? EXPECT_TEXT_CHROMIUM : EXPECT_TEXT;
-			v.text = expect ? expect : text;
-			if (editable) {
-				struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = text,
-					.position = pos };
-				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-				struct a11y_node probe = { 0 };
-				if (rc == 0 && !await_effect(&r, &v, &probe)) {
-					/* TRUE without effect (Firefox): the keyboard next. */
-					rc = -ENOTSUP;
-				}
-				a11y_node_clear(&probe);
-				if (rc == -ENOTSUP)
-					route = ROUTE_KEYBOARD;
-			} else {
-				route = ROUTE_KEYBOARD;
-			}
-			if (route == ROUTE_KEYBOARD) {
-				if (background) {
-					rc = 0;
-				} else if (insert) {
-					struct a11y_act a = { .op = A11Y_SET_CARET, .position = pos };
-					a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-					rc = keyboard_set_text(&r, text, false, err, sizeof(err));
-				} else {
-					rc = keyboard_set_text(&r, text, true, err, sizeof(err));
-				}
-			}
-			/* v.text stays valid until the end (expect freed below). */
-			json_object_set_new(who, "_expect_owner", json_integer((json_int_t)(intptr_t)expect));
-		}
-	} else if (strcmp(action, "set_value") == 0) {
-		if (!(n->ifaces & A11Y_IF_VALUE) || !n->has_value) {
-			unsupported = "the element has no Value interface (a slider, spin button or progress bar has)";
-		} else {
-			double value = json_number_value(jvalue);
-			if (value < n->min_value || value > n->max_value) {
-				tool_result_error(out, TOOL_OUT_OF_BOUNDS, who, "value %g is outside %g..%g (nothing was done)",
-						value, n->min_value, n->max_value);
-				json_decref(before_windows);
-				resolved_clear(&r);
-				return 0;
-			}
-			v.what = EXPECT_VALUE;
-			v.value = value;
-			v.tolerance = n->step > 0 ? n->step : 1e-9;
-			struct a11y_act a = { .op = A11Y_SET_VALUE, .value = value };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			ok = true;
-		}
-	} else if (strcmp(action, "select") == 0) {
-		bool can = (n->ifaces & A11Y_IF_SELECTION) || n->role == A11Y_ROLE_COMBO_BOX
-				|| n->role == A11Y_ROLE_LIST || n->role == A11Y_ROLE_LIST_BOX || n->role == 65 /* tree */
-				|| n->role == 38 /* page tab list */ || n->role == 66 /* tree table */ || n->role == 55;
-		if (!can) {
-			unsupported = "select needs a combo box, list, tree or tab list (one with options)";
-		} else {
-			v.what = text ? EXPECT_SELECTED : EXPECT_ANY_CHANGE;
-			v.option = text;
-			rc = select_option(&r, text, json_is_integer(jvalue) ? (int)json_integer_value(jvalue) : -1,
-					err, sizeof(err), &ok);
-			if (rc == -ENOENT) {
-				tool_result_error(out, TOOL_BAD_ARGUMENTS, who, "%s (nothing was done)", err);
-				json_decref(before_windows);
-				resolved_clear(&r);
-				return 0;
-			}
-		}
-	} else if (strcmp(action, "expand") == 0 || strcmp(action, "collapse") == 0) {
-		bool expand = action[0] == 'e';
-		if (!A11Y_HAS(n->states, A11Y_EXPANDABLE) && n->role != A11Y_ROLE_COMBO_BOX
-				&& n->role != A11Y_ROLE_MENU && n->role != 91 /* tree item */) {
-			unsupported = "the element is not expandable";
-		} else if (expand == A11Y_HAS(n->states, A11Y_EXPANDED)) {
-			ok = true;	/* already so */
-			v.what = expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED;
-		} else {
-			v.what = A11Y_HAS(n->states, A11Y_EXPANDABLE)
-					? (expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED) : EXPECT_ANY_CHANGE;
-			int i = action_index(n, expand_names);
-			if (i >= 0) {
-				struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			} else {
-				route = ROUTE_PIXEL;
-			}
-		}
-	} else if (strcmp(action, "scroll_to") == 0) {
-		if (!(n->ifaces & A11Y_IF_COMPONENT)) {
-			unsupported = "the element has no Component interface";
-		} else {
-			v.what = EXPECT_SHOWING;
-			struct a11y_act a = { .op = A11Y_SCROLL_TO };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-		}
-	} else {
-		unsupported = "unknown action";
-	}
-	if (unsupported) {
-		json_object_del(who, "_expect_owner");
-		json_object_set_new(who, "action", json_string(action));
-		tool_result_error(out, TOOL_ACTION_UNSUPPORTED, who, "%s on %s \"%.80s\": %s (nothing was done)",
-				action, a11y_role_name(n->role), n->name, unsupported);
-		json_decref(before_windows);
-		resolved_clear(&r);
-		return 0;
-	}
-	if (route == ROUTE_ATSPI && rc == -ENOTSUP && pixel_allowed && strcmp(action, "scroll_to") != 0
-			&& strcmp(action, "set_value") != 0 && strcmp(action, "select") != 0)
-		route = ROUTE_PIXEL;
-	if (route != ROUTE_ATSPI && background) {
-		char* expect = (char*)(intptr_t)json_integer_value(json_object_get(who, "_expect_owner"));
-		free(expect);
-		json_object_del(who, "_expect_owner");
-		tool_result_error(out, TOOL_NEEDS_FOCUS, who, "%s on this element needs the %s route, which focuses "
-				"the window; background: true was asked (nothing was done)", action, route_names[route]);
-		json_decref(before_windows);
-		resolved_clear(&r);
-		return 0;
-	}
-	if (route == ROUTE_PIXEL) {
-		rc = pixel_click(&r, err, sizeof(err));
-		ok = rc == 0;
-	}
-	char* expect = (char*)(intptr_t)json_integer_value(json_object_get(who, "_expect_owner"));
-	json_object_del(who, "_expect_owner");
-	if (rc < 0) {
-		enum tool_code code = rc == -ETIMEDOUT ? TOOL_TIMEOUT : rc == -ESRCH ? TOOL_STALE_REF
-				: rc == -ENOTSUP ? TOOL_ACTION_UNSUPPORTED : rc == -ECONNRESET ? TOOL_DISPLAY_UNAVAILABLE
-				: TOOL_INTERNAL;
-		json_object_set_new(who, "route", json_string(route_names[route]));
-		tool_result_error(out, code, who, "%s failed: %s", action, err[0] ? err : strerror(-rc));
-		free(expect);
-		json_decref(before_windows);
-		resolved_clear(&r);
-		return 0;
-	}
-	/* Verify on a fresh read. */
-	struct a11y_node after = { 0 };
-	bool is_verified = v.what == EXPECT_NONE ? false : await_effect(&r, &v, &after);
-	if (v.what == EXPECT_NONE) {
-		char e2[64];
-		clock_sleep_ms(50);
-		a11y_read(&r.ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, &after, e2, sizeof(e2));
-	}
-	json_t* res = json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "ref", refs, "action", action,
-			"route", route_names[route], "app_said_ok", ok, "relocated", r.relocated,
-			"effect", v.what == EXPECT_NONE ? "unverifiable" : is_verified ? "confirmed" : "no_change");
-	json_object_set_new(res, "verified", json_boolean(is_verified));
-	json_object_set_new(res, "changes", changes(before_windows, focus_before));
+	if (outcome == VERB_RAN && act_fall_back(verb, &run))
+		act_report(verb, &run, before_windows, focus_before);
+done:
+	json_decref(run.who);
 	json_decref(before_windows);
-	if (after.name) {
-		struct resolved ra = r;
-		ra.node = after;
-		json_object_set_new(res, "element", node_read_json(&ra));
-	}
-	if (v.what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v.text))
-		json_object_set_new(res, "note", json_string("Chromium reports a textarea's text with one "
-				"more trailing newline than its value; the value is exact"));
-	if ((v.what == EXPECT_TEXT || v.what == EXPECT_TEXT_CHROMIUM) && !is_verified) {
-		json_object_set_new(res, "expected", json_string(v.text));
-		if (after.text)
-			json_object_set_new(res, "actual", json_stringn(after.text, after.text_len));
-		json_object_update_missing(res, who);
-		json_decref(who);
-		tool_result_error(out, TOOL_UNVERIFIED, res, "%s ran through %s, but the field reads back "
-				"differently (see expected and actual)", action, route_names[route]);
-	} else if (v.what != EXPECT_NONE && v.what != EXPECT_ANY_CHANGE && !is_verified
-			&& strcmp(action, "focus") != 0 && strcmp(action, "scroll_to") != 0) {
-		json_object_update_missing(res, who);
-		json_decref(who);
-		tool_result_error(out, TOOL_UNVERIFIED, res, "%s ran through %s (the app said %s), but the "
-				"element did not change as expected", action, route_names[route], ok ? "ok" : "no");
-	} else {
-		json_decref(who);
-		tool_result_ok(out, res);
-	}
-	a11y_node_clear(&after);
-	free(expect);
+	free(run.expect);
 	resolved_clear(&r);
 	return 0;
 }
@@ -2047,6 +2197,7 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 #define MATCH_P "\"match\":{\"type\":\"string\",\"enum\":[\"exact\",\"contains\",\"regex\"]}"
 #define ALL_P "\"all\":" BOOL
 #define ELEMENTS "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
+#define VERB_JSON_NAME(id, name, ...) "\"" name "\""
 
 const struct tool_def tools_ui[] = {
 	{
@@ -2089,8 +2240,7 @@ const struct tool_def tools_ui[] = {
 			"Act on ref through its accessibility interfaces (pixel or keyboard fallback, route says "
 			"which), then verify. Destructive names need allow_destructive.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\",\"action\"],\"properties\":{"
-			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[\"press\",\"activate\",\"toggle\",\"focus\","
-			"\"set_text\",\"insert_text\",\"select\",\"set_value\",\"expand\",\"collapse\",\"scroll_to\"]},"
+			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[" UI_VERBS(VERB_JSON_NAME, ",") "]},"
 			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":{\"type\":\"integer\",\"minimum\":0},"
 			"\"allow_destructive\":" BOOL ",\"background\":" BOOL "," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR
