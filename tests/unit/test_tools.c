@@ -110,9 +110,10 @@ static void test_conflicts(void)
 	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"keys\":[\"ctrl\"],\"text\":\"ctrl\"}",
 			TOOL_BAD_ARGUMENTS, "keys or text, not both");
 	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"x\":1}", TOOL_BAD_ARGUMENTS,
-			"type does not take \"x\"");
+			"type does not take \"x\" (it takes text, method, chord, ref)");
 	REFUSED("{\"type\":\"left_click\",\"coordinate\":[1,1],\"button\":\"right\"}",
-			TOOL_BAD_ARGUMENTS, "left_click does not take \"button\"");
+			TOOL_BAD_ARGUMENTS, "left_click does not take \"button\" "
+			"(it takes x, y, coordinate, coordinate_space, keys, text, ref)");
 	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"top\"}",
 			TOOL_BAD_ARGUMENTS, "unknown button \"top\"");
 	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate_space\":\"window\"}",
