@@ -8,33 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct act_name act_names[] = {
-	{ "screenshot", ACT_SCREENSHOT, 0, false },
-	{ "click", ACT_CLICK, 0, false },
-	{ "double_click", ACT_DOUBLE_CLICK, 1, false },
-	{ "triple_click", ACT_TRIPLE_CLICK, 1, false },
-	{ "move", ACT_MOVE, 0, false },
-	{ "drag", ACT_DRAG, 0, false },
-	{ "mouse_down", ACT_MOUSE_DOWN, 0, false },
-	{ "mouse_up", ACT_MOUSE_UP, 0, false },
-	{ "scroll", ACT_SCROLL, 0, false },
-	{ "type", ACT_TYPE, 0, false },
-	{ "keypress", ACT_KEYPRESS, 0, false },
-	{ "hold_key", ACT_HOLD_KEY, 0, false },
-	{ "wait", ACT_WAIT, 0, false },
-	{ "cursor_position", ACT_CURSOR_POSITION, 0, false },
-	{ "zoom", ACT_ZOOM, 0, false },
-	{ "paste", ACT_PASTE, 0, false },
-	/* Anthropic computer_20251124 names */
-	{ "left_click", ACT_CLICK, 1, true },
-	{ "right_click", ACT_CLICK, 3, true },
-	{ "middle_click", ACT_CLICK, 2, true },
-	{ "mouse_move", ACT_MOVE, 0, true },
-	{ "left_click_drag", ACT_DRAG, 1, true },
-	{ "left_mouse_down", ACT_MOUSE_DOWN, 1, true },
-	{ "left_mouse_up", ACT_MOUSE_UP, 1, true },
-	{ "key", ACT_KEYPRESS, 0, true },
-};
+#define ACT_NAME_ROW(name, act, button, anthropic) { name, act, button, anthropic },
+static const struct act_name act_names[] = { ACTION_NAMES(ACT_NAME_ROW, ) };
+#undef ACT_NAME_ROW
 #define N_ACT_NAMES (sizeof(act_names) / sizeof(act_names[0]))
 
 static const struct {
