@@ -649,6 +649,126 @@ static bool pid_in(const int* pids, int n, int pid)
 	return false;
 }
 
+/* What the walk of every window adds up, and the pids that did not answer
+ * (their other windows are skipped). */
+struct desk_totals {
+	int node_count, shown, calls;
+	bool truncated, incomplete, bytes_cut;
+	int* hung;	/* may be NULL (out of memory): nothing is skipped then */
+	int n_hung;
+};
+
+/* The windows: the focused one, then the others topmost first, at most
+ * UI_DESKTOP_WINDOWS; *not_listed counts the rest. */
+static int pick_windows(const struct capture_window_info* list, size_t n,
+		const struct capture_window_info** pick, int* not_listed)
+{
+	int n_pick = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = n; i-- > 0;) {
+			const struct capture_window_info* w = &list[i];
+			if (!w->visible || (pass == 0) != w->focused)
+				continue;
+			if (n_pick < UI_DESKTOP_WINDOWS)
+				pick[n_pick++] = w;
+			else
+				(*not_listed)++;
+		}
+	return n_pick;
+}
+
+/* One window's tree into the listing, with its share of the bytes left
+ * (what it leaves goes on); returns its status. */
+static const char* list_window_tree(struct listing* L, struct a11y_tree* tree, const struct ui_target* tg,
+		const char* label, int to_walk, json_t* entry, struct desk_totals* t)
+{
+	json_object_set_new(entry, "app", app_json(tree));
+	size_t line = L->text.len;
+	outf(&L->text, "UI of %s, %s %s:\n", label, tree->app.toolkit[0] ? tree->app.toolkit
+			: "unknown toolkit", tree->app.version);
+	L->budget.used += json_escaped_len(L->text.s + line, L->text.len - line);
+	int listed = L->listed, refs = L->refs;
+	size_t total = L->budget.max;
+	bool was_hit = L->budget.hit;
+	size_t left = total > L->budget.used ? total - L->budget.used : 0;
+	L->budget.max = L->budget.used + left / (size_t)(to_walk + 1);
+	L->budget.hit = false;
+	bool room = list_tree(L, tree, tg, true);
+	t->bytes_cut |= !room;
+	L->budget.max = total;
+	L->budget.hit = was_hit;
+	if (!room)
+		json_object_set_new(entry, "max_bytes_reached", json_true());
+	json_object_set_new(entry, "node_count", json_integer(tree->visited));
+	json_object_set_new(entry, "listed", json_integer(L->listed - listed));
+	json_object_set_new(entry, "refs", json_integer(L->refs - refs));
+	json_object_set_new(entry, "truncated", json_boolean(tree->truncated || !room));
+	if (tree->incomplete) {
+		json_object_set_new(entry, "message", json_string(tree->app_gone
+				? "the app went away during the snapshot" : "the app stopped answering during the snapshot"));
+		outf(&L->text, "(incomplete: the app %s during the snapshot)\n",
+				tree->app_gone ? "went away" : "stopped answering");
+		if (tree->timed_out && t->hung)
+			t->hung[t->n_hung++] = tg->info.pid;
+	}
+	t->node_count += tree->visited;
+	t->shown += tree->n;
+	t->calls += tree->calls;
+	t->truncated |= tree->truncated || !room;
+	t->incomplete |= tree->incomplete;
+	return tree->incomplete ? "incomplete" : "ok";
+}
+
+/* A window whose tree could not be read: its status, and why in note. */
+static const char* walk_failure(int rc, const char* err, int64_t share, int pid, char* note, size_t size,
+		struct desk_totals* t)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		snprintf(note, size, "did not answer within %lld ms (hung or busy): skipped; "
+				"the other windows are listed", (long long)share);
+		if (t->hung)
+			t->hung[t->n_hung++] = pid;
+		t->incomplete = true;
+		return "timeout";
+	case -ENOENT: case -ENOTCONN:
+		text_format(note, size, "no accessibility tree (%s): use screenshots and pixel actions", err);
+		return "no_accessibility";
+	case -ESRCH:
+		snprintf(note, size, "went away during the snapshot");
+		t->incomplete = true;
+		return "gone";
+	default:
+		text_format(note, size, "%s", err[0] ? err : strerror(-rc));
+		t->incomplete = true;
+		return "error";
+	}
+}
+
+/* The whole desktop's answer: the outline's closing notes and the JSON. */
+static void desktop_answer(struct listing* L, json_t* wins, struct desk_totals* t, int not_listed,
+		const struct desktop_target* screen, int64_t t0, struct tool_result* out)
+{
+	t->bytes_cut |= L->budget.hit;
+	if (t->bytes_cut)
+		cut_note(L);
+	else if (t->truncated)
+		outf(&L->text, "(cut at max_nodes/max_depth: ask for more, or use ui_find)\n");
+	json_t* s = json_pack("{s:i, s:b, s:{}, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:I, s:i, s:o}",
+			"window", 0, "desktop", 1, "app", "windows", wins,
+			"node_count", t->node_count, "shown_count", t->shown, "listed", L->listed, "refs", L->refs,
+			"truncated", t->truncated || t->bytes_cut, "incomplete", t->incomplete,
+			"elapsed_ms", (json_int_t)(clock_ms() - t0), "calls", t->calls, "elements", L->elements);
+	if (t->bytes_cut)
+		json_object_set_new(s, "max_bytes_reached", json_true());
+	if (not_listed)
+		json_object_set_new(s, "windows_not_listed", json_integer(not_listed));
+	json_object_set_new(s, "coordinate_space", json_pack("{s:i, s:i}", "width", screen->image_width,
+			"height", screen->image_height));
+	out->structured = s;
+	tool_result_text(out, L->text.s ? L->text.s : "");
+}
+
 static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	int64_t t0 = clock_ms();
@@ -685,22 +805,12 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 				"no AT-SPI bus: %s%s%s", err, b.reason[0] ? "; " : "", b.reason);
 		return 0;
 	}
-	/* The windows: the focused one, then the others topmost first. */
 	const struct capture_window_info* pick[UI_DESKTOP_WINDOWS];
-	int n_pick = 0, not_listed = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = n; i-- > 0;) {
-			const struct capture_window_info* w = &list[i];
-			if (!w->visible || (pass == 0) != w->focused)
-				continue;
-			if (n_pick < UI_DESKTOP_WINDOWS)
-				pick[n_pick++] = w;
-			else
-				not_listed++;
-		}
+	int not_listed = 0;
+	int n_pick = pick_windows(list, n, pick, &not_listed);
 	bool* accessible = calloc((size_t)n_pick + 1, sizeof(bool));
-	int* hung = calloc((size_t)n_pick + 1, sizeof(int));
-	int n_hung = 0, to_walk = 0;
+	struct desk_totals t = { .hung = calloc((size_t)n_pick + 1, sizeof(int)) };
+	int to_walk = 0;
 	for (int k = 0; k < n_pick && accessible; k++) {
 		for (size_t a = 0; a < n_apps && !accessible[k]; a++)
 			accessible[k] = pick[k]->pid > 0 && apps[a].pid == pick[k]->pid;
@@ -723,8 +833,6 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 		L.budget.used += json_escaped_len(label, strlen(label)) + strlen(label)
 				+ 2 * strlen(pick[k]->title) + 400;
 	}
-	int node_count = 0, shown = 0, calls = 0;
-	bool truncated = false, incomplete = false, bytes_cut = false;
 	for (int k = 0; k < n_pick; k++) {
 		struct ui_target tg = { .window = pick[k]->id, .info = *pick[k], .t = screen };
 		char label[256];
@@ -739,7 +847,7 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 			status = "no_accessibility";
 			snprintf(note, sizeof(note), "%s", tg.info.pid > 0 ? "no accessibility tree: use screenshots and pixel actions"
 					: "no _NET_WM_PID: no accessibility tree can be matched to it");
-		} else if (pid_in(hung, n_hung, tg.info.pid)) {
+		} else if (pid_in(t.hung, t.n_hung, tg.info.pid)) {
 			status = "timeout";
 			snprintf(note, sizeof(note), "its app did not answer for another window: skipped");
 			to_walk--;
@@ -747,9 +855,9 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 			bool full = L.budget.used + 1024 > L.budget.max;
 			status = "skipped";
 			snprintf(note, sizeof(note), "%s", full ? "not walked: the answer is full" : "not walked: cancelled");
-			bytes_cut |= full;
+			t.bytes_cut |= full;
 			to_walk--;
-			incomplete = true;
+			t.incomplete = true;
 		}
 		if (status) {
 			json_object_set_new(entry, "status", json_string(status));
@@ -776,69 +884,12 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 		rc = a11y_snapshot(&q, &tree, err, sizeof(err));
 		json_object_set_new(entry, "elapsed_ms", json_integer(clock_ms() - now));
 		if (rc == 0) {
-			json_object_set_new(entry, "app", app_json(&tree));
-			size_t line = L.text.len;
-			outf(&L.text, "UI of %s, %s %s:\n", label, tree.app.toolkit[0] ? tree.app.toolkit
-					: "unknown toolkit", tree.app.version);
-			L.budget.used += json_escaped_len(L.text.s + line, L.text.len - line);
-			int listed = L.listed, refs = L.refs;
-			/* Its share of the bytes left, too (what it leaves goes on). */
-			size_t total = L.budget.max;
-			bool was_hit = L.budget.hit;
-			size_t left = total > L.budget.used ? total - L.budget.used : 0;
-			L.budget.max = L.budget.used + left / (size_t)(to_walk + 1);
-			L.budget.hit = false;
-			bool room = list_tree(&L, &tree, &tg, true);
-			bytes_cut |= !room;
-			L.budget.max = total;
-			L.budget.hit = was_hit;
-			if (!room)
-				json_object_set_new(entry, "max_bytes_reached", json_true());
-			status = tree.incomplete ? "incomplete" : "ok";
-			json_object_set_new(entry, "node_count", json_integer(tree.visited));
-			json_object_set_new(entry, "listed", json_integer(L.listed - listed));
-			json_object_set_new(entry, "refs", json_integer(L.refs - refs));
-			json_object_set_new(entry, "truncated", json_boolean(tree.truncated || !room));
-			if (tree.incomplete) {
-				json_object_set_new(entry, "message", json_string(tree.app_gone
-						? "the app went away during the snapshot" : "the app stopped answering during the snapshot"));
-				outf(&L.text, "(incomplete: the app %s during the snapshot)\n",
-						tree.app_gone ? "went away" : "stopped answering");
-				if (tree.timed_out && hung)
-					hung[n_hung++] = tg.info.pid;
-			}
-			node_count += tree.visited;
-			shown += tree.n;
-			calls += tree.calls;
-			truncated |= tree.truncated || !room;
-			incomplete |= tree.incomplete;
+			status = list_window_tree(&L, &tree, &tg, label, to_walk, entry, &t);
 		} else {
-			switch (rc) {
-			case -ETIMEDOUT:
-				status = "timeout";
-				snprintf(note, sizeof(note), "did not answer within %lld ms (hung or busy): skipped; "
-						"the other windows are listed", (long long)share);
-				if (hung)
-					hung[n_hung++] = tg.info.pid;
-				incomplete = true;
-				break;
-			case -ENOENT: case -ENOTCONN:
-				status = "no_accessibility";
-				text_format(note, sizeof(note), "no accessibility tree (%s): use screenshots and pixel actions", err);
-				break;
-			case -ESRCH:
-				status = "gone";
-				snprintf(note, sizeof(note), "went away during the snapshot");
-				incomplete = true;
-				break;
-			default:
-				status = "error";
-				text_format(note, sizeof(note), "%s", err[0] ? err : strerror(-rc));
-				incomplete = true;
-			}
+			status = walk_failure(rc, err, share, tg.info.pid, note, sizeof(note), &t);
 			json_object_set_new(entry, "message", json_string(note));
 			outf(&L.text, "UI of %s: %s\n", label, note);
-			calls += tree.calls;
+			t.calls += tree.calls;
 		}
 		a11y_tree_free(&tree);
 		json_object_set_new(entry, "status", json_string(status));
@@ -846,28 +897,11 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 	}
 	free(list);
 	free(accessible);
-	free(hung);
+	free(t.hung);
 	if (not_listed)
 		outf(&L.text, "(%d more window%s not listed: ask for one by window)\n", not_listed,
 				not_listed == 1 ? "" : "s");
-	bytes_cut |= L.budget.hit;
-	if (bytes_cut)
-		cut_note(&L);
-	else if (truncated)
-		outf(&L.text, "(cut at max_nodes/max_depth: ask for more, or use ui_find)\n");
-	json_t* s = json_pack("{s:i, s:b, s:{}, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:I, s:i, s:o}",
-			"window", 0, "desktop", 1, "app", "windows", wins,
-			"node_count", node_count, "shown_count", shown, "listed", L.listed, "refs", L.refs,
-			"truncated", truncated || bytes_cut, "incomplete", incomplete,
-			"elapsed_ms", (json_int_t)(clock_ms() - t0), "calls", calls, "elements", L.elements);
-	if (bytes_cut)
-		json_object_set_new(s, "max_bytes_reached", json_true());
-	if (not_listed)
-		json_object_set_new(s, "windows_not_listed", json_integer(not_listed));
-	json_object_set_new(s, "coordinate_space", json_pack("{s:i, s:i}", "width", screen.image_width,
-			"height", screen.image_height));
-	out->structured = s;
-	tool_result_text(out, L.text.s ? L.text.s : "");
+	desktop_answer(&L, wins, &t, not_listed, &screen, t0, out);
 	free(L.text.s);
 	return 0;
 }
@@ -1977,6 +2011,22 @@ done:
 
 /* ---- ui_wait ------------------------------------------------------------------------------- */
 
+/* until: state's state, "checked" or "!focused": *st (state_lookup) and
+ * *negate; false with out filled. */
+static bool wait_state_arg(const char* state, int* st, bool* negate, struct tool_result* out)
+{
+	if (!state) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "until: state needs state (\"checked\", \"!focused\", ...)");
+		return false;
+	}
+	*negate = state[0] == '!';
+	if ((*st = state_lookup(state + *negate)) < 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown state '%s'", state);
+		return false;
+	}
+	return true;
+}
+
 static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	if (!limits_ok(args, out))
@@ -1993,17 +2043,8 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	bool by_ref = ref != NULL;
 	int st = -1;
 	bool negate = false;
-	if (strcmp(until, "state") == 0) {
-		if (!state) {
-			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "until: state needs state (\"checked\", \"!focused\", ...)");
-			return 0;
-		}
-		negate = state[0] == '!';
-		if ((st = state_lookup(state + negate)) < 0) {
-			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown state '%s'", state);
-			return 0;
-		}
-	}
+	if (strcmp(until, "state") == 0 && !wait_state_arg(state, &st, &negate, out))
+		return 0;
 	struct matcher m = { .role = -1 };
 	bool have_matcher = false;
 	if (!by_ref) {
