@@ -291,10 +291,12 @@ image:
 image-test:
 	@$(IMAGE_ENV) scripts/image test
 
-# Includes, then calls, point down the layers (docs/ARCHITECTURE.md); see the scripts.
+# Includes, then calls, point down the layers (docs/ARCHITECTURE.md); see the
+# scripts. And no function over 150 lines in tools/, a11y/, server/.
 check-layers: $(LIBS_A)
 	@scripts/check-layers
 	@scripts/check-symbols $(BUILD)
+	@scripts/check-functions
 
 check-headers:
 	@for h in base/*.h x11/x11.h capture/capture.h input/input.h record/record.h desktop/*.h \

@@ -8,33 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct act_name act_names[] = {
-	{ "screenshot", ACT_SCREENSHOT, 0, false },
-	{ "click", ACT_CLICK, 0, false },
-	{ "double_click", ACT_DOUBLE_CLICK, 1, false },
-	{ "triple_click", ACT_TRIPLE_CLICK, 1, false },
-	{ "move", ACT_MOVE, 0, false },
-	{ "drag", ACT_DRAG, 0, false },
-	{ "mouse_down", ACT_MOUSE_DOWN, 0, false },
-	{ "mouse_up", ACT_MOUSE_UP, 0, false },
-	{ "scroll", ACT_SCROLL, 0, false },
-	{ "type", ACT_TYPE, 0, false },
-	{ "keypress", ACT_KEYPRESS, 0, false },
-	{ "hold_key", ACT_HOLD_KEY, 0, false },
-	{ "wait", ACT_WAIT, 0, false },
-	{ "cursor_position", ACT_CURSOR_POSITION, 0, false },
-	{ "zoom", ACT_ZOOM, 0, false },
-	{ "paste", ACT_PASTE, 0, false },
-	/* Anthropic computer_20251124 names */
-	{ "left_click", ACT_CLICK, 1, true },
-	{ "right_click", ACT_CLICK, 3, true },
-	{ "middle_click", ACT_CLICK, 2, true },
-	{ "mouse_move", ACT_MOVE, 0, true },
-	{ "left_click_drag", ACT_DRAG, 1, true },
-	{ "left_mouse_down", ACT_MOUSE_DOWN, 1, true },
-	{ "left_mouse_up", ACT_MOUSE_UP, 1, true },
-	{ "key", ACT_KEYPRESS, 0, true },
-};
+#define ACT_NAME_ROW(name, act, button, anthropic) { name, act, button, anthropic },
+static const struct act_name act_names[] = { ACTION_NAMES(ACT_NAME_ROW, ) };
+#undef ACT_NAME_ROW
 #define N_ACT_NAMES (sizeof(act_names) / sizeof(act_names[0]))
 
 static const struct {
@@ -106,71 +82,6 @@ static bool point_of(json_t* v, int* x, int* y)
 	*x = int_of(jx);
 	*y = int_of(jy);
 	return true;
-}
-
-/* Which fields each action takes (besides type/action). */
-static const char* const common_fields[] = { "type", "action", NULL };
-
-static bool field_allowed(const struct act_name* k, const char* f)
-{
-	static const char* const pointer[] = { "x", "y", "coordinate",
-		"coordinate_space", "keys", "text", "ref", NULL };
-	const char* const* extra = NULL;
-	static const char* const click[] = { "button", NULL };
-	static const char* const drag[] = { "path", "start_coordinate", "button", NULL };
-	static const char* const scroll[] = { "scroll_x", "scroll_y",
-		"scroll_direction", "scroll_amount", NULL };
-	static const char* const mouse[] = { "button", NULL };
-	static const char* const shot[] = { "max_dimension", NULL };
-	static const char* const zoom[] = { "region", "max_dimension", NULL };
-	static const char* const type[] = { "text", "method", "chord", "ref", NULL };
-	static const char* const paste[] = { "text", "chord", NULL };
-	static const char* const keys[] = { "keys", "text", NULL };
-	static const char* const hold[] = { "keys", "text", "duration", NULL };
-	static const char* const wait[] = { "ms", "duration", NULL };
-	bool uses_pointer = false;
-	switch (k->act) {
-	case ACT_CLICK:
-		uses_pointer = true;
-		extra = k->button ? NULL : click;
-		break;
-	case ACT_DOUBLE_CLICK:
-	case ACT_TRIPLE_CLICK:
-	case ACT_MOVE:
-		uses_pointer = true;
-		break;
-	case ACT_DRAG:
-		uses_pointer = true;
-		extra = drag;
-		break;
-	case ACT_MOUSE_DOWN:
-	case ACT_MOUSE_UP:
-		uses_pointer = true;
-		extra = k->button ? NULL : mouse;
-		break;
-	case ACT_SCROLL:
-		uses_pointer = true;
-		extra = scroll;
-		break;
-	case ACT_SCREENSHOT: extra = shot; break;
-	case ACT_ZOOM: extra = zoom; break;
-	case ACT_TYPE: extra = type; break;
-	case ACT_PASTE: extra = paste; break;
-	case ACT_KEYPRESS: extra = keys; break;
-	case ACT_HOLD_KEY: extra = hold; break;
-	case ACT_WAIT: extra = wait; break;
-	case ACT_CURSOR_POSITION: break;
-	}
-	for (int i = 0; common_fields[i]; i++)
-		if (strcmp(common_fields[i], f) == 0)
-			return true;
-	for (int i = 0; uses_pointer && pointer[i]; i++)
-		if (strcmp(pointer[i], f) == 0)
-			return true;
-	for (int i = 0; extra && extra[i]; i++)
-		if (strcmp(extra[i], f) == 0)
-			return true;
-	return false;
 }
 
 /* Keys given as an array (["ctrl","c"], OpenAI) or a chord string
@@ -275,15 +186,294 @@ static int parse_paste(json_t* j, const char* tname, struct action* a, struct ac
 	return 0;
 }
 
-int action_parse(json_t* j, bool batch_desktop, struct action* a,
+/* ---- The kinds of action: one row each ------------------------------------------------ */
+
+/* Which fields each kind takes besides type/action, and its parser: the
+ * steps every action goes through (position, ref, coordinate_space, held
+ * keys, button) have run; it reads the fields only it has. */
+typedef int (*kind_parse_fn)(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e);
+
+struct act_kind {
+	bool pointer;			/* a position or ref, held keys: pointer_fields */
+	bool button_field;		/* button, unless the alias implies one (left_click) */
+	const char* const* fields;	/* its own, NULL-ended; may be NULL */
+	kind_parse_fn parse;		/* NULL: nothing more to read */
+};
+
+static const char* const pointer_fields[] = { "x", "y", "coordinate", "coordinate_space", "keys",
+	"text", "ref", NULL };
+
+static int parse_click(json_t* j, const char* tname, const struct act_name* k, struct action* a,
 		struct act_error* e)
 {
-	memset(a, 0, sizeof(*a));
-	a->json = j;
-	a->max_dimension = -1;
-	a->desktop_space = batch_desktop;
-	if (!json_is_object(j))
-		return action_fail(e, TOOL_BAD_ARGUMENTS, "an action must be an object like {\"type\":\"click\",\"x\":10,\"y\":20}");
+	if (!a->has_xy && !k->anthropic)	/* Anthropic's left_click clicks where the pointer is */
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "click needs x and y (or coordinate [x, y])");
+	return 0;
+}
+
+static int parse_move(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	if (!a->has_xy)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs x and y (or coordinate [x, y])", tname);
+	return 0;
+}
+
+/* path (OpenAI) or start_coordinate and coordinate (Anthropic). */
+static int parse_drag(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	json_t* path = json_object_get(j, "path");
+	json_t* start = json_object_get(j, "start_coordinate");
+	json_t* end = json_object_get(j, "coordinate");
+	if (path && (start || end))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give path, or start_coordinate and coordinate, not both", tname);
+	if (a->has_xy)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s takes path (or start_coordinate and coordinate), not x and y", tname);
+	size_t n;
+	if (path) {
+		if (!json_is_array(path) || json_array_size(path) < 2)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "drag needs a path of at least 2 points, like [{\"x\":10,\"y\":10},{\"x\":200,\"y\":10}]");
+		n = json_array_size(path);
+		if (n > ACTION_MAX_PATH_POINTS)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "drag path has %zu points; at most %d", n, ACTION_MAX_PATH_POINTS);
+	} else {
+		if (!start || !end)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs path (>= 2 points) or start_coordinate and coordinate", tname);
+		n = 2;
+	}
+	a->px = calloc(n, sizeof(int));
+	a->py = calloc(n, sizeof(int));
+	if (!a->px || !a->py)
+		return action_fail(e, TOOL_INTERNAL, "out of memory");
+	a->n_path = n;
+	for (size_t i = 0; i < n; i++) {
+		json_t* p = path ? json_array_get(path, i) : i == 0 ? start : end;
+		if (!point_of(p, &a->px[i], &a->py[i])) {
+			if (path)
+				return action_fail(e, TOOL_BAD_ARGUMENTS, "path[%zu] must be {\"x\": int, \"y\": int} or [x, y]", i);
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s must be [x, y] (integers)",
+					i == 0 ? "start_coordinate" : "coordinate");
+		}
+	}
+	return 0;
+}
+
+/* scroll_direction + scroll_amount: notches. */
+static int parse_scroll_notches(json_t* dir, json_t* amount, struct action* a, struct act_error* e)
+{
+	const char* d = json_string_value(dir);
+	if (!d || !amount)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_direction (up, down, left, right) with scroll_amount (notches)");
+	if (!is_int(amount) || int_of(amount) < 0 || int_of(amount) > INPUT_MAX_NOTCHES)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_amount must be an integer number of notches, 0..%d", INPUT_MAX_NOTCHES);
+	int n = int_of(amount);
+	if (strcmp(d, "down") == 0)
+		a->notches_y = n;
+	else if (strcmp(d, "up") == 0)
+		a->notches_y = -n;
+	else if (strcmp(d, "right") == 0)
+		a->notches_x = n;
+	else if (strcmp(d, "left") == 0)
+		a->notches_x = -n;
+	else
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_direction must be up, down, left or right, not \"%s\"", d);
+	return 0;
+}
+
+/* scroll_x/scroll_y (pixels, OpenAI) or scroll_direction + scroll_amount
+ * (notches, Anthropic). */
+static int parse_scroll(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	json_t* sx = json_object_get(j, "scroll_x");
+	json_t* sy = json_object_get(j, "scroll_y");
+	json_t* dir = json_object_get(j, "scroll_direction");
+	json_t* amount = json_object_get(j, "scroll_amount");
+	if ((sx || sy) && (dir || amount))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll: give scroll_x/scroll_y (pixels) or scroll_direction + scroll_amount (notches), not both");
+	if (dir || amount)
+		return parse_scroll_notches(dir, amount, a, e);
+	if (!sx && !sy)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_x and/or scroll_y (pixels; positive = right/down) or scroll_direction + scroll_amount");
+	if ((sx && !json_is_number(sx)) || (sy && !json_is_number(sy)))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_x and scroll_y must be numbers (pixels)");
+	a->notches_x = input_pixels_to_notches(sx ? json_number_value(sx) : 0);
+	a->notches_y = input_pixels_to_notches(sy ? json_number_value(sy) : 0);
+	if (abs(a->notches_x) > INPUT_MAX_NOTCHES || abs(a->notches_y) > INPUT_MAX_NOTCHES)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll of more than %d notches (%d px) per axis",
+				INPUT_MAX_NOTCHES, INPUT_MAX_NOTCHES * INPUT_PIXELS_PER_NOTCH);
+	return 0;
+}
+
+static int parse_paste_kind(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	return parse_paste(j, tname, a, e);
+}
+
+/* type: keys, or method "paste" (as the paste action). */
+static int parse_type(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	json_t* t = json_object_get(j, "text");
+	if (!json_is_string(t))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "type needs text (a string)");
+	json_t* method = json_object_get(j, "method");
+	if (method && (!json_is_string(method) || (strcmp(json_string_value(method), "keys")
+			&& strcmp(json_string_value(method), "paste"))))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "type: method must be \"keys\" (the default) or \"paste\"");
+	if (method && strcmp(json_string_value(method), "paste") == 0)
+		return parse_paste(j, tname, a, e);
+	if (json_object_get(j, "chord"))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "type: chord goes with method \"paste\"");
+	a->text = json_string_value(t);
+	a->text_len = json_string_length(t);
+	if (a->text_len > ACTION_MAX_TYPE_BYTES)
+		return action_fail(e, TOOL_BAD_ARGUMENTS,
+				"text is %zu bytes; type takes at most %d bytes per action (split it)",
+				a->text_len, ACTION_MAX_TYPE_BYTES);
+	size_t bad = 0;
+	int rc = input_text_check(a->text, a->text_len, &bad);
+	if (rc == -EILSEQ)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "text is not valid UTF-8 at byte %zu", bad);
+	if (rc < 0)
+		return action_fail(e, TOOL_BAD_ARGUMENTS,
+				"text has control character 0x%02x at byte %zu, which no key types (\\n, \\t, \\b and ESC are fine)",
+				(unsigned char)a->text[bad], bad);
+	return 0;
+}
+
+/* keypress and hold_key: keys (OpenAI) or text (Anthropic); hold_key a duration. */
+static int parse_chord(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	json_t* keys = json_object_get(j, "keys");
+	json_t* text = json_object_get(j, "text");
+	if (keys && text)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give keys or text, not both", tname);
+	if (!keys && !text)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs keys (like [\"ctrl\", \"c\"]) or text (like \"ctrl+c\")", tname);
+	if (parse_keys(keys ? keys : text, keys ? "keys" : "text", &a->chord, e) < 0)
+		return -1;
+	if (k->act != ACT_HOLD_KEY)
+		return 0;
+	json_t* d = json_object_get(j, "duration");
+	if (!json_is_number(d))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "hold_key needs duration (seconds)");
+	double s = json_number_value(d);
+	if (s < 0 || s * 1000 > ACTION_MAX_WAIT_MS)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "hold_key duration %g s is outside 0..%d s", s, ACTION_MAX_WAIT_MS / 1000);
+	a->ms = (int)lround(s * 1000);
+	return 0;
+}
+
+static int parse_wait(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	json_t* ms = json_object_get(j, "ms");
+	json_t* d = json_object_get(j, "duration");
+	if (ms && d)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: give ms or duration (seconds), not both");
+	double wait_ms = 1000;
+	if (ms) {
+		if (!json_is_number(ms))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: ms must be a number");
+		wait_ms = json_number_value(ms);
+	} else if (d) {
+		if (!json_is_number(d))
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: duration must be a number of seconds");
+		wait_ms = json_number_value(d) * 1000;
+	}
+	if (wait_ms < 0 || wait_ms > ACTION_MAX_WAIT_MS)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "wait of %g ms is outside 0..%d ms", wait_ms, ACTION_MAX_WAIT_MS);
+	a->ms = (int)lround(wait_ms);
+	return 0;
+}
+
+/* screenshot and zoom: max_dimension; zoom a region. */
+static int parse_image(json_t* j, const char* tname, const struct act_name* k, struct action* a,
+		struct act_error* e)
+{
+	json_t* m = json_object_get(j, "max_dimension");
+	if (m) {
+		if (!is_int(m) || int_of(m) < 0)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "max_dimension must be a non-negative integer (0 = native)");
+		a->max_dimension = int_of(m);
+	}
+	if (k->act != ACT_ZOOM)
+		return 0;
+	json_t* r = json_object_get(j, "region");
+	bool ok = json_is_array(r) && json_array_size(r) == 4;
+	for (size_t i = 0; ok && i < 4; i++)
+		ok = is_int(json_array_get(r, i));
+	if (!ok)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "zoom needs region [x0, y0, x1, y1] (integers, screenshot space, end-exclusive)");
+	return 0;
+}
+
+#define FIELDS(...) (const char* const[]){ __VA_ARGS__, NULL }
+static const struct act_kind act_kinds[] = {
+	[ACT_SCREENSHOT] = { .fields = FIELDS("max_dimension"), .parse = parse_image },
+	[ACT_CLICK] = { .pointer = true, .button_field = true, .parse = parse_click },
+	[ACT_DOUBLE_CLICK] = { .pointer = true },
+	[ACT_TRIPLE_CLICK] = { .pointer = true },
+	[ACT_MOVE] = { .pointer = true, .parse = parse_move },
+	/* button even for left_click_drag: it was always taken there */
+	[ACT_DRAG] = { .pointer = true, .fields = FIELDS("path", "start_coordinate", "button"), .parse = parse_drag },
+	[ACT_MOUSE_DOWN] = { .pointer = true, .button_field = true },
+	[ACT_MOUSE_UP] = { .pointer = true, .button_field = true },
+	[ACT_SCROLL] = { .pointer = true, .fields = FIELDS("scroll_x", "scroll_y", "scroll_direction", "scroll_amount"),
+		.parse = parse_scroll },
+	[ACT_TYPE] = { .fields = FIELDS("text", "method", "chord", "ref"), .parse = parse_type },
+	[ACT_KEYPRESS] = { .fields = FIELDS("keys", "text"), .parse = parse_chord },
+	[ACT_HOLD_KEY] = { .fields = FIELDS("keys", "text", "duration"), .parse = parse_chord },
+	[ACT_WAIT] = { .fields = FIELDS("ms", "duration"), .parse = parse_wait },
+	[ACT_CURSOR_POSITION] = { 0 },
+	[ACT_ZOOM] = { .fields = FIELDS("region", "max_dimension"), .parse = parse_image },
+	[ACT_PASTE] = { .fields = FIELDS("text", "chord"), .parse = parse_paste_kind },
+};
+#undef FIELDS
+_Static_assert(sizeof(act_kinds) / sizeof(act_kinds[0]) == ACT_PASTE + 1, "a row for every enum act");
+
+static bool in_list(const char* const* list, const char* f)
+{
+	for (int i = 0; list && list[i]; i++)
+		if (strcmp(list[i], f) == 0)
+			return true;
+	return false;
+}
+
+static bool field_allowed(const struct act_name* k, const char* f)
+{
+	const struct act_kind* kind = &act_kinds[k->act];
+	return strcmp(f, "type") == 0 || strcmp(f, "action") == 0
+			|| (kind->pointer && in_list(pointer_fields, f))
+			|| (kind->button_field && !k->button && strcmp(f, "button") == 0)
+			|| in_list(kind->fields, f);
+}
+
+/* "x, y, coordinate, ..." the fields k takes, for the error that names one
+ * it does not. */
+static void fields_taken(const struct act_name* k, char* out, size_t size)
+{
+	static const char* const button[] = { "button", NULL };
+	const struct act_kind* kind = &act_kinds[k->act];
+	const char* const* lists[] = { kind->pointer ? pointer_fields : NULL,
+		kind->button_field && !k->button ? button : NULL, kind->fields };
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (int i = 0; lists[l] && lists[l][i] && used < size; i++)
+			used += (size_t)snprintf(out + used, size - used, "%s%s", used ? ", " : "", lists[l][i]);
+}
+
+/* ---- The steps every action goes through ------------------------------------------------ */
+
+/* The kind from type (or action, Anthropic), and no field it does not take. */
+static int parse_kind(json_t* j, struct action* a, const char** tname, struct act_error* e)
+{
 	json_t* jt = json_object_get(j, "type");
 	json_t* ja = json_object_get(j, "action");
 	if (jt && ja)
@@ -292,8 +482,8 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 		jt = ja;
 	if (!json_is_string(jt))
 		return action_fail(e, TOOL_BAD_ARGUMENTS, "needs a \"type\" (e.g. \"click\", \"type\", \"keypress\", \"screenshot\")");
-	const char* tname = json_string_value(jt);
-	a->kind = find_act(tname);
+	*tname = json_string_value(jt);
+	a->kind = find_act(*tname);
 	if (!a->kind) {
 		char list[512] = "";
 		size_t used = 0;
@@ -301,17 +491,26 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 					i ? ", " : "", act_names[i].name);
 		return action_fail(e, TOOL_BAD_ARGUMENTS, "unknown action type \"%s\"; valid types: %s",
-				tname, list);
+				*tname, list);
 	}
-	const struct act_name* k = a->kind;
 	const char* f;
 	json_t* v;
 	json_object_foreach(j, f, v) {
-		if (!field_allowed(k, f))
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s does not take \"%s\"", tname, f);
+		if (!field_allowed(a->kind, f)) {
+			char taken[256];
+			fields_taken(a->kind, taken, sizeof(taken));
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s does not take \"%s\" (it takes %s)", *tname, f,
+					taken[0] ? taken : "nothing more");
+		}
 	}
+	return 0;
+}
 
-	/* Position: x and y, or coordinate [x, y]. */
+/* Position: x and y, or coordinate [x, y] (not drag's: its end); or ref, an
+ * element's centre, resolved when the action runs. */
+static int parse_position(json_t* j, const char* tname, struct action* a, struct act_error* e)
+{
+	const struct act_name* k = a->kind;
 	json_t* jx = json_object_get(j, "x");
 	json_t* jy = json_object_get(j, "y");
 	json_t* jc = json_object_get(j, "coordinate");
@@ -330,7 +529,6 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: coordinate must be [x, y] (integers)", tname);
 		a->has_xy = true;
 	}
-	/* ref: an element's centre, resolved when the action runs. */
 	json_t* jref = json_object_get(j, "ref");
 	if (jref) {
 		if (!json_is_string(jref))
@@ -342,227 +540,78 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
 		a->ref = json_string_value(jref);
 		a->has_xy = true;
 	}
+	return 0;
+}
+
+/* "desktop", "screenshot" or a screenshot's space token. */
+static int parse_space(json_t* j, struct action* a, struct act_error* e)
+{
 	json_t* jspace = json_object_get(j, "coordinate_space");
 	const char* space = json_string_value(jspace);
 	if (jspace && !space)
 		return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be a string");
-	if (space) {
-		if (strcmp(space, "desktop") == 0) {
-			a->desktop_space = true;
-		} else if (strcmp(space, "screenshot") == 0) {
-			a->desktop_space = false;
-		} else if (action_space_parse(space, &a->space_width, &a->space_height,
-				&a->space_max) == 0) {
-			a->desktop_space = false;
-			a->has_space = true;
-		} else {
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be \"screenshot\", "
-					"\"desktop\" or the coordinate_space of a screenshot result "
-					"(like \"1280x800/1280\"), not \"%.60s\"", space);
-		}
+	if (!space)
+		return 0;
+	if (strcmp(space, "desktop") == 0) {
+		a->desktop_space = true;
+	} else if (strcmp(space, "screenshot") == 0) {
+		a->desktop_space = false;
+	} else if (action_space_parse(space, &a->space_width, &a->space_height, &a->space_max) == 0) {
+		a->desktop_space = false;
+		a->has_space = true;
+	} else {
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "coordinate_space must be \"screenshot\", "
+				"\"desktop\" or the coordinate_space of a screenshot result "
+				"(like \"1280x800/1280\"), not \"%.60s\"", space);
 	}
+	return 0;
+}
 
-	/* Held keys: keys (OpenAI) or text (Anthropic) on pointer actions. */
-	bool pointer = k->act == ACT_CLICK || k->act == ACT_DOUBLE_CLICK
-			|| k->act == ACT_TRIPLE_CLICK || k->act == ACT_MOVE
-			|| k->act == ACT_DRAG || k->act == ACT_SCROLL
-			|| k->act == ACT_MOUSE_DOWN || k->act == ACT_MOUSE_UP;
-	if (pointer) {
-		json_t* keys = json_object_get(j, "keys");
-		json_t* text = json_object_get(j, "text");
-		if (keys && text)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give held keys as keys or text, not both", tname);
-		if ((keys || text) && parse_keys(keys ? keys : text, keys ? "keys" : "text",
-				&a->mods, e) < 0)
-			return -1;
-	}
+/* Held keys on pointer actions: keys (OpenAI) or text (Anthropic). */
+static int parse_held_keys(json_t* j, const char* tname, struct action* a, struct act_error* e)
+{
+	if (!act_kinds[a->kind->act].pointer)
+		return 0;
+	json_t* keys = json_object_get(j, "keys");
+	json_t* text = json_object_get(j, "text");
+	if (keys && text)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give held keys as keys or text, not both", tname);
+	if ((keys || text) && parse_keys(keys ? keys : text, keys ? "keys" : "text", &a->mods, e) < 0)
+		return -1;
+	return 0;
+}
 
-	/* Button. */
-	a->button = k->button ? k->button : 1;
+/* The button: the alias's, else button's, else left. */
+static int parse_button(json_t* j, struct action* a, struct act_error* e)
+{
+	a->button = a->kind->button ? a->kind->button : 1;
 	const char* b = json_string_value(json_object_get(j, "button"));
 	if (json_object_get(j, "button") && !b)
 		return action_fail(e, TOOL_BAD_ARGUMENTS, "button must be one of left, right, middle, wheel, back, forward");
-	if (b) {
-		a->button = 0;
-		for (size_t i = 0; i < sizeof(buttons) / sizeof(buttons[0]); i++)
-			if (strcmp(buttons[i].name, b) == 0)
-				a->button = buttons[i].button;
-		if (!a->button)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "unknown button \"%s\"; use left, right, middle, wheel, back or forward", b);
-	}
-
-	switch (k->act) {
-	case ACT_CLICK:
-		if (!a->has_xy && !k->anthropic)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "click needs x and y (or coordinate [x, y])");
-		break;
-	case ACT_MOVE:
-		if (!a->has_xy)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs x and y (or coordinate [x, y])", tname);
-		break;
-	case ACT_DRAG: {
-		json_t* path = json_object_get(j, "path");
-		json_t* start = json_object_get(j, "start_coordinate");
-		if (path && (start || jc))
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give path, or start_coordinate and coordinate, not both", tname);
-		if (a->has_xy)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s takes path (or start_coordinate and coordinate), not x and y", tname);
-		size_t n;
-		if (path) {
-			if (!json_is_array(path) || json_array_size(path) < 2)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "drag needs a path of at least 2 points, like [{\"x\":10,\"y\":10},{\"x\":200,\"y\":10}]");
-			n = json_array_size(path);
-			if (n > ACTION_MAX_PATH_POINTS)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "drag path has %zu points; at most %d", n, ACTION_MAX_PATH_POINTS);
-		} else {
-			if (!start || !jc)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs path (>= 2 points) or start_coordinate and coordinate", tname);
-			n = 2;
-		}
-		a->px = calloc(n, sizeof(int));
-		a->py = calloc(n, sizeof(int));
-		if (!a->px || !a->py)
-			return action_fail(e, TOOL_INTERNAL, "out of memory");
-		a->n_path = n;
-		for (size_t i = 0; i < n; i++) {
-			json_t* p = path ? json_array_get(path, i) : i == 0 ? start : jc;
-			if (!point_of(p, &a->px[i], &a->py[i])) {
-				if (path)
-					return action_fail(e, TOOL_BAD_ARGUMENTS, "path[%zu] must be {\"x\": int, \"y\": int} or [x, y]", i);
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "%s must be [x, y] (integers)",
-						i == 0 ? "start_coordinate" : "coordinate");
-			}
-		}
-		break;
-	}
-	case ACT_SCROLL: {
-		json_t* sx = json_object_get(j, "scroll_x");
-		json_t* sy = json_object_get(j, "scroll_y");
-		json_t* dir = json_object_get(j, "scroll_direction");
-		json_t* amount = json_object_get(j, "scroll_amount");
-		if ((sx || sy) && (dir || amount))
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll: give scroll_x/scroll_y (pixels) or scroll_direction + scroll_amount (notches), not both");
-		if (dir || amount) {
-			const char* d = json_string_value(dir);
-			if (!d || !amount)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_direction (up, down, left, right) with scroll_amount (notches)");
-			if (!is_int(amount) || int_of(amount) < 0 || int_of(amount) > INPUT_MAX_NOTCHES)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_amount must be an integer number of notches, 0..%d", INPUT_MAX_NOTCHES);
-			int n = int_of(amount);
-			if (strcmp(d, "down") == 0)
-				a->notches_y = n;
-			else if (strcmp(d, "up") == 0)
-				a->notches_y = -n;
-			else if (strcmp(d, "right") == 0)
-				a->notches_x = n;
-			else if (strcmp(d, "left") == 0)
-				a->notches_x = -n;
-			else
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_direction must be up, down, left or right, not \"%s\"", d);
-		} else {
-			if (!sx && !sy)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll needs scroll_x and/or scroll_y (pixels; positive = right/down) or scroll_direction + scroll_amount");
-			if ((sx && !json_is_number(sx)) || (sy && !json_is_number(sy)))
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll_x and scroll_y must be numbers (pixels)");
-			a->notches_x = input_pixels_to_notches(sx ? json_number_value(sx) : 0);
-			a->notches_y = input_pixels_to_notches(sy ? json_number_value(sy) : 0);
-			if (abs(a->notches_x) > INPUT_MAX_NOTCHES || abs(a->notches_y) > INPUT_MAX_NOTCHES)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "scroll of more than %d notches (%d px) per axis",
-						INPUT_MAX_NOTCHES, INPUT_MAX_NOTCHES * INPUT_PIXELS_PER_NOTCH);
-		}
-		break;
-	}
-	case ACT_PASTE:
-		return parse_paste(j, tname, a, e);
-	case ACT_TYPE: {
-		json_t* t = json_object_get(j, "text");
-		if (!json_is_string(t))
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "type needs text (a string)");
-		json_t* method = json_object_get(j, "method");
-		if (method && (!json_is_string(method) || (strcmp(json_string_value(method), "keys")
-				&& strcmp(json_string_value(method), "paste"))))
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "type: method must be \"keys\" (the default) or \"paste\"");
-		if (method && strcmp(json_string_value(method), "paste") == 0)
-			return parse_paste(j, tname, a, e);
-		if (json_object_get(j, "chord"))
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "type: chord goes with method \"paste\"");
-		a->text = json_string_value(t);
-		a->text_len = json_string_length(t);
-		if (a->text_len > ACTION_MAX_TYPE_BYTES)
-			return action_fail(e, TOOL_BAD_ARGUMENTS,
-					"text is %zu bytes; type takes at most %d bytes per action (split it)",
-					a->text_len, ACTION_MAX_TYPE_BYTES);
-		size_t bad = 0;
-		int rc = input_text_check(a->text, a->text_len, &bad);
-		if (rc == -EILSEQ)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "text is not valid UTF-8 at byte %zu", bad);
-		if (rc < 0)
-			return action_fail(e, TOOL_BAD_ARGUMENTS,
-					"text has control character 0x%02x at byte %zu, which no key types (\\n, \\t, \\b and ESC are fine)",
-					(unsigned char)a->text[bad], bad);
-		break;
-	}
-	case ACT_KEYPRESS:
-	case ACT_HOLD_KEY: {
-		json_t* keys = json_object_get(j, "keys");
-		json_t* text = json_object_get(j, "text");
-		if (keys && text)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s: give keys or text, not both", tname);
-		if (!keys && !text)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "%s needs keys (like [\"ctrl\", \"c\"]) or text (like \"ctrl+c\")", tname);
-		if (parse_keys(keys ? keys : text, keys ? "keys" : "text", &a->chord, e) < 0)
-			return -1;
-		if (k->act == ACT_HOLD_KEY) {
-			json_t* d = json_object_get(j, "duration");
-			if (!json_is_number(d))
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "hold_key needs duration (seconds)");
-			double s = json_number_value(d);
-			if (s < 0 || s * 1000 > ACTION_MAX_WAIT_MS)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "hold_key duration %g s is outside 0..%d s", s, ACTION_MAX_WAIT_MS / 1000);
-			a->ms = (int)lround(s * 1000);
-		}
-		break;
-	}
-	case ACT_WAIT: {
-		json_t* ms = json_object_get(j, "ms");
-		json_t* d = json_object_get(j, "duration");
-		if (ms && d)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: give ms or duration (seconds), not both");
-		double wait_ms = 1000;
-		if (ms) {
-			if (!json_is_number(ms))
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: ms must be a number");
-			wait_ms = json_number_value(ms);
-		} else if (d) {
-			if (!json_is_number(d))
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "wait: duration must be a number of seconds");
-			wait_ms = json_number_value(d) * 1000;
-		}
-		if (wait_ms < 0 || wait_ms > ACTION_MAX_WAIT_MS)
-			return action_fail(e, TOOL_BAD_ARGUMENTS, "wait of %g ms is outside 0..%d ms", wait_ms, ACTION_MAX_WAIT_MS);
-		a->ms = (int)lround(wait_ms);
-		break;
-	}
-	case ACT_SCREENSHOT:
-	case ACT_ZOOM: {
-		json_t* m = json_object_get(j, "max_dimension");
-		if (m) {
-			if (!is_int(m) || int_of(m) < 0)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "max_dimension must be a non-negative integer (0 = native)");
-			a->max_dimension = int_of(m);
-		}
-		if (k->act == ACT_ZOOM) {
-			json_t* r = json_object_get(j, "region");
-			bool ok = json_is_array(r) && json_array_size(r) == 4;
-			for (size_t i = 0; ok && i < 4; i++)
-				ok = is_int(json_array_get(r, i));
-			if (!ok)
-				return action_fail(e, TOOL_BAD_ARGUMENTS, "zoom needs region [x0, y0, x1, y1] (integers, screenshot space, end-exclusive)");
-		}
-		break;
-	}
-	default:
-		break;
-	}
+	if (!b)
+		return 0;
+	a->button = 0;
+	for (size_t i = 0; i < sizeof(buttons) / sizeof(buttons[0]); i++)
+		if (strcmp(buttons[i].name, b) == 0)
+			a->button = buttons[i].button;
+	if (!a->button)
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "unknown button \"%s\"; use left, right, middle, wheel, back or forward", b);
 	return 0;
+}
+
+int action_parse(json_t* j, bool batch_desktop, struct action* a,
+		struct act_error* e)
+{
+	memset(a, 0, sizeof(*a));
+	a->json = j;
+	a->max_dimension = -1;
+	a->desktop_space = batch_desktop;
+	if (!json_is_object(j))
+		return action_fail(e, TOOL_BAD_ARGUMENTS, "an action must be an object like {\"type\":\"click\",\"x\":10,\"y\":20}");
+	const char* tname = NULL;
+	if (parse_kind(j, a, &tname, e) < 0 || parse_position(j, tname, a, e) < 0 || parse_space(j, a, e) < 0
+			|| parse_held_keys(j, tname, a, e) < 0 || parse_button(j, a, e) < 0)
+		return -1;
+	kind_parse_fn parse = act_kinds[a->kind->act].parse;
+	return parse ? parse(j, tname, a->kind, a, e) : 0;
 }

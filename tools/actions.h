@@ -4,7 +4,7 @@
  * OpenAI computer-use names with the Anthropic computer_20251124 names as
  * aliases. Parsing is pure (no X, no state): it validates one action object
  * into a struct action, or says exactly what is wrong. Private to tools/
- * (tools/input.c runs the actions; tests/unit/test_tools.c and
+ * (tools/input_tools.c runs the actions; tests/unit/test_tools.c and
  * tests/fuzz/fuzz_actions.c exercise the parser). */
 
 #include "tools/tools.h"
@@ -25,6 +25,37 @@ enum act {
 	ACT_KEYPRESS, ACT_HOLD_KEY, ACT_WAIT, ACT_CURSOR_POSITION, ACT_ZOOM,
 	ACT_PASTE,
 };
+
+/* Every name an action's type may have, in the order the batch schema's
+ * type enum lists them (tools/input_tools.c makes it from this list, and
+ * actions.c its table): X(name, act, implied button, Anthropic alias), SEP
+ * between rows (nothing, or "," for JSON). */
+#define ACTION_NAMES(X, SEP) \
+	X("screenshot", ACT_SCREENSHOT, 0, false) SEP \
+	X("click", ACT_CLICK, 0, false) SEP \
+	X("double_click", ACT_DOUBLE_CLICK, 1, false) SEP \
+	X("triple_click", ACT_TRIPLE_CLICK, 1, false) SEP \
+	X("move", ACT_MOVE, 0, false) SEP \
+	X("drag", ACT_DRAG, 0, false) SEP \
+	X("mouse_down", ACT_MOUSE_DOWN, 0, false) SEP \
+	X("mouse_up", ACT_MOUSE_UP, 0, false) SEP \
+	X("scroll", ACT_SCROLL, 0, false) SEP \
+	X("type", ACT_TYPE, 0, false) SEP \
+	X("keypress", ACT_KEYPRESS, 0, false) SEP \
+	X("hold_key", ACT_HOLD_KEY, 0, false) SEP \
+	X("wait", ACT_WAIT, 0, false) SEP \
+	X("cursor_position", ACT_CURSOR_POSITION, 0, false) SEP \
+	X("zoom", ACT_ZOOM, 0, false) SEP \
+	X("paste", ACT_PASTE, 0, false) SEP \
+	/* Anthropic computer_20251124 names */ \
+	X("left_click", ACT_CLICK, 1, true) SEP \
+	X("right_click", ACT_CLICK, 3, true) SEP \
+	X("middle_click", ACT_CLICK, 2, true) SEP \
+	X("mouse_move", ACT_MOVE, 0, true) SEP \
+	X("left_click_drag", ACT_DRAG, 1, true) SEP \
+	X("left_mouse_down", ACT_MOUSE_DOWN, 1, true) SEP \
+	X("left_mouse_up", ACT_MOUSE_UP, 1, true) SEP \
+	X("key", ACT_KEYPRESS, 0, true)
 
 struct act_name {
 	const char* name;

@@ -1,7 +1,7 @@
 #pragma once
 
 /* What the capture tools (tools/screen.c) and the window tools
- * (tools/windows.c) share: a pooled capture context and its errors, and the
+ * (tools/window_tools.c) share: a pooled capture context and its errors, and the
  * window argument. Private to tools/. */
 
 #include "tools/tools.h"

@@ -2,13 +2,13 @@
  * (and the group tool ui). Trees come from a11y/ (AT-SPI over libdbus);
  * bounds are mapped into the target window's screenshot space, the same
  * space clicks use, so element and pixel actions mix. Refs ("e12") are
- * process-wide, keyed by the element's bus name and object path (stable for
- * the object's life in GTK, Chromium, Firefox), with a locator (role, name
- * and index among look-alikes from the window down) to re-find an element
- * whose path is gone; a ref never silently points at another element. */
+ * process-wide (tools/refs.c): the element's bus name and object path, with
+ * a locator to re-find an element whose path is gone; a ref never silently
+ * points at another element. */
 #define _GNU_SOURCE
 #include "tools/tools.h"
 #include "tools/actions.h"
+#include "tools/refs.h"
 #include "a11y/a11y.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -21,7 +21,6 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,182 +42,6 @@
 #define UI_ANSWER_MAX (512 * 1024)
 #define UI_ANSWER_SLACK 4096
 #define UI_DESKTOP_WINDOWS 32		/* windows a whole-desktop snapshot walks */
-#define REFS_MAX 20000
-#define REF_BUCKETS 4096
-
-/* ---- Refs ------------------------------------------------------------------------- */
-
-struct ref {
-	unsigned num;
-	struct a11y_id id;
-	uint32_t window;
-	int pid;
-	int role;
-	char* name;
-	char* locator;
-	struct ref* next;	/* hash chain */
-};
-
-static pthread_mutex_t refs_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct ref* buckets[REF_BUCKETS];
-static struct ref** by_num;	/* by_num[num], NULL when evicted */
-static unsigned by_num_cap;
-static unsigned next_num = 1, oldest = 1;
-static size_t live;
-
-static unsigned id_hash(const struct a11y_id* id)
-{
-	unsigned h = 2166136261u;
-	for (const char* s = id->bus; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	for (const char* s = id->path; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h % REF_BUCKETS;
-}
-
-static void ref_unlink(struct ref* r)
-{
-	struct ref** p = &buckets[id_hash(&r->id)];
-	while (*p && *p != r)
-		p = &(*p)->next;
-	if (*p)
-		*p = r->next;
-}
-
-static void ref_free(struct ref* r)
-{
-	free(r->name);
-	free(r->locator);
-	free(r);
-}
-
-/* The ref number of this element (new or existing); updates what was
- * seen. 0 when out of memory. Caller holds refs_mutex. */
-static unsigned ref_for_locked(const struct a11y_id* id, uint32_t window, int pid, int role,
-		const char* name, const char* locator)
-{
-	for (struct ref* r = buckets[id_hash(id)]; r; r = r->next) {
-		if (strcmp(r->id.bus, id->bus) == 0 && strcmp(r->id.path, id->path) == 0) {
-			if (strcmp(r->name, name) != 0) {
-				char* n = strdup(name);
-				if (n) {
-					free(r->name);
-					r->name = n;
-				}
-			}
-			if (locator && strcmp(r->locator, locator) != 0) {
-				char* l = strdup(locator);
-				if (l) {
-					free(r->locator);
-					r->locator = l;
-				}
-			}
-			r->role = role;
-			r->window = window;
-			return r->num;
-		}
-	}
-	if (next_num >= by_num_cap) {
-		unsigned cap = by_num_cap ? by_num_cap * 2 : 1024;
-		struct ref** v = realloc(by_num, cap * sizeof(*v));
-		if (!v)
-			return 0;
-		memset(v + by_num_cap, 0, (cap - by_num_cap) * sizeof(*v));
-		by_num = v;
-		by_num_cap = cap;
-	}
-	struct ref* r = calloc(1, sizeof(*r));
-	if (!r)
-		return 0;
-	r->name = strdup(name);
-	r->locator = strdup(locator ? locator : "");
-	if (!r->name || !r->locator) {
-		ref_free(r);
-		return 0;
-	}
-	r->num = next_num++;
-	r->id = *id;
-	r->window = window;
-	r->pid = pid;
-	r->role = role;
-	unsigned h = id_hash(id);
-	r->next = buckets[h];
-	buckets[h] = r;
-	by_num[r->num] = r;
-	live++;
-	/* Oldest first out (a long session over many apps). */
-	while (live > REFS_MAX && oldest < next_num) {
-		struct ref* o = by_num[oldest];
-		if (o) {
-			ref_unlink(o);
-			by_num[oldest] = NULL;
-			ref_free(o);
-			live--;
-		}
-		oldest++;
-	}
-	return r->num;
-}
-
-/* A copy of ref num (strings owned by the copy); false when unknown. */
-static bool ref_get(unsigned num, struct ref* out)
-{
-	pthread_mutex_lock(&refs_mutex);
-	struct ref* r = num < by_num_cap ? by_num[num] : NULL;
-	if (r) {
-		*out = *r;
-		out->name = strdup(r->name);
-		out->locator = strdup(r->locator);
-		out->next = NULL;
-	}
-	pthread_mutex_unlock(&refs_mutex);
-	if (r && (!out->name || !out->locator)) {
-		free(out->name);
-		free(out->locator);
-		return false;
-	}
-	return r != NULL;
-}
-
-/* The element was found again at a new path: the ref follows it. */
-static void ref_move(unsigned num, const struct a11y_id* id)
-{
-	pthread_mutex_lock(&refs_mutex);
-	struct ref* r = num < by_num_cap ? by_num[num] : NULL;
-	if (r) {
-		/* Another ref may hold the new path already: it goes. */
-		for (struct ref* o = buckets[id_hash(id)]; o; o = o->next)
-			if (o != r && strcmp(o->id.bus, id->bus) == 0 && strcmp(o->id.path, id->path) == 0) {
-				ref_unlink(o);
-				by_num[o->num] = NULL;
-				ref_free(o);
-				live--;
-				break;
-			}
-		ref_unlink(r);
-		r->id = *id;
-		unsigned h = id_hash(id);
-		r->next = buckets[h];
-		buckets[h] = r;
-	}
-	pthread_mutex_unlock(&refs_mutex);
-}
-
-static void ref_clear(struct ref* r)
-{
-	free(r->name);
-	free(r->locator);
-}
-
-/* "e12" -> 12; 0 when malformed. */
-static unsigned parse_ref(const char* s)
-{
-	if (!s || s[0] != 'e' || !isdigit((unsigned char)s[1]))
-		return 0;
-	char* end;
-	unsigned long v = strtoul(s + 1, &end, 10);
-	return *end || v == 0 || v > 0xffffffffUL ? 0 : (unsigned)v;
-}
 
 /* ---- Windows and coordinates ---------------------------------------------------------- */
 
@@ -724,13 +547,13 @@ static bool list_tree(struct listing* L, const struct a11y_tree* tree, const str
 	char** loc = tree_locators(tree);
 	int* level = calloc((size_t)tree->n + 1, sizeof(int));	/* indent of a node's children */
 	bool room = true;
-	pthread_mutex_lock(&refs_mutex);
+	refs_lock();
 	for (int i = 0; i < tree->n && room && level; i++) {
 		const struct a11y_node* n = &tree->nodes[i];
 		int depth = n->parent >= 0 ? level[n->parent] : 0;
 		unsigned ref = 0;
 		if (interactive(n) && i > 0)
-			ref = ref_for_locked(&n->id, tg->window, tree->app.pid, n->role, n->name, loc ? loc[i] : NULL);
+			ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name, loc ? loc[i] : NULL);
 		if (i == 0 || meaningful(n, ref != 0)) {
 			size_t from = L->text.len;
 			json_t* e = element_json(n, &tree->app, tg, ref, depth, &L->text);
@@ -749,7 +572,7 @@ static bool list_tree(struct listing* L, const struct a11y_tree* tree, const str
 			level[i] = depth;
 		}
 	}
-	pthread_mutex_unlock(&refs_mutex);
+	refs_unlock();
 	free(level);
 	free_locators(loc, tree->n);
 	return room;
@@ -826,6 +649,126 @@ static bool pid_in(const int* pids, int n, int pid)
 	return false;
 }
 
+/* What the walk of every window adds up, and the pids that did not answer
+ * (their other windows are skipped). */
+struct desk_totals {
+	int node_count, shown, calls;
+	bool truncated, incomplete, bytes_cut;
+	int* hung;	/* may be NULL (out of memory): nothing is skipped then */
+	int n_hung;
+};
+
+/* The windows: the focused one, then the others topmost first, at most
+ * UI_DESKTOP_WINDOWS; *not_listed counts the rest. */
+static int pick_windows(const struct capture_window_info* list, size_t n,
+		const struct capture_window_info** pick, int* not_listed)
+{
+	int n_pick = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = n; i-- > 0;) {
+			const struct capture_window_info* w = &list[i];
+			if (!w->visible || (pass == 0) != w->focused)
+				continue;
+			if (n_pick < UI_DESKTOP_WINDOWS)
+				pick[n_pick++] = w;
+			else
+				(*not_listed)++;
+		}
+	return n_pick;
+}
+
+/* One window's tree into the listing, with its share of the bytes left
+ * (what it leaves goes on); returns its status. */
+static const char* list_window_tree(struct listing* L, struct a11y_tree* tree, const struct ui_target* tg,
+		const char* label, int to_walk, json_t* entry, struct desk_totals* t)
+{
+	json_object_set_new(entry, "app", app_json(tree));
+	size_t line = L->text.len;
+	outf(&L->text, "UI of %s, %s %s:\n", label, tree->app.toolkit[0] ? tree->app.toolkit
+			: "unknown toolkit", tree->app.version);
+	L->budget.used += json_escaped_len(L->text.s + line, L->text.len - line);
+	int listed = L->listed, refs = L->refs;
+	size_t total = L->budget.max;
+	bool was_hit = L->budget.hit;
+	size_t left = total > L->budget.used ? total - L->budget.used : 0;
+	L->budget.max = L->budget.used + left / (size_t)(to_walk + 1);
+	L->budget.hit = false;
+	bool room = list_tree(L, tree, tg, true);
+	t->bytes_cut |= !room;
+	L->budget.max = total;
+	L->budget.hit = was_hit;
+	if (!room)
+		json_object_set_new(entry, "max_bytes_reached", json_true());
+	json_object_set_new(entry, "node_count", json_integer(tree->visited));
+	json_object_set_new(entry, "listed", json_integer(L->listed - listed));
+	json_object_set_new(entry, "refs", json_integer(L->refs - refs));
+	json_object_set_new(entry, "truncated", json_boolean(tree->truncated || !room));
+	if (tree->incomplete) {
+		json_object_set_new(entry, "message", json_string(tree->app_gone
+				? "the app went away during the snapshot" : "the app stopped answering during the snapshot"));
+		outf(&L->text, "(incomplete: the app %s during the snapshot)\n",
+				tree->app_gone ? "went away" : "stopped answering");
+		if (tree->timed_out && t->hung)
+			t->hung[t->n_hung++] = tg->info.pid;
+	}
+	t->node_count += tree->visited;
+	t->shown += tree->n;
+	t->calls += tree->calls;
+	t->truncated |= tree->truncated || !room;
+	t->incomplete |= tree->incomplete;
+	return tree->incomplete ? "incomplete" : "ok";
+}
+
+/* A window whose tree could not be read: its status, and why in note. */
+static const char* walk_failure(int rc, const char* err, int64_t share, int pid, char* note, size_t size,
+		struct desk_totals* t)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		snprintf(note, size, "did not answer within %lld ms (hung or busy): skipped; "
+				"the other windows are listed", (long long)share);
+		if (t->hung)
+			t->hung[t->n_hung++] = pid;
+		t->incomplete = true;
+		return "timeout";
+	case -ENOENT: case -ENOTCONN:
+		text_format(note, size, "no accessibility tree (%s): use screenshots and pixel actions", err);
+		return "no_accessibility";
+	case -ESRCH:
+		snprintf(note, size, "went away during the snapshot");
+		t->incomplete = true;
+		return "gone";
+	default:
+		text_format(note, size, "%s", err[0] ? err : strerror(-rc));
+		t->incomplete = true;
+		return "error";
+	}
+}
+
+/* The whole desktop's answer: the outline's closing notes and the JSON. */
+static void desktop_answer(struct listing* L, json_t* wins, struct desk_totals* t, int not_listed,
+		const struct desktop_target* screen, int64_t t0, struct tool_result* out)
+{
+	t->bytes_cut |= L->budget.hit;
+	if (t->bytes_cut)
+		cut_note(L);
+	else if (t->truncated)
+		outf(&L->text, "(cut at max_nodes/max_depth: ask for more, or use ui_find)\n");
+	json_t* s = json_pack("{s:i, s:b, s:{}, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:I, s:i, s:o}",
+			"window", 0, "desktop", 1, "app", "windows", wins,
+			"node_count", t->node_count, "shown_count", t->shown, "listed", L->listed, "refs", L->refs,
+			"truncated", t->truncated || t->bytes_cut, "incomplete", t->incomplete,
+			"elapsed_ms", (json_int_t)(clock_ms() - t0), "calls", t->calls, "elements", L->elements);
+	if (t->bytes_cut)
+		json_object_set_new(s, "max_bytes_reached", json_true());
+	if (not_listed)
+		json_object_set_new(s, "windows_not_listed", json_integer(not_listed));
+	json_object_set_new(s, "coordinate_space", json_pack("{s:i, s:i}", "width", screen->image_width,
+			"height", screen->image_height));
+	out->structured = s;
+	tool_result_text(out, L->text.s ? L->text.s : "");
+}
+
 static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	int64_t t0 = clock_ms();
@@ -862,22 +805,12 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 				"no AT-SPI bus: %s%s%s", err, b.reason[0] ? "; " : "", b.reason);
 		return 0;
 	}
-	/* The windows: the focused one, then the others topmost first. */
 	const struct capture_window_info* pick[UI_DESKTOP_WINDOWS];
-	int n_pick = 0, not_listed = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = n; i-- > 0;) {
-			const struct capture_window_info* w = &list[i];
-			if (!w->visible || (pass == 0) != w->focused)
-				continue;
-			if (n_pick < UI_DESKTOP_WINDOWS)
-				pick[n_pick++] = w;
-			else
-				not_listed++;
-		}
+	int not_listed = 0;
+	int n_pick = pick_windows(list, n, pick, &not_listed);
 	bool* accessible = calloc((size_t)n_pick + 1, sizeof(bool));
-	int* hung = calloc((size_t)n_pick + 1, sizeof(int));
-	int n_hung = 0, to_walk = 0;
+	struct desk_totals t = { .hung = calloc((size_t)n_pick + 1, sizeof(int)) };
+	int to_walk = 0;
 	for (int k = 0; k < n_pick && accessible; k++) {
 		for (size_t a = 0; a < n_apps && !accessible[k]; a++)
 			accessible[k] = pick[k]->pid > 0 && apps[a].pid == pick[k]->pid;
@@ -900,8 +833,6 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 		L.budget.used += json_escaped_len(label, strlen(label)) + strlen(label)
 				+ 2 * strlen(pick[k]->title) + 400;
 	}
-	int node_count = 0, shown = 0, calls = 0;
-	bool truncated = false, incomplete = false, bytes_cut = false;
 	for (int k = 0; k < n_pick; k++) {
 		struct ui_target tg = { .window = pick[k]->id, .info = *pick[k], .t = screen };
 		char label[256];
@@ -916,7 +847,7 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 			status = "no_accessibility";
 			snprintf(note, sizeof(note), "%s", tg.info.pid > 0 ? "no accessibility tree: use screenshots and pixel actions"
 					: "no _NET_WM_PID: no accessibility tree can be matched to it");
-		} else if (pid_in(hung, n_hung, tg.info.pid)) {
+		} else if (pid_in(t.hung, t.n_hung, tg.info.pid)) {
 			status = "timeout";
 			snprintf(note, sizeof(note), "its app did not answer for another window: skipped");
 			to_walk--;
@@ -924,9 +855,9 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 			bool full = L.budget.used + 1024 > L.budget.max;
 			status = "skipped";
 			snprintf(note, sizeof(note), "%s", full ? "not walked: the answer is full" : "not walked: cancelled");
-			bytes_cut |= full;
+			t.bytes_cut |= full;
 			to_walk--;
-			incomplete = true;
+			t.incomplete = true;
 		}
 		if (status) {
 			json_object_set_new(entry, "status", json_string(status));
@@ -953,69 +884,12 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 		rc = a11y_snapshot(&q, &tree, err, sizeof(err));
 		json_object_set_new(entry, "elapsed_ms", json_integer(clock_ms() - now));
 		if (rc == 0) {
-			json_object_set_new(entry, "app", app_json(&tree));
-			size_t line = L.text.len;
-			outf(&L.text, "UI of %s, %s %s:\n", label, tree.app.toolkit[0] ? tree.app.toolkit
-					: "unknown toolkit", tree.app.version);
-			L.budget.used += json_escaped_len(L.text.s + line, L.text.len - line);
-			int listed = L.listed, refs = L.refs;
-			/* Its share of the bytes left, too (what it leaves goes on). */
-			size_t total = L.budget.max;
-			bool was_hit = L.budget.hit;
-			size_t left = total > L.budget.used ? total - L.budget.used : 0;
-			L.budget.max = L.budget.used + left / (size_t)(to_walk + 1);
-			L.budget.hit = false;
-			bool room = list_tree(&L, &tree, &tg, true);
-			bytes_cut |= !room;
-			L.budget.max = total;
-			L.budget.hit = was_hit;
-			if (!room)
-				json_object_set_new(entry, "max_bytes_reached", json_true());
-			status = tree.incomplete ? "incomplete" : "ok";
-			json_object_set_new(entry, "node_count", json_integer(tree.visited));
-			json_object_set_new(entry, "listed", json_integer(L.listed - listed));
-			json_object_set_new(entry, "refs", json_integer(L.refs - refs));
-			json_object_set_new(entry, "truncated", json_boolean(tree.truncated || !room));
-			if (tree.incomplete) {
-				json_object_set_new(entry, "message", json_string(tree.app_gone
-						? "the app went away during the snapshot" : "the app stopped answering during the snapshot"));
-				outf(&L.text, "(incomplete: the app %s during the snapshot)\n",
-						tree.app_gone ? "went away" : "stopped answering");
-				if (tree.timed_out && hung)
-					hung[n_hung++] = tg.info.pid;
-			}
-			node_count += tree.visited;
-			shown += tree.n;
-			calls += tree.calls;
-			truncated |= tree.truncated || !room;
-			incomplete |= tree.incomplete;
+			status = list_window_tree(&L, &tree, &tg, label, to_walk, entry, &t);
 		} else {
-			switch (rc) {
-			case -ETIMEDOUT:
-				status = "timeout";
-				snprintf(note, sizeof(note), "did not answer within %lld ms (hung or busy): skipped; "
-						"the other windows are listed", (long long)share);
-				if (hung)
-					hung[n_hung++] = tg.info.pid;
-				incomplete = true;
-				break;
-			case -ENOENT: case -ENOTCONN:
-				status = "no_accessibility";
-				text_format(note, sizeof(note), "no accessibility tree (%s): use screenshots and pixel actions", err);
-				break;
-			case -ESRCH:
-				status = "gone";
-				snprintf(note, sizeof(note), "went away during the snapshot");
-				incomplete = true;
-				break;
-			default:
-				status = "error";
-				text_format(note, sizeof(note), "%s", err[0] ? err : strerror(-rc));
-				incomplete = true;
-			}
+			status = walk_failure(rc, err, share, tg.info.pid, note, sizeof(note), &t);
 			json_object_set_new(entry, "message", json_string(note));
 			outf(&L.text, "UI of %s: %s\n", label, note);
-			calls += tree.calls;
+			t.calls += tree.calls;
 		}
 		a11y_tree_free(&tree);
 		json_object_set_new(entry, "status", json_string(status));
@@ -1023,28 +897,11 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 	}
 	free(list);
 	free(accessible);
-	free(hung);
+	free(t.hung);
 	if (not_listed)
 		outf(&L.text, "(%d more window%s not listed: ask for one by window)\n", not_listed,
 				not_listed == 1 ? "" : "s");
-	bytes_cut |= L.budget.hit;
-	if (bytes_cut)
-		cut_note(&L);
-	else if (truncated)
-		outf(&L.text, "(cut at max_nodes/max_depth: ask for more, or use ui_find)\n");
-	json_t* s = json_pack("{s:i, s:b, s:{}, s:o, s:i, s:i, s:i, s:i, s:b, s:b, s:I, s:i, s:o}",
-			"window", 0, "desktop", 1, "app", "windows", wins,
-			"node_count", node_count, "shown_count", shown, "listed", L.listed, "refs", L.refs,
-			"truncated", truncated || bytes_cut, "incomplete", incomplete,
-			"elapsed_ms", (json_int_t)(clock_ms() - t0), "calls", calls, "elements", L.elements);
-	if (bytes_cut)
-		json_object_set_new(s, "max_bytes_reached", json_true());
-	if (not_listed)
-		json_object_set_new(s, "windows_not_listed", json_integer(not_listed));
-	json_object_set_new(s, "coordinate_space", json_pack("{s:i, s:i}", "width", screen.image_width,
-			"height", screen.image_height));
-	out->structured = s;
-	tool_result_text(out, L.text.s ? L.text.s : "");
+	desktop_answer(&L, wins, &t, not_listed, &screen, t0, out);
 	free(L.text.s);
 	return 0;
 }
@@ -1147,7 +1004,7 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 {
 	char** loc = tree_locators(tree);
 	int total = 0;
-	pthread_mutex_lock(&refs_mutex);
+	refs_lock();
 	for (int i = 0; i < tree->n; i++) {
 		const struct a11y_node* n = &tree->nodes[i];
 		if (!matches(m, n))
@@ -1155,7 +1012,7 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 		total++;
 		if ((int)json_array_size(found) >= limit || (budget && budget->hit))
 			continue;
-		unsigned ref = ref_for_locked(&n->id, tg->window, tree->app.pid, n->role, n->name,
+		unsigned ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name,
 				loc ? loc[i] : NULL);
 		size_t from = text->len;
 		json_t* e = element_json(n, &tree->app, tg, ref, 0, text);
@@ -1164,7 +1021,7 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 		else
 			json_array_append_new(found, e);
 	}
-	pthread_mutex_unlock(&refs_mutex);
+	refs_unlock();
 	free_locators(loc, tree->n);
 	return total;
 }
@@ -1238,13 +1095,13 @@ static int resolve(struct tool_ctx* ctx, json_t* args, size_t max_text, int time
 {
 	memset(r, 0, sizeof(*r));
 	const char* s = tool_arg_string(args, "ref", NULL);
-	r->num = parse_ref(s);
+	r->num = refs_parse(s);
 	if (!r->num) {
 		tool_result_error(res, TOOL_BAD_ARGUMENTS, NULL, "ref must look like \"e12\" (from ui_snapshot or ui_find), not '%s'",
 				s ? s : "");
 		return -1;
 	}
-	if (!ref_get(r->num, &r->ref)) {
+	if (!refs_get(r->num, &r->ref)) {
 		tool_result_error(res, TOOL_STALE_REF, json_pack("{s:s}", "ref", s),
 				"unknown ref %s (never given out, or forgotten): call ui_snapshot again", s);
 		return -1;
@@ -1318,7 +1175,7 @@ static int resolve(struct tool_ctx* ctx, json_t* args, size_t max_text, int time
 	}
 	struct a11y_id id = tree.nodes[hit].id;
 	a11y_tree_free(&tree);
-	ref_move(r->num, &id);
+	refs_move(r->num, &id);
 	r->ref.id = id;
 	r->relocated = true;
 	rc = a11y_read(&id, max_text, clock_ms() + timeout_ms, &r->node, err, sizeof(err));
@@ -1398,7 +1255,32 @@ static int ui_read(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	return 0;
 }
 
-/* ---- ui_act --------------------------------------------------------------------------------- */
+/* ---- ui_act: destructive names, routes, effects ---------------------------------------- */
+
+/* ui_act's verbs, in the order of the schema's enum: the one list the enum
+ * below, the verb table (after the verbs) and the schema's "action" enum
+ * (the tool table) are made from. X(ID, name, run, rules, acts_on); SEP
+ * goes between rows (nothing, or "," for the schema's JSON). */
+#define UI_VERBS(X, SEP) \
+	X(PRESS, "press", verb_press, 0, NULL) SEP \
+	X(ACTIVATE, "activate", verb_press, 0, NULL) SEP \
+	X(TOGGLE, "toggle", verb_toggle, 0, \
+		"toggle needs a check box, toggle button, radio button or check menu item") SEP \
+	X(FOCUS, "focus", verb_focus, VERB_HARMLESS, NULL) SEP \
+	X(SET_TEXT, "set_text", verb_text, VERB_NEEDS_TEXT, "the element is not an editable text field") SEP \
+	X(INSERT_TEXT, "insert_text", verb_text, VERB_NEEDS_TEXT, "the element is not an editable text field") SEP \
+	X(SELECT, "select", verb_select, VERB_NEEDS_OPTION | VERB_NO_PIXEL_FALLBACK, \
+		"select needs a combo box, list, tree or tab list (one with options)") SEP \
+	X(SET_VALUE, "set_value", verb_set_value, VERB_NEEDS_NUMBER | VERB_NO_PIXEL_FALLBACK, \
+		"the element has no Value interface (a slider, spin button or progress bar has)") SEP \
+	X(EXPAND, "expand", verb_expand, 0, "the element is not expandable") SEP \
+	X(COLLAPSE, "collapse", verb_expand, 0, "the element is not expandable") SEP \
+	X(SCROLL_TO, "scroll_to", verb_scroll_to, VERB_HARMLESS | VERB_NO_PIXEL_FALLBACK, \
+		"the element has no Component interface")
+
+#define VERB_ENUM(id, ...) VERB_##id,
+enum ui_verb { UI_VERBS(VERB_ENUM, ) VERB_COUNT };
+#undef VERB_ENUM
 
 /* Names that read as destructive (docs/DESIGN.md "Accessibility"): a word of
  * the element's name that starts with one of these stems. */
@@ -1678,331 +1560,472 @@ static int select_option(const struct resolved* r, const char* option, int index
 	return a11y_act(&target, &a, clock_ms() + 1500, ok, err, size);
 }
 
-static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+/* ---- ui_act's verbs: one row each ------------------------------------------------------ */
+
+/* What a verb asks of the arguments, checked before the element is read,
+ * and how the call treats it. */
+enum verb_rules {
+	VERB_NEEDS_TEXT = 1 << 0,	/* text (set_text, insert_text) */
+	VERB_NEEDS_NUMBER = 1 << 1,	/* a number value (set_value) */
+	VERB_NEEDS_OPTION = 1 << 2,	/* text (the option's name) or an integer value (its index) */
+	VERB_HARMLESS = 1 << 3,		/* changes nothing the user owns (focus, scroll_to): no
+					 * destructive-name or disabled check, and an effect
+					 * not seen is no error */
+	VERB_NO_PIXEL_FALLBACK = 1 << 4,	/* a click cannot stand in when AT-SPI says no */
+};
+
+/* One ui_act call on its way through a verb: the verb says what it did (the
+ * route, rc, the app's answer) and what to look for afterwards (v). */
+struct act_run {
+	enum ui_verb verb;
+	json_t* args;
+	const char* text;		/* the text argument, or NULL */
+	json_t* value;			/* the value argument, or NULL */
+	bool background;
+	struct resolved* r;
+	const struct a11y_node* n;	/* &r->node: the element as read now */
+	int64_t deadline;
+	json_t* who;			/* {ref, role, name}: the errors' extra (NULL once given away) */
+	struct tool_result* out;	/* filled by a verb that refuses */
+	enum route route;
+	struct verify v;
+	char* expect;			/* owns v.text when the verb worked it out */
+	bool ok;			/* the app said it did it */
+	int rc;
+	char err[512];
+};
+
+enum verb_outcome {
+	VERB_RAN,		/* rc, route, ok and v say how */
+	VERB_UNSUPPORTED,	/* the element is not one the verb works on */
+	VERB_REFUSED,		/* nothing was done; out is filled */
+};
+
+struct ui_verb_def {
+	const char* name;
+	enum verb_outcome (*run)(struct act_run* run);
+	unsigned rules;		/* enum verb_rules */
+	const char* acts_on;	/* what the verb works on, said when the element is not
+				 * one (NULL: any element) */
+};
+
+/* The element's action named like one of names, through AT-SPI; the pixel
+ * route when it has none. */
+static void do_named_action(struct act_run* run, const char* const* names)
 {
-	if (!limits_ok(args, out))
-		return 0;
-	const char* action = tool_arg_string(args, "action", "press");
-	static const char* const actions[] = { "press", "activate", "toggle", "focus", "set_text",
-		"insert_text", "select", "set_value", "expand", "collapse", "scroll_to", NULL };
-	bool known = false;
-	for (int i = 0; actions[i] && !known; i++)
-		known = strcmp(action, actions[i]) == 0;
-	if (!known) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown action '%s': press, activate, toggle, "
-				"focus, set_text, insert_text, select, set_value, expand, collapse or scroll_to", action);
-		return 0;
+	int i = action_index(run->n, names);
+	if (i < 0) {
+		run->route = ROUTE_PIXEL;
+		return;
 	}
-	const char* text = tool_arg_string(args, "text", NULL);
-	json_t* jvalue = json_object_get(args, "value");
-	bool allow_destructive = tool_arg_bool(args, "allow_destructive", false);
-	bool background = tool_arg_bool(args, "background", false);
-	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
-	bool needs_text = strcmp(action, "set_text") == 0 || strcmp(action, "insert_text") == 0;
-	if (needs_text && !text) {
+	struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+}
+
+static enum verb_outcome verb_press(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	int i = action_index(n, press_names);
+	run->v.what = EXPECT_NONE;
+	if (i < 0 && n->n_actions > 0 && !(n->ifaces & A11Y_IF_EDITABLE_TEXT))
+		i = 0;	/* the element's one action, whatever its name (not a text field's) */
+	if (i >= 0) {
+		struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
+		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	} else {
+		run->route = ROUTE_PIXEL;
+	}
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_toggle(struct act_run* run)
+{
+	if (!checkable(run->n))
+		return VERB_UNSUPPORTED;
+	run->v.what = EXPECT_CHECKED_FLIP;
+	run->v.was_checked = is_checked(run->n);
+	do_named_action(run, toggle_names);	/* GTK 4.8 check boxes have none: a click */
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_focus(struct act_run* run)
+{
+	run->v.what = EXPECT_FOCUSED;
+	if (!(run->n->ifaces & A11Y_IF_COMPONENT)) {
+		run->route = ROUTE_PIXEL;
+		return VERB_RAN;
+	}
+	struct a11y_act a = { .op = A11Y_GRAB_FOCUS };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	if (run->rc == -ENOTSUP)
+		run->route = ROUTE_PIXEL;
+	return VERB_RAN;
+}
+
+/* insert_text's result: old[:pos] + text + old[pos:], pos in characters (the
+ * end when below 0, and then set to the end). NULL when out of memory. */
+static char* text_after_insert(const struct a11y_node* n, const char* text, int* pos)
+{
+	const char* old = n->text ? n->text : "";
+	size_t len = n->text_len, cut = len;
+	if (*pos >= 0) {
+		cut = 0;
+		for (int c = 0; c < *pos && cut < len; c++) {
+			cut++;
+			while (cut < len && ((unsigned char)old[cut] & 0xC0) == 0x80)
+				cut++;
+		}
+	} else {
+		*pos = n->char_count >= 0 ? n->char_count : 0;
+	}
+	char* expect;
+	return asprintf(&expect, "%.*s%s%s", (int)cut, old, text, old + cut) < 0 ? NULL : expect;
+}
+
+/* set_text and insert_text: EditableText when the app has it and it takes
+ * effect, else the keyboard (focus the field, select all for set_text, type). */
+static enum verb_outcome verb_text(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	bool insert = run->verb == VERB_INSERT_TEXT;
+	bool editable = n->ifaces & A11Y_IF_EDITABLE_TEXT;
+	bool texty = editable || (n->ifaces & A11Y_IF_TEXT) || n->role == A11Y_ROLE_ENTRY
+			|| n->role == A11Y_ROLE_TEXT || n->role == A11Y_ROLE_PASSWORD_TEXT;
+	if (!texty || A11Y_HAS(n->states, A11Y_READ_ONLY))
+		return VERB_UNSUPPORTED;
+	int pos = (int)tool_arg_int(run->args, "position", -1);
+	run->expect = insert ? text_after_insert(n, run->text, &pos) : strdup(run->text);
+	run->v.what = n->role == A11Y_ROLE_PASSWORD_TEXT ? EXPECT_NONE
+			: strcasecmp(run->r->app.toolkit, "Chromium") == 0 && A11Y_HAS(n->states, A11Y_MULTI_LINE)
+			? EXPECT_TEXT_CHROMIUM : EXPECT_TEXT;
+	run->v.text = run->expect ? run->expect : run->text;
+	if (editable) {
+		struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = run->text,
+			.position = pos };
+		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+		struct a11y_node probe = { 0 };
+		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe))
+			run->rc = -ENOTSUP;	/* TRUE without effect (Firefox): the keyboard next */
+		a11y_node_clear(&probe);
+		if (run->rc == -ENOTSUP)
+			run->route = ROUTE_KEYBOARD;
+	} else {
+		run->route = ROUTE_KEYBOARD;
+	}
+	if (run->route != ROUTE_KEYBOARD)
+		return VERB_RAN;
+	if (run->background) {
+		run->rc = 0;	/* refused below: the keyboard needs focus */
+	} else if (insert) {
+		struct a11y_act a = { .op = A11Y_SET_CARET, .position = pos };
+		a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+		run->rc = keyboard_set_text(run->r, run->text, false, run->err, sizeof(run->err));
+	} else {
+		run->rc = keyboard_set_text(run->r, run->text, true, run->err, sizeof(run->err));
+	}
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_set_value(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	if (!(n->ifaces & A11Y_IF_VALUE) || !n->has_value)
+		return VERB_UNSUPPORTED;
+	double value = json_number_value(run->value);
+	if (value < n->min_value || value > n->max_value) {
+		tool_result_error(run->out, TOOL_OUT_OF_BOUNDS, run->who, "value %g is outside %g..%g (nothing was done)",
+				value, n->min_value, n->max_value);
+		run->who = NULL;
+		return VERB_REFUSED;
+	}
+	run->v.what = EXPECT_VALUE;
+	run->v.value = value;
+	run->v.tolerance = n->step > 0 ? n->step : 1e-9;
+	struct a11y_act a = { .op = A11Y_SET_VALUE, .value = value };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	run->ok = true;
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_select(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	bool can = (n->ifaces & A11Y_IF_SELECTION) || n->role == A11Y_ROLE_COMBO_BOX
+			|| n->role == A11Y_ROLE_LIST || n->role == A11Y_ROLE_LIST_BOX || n->role == 65 /* tree */
+			|| n->role == 38 /* page tab list */ || n->role == 66 /* tree table */ || n->role == 55;
+	if (!can)
+		return VERB_UNSUPPORTED;
+	run->v.what = run->text ? EXPECT_SELECTED : EXPECT_ANY_CHANGE;
+	run->v.option = run->text;
+	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
+	run->rc = select_option(run->r, run->text, index, run->err, sizeof(run->err), &run->ok);
+	if (run->rc == -ENOENT) {
+		tool_result_error(run->out, TOOL_BAD_ARGUMENTS, run->who, "%s (nothing was done)", run->err);
+		run->who = NULL;
+		return VERB_REFUSED;
+	}
+	return VERB_RAN;
+}
+
+/* expand and collapse. */
+static enum verb_outcome verb_expand(struct act_run* run)
+{
+	const struct a11y_node* n = run->n;
+	bool expand = run->verb == VERB_EXPAND;
+	bool expandable = A11Y_HAS(n->states, A11Y_EXPANDABLE);
+	if (!expandable && n->role != A11Y_ROLE_COMBO_BOX && n->role != A11Y_ROLE_MENU
+			&& n->role != 91 /* tree item */)
+		return VERB_UNSUPPORTED;
+	if (expand == A11Y_HAS(n->states, A11Y_EXPANDED)) {
+		run->ok = true;	/* already so */
+		run->v.what = expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED;
+		return VERB_RAN;
+	}
+	run->v.what = expandable ? (expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED) : EXPECT_ANY_CHANGE;
+	do_named_action(run, expand_names);
+	return VERB_RAN;
+}
+
+static enum verb_outcome verb_scroll_to(struct act_run* run)
+{
+	if (!(run->n->ifaces & A11Y_IF_COMPONENT))
+		return VERB_UNSUPPORTED;
+	run->v.what = EXPECT_SHOWING;
+	struct a11y_act a = { .op = A11Y_SCROLL_TO };
+	run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+	return VERB_RAN;
+}
+
+#define VERB_ROW(id, name, run, rules, acts_on) [VERB_##id] = { name, run, rules, acts_on },
+static const struct ui_verb_def ui_verbs[] = { UI_VERBS(VERB_ROW, ) };
+#undef VERB_ROW
+
+static const struct ui_verb_def* verb_named(const char* name, enum ui_verb* verb)
+{
+	for (int i = 0; i < VERB_COUNT; i++)
+		if (strcmp(ui_verbs[i].name, name) == 0) {
+			*verb = (enum ui_verb)i;
+			return &ui_verbs[i];
+		}
+	return NULL;
+}
+
+/* "press, activate, ... or scroll_to". */
+static void verb_list(char* out, size_t size)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int i = 0; i < VERB_COUNT && used < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s",
+				i == 0 ? "" : i == VERB_COUNT - 1 ? " or " : ", ", ui_verbs[i].name);
+}
+
+/* ---- ui_act -------------------------------------------------------------------------------- */
+
+/* The verb and its arguments, before anything is read: NULL with out filled
+ * when they do not fit. */
+static const struct ui_verb_def* act_arguments(json_t* args, struct act_run* run, struct tool_result* out)
+{
+	const char* action = tool_arg_string(args, "action", "press");
+	const struct ui_verb_def* verb = verb_named(action, &run->verb);
+	if (!verb) {
+		char list[256];
+		verb_list(list, sizeof(list));
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown action '%s': %s", action, list);
+		return NULL;
+	}
+	const char* text = run->text;
+	if ((verb->rules & VERB_NEEDS_TEXT) && !text) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s needs text", action);
-		return 0;
+		return NULL;
 	}
 	if (text && strlen(text) > UI_TEXT_MAX) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, json_pack("{s:I, s:i}", "bytes", (json_int_t)strlen(text),
 				"max_bytes", UI_TEXT_MAX), "text is %zu bytes; at most %d per call (nothing was done)",
 				strlen(text), UI_TEXT_MAX);
-		return 0;
+		return NULL;
 	}
-	if (strcmp(action, "set_value") == 0 && !json_is_number(jvalue)) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "set_value needs a number value");
-		return 0;
+	if ((verb->rules & VERB_NEEDS_NUMBER) && !json_is_number(run->value)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s needs a number value", action);
+		return NULL;
 	}
-	if (strcmp(action, "select") == 0 && !text && !json_is_integer(jvalue)) {
-		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "select needs text (the option's name) or value (its index)");
-		return 0;
+	if ((verb->rules & VERB_NEEDS_OPTION) && !text && !json_is_integer(run->value)) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s needs text (the option's name) or value (its index)",
+				action);
+		return NULL;
 	}
+	return verb;
+}
+
+/* A name that reads as destructive needs allow_destructive, and a disabled
+ * element is not acted on; false with out filled (who given away). */
+static bool act_allowed(const struct ui_verb_def* verb, struct act_run* run, bool allow_destructive)
+{
+	const struct a11y_node* n = run->n;
+	if (verb->rules & VERB_HARMLESS)
+		return true;
+	const char* bad = destructive_word(n->name);
+	if (bad && !allow_destructive) {
+		json_object_set_new(run->who, "word", json_string(bad));
+		tool_result_error(run->out, TOOL_NEEDS_CONFIRMATION, run->who,
+				"%s \"%.80s\" reads as destructive ('%s'): nothing was done; call again with "
+				"allow_destructive: true if that is intended", a11y_role_name(n->role), n->name, bad);
+		run->who = NULL;
+		return false;
+	}
+	if (disabled(n)) {
+		tool_result_error(run->out, TOOL_ELEMENT_DISABLED, run->who, "%s \"%.80s\" is disabled (insensitive): "
+				"nothing was done", a11y_role_name(n->role), n->name);
+		run->who = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* After the verb: a click where AT-SPI could not, unless background asked
+ * to leave focus alone. false with out filled when the call stops here. */
+static bool act_fall_back(const struct ui_verb_def* verb, struct act_run* run)
+{
+	if (run->route == ROUTE_ATSPI && run->rc == -ENOTSUP && !run->background
+			&& !(verb->rules & VERB_NO_PIXEL_FALLBACK))
+		run->route = ROUTE_PIXEL;
+	if (run->route != ROUTE_ATSPI && run->background) {
+		tool_result_error(run->out, TOOL_NEEDS_FOCUS, run->who, "%s on this element needs the %s route, which "
+				"focuses the window; background: true was asked (nothing was done)", verb->name,
+				route_names[run->route]);
+		run->who = NULL;
+		return false;
+	}
+	if (run->route == ROUTE_PIXEL) {
+		run->rc = pixel_click(run->r, run->err, sizeof(run->err));
+		run->ok = run->rc == 0;
+	}
+	if (run->rc < 0) {
+		int rc = run->rc;
+		enum tool_code code = rc == -ETIMEDOUT ? TOOL_TIMEOUT : rc == -ESRCH ? TOOL_STALE_REF
+				: rc == -ENOTSUP ? TOOL_ACTION_UNSUPPORTED : rc == -ECONNRESET ? TOOL_DISPLAY_UNAVAILABLE
+				: TOOL_INTERNAL;
+		json_object_set_new(run->who, "route", json_string(route_names[run->route]));
+		tool_result_error(run->out, code, run->who, "%s failed: %s", verb->name,
+				run->err[0] ? run->err : strerror(-rc));
+		run->who = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Verify on a fresh read and answer: confirmed, no_change (an error for a
+ * verb with an expected effect) or unverifiable. */
+static void act_report(const struct ui_verb_def* verb, struct act_run* run, json_t* before_windows,
+		uint32_t focus_before)
+{
+	const struct verify* v = &run->v;
+	const char* route = route_names[run->route];
+	struct a11y_node after = { 0 };
+	bool is_verified = v->what == EXPECT_NONE ? false : await_effect(run->r, v, &after);
+	if (v->what == EXPECT_NONE) {
+		char e2[64];
+		clock_sleep_ms(50);
+		a11y_read(&run->r->ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, &after, e2, sizeof(e2));
+	}
+	json_t* res = json_pack("{s:O, s:s, s:s, s:b, s:b, s:s}", "ref", json_object_get(run->who, "ref"),
+			"action", verb->name, "route", route, "app_said_ok", run->ok, "relocated", run->r->relocated,
+			"effect", v->what == EXPECT_NONE ? "unverifiable" : is_verified ? "confirmed" : "no_change");
+	json_object_set_new(res, "verified", json_boolean(is_verified));
+	json_object_set_new(res, "changes", changes(before_windows, focus_before));
+	if (after.name) {
+		struct resolved ra = *run->r;
+		ra.node = after;
+		json_object_set_new(res, "element", node_read_json(&ra));
+	}
+	if (v->what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v->text))
+		json_object_set_new(res, "note", json_string("Chromium reports a textarea's text with one "
+				"more trailing newline than its value; the value is exact"));
+	if ((v->what == EXPECT_TEXT || v->what == EXPECT_TEXT_CHROMIUM) && !is_verified) {
+		json_object_set_new(res, "expected", json_string(v->text));
+		if (after.text)
+			json_object_set_new(res, "actual", json_stringn(after.text, after.text_len));
+		json_object_update_missing(res, run->who);
+		tool_result_error(run->out, TOOL_UNVERIFIED, res, "%s ran through %s, but the field reads back "
+				"differently (see expected and actual)", verb->name, route);
+	} else if (v->what != EXPECT_NONE && v->what != EXPECT_ANY_CHANGE && !is_verified
+			&& !(verb->rules & VERB_HARMLESS)) {
+		json_object_update_missing(res, run->who);
+		tool_result_error(run->out, TOOL_UNVERIFIED, res, "%s ran through %s (the app said %s), but the "
+				"element did not change as expected", verb->name, route, run->ok ? "ok" : "no");
+	} else {
+		tool_result_ok(run->out, res);
+	}
+	a11y_node_clear(&after);
+}
+
+static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	if (!limits_ok(args, out))
+		return 0;
+	struct act_run run = {
+		.args = args,
+		.text = tool_arg_string(args, "text", NULL),
+		.value = json_object_get(args, "value"),
+		.background = tool_arg_bool(args, "background", false),
+		.out = out,
+		.route = ROUTE_ATSPI,
+		.v = { .what = EXPECT_NONE },
+	};
+	const struct ui_verb_def* verb = act_arguments(args, &run, out);
+	if (!verb)
+		return 0;
+	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
 	struct resolved r;
 	if (resolve(ctx, args, UI_TEXT_MAX * 2, timeout, &r, out) < 0) {
 		resolved_clear(&r);
 		return 0;
 	}
-	const struct a11y_node* n = &r.node;
-	char refs[16];
-	snprintf(refs, sizeof(refs), "e%u", r.num);
-	json_t* who = json_pack("{s:s, s:s, s:s}", "ref", refs, "role", a11y_role_name(n->role), "name", n->name);
-	bool harmless = strcmp(action, "focus") == 0 || strcmp(action, "scroll_to") == 0;
-	const char* bad = harmless ? NULL : destructive_word(n->name);
-	if (bad && !allow_destructive) {
-		json_object_set_new(who, "word", json_string(bad));
-		tool_result_error(out, TOOL_NEEDS_CONFIRMATION, who,
-				"%s \"%.80s\" reads as destructive ('%s'): nothing was done; call again with "
-				"allow_destructive: true if that is intended", a11y_role_name(n->role), n->name, bad);
-		resolved_clear(&r);
-		return 0;
+	run.r = &r;
+	run.n = &r.node;
+	char ref[16];
+	snprintf(ref, sizeof(ref), "e%u", r.num);
+	run.who = json_pack("{s:s, s:s, s:s}", "ref", ref, "role", a11y_role_name(r.node.role), "name", r.node.name);
+	json_t* before_windows = NULL;
+	uint32_t focus_before = 0;
+	if (!act_allowed(verb, &run, tool_arg_bool(args, "allow_destructive", false)))
+		goto done;
+	before_windows = window_ids(&focus_before);
+	run.deadline = clock_ms() + timeout;
+	enum verb_outcome outcome = verb->run(&run);
+	if (outcome == VERB_UNSUPPORTED) {
+		json_object_set_new(run.who, "action", json_string(verb->name));
+		tool_result_error(out, TOOL_ACTION_UNSUPPORTED, run.who, "%s on %s \"%.80s\": %s (nothing was done)",
+				verb->name, a11y_role_name(r.node.role), r.node.name, verb->acts_on);
+		run.who = NULL;
 	}
-	if (disabled(n) && !harmless) {
-		tool_result_error(out, TOOL_ELEMENT_DISABLED, who, "%s \"%.80s\" is disabled (insensitive): nothing was done",
-				a11y_role_name(n->role), n->name);
-		resolved_clear(&r);
-		return 0;
-	}
-	uint32_t focus_before;
-	json_t* before_windows = window_ids(&focus_before);
-	enum route route = ROUTE_ATSPI;
-	struct verify v = { .what = EXPECT_NONE };
-	bool ok = false;
-	int rc = 0;
-	char err[512] = "";
-	const char* unsupported = NULL;
-	int64_t dl = clock_ms() + timeout;
-	bool pixel_allowed = !background;
-
-	if (strcmp(action, "press") == 0 || strcmp(action, "activate") == 0) {
-		int i = action_index(n, press_names);
-		v.what = EXPECT_NONE;
-		if (i < 0 && n->n_actions > 0 && !(n->ifaces & A11Y_IF_EDITABLE_TEXT))
-			i = 0;
-		if (i >= 0) {
-			struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-		} else {
-			route = ROUTE_PIXEL;
-		}
-	} else if (strcmp(action, "toggle") == 0) {
-		if (!checkable(n)) {
-			unsupported = "toggle needs a check box, toggle button, radio button or check menu item";
-		} else {
-			v.what = EXPECT_CHECKED_FLIP;
-			v.was_checked = is_checked(n);
-			int i = action_index(n, toggle_names);
-			if (i >= 0) {
-				struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			} else {
-				route = ROUTE_PIXEL;	/* GTK 4.8 check boxes have no actions */
-			}
-		}
-	} else if (strcmp(action, "focus") == 0) {
-		v.what = EXPECT_FOCUSED;
-		if (n->ifaces & A11Y_IF_COMPONENT) {
-			struct a11y_act a = { .op = A11Y_GRAB_FOCUS };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			if (rc == -ENOTSUP)
-				route = ROUTE_PIXEL;
-		} else {
-			route = ROUTE_PIXEL;
-		}
-	} else if (strcmp(action, "set_text") == 0 || strcmp(action, "insert_text") == 0) {
-		bool insert = action[0] == 'i';
-		bool editable = n->ifaces & A11Y_IF_EDITABLE_TEXT;
-		bool texty = editable || (n->ifaces & A11Y_IF_TEXT) || n->role == A11Y_ROLE_ENTRY
-				|| n->role == A11Y_ROLE_TEXT || n->role == A11Y_ROLE_PASSWORD_TEXT;
-		if (!texty || A11Y_HAS(n->states, A11Y_READ_ONLY)) {
-			unsupported = "the element is not an editable text field";
-		} else {
-			char* expect = NULL;
-			int pos = (int)tool_arg_int(args, "position", -1);
-			if (insert) {
-				/* old[:pos] + text + old[pos:], pos in characters. */
-				const char* old = n->text ? n->text : "";
-				size_t len = n->text_len, cut = len;
-				if (pos >= 0) {
-					cut = 0;
-					for (int c = 0; c < pos && cut < len; c++) {
-						cut++;
-						while (cut < len && ((unsigned char)old[cut] & 0xC0) == 0x80)
-							cut++;
-					}
-				} else {
-					pos = n->char_count >= 0 ? n->char_count : 0;
-				}
-				if (asprintf(&expect, "%.*s%s%s", (int)cut, old, text, old + cut) < 0)
-					expect = NULL;
-			} else {
-				expect = strdup(text);
-			}
-			v.what = n->role == A11Y_ROLE_PASSWORD_TEXT ? EXPECT_NONE
-					: strcasecmp(r.app.toolkit, "Chromium") == 0 && A11Y_HAS(n->states, A11Y_MULTI_LINE)
-					? EXPECT_TEXT_CHROMIUM : EXPECT_TEXT;
-			v.text = expect ? expect : text;
-			if (editable) {
-				struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = text,
-					.position = pos };
-				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-				struct a11y_node probe = { 0 };
-				if (rc == 0 && !await_effect(&r, &v, &probe)) {
-					/* TRUE without effect (Firefox): the keyboard next. */
-					rc = -ENOTSUP;
-				}
-				a11y_node_clear(&probe);
-				if (rc == -ENOTSUP)
-					route = ROUTE_KEYBOARD;
-			} else {
-				route = ROUTE_KEYBOARD;
-			}
-			if (route == ROUTE_KEYBOARD) {
-				if (background) {
-					rc = 0;
-				} else if (insert) {
-					struct a11y_act a = { .op = A11Y_SET_CARET, .position = pos };
-					a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-					rc = keyboard_set_text(&r, text, false, err, sizeof(err));
-				} else {
-					rc = keyboard_set_text(&r, text, true, err, sizeof(err));
-				}
-			}
-			/* v.text stays valid until the end (expect freed below). */
-			json_object_set_new(who, "_expect_owner", json_integer((json_int_t)(intptr_t)expect));
-		}
-	} else if (strcmp(action, "set_value") == 0) {
-		if (!(n->ifaces & A11Y_IF_VALUE) || !n->has_value) {
-			unsupported = "the element has no Value interface (a slider, spin button or progress bar has)";
-		} else {
-			double value = json_number_value(jvalue);
-			if (value < n->min_value || value > n->max_value) {
-				tool_result_error(out, TOOL_OUT_OF_BOUNDS, who, "value %g is outside %g..%g (nothing was done)",
-						value, n->min_value, n->max_value);
-				json_decref(before_windows);
-				resolved_clear(&r);
-				return 0;
-			}
-			v.what = EXPECT_VALUE;
-			v.value = value;
-			v.tolerance = n->step > 0 ? n->step : 1e-9;
-			struct a11y_act a = { .op = A11Y_SET_VALUE, .value = value };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			ok = true;
-		}
-	} else if (strcmp(action, "select") == 0) {
-		bool can = (n->ifaces & A11Y_IF_SELECTION) || n->role == A11Y_ROLE_COMBO_BOX
-				|| n->role == A11Y_ROLE_LIST || n->role == A11Y_ROLE_LIST_BOX || n->role == 65 /* tree */
-				|| n->role == 38 /* page tab list */ || n->role == 66 /* tree table */ || n->role == 55;
-		if (!can) {
-			unsupported = "select needs a combo box, list, tree or tab list (one with options)";
-		} else {
-			v.what = text ? EXPECT_SELECTED : EXPECT_ANY_CHANGE;
-			v.option = text;
-			rc = select_option(&r, text, json_is_integer(jvalue) ? (int)json_integer_value(jvalue) : -1,
-					err, sizeof(err), &ok);
-			if (rc == -ENOENT) {
-				tool_result_error(out, TOOL_BAD_ARGUMENTS, who, "%s (nothing was done)", err);
-				json_decref(before_windows);
-				resolved_clear(&r);
-				return 0;
-			}
-		}
-	} else if (strcmp(action, "expand") == 0 || strcmp(action, "collapse") == 0) {
-		bool expand = action[0] == 'e';
-		if (!A11Y_HAS(n->states, A11Y_EXPANDABLE) && n->role != A11Y_ROLE_COMBO_BOX
-				&& n->role != A11Y_ROLE_MENU && n->role != 91 /* tree item */) {
-			unsupported = "the element is not expandable";
-		} else if (expand == A11Y_HAS(n->states, A11Y_EXPANDED)) {
-			ok = true;	/* already so */
-			v.what = expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED;
-		} else {
-			v.what = A11Y_HAS(n->states, A11Y_EXPANDABLE)
-					? (expand ? EXPECT_EXPANDED : EXPECT_COLLAPSED) : EXPECT_ANY_CHANGE;
-			int i = action_index(n, expand_names);
-			if (i >= 0) {
-				struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-				rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-			} else {
-				route = ROUTE_PIXEL;
-			}
-		}
-	} else if (strcmp(action, "scroll_to") == 0) {
-		if (!(n->ifaces & A11Y_IF_COMPONENT)) {
-			unsupported = "the element has no Component interface";
-		} else {
-			v.what = EXPECT_SHOWING;
-			struct a11y_act a = { .op = A11Y_SCROLL_TO };
-			rc = a11y_act(&r.ref.id, &a, dl, &ok, err, sizeof(err));
-		}
-	} else {
-		unsupported = "unknown action";
-	}
-	if (unsupported) {
-		json_object_del(who, "_expect_owner");
-		json_object_set_new(who, "action", json_string(action));
-		tool_result_error(out, TOOL_ACTION_UNSUPPORTED, who, "%s on %s \"%.80s\": %s (nothing was done)",
-				action, a11y_role_name(n->role), n->name, unsupported);
-		json_decref(before_windows);
-		resolved_clear(&r);
-		return 0;
-	}
-	if (route == ROUTE_ATSPI && rc == -ENOTSUP && pixel_allowed && strcmp(action, "scroll_to") != 0
-			&& strcmp(action, "set_value") != 0 && strcmp(action, "select") != 0)
-		route = ROUTE_PIXEL;
-	if (route != ROUTE_ATSPI && background) {
-		char* expect = (char*)(intptr_t)json_integer_value(json_object_get(who, "_expect_owner"));
-		free(expect);
-		json_object_del(who, "_expect_owner");
-		tool_result_error(out, TOOL_NEEDS_FOCUS, who, "%s on this element needs the %s route, which focuses "
-				"the window; background: true was asked (nothing was done)", action, route_names[route]);
-		json_decref(before_windows);
-		resolved_clear(&r);
-		return 0;
-	}
-	if (route == ROUTE_PIXEL) {
-		rc = pixel_click(&r, err, sizeof(err));
-		ok = rc == 0;
-	}
-	char* expect = (char*)(intptr_t)json_integer_value(json_object_get(who, "_expect_owner"));
-	json_object_del(who, "_expect_owner");
-	if (rc < 0) {
-		enum tool_code code = rc == -ETIMEDOUT ? TOOL_TIMEOUT : rc == -ESRCH ? TOOL_STALE_REF
-				: rc == -ENOTSUP ? TOOL_ACTION_UNSUPPORTED : rc == -ECONNRESET ? TOOL_DISPLAY_UNAVAILABLE
-				: TOOL_INTERNAL;
-		json_object_set_new(who, "route", json_string(route_names[route]));
-		tool_result_error(out, code, who, "%s failed: %s", action, err[0] ? err : strerror(-rc));
-		free(expect);
-		json_decref(before_windows);
-		resolved_clear(&r);
-		return 0;
-	}
-	/* Verify on a fresh read. */
-	struct a11y_node after = { 0 };
-	bool is_verified = v.what == EXPECT_NONE ? false : await_effect(&r, &v, &after);
-	if (v.what == EXPECT_NONE) {
-		char e2[64];
-		clock_sleep_ms(50);
-		a11y_read(&r.ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, &after, e2, sizeof(e2));
-	}
-	json_t* res = json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "ref", refs, "action", action,
-			"route", route_names[route], "app_said_ok", ok, "relocated", r.relocated,
-			"effect", v.what == EXPECT_NONE ? "unverifiable" : is_verified ? "confirmed" : "no_change");
-	json_object_set_new(res, "verified", json_boolean(is_verified));
-	json_object_set_new(res, "changes", changes(before_windows, focus_before));
+	if (outcome == VERB_RAN && act_fall_back(verb, &run))
+		act_report(verb, &run, before_windows, focus_before);
+done:
+	json_decref(run.who);
 	json_decref(before_windows);
-	if (after.name) {
-		struct resolved ra = r;
-		ra.node = after;
-		json_object_set_new(res, "element", node_read_json(&ra));
-	}
-	if (v.what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v.text))
-		json_object_set_new(res, "note", json_string("Chromium reports a textarea's text with one "
-				"more trailing newline than its value; the value is exact"));
-	if ((v.what == EXPECT_TEXT || v.what == EXPECT_TEXT_CHROMIUM) && !is_verified) {
-		json_object_set_new(res, "expected", json_string(v.text));
-		if (after.text)
-			json_object_set_new(res, "actual", json_stringn(after.text, after.text_len));
-		json_object_update_missing(res, who);
-		json_decref(who);
-		tool_result_error(out, TOOL_UNVERIFIED, res, "%s ran through %s, but the field reads back "
-				"differently (see expected and actual)", action, route_names[route]);
-	} else if (v.what != EXPECT_NONE && v.what != EXPECT_ANY_CHANGE && !is_verified
-			&& strcmp(action, "focus") != 0 && strcmp(action, "scroll_to") != 0) {
-		json_object_update_missing(res, who);
-		json_decref(who);
-		tool_result_error(out, TOOL_UNVERIFIED, res, "%s ran through %s (the app said %s), but the "
-				"element did not change as expected", action, route_names[route], ok ? "ok" : "no");
-	} else {
-		json_decref(who);
-		tool_result_ok(out, res);
-	}
-	a11y_node_clear(&after);
-	free(expect);
+	free(run.expect);
 	resolved_clear(&r);
 	return 0;
 }
 
 /* ---- ui_wait ------------------------------------------------------------------------------- */
+
+/* until: state's state, "checked" or "!focused": *st (state_lookup) and
+ * *negate; false with out filled. */
+static bool wait_state_arg(const char* state, int* st, bool* negate, struct tool_result* out)
+{
+	if (!state) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "until: state needs state (\"checked\", \"!focused\", ...)");
+		return false;
+	}
+	*negate = state[0] == '!';
+	if ((*st = state_lookup(state + *negate)) < 0) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown state '%s'", state);
+		return false;
+	}
+	return true;
+}
 
 static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
@@ -2020,17 +2043,8 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	bool by_ref = ref != NULL;
 	int st = -1;
 	bool negate = false;
-	if (strcmp(until, "state") == 0) {
-		if (!state) {
-			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "until: state needs state (\"checked\", \"!focused\", ...)");
-			return 0;
-		}
-		negate = state[0] == '!';
-		if ((st = state_lookup(state + negate)) < 0) {
-			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "unknown state '%s'", state);
-			return 0;
-		}
-	}
+	if (strcmp(until, "state") == 0 && !wait_state_arg(state, &st, &negate, out))
+		return 0;
 	struct matcher m = { .role = -1 };
 	bool have_matcher = false;
 	if (!by_ref) {
@@ -2159,18 +2173,18 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	return 0;
 }
 
-/* ---- Refs in computer_use (tools/input.c) ---------------------------------------------- */
+/* ---- Refs in computer_use (tools/input_tools.c) ---------------------------------------- */
 
 int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 {
-	unsigned num = parse_ref(s);
+	unsigned num = refs_parse(s);
 	struct ref r;
 	if (!num) {
 		e->code = TOOL_BAD_ARGUMENTS;
 		snprintf(e->message, sizeof(e->message), "ref must look like \"e12\" (from ui_snapshot or ui_find)");
 		return -1;
 	}
-	if (!ref_get(num, &r)) {
+	if (!refs_get(num, &r)) {
 		e->code = TOOL_STALE_REF;
 		snprintf(e->message, sizeof(e->message), "unknown ref %.20s: call ui_snapshot again", s);
 		return -1;
@@ -2224,6 +2238,7 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 #define MATCH_P "\"match\":{\"type\":\"string\",\"enum\":[\"exact\",\"contains\",\"regex\"]}"
 #define ALL_P "\"all\":" BOOL
 #define ELEMENTS "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
+#define VERB_JSON_NAME(id, name, ...) "\"" name "\""
 
 const struct tool_def tools_ui[] = {
 	{
@@ -2266,8 +2281,7 @@ const struct tool_def tools_ui[] = {
 			"Act on ref through its accessibility interfaces (pixel or keyboard fallback, route says "
 			"which), then verify. Destructive names need allow_destructive.",
 		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\",\"action\"],\"properties\":{"
-			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[\"press\",\"activate\",\"toggle\",\"focus\","
-			"\"set_text\",\"insert_text\",\"select\",\"set_value\",\"expand\",\"collapse\",\"scroll_to\"]},"
+			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[" UI_VERBS(VERB_JSON_NAME, ",") "]},"
 			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":{\"type\":\"integer\",\"minimum\":0},"
 			"\"allow_destructive\":" BOOL ",\"background\":" BOOL "," WINDOW_P "," TIMEOUT_P "}}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR

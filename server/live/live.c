@@ -157,7 +157,7 @@ static enum http_role live_authorize(struct lws* wsi, int* status)
 		return HTTP_ROLE_NONE;
 	}
 	/* Host and Origin were checked by the acceptor's WebSocket gate
-	 * (http.c) with the same policy as every HTTP route, before the socket
+	 * (server/http/http.c) with the same policy as every HTTP route, before the socket
 	 * reached lws; the token is checked again here to learn the role. */
 	const char* token = live_find_token(wsi, buf, sizeof(buf));
 	enum http_role role = auth_check_token(token);

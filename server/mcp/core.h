@@ -398,5 +398,5 @@ json_t* mcp_state_open(const char* token, const char* method, const char* target
 		json_t* args, const char* principal, char* why, size_t why_size);
 
 struct http_request;
-/** http.c: serve a POST whose body (borrowed, one message) is modern. */
+/** mcp_http.c: serve a POST whose body (borrowed, one message) is modern. */
 void mcp_http_modern(struct http_request* req, json_t* msg);

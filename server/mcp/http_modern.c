@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 /* MCP 2026-07-28 over Streamable HTTP (docs/MCP.md 10): one POST, one
  * request, one response; no session, no GET stream, no event ids, nothing
- * to resume. http.c routes a POST here when mcp_is_modern() says so.
+ * to resume. mcp_http.c routes a POST here when mcp_is_modern() says so.
  *
  * The response starts undecided (the connection stays suspended): a request
  * that finishes without a notification gets a plain JSON body, with the

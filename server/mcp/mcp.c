@@ -1,6 +1,6 @@
 /* MCP's session era (2025-03-26 to 2025-11-25): sessions and initialize,
  * the session's own methods, server -> client requests, the registry and its
- * reaper; independent of the transport (http.c, stdio.c). Calls go down into
+ * reaper; independent of the transport (mcp_http.c, stdio.c). Calls go down into
  * the core: jsonrpc.c, methods.c, call.c. See core.h and docs/MCP.md. */
 
 #include "server/mcp/mcp.h"

@@ -1,6 +1,8 @@
-/* The action vocabulary (tools/actions.c): pure parsing, no display; and
- * the gate of people in the loop (tools/gate.c). */
+/* The action vocabulary (tools/actions.c): pure parsing, no display; the
+ * gate of people in the loop (tools/gate.c); and the ref registry
+ * (tools/refs.c). */
 #include "tools/actions.h"
+#include "tools/refs.h"
 #include "tools/tools.h"
 #include "base/options.h"
 #include "tests/unit/tst.h"
@@ -108,9 +110,10 @@ static void test_conflicts(void)
 	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"keys\":[\"ctrl\"],\"text\":\"ctrl\"}",
 			TOOL_BAD_ARGUMENTS, "keys or text, not both");
 	REFUSED("{\"type\":\"type\",\"text\":\"a\",\"x\":1}", TOOL_BAD_ARGUMENTS,
-			"type does not take \"x\"");
+			"type does not take \"x\" (it takes text, method, chord, ref)");
 	REFUSED("{\"type\":\"left_click\",\"coordinate\":[1,1],\"button\":\"right\"}",
-			TOOL_BAD_ARGUMENTS, "left_click does not take \"button\"");
+			TOOL_BAD_ARGUMENTS, "left_click does not take \"button\" "
+			"(it takes x, y, coordinate, coordinate_space, keys, text, ref)");
 	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"button\":\"top\"}",
 			TOOL_BAD_ARGUMENTS, "unknown button \"top\"");
 	REFUSED("{\"type\":\"click\",\"x\":1,\"y\":1,\"coordinate_space\":\"window\"}",
@@ -326,8 +329,70 @@ static void test_gate(void)
 	options_set_global(NULL);
 }
 
+static struct a11y_id element_id(const char* bus, int i)
+{
+	struct a11y_id id;
+	snprintf(id.bus, sizeof(id.bus), "%s", bus);
+	snprintf(id.path, sizeof(id.path), "/org/a11y/atspi/accessible/%d", i);
+	return id;
+}
+
+static void test_refs(void)
+{
+	TST_EQ_INT(refs_parse("e12"), 12);
+	TST_EQ_INT(refs_parse("e0"), 0);
+	TST_EQ_INT(refs_parse("e12x"), 0);
+	TST_EQ_INT(refs_parse("12"), 0);
+	TST_EQ_INT(refs_parse("e99999999999"), 0);
+	TST_EQ_INT(refs_parse(NULL), 0);
+
+	struct a11y_id ok = element_id(":1.5", 1), cancel = element_id(":1.5", 2);
+	refs_lock();
+	unsigned n_ok = refs_number_locked(&ok, 7, 100, 43, "OK", "push button:OK:0");
+	unsigned n_cancel = refs_number_locked(&cancel, 7, 100, 43, "Cancel", NULL);
+	/* The same element keeps its number; what was seen is updated. */
+	unsigned again = refs_number_locked(&ok, 8, 100, 43, "Okay", NULL);
+	refs_unlock();
+	TST_CHECK(n_ok != 0 && n_cancel != 0 && n_ok != n_cancel);
+	TST_EQ_INT(again, n_ok);
+	struct ref r;
+	TST_CHECK(refs_get(n_ok, &r));
+	TST_EQ_STR(r.name, "Okay");
+	TST_EQ_STR(r.locator, "push button:OK:0");	/* NULL keeps the locator */
+	TST_EQ_INT(r.window, 8);
+	ref_clear(&r);
+	TST_CHECK(refs_get(n_cancel, &r));
+	TST_EQ_STR(r.locator, "");
+	ref_clear(&r);
+
+	/* Moved onto cancel's path: cancel's ref is forgotten. */
+	refs_move(n_ok, &cancel);
+	TST_CHECK(!refs_get(n_cancel, &r));
+	TST_CHECK(refs_get(n_ok, &r));
+	TST_EQ_STR(r.id.path, cancel.path);
+	ref_clear(&r);
+	refs_lock();
+	TST_EQ_INT(refs_number_locked(&cancel, 8, 100, 43, "Okay", NULL), n_ok);
+	refs_unlock();
+
+	/* At most REFS_MAX: the oldest go first, numbers are never reused. */
+	unsigned last = 0;
+	refs_lock();
+	for (int i = 0; i < REFS_MAX + 1; i++) {
+		struct a11y_id id = element_id(":1.9", i);
+		last = refs_number_locked(&id, 9, 200, 43, "x", NULL);
+	}
+	refs_unlock();
+	TST_CHECK(last > n_ok + REFS_MAX);
+	TST_CHECK(!refs_get(n_ok, &r));
+	TST_CHECK(refs_get(last, &r));
+	ref_clear(&r);
+	TST_CHECK(!refs_get(last + 1, &r));
+}
+
 int main(void)
 {
+	test_refs();
 	test_paste();
 	test_gate();
 	test_names_and_aliases();

@@ -317,7 +317,7 @@ static int stream_attach(struct hstream* s, struct http_request* req, int64_t af
 	atomic_init(&a->refs, 2);
 	stream_ref(s);
 	a->stream = s;
-	/* http.c adds Cache-Control and X-Accel-Buffering, and keepalives. */
+	/* server/http/http.c adds Cache-Control and X-Accel-Buffering, and keepalives. */
 	const char* headers[] = { "Mcp-Session-Id", s->session_id, NULL };
 	struct http_stream* conn = http_respond_stream(req, 200, "text/event-stream",
 			headers, attach_on_close, a);

@@ -987,10 +987,9 @@ SPLIT(paste)
 
 #define BUTTONS "\"left\",\"right\",\"middle\",\"wheel\",\"back\",\"forward\""
 #define DIRECTIONS "\"up\",\"down\",\"left\",\"right\""
-#define ACTION_TYPES "\"screenshot\",\"click\",\"double_click\",\"triple_click\",\"move\",\"drag\"," \
-	"\"mouse_down\",\"mouse_up\",\"scroll\",\"type\",\"keypress\",\"hold_key\",\"wait\",\"cursor_position\"," \
-	"\"zoom\",\"paste\",\"left_click\",\"right_click\",\"middle_click\",\"mouse_move\",\"left_click_drag\"," \
-	"\"left_mouse_down\",\"left_mouse_up\",\"key\""
+/* The type enum: every name of actions.h's list, in its order. */
+#define ACTION_JSON_NAME(name, ...) "\"" name "\""
+#define ACTION_TYPES ACTION_NAMES(ACTION_JSON_NAME, ",")
 
 #define KEY_NAMES "OpenAI (CTRL, ENTER, ARROWLEFT) or X keysym names (Return, F5), any case."
 
