@@ -62,9 +62,9 @@ bool capture_has_shm(const struct capture* self)
 	return self->ops->has_shm(self);
 }
 
-bool capture_has_composite(const struct capture* self)
+bool capture_has_window_capture(const struct capture* self)
 {
-	return self->ops->has_composite(self);
+	return self->ops->has_window_capture(self);
 }
 
 int capture_screen(struct capture* self, const struct capture_rect* region,

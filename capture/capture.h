@@ -84,10 +84,13 @@ int capture_fd(const struct capture* self);
 uint32_t capture_root_window(const struct capture* self);
 /** Screen size in pixels. */
 void capture_screen_size(const struct capture* self, int* width, int* height);
-/** Does the server offer MIT-SHM / Composite? (informational; both have
- *  fallbacks or clear errors) */
+/** Does the server offer MIT-SHM? (informational: there is a fallback) */
 bool capture_has_shm(const struct capture* self);
-bool capture_has_composite(const struct capture* self);
+/** Can a window be captured (and recorded) by itself? X11: with Composite,
+ *  its own pixels even when covered. Wayland: always, as its rectangle on
+ *  the outputs (what covers it shows: wlroots 0.15 has no per-window
+ *  capture). */
+bool capture_has_window_capture(const struct capture* self);
 
 /** Capture the screen, or `region` of it (NULL = all) clipped to the screen.
  *  With cursor, the pointer image is alpha-blended in. *out is a new

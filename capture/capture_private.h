@@ -14,7 +14,7 @@ struct capture_ops {
 	uint32_t (*root_window)(const struct capture* self);
 	void (*screen_size)(const struct capture* self, int* width, int* height);
 	bool (*has_shm)(const struct capture* self);
-	bool (*has_composite)(const struct capture* self);
+	bool (*has_window_capture)(const struct capture* self);
 
 	int (*screen)(struct capture* self, const struct capture_rect* region, bool cursor,
 			struct frame** out);

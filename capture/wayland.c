@@ -635,9 +635,10 @@ static bool wl_has_shm(const struct capture* base)
 	return true;	/* screencopy into wl_shm */
 }
 
-static bool wl_has_composite(const struct capture* base)
+static bool wl_has_window_capture(const struct capture* base)
 {
-	return false;	/* no window's own pixels: only what the outputs show */
+	(void)base;
+	return true;	/* its rectangle on the outputs (capture.h) */
 }
 
 static const struct capture_ops wl_ops = {
@@ -647,7 +648,7 @@ static const struct capture_ops wl_ops = {
 	.root_window = wl_root_window,
 	.screen_size = wl_screen_size,
 	.has_shm = wl_has_shm,
-	.has_composite = wl_has_composite,
+	.has_window_capture = wl_has_window_capture,
 	.screen = wl_screen,
 	.window = wl_window,
 	.window_geometry = wl_window_geometry,

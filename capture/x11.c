@@ -202,7 +202,7 @@ static bool x11cap_has_shm(const struct capture* base)
 	return self->have_shm;
 }
 
-static bool x11cap_has_composite(const struct capture* base)
+static bool x11cap_has_window_capture(const struct capture* base)
 {
 	const struct capture_x11* self = x11_cof(base);
 	return self->have_composite;
@@ -713,7 +713,7 @@ static const struct capture_ops x11_ops = {
 	.root_window = x11cap_root_window,
 	.screen_size = x11cap_screen_size,
 	.has_shm = x11cap_has_shm,
-	.has_composite = x11cap_has_composite,
+	.has_window_capture = x11cap_has_window_capture,
 	.screen = x11cap_screen,
 	.window = x11cap_window,
 	.window_geometry = x11cap_window_geometry,

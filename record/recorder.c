@@ -565,7 +565,7 @@ static int check_window(struct recorder* self, struct capture_rect* g, char* err
 		size_t err_size)
 {
 	uint32_t window = self->window;
-	if (!capture_has_composite(self->cap)) {
+	if (!capture_has_window_capture(self->cap)) {
 		record__set_err(err, err_size, "the X server has no Composite extension (0.2 or later)");
 		return -ENOTSUP;
 	}

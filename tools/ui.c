@@ -115,9 +115,17 @@ static int target_from_args(struct tool_ctx* ctx, json_t* args, struct ui_target
 }
 
 /* GTK 4.8 reports window-relative extents as screen ones (docs/PITFALLS.md). */
-static bool rebase_needed(const struct a11y_app* app)
+static bool relative_toolkit(const struct a11y_app* app)
 {
 	return strcasecmp(app->toolkit, "GTK") == 0 && app->version[0] == '4';
+}
+
+/* Extents relative to the window: GTK 4.8's, and every native Wayland
+ * client's (it does not know where the compositor put it); the window's
+ * origin from the compositor makes them desktop pixels. */
+static bool rebase_needed(const struct a11y_app* app, const struct capture_window_info* info)
+{
+	return relative_toolkit(app) || info->wayland_native;
 }
 
 /* An element's desktop rectangle (d) and its rectangle in the target's
@@ -128,7 +136,7 @@ static bool node_rects(const struct a11y_node* n, const struct a11y_app* app,
 	if (!n->has_bounds || n->width <= 0 || n->height <= 0 || n->x <= -1000000 || n->y <= -1000000)
 		return false;
 	int x = n->x, y = n->y;
-	if (rebase_needed(app)) {
+	if (rebase_needed(app, &tg->info)) {
 		x += tg->info.rect.x;
 		y += tg->info.rect.y;
 	}
@@ -2201,7 +2209,7 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 		snprintf(app.version, sizeof(app.version), "%s", n.toolkit_version);
 		struct capture_window_info* list = NULL;
 		size_t nw = 0;
-		if (rebase_needed(&app) && desktop_windows(&list, &nw) == 0)
+		if ((relative_toolkit(&app) || desktop_is_wayland()) && desktop_windows(&list, &nw) == 0)
 			for (size_t i = 0; i < nw; i++)
 				if (list[i].id == r.window)
 					tg.info = list[i];

@@ -195,7 +195,7 @@ test('wayland: the live view streams the screen and a person\'s click from the p
   await c.until((x) => x.frames.length >= 1, { timeout: T });
   assert.deepEqual(jpegSize(c.frames[0].jpeg), { width: 640, height: 400 });
   send({ type: 'take' });
-  await c.until((x) => [...x.texts].reverse().find((m) => m.type === 'control')?.you_control, { timeout: T });
+  await c.until((x) => [...x.texts].reverse().find((m) => m.type === 'control')?.holder === 'you', { timeout: T });
   const before = probe.clicks().length;
   const fx = 100 + wx / 2, fy = 60 + wy / 2;
   send({ type: 'button', x: fx, y: fy, button: 1, down: true });
@@ -203,7 +203,7 @@ test('wayland: the live view streams the screen and a person\'s click from the p
   await waitUntil(() => probe.clicks().length > before, { timeout: T, what: "the person's click" });
   assert.deepEqual(probe.clicks().slice(before), [[200, 120, 1]]);
   send({ type: 'release' });
-  await c.until((x) => ![...x.texts].reverse().find((m) => m.type === 'control')?.you_control, { timeout: T });
+  await c.until((x) => [...x.texts].reverse().find((m) => m.type === 'control')?.holder !== 'you', { timeout: T });
 
   // A one-window recording, decoded.
   const out = join(d.dataDir, 'wl.mp4');
@@ -221,6 +221,28 @@ test('wayland: the live view streams the screen and a person\'s click from the p
   assert.deepEqual([p.width, p.height], [view.rect.width - (view.rect.width % 2), view.rect.height - (view.rect.height % 2)]);
   assert.ok(p.frames >= 2, `decoded frames: ${p.frames}`);
 
+  // The tree: AT-SPI's extents are window-relative on Wayland; deskd adds
+  // the window's origin. Move the probe off the origin first, so a missing
+  // offset shows.
+  await ok(d, 'window_move', { window: probe.window, x: 200, y: 150, width: 640, height: 600 });
+  const moved = swayTree(ipc).find((v) => v.id === probe.window).rect;
+  assert.deepEqual([moved.x, moved.y], [200, 150]);
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { window: probe.window });
+    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
+  }, { timeout: T, what: "the probe's tree" });
+  const tv = snap.elements.find((e) => e.role === 'text');
+  const [x0, y0, x1, y1] = tv.bounds;
+  assert.equal(y0, 400, `the text view starts below the 400 px drawing area: ${tv.bounds}`);
+  assert.equal(x0, 0);
+  const ps = await shot(d, { window: probe.window });
+  assert.deepEqual(ps.png.px(x0 + 5, y0 - 3), GREEN, 'above the text view: the drawing area');
+  assert.deepEqual(ps.png.px(x1 - 5, y1 - 5), [255, 255, 255], 'inside the text view (its empty bottom right): white');
+  assert.ok(x1 > 600 && y1 > 500, `its far corner: ${tv.bounds}`);
+  const st = await ok(d, 'ui_act', { ref: tv.ref, action: 'set_text', text: 'set through the tree ✓ 😀' });
+  assert.equal(st.verified, true, JSON.stringify(st));
+  await waitUntil(() => probe.text() === 'set through the tree ✓ 😀', { timeout: T, what: 'set_text in the app' });
+
   // Attach: a second deskd drives the sway the first one started.
   const sock = d.display.match(/^wayland:([^?]*)/)[1];
   const a = await startDeskd({ args: ['--wayland-display', sock, '--tools', 'both', '--max-image-dimension', '0'],
@@ -230,22 +252,23 @@ test('wayland: the live view streams the screen and a person\'s click from the p
   assert.equal(ast.display.backend, 'wayland');
   assert.equal(ast.display.embedded, false);
   assert.ok((await ok(a, 'windows')).windows.some((w) => w.pid === probe.pid), 'the probe, seen from the attached deskd');
+  const [mx, my] = [moved.x, moved.y];
   const as = await shot(a);
-  assert.deepEqual(as.png.px(wx + 150, wy + 100), BLUE);
+  assert.deepEqual(as.png.px(mx + 150, my + 100), BLUE);
   const n0 = probe.clicks().length;
-  await ok(a, 'computer_click', { x: wx + 33, y: wy + 44 });
+  await ok(a, 'computer_click', { x: mx + 33, y: my + 44 });
   await waitUntil(() => probe.clicks().length > n0, { timeout: T, what: 'the attached click' });
   assert.deepEqual(probe.clicks().at(-1), [33, 44, 1]);
 
   // No IPC: pixels and input work, the window tools say why they cannot.
   const b = await startDeskd({ args: ['--wayland-display', sock, '--tools', 'both', '--max-image-dimension', '0'] });
   t.after(() => b.stop());
-  assert.deepEqual((await shot(b)).png.px(wx + 150, wy + 100), BLUE);
+  assert.deepEqual((await shot(b)).png.px(mx + 150, my + 100), BLUE);
   const wl = await b.tool('windows', {});
   assert.ok(wl.status >= 400, JSON.stringify(wl.body));
   assert.match(JSON.stringify(wl.body), /sway|IPC|SWAYSOCK/);
   const n1 = probe.clicks().length;
-  await ok(b, 'computer_click', { x: wx + 55, y: wy + 66 });
+  await ok(b, 'computer_click', { x: mx + 55, y: my + 66 });
   await waitUntil(() => probe.clicks().length > n1, { timeout: T, what: 'the click without IPC' });
   assert.deepEqual(probe.clicks().at(-1), [55, 66, 1]);
 });

@@ -318,7 +318,7 @@ static void desktop_checks(void)
 	capture_screen_size(cap, &w, &h);
 	TST_EQ_INT(w, W);
 	TST_EQ_INT(h, H);
-	TST_CHECK(capture_has_shm(cap) && !capture_has_composite(cap) && capture_connected(cap));
+	TST_CHECK(capture_has_shm(cap) && capture_has_window_capture(cap) && capture_connected(cap));
 	TST_EQ_INT(capture_root_window(cap), 0);
 	TST_CHECK(capture_fd(cap) >= 0);
 	TST_EQ_INT(capture_pointer(cap, 0, &px, &py), -ENODATA);
