@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { startXvfb, startFixture, startDeskd, launch, tempDir, sleep, ROOT } from '../../tests/integration/lib/harness.mjs';
 import { time, stats, table, fmt, have, toolCall, getBytes } from '../lib.mjs';
 
-// A small C driver for the in-process steps, built against build/libcapture.a.
+// A small C driver for the in-process steps, built against build/libcapture.a
+// (and what it links: x11, wayland, base). It takes a display name, so the
+// same driver measures X11 (":N") and Wayland ("wayland:...").
 const HELPER = String.raw`
 #include "capture/capture.h"
 #include <stdio.h>
@@ -65,9 +67,9 @@ int main(int argc, char** argv) {
 function buildHelper(dir) {
   const src = join(dir, 'capture_bench.c');
   writeFileSync(src, HELPER);
-  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'libturbojpeg', 'libpng', 'zlib'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
+  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'libturbojpeg', 'libpng', 'zlib', 'wayland-client'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
   const bin = join(dir, 'capture_bench');
-  const r = spawnSync('cc', ['-O2', '-I', ROOT, src, ...['capture', 'x11', 'base'].map((m) => join(ROOT, `build/lib${m}.a`)), ...libs, '-pthread', '-o', bin], { encoding: 'utf8' });
+  const r = spawnSync('cc', ['-O2', '-I', ROOT, src, ...['capture', 'x11', 'wayland', 'base'].map((m) => join(ROOT, `build/lib${m}.a`)), ...libs, '-pthread', '-o', bin], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error('building the capture bench helper failed: ' + r.stderr);
   return bin;
 }
