@@ -280,6 +280,12 @@ static void pending_expire(struct conn* c)
 		"Content-Length: 0\r\n\r\n";
 	if (send(c->fd, timeout, sizeof(timeout) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		log_debug("408 to a slow client: %s", strerror(errno));
+	/* The head was only peeked at: a close with unread bytes sends a reset,
+	 * which can reach the client before the 408 does (and makes it drop
+	 * the answer). Read them, then end our side with a FIN. */
+	while (recv(c->fd, L.buf, sizeof(L.buf), MSG_DONTWAIT) > 0) {
+	}
+	shutdown(c->fd, SHUT_WR);
 	pthread_mutex_lock(&L.mutex);
 	L.timed_out++;
 	pthread_mutex_unlock(&L.mutex);
