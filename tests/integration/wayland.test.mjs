@@ -60,7 +60,7 @@ async function waylandDesktop(t, args = []) {
   assert.ok(l.window, `the probe's window: ${JSON.stringify(l)}`);
   await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the probe drew' });
   const probe = {
-    window: l.window, pid: l.pid,
+    window: l.window, pid: l.pid, log,
     clicks: () => readFileSync(log, 'utf8').split('\n').filter((s) => s.startsWith('click ')).map((s) => s.split(' ').slice(1).map(Number)),
     text: () => (existsSync(text) ? readFileSync(text, 'utf8') : ''),
   };
@@ -122,6 +122,22 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   await ok(d, 'computer_use', { actions: batch });
   await waitUntil(() => probe.clicks().length >= want.length + 50, { timeout: T, what: '50 batch clicks' });
   assert.deepEqual(probe.clicks().slice(want.length), batch.map((a) => [a.x - wx, a.y - wy, 1]));
+
+  // Scroll: notches in both directions on both axes, as the probe sees them.
+  const scrolls = () => readFileSync(probe.log, 'utf8').split('\n').filter((l) => l.startsWith('scroll ')).map((l) => l.slice(7));
+  const s0 = scrolls().length;
+  await ok(d, 'computer_use', { actions: [
+    { type: 'scroll', x: wx + 300, y: wy + 200, scroll_y: 200 },
+    { type: 'scroll', x: wx + 300, y: wy + 200, scroll_y: -100 },
+    { type: 'scroll', x: wx + 300, y: wy + 200, scroll_x: 100 },
+    { type: 'scroll', x: wx + 300, y: wy + 200, scroll_x: -100 }] });
+  await waitUntil(() => scrolls().length >= s0 + 5, { timeout: T, what: 'the scroll notches' });
+  // deskd sends the protocol's sign (wl_pointer: positive is down or right,
+  // as on X11's buttons 5 and 7). GTK 3's Wayland backend names a discrete
+  // horizontal step the other way round (gdkdevice-wayland.c: a positive
+  // value is GDK_SCROLL_LEFT; its smooth deltas keep the sign), so the
+  // probe, which reads directions, logs right as left.
+  assert.deepEqual(scrolls().slice(s0), ['down', 'down', 'up', 'left', 'right']);
 
   // Typing: into the text view below the drawing area, read back from the file.
   await ok(d, 'computer_click', { x: wx + 300, y: wy + 500 });
