@@ -469,8 +469,10 @@ static int choose_display(struct options* self, const bool* given, char* err, si
 		if (!self->display)
 			self->wayland_display = env_copy("WAYLAND_DISPLAY");
 	}
-	if (self->wayland_display)
+	if (self->wayland_display) {
 		self->sway_socket = env_copy("SWAYSOCK");
+		self->xwayland_display = env_copy("DISPLAY");
+	}
 	return 0;
 }
 
@@ -729,6 +731,7 @@ void options_deinit(struct options* self)
 	free(self->desktop);
 	free(self->wayland_display);
 	free(self->sway_socket);
+	free(self->xwayland_display);
 	free(self->virtual_size);
 	free(self->wm);
 	for (int i = 0; i < self->n_launch; i++)

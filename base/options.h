@@ -45,6 +45,7 @@ struct options {
 	bool wayland;		/* --desktop wayland */
 	char* wayland_display;	/* --wayland-display, or $WAYLAND_DISPLAY without $DISPLAY */
 	char* sway_socket;	/* $SWAYSOCK when attached to a Wayland compositor */
+	char* xwayland_display;	/* $DISPLAY beside it: the compositor's Xwayland */
 	char* virtual_size;	/* "WxH" */
 	int virtual_width, virtual_height;
 	char* wm;		/* "none" disables; NULL: openbox if installed */

@@ -38,6 +38,7 @@ struct desktop_config {
 	bool wayland;		/* --desktop wayland: the embedded desktop is a headless sway */
 	const char* wayland_display;	/* --wayland-display: attach to this compositor (socket name or path) */
 	const char* sway_socket;	/* its sway IPC socket ($SWAYSOCK), or NULL */
+	const char* xwayland_display;	/* its Xwayland (":N", $DISPLAY beside it), or NULL */
 	bool display_reattach;	/* --display-reattach */
 	int virtual_width, virtual_height;	/* the embedded screen; 0: 1280x800 */
 	const char* wm;		/* "none" disables; NULL: openbox if installed */

@@ -112,6 +112,15 @@ static int start_embedded(const struct desktop_config* c)
 	return rc;
 }
 
+/* The address names the Xwayland too: input/ types into X windows there. */
+static void add_xwayland(void)
+{
+	char x[32];
+	if (desktop__xwayland_display(x, sizeof(x)) && wayland_address_add_x11(W.address,
+			sizeof(W.address), x) < 0)
+		log_warn("wayland: cannot name Xwayland %s in the address", x);
+}
+
 static int start_attached(const struct desktop_config* c)
 {
 	char sock[256];
@@ -125,6 +134,11 @@ static int start_attached(const struct desktop_config* c)
 	const char* ipc = c->sway_socket && *c->sway_socket ? c->sway_socket : NULL;
 	if (!ipc)
 		log_info("wayland: no sway IPC (SWAYSOCK): windows cannot be listed, focused or moved");
+	if (c->xwayland_display && c->xwayland_display[0] == ':') {
+		pthread_mutex_lock(&W.mutex);
+		snprintf(W.xwayland, sizeof(W.xwayland), "%s", c->xwayland_display);
+		pthread_mutex_unlock(&W.mutex);
+	}
 	return wayland_address_format(sock, ipc, W.address, sizeof(W.address));
 }
 
@@ -134,6 +148,7 @@ int desktop__wayland_start(const struct desktop_config* c, bool embedded)
 	int rc = embedded ? start_embedded(c) : start_attached(c);
 	if (rc < 0)
 		return rc;
+	add_xwayland();
 	desktop__set_display_name(W.address);
 	xvfb_start_clients(W.address);
 	return 0;

@@ -3,6 +3,7 @@
  * restoring them exactly at exit. */
 #include "input/x11_private.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -193,6 +194,8 @@ static bool four_levels(struct input_x11* self, int type, unsigned l3_mods)
 	return lv[1] && lv[2] && lv[3];
 }
 
+static void probe_xkb_binding(struct input_x11* self);
+
 void input__find_pool(struct input_x11* self)
 {
 	XModifierKeymap* mods = XGetModifierMapping(self->x.dpy);
@@ -248,6 +251,7 @@ void input__find_pool(struct input_x11* self)
 	for (int level = 0; level < self->levels; level++)
 		for (int k = 0; k < self->n_pool; k++)
 			self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level };
+	probe_xkb_binding(self);
 }
 
 int input__slot_of(struct input_x11* self, KeySym sym)
@@ -277,10 +281,82 @@ static void send_range(struct input_x11* self)
 	self->binds++;
 }
 
+/* One spare key's core mapping: sym on both levels (NoSymbol empties it).
+ * A lone symbol would get core case rules (a letter alone is its lower and
+ * upper case: "É" would type "é"); the same symbol twice is just itself. */
+static void core_bind(struct input_x11* self, int kc, KeySym sym)
+{
+	KeySym both[2] = { sym, sym };
+	XChangeKeyboardMapping(self->x.dpy, kc, 2, both, 1);
+}
+
+/* Does the server take an XKB binding? Bind the first spare key to a
+ * symbol through XKB and empty it again through the core protocol (which
+ * every server takes); a refusal makes this context bind through the core
+ * protocol, one symbol per key. (input__find_pool) */
+static void probe_xkb_binding(struct input_x11* self)
+{
+	if (self->n_pool == 0 || input__sync(self) < 0)
+		return;
+	int kc = self->pool[0].kc;
+	XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
+	struct pool_key* k = &self->pool[0];
+	KeySym* p = XkbResizeKeySyms(self->xkb, kc, 1);
+	if (!p)
+		return;
+	p[0] = XK_VoidSymbol;
+	for (int g = 0; g < XkbNumKbdGroups; g++)
+		sm->kt_index[g] = XkbOneLevelIndex;
+	sm->group_info = XkbSetGroupInfo(1, XkbWrapIntoRange, 0);
+	sm->width = 1;
+	XkbMapChangesRec changes;
+	memset(&changes, 0, sizeof(changes));
+	changes.changed = XkbKeySymsMask;
+	changes.first_key_sym = (KeyCode)kc;
+	changes.num_key_syms = 1;
+	XkbChangeMap(self->x.dpy, self->xkb, &changes);
+	bool refused = input__sync(self) == -EINVAL;
+	/* Back to what it was: empty, in the server and in our copy. */
+	memcpy(sm->kt_index, k->orig_kt, sizeof(k->orig_kt));
+	sm->group_info = k->orig_group_info;
+	sm->width = k->orig_width;
+	XkbResizeKeySyms(self->xkb, kc, 0);
+	core_bind(self, kc, NoSymbol);
+	input__sync(self);
+	if (!refused)
+		return;
+	self->core_maps = true;
+	self->levels = 1;
+	self->n_slots = 0;
+	for (int i = 0; i < self->n_pool; i++)
+		self->slots[self->n_slots++] = (struct slot){ .key = i, .level = 0 };
+	log_debug("input: the X server refuses XKB bindings (Xwayland?): %d spare keys bound "
+			"through the core protocol, one symbol each", self->n_pool);
+}
+
+/* input__bind_slots through the core protocol (core_maps). */
+static int bind_core(struct input_x11* self, const int* slot, const KeySym* syms, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct slot* sl = &self->slots[slot[i]];
+		struct pool_key* k = &self->pool[sl->key];
+		core_bind(self, k->kc, syms[i]);
+		k->bound = true;
+		sl->sym = syms[i];
+	}
+	self->binds++;
+	int rc = input__sync(self);
+	if (rc == 0 && self->bind_wait_ms)
+		clock_sleep_ms(self->bind_wait_ms);
+	return rc;
+}
+
 int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* syms, int n)
 {
 	if (n <= 0)
 		return 0;
+	if (self->core_maps)
+		return bind_core(self, slot, syms, n);
 	for (int i = 0; i < n; i++) {
 		struct slot* sl = &self->slots[slot[i]];
 		struct pool_key* k = &self->pool[sl->key];
@@ -340,6 +416,17 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 
 void input__restore_pool(struct input_x11* self)
 {
+	if (self->core_maps) {
+		for (int i = 0; i < self->n_pool; i++)
+			if (self->pool[i].bound)
+				core_bind(self, self->pool[i].kc, NoSymbol);	/* spare keys were empty */
+		for (int i = 0; i < self->n_pool; i++)
+			self->pool[i].bound = false;
+		for (int s = 0; s < self->n_slots; s++)
+			self->slots[s].sym = NoSymbol;
+		input__sync(self);
+		return;
+	}
 	int lo = 256, hi = -1;
 	for (int i = 0; i < self->n_pool; i++) {
 		struct pool_key* k = &self->pool[i];

@@ -12,6 +12,14 @@
  * keycodes are rebound as on X11). input_set_timing is a no-op (there is
  * no binding wait).
  *
+ * An X window (Xwayland) with the focus: keys and text go to it through
+ * an X11 context on the Xwayland display the address names (XTest there
+ * reaches its clients), not through the virtual keyboard, whose per-string
+ * keymaps Xwayland's clients do not follow (they read keys with the layout
+ * Xwayland started with: "warm" arrived as "1234" in xterm). Which window
+ * has the focus comes from sway's IPC, asked once per call; without IPC or
+ * without an Xwayland everything goes through the virtual keyboard.
+ *
  * A dead connection (-EPIPE, -EPROTO from wayland/) makes this and every
  * later call fail with -ECONNRESET, as on X11, so the owner recreates the
  * context. */
@@ -43,6 +51,8 @@ struct input_wl {
 	char ipc[256];		/* sway's IPC socket, "" when the address has none */
 	bool dead;
 	bool buttons_down[10];	/* by input_button, to let go at the end */
+	char x11_display[32];	/* the compositor's Xwayland, "" none */
+	struct input* x11;	/* keys and text for its windows; made when first needed */
 };
 
 static const struct input_ops wl_ops;
@@ -89,8 +99,43 @@ struct input* input__wayland_new(const char* address, char* err, size_t err_size
 		free(self);
 		return NULL;
 	}
+	if (wayland_address_x11(address, self->x11_display, sizeof(self->x11_display)) < 0)
+		self->x11_display[0] = '\0';
 	input__head_init(&self->head, &wl_ops);
 	return &self->head;
+}
+
+/* Is the focused window an X one (sway's shell "xwayland")? */
+static bool x_window_focused(struct input_wl* self)
+{
+	struct wayland_window* ws;
+	size_t n;
+	if (!self->ipc[0] || !self->x11_display[0]
+			|| wayland_sway_windows(self->ipc, CALL_TIMEOUT_MS, &ws, &n) < 0)
+		return false;
+	bool x = false;
+	for (size_t i = 0; i < n; i++)
+		if (ws[i].focused)
+			x = ws[i].xwayland;
+	wayland_windows_free(ws, n);
+	return x;
+}
+
+/* The X11 context for the focused X window's keys, or NULL (keys go
+ * through the virtual keyboard then). Remade when its connection died. */
+static struct input* x_keys(struct input_wl* self)
+{
+	if (!x_window_focused(self))
+		return NULL;
+	if (self->x11 && !input_alive(self->x11)) {
+		input_destroy(self->x11);
+		self->x11 = NULL;
+	}
+	if (!self->x11) {
+		char err[256];
+		self->x11 = input_new(self->x11_display, err, sizeof(err));
+	}
+	return self->x11;
 }
 
 /* Let go of what is held (a key left down would repeat in the client),
@@ -104,6 +149,7 @@ static void wl_destroy(struct input* in)
 	if (!self->dead)
 		wayland_keys_release_all(self->wl, CALL_TIMEOUT_MS);
 	wayland_disconnect(self->wl);
+	input_destroy(self->x11);	/* restores the Xwayland's keymap */
 }
 
 static bool wl_alive(struct input* in)
@@ -182,6 +228,11 @@ static int wl_keys(struct input* in, const struct input_chord* chord, bool press
 		bool release)
 {
 	struct input_wl* self = wl_of(in);
+	struct input* x = x_keys(self);
+	if (x && press && release)
+		return input_key_chord(x, chord);
+	if (x)
+		return input_key_chord_state(x, chord, press);
 	int rc = press ? keys_state(self, chord, true) : 0;
 	if (release) {
 		int e = keys_state(self, chord, false);
@@ -314,6 +365,11 @@ static int wl_type(struct input* in, const char* text, size_t len,
 		return rc;
 	if (self->dead)
 		return -ECONNRESET;
+	struct input* x = x_keys(self);
+	if (x && done)
+		return input_type_some(x, text, len, stats, bad_offset, done, wait_ms);
+	if (x)
+		return input_type(x, text, len, stats, bad_offset);
 	size_t chars;
 	char* s = type_text(text, len, &chars);
 	if (!s)

@@ -83,6 +83,11 @@ struct input_x11 {
 	uint64_t segment;	/* counts typing segments */
 	int bind_wait_ms;
 	int64_t binds;		/* XKB binding requests sent */
+	/* The server refuses XKB key symbol maps (Xwayland answers BadValue to
+	 * every XkbSetMap that binds a symbol): spare keys are bound through
+	 * the core protocol instead, one symbol each (levels 1, the symbol on
+	 * both core levels). */
+	bool core_maps;
 
 	/* _NET_WM_PING answers arrive on this connection (it selects
 	 * SubstructureNotify on the root); drained by the drainer thread and

@@ -10,6 +10,7 @@ void server_desktop_config(const struct options* opts, struct desktop_config* ou
 		.wayland = opts->wayland,
 		.wayland_display = opts->wayland_display,
 		.sway_socket = opts->sway_socket,
+		.xwayland_display = opts->xwayland_display,
 		.display_reattach = opts->display_reattach,
 		.virtual_width = opts->virtual_width,
 		.virtual_height = opts->virtual_height,

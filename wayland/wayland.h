@@ -50,9 +50,10 @@ struct wayland_output {
 
 /* ---- the address deskd passes down (address.c; pure) ---- */
 
-/* "wayland:<socket path>[?sway=<IPC socket path>]": what desktop/ names a
- * Wayland desktop by where an X11 one is ":N"; capture/ and input/ pick
- * their Wayland implementation when they are given one. */
+/* "wayland:<socket path>[?sway=<IPC socket path>][&x11=<Xwayland display>]":
+ * what desktop/ names a Wayland desktop by where an X11 one is ":N";
+ * capture/ and input/ pick their Wayland implementation when they are
+ * given one. */
 #define WAYLAND_ADDRESS_MAX 512
 /** Does address name a Wayland desktop ("wayland:" prefix)? NULL-safe. */
 bool wayland_is_address(const char* address);
@@ -65,6 +66,12 @@ int wayland_address_format(const char* socket_path, const char* ipc_path, char* 
  *  -EINVAL when it is not one, -ENAMETOOLONG. */
 int wayland_address_parse(const char* address, char* socket_path, size_t socket_size,
 		char* ipc_path, size_t ipc_size);
+/** Append the compositor's Xwayland display (":N") to an address (in place,
+ *  size bytes in all): X programs and typing into their windows use it.
+ *  -EINVAL, -ENAMETOOLONG (the address unchanged). */
+int wayland_address_add_x11(char* address, size_t size, const char* display);
+/** The Xwayland display an address names: 0, -ENOENT (none), -EINVAL. */
+int wayland_address_x11(const char* address, char* out, size_t size);
 
 /** Connect to display (a socket name such as "wayland-1", or an absolute
  *  path; NULL = $WAYLAND_DISPLAY or "wayland-0") in runtime_dir (NULL =
