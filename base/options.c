@@ -528,43 +528,44 @@ bool options_listen_is_loopback(const struct options* self)
 	return inet_pton(AF_INET6, h, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-int options_parse(struct options* self, int argc, char* argv[],
+/* The command word ("record", "doctor", "serve"): the index of the first
+ * option, or -EINVAL. */
+static int parse_command(struct options* self, int argc, char* argv[], char* err,
+		size_t err_size)
+{
+	if (argc <= 1 || argv[1][0] == '-')
+		return 1;
+	if (strcmp(argv[1], "record") == 0)
+		self->mode = OPTIONS_RECORD;
+	else if (strcmp(argv[1], "doctor") == 0)
+		self->mode = OPTIONS_DOCTOR;
+	else if (strcmp(argv[1], "serve") == 0)
+		self->mode = OPTIONS_SERVE;
+	else {
+		snprintf(err, err_size, "unknown command '%s' (try --help)", argv[1]);
+		return -EINVAL;
+	}
+	return 2;
+}
+
+/* The command line from argv[i], remembering what it set in given: 0, 1
+ * (--help, --version: a mode that ends parsing) or -errno. */
+static int parse_args(struct options* self, int argc, char* argv[], int i, bool* given,
 		char* err, size_t err_size)
 {
-	memset(self, 0, sizeof(*self));
-	bool given[sizeof(opts) / sizeof(opts[0])] = { false };
-	int rc;
-	int i = 1;
-
-	if (argc > 1 && argv[1][0] != '-') {
-		if (strcmp(argv[1], "record") == 0)
-			self->mode = OPTIONS_RECORD;
-		else if (strcmp(argv[1], "doctor") == 0)
-			self->mode = OPTIONS_DOCTOR;
-		else if (strcmp(argv[1], "serve") == 0)
-			self->mode = OPTIONS_SERVE;
-		else {
-			snprintf(err, err_size, "unknown command '%s' (try --help)", argv[1]);
-			return -EINVAL;
-		}
-		i = 2;
-	}
-
-	/* Command line first, remembering what it set; then the environment
-	 * fills the rest; then the defaults. */
 	for (; i < argc; i++) {
 		const char* a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			self->mode = OPTIONS_HELP;
-			return 0;
+			return 1;
 		}
 		if (strcmp(a, "--help-man") == 0) {	/* hidden: make man */
 			self->mode = OPTIONS_MAN;
-			return 0;
+			return 1;
 		}
 		if (strcmp(a, "--version") == 0) {
 			self->mode = OPTIONS_VERSION;
-			return 0;
+			return 1;
 		}
 		if (strncmp(a, "--", 2) != 0) {
 			snprintf(err, err_size, "unexpected argument '%s' (try --help)", a);
@@ -589,11 +590,17 @@ int options_parse(struct options* self, int argc, char* argv[],
 			snprintf(err, err_size, "--%s needs a value (%s)", o->name, o->metavar);
 			return -EINVAL;
 		}
-		if ((rc = set_value(self, o, value, err, err_size)) < 0)
+		int rc = set_value(self, o, value, err, err_size);
+		if (rc < 0)
 			return rc;
 		given[o - opts] = true;
 	}
+	return 0;
+}
 
+/* DESKD_<NAME> for what the command line did not set. */
+static int parse_env(struct options* self, bool* given, char* err, size_t err_size)
+{
 	for (const struct opt_spec* o = opts; o->name; o++) {
 		if (given[o - opts])
 			continue;
@@ -601,12 +608,18 @@ int options_parse(struct options* self, int argc, char* argv[],
 		env_name(o, env, sizeof(env));
 		const char* value = getenv(env);
 		if (value && *value) {
-			if ((rc = set_value(self, o, value, err, err_size)) < 0)
+			int rc = set_value(self, o, value, err, err_size);
+			if (rc < 0)
 				return rc;
 			given[o - opts] = true;
 		}
 	}
+	return 0;
+}
 
+static int apply_defaults(struct options* self, const bool* given, char* err, size_t err_size)
+{
+	int rc;
 	self->listen_given = given[0];
 	if (!self->listen)
 		self->listen = strdup("127.0.0.1:7800");
@@ -634,8 +647,86 @@ int options_parse(struct options* self, int argc, char* argv[],
 		self->max_connections_per_ip = 128;
 	if (!given[find_opt("header-timeout", 14) - opts])
 		self->header_timeout_ms = 10000;
+	return 0;
+}
 
-	if ((rc = parse_listen(self, err, err_size)) < 0)
+/* $XDG_STATE_HOME/deskd, ~/.local/state/deskd, or /tmp/deskd-UID. */
+static int default_data_dir(struct options* self)
+{
+	if (self->data_dir)
+		return 0;
+	const char* state = getenv("XDG_STATE_HOME");
+	const char* home = getenv("HOME");
+	char buf[4096];
+	if (state && *state)
+		snprintf(buf, sizeof(buf), "%s/deskd", state);
+	else if (home && *home)
+		snprintf(buf, sizeof(buf), "%s/.local/state/deskd", home);
+	else
+		snprintf(buf, sizeof(buf), "/tmp/deskd-%ld", (long)getuid());
+	self->data_dir = strdup(buf);
+	return self->data_dir ? 0 : -ENOMEM;
+}
+
+static int refuse(char* err, size_t err_size, const char* message)
+{
+	snprintf(err, err_size, "%s", message);
+	return -EINVAL;
+}
+
+/* The bounds of the numbers and the combinations that cannot work. */
+static int check_limits(const struct options* self, char* err, size_t err_size)
+{
+	if (self->no_auth && !options_listen_is_loopback(self)) {
+		snprintf(err, err_size, "--no-auth is allowed only when listening on loopback, not on %s",
+				self->listen_host);
+		return -EINVAL;
+	}
+	if (self->max_connections < 1 || self->max_connections > 100000)
+		return refuse(err, err_size, "--max-connections: 1 to 100000");
+	if (self->max_connections_per_ip < 1)
+		return refuse(err, err_size, "--max-connections-per-ip: at least 1");
+	if (self->max_body_bytes < 1024 || self->max_clipboard_body_bytes < 1024)
+		return refuse(err, err_size, "--max-body and --max-clipboard-body: at least 1024 (bytes)");
+	if (self->max_file_size < 1)
+		return refuse(err, err_size, "--max-file-size: at least 1 (bytes)");
+	if (self->max_json_memory < (1L << 20))
+		return refuse(err, err_size, "--max-json-memory: at least 1M");
+	if (self->max_sessions < 1 || self->max_view_sessions < 1)
+		return refuse(err, err_size, "--max-sessions and --max-view-sessions: at least 1");
+	if (self->session_timeout_s < 1 || self->new_session_timeout_s < 1)
+		return refuse(err, err_size, "--session-timeout and --new-session-timeout: at least 1 "
+				"(seconds)");
+	if (self->header_timeout_ms < 100)
+		return refuse(err, err_size, "--header-timeout: at least 100 (milliseconds)");
+	if (self->control_idle_timeout_s < 1 || self->approve_timeout_s < 1
+			|| self->approve_timeout_s > 3600)
+		return refuse(err, err_size, "--control-idle-timeout: at least 1; --approve-timeout: 1 to 3600 "
+				"(seconds)");
+	if (self->max_image_dimension != 0 && self->max_image_dimension < 16)
+		return refuse(err, err_size, "--max-image-dimension: 0 (native) or at least 16");
+	if (self->mode == OPTIONS_RECORD && (!self->record_window || !self->record_out))
+		return refuse(err, err_size, "deskd record needs --window ID and --out FILE");
+	if (self->mode == OPTIONS_RECORD && (self->record_fps < 1 || self->record_fps > 60))
+		return refuse(err, err_size, "--fps: 1 to 60");
+	return 0;
+}
+
+/* Command line first, remembering what it set; then the environment fills
+ * the rest; then the defaults; then what follows from them. */
+int options_parse(struct options* self, int argc, char* argv[],
+		char* err, size_t err_size)
+{
+	memset(self, 0, sizeof(*self));
+	bool given[sizeof(opts) / sizeof(opts[0])] = { false };
+	int rc = parse_command(self, argc, argv, err, err_size);
+	if (rc < 0)
+		return rc;
+	if ((rc = parse_args(self, argc, argv, rc, given, err, err_size)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = parse_env(self, given, err, err_size)) < 0
+			|| (rc = apply_defaults(self, given, err, err_size)) < 0
+			|| (rc = parse_listen(self, err, err_size)) < 0)
 		return rc;
 	if (sscanf(self->virtual_size, "%dx%d", &self->virtual_width,
 			&self->virtual_height) != 2 || self->virtual_width < 16
@@ -645,81 +736,10 @@ int options_parse(struct options* self, int argc, char* argv[],
 				self->virtual_size);
 		return -EINVAL;
 	}
-	if ((rc = choose_display(self, given, err, err_size)) < 0)
+	if ((rc = choose_display(self, given, err, err_size)) < 0
+			|| (rc = default_data_dir(self)) < 0)
 		return rc;
-	if (!self->data_dir) {
-		const char* state = getenv("XDG_STATE_HOME");
-		const char* home = getenv("HOME");
-		char buf[4096];
-		if (state && *state)
-			snprintf(buf, sizeof(buf), "%s/deskd", state);
-		else if (home && *home)
-			snprintf(buf, sizeof(buf), "%s/.local/state/deskd", home);
-		else
-			snprintf(buf, sizeof(buf), "/tmp/deskd-%ld", (long)getuid());
-		self->data_dir = strdup(buf);
-		if (!self->data_dir)
-			return -ENOMEM;
-	}
-	if (self->no_auth && !options_listen_is_loopback(self)) {
-		snprintf(err, err_size, "--no-auth is allowed only when listening on loopback, not on %s",
-				self->listen_host);
-		return -EINVAL;
-	}
-	if (self->max_connections < 1 || self->max_connections > 100000) {
-		snprintf(err, err_size, "--max-connections: 1 to 100000");
-		return -EINVAL;
-	}
-	if (self->max_connections_per_ip < 1) {
-		snprintf(err, err_size, "--max-connections-per-ip: at least 1");
-		return -EINVAL;
-	}
-	if (self->max_body_bytes < 1024 || self->max_clipboard_body_bytes < 1024) {
-		snprintf(err, err_size, "--max-body and --max-clipboard-body: at least 1024 (bytes)");
-		return -EINVAL;
-	}
-	if (self->max_file_size < 1) {
-		snprintf(err, err_size, "--max-file-size: at least 1 (bytes)");
-		return -EINVAL;
-	}
-	if (self->max_json_memory < (1L << 20)) {
-		snprintf(err, err_size, "--max-json-memory: at least 1M");
-		return -EINVAL;
-	}
-	if (self->max_sessions < 1 || self->max_view_sessions < 1) {
-		snprintf(err, err_size, "--max-sessions and --max-view-sessions: at least 1");
-		return -EINVAL;
-	}
-	if (self->session_timeout_s < 1 || self->new_session_timeout_s < 1) {
-		snprintf(err, err_size, "--session-timeout and --new-session-timeout: at least 1 "
-				"(seconds)");
-		return -EINVAL;
-	}
-	if (self->header_timeout_ms < 100) {
-		snprintf(err, err_size, "--header-timeout: at least 100 (milliseconds)");
-		return -EINVAL;
-	}
-	if (self->control_idle_timeout_s < 1 || self->approve_timeout_s < 1
-			|| self->approve_timeout_s > 3600) {
-		snprintf(err, err_size, "--control-idle-timeout: at least 1; --approve-timeout: 1 to 3600 "
-				"(seconds)");
-		return -EINVAL;
-	}
-	if (self->max_image_dimension != 0 && self->max_image_dimension < 16) {
-		snprintf(err, err_size, "--max-image-dimension: 0 (native) or at least 16");
-		return -EINVAL;
-	}
-	if (self->mode == OPTIONS_RECORD) {
-		if (!self->record_window || !self->record_out) {
-			snprintf(err, err_size, "deskd record needs --window ID and --out FILE");
-			return -EINVAL;
-		}
-		if (self->record_fps < 1 || self->record_fps > 60) {
-			snprintf(err, err_size, "--fps: 1 to 60");
-			return -EINVAL;
-		}
-	}
-	return 0;
+	return check_limits(self, err, err_size);
 }
 
 void options_deinit(struct options* self)
