@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { desktop, run, startDeskd, startFixture, startXvfb, startWm, waitUntil, sleep, launch, need, tempDir, ROOT, SLOW } from './lib/harness.mjs';
+import { desktop, run, startDeskd, startFixture, startXvfb, startWm, waitUntil, sleep, launch, need, tempDir, loadCores, ROOT, SLOW } from './lib/harness.mjs';
 import { appCorpus, rng } from './lib/corpus.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
@@ -510,13 +510,6 @@ async function startApp(kind, display, dir) {
   await waitUntil(async () => (await evaluate('document.readyState')) === 'complete', { timeout: 10000, what: 'page loaded' });
   return { name: 'chromium', records: async () => (await evaluate('JSON.stringify(window.records)').then(JSON.parse)) || [],
     stop: async () => { sock.close(); await p.stop(); } };
-}
-
-/** Two busy loops (both cores), stopped by PID. */
-function loadCores() {
-  // spawns: sh
-  const loops = [0, 1].map(() => spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
-  return () => { for (const l of loops) { try { process.kill(l.pid, 'SIGKILL'); } catch { } } };
 }
 
 function xkbDump(display) {

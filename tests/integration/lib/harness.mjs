@@ -391,4 +391,11 @@ export async function desktop(t, { width, height, wm = null, fixture = null, des
   return env;
 }
 
+/** Two busy loops (both cores), for runs "loaded"; returns their stop (by PID). */
+export function loadCores() {
+  // spawns: sh
+  const loops = [0, 1].map(() => spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
+  return () => { for (const l of loops) { try { process.kill(l.pid, 'SIGKILL'); } catch { } } };
+}
+
 export { sleep, ROOT, writeFileSync };
