@@ -1,13 +1,16 @@
-// Wayland beside X11, in one run: the same GTK 3 app (gtk3-widget-factory,
-// native on each desktop) on deskd's embedded Xvfb and on its embedded
-// headless sway, the same calls over REST: a screenshot unchanged (cache
-// hit) and after the whole screen changed, a click, typing (chars/s) and a
-// ui_snapshot of the app's window. Ratios are Wayland / X11.
+// Wayland beside X11, in one run: the same GTK 3 apps (the tests' probe,
+// still, and gtk3-widget-factory, each native on its desktop) on deskd's
+// embedded Xvfb and on its embedded headless sway, the same calls over
+// REST: a screenshot unchanged (cache hit) and after the whole screen
+// changed, a click, typing (chars/s) and a ui_snapshot of the factory's
+// window. Ratios are Wayland / X11.
 import { performance } from 'node:perf_hooks';
-import { startDeskd, waitUntil, sleep } from '../../tests/integration/lib/harness.mjs';
+import { join } from 'node:path';
+import { startDeskd, waitUntil, sleep, tempDir, ROOT } from '../../tests/integration/lib/harness.mjs';
 import { stats, table, fmt, have, toolCall } from '../lib.mjs';
 
 const N = Number(process.env.BENCH_WAYLAND_N) || 40;
+const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
 const TEXT = 'typing on both desktops: café ✓ 中文 😀 '.repeat(4);
 
 async function timed(n, before, fn) {
@@ -21,33 +24,43 @@ async function timed(n, before, fn) {
   return stats(out.sort((a, b) => a - b));
 }
 
+const windowOf = (d, re) => waitUntil(async () => (await toolCall(d, 'windows', {})).structuredContent.windows
+  .find((w) => re.test(w.title)), { timeout: 20000, what: String(re) });
+
 async function measure(args) {
-  // spawns: gtk3-widget-factory
   const d = await startDeskd({ args: ['--log-level', 'warning', '--tools', 'both', '--max-image-dimension', '0',
-    '--launch', 'gtk3-widget-factory', ...args] });
+    '--launch', 'none', ...args] });
   try {
-    const win = await waitUntil(async () => (await toolCall(d, 'windows', {})).structuredContent.windows
-      .find((w) => /widget/i.test(w.title)), { timeout: 20000, what: 'gtk3-widget-factory' });
-    await waitUntil(async () => {
-      try { return (await toolCall(d, 'ui_snapshot', { window: win.id })).structuredContent.listed > 5; } catch { return false; }
-    }, { timeout: 20000, what: 'its tree' });
+    // A still window (the tests' probe) for the screenshot rows: an
+    // animated one would make every shot a capture.
+    const dir = tempDir('deskd-bench-wl-');
+    await toolCall(d, 'launch', { argv: ['/usr/bin/python3', PROBE, join(dir, 'log'), join(dir, 'text')],
+      wait_for_window: true, timeout_ms: 20000 });
+    const probe = await windowOf(d, /^wl-probe$/);
+    await sleep(500);
     const shot = () => toolCall(d, 'screenshot', {});
     const none = async () => {};
     const hit = await timed(N, none, shot);
-    // The whole screen changes: the app goes fullscreen and back (untimed).
+    // The whole screen changes: the window goes fullscreen and back (untimed).
     let full = false;
     const flip = async () => {
       full = !full;
-      await toolCall(d, 'window', { op: full ? 'fullscreen' : 'restore', window: win.id });
+      await toolCall(d, 'window', { op: full ? 'fullscreen' : 'restore', window: probe.id });
       await sleep(120);
     };
     const changed = await timed(Math.min(N, 20), flip, shot);
     if (full) await flip();
-    const click = await timed(N, none, (i) => toolCall(d, 'computer_click', { x: 5 + (i & 7), y: 5 }));
+    const click = await timed(N, none, (i) => toolCall(d, 'computer_click', { x: probe.rect?.[0] ?? 10, y: 10 + (i & 7) }));
     const chars = [...TEXT].length;
     const type = await timed(5, none, () => toolCall(d, 'computer_type', { text: TEXT }));
-    const snap = await timed(Math.min(N, 20), none, () => toolCall(d, 'ui_snapshot', { window: win.id }));
-    const nodes = (await toolCall(d, 'ui_snapshot', { window: win.id })).structuredContent.node_count;
+    // spawns: gtk3-widget-factory
+    await toolCall(d, 'launch', { argv: ['gtk3-widget-factory'], wait_for_window: true, timeout_ms: 20000 });
+    const factory = await windowOf(d, /widget/i);
+    await waitUntil(async () => {
+      try { return (await toolCall(d, 'ui_snapshot', { window: factory.id })).structuredContent.listed > 5; } catch { return false; }
+    }, { timeout: 20000, what: 'its tree' });
+    const snap = await timed(Math.min(N, 20), none, () => toolCall(d, 'ui_snapshot', { window: factory.id }));
+    const nodes = (await toolCall(d, 'ui_snapshot', { window: factory.id })).structuredContent.node_count;
     return { hit, changed, click, type, cps: chars / (type.p50 / 1000), snap, nodes };
   } finally {
     await d.stop();
