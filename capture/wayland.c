@@ -478,19 +478,28 @@ static void fill_info(const struct wayland_window* w, struct capture_window_info
 	out->wayland_native = !w->xwayland;
 }
 
+/* sway's windows, or the reason there are none (no IPC: -ENOTSUP). */
+static int read_tree(struct capture_wl* self, struct wayland_window** ws, size_t* n)
+{
+	if (!self->ipc[0])
+		return no_ipc(self);
+	int rc = wayland_sway_windows(self->ipc, WL_TIMEOUT_MS, ws, n);
+	if (rc < 0)
+		return capture__fail(&self->head, rc == -ETIMEDOUT ? rc : -EIO,
+				"sway's IPC get_tree failed: %s", strerror(-rc));
+	return 0;
+}
+
 static int wl_list_windows(struct capture* base, struct capture_window_info** out, size_t* n)
 {
 	struct capture_wl* self = wl_of(base);
 	*out = NULL;
 	*n = 0;
-	if (!self->ipc[0])
-		return no_ipc(self);
 	struct wayland_window* ws;
 	size_t count;
-	int rc = wayland_sway_windows(self->ipc, WL_TIMEOUT_MS, &ws, &count);
+	int rc = read_tree(self, &ws, &count);
 	if (rc < 0)
-		return capture__fail(base, rc == -ETIMEDOUT ? rc : -EIO,
-				"sway's IPC get_tree failed: %s", strerror(-rc));
+		return rc;
 	struct capture_window_info* list = calloc(count ? count : 1, sizeof(*list));
 	if (!list) {
 		wayland_windows_free(ws, count);
@@ -507,13 +516,11 @@ static int wl_list_windows(struct capture* base, struct capture_window_info** ou
 static int wl_window_info(struct capture* base, uint32_t window, struct capture_window_info* out)
 {
 	struct capture_wl* self = wl_of(base);
-	if (!self->ipc[0])
-		return no_ipc(self);
 	struct wayland_window* ws;
 	size_t n;
-	int rc = wayland_sway_windows(self->ipc, WL_TIMEOUT_MS, &ws, &n);
+	int rc = read_tree(self, &ws, &n);
 	if (rc < 0)
-		return capture__fail(base, -EIO, "sway's IPC get_tree failed: %s", strerror(-rc));
+		return rc;
 	rc = capture__fail(base, -ENOENT, "window %u does not exist (a sway con id)",
 			(unsigned)window);
 	for (size_t i = 0; i < n; i++) {

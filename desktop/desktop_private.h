@@ -43,6 +43,9 @@ int desktop__wayland_clipboard_wait_delivered(unsigned long since, int timeout_m
 		atomic_bool* cancelled);
 void desktop__wayland_clipboard_stop(void);
 
+/* wm.c: why a window operation was not applied, into out->note. */
+void desktop__window_note(struct desktop_window_outcome* out, const char* fmt, ...)
+		__attribute__((format(printf, 2, 3)));
 /* wayland_wm.c: desktop_window_op on a Wayland desktop (sway's IPC). */
 int desktop__wayland_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size);

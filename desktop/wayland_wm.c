@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,16 +26,6 @@ struct wl_op {
 	struct desktop_window_outcome* out;
 	int64_t end;
 };
-
-static void wl_note(struct desktop_window_outcome* out, const char* fmt, ...)
-		__attribute__((format(printf, 2, 3)));
-static void wl_note(struct desktop_window_outcome* out, const char* fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(out->note, sizeof(out->note), fmt, ap);
-	va_end(ap);
-}
 
 /* The window's state now into out->after: 0, -ENOENT (gone), or the IPC's
  * -errno. */
@@ -86,7 +75,7 @@ static int wl_command(struct wl_op* o, const char* what)
 	snprintf(cmd, sizeof(cmd), "[con_id=%u] %s", o->req->window, what);
 	int rc = wayland_sway_command(o->ipc, cmd, IPC_TIMEOUT_MS, error, sizeof(error));
 	if (rc == -EINVAL)
-		wl_note(o->out, "sway refused '%s': %s", what, error);
+		desktop__window_note(o->out, "sway refused '%s': %s", what, error);
 	return rc;
 }
 
@@ -126,7 +115,7 @@ static int wl_apply(struct wl_op* o, const char* cmd, bool (*done)(struct wl_op*
 		return rc;
 	o->out->applied = rc == 1;
 	if (!o->out->applied && !o->out->note[0])
-		wl_note(o->out, "sway did not do it within %d ms", o->req->timeout_ms);
+		desktop__window_note(o->out, "sway did not do it within %d ms", o->req->timeout_ms);
 	return 0;
 }
 
@@ -150,9 +139,9 @@ static int wl_close(struct wl_op* o)
 	if (out->closed)
 		return 0;
 	if (o->req->force && out->before.pid <= 0)
-		wl_note(out, "the window is still there and its pid is unknown: it cannot be ended");
+		desktop__window_note(out, "the window is still there and its pid is unknown: it cannot be ended");
 	else if (!o->req->force)
-		wl_note(out, "the window is still there after %d ms (a dialog asking to save?); "
+		desktop__window_note(out, "the window is still there after %d ms (a dialog asking to save?); "
 				"answer it, or force: true ends its client", o->req->timeout_ms);
 	return 0;
 }
@@ -181,10 +170,10 @@ int desktop__wayland_window_op(const struct desktop_window_request* req,
 	out->before = out->after;
 	switch (req->op) {
 	case DESKTOP_WINDOW_MINIMIZE:
-		wl_note(out, "sway has no minimize (windows tile); nothing changed");
+		desktop__window_note(out, "sway has no minimize (windows tile); nothing changed");
 		break;
 	case DESKTOP_WINDOW_MAXIMIZE:
-		wl_note(out, "sway has no maximize (a tiled window fills its space); "
+		desktop__window_note(out, "sway has no maximize (a tiled window fills its space); "
 				"fullscreen is what it offers");
 		break;
 	case DESKTOP_WINDOW_FULLSCREEN: rc = wl_apply(&o, "fullscreen enable", is_full); break;

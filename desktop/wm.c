@@ -33,9 +33,7 @@ struct op {
 	struct desktop_window_outcome* out;
 };
 
-static void note(struct desktop_window_outcome* out, const char* fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void note(struct desktop_window_outcome* out, const char* fmt, ...)
+void desktop__window_note(struct desktop_window_outcome* out, const char* fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -167,7 +165,7 @@ static bool has_size(const struct desktop_window_state* s, const struct desktop_
 static int refuse_without_wm(struct op* o, const char* what)
 {
 	o->out->applied = false;
-	note(o->out, "no window manager runs on this display: nothing %s a window", what);
+	desktop__window_note(o->out, "no window manager runs on this display: nothing %s a window", what);
 	return 0;
 }
 
@@ -204,7 +202,7 @@ static int op_minimize(struct op* o)
 			return r;
 	}
 	if (rc == 0)
-		note(o->out, "the window manager did not minimize the window");
+		desktop__window_note(o->out, "the window manager did not minimize the window");
 	return rc < 0 ? rc : 0;
 }
 
@@ -229,7 +227,7 @@ static int op_state(struct op* o, const char* a, const char* b,
 		return rc;
 	o->out->applied = done(&o->out->after, o->req);
 	if (!o->out->applied)
-		note(o->out, o->ewmh ? "the window manager did not %s the window"
+		desktop__window_note(o->out, o->ewmh ? "the window manager did not %s the window"
 				: "the window manager does not speak EWMH: it did not %s the window",
 				strcmp(what, "maximizes") == 0 ? "maximize" : "make fullscreen");
 	return 0;
@@ -247,7 +245,7 @@ static int op_restore(struct op* o)
 			return rc;
 		o->out->applied = rc == 1;
 		if (!o->out->applied)
-			note(o->out, "no window manager runs on this display: the window stays %s",
+			desktop__window_note(o->out, "no window manager runs on this display: the window stays %s",
 					a->maximized ? "maximized" : a->fullscreen ? "fullscreen" : "as it is");
 		return 0;
 	}
@@ -266,7 +264,7 @@ static int op_restore(struct op* o)
 		return rc;
 	o->out->applied = is_normal(a, o->req);
 	if (!o->out->applied)
-		note(o->out, "the window manager left the window %s",
+		desktop__window_note(o->out, "the window manager left the window %s",
 				a->minimized ? "minimized" : a->fullscreen ? "fullscreen" : "maximized");
 	return 0;
 }
@@ -340,7 +338,7 @@ static int op_raise(struct op* o)
 	if ((rc = observe(o)) < 0)
 		return rc;
 	if (!o->out->applied)
-		note(o->out, "another window stays above it (a window manager's layer, or it refused)");
+		desktop__window_note(o->out, "another window stays above it (a window manager's layer, or it refused)");
 	return 0;
 }
 
@@ -375,7 +373,7 @@ static int op_resize(struct op* o)
 		return rc;
 	o->out->applied = has_size(&o->out->after, r);
 	if (!o->out->applied)
-		note(o->out, "the window is %dx%d, not %dx%d (size hints, a maximized state or the "
+		desktop__window_note(o->out, "the window is %dx%d, not %dx%d (size hints, a maximized state or the "
 				"window manager decided)", o->out->after.width, o->out->after.height,
 				r->width, r->height);
 	return 0;
@@ -474,12 +472,12 @@ static int op_close(struct op* o)
 	}
 	find_dialogs(o);
 	if (!out->before.takes_delete)
-		note(out, "the window does not take WM_DELETE_WINDOW; force: true ends its client");
+		desktop__window_note(out, "the window does not take WM_DELETE_WINDOW; force: true ends its client");
 	else if (out->n_dialogs)
-		note(out, "the window is still there: it opened a dialog (unsaved changes?); "
+		desktop__window_note(out, "the window is still there: it opened a dialog (unsaved changes?); "
 				"answer it, or force: true");
 	else
-		note(out, "the window is still there after %d ms; force: true ends its client",
+		desktop__window_note(out, "the window is still there after %d ms; force: true ends its client",
 				o->req->timeout_ms);
 	return 0;
 }

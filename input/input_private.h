@@ -47,6 +47,15 @@ struct input_ops {
 	int (*focus_window)(struct input* self, uint32_t window, int timeout_ms);
 };
 
+/* A pointer action that both backends run with modifiers held around it
+ * (their with_mods): its arguments. */
+struct pointer_action {
+	int button, count;		/* click */
+	const int *xs, *ys;		/* drag */
+	size_t n;
+	int notches_x, notches_y;	/* scroll */
+};
+
 struct input {
 	const struct input_ops* ops;
 	pthread_mutex_t mutex;	/* every operation runs with it held */

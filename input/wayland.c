@@ -249,12 +249,6 @@ static int wl_modifiers(struct input* in, const struct input_chord* mods, bool d
 
 /* Pointer actions with mods held: pressed before, always released after;
  * the first error wins. */
-struct pointer_action {
-	int button, count;		/* click */
-	const int *xs, *ys;		/* drag */
-	size_t n;
-	int notches_x, notches_y;	/* scroll */
-};
 
 static int with_mods(struct input* in, const struct input_chord* mods,
 		int (*act)(struct input_wl* self, const struct pointer_action* a),

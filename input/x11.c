@@ -336,12 +336,6 @@ static void settle_pointer(struct input_x11* self)
 
 /* Pointer actions with the chord's modifiers held: press them, act, always
  * release them, then sync; the first error wins. */
-struct pointer_action {
-	int button, count;		/* click */
-	const int *xs, *ys;		/* drag */
-	size_t n;
-	int notches_x, notches_y;	/* scroll */
-};
 
 static int with_mods(struct input* in, const struct input_chord* mods,
 		void (*act)(struct input_x11* self, const struct pointer_action* a),

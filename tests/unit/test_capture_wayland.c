@@ -12,6 +12,7 @@
 #include "wayland/wayland.h"
 #include "base/clock.h"
 #include "tests/unit/tst.h"
+#include "tests/unit/wl_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,31 +53,6 @@ static bool probe_ready(void)
 	if (f)
 		fclose(f);
 	return ready;
-}
-
-static pid_t start_probe(void)
-{
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int err = open(probe_err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (err >= 0) {
-		dup2(err, 1);
-		dup2(err, 2);
-	}
-	char e_disp[64], e_rt[128], e_home[128];
-	snprintf(e_disp, sizeof(e_disp), "WAYLAND_DISPLAY=%s", wayland_sway_display(sway));
-	snprintf(e_rt, sizeof(e_rt), "XDG_RUNTIME_DIR=%s", wayland_sway_runtime_dir(sway));
-	snprintf(e_home, sizeof(e_home), "HOME=%s", dir);
-	char e_path[] = "PATH=/usr/bin:/bin", e_gdk[] = "GDK_BACKEND=wayland",
-	     e_at[] = "NO_AT_BRIDGE=1", e_im[] = "GTK_IM_MODULE=gtk-im-context-simple",
-	     e_lang[] = "LANG=C.UTF-8";
-	char* env[] = { e_disp, e_rt, e_home, e_path, e_gdk, e_at, e_im, e_lang, NULL };
-	char a0[] = "/usr/bin/python3", a1[] = "tests/apps/wl_probe.py";
-	char* argv[] = { a0, a1, probe_log, probe_text, NULL };
-	execve(argv[0], argv, env);
-	_exit(127);
 }
 
 /* The probe in the window list (by its pid), waited for. */
@@ -323,7 +299,7 @@ static void desktop_checks(void)
 	TST_CHECK(capture_fd(cap) >= 0);
 	TST_EQ_INT(capture_pointer(cap, 0, &px, &py), -ENODATA);
 
-	probe_pid = start_probe();
+	probe_pid = wlt_start_probe(sway, dir, probe_log, probe_text, probe_err);
 	int64_t end = clock_ms() + 20000;
 	while (!probe_ready() && clock_ms() < end)
 		clock_sleep_ms(50);

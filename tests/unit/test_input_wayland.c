@@ -12,6 +12,7 @@
 #include "wayland/wayland.h"
 #include "base/clock.h"
 #include "tests/unit/tst.h"
+#include "tests/unit/wl_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,37 +39,11 @@ static struct probe probes[2];
 static char dir[64] = "/tmp/deskd-inwltest-XXXXXX";
 static char sway_log[128];
 
-static char* slurp(const char* path)
-{
-	FILE* f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char* buf = NULL;
-	size_t cap = 0, len = 0;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			cap = (cap + 4096) * 2;
-			char* b = realloc(buf, cap);
-			if (!b)
-				break;
-			buf = b;
-		}
-		size_t k = fread(buf + len, 1, cap - len - 1, f);
-		if (k == 0)
-			break;
-		len += k;
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
 /* The probe log's lines that start with prefix, after the first `skip`
  * bytes of the log; malloc'd ("" when none, NULL without a log). */
 static char* lines_with(const struct probe* p, size_t skip, const char* prefix)
 {
-	char* s = slurp(p->log);
+	char* s = wlt_slurp(p->log);
 	if (!s)
 		return NULL;
 	size_t k = 0, len = strlen(s);
@@ -87,7 +62,7 @@ static char* lines_with(const struct probe* p, size_t skip, const char* prefix)
 
 static size_t log_size(const struct probe* p)
 {
-	char* s = slurp(p->log);
+	char* s = wlt_slurp(p->log);
 	size_t n = s ? strlen(s) : 0;
 	free(s);
 	return n;
@@ -115,7 +90,7 @@ static bool wait_text(const struct probe* p, const char* want)
 {
 	int64_t end = clock_ms() + T;
 	do {
-		char* s = slurp(p->text);
+		char* s = wlt_slurp(p->text);
 		bool same = s && strcmp(s, want) == 0;
 		free(s);
 		if (same)
@@ -125,38 +100,13 @@ static bool wait_text(const struct probe* p, const char* want)
 	return false;
 }
 
-static pid_t start_probe(struct probe* p)
-{
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int err = open(p->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (err >= 0) {
-		dup2(err, 1);
-		dup2(err, 2);
-	}
-	char e_disp[64], e_rt[128], e_home[128];
-	snprintf(e_disp, sizeof(e_disp), "WAYLAND_DISPLAY=%s", wayland_sway_display(sway));
-	snprintf(e_rt, sizeof(e_rt), "XDG_RUNTIME_DIR=%s", wayland_sway_runtime_dir(sway));
-	snprintf(e_home, sizeof(e_home), "HOME=%s", dir);
-	char e_path[] = "PATH=/usr/bin:/bin", e_gdk[] = "GDK_BACKEND=wayland",
-	     e_at[] = "NO_AT_BRIDGE=1", e_im[] = "GTK_IM_MODULE=gtk-im-context-simple",
-	     e_lang[] = "LANG=C.UTF-8";
-	char* env[] = { e_disp, e_rt, e_home, e_path, e_gdk, e_at, e_im, e_lang, NULL };
-	char a0[] = "/usr/bin/python3", a1[] = "tests/apps/wl_probe.py";
-	char* argv[] = { a0, a1, p->log, p->text, NULL };
-	execve(argv[0], argv, env);
-	_exit(127);
-}
-
 /* Start a probe and wait for its first frame and its window. */
 static bool probe_up(struct probe* p, int i)
 {
 	snprintf(p->log, sizeof(p->log), "%s/probe%d.log", dir, i);
 	snprintf(p->text, sizeof(p->text), "%s/probe%d.txt", dir, i);
 	snprintf(p->err, sizeof(p->err), "%s/probe%d.err", dir, i);
-	p->pid = start_probe(p);
+	p->pid = wlt_start_probe(sway, dir, p->log, p->text, p->err);
 	int64_t end = clock_ms() + 20000;
 	while (clock_ms() < end) {
 		char* s = lines_with(p, 0, "ready");
@@ -367,7 +317,7 @@ static void typing_checks(struct input* in, const struct probe* p)
 		if (wait_text(p, s))
 			exact++;
 		else {
-			char* got = slurp(p->text);
+			char* got = wlt_slurp(p->text);
 			fprintf(stderr, "  not exact: \"%s\" typed as \"%s\"\n", s, got ? got : "");
 			free(got);
 		}
@@ -529,7 +479,7 @@ int main(void)
 	cleanup();
 	if (tst_failed > failed_before) {
 		for (int i = 0; i < 2; i++) {
-			char* s = slurp(probes[i].err);
+			char* s = wlt_slurp(probes[i].err);
 			if (s && *s)
 				fprintf(stderr, "---- %s\n%s\n", probes[i].err, s);
 			free(s);

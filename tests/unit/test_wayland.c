@@ -10,6 +10,7 @@
 #include "wayland/wayland.h"
 #include "base/clock.h"
 #include "tests/unit/tst.h"
+#include "tests/unit/wl_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,35 +77,9 @@ static void keymap_checks(void)
 	free(full);
 }
 
-static char* slurp(const char* path)
-{
-	FILE* f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char* buf = NULL;
-	size_t cap = 0, len = 0;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			cap = (cap + 4096) * 2;
-			char* b = realloc(buf, cap);
-			if (!b)
-				break;
-			buf = b;
-		}
-		size_t k = fread(buf + len, 1, cap - len - 1, f);
-		if (k == 0)
-			break;
-		len += k;
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
 static int count_lines(const char* path, const char* prefix)
 {
-	char* s = slurp(path);
+	char* s = wlt_slurp(path);
 	int n = 0;
 	for (char* p = s; p && *p;) {
 		if (strncmp(p, prefix, strlen(prefix)) == 0)
@@ -119,7 +94,7 @@ static int count_lines(const char* path, const char* prefix)
 /* The lines of path that start with prefix, malloc'd ("" when none). */
 static char* lines_with(const char* path, const char* prefix)
 {
-	char* s = slurp(path);
+	char* s = wlt_slurp(path);
 	size_t k = 0;
 	for (char* p = s; p && *p;) {
 		char* nl = strchr(p, '\n');
@@ -140,7 +115,7 @@ static bool wait_text(const char* path, const char* want, int ms)
 {
 	int64_t end = clock_ms() + ms;
 	do {
-		char* s = slurp(path);
+		char* s = wlt_slurp(path);
 		bool same = s && strcmp(s, want) == 0;
 		free(s);
 		if (same)
@@ -148,31 +123,6 @@ static bool wait_text(const char* path, const char* want, int ms)
 		clock_sleep_ms(20);
 	} while (clock_ms() < end);
 	return false;
-}
-
-static pid_t start_probe(void)
-{
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int err = open(probe_err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (err >= 0) {
-		dup2(err, 1);
-		dup2(err, 2);
-	}
-	char e_disp[64], e_rt[128], e_home[128];
-	snprintf(e_disp, sizeof(e_disp), "WAYLAND_DISPLAY=%s", wayland_sway_display(sway));
-	snprintf(e_rt, sizeof(e_rt), "XDG_RUNTIME_DIR=%s", wayland_sway_runtime_dir(sway));
-	snprintf(e_home, sizeof(e_home), "HOME=%s", dir);
-	char e_path[] = "PATH=/usr/bin:/bin", e_gdk[] = "GDK_BACKEND=wayland",
-	     e_at[] = "NO_AT_BRIDGE=1", e_im[] = "GTK_IM_MODULE=gtk-im-context-simple",
-	     e_lang[] = "LANG=C.UTF-8";
-	char* env[] = { e_disp, e_rt, e_home, e_path, e_gdk, e_at, e_im, e_lang, NULL };
-	char a0[] = "/usr/bin/python3", a1[] = "tests/apps/wl_probe.py";
-	char* argv[] = { a0, a1, probe_log, probe_text, NULL };
-	execve(argv[0], argv, env);
-	_exit(127);
 }
 
 static bool find_probe(struct wayland_window* out, int ms)
@@ -282,7 +232,7 @@ static void desktop_checks(void)
 
 	/* the devices before the app, so it sees them from its start */
 	TST_EQ_INT(wayland_input_open(wl, 100, T), 0);
-	probe_pid = start_probe();
+	probe_pid = wlt_start_probe(sway, dir, probe_log, probe_text, probe_err);
 	int64_t end = clock_ms() + 20000;
 	while (count_lines(probe_log, "ready") == 0 && clock_ms() < end)
 		clock_sleep_ms(50);
@@ -394,7 +344,7 @@ static void desktop_checks(void)
 		TST_EQ_INT(wayland_type(wl, strings[i], 0, T), 0);
 		bool ok = wait_text(probe_text, strings[i], 10000);
 		if (!ok) {
-			char* s = slurp(probe_text);
+			char* s = wlt_slurp(probe_text);
 			fprintf(stderr, "  typed \"%s\", the view holds \"%s\"\n", strings[i],
 					s ? s : "(nothing)");
 			free(s);
@@ -426,7 +376,7 @@ static void desktop_checks(void)
 		waitpid(cp, &cstatus, 0);
 	}
 	TST_CHECK(WIFEXITED(cstatus) && WEXITSTATUS(cstatus) == 0);
-	char* clip_got = slurp(clip_path);
+	char* clip_got = wlt_slurp(clip_path);
 	TST_EQ_STR(clip_got, clip_text);
 	free(clip_got);
 	unlink(clip_path);
@@ -577,7 +527,7 @@ int main(void)
 	if (tst_failed > failed_before) {
 		const char* logs[] = { sway_log, probe_err, probe_log };
 		for (size_t i = 0; i < 3; i++) {
-			char* s = slurp(logs[i]);
+			char* s = wlt_slurp(logs[i]);
 			fprintf(stderr, "---- %s\n%s\n", logs[i], s ? s : "(none)");
 			free(s);
 		}
