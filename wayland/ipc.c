@@ -118,9 +118,30 @@ static void skip_ws(struct json* j)
 
 static void skip_value(struct json* j, int depth);
 
-/* A string at the cursor: into a malloc'd copy when out, else skipped. */
+/* Exactly four hex digits at p (never reading past a NUL): the value. */
+static bool hex4(const char* p, unsigned* out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return false;
+		v = v * 16 + (unsigned)d;
+	}
+	*out = v;
+	return true;
+}
+
+/* A string at the cursor: into a malloc'd copy when out (replacing what a
+ * key given twice left there), else skipped. */
 static void read_string(struct json* j, char** out)
 {
+	if (out) {
+		free(*out);
+		*out = NULL;
+	}
 	skip_ws(j);
 	if (*j->p != '"') {
 		j->bad = true;
@@ -133,7 +154,7 @@ static void read_string(struct json* j, char** out)
 		j->bad = true;
 		return;
 	}
-	while (*j->p && *j->p != '"') {
+	while (!j->bad && *j->p && *j->p != '"') {
 		char c[4];
 		size_t n = 1;
 		c[0] = *j->p++;
@@ -147,17 +168,17 @@ static void read_string(struct json* j, char** out)
 			case 'f': c[0] = '\f'; break;
 			case 'u': {
 				unsigned cp = 0;
-				if (sscanf(j->p, "%4x", &cp) != 1) {
+				if (!hex4(j->p, &cp)) {
 					j->bad = true;
+					j->p--;
 					break;
 				}
 				j->p += 4;
-				if (cp >= 0xd800 && cp < 0xdc00 && j->p[0] == '\\' && j->p[1] == 'u') {
-					unsigned lo = 0;
-					if (sscanf(j->p + 2, "%4x", &lo) == 1 && lo >= 0xdc00 && lo < 0xe000) {
-						cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-						j->p += 6;
-					}
+				unsigned lo = 0;
+				if (cp >= 0xd800 && cp < 0xdc00 && j->p[0] == '\\' && j->p[1] == 'u'
+						&& hex4(j->p + 2, &lo) && lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					j->p += 6;
 				}
 				if (cp < 0x80) {
 					c[0] = (char)cp;
@@ -466,6 +487,22 @@ static void read_node(struct json* j, struct list* l, bool floating, int depth)
 	free(klass);
 }
 
+int wayland_sway_parse_tree(const char* json, struct wayland_window** out, size_t* n)
+{
+	*out = NULL;
+	*n = 0;
+	struct json j = { .p = json };
+	struct list l = { 0 };
+	read_node(&j, &l, false, 0);
+	if (j.bad || l.failed) {
+		wayland_windows_free(l.w, l.n);
+		return j.bad ? -EPROTO : -ENOMEM;
+	}
+	*out = l.w;
+	*n = l.n;
+	return 0;
+}
+
 int wayland_sway_windows(const char* ipc_path, int timeout_ms,
 		struct wayland_window** out, size_t* n)
 {
@@ -475,19 +512,11 @@ int wayland_sway_windows(const char* ipc_path, int timeout_ms,
 	int r = ipc_call(ipc_path, IPC_GET_TREE, "", timeout_ms, &reply);
 	if (r < 0)
 		return r;
-	struct json j = { .p = reply };
-	struct list l = { 0 };
-	read_node(&j, &l, false, 0);
+	r = wayland_sway_parse_tree(reply, out, n);
 	free(reply);
-	if (j.bad || l.failed) {
-		wayland_windows_free(l.w, l.n);
-		if (j.bad)
-			log_warn("wayland: sway's get_tree reply did not parse");
-		return j.bad ? -EPROTO : -ENOMEM;
-	}
-	*out = l.w;
-	*n = l.n;
-	return 0;
+	if (r == -EPROTO)
+		log_warn("wayland: sway's get_tree reply did not parse");
+	return r;
 }
 
 void wayland_windows_free(struct wayland_window* windows, size_t n)

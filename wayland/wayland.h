@@ -308,6 +308,10 @@ struct wayland_window {
 int wayland_sway_windows(const char* ipc_path, int timeout_ms,
 		struct wayland_window** out, size_t* n);
 void wayland_windows_free(struct wayland_window* windows, size_t n);
+/** The windows of a get_tree reply (NUL-terminated JSON text, what the
+ *  compositor sent): the parse wayland_sway_windows runs, pure (fuzzed).
+ *  0, -EPROTO (not a tree deskd can read), -ENOMEM. */
+int wayland_sway_parse_tree(const char* json, struct wayland_window** out, size_t* n);
 /** Run a sway command ("[con_id=5] focus", "move position 10 10", ...).
  *  -EINVAL when sway says it failed; its message goes to error (size bytes)
  *  when error is non-NULL. */
