@@ -117,6 +117,7 @@ ALL_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 $(foreach m,$(MODULES),$(eval $(m)_OBJS := $(call obj,$($(m)_SRCS))))
 server_OBJS += $(BUILD)/web_assets.o
+tools_OBJS += $(BUILD)/schema_files_data.o
 MAIN_OBJ := $(BUILD)/server/main.o
 LIBS_A := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
 LINK_LIBS = $(LIBS_A)
@@ -162,6 +163,12 @@ $(BUILD)/embed: scripts/embed.c
 $(BUILD)/web_assets.c: $(BUILD)/embed $(WEB_FILES)
 	$(QUIET_GEN)$(BUILD)/embed $@ $(WEB_FILES)
 $(BUILD)/web_assets.o: $(BUILD)/web_assets.c
+	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
+# The tools' schemas are data (tools/schemas/*.json), compiled in the same way.
+SCHEMA_FILES := $(sort $(wildcard tools/schemas/*.json))
+$(BUILD)/schema_files_data.c: $(BUILD)/embed $(SCHEMA_FILES)
+	$(QUIET_GEN)$(BUILD)/embed -h tools/schema.h -t schema_file $@ $(SCHEMA_FILES)
+$(BUILD)/schema_files_data.o: $(BUILD)/schema_files_data.c
 	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIBS_A)
@@ -264,7 +271,8 @@ FUZZ_CC ?= clang
 FUZZ_SAN = -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
 	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
-FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o
+FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o \
+	build-fuzz/obj/schema_files_data.o
 # wayland/ includes the protocol headers wayland-scanner makes in $(BUILD).
 $(patsubst %.c,build-fuzz/obj/%.o,$(wayland_SRCS)): | $(WL_GEN_H)
 build-fuzz/obj/wayland/%.o: FUZZ_CFLAGS += -I$(BUILD)
@@ -272,6 +280,9 @@ build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
 build-fuzz/obj/web_assets.o: $(BUILD)/web_assets.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/obj/schema_files_data.o: $(BUILD)/schema_files_data.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/libdeskd.a: $(FUZZ_OBJS)

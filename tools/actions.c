@@ -469,6 +469,23 @@ static void fields_taken(const struct act_name* k, char* out, size_t size)
 			used += (size_t)snprintf(out + used, size - used, "%s%s", used ? ", " : "", lists[l][i]);
 }
 
+int action_fields(const char* type, const char** out, int max)
+{
+	static const char* const button[] = { "button", NULL };
+	const struct act_name* k = find_act(type);
+	if (!k)
+		return -1;
+	const struct act_kind* kind = &act_kinds[k->act];
+	const char* const* lists[] = { kind->pointer ? pointer_fields : NULL,
+		kind->button_field && !k->button ? button : NULL, kind->fields };
+	int n = 0;
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (int i = 0; lists[l] && lists[l][i]; i++, n++)
+			if (n < max)
+				out[n] = lists[l][i];
+	return n;
+}
+
 /* ---- The steps every action goes through ------------------------------------------------ */
 
 /* The kind from type (or action, Anthropic), and no field it does not take. */

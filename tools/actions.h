@@ -109,6 +109,12 @@ int action_parse(json_t* j, bool batch_desktop, struct action* a,
  *  REST) maps exactly what it saw. Returns 0, or -1 when s is not one. */
 int action_space_parse(const char* s, int* width, int* height, int* max_dimension);
 void action_space_format(char* out, size_t size, int width, int height, int max_dimension);
+/** The fields an action of type takes besides "type" and "action" (its
+ *  own, a pointer action's, button unless the name implies one): the list
+ *  parsing holds it to. Fills up to max names, returns how many it has, or
+ *  -1 for an unknown type. The tools' schemas must agree with it
+ *  (tests/unit/test_tools.c). */
+int action_fields(const char* type, const char** out, int max);
 /** Free what action_parse allocated (the drag path). */
 void action_deinit(struct action* a);
 /** "left", "middle", "right", "back", "forward" for an X button number. */

@@ -145,11 +145,7 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	return 0;
 }
 
-#define SELECTION_PROP \
-	"\"selection\":{\"type\":\"string\",\"enum\":[\"clipboard\",\"primary\"]}"
-
-#define RESULT_PROPS \
-	"\"selection\":{\"type\":\"string\"},\"format\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}"
+/* The schemas are data: tools/schemas/clipboard.json, under each tool's name. */
 
 const struct tool_def tools_clipboard[] = {
 	{
@@ -157,10 +153,6 @@ const struct tool_def tools_clipboard[] = {
 		.title = "Read the clipboard",
 		.description =
 			"The clipboard's text, exact, or format image: a PNG. clipboard_empty: none.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			SELECTION_PROP ",\"format\":{\"type\":\"string\",\"enum\":[\"text\",\"image\"]}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS ","
-			"\"text\":{\"type\":\"string\"}},\"required\":[\"selection\",\"format\",\"bytes\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_GROUPED | TOOL_OBSERVES,
 		.handler = clipboard_read,
 	},
@@ -169,10 +161,6 @@ const struct tool_def tools_clipboard[] = {
 		.title = "Write the clipboard",
 		.description =
 			"Copy text (exact) or a PNG (image_base64) for programs to paste; 8 MiB at most.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			SELECTION_PROP ",\"text\":{\"type\":\"string\"},\"image_base64\":{\"type\":\"string\"}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{" RESULT_PROPS "},"
-			"\"required\":[\"selection\",\"format\",\"bytes\"]}",
 		.flags = TOOL_IDEMPOTENT | TOOL_LARGE_ARGS | TOOL_GROUPED,
 		.handler = clipboard_write,
 	},

@@ -356,10 +356,7 @@ static int file_list(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 	return 0;
 }
 
-/* A property two members of the files group share has the same schema. */
-#define P_PATH(desc) "\"path\":{\"type\":\"string\",\"description\":\"" desc "\"}"
-#define P_FILE P_PATH("Relative to the files root, e.g. dir/a.txt.")
-#define P_ENCODING "\"encoding\":{\"type\":\"string\",\"enum\":[\"text\",\"base64\"]}"
+/* The schemas are data: tools/schemas/files.json, under each tool's name. */
 
 const struct tool_def tools_files[] = {
 	{
@@ -367,12 +364,6 @@ const struct tool_def tools_files[] = {
 		.title = "Upload a file",
 		.description = "Write a new file under the files root: data as text or encoding "
 			"base64. Never replaces; mode 0600.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
-			"\"required\":[\"path\"],\"properties\":{" P_FILE ","
-			"\"data\":{\"type\":\"string\"}," P_ENCODING "}}",
-		.output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"bytes\",\"sha256\"],"
-			"\"properties\":{\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},"
-			"\"sha256\":{\"type\":\"string\"}}}",
 		.flags = TOOL_NO_DISPLAY | TOOL_LARGE_ARGS | TOOL_GROUPED,
 		.handler = file_upload,
 	},
@@ -381,12 +372,6 @@ const struct tool_def tools_files[] = {
 		.title = "Download a file",
 		.description = "Read a file under the files root: text when UTF-8, else base64 "
 			"(or as encoding says).",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
-			"\"required\":[\"path\"],\"properties\":{" P_FILE "," P_ENCODING "}}",
-		.output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"bytes\",\"sha256\","
-			"\"encoding\",\"data\"],\"properties\":{\"path\":{\"type\":\"string\"},"
-			"\"bytes\":{\"type\":\"integer\"},\"sha256\":{\"type\":\"string\"},"
-			"\"encoding\":{\"type\":\"string\"},\"data\":{\"type\":\"string\"}}}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = file_download,
 	},
@@ -394,16 +379,6 @@ const struct tool_def tools_files[] = {
 		.name = "file_list",
 		.title = "List files",
 		.description = "The entries of a directory under the files root (default the root).",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
-			"\"properties\":{" P_FILE "}}",
-		.output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"entries\",\"truncated\"],"
-			"\"properties\":{\"path\":{\"type\":\"string\"},\"entries\":{\"type\":\"array\","
-			"\"items\":{\"type\":\"object\",\"required\":[\"name\",\"type\"],\"properties\":{"
-			"\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},"
-			"\"bytes\":{\"type\":\"integer\"},\"mode\":{\"type\":\"integer\"},"
-			"\"mtime\":{\"type\":\"integer\"}}}},\"truncated\":{\"type\":\"boolean\"},"
-			"\"skipped\":{\"type\":\"integer\",\"description\":\"Entries left out: names "
-			"with control or bidirectional characters or invalid UTF-8.\"}}}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_VIEW | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = file_list,
 	},

@@ -52,7 +52,7 @@ static int help_tool(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 	return 0;
 }
 
-#define STR "{\"type\":\"string\"}"
+/* The schemas are data: tools/schemas/help.json, under each tool's name. */
 
 const struct tool_def tools_help[] = {
 	{
@@ -61,13 +61,6 @@ const struct tool_def tools_help[] = {
 		.description =
 			"Ask the person at the dashboard to take the desktop (login, captcha, 2FA) and "
 			"wait: handed_back (with their note), dismissed or timeout. Then take a screenshot.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
-			"\"required\":[\"reason\"],\"properties\":{"
-			"\"reason\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":1000},"
-			"\"timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
-			"\"description\":\"Default 600.\"}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{"
-			"\"outcome\":" STR ",\"note\":" STR "},\"required\":[\"outcome\"]}",
 		/* It changes nothing on the desktop (it passes the gate while a
 		 * person holds control); the view token may not ask. */
 		.flags = TOOL_READ_ONLY | TOOL_NO_VIEW | TOOL_NO_DISPLAY,

@@ -967,101 +967,11 @@ SPLIT(cursor_position)
 SPLIT(zoom)
 SPLIT(paste)
 
-/* ---- schemas ---- */
+/* ---- The table ---- */
 
-/* Every shape is spelled out so that every client takes it: no type arrays
- * (single-type dialects such as Gemini's reject them), no open objects (the
- * OpenAI Agents SDK cannot make them strict), anyOf of explicit shapes where
- * a value has two forms, and enums with their type. The batch schema inlines
- * its action object (no $ref) for clients that do not resolve references. */
-#define S_INT "{\"type\":\"integer\"}"
-#define S_XY_D(desc) "{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":2,\"maxItems\":2" desc "}"
-#define S_XY S_XY_D("")
-/* A path point: {x, y} or [x, y]. */
-#define S_POINT "{\"anyOf\":[{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"x\",\"y\"]," \
-	"\"properties\":{\"x\":" S_INT ",\"y\":" S_INT "}}," S_XY "]}"
-/* A chord: ["ctrl","c"] or "ctrl+c". */
-#define S_CHORD(desc) "{\"anyOf\":[{\"type\":\"array\",\"items\":{\"type\":\"string\"}},{\"type\":\"string\"}]" desc "}"
-#define S_ENUM(values) "{\"type\":\"string\",\"enum\":[" values "]}"
-#define DESC(text) ",\"description\":\"" text "\""
-
-#define BUTTONS "\"left\",\"right\",\"middle\",\"wheel\",\"back\",\"forward\""
-#define DIRECTIONS "\"up\",\"down\",\"left\",\"right\""
-/* The type enum: every name of actions.h's list, in its order. */
-#define ACTION_JSON_NAME(name, ...) "\"" name "\""
-#define ACTION_TYPES ACTION_NAMES(ACTION_JSON_NAME, ",")
+/* The schemas are data: tools/schemas/input.json, under each tool's name. */
 
 #define KEY_NAMES "OpenAI (CTRL, ENTER, ARROWLEFT) or X keysym names (Return, F5), any case."
-
-/* Properties of the split tools, described one by one. */
-#define P_X "\"x\":{\"type\":\"integer\"" DESC("Pixel in the target's latest screenshot (0 = left).") "}"
-#define P_Y "\"y\":{\"type\":\"integer\"" DESC("Pixel in the target's latest screenshot (0 = top).") "}"
-#define P_COORD "\"coordinate\":" S_XY_D(DESC("[x, y] instead of x and y."))
-#define P_SPACE "\"coordinate_space\":{\"type\":\"string\"" \
-	DESC("desktop: desktop pixels; a screenshot's coordinate_space (1280x800/1280): its pixels.") "}"
-#define P_HELD "\"keys\":" S_CHORD(DESC("Keys held during the action: [\\\"shift\\\"] or \\\"ctrl+shift\\\".")) "," \
-	"\"text\":{\"type\":\"string\"" DESC("Held keys, Anthropic style.") "}"
-#define P_BUTTON "\"button\":{\"type\":\"string\",\"enum\":[" BUTTONS "]" DESC("Default left.") "}"
-#define P_WINDOW "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" \
-	DESC("Window id (windows tool), focused first; coordinates are in its screenshot. Default: the screen.") "}"
-#define P_PATH "\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT \
-	DESC("Points {x, y} or [x, y]; the button is held from the first to the last.") "}"
-#define P_START "\"start_coordinate\":" S_XY_D(DESC("Drag start (Anthropic); the end is coordinate."))
-#define P_SCROLL "\"scroll_x\":{\"type\":\"number\"" DESC("Pixels, positive = right; 100 px = 1 wheel notch.") "}," \
-	"\"scroll_y\":{\"type\":\"number\"" DESC("Pixels, positive = down.") "}," \
-	"\"scroll_direction\":" S_ENUM(DIRECTIONS) "," \
-	"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000" DESC("Notches, with scroll_direction.") "}"
-#define P_KEYS "\"keys\":" S_CHORD(DESC("The chord: [\\\"ctrl\\\",\\\"c\\\"] or \\\"ctrl+c\\\". " KEY_NAMES))
-#define P_KEYTEXT "\"text\":{\"type\":\"string\"" DESC("The chord as xdotool text (Anthropic key).") "}"
-#define P_TYPETEXT "\"text\":{\"type\":\"string\"" DESC("Any Unicode; \\\\n is Enter, \\\\t is Tab.") "}"
-#define P_METHOD "\"method\":{\"type\":\"string\",\"enum\":[\"keys\",\"paste\"]" \
-	DESC("paste: through the clipboard (fast for long text), as computer_paste.") "}"
-#define P_CHORD "\"chord\":" S_CHORD(DESC("Paste chord; default ctrl+v, shift+Insert in terminals."))
-#define P_DURATION "\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30" DESC("Seconds.") "}"
-#define P_MS "\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000" DESC("Default 1000.") "}"
-#define P_REGION "\"region\":{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":4,\"maxItems\":4" \
-	DESC("[x0, y0, x1, y1], end-exclusive, in screenshot pixels.") "}"
-#define P_MAXDIM "\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384" \
-	DESC("Longest image side (0 = native); later coordinates use this image.") "}"
-
-#define OBJ(props) "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{" props "}"
-#define OBJ_REQ(props, req) OBJ(props) ",\"required\":[" req "]}"
-#define OBJ_END(props) OBJ(props) "}"
-
-/* One action: the tool description says which fields each type takes;
- * actions.c checks it. */
-#define ACTION_OBJECT OBJ_END( \
-	"\"type\":" S_ENUM(ACTION_TYPES) "," \
-	"\"action\":{\"type\":\"string\"" DESC("Same as type (Anthropic).") "}," \
-	"\"x\":" S_INT ",\"y\":" S_INT ",\"coordinate\":" S_XY ",\"ref\":{\"type\":\"string\"}," \
-	"\"coordinate_space\":{\"type\":\"string\"},\"button\":" S_ENUM(BUTTONS) "," \
-	"\"keys\":" S_CHORD("") ",\"text\":{\"type\":\"string\"}," \
-	"\"method\":" S_ENUM("\"keys\",\"paste\"") ",\"chord\":" S_CHORD("") "," \
-	"\"path\":{\"type\":\"array\",\"minItems\":2,\"maxItems\":1000,\"items\":" S_POINT "}," \
-	"\"start_coordinate\":" S_XY "," \
-	"\"scroll_x\":{\"type\":\"number\"},\"scroll_y\":{\"type\":\"number\"}," \
-	"\"scroll_direction\":" S_ENUM(DIRECTIONS) "," \
-	"\"scroll_amount\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000}," \
-	"\"duration\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30}," \
-	"\"ms\":{\"type\":\"number\",\"minimum\":0,\"maximum\":30000}," \
-	"\"region\":{\"type\":\"array\",\"items\":" S_INT ",\"minItems\":4,\"maxItems\":4}," \
-	"\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384}")
-
-static const char batch_schema[] =
-	OBJ_REQ("\"actions\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":100,\"items\":" ACTION_OBJECT "},"
-		"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295" DESC("Window id; default: the screen.") "},"
-		"\"screenshot_after\":{\"type\":\"boolean\"" DESC("Then add a screenshot once the screen settles (at most 1 s).") "},"
-		"\"coordinate_space\":{\"type\":\"string\"" DESC("desktop (absolute pixels) or a screenshot's coordinate_space.") "}",
-		"\"actions\"");
-
-static const char batch_output[] =
-	"{\"type\":\"object\",\"required\":[\"results\"],\"properties\":{\"results\":{\"type\":\"array\",\"items\":"
-	"{\"type\":\"object\",\"required\":[\"action\",\"status\"],\"properties\":{"
-	"\"action\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"]},\"message\":{\"type\":\"string\"}}}}}}";
-
-static const char action_output[] =
-	"{\"type\":\"object\",\"required\":[\"action\",\"status\"],\"properties\":{"
-	"\"action\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"error\"]}}}";
 
 static const char batch_description[] =
 	"Run actions in order (all checked first; the first failure stops the rest), each "
@@ -1083,8 +993,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_use",
 		.title = "Computer use (batch of actions)",
 		.description = batch_description,
-		.input_schema = batch_schema,
-		.output_schema = batch_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_BATCH,
 		.handler = computer_use,
 	},
@@ -1092,7 +1000,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_screenshot",
 		.title = "Screenshot",
 		.description = "Capture the screen (or a window) as an image; later coordinates refer to its pixels. Same as the screenshot tool.",
-		.input_schema = OBJ_END(P_WINDOW "," P_MAXDIM),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT | TOOL_OBSERVES,
 		.handler = split_screenshot,
 	},
@@ -1100,8 +1007,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_click",
 		.title = "Click",
 		.description = "Click a mouse button at (x, y) in screenshot pixels, optionally holding keys (e.g. keys [\"ctrl\"]).",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_click,
 	},
@@ -1109,8 +1014,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_double_click",
 		.title = "Double-click",
 		.description = "Double-click the left button at (x, y) in screenshot pixels (at the pointer when omitted).",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_double_click,
 	},
@@ -1118,8 +1021,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_triple_click",
 		.title = "Triple-click",
 		.description = "Triple-click the left button at (x, y) in screenshot pixels (selects a line or paragraph).",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_triple_click,
 	},
@@ -1127,8 +1028,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_move",
 		.title = "Move the pointer",
 		.description = "Move the mouse pointer to (x, y) in screenshot pixels.",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_move,
 	},
@@ -1136,8 +1035,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_drag",
 		.title = "Drag",
 		.description = "Press the left button at the first point of path, move through every point, release at the last.",
-		.input_schema = OBJ_END(P_PATH "," P_START "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_drag,
 	},
@@ -1145,8 +1042,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_mouse_down",
 		.title = "Mouse button down",
 		.description = "Press and hold a mouse button (at x, y when given); release it with computer_mouse_up.",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_mouse_down,
 	},
@@ -1154,8 +1049,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_mouse_up",
 		.title = "Mouse button up",
 		.description = "Release a mouse button (at x, y when given).",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_BUTTON "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_mouse_up,
 	},
@@ -1163,8 +1056,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_scroll",
 		.title = "Scroll",
 		.description = "Scroll at (x, y): scroll_x/scroll_y in pixels (positive = right/down, 100 px per wheel notch), or scroll_direction + scroll_amount in notches. Reports the notches sent.",
-		.input_schema = OBJ_END(P_X "," P_Y "," P_COORD "," P_SCROLL "," P_HELD "," P_SPACE "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_scroll,
 	},
@@ -1172,8 +1063,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_type",
 		.title = "Type text",
 		.description = "Type text into the focused window (or `window`): any Unicode, byte-exact; \\n is Enter, \\t is Tab.",
-		.input_schema = OBJ_REQ(P_TYPETEXT "," P_METHOD "," P_CHORD "," P_WINDOW, "\"text\""),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_type,
 	},
@@ -1181,8 +1070,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_paste",
 		.title = "Paste text",
 		.description = "Paste text into the focused window (or `window`) through the clipboard: exact, fast for long text; the clipboard is restored after.",
-		.input_schema = OBJ_REQ("\"text\":{\"type\":\"string\"" DESC("Any Unicode but NUL.") "}," P_CHORD "," P_WINDOW, "\"text\""),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_paste,
 	},
@@ -1190,8 +1077,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_keypress",
 		.title = "Press keys",
 		.description = "Press a key chord, e.g. keys [\"ctrl\",\"c\"] or text \"ctrl+shift+t\"; keys go down in order and up in reverse.",
-		.input_schema = OBJ_END(P_KEYS "," P_KEYTEXT "," P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_keypress,
 	},
@@ -1199,8 +1084,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_hold_key",
 		.title = "Hold keys",
 		.description = "Hold a key chord down for duration seconds (at most 30), then release it.",
-		.input_schema = OBJ_REQ(P_KEYS "," P_KEYTEXT "," P_DURATION "," P_WINDOW, "\"duration\""),
-		.output_schema = action_output,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_SPLIT,
 		.handler = split_hold_key,
 	},
@@ -1208,8 +1091,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_wait",
 		.title = "Wait",
 		.description = "Wait ms milliseconds (default 1000, at most 30000), or duration seconds.",
-		.input_schema = OBJ_END(P_MS "," P_DURATION),
-		.output_schema = action_output,
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
 		.handler = split_wait,
 	},
@@ -1217,8 +1098,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_cursor_position",
 		.title = "Pointer position",
 		.description = "Where the mouse pointer is: x, y in screenshot pixels of the target (and desktop_x, desktop_y).",
-		.input_schema = OBJ_END(P_WINDOW),
-		.output_schema = action_output,
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT,
 		.handler = split_cursor_position,
 	},
@@ -1226,7 +1105,6 @@ const struct tool_def tools_input[] = {
 		.name = "computer_zoom",
 		.title = "Zoom",
 		.description = "A full-resolution crop of region [x0, y0, x1, y1] (screenshot pixels) of the screen or window. Same as the zoom tool.",
-		.input_schema = OBJ_REQ(P_REGION "," P_WINDOW "," P_MAXDIM "," P_SPACE, "\"region\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_SPLIT | TOOL_OBSERVES,
 		.handler = split_zoom,
 	},

@@ -196,14 +196,7 @@ static int recordings_tool(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	return 0;
 }
 
-#define INT "{\"type\":\"integer\"}"
-#define STR "{\"type\":\"string\"}"
-#define NUM "{\"type\":\"number\"}"
-/* The fields every recording has; the description names the rest. */
-#define RECORDING_PROPS \
-	"\"id\":" STR ",\"window\":" INT ",\"path\":" STR "," \
-	"\"state\":{\"type\":\"string\",\"enum\":[\"recording\",\"finished\",\"failed\"]}," \
-	"\"frames\":" INT ",\"duration_seconds\":" NUM ",\"bytes\":" INT
+/* The schemas are data: tools/schemas/record.json, under each tool's name. */
 
 const struct tool_def tools_record[] = {
 	{
@@ -213,19 +206,6 @@ const struct tool_def tools_record[] = {
 			"Record a window's own pixels to MP4 in the background; returns id and path now. "
 			"The file appears when it ends (record_stop, max_seconds...: see ends_on). out: an "
 			"absolute path under an output root (0600, never replaced).",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
-			"\"required\":[\"window\"],\"properties\":{"
-			"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295,"
-			"\"description\":\"Window id (windows tool).\"},"
-			"\"out\":" STR ","
-			"\"fps\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60,\"description\":\"Default 30.\"},"
-			"\"max_seconds\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":86400,"
-			"\"description\":\"Default 3600.\"},"
-			"\"cursor\":{\"type\":\"boolean\",\"description\":\"Draw the pointer.\"}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{"
-			"\"id\":" STR ",\"window\":" INT ",\"path\":" STR ",\"width\":" INT ",\"height\":" INT
-			",\"fps\":" INT ",\"max_seconds\":" NUM "},"
-			"\"required\":[\"id\",\"window\",\"path\"]}",
 		.flags = TOOL_OPEN_WORLD | TOOL_GROUPED,
 		.handler = record_start_tool,
 	},
@@ -235,13 +215,6 @@ const struct tool_def tools_record[] = {
 		.description =
 			"Stop a recording (id, or your only one) and publish its MP4; also answers for "
 			"one that already ended.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			"\"id\":{\"type\":\"string\",\"description\":\"From record_start.\"}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{"
-			"\"id\":" STR ",\"path\":" STR ",\"bytes\":" INT ",\"frames\":" INT ",\"dropped_frames\":" INT
-			",\"duration_seconds\":" NUM ",\"width\":" INT ",\"height\":" INT ",\"fps\":" INT
-			",\"window\":" INT ",\"ended\":" STR "},"
-			"\"required\":[\"id\",\"path\",\"bytes\",\"frames\",\"dropped_frames\",\"duration_seconds\",\"width\",\"height\"]}",
 		.flags = TOOL_OPEN_WORLD | TOOL_GROUPED,
 		.handler = record_stop_tool,
 	},
@@ -250,11 +223,6 @@ const struct tool_def tools_record[] = {
 		.title = "List recordings",
 		.description =
 			"This server's recordings, newest first.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"recordings\":{\"type\":\"array\","
-			"\"items\":{\"type\":\"object\",\"properties\":{" RECORDING_PROPS "},"
-			"\"required\":[\"id\",\"window\",\"path\",\"state\",\"frames\",\"duration_seconds\",\"bytes\"]}}},"
-			"\"required\":[\"recordings\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_DISPLAY | TOOL_GROUPED,
 		.handler = recordings_tool,
 	},

@@ -454,26 +454,7 @@ static int wait_for_change(struct tool_ctx* ctx, json_t* args, struct tool_resul
 
 /* ---- The table ------------------------------------------------------------------------ */
 
-/* Schemas spell out every shape (no type arrays, no open objects); the
- * descriptions are short because every MCP client sends them to the model
- * on every turn. */
-#define INT "{\"type\":\"integer\"}"
-#define STR "{\"type\":\"string\"}"
-#define BOOL "{\"type\":\"boolean\"}"
-#define WINDOW_PROP \
-	"\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295," \
-	"\"description\":\"Window id; default: the screen.\"}"
-#define REGION_PROP \
-	"\"region\":{\"type\":\"array\",\"items\":" INT ",\"minItems\":4,\"maxItems\":4," \
-	"\"description\":\"[x0, y0, x1, y1] in screenshot pixels, end-exclusive.\"}"
-#define MAX_DIM_PROP(what) \
-	"\"max_dimension\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16384," \
-	"\"description\":\"" what "\"}"
-
-#define IMAGE_META_PROPS \
-	"\"width\":" INT ",\"height\":" INT ",\"physical_width\":" INT ",\"physical_height\":" INT "," \
-	"\"scale_factor\":{\"type\":\"number\"},\"window\":" INT ",\"format\":" STR ",\"bytes\":" INT "," \
-	"\"region\":{\"type\":\"array\",\"items\":" INT "},\"desktop\":{\"type\":\"array\",\"items\":" INT "}"
+/* The schemas are data: tools/schemas/screen.json, under each tool's name. */
 
 const struct tool_def tools_screen[] = {
 	{
@@ -484,16 +465,6 @@ const struct tool_def tools_screen[] = {
 			"to max_dimension (later coordinates for the target are pixels of this image: "
 			"pass its coordinate_space). region: a part; out: also write the file (absolute "
 			"path under an output root, 0600, never replacing one).",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			WINDOW_PROP "," REGION_PROP ","
-			MAX_DIM_PROP("0 = native, else 16..16384.") ","
-			"\"format\":{\"type\":\"string\",\"enum\":[\"png\",\"jpeg\"]},"
-			"\"quality\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"JPEG quality, default 80.\"},"
-			"\"cursor\":{\"type\":\"boolean\",\"description\":\"Draw the pointer.\"},"
-			"\"include_image\":{\"type\":\"boolean\"},"
-			"\"out\":{\"type\":\"string\",\"description\":\"Absolute path to write the image to.\"}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS ",\"path\":" STR "},"
-			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"format\",\"bytes\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = screenshot,
 	},
@@ -503,11 +474,6 @@ const struct tool_def tools_screen[] = {
 		.description =
 			"A full-resolution crop of region (your screenshot's pixels; pass its coordinate_space) "
 			"to read small text; max_dimension caps it. Clicks stay in screenshot pixels.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"region\"],\"properties\":{"
-			WINDOW_PROP "," REGION_PROP ","
-			MAX_DIM_PROP("0 = native (default), else 16..16384.") ",\"coordinate_space\":" STR "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{" IMAGE_META_PROPS "},"
-			"\"required\":[\"width\",\"height\",\"physical_width\",\"physical_height\",\"scale_factor\",\"window\",\"region\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = zoom,
 	},
@@ -517,13 +483,6 @@ const struct tool_def tools_screen[] = {
 		.description =
 			"Wait until the screen (or a window) changes and then stays still for stable_ms, "
 			"at most timeout_ms; use it instead of sleeping. A timeout is a result (timed_out).",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			WINDOW_PROP ","
-			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000},"
-			"\"stable_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":10000}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"changed\":" BOOL ",\"stable\":" BOOL
-			",\"waited_ms\":" INT ",\"window\":" INT ",\"timed_out\":" BOOL "},"
-			"\"required\":[\"changed\",\"waited_ms\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = wait_for_change,
 	},

@@ -256,9 +256,15 @@ int tools_init(void)
 	for (size_t t = 0; t < n_tables; t++)
 		for (const struct tool_def* d = tables[t]; d->name; d++)
 			cap++;
+	char err[256];
+	json_t* from_files = schema_files_tools(err, sizeof(err));
+	if (!from_files)
+		log_panic("tools/schemas: %s", err);
 	entries = calloc(cap ? cap : 1, sizeof(*entries));
-	if (!entries)
+	if (!entries) {
+		json_decref(from_files);
 		return -ENOMEM;
+	}
 	n_entries = n_listed = 0;
 	/* Two passes keep the listed tools first, in table order. */
 	for (int pass = 0; pass < 2; pass++) {
@@ -279,11 +285,26 @@ int tools_init(void)
 				e->def = d;
 				e->flags = d->flags;
 				e->listed = pass == 0;
-				if (!(d->flags & TOOL_GROUP))
+				/* The schemas are in tools/schemas/ under the tool's
+				 * name, or (tables of the layers above) JSON text in
+				 * the def: one copy, never both. */
+				json_t* file = json_object_get(from_files, d->name);
+				if (file && (d->input_schema || d->output_schema))
+					log_panic("tool %s: schemas both in tools/schemas/ and in its table",
+							d->name);
+				json_t* input = json_object_get(file, "input");
+				json_t* output = json_object_get(file, "output");
+				if (d->flags & TOOL_GROUP)
+					;	/* made from its members' below */
+				else if (input)
+					e->input_schema = json_incref(input);
+				else
 					e->input_schema = parse_schema(d->name, d->input_schema
 							? d->input_schema
 							: "{\"type\":\"object\",\"additionalProperties\":false}");
-				if (d->output_schema)
+				if (output)
+					e->output_schema = output_schema_with_errors(json_incref(output));
+				else if (d->output_schema)
 					e->output_schema = output_schema_with_errors(
 							parse_schema(d->name, d->output_schema));
 			}
@@ -291,6 +312,7 @@ int tools_init(void)
 		if (pass == 0)
 			n_listed = n_entries;
 	}
+	json_decref(from_files);
 	/* Groups last: their schemas come from their members'. */
 	for (size_t i = 0; i < n_entries; i++)
 		if (entries[i].def->flags & TOOL_GROUP)

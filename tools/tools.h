@@ -169,9 +169,14 @@ struct tool_def {
 	const char* name;
 	const char* title;
 	const char* description;
-	const char* input_schema;	/* JSON text; validated before the handler runs */
-	const char* output_schema;	/* JSON text of the success shape, or NULL;
-					 * the error shape is added automatically */
+	/* The built-in tools' schemas are data: the JSON files of tools/schemas/, under
+	 * the tool's name (tools/schema.h). A table of a layer above may give
+	 * them here as JSON text instead (never both). */
+	const char* input_schema;	/* JSON text, or NULL: tools/schemas/, else no
+					 * arguments; validated before the handler runs */
+	const char* output_schema;	/* JSON text of the success shape, or NULL
+					 * (tools/schemas/, else none); the error shape
+					 * is added automatically */
 	unsigned flags;			/* enum tool_flags */
 	tool_handler_fn handler;	/* NULL for a TOOL_GROUP */
 	const struct tool_group_member* members;	/* TOOL_GROUP: ended by { 0 } */

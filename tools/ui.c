@@ -2233,20 +2233,7 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 
 /* ---- The table -------------------------------------------------------------------------------- */
 
-#define STR "{\"type\":\"string\"}"
-#define INT "{\"type\":\"integer\"}"
-#define BOOL "{\"type\":\"boolean\"}"
-#define WINDOW_P "\"window\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}"
-#define PID_P "\"pid\":{\"type\":\"integer\",\"minimum\":1}"
-#define APP_P "\"app\":" STR
-#define TIMEOUT_P "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":60000}"
-#define REF_P "\"ref\":" STR
-#define ROLE_P "\"role\":{\"type\":\"string\",\"description\":\"push button, entry, ...\"}"
-#define NAME_P "\"name\":{\"type\":\"string\",\"maxLength\":512}"
-#define MATCH_P "\"match\":{\"type\":\"string\",\"enum\":[\"exact\",\"contains\",\"regex\"]}"
-#define ALL_P "\"all\":" BOOL
-#define ELEMENTS "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
-#define VERB_JSON_NAME(id, name, ...) "\"" name "\""
+/* The schemas are data: tools/schemas/ui.json, under each tool's name. */
 
 const struct tool_def tools_ui[] = {
 	{
@@ -2257,14 +2244,6 @@ const struct tool_def tools_ui[] = {
 			"pixels), filler collapsed; window 0: every window's (an app that does not answer: status "
 			"timeout). Names cut at 1 KiB, answers at 512 KiB. Apps without accessibility (xterm, games) "
 			"give no_accessibility.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			WINDOW_P "," PID_P "," APP_P ","
-			"\"max_nodes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5000},"
-			"\"max_depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60}," ALL_P "," TIMEOUT_P "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"app\":{\"type\":\"object\"},"
-			"\"node_count\":" INT ",\"shown_count\":" INT ",\"listed\":" INT ",\"refs\":" INT
-			",\"truncated\":" BOOL ",\"incomplete\":" BOOL ",\"elapsed_ms\":" INT ",\"elements\":" ELEMENTS "},"
-			"\"required\":[\"window\",\"app\",\"node_count\",\"elements\",\"incomplete\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_snapshot,
 	},
@@ -2272,13 +2251,6 @@ const struct tool_def tools_ui[] = {
 		.name = "ui_find",
 		.title = "Find UI elements",
 		.description = "Elements of a window by role, name (match exact|contains|regex) and states, with refs.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			ROLE_P "," NAME_P "," MATCH_P ","
-			"\"states\":{\"type\":\"array\",\"maxItems\":8,\"items\":" STR "},"
-			WINDOW_P "," PID_P "," APP_P "," ALL_P ","
-			"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":200}," TIMEOUT_P "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"total\":" INT
-			",\"matches\":" ELEMENTS "},\"required\":[\"window\",\"total\",\"matches\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_find,
 	},
@@ -2288,13 +2260,6 @@ const struct tool_def tools_ui[] = {
 		.description =
 			"Act on ref through its accessibility interfaces (pixel or keyboard fallback, route says "
 			"which), then verify. Destructive names need allow_destructive.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\",\"action\"],\"properties\":{"
-			REF_P ",\"action\":{\"type\":\"string\",\"enum\":[" UI_VERBS(VERB_JSON_NAME, ",") "]},"
-			"\"text\":" STR ",\"value\":{\"type\":\"number\"},\"position\":{\"type\":\"integer\",\"minimum\":0},"
-			"\"allow_destructive\":" BOOL ",\"background\":" BOOL "," WINDOW_P "," TIMEOUT_P "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"action\":" STR ",\"route\":" STR
-			",\"verified\":" BOOL ",\"effect\":" STR ",\"relocated\":" BOOL ",\"changes\":{\"type\":\"object\"},"
-			"\"element\":{\"type\":\"object\"}},\"required\":[\"ref\",\"action\",\"route\",\"verified\"]}",
 		.flags = TOOL_DESTRUCTIVE | TOOL_GROUPED,	/* takes the desktop lock itself, for input only */
 		.handler = ui_act,
 	},
@@ -2302,10 +2267,6 @@ const struct tool_def tools_ui[] = {
 		.name = "ui_read",
 		.title = "Read a UI element",
 		.description = "A ref's exact text (no trimming), value, placeholder, states and actions.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"ref\"],\"properties\":{"
-			REF_P ",\"max_chars\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576}," WINDOW_P "," TIMEOUT_P "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"ref\":" STR ",\"role\":" STR ",\"name\":" STR
-			",\"text\":" STR ",\"states\":{\"type\":\"array\"}},\"required\":[\"ref\",\"role\",\"name\",\"states\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_read,
 	},
@@ -2314,14 +2275,6 @@ const struct tool_def tools_ui[] = {
 		.title = "Wait for the UI",
 		.description = "Wait (event-driven) until an element appears, is gone, changed or has a state; "
 			"a timeout is a result.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"until\"],\"properties\":{"
-			"\"until\":{\"type\":\"string\",\"enum\":[\"appears\",\"gone\",\"changed\",\"state\"]},"
-			ROLE_P "," NAME_P "," MATCH_P "," REF_P ","
-			"\"state\":" STR ","
-			WINDOW_P "," PID_P "," APP_P "," TIMEOUT_P "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"satisfied\":" BOOL ",\"timed_out\":" BOOL
-			",\"waited_ms\":" INT ",\"events\":" INT ",\"element\":{\"type\":\"object\"}},"
-			"\"required\":[\"satisfied\",\"waited_ms\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_GROUPED,
 		.handler = ui_wait,
 	},

@@ -362,38 +362,10 @@ done:
 
 /* ---- The table ------------------------------------------------------------------------ */
 
-#define INT "{\"type\":\"integer\"}"
-#define STR "{\"type\":\"string\"}"
-#define BOOL "{\"type\":\"boolean\"}"
-#define WINDOW_REQUIRED \
-	"\"window\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4294967295," \
-	"\"description\":\"Window id (windows tool).\"}"
-#define WINDOW_ITEM \
-	"{\"type\":\"object\",\"properties\":{" \
-	"\"id\":" INT ",\"pid\":" INT ",\"title\":" STR ",\"app\":" STR ",\"x\":" INT ",\"y\":" INT \
-	",\"width\":" INT ",\"height\":" INT ",\"focused\":" BOOL ",\"visible\":" BOOL \
-	",\"class\":" STR ",\"instance\":" STR ",\"minimized\":" BOOL ",\"maximized\":" BOOL \
-	",\"fullscreen\":" BOOL ",\"modal\":" BOOL ",\"transient_for\":" INT "}," \
-	"\"required\":[\"id\",\"pid\",\"title\",\"app\",\"x\",\"y\",\"width\",\"height\",\"focused\",\"visible\"]}"
+/* The schemas are data: tools/schemas/windows.json, under each tool's name. */
 
-
-#define SIZE_PROPS \
-	"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}," \
-	"\"height\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}"
-#define TIMEOUT_PROP \
-	"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":30000}"
-#define WINDOW_OP_RESULT \
-	"{\"type\":\"object\",\"properties\":{\"window\":" INT ",\"applied\":" BOOL \
-	",\"window_manager\":" BOOL ",\"wm_name\":" STR ",\"exists\":" BOOL ",\"mapped\":" BOOL \
-	",\"minimized\":" BOOL ",\"maximized\":" BOOL ",\"fullscreen\":" BOOL ",\"modal\":" BOOL \
-	",\"x\":" INT ",\"y\":" INT ",\"width\":" INT ",\"height\":" INT ",\"closed\":" BOOL \
-	",\"killed\":" BOOL ",\"dialogs\":{\"type\":\"array\",\"items\":" INT "},\"message\":" STR "}," \
-	"\"required\":[\"window\",\"applied\",\"window_manager\",\"exists\"]}"
 #define WINDOW_STATE_TOOL(tool, tool_title, text, fn) { \
 		.name = tool, .title = tool_title, .description = text, \
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"]," \
-			"\"properties\":{" WINDOW_REQUIRED "," TIMEOUT_PROP "}}", \
-		.output_schema = WINDOW_OP_RESULT, \
 		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT | TOOL_GROUPED, .handler = fn }
 
 const struct tool_def tools_windows[] = {
@@ -405,15 +377,6 @@ const struct tool_def tools_windows[] = {
 			"--allow-launch no code-loading names: LD_*, PATH, PYTHON*...); returns its pid and "
 			"first window (waits up to timeout_ms unless wait_for_window is false). Stopped when "
 			"deskd exits.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"argv\"],\"properties\":{"
-			"\"argv\":{\"type\":\"array\",\"minItems\":1,\"items\":" STR "},"
-			"\"env\":{\"type\":\"array\",\"items\":" STR "},"
-			"\"cwd\":" STR ",\"wait_for_window\":" BOOL ","
-			"\"timeout_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"pid\":" INT ",\"program\":" STR
-			",\"path\":" STR ",\"window\":" INT ",\"timed_out\":" BOOL ",\"exited\":" BOOL
-			",\"exit_code\":" INT ",\"signal\":" STR ",\"message\":" STR "},"
-			"\"required\":[\"pid\",\"program\",\"path\"]}",
 		.flags = TOOL_OPEN_WORLD,
 		.handler = launch,
 	},
@@ -424,11 +387,6 @@ const struct tool_def tools_windows[] = {
 			"Top-level windows: id (the window argument of other tools), pid, title, app, class, "
 			"client area in desktop pixels, focus, visibility, states, transient_for (a "
 			"dialog's owner). Filter by app, pid or on_screen_only.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			"\"app\":" STR ",\"pid\":{\"type\":\"integer\",\"minimum\":1},\"on_screen_only\":" BOOL "}}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"windows\":{\"type\":\"array\",\"items\":"
-			WINDOW_ITEM "},\"screen\":{\"type\":\"object\",\"properties\":{\"width\":" INT ",\"height\":" INT "},"
-			"\"required\":[\"width\",\"height\"]}},\"required\":[\"windows\",\"screen\"]}",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = windows,
 	},
@@ -437,9 +395,6 @@ const struct tool_def tools_windows[] = {
 		.title = "Focus a window",
 		.description = "Raise a window (restoring it if minimized) and give it the keyboard focus; "
 			"returns its info.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
-			WINDOW_REQUIRED "}}",
-		.output_schema = WINDOW_ITEM,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = window_focus,
 	},
@@ -448,13 +403,6 @@ const struct tool_def tools_windows[] = {
 		.title = "Move or resize a window",
 		.description =
 			"Move or resize a window's client area (desktop pixels); omitted values stay.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],\"properties\":{"
-			WINDOW_REQUIRED ","
-			"\"x\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
-			"\"y\":{\"type\":\"integer\",\"minimum\":-32768,\"maximum\":32767},"
-			"\"width\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767},"
-			"\"height\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":32767}}}",
-		.output_schema = WINDOW_ITEM,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_GROUPED,
 		.handler = window_move,
 	},
@@ -475,10 +423,6 @@ const struct tool_def tools_windows[] = {
 		.name = "window_resize",
 		.title = "Resize a window",
 		.description = "Resize a window's client area; reports the size the window manager allowed.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,"
-			"\"required\":[\"window\",\"width\",\"height\"],\"properties\":{"
-			WINDOW_REQUIRED "," SIZE_PROPS "," TIMEOUT_PROP "}}",
-		.output_schema = WINDOW_OP_RESULT,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = window_resize,
 	},
@@ -488,9 +432,6 @@ const struct tool_def tools_windows[] = {
 		.description =
 			"Ask a window to close (WM_DELETE_WINDOW). A window that stays (e.g. an "
 			"unsaved-changes dialog: dialogs) is reported; force: end its client after timeout_ms.",
-		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"window\"],"
-			"\"properties\":{" WINDOW_REQUIRED ",\"force\":" BOOL "," TIMEOUT_PROP "}}",
-		.output_schema = WINDOW_OP_RESULT,
 		.flags = TOOL_DESKTOP_LOCK | TOOL_DESTRUCTIVE | TOOL_GROUPED,
 		.handler = window_close,
 	},

@@ -1,8 +1,10 @@
 /* The action vocabulary (tools/actions.c): pure parsing, no display; the
  * gate of people in the loop (tools/gate.c); and the ref registry
- * (tools/refs.c). */
+ * (tools/refs.c); the schemas of tools/schemas/ against the tool tables
+ * and what the handlers accept. */
 #include "tools/actions.h"
 #include "tools/refs.h"
+#include "tools/schema.h"
 #include "tools/tools.h"
 #include "base/options.h"
 #include "tests/unit/tst.h"
@@ -390,8 +392,204 @@ static void test_refs(void)
 	TST_CHECK(!refs_get(last + 1, &r));
 }
 
+
+/* ---- tools/schemas/ -------------------------------------------------------------------- */
+
+#define TOOLS_TABLE(name) name,
+static const struct tool_def* const builtin_tables[] = {
+#include "tools/tables.def"
+};
+#undef TOOLS_TABLE
+
+static const struct tool_def* builtin_tool(const char* name)
+{
+	for (size_t t = 0; t < sizeof(builtin_tables) / sizeof(builtin_tables[0]); t++)
+		for (const struct tool_def* d = builtin_tables[t]; d->name; d++)
+			if (strcmp(d->name, name) == 0)
+				return d;
+	return NULL;
+}
+
+#define SCHEMA_FAIL(...) do { \
+	tst_failed++; \
+	fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); \
+	fputc('\n', stderr); \
+} while (0)
+
+/* Every name of props (an object schema's properties) is in names (ended by
+ * NULL) or in also (may be NULL); what names the schema of what. */
+static void props_within(json_t* props, const char* const* names, const char* const* also,
+		const char* what)
+{
+	const char* key;
+	json_t* v;
+	json_object_foreach(props, key, v) {
+		bool found = false;
+		for (int i = 0; names[i] && !found; i++)
+			found = strcmp(names[i], key) == 0;
+		for (int i = 0; also && also[i] && !found; i++)
+			found = strcmp(also[i], key) == 0;
+		if (found)
+			tst_passed++;
+		else
+			SCHEMA_FAIL("%s: the schema offers \"%s\", which the handler refuses", what, key);
+	}
+}
+
+/* The shapes every tool schema has: an object; inputs closed (the tools
+ * refuse unknown keys) with required names among the properties. */
+static void check_shape(const char* name, json_t* entry)
+{
+	json_t* in = json_object_get(entry, "input");
+	json_t* out = json_object_get(entry, "output");
+	const char* key;
+	json_t* v;
+	json_object_foreach(entry, key, v)
+		if (strcmp(key, "input") != 0 && strcmp(key, "output") != 0)
+			SCHEMA_FAIL("%s: unknown member \"%s\" (input, output)", name, key);
+	if (!in) {
+		SCHEMA_FAIL("%s: no input schema", name);
+		return;
+	}
+	TST_EQ_STR(json_string_value(json_object_get(in, "type")), "object");
+	TST_CHECK(json_is_false(json_object_get(in, "additionalProperties")));
+	json_t* props = json_object_get(in, "properties");
+	size_t i;
+	json_array_foreach(json_object_get(in, "required"), i, v)
+		if (!json_object_get(props, json_string_value(v)))
+			SCHEMA_FAIL("%s: requires \"%s\", which is not a property", name,
+					json_string_value(v));
+	if (out)
+		TST_EQ_STR(json_string_value(json_object_get(out, "type")), "object");
+}
+
+/* The batch and split tools against the action parser's field lists
+ * (action_fields), which refuse any other field: a property the schema
+ * offers must be one the action takes, and the batch action object offers
+ * every field of every type. */
+static void check_actions(json_t* tools)
+{
+	enum { MAX_FIELDS = 32 };
+	const char* fields[MAX_FIELDS];
+	static const char* const type_and_action[] = { "type", "action", NULL };
+	json_t* item = json_object_get(json_object_get(json_object_get(json_object_get(
+			json_object_get(json_object_get(tools, "computer_use"), "input"),
+			"properties"), "actions"), "items"), "properties");
+	TST_CHECK(json_is_object(item));
+	/* The type enum is actions.h's list, in its order. */
+	json_t* types = json_object_get(json_object_get(item, "type"), "enum");
+#define ACTION_NAME_STR(name, ...) name,
+	static const char* const names[] = { ACTION_NAMES(ACTION_NAME_STR, ) };
+#undef ACTION_NAME_STR
+	const size_t n_names = sizeof(names) / sizeof(names[0]);
+	TST_EQ_INT((int)json_array_size(types), (int)n_names);
+	for (size_t i = 0; i < n_names && i < json_array_size(types); i++)
+		TST_EQ_STR(json_string_value(json_array_get(types, i)), names[i]);
+	/* The action object: every field some type takes, and no other. */
+	const char* all[MAX_FIELDS * 4];
+	size_t n_all = 0;
+	for (size_t t = 0; t < n_names; t++) {
+		int n = action_fields(names[t], fields, MAX_FIELDS);
+		TST_CHECK(n >= 0 && n <= MAX_FIELDS);
+		for (int f = 0; f < n && f < MAX_FIELDS; f++) {
+			if (!json_object_get(item, fields[f]))
+				SCHEMA_FAIL("computer_use: %s takes \"%s\", the action object lacks it",
+						names[t], fields[f]);
+			bool seen = false;
+			for (size_t j = 0; j < n_all && !seen; j++)
+				seen = strcmp(all[j], fields[f]) == 0;
+			if (!seen && n_all + 1 < sizeof(all) / sizeof(all[0]))
+				all[n_all++] = fields[f];
+		}
+	}
+	all[n_all] = NULL;
+	props_within(item, all, type_and_action, "computer_use actions[]");
+	/* Each split tool computer_<type>: run_split drops window and sets type. */
+	static const char* const window[] = { "window", NULL };
+	int n_split = 0;
+	const char* name;
+	json_t* entry;
+	json_object_foreach(tools, name, entry) {
+		if (strncmp(name, "computer_", 9) != 0 || strcmp(name, "computer_use") == 0)
+			continue;
+		const char* type = name + 9;
+		json_t* props = json_object_get(json_object_get(entry, "input"), "properties");
+		n_split++;
+		if (strcmp(type, "screenshot") == 0 || strcmp(type, "zoom") == 0) {
+			/* The screenshot and zoom tools' handlers run these. */
+			json_t* own = json_object_get(json_object_get(json_object_get(tools, type),
+					"input"), "properties");
+			const char* key;
+			json_t* v;
+			json_object_foreach(props, key, v)
+				if (!json_object_get(own, key))
+					SCHEMA_FAIL("%s offers \"%s\", which %s refuses", name, key, type);
+			continue;
+		}
+		int n = action_fields(type, fields, MAX_FIELDS - 1);
+		if (n < 0 || n > MAX_FIELDS - 1) {
+			SCHEMA_FAIL("%s: no action type %s (or more than %d fields)", name, type,
+					MAX_FIELDS - 1);
+			continue;
+		}
+		fields[n] = NULL;
+		props_within(props, fields, window, name);
+		/* And it offers all of them but these, left out on purpose: ref
+		 * (a ui element; the batch takes it, the split tools keep to
+		 * pixels) and drag's x, y (its points are path, or
+		 * start_coordinate and coordinate). */
+		for (int f = 0; fields[f]; f++) {
+			bool omitted = strcmp(fields[f], "ref") == 0 || (strcmp(type, "drag") == 0
+					&& (strcmp(fields[f], "x") == 0 || strcmp(fields[f], "y") == 0));
+			if (!omitted && !json_object_get(props, fields[f]))
+				SCHEMA_FAIL("%s: the action takes \"%s\", the schema lacks it", name, fields[f]);
+		}
+	}
+	TST_EQ_INT(n_split, 16);
+}
+
+static void test_schema_files(void)
+{
+	char err[256] = "";
+	json_t* tools = schema_files_tools(err, sizeof(err));
+	if (!tools) {
+		SCHEMA_FAIL("tools/schemas: %s", err);
+		return;
+	}
+	int n_files = 0;
+	for (const struct schema_file* f = schema_files; f->path; f++)
+		n_files++;
+	TST_CHECK(n_files >= 2);
+	/* Each entry is a built-in tool's, with its schemas only there. */
+	const char* name;
+	json_t* entry;
+	json_object_foreach(tools, name, entry) {
+		const struct tool_def* d = builtin_tool(name);
+		if (!d) {
+			SCHEMA_FAIL("tools/schemas: %s is no built-in tool", name);
+			continue;
+		}
+		TST_CHECK(!(d->flags & TOOL_GROUP));	/* made from the members' */
+		TST_CHECK(!d->input_schema && !d->output_schema);
+		check_shape(name, entry);
+	}
+	/* And every built-in tool but a group has its entry. */
+	for (size_t t = 0; t < sizeof(builtin_tables) / sizeof(builtin_tables[0]); t++)
+		for (const struct tool_def* d = builtin_tables[t]; d->name; d++)
+			if (!(d->flags & TOOL_GROUP) && !json_object_get(tools, d->name))
+				SCHEMA_FAIL("tool %s has no schemas in tools/schemas/", d->name);
+	check_actions(tools);
+	/* The fragments are spliced in: no file reference is left. */
+	char* text = json_dumps(tools, JSON_COMPACT);
+	TST_CHECK(text && !strstr(text, ".json#"));
+	free(text);
+	json_decref(tools);
+}
+
 int main(void)
 {
+	test_schema_files();
 	test_refs();
 	test_paste();
 	test_gate();
