@@ -20,9 +20,11 @@ mkdirSync(dir, { recursive: true });
 
 function dump(surface) {
 	const data = mkdtempSync(join(tmpdir(), 'dump-tools-list-'));
-	// No display: tools/list needs none (an unreachable one is not waited for).
-	const child = spawn(deskd, ['--stdio', '--display', ':987', '--data-dir', data,
-		'--tools', surface], { stdio: ['pipe', 'pipe', 'ignore'] });
+	// No display: tools/list needs none. A compositor socket that cannot
+	// exist is never reached (and names no X display someone may run).
+	// spawns: - (the deskd given)
+	const child = spawn(deskd, ['--stdio', '--wayland-display', join(data, 'no-such-socket'),
+		'--data-dir', data, '--tools', surface], { stdio: ['pipe', 'pipe', 'ignore'] });
 	const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
 	const pages = [];
 	let id = 1;
