@@ -50,7 +50,7 @@ static int write_config(const char* path, const char* runtime_dir,
 	 * line through sh -c; ";" and "," would split it into sway commands. */
 	if (o->xwayland) {
 		fprintf(f, "exec ");
-		if (owner)	/* sway runs it; spawns: xhost */
+		if (owner)	/* spawns: xhost */
 			fprintf(f, "xhost +si:localuser:%s >/dev/null 2>&1 || true && ", owner);
 		fprintf(f, "printenv DISPLAY > %s/" XWAYLAND_FILE ".tmp && "
 				"mv %s/" XWAYLAND_FILE ".tmp %s/" XWAYLAND_FILE "\n",
