@@ -273,9 +273,14 @@ FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
 	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
 FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o \
 	build-fuzz/obj/schema_files_data.o
-# wayland/ includes the protocol headers wayland-scanner makes in $(BUILD).
+# wayland/ includes the protocol headers wayland-scanner makes in $(BUILD),
+# and links the interfaces it generates (capture/ and input/ call it).
 $(patsubst %.c,build-fuzz/obj/%.o,$(wayland_SRCS)): | $(WL_GEN_H)
 build-fuzz/obj/wayland/%.o: FUZZ_CFLAGS += -I$(BUILD)
+FUZZ_OBJS += $(patsubst $(BUILD)/%.c,build-fuzz/obj/%.o,$(WL_GEN_C))
+build-fuzz/obj/wayland/proto/%-protocol.o: $(BUILD)/wayland/proto/%-protocol.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
