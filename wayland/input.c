@@ -266,6 +266,11 @@ int wayland_pointer_move(struct wayland* self, int32_t x, int32_t y, int timeout
 	int r = ensure_devices(self);
 	if (r < 0)
 		return r;
+	/* Outputs added, moved or rescaled since the last call: their events
+	 * wait unread on the socket, and the mapping below needs the layout as
+	 * it is now. */
+	if ((r = wayland_dispatch(self, 0)) < 0)
+		return r;
 	bool inside = false;
 	for (int i = 0; i < self->n_outputs && !inside; i++) {
 		const struct wayland_output* o = &self->outputs[i].info;

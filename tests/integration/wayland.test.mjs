@@ -359,3 +359,41 @@ test('wayland: an X program (xterm on Xwayland: keys through XTest there) and fo
     await ok(d, 'window', { op: 'close', window: l.window, force: true });
   }
 });
+
+test('wayland: a second output (created at run time, then at scale 2) widens the screen; a window on it is captured and clicked on the mapped pixel', { timeout: 300000 }, async (t) => {
+  need('swaymsg');
+  const { d, ipc } = await waylandDesktop(t);
+  const sway = (...cmd) => {
+    const r = run('swaymsg', ['-s', ipc, ...cmd], { encoding: 'utf8', timeout: 5000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+  };
+  sway('create_output');
+  await waitUntil(async () => (await ok(d, 'status')).display.width === 1280 + 1920, { timeout: T, what: 'the wider screen' });
+  // A second probe on the new output.
+  sway('focus', 'output', 'HEADLESS-2');
+  const dir = tempDir('deskd-wl-out2-');
+  const log = join(dir, 'probe.log');
+  const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', PROBE, log, join(dir, 'probe.txt')],
+    env: ['GDK_BACKEND=wayland'], wait_for_window: true, timeout_ms: T });
+  await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the second probe drew' });
+  const clicks = () => readFileSync(log, 'utf8').split('\n').filter((s) => s.startsWith('click ')).map((s) => s.split(' ').slice(1).map(Number));
+  for (const scale of [1, 2]) {
+    if (scale === 2) sway('output', 'HEADLESS-2', 'scale', '2');
+    const view = await waitUntil(() => {
+      const v = swayTree(ipc).find((x) => x.id === l.window);
+      return v && v.rect.x >= 1280 && (scale === 1 || v.rect.width <= 960) && v;
+    }, { timeout: T, what: `the probe on HEADLESS-2 at scale ${scale}` });
+    const [wx, wy] = [view.rect.x, view.rect.y];
+    await waitUntil(async () => {
+      const s = await shot(d);
+      return s.png.width === (scale === 1 ? 3200 : 1280 + 960) && s.png.px(wx + 150, wy + 100).join() === BLUE.join();
+    }, { timeout: T, what: `the box on the second output at scale ${scale}` });
+    const s = await shot(d);
+    assert.deepEqual(s.png.px(wx + 99, wy + 50), GREEN);
+    assert.deepEqual(s.png.px(wx + 100, wy + 50), BLUE);
+    const n = clicks().length;
+    await ok(d, 'computer_click', { x: wx + 37, y: wy + 41 });
+    await waitUntil(() => clicks().length > n, { timeout: T, what: `the click at scale ${scale}` });
+    assert.deepEqual(clicks().at(-1), [37, 41, 1], `scale ${scale}: the click in logical pixels`);
+  }
+});
