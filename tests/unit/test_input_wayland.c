@@ -391,10 +391,7 @@ static void focus_checks(struct input* in, const char* bare)
 
 static void desktop_checks(void)
 {
-	int err = 0;
-	struct wayland_sway_options o = { .width = W, .height = H, .log_path = sway_log,
-		.die_with_parent = true };
-	sway = wayland_sway_start(&o, &err);
+	sway = wlt_start_sway(W, H, sway_log);
 	TST_CHECK(sway != NULL);
 	if (!sway)
 		return;
@@ -446,15 +443,9 @@ static void desktop_checks(void)
 
 static void cleanup(void)
 {
-	for (int i = 0; i < 2; i++) {
-		if (probes[i].pid > 0) {
-			kill(probes[i].pid, SIGKILL);
-			waitpid(probes[i].pid, NULL, 0);
-			probes[i].pid = 0;
-		}
-	}
-	wayland_sway_stop(sway);
-	sway = NULL;
+	for (int i = 0; i < 2; i++)
+		wlt_stop_probe(&probes[i].pid);
+	TST_CHECK(wlt_stop_sway(&sway));
 }
 
 int main(void)
@@ -462,13 +453,8 @@ int main(void)
 	char err[256];
 	TST_CHECK(input_new("wayland:relative", err, sizeof(err)) == NULL);
 	TST_CHECK(input_new("wayland:/nonexistent/wayland-9", err, sizeof(err)) == NULL);
-	bool have = access("/usr/bin/sway", X_OK) == 0 &&
-		system("/usr/bin/python3 -c 'import gi; gi.require_version(\"Gtk\", \"3.0\")' "
-				">/dev/null 2>&1") == 0;
-	if (!have) {
-		printf("  no sway or python3-gi here (scripts/install-deps test): desktop checks skipped\n");
+	if (!wlt_can_run())
 		TST_END();
-	}
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

@@ -193,10 +193,8 @@ static pid_t clip_child(char mode, const char* text, const char* path, int fd)
 static void desktop_checks(void)
 {
 	int err = 0;
-	struct wayland_sway_options o = { .width = W, .height = H, .log_path = sway_log,
-		.die_with_parent = true };
 	int64_t t0 = clock_ms();
-	sway = wayland_sway_start(&o, &err);
+	sway = wlt_start_sway(W, H, sway_log);
 	TST_CHECK(sway != NULL);
 	if (!sway)
 		return;
@@ -450,17 +448,8 @@ out:
 
 static void cleanup(void)
 {
-	if (probe_pid > 0) {
-		kill(probe_pid, SIGKILL);
-		waitpid(probe_pid, NULL, 0);
-		probe_pid = 0;
-	}
-	if (sway) {
-		pid_t pid = wayland_sway_pid(sway);
-		wayland_sway_stop(sway);
-		sway = NULL;
-		TST_CHECK(kill(pid, 0) < 0 && errno == ESRCH);
-	}
+	wlt_stop_probe(&probe_pid);
+	TST_CHECK(wlt_stop_sway(&sway));
 }
 
 static void address_checks(void)
@@ -506,13 +495,8 @@ int main(void)
 {
 	keymap_checks();
 	address_checks();
-	bool have = access("/usr/bin/sway", X_OK) == 0 &&
-		system("/usr/bin/python3 -c 'import gi; gi.require_version(\"Gtk\", \"3.0\")' "
-				">/dev/null 2>&1") == 0;
-	if (!have) {
-		printf("  no sway or python3-gi here (scripts/install-deps test): desktop checks skipped\n");
+	if (!wlt_can_run())
 		TST_END();
-	}
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

@@ -6,12 +6,15 @@
 
 #include "wayland/wayland.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /** path's bytes, NUL-terminated and malloc'd, or NULL. */
@@ -68,4 +71,47 @@ static inline pid_t wlt_start_probe(const struct wayland_sway* sway, const char*
 	char* argv[] = { a0, a1, (char*)log, (char*)text, NULL };
 	execve(argv[0], argv, env);
 	_exit(127);
+}
+
+/** Can the desktop checks run here: sway and python3-gi with GTK 3? Says
+ *  so when not. */
+static inline bool wlt_can_run(void)
+{
+	bool have = access("/usr/bin/sway", X_OK) == 0 &&
+		system("/usr/bin/python3 -c 'import gi; gi.require_version(\"Gtk\", \"3.0\")' "
+				">/dev/null 2>&1") == 0;
+	if (!have)
+		printf("  no sway or python3-gi here (scripts/install-deps test): desktop checks skipped\n");
+	return have;
+}
+
+/** A headless sway of width x height logging to log (dies with the test),
+ *  or NULL. */
+static inline struct wayland_sway* wlt_start_sway(int width, int height, const char* log)
+{
+	int err = 0;
+	struct wayland_sway_options o = { .width = width, .height = height, .log_path = log,
+		.die_with_parent = true };
+	return wayland_sway_start(&o, &err);
+}
+
+/** Stop a probe by its pid (SIGKILL, reaped); *pid becomes 0. */
+static inline void wlt_stop_probe(pid_t* pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		*pid = 0;
+	}
+}
+
+/** Stop sway by its pid; true when it is gone. *sway becomes NULL. */
+static inline bool wlt_stop_sway(struct wayland_sway** sway)
+{
+	if (!*sway)
+		return true;
+	pid_t pid = wayland_sway_pid(*sway);
+	wayland_sway_stop(*sway);
+	*sway = NULL;
+	return kill(pid, 0) < 0 && errno == ESRCH;
 }
