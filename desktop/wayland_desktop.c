@@ -84,23 +84,29 @@ static void read_xwayland(void)
 
 static int start_embedded(const struct desktop_config* c)
 {
-	char log_path[256] = "";
-	if (log_enabled(LOG_DEBUG))
-		snprintf(log_path, sizeof(log_path), "/tmp/deskd-sway-%ld.log", (long)getpid());
+	/* sway's output is re-logged line by line like the other programs'
+	 * (childlog.c), at debug: it is chatty. */
+	int log_fd = -1;
+	int log = childlog_open("sway", LOG_DEBUG, &log_fd);
 	struct wayland_sway_options o = {
 		.width = c->virtual_width, .height = c->virtual_height,
-		.log_path = log_path[0] ? log_path : NULL,
+		.log_fd = log >= 0 ? log_fd : -1,
 		.xwayland = true, .die_with_parent = true,
 	};
 	int err = 0;
 	W.sway = wayland_sway_start(&o, &err);
+	if (log >= 0) {
+		close(log_fd);
+		if (W.sway)
+			childlog_attach(log, (long)wayland_sway_pid(W.sway));
+		else
+			childlog_cancel(log);
+	}
 	if (!W.sway) {
-		log_error("cannot start the embedded sway: %s%s", strerror(-err),
-				err == -ENOENT ? " (apt-get install sway)" : "");
+		log_error("cannot start the embedded sway: %s%s; add --log-level debug to see its output",
+				strerror(-err), err == -ENOENT ? " (apt-get install sway)" : "");
 		return err ? err : -EIO;
 	}
-	if (log_path[0])
-		log_debug("wayland: sway logs to %s", log_path);
 	W.sway_pid = wayland_sway_pid(W.sway);
 	char sock[256];
 	snprintf(sock, sizeof(sock), "%s/%s", wayland_sway_runtime_dir(W.sway),

@@ -173,7 +173,10 @@ struct wayland_sway* wayland_sway_start(const struct wayland_sway_options* optio
 		e = -errno;
 		goto config_failure;
 	}
-	int log_fd = open(o.log_path ? o.log_path : "/dev/null",
+	/* The caller's descriptor (a pipe it reads) is duplicated: it stays the
+	 * caller's to close. */
+	int log_fd = o.log_fd > 0 ? fcntl(o.log_fd, F_DUPFD_CLOEXEC, 3)
+		: open(o.log_path ? o.log_path : "/dev/null",
 			O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (log_fd < 0) {
 		e = -errno;

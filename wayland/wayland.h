@@ -255,6 +255,7 @@ struct wayland_sway;
 struct wayland_sway_options {
 	int width, height;	/* HEADLESS-1's resolution; 0: 1280x800 */
 	const char* log_path;	/* sway's stdout and stderr; NULL: /dev/null */
+	int log_fd;		/* > 0: write them here instead (duplicated; the caller closes it) */
 	const char* user;	/* when root: run sway as this user; NULL: "deskd-compositor", else "nobody" */
 	bool xwayland;		/* xwayland enable (default disable) */
 	bool die_with_parent;	/* PR_SET_PDEATHSIG: sway dies with the calling thread */
