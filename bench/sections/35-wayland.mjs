@@ -50,7 +50,7 @@ async function measure(args) {
     };
     const changed = await timed(Math.min(N, 20), flip, shot);
     if (full) await flip();
-    const click = await timed(N, none, (i) => toolCall(d, 'computer_click', { x: probe.rect?.[0] ?? 10, y: 10 + (i & 7) }));
+    const click = await timed(N, none, (i) => toolCall(d, 'computer_click', { x: 10 + (i & 7), y: 10 }));
     const chars = [...TEXT].length;
     const type = await timed(5, none, () => toolCall(d, 'computer_type', { text: TEXT }));
     // spawns: gtk3-widget-factory

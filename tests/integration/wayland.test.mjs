@@ -74,6 +74,12 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   assert.equal(st.display.backend, 'wayland');
   assert.equal(st.display.embedded, true);
   assert.deepEqual([st.display.width, st.display.height], [1280, 800]);
+  const doctor = await ok(d, 'doctor');
+  for (const name of ['zwlr_screencopy_manager_v1', 'zwlr_virtual_pointer_manager_v1',
+    'zwp_virtual_keyboard_manager_v1', 'zwlr_data_control_manager_v1', 'sway IPC']) {
+    assert.equal(doctor.checks.find((c) => c.name === name)?.ok, true, `doctor: ${name}`);
+  }
+  assert.equal(doctor.healthy, true, JSON.stringify(doctor.checks.filter((c) => !c.ok)));
   const h = await fetch(d.url + '/healthz');
   assert.equal(h.status, 200);
   assert.equal(h.headers.get('x-deskd-backend'), 'wayland');
