@@ -1,7 +1,7 @@
 /* The Wayland capture context, for a wlroots compositor (sway) named by a
  * "wayland:<socket>[?sway=<ipc>]" address: screencopy for pixels,
  * copy_with_damage for change tracking, sway's IPC for the window list,
- * focus and move, and the process's last virtual pointer position for the
+ * focus and move (without it: foreign-toplevel's list, no geometry), and the process's last virtual pointer position for the
  * pointer (a Wayland client cannot ask the compositor where it is).
  *
  * One coordinate space: the layout's logical coordinates, as sway's window
@@ -69,11 +69,15 @@ static int wl_fail(struct capture_wl* self, int rc, const char* what)
 	return capture__fail(&self->head, rc < 0 ? rc : -EIO, "%s failed: %s", what, strerror(-rc));
 }
 
+/* What needs a window's geometry (one-window shots, tracking, move and
+ * resize) needs sway's IPC: foreign-toplevel gives none. */
 static int no_ipc(struct capture_wl* self)
 {
 	return capture__fail(&self->head, -ENOTSUP,
-			"windows on Wayland need sway's IPC socket in the address "
-			"(wayland:<socket>?sway=<ipc>); the foreign-toplevel window list is not written yet");
+			"a window's geometry on Wayland needs sway's IPC socket in the address "
+			"(wayland:<socket>?sway=<ipc>, or SWAYSOCK); this compositor's window list "
+			"(foreign-toplevel) has titles and states but no geometry: capture the screen "
+			"or a region instead");
 }
 
 /* ---- rectangles ---- */
@@ -478,6 +482,93 @@ static void fill_info(const struct wayland_window* w, struct capture_window_info
 	out->wayland_native = !w->xwayland;
 }
 
+/* ---- the window list without IPC: foreign-toplevel (wayland/toplevel.c) ---- */
+
+/* What foreign-toplevel says of a window: no geometry (rect 0x0), no pid,
+ * and no way to tell a Wayland client from an Xwayland one. */
+static void fill_toplevel_info(const struct wayland_toplevel* t, struct capture_window_info* out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = t->id;
+	copy_title(out->title, sizeof(out->title), t->title);
+	snprintf(out->app, sizeof(out->app), "%s", t->app_id);
+	out->focused = t->activated;
+	out->visible = !t->minimized;
+	out->mapped = true;
+	out->minimized = t->minimized;
+	out->maximized = t->maximized;
+	out->fullscreen = t->fullscreen;
+	out->transient_for = t->parent;
+}
+
+static int no_toplevels(struct capture_wl* self, int rc)
+{
+	if (rc == -ENODATA)
+		return capture__fail(&self->head, -ENOTSUP,
+				"windows on Wayland need sway's IPC (wayland:<socket>?sway=<ipc>, or "
+				"SWAYSOCK) or the compositor's foreign-toplevel list%s",
+				wayland_has(self->wl, WAYLAND_FOREIGN_TOPLEVEL)
+						? ", which deskd's display watcher has not bound yet"
+						: ", which this compositor does not offer");
+	return capture__fail(&self->head, rc, "the compositor's window list: %s", strerror(-rc));
+}
+
+static int list_toplevels(struct capture_wl* self, struct capture_window_info** out, size_t* n)
+{
+	struct wayland_toplevel* ts;
+	size_t count;
+	int rc = wayland_toplevels(&ts, &count);
+	if (rc < 0)
+		return no_toplevels(self, rc);
+	struct capture_window_info* list = calloc(count ? count : 1, sizeof(*list));
+	if (!list) {
+		free(ts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		fill_toplevel_info(&ts[i], &list[i]);
+	free(ts);
+	*out = list;
+	*n = count;
+	return 0;
+}
+
+static int toplevel_info(struct capture_wl* self, uint32_t window, struct capture_window_info* out)
+{
+	struct wayland_toplevel t;
+	int rc = wayland_toplevel_get(window, &t);
+	if (rc == -ENOENT)
+		return capture__fail(&self->head, -ENOENT, "window %u does not exist", (unsigned)window);
+	if (rc < 0)
+		return no_toplevels(self, rc);
+	fill_toplevel_info(&t, out);
+	return 0;
+}
+
+/* Activate, then wait for the compositor to say it is the active one. */
+static int focus_toplevel(struct capture_wl* self, uint32_t window)
+{
+	struct capture_window_info info;
+	int rc = toplevel_info(self, window, &info);
+	if (rc < 0)
+		return rc;
+	rc = wayland_toplevel_request(window, WAYLAND_TOPLEVEL_ACTIVATE);
+	if (rc < 0)
+		return capture__fail(&self->head, rc == -ENOENT ? rc : -EIO,
+				"activating window %u: %s", (unsigned)window, strerror(-rc));
+	int64_t end = clock_ms() + WL_FOCUS_TIMEOUT_MS;
+	do {
+		if ((rc = toplevel_info(self, window, &info)) < 0)
+			return rc;
+		if (info.focused)
+			return 0;
+		clock_sleep_ms(10);
+	} while (clock_ms() < end);
+	return capture__fail(&self->head, -ETIMEDOUT,
+			"window %u did not become the active one within %d ms", (unsigned)window,
+			WL_FOCUS_TIMEOUT_MS);
+}
+
 /* sway's windows, or the reason there are none (no IPC: -ENOTSUP). */
 static int read_tree(struct capture_wl* self, struct wayland_window** ws, size_t* n)
 {
@@ -495,6 +586,8 @@ static int wl_list_windows(struct capture* base, struct capture_window_info** ou
 	struct capture_wl* self = wl_of(base);
 	*out = NULL;
 	*n = 0;
+	if (!self->ipc[0])
+		return list_toplevels(self, out, n);
 	struct wayland_window* ws;
 	size_t count;
 	int rc = read_tree(self, &ws, &count);
@@ -516,6 +609,8 @@ static int wl_list_windows(struct capture* base, struct capture_window_info** ou
 static int wl_window_info(struct capture* base, uint32_t window, struct capture_window_info* out)
 {
 	struct capture_wl* self = wl_of(base);
+	if (!self->ipc[0])
+		return toplevel_info(self, window, out);
 	struct wayland_window* ws;
 	size_t n;
 	int rc = read_tree(self, &ws, &n);
@@ -550,6 +645,8 @@ static int con_command(struct capture_wl* self, uint32_t window, const char* wha
 static int wl_focus_window(struct capture* base, uint32_t window)
 {
 	struct capture_wl* self = wl_of(base);
+	if (!self->ipc[0])
+		return focus_toplevel(self, window);
 	struct wayland_window w;
 	int rc = find_window(self, window, &w);
 	if (rc < 0 || (rc = con_command(self, window, "focus")) < 0)
@@ -644,8 +741,7 @@ static bool wl_has_shm(const struct capture* base)
 
 static bool wl_has_window_capture(const struct capture* base)
 {
-	(void)base;
-	return true;	/* its rectangle on the outputs (capture.h) */
+	return wl_cof(base)->ipc[0] != '\0';	/* its rectangle on the outputs (capture.h) */
 }
 
 static const struct capture_ops wl_ops = {

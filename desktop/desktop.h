@@ -134,11 +134,13 @@ struct desktop_wayland_probe {
 	int width, height;	/* the outputs' layout box */
 	int outputs;
 	bool sway_ipc;		/* the address names sway's IPC and it answers */
+	bool toplevels;		/* zwlr_foreign_toplevel_manager_v1: windows without IPC */
 	int n;
 	struct {
 		const char* name;	/* "zwlr_screencopy_manager_v1" */
 		const char* purpose;	/* "screenshots, the live view, recording" */
 		bool present;
+		bool spare_with_ipc;	/* not needed when sway's IPC answers */
 	} features[DESKTOP_WAYLAND_FEATURES];
 };
 

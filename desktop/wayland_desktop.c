@@ -187,6 +187,13 @@ static struct wayland* connect_compositor(void)
 	int32_t x, y, w, h;
 	wayland_layout(wl, &x, &y, &w, &h);
 	desktop__set_size(w, h);
+	/* Without sway's IPC the window list is foreign-toplevel's, kept by
+	 * this connection's dispatching (the loop below). */
+	if (!ipc[0] && wayland_has(wl, WAYLAND_FOREIGN_TOPLEVEL)) {
+		int rc = wayland_toplevels_track(wl, CONNECT_TIMEOUT_MS);
+		if (rc < 0)
+			log_warn("the compositor's window list (foreign-toplevel): %s", strerror(-rc));
+	}
 	const char* missing = wayland_missing(wl);
 	char info[128];
 	snprintf(info, sizeof(info), "wayland%s%s", missing[0] ? "; lacks " : "", missing);
@@ -267,6 +274,8 @@ static const struct {
 	{ WAYLAND_VIRTUAL_KEYBOARD, "zwp_virtual_keyboard_manager_v1", "typing and keys" },
 	{ WAYLAND_DATA_CONTROL, "zwlr_data_control_manager_v1", "the clipboard" },
 	{ WAYLAND_XDG_OUTPUT, "zxdg_output_manager_v1", "outputs' logical geometry (scaled outputs)" },
+	{ WAYLAND_FOREIGN_TOPLEVEL, "zwlr_foreign_toplevel_manager_v1",
+	  "the window list without sway's IPC (no geometry)" },
 };
 
 bool desktop_is_wayland_address(const char* name)
@@ -293,8 +302,10 @@ int desktop_wayland_probe(const char* address, struct desktop_wayland_probe* out
 		out->features[out->n].name = PROTOCOLS[i].name;
 		out->features[out->n].purpose = PROTOCOLS[i].purpose;
 		out->features[out->n].present = wayland_has(wl, PROTOCOLS[i].feature);
+		out->features[out->n].spare_with_ipc = PROTOCOLS[i].feature == WAYLAND_FOREIGN_TOPLEVEL;
 		out->n++;
 	}
+	out->toplevels = wayland_has(wl, WAYLAND_FOREIGN_TOPLEVEL);
 	wayland_disconnect(wl);
 	if (ipc[0]) {
 		struct wayland_window* list;

@@ -5,7 +5,9 @@
  * or maximize (a tiled window already fills its part of the workspace), so
  * those report applied false with a note; resize makes the window floating
  * first. Without sway's IPC (a compositor that is not sway, or no
- * SWAYSOCK) nothing here works: -ENOTSUP. Private to desktop/. */
+ * SWAYSOCK) the same operations go through foreign-toplevel's requests
+ * (wayland/toplevel.c) and are read back from its states: every one but
+ * resize (no geometry there: -ENOTSUP). Private to desktop/. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
 #include "wayland/wayland.h"
@@ -29,8 +31,27 @@ struct wl_op {
 
 /* The window's state now into out->after: 0, -ENOENT (gone), or the IPC's
  * -errno. */
+static int toplevel_observe(struct wl_op* o)
+{
+	struct wayland_toplevel t;
+	int rc = wayland_toplevel_get(o->req->window, &t);
+	if (rc == -ENODATA)
+		rc = -ECONNRESET;	/* the watcher lost the compositor */
+	if (rc < 0) {
+		memset(&o->out->after, 0, sizeof(o->out->after));
+		return rc;
+	}
+	o->out->after = (struct desktop_window_state){
+		.exists = true, .mapped = true, .minimized = t.minimized, .maximized = t.maximized,
+		.fullscreen = t.fullscreen, .transient_for = t.parent,
+	};
+	return 0;
+}
+
 static int wl_observe(struct wl_op* o)
 {
+	if (!o->ipc[0])
+		return toplevel_observe(o);
 	struct wayland_window* list;
 	size_t n;
 	int rc = wayland_sway_windows(o->ipc, IPC_TIMEOUT_MS, &list, &n);
@@ -57,6 +78,9 @@ static int wl_observe(struct wl_op* o)
 
 static bool wl_focused(struct wl_op* o)
 {
+	struct wayland_toplevel t;
+	if (!o->ipc[0])
+		return wayland_toplevel_get(o->req->window, &t) == 0 && t.activated;
 	struct wayland_window* list;
 	size_t n;
 	if (wayland_sway_windows(o->ipc, IPC_TIMEOUT_MS, &list, &n) < 0)
@@ -69,8 +93,47 @@ static bool wl_focused(struct wl_op* o)
 	return focused;
 }
 
+/* Without IPC: what each operation asks foreign-toplevel for. */
+static const struct {
+	enum desktop_window_op op;
+	enum wayland_toplevel_request requests[3];
+	int n;
+} TOPLEVEL_REQUESTS[] = {
+	{ DESKTOP_WINDOW_MINIMIZE, { WAYLAND_TOPLEVEL_MINIMIZE }, 1 },
+	{ DESKTOP_WINDOW_MAXIMIZE, { WAYLAND_TOPLEVEL_MAXIMIZE }, 1 },
+	{ DESKTOP_WINDOW_FULLSCREEN, { WAYLAND_TOPLEVEL_FULLSCREEN }, 1 },
+	{ DESKTOP_WINDOW_RESTORE, { WAYLAND_TOPLEVEL_UNFULLSCREEN, WAYLAND_TOPLEVEL_UNMAXIMIZE,
+				    WAYLAND_TOPLEVEL_UNMINIMIZE }, 3 },
+	{ DESKTOP_WINDOW_RAISE, { WAYLAND_TOPLEVEL_ACTIVATE }, 1 },
+	{ DESKTOP_WINDOW_CLOSE, { WAYLAND_TOPLEVEL_CLOSE }, 1 },
+};
+
+static int toplevel_command(struct wl_op* o)
+{
+	for (size_t i = 0; i < sizeof(TOPLEVEL_REQUESTS) / sizeof(TOPLEVEL_REQUESTS[0]); i++) {
+		if (TOPLEVEL_REQUESTS[i].op != o->req->op)
+			continue;
+		for (int j = 0; j < TOPLEVEL_REQUESTS[i].n; j++) {
+			int rc = wayland_toplevel_request(o->req->window, TOPLEVEL_REQUESTS[i].requests[j]);
+			if (rc == -ENOTSUP) {
+				desktop__window_note(o->out, "the compositor's foreign-toplevel is too "
+						"old for this (version 1 has no fullscreen)");
+				return -EINVAL;
+			}
+			if (rc < 0)
+				return rc == -ENODATA ? -ECONNRESET : rc;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Run what (a sway command on the window), or without IPC the
+ * operation's foreign-toplevel requests (what is NULL then). */
 static int wl_command(struct wl_op* o, const char* what)
 {
+	if (!o->ipc[0])
+		return toplevel_command(o);
 	char cmd[160], error[256] = "";
 	snprintf(cmd, sizeof(cmd), "[con_id=%u] %s", o->req->window, what);
 	int rc = wayland_sway_command(o->ipc, cmd, IPC_TIMEOUT_MS, error, sizeof(error));
@@ -115,7 +178,8 @@ static int wl_apply(struct wl_op* o, const char* cmd, bool (*done)(struct wl_op*
 		return rc;
 	o->out->applied = rc == 1;
 	if (!o->out->applied && !o->out->note[0])
-		desktop__window_note(o->out, "sway did not do it within %d ms", o->req->timeout_ms);
+		desktop__window_note(o->out, "%s did not do it within %d ms", o->out->wm_name,
+				o->req->timeout_ms);
 	return 0;
 }
 
@@ -146,19 +210,75 @@ static int wl_close(struct wl_op* o)
 	return 0;
 }
 
+static bool is_min(struct wl_op* o) { return o->out->after.minimized; }
+static bool is_max(struct wl_op* o) { return o->out->after.maximized; }
+static bool restored(struct wl_op* o)
+{
+	const struct desktop_window_state* a = &o->out->after;
+	return !a->fullscreen && !a->maximized && !a->minimized;
+}
+
+/* sway's commands for each operation. */
+static int sway_op(struct wl_op* o)
+{
+	const struct desktop_window_request* req = o->req;
+	switch (req->op) {
+	case DESKTOP_WINDOW_MINIMIZE:
+		desktop__window_note(o->out, "sway has no minimize (windows tile); nothing changed");
+		return 0;
+	case DESKTOP_WINDOW_MAXIMIZE:
+		desktop__window_note(o->out, "sway has no maximize (a tiled window fills its space); "
+				"fullscreen is what it offers");
+		return 0;
+	case DESKTOP_WINDOW_FULLSCREEN: return wl_apply(o, "fullscreen enable", is_full);
+	case DESKTOP_WINDOW_RESTORE: return wl_apply(o, "fullscreen disable", not_full);
+	case DESKTOP_WINDOW_RAISE: return wl_apply(o, "focus", has_focus);
+	case DESKTOP_WINDOW_RESIZE: {
+		char cmd[96];
+		snprintf(cmd, sizeof(cmd), "floating enable, resize set %d px %d px", req->width,
+				req->height);
+		return wl_apply(o, cmd, sized);
+	}
+	case DESKTOP_WINDOW_CLOSE: return wl_close(o);
+	default: return -EINVAL;
+	}
+}
+
+/* foreign-toplevel's requests (TOPLEVEL_REQUESTS), read back from its
+ * states; a compositor may ignore one (sway: minimize, maximize). */
+static int toplevel_op(struct wl_op* o)
+{
+	switch (o->req->op) {
+	case DESKTOP_WINDOW_MINIMIZE: return wl_apply(o, NULL, is_min);
+	case DESKTOP_WINDOW_MAXIMIZE: return wl_apply(o, NULL, is_max);
+	case DESKTOP_WINDOW_FULLSCREEN: return wl_apply(o, NULL, is_full);
+	case DESKTOP_WINDOW_RESTORE: return wl_apply(o, NULL, restored);
+	case DESKTOP_WINDOW_RAISE: return wl_apply(o, NULL, has_focus);
+	case DESKTOP_WINDOW_CLOSE: return wl_close(o);
+	default: return -EINVAL;
+	}
+}
+
 int desktop__wayland_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size)
 {
 	struct wl_op o = { .req = req, .out = out };
 	char sock[WAYLAND_ADDRESS_MAX];
 	if (wayland_address_parse(desktop_display_name(), sock, sizeof(sock), o.ipc,
-			sizeof(o.ipc)) < 0 || !o.ipc[0]) {
-		snprintf(err, err_size, "window states need sway's IPC (SWAYSOCK), which this "
-				"Wayland desktop does not offer");
+			sizeof(o.ipc)) < 0)
+		return -EINVAL;
+	if (!o.ipc[0] && !wayland_toplevels_tracked()) {
+		snprintf(err, err_size, "window states need sway's IPC (SWAYSOCK) or the "
+				"compositor's foreign-toplevel list; this Wayland desktop offers neither");
+		return -ENOTSUP;
+	}
+	if (!o.ipc[0] && req->op == DESKTOP_WINDOW_RESIZE) {
+		snprintf(err, err_size, "resize needs sway's IPC (SWAYSOCK): this compositor's "
+				"window list (foreign-toplevel) has no geometry");
 		return -ENOTSUP;
 	}
 	out->wm = true;
-	snprintf(out->wm_name, sizeof(out->wm_name), "sway");
+	snprintf(out->wm_name, sizeof(out->wm_name), "%s", o.ipc[0] ? "sway" : "the compositor");
 	o.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
 	int rc = wl_observe(&o);
 	if (rc == -ENOENT) {
@@ -168,26 +288,8 @@ int desktop__wayland_window_op(const struct desktop_window_request* req,
 	if (rc < 0)
 		goto lost;
 	out->before = out->after;
-	switch (req->op) {
-	case DESKTOP_WINDOW_MINIMIZE:
-		desktop__window_note(out, "sway has no minimize (windows tile); nothing changed");
-		break;
-	case DESKTOP_WINDOW_MAXIMIZE:
-		desktop__window_note(out, "sway has no maximize (a tiled window fills its space); "
-				"fullscreen is what it offers");
-		break;
-	case DESKTOP_WINDOW_FULLSCREEN: rc = wl_apply(&o, "fullscreen enable", is_full); break;
-	case DESKTOP_WINDOW_RESTORE: rc = wl_apply(&o, "fullscreen disable", not_full); break;
-	case DESKTOP_WINDOW_RAISE: rc = wl_apply(&o, "focus", has_focus); break;
-	case DESKTOP_WINDOW_RESIZE: {
-		char cmd[96];
-		snprintf(cmd, sizeof(cmd), "floating enable, resize set %d px %d px", req->width,
-				req->height);
-		rc = wl_apply(&o, cmd, sized);
-		break;
-	}
-	case DESKTOP_WINDOW_CLOSE: rc = wl_close(&o); break;
-	default:
+	rc = o.ipc[0] ? sway_op(&o) : toplevel_op(&o);
+	if (rc == -EINVAL) {
 		snprintf(err, err_size, "unknown window operation");
 		return -EINVAL;
 	}
@@ -199,6 +301,7 @@ int desktop__wayland_window_op(const struct desktop_window_request* req,
 		goto lost;
 	return 0;
 lost:
-	snprintf(err, err_size, "sway's IPC did not answer (%s)", strerror(-rc));
+	snprintf(err, err_size, "%s did not answer (%s)",
+			o.ipc[0] ? "sway's IPC" : "the compositor", strerror(-rc));
 	return -ECONNRESET;
 }

@@ -17,8 +17,9 @@
  * reaches its clients), not through the virtual keyboard, whose per-string
  * keymaps Xwayland's clients do not follow (they read keys with the layout
  * Xwayland started with: "warm" arrived as "1234" in xterm). Which window
- * has the focus comes from sway's IPC, asked once per call; without IPC or
- * without an Xwayland everything goes through the virtual keyboard.
+ * has the focus comes from sway's IPC, asked once per call; without IPC
+ * from Xwayland's input focus; without an Xwayland everything goes through
+ * the virtual keyboard.
  *
  * A dead connection (-EPIPE, -EPROTO from wayland/) makes this and every
  * later call fail with -ECONNRESET, as on X11, so the owner recreates the
@@ -105,13 +106,35 @@ struct input* input__wayland_new(const char* address, char* err, size_t err_size
 	return &self->head;
 }
 
-/* Is the focused window an X one (sway's shell "xwayland")? */
+/* The X11 context on the Xwayland display, made when first needed and
+ * remade when its connection died; NULL without one. */
+static struct input* x_context(struct input_wl* self)
+{
+	if (self->x11 && !input_alive(self->x11)) {
+		input_destroy(self->x11);
+		self->x11 = NULL;
+	}
+	if (!self->x11) {
+		char err[256];
+		self->x11 = input_new(self->x11_display, err, sizeof(err));
+	}
+	return self->x11;
+}
+
+/* Is the focused window an X one? sway's tree says so exactly (shell
+ * "xwayland"); without IPC, Xwayland's own input focus does (an X window
+ * holds it only while it has the keyboard). */
 static bool x_window_focused(struct input_wl* self)
 {
+	if (!self->x11_display[0])
+		return false;
+	if (!self->ipc[0]) {
+		struct input* x = x_context(self);
+		return x && input__x11_window_focused(x);
+	}
 	struct wayland_window* ws;
 	size_t n;
-	if (!self->ipc[0] || !self->x11_display[0]
-			|| wayland_sway_windows(self->ipc, CALL_TIMEOUT_MS, &ws, &n) < 0)
+	if (wayland_sway_windows(self->ipc, CALL_TIMEOUT_MS, &ws, &n) < 0)
 		return false;
 	bool x = false;
 	for (size_t i = 0; i < n; i++)
@@ -122,20 +145,10 @@ static bool x_window_focused(struct input_wl* self)
 }
 
 /* The X11 context for the focused X window's keys, or NULL (keys go
- * through the virtual keyboard then). Remade when its connection died. */
+ * through the virtual keyboard then). */
 static struct input* x_keys(struct input_wl* self)
 {
-	if (!x_window_focused(self))
-		return NULL;
-	if (self->x11 && !input_alive(self->x11)) {
-		input_destroy(self->x11);
-		self->x11 = NULL;
-	}
-	if (!self->x11) {
-		char err[256];
-		self->x11 = input_new(self->x11_display, err, sizeof(err));
-	}
-	return self->x11;
+	return x_window_focused(self) ? x_context(self) : NULL;
 }
 
 /* Let go of what is held (a key left down would repeat in the client),
@@ -384,7 +397,7 @@ static int wl_type(struct input* in, const char* text, size_t len,
 	return 0;
 }
 
-/* ---- windows: sway's con ids ---- */
+/* ---- windows: sway's con ids, or foreign-toplevel's without IPC ---- */
 
 /* Is con id in sway's tree (*found), and focused (*focused)? */
 static int con_state(const char* ipc, int64_t id, int timeout_ms, bool* found, bool* focused)
@@ -405,14 +418,32 @@ static int con_state(const char* ipc, int64_t id, int timeout_ms, bool* found, b
 	return 0;
 }
 
+/* Without IPC: the foreign-toplevel list's ids (wayland/toplevel.c),
+ * activated until the compositor says it is the active one. */
+static int focus_toplevel(uint32_t window, int64_t deadline)
+{
+	struct wayland_toplevel t;
+	int rc = wayland_toplevel_get(window, &t);
+	if (rc == 0)
+		rc = wayland_toplevel_request(window, WAYLAND_TOPLEVEL_ACTIVATE);
+	while (rc == 0) {
+		if ((rc = wayland_toplevel_get(window, &t)) < 0 || t.activated)
+			break;
+		if (clock_ms() >= deadline)
+			return -ETIMEDOUT;
+		clock_sleep_ms(FOCUS_POLL_MS);
+	}
+	return rc == -ENODATA ? -ENOTSUP : rc;
+}
+
 static int wl_focus(struct input* in, uint32_t window, int timeout_ms)
 {
 	struct input_wl* self = wl_of(in);
-	if (!self->ipc[0])
-		return -ENOTSUP;
 	if (self->dead)
 		return -ECONNRESET;
 	int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	if (!self->ipc[0])
+		return focus_toplevel(window, deadline);
 	bool found, focused;
 	int rc = con_state(self->ipc, window, CALL_TIMEOUT_MS, &found, &focused);
 	if (rc < 0)

@@ -196,6 +196,18 @@ static bool x11_alive(struct input* in)
 	return !x11_lost(&x11_of(in)->x);
 }
 
+bool input__x11_window_focused(struct input* in)
+{
+	struct input_x11* self = x11_of(in);
+	Window focus = None;
+	int revert;
+	pthread_mutex_lock(&in->mutex);
+	if (!x11_lost(&self->x))
+		XGetInputFocus(self->x.dpy, &focus, &revert);
+	pthread_mutex_unlock(&in->mutex);
+	return focus != None && focus != PointerRoot && focus != self->root;
+}
+
 static void x11_set_timing(struct input* in, int bind_wait_ms)
 {
 	x11_of(in)->bind_wait_ms = bind_wait_ms < 0 ? 0 : bind_wait_ms;

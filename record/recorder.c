@@ -566,7 +566,9 @@ static int check_window(struct recorder* self, struct capture_rect* g, char* err
 {
 	uint32_t window = self->window;
 	if (!capture_has_window_capture(self->cap)) {
-		record__set_err(err, err_size, "the X server has no Composite extension (0.2 or later)");
+		record__set_err(err, err_size, "this desktop cannot capture one window: an X server "
+				"without Composite 0.2, or a Wayland compositor without sway's IPC (its "
+				"window list has no geometry)");
 		return -ENOTSUP;
 	}
 	if (self->window == capture_root_window(self->cap)) {

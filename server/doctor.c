@@ -68,12 +68,22 @@ static void check_wayland(json_t* checks, const char* display, bool embedded)
 	}
 	add_check(checks, "display", true, "%s, %dx%d, %d output(s), wayland%s", display,
 			p.width, p.height, p.outputs, embedded ? " (embedded sway)" : "");
-	for (int i = 0; i < p.n; i++)
-		add_check(checks, p.features[i].name, p.features[i].present, "%s: %s",
+	/* The window list needs one of the two; foreign-toplevel alone is
+	 * fine when sway's IPC answers. */
+	for (int i = 0; i < p.n; i++) {
+		bool spare = p.features[i].spare_with_ipc && p.sway_ipc;
+		add_check(checks, p.features[i].name, p.features[i].present || spare, "%s: %s",
 				p.features[i].present ? "present" : "missing", p.features[i].purpose);
-	add_check(checks, "sway IPC", p.sway_ipc, p.sway_ipc ? "answers: windows are listed, "
-			"focused, moved and closed" : "none (no SWAYSOCK, or not sway): no window list, "
-			"focus or window states");
+	}
+	if (p.sway_ipc)
+		add_check(checks, "windows", true, "sway IPC: windows are listed with geometry and "
+				"pid, focused, moved, resized and closed");
+	else
+		add_check(checks, "windows", p.toplevels, p.toplevels ? "foreign-toplevel (no sway "
+				"IPC): windows are listed by title and app id, focused, closed and set "
+				"fullscreen; no geometry or pid, so no move, resize, one-window shots or "
+				"recordings" : "none (no sway IPC, no foreign-toplevel): no window list, "
+				"focus or window states");
 }
 
 static void check_display(json_t* checks, const char* display, bool embedded)

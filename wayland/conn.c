@@ -306,7 +306,9 @@ static void registry_global(void* data, struct wl_registry* reg, uint32_t name,
 		self->data_control = wl_registry_bind(reg, name,
 				&zwlr_data_control_manager_v1_interface, MIN(version, 2));
 		self->features |= WAYLAND_DATA_CONTROL;
-	} else if (strcmp(iface, "zwlr_foreign_toplevel_manager_v1") == 0) {
+	} else if (strcmp(iface, zwlr_foreign_toplevel_manager_v1_interface.name) == 0) {
+		self->toplevel_global = name;	/* bound only by wayland_toplevels_track */
+		self->toplevel_version = version;
 		self->features |= WAYLAND_FOREIGN_TOPLEVEL;
 	} else if (strcmp(iface, wl_output_interface.name) == 0) {
 		if (self->n_outputs >= WAYLAND_MAX_OUTPUTS) {
@@ -493,6 +495,7 @@ void wayland_disconnect(struct wayland* self)
 {
 	if (!self)
 		return;
+	wl__toplevels_forget(self);	/* first: other threads reach its handles and seat */
 	wl__clipboard_destroy(self);
 	if (self->pointer)
 		zwlr_virtual_pointer_v1_destroy(self->pointer);

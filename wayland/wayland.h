@@ -4,7 +4,8 @@
  * connection to a compositor with its globals and outputs, screencopy into
  * shm, one virtual pointer and one virtual keyboard kept for the
  * connection's life, the data-control clipboard, an embedded headless sway,
- * and sway's IPC (windows with geometry and pid, commands).
+ * sway's IPC (windows with geometry and pid, commands), and the
+ * foreign-toplevel window list for compositors without it.
  *
  * No libwayland, xkbcommon or JSON types here: the structs are opaque or
  * plain. Every wait is bounded by a timeout in milliseconds; a function
@@ -34,7 +35,7 @@ enum wayland_feature {
 	WAYLAND_VIRTUAL_POINTER = 1 << 4,	/* zwlr_virtual_pointer_manager_v1 */
 	WAYLAND_VIRTUAL_KEYBOARD = 1 << 5,	/* zwp_virtual_keyboard_manager_v1 */
 	WAYLAND_DATA_CONTROL = 1 << 6,	/* zwlr_data_control_manager_v1 */
-	WAYLAND_FOREIGN_TOPLEVEL = 1 << 7,	/* zwlr_foreign_toplevel_manager_v1 (seen, not used yet) */
+	WAYLAND_FOREIGN_TOPLEVEL = 1 << 7,	/* zwlr_foreign_toplevel_manager_v1: windows without IPC */
 };
 
 /* One output. Logical geometry is in the compositor's layout space (what
@@ -318,3 +319,49 @@ int wayland_sway_parse_tree(const char* json, struct wayland_window** out, size_
  *  when error is non-NULL. */
 int wayland_sway_command(const char* ipc_path, const char* command, int timeout_ms,
 		char* error, size_t size);
+
+/* ---- foreign toplevels (zwlr_foreign_toplevel_manager_v1; toplevel.c) ---- */
+
+/* A wlroots compositor without sway's IPC (Hyprland, river, labwc, a sway
+ * whose socket is hidden) still lists its windows this way: title, app id
+ * and states, and takes activate, close, (un)maximize, (un)minimize and
+ * (un)fullscreen. It gives no geometry, no pid and no stacking order. */
+#define WAYLAND_TOPLEVEL_TITLE_MAX 1024
+struct wayland_toplevel {
+	uint32_t id;		/* deskd's: 1, 2, ... as they appeared; never reused in a process */
+	uint32_t parent;	/* the id of the toplevel it is a dialog of, or 0 */
+	char app_id[128];	/* cut on a UTF-8 boundary */
+	char title[WAYLAND_TOPLEVEL_TITLE_MAX];
+	bool activated, maximized, minimized, fullscreen;
+};
+
+enum wayland_toplevel_request {
+	WAYLAND_TOPLEVEL_ACTIVATE,
+	WAYLAND_TOPLEVEL_CLOSE,
+	WAYLAND_TOPLEVEL_MAXIMIZE,
+	WAYLAND_TOPLEVEL_UNMAXIMIZE,
+	WAYLAND_TOPLEVEL_MINIMIZE,
+	WAYLAND_TOPLEVEL_UNMINIMIZE,
+	WAYLAND_TOPLEVEL_FULLSCREEN,
+	WAYLAND_TOPLEVEL_UNFULLSCREEN,
+};
+
+/** Bind the manager on this connection and keep the process-wide list
+ *  from its events (one connection at a time: -EBUSY when another
+ *  tracks), waiting up to timeout_ms for the windows there are now. The
+ *  list stays fresh only while the caller keeps dispatching the
+ *  connection (wayland_dispatch from its loop); wayland_disconnect stops
+ *  it. -ENOTSUP: the compositor lacks the manager. */
+int wayland_toplevels_track(struct wayland* self, int timeout_ms);
+/** Does a connection track the list? Any thread. */
+bool wayland_toplevels_tracked(void);
+/** The list now, oldest first, into a malloc'd *out (free()). Any
+ *  thread. -ENODATA: no connection tracks it. */
+int wayland_toplevels(struct wayland_toplevel** out, size_t* n);
+/** One toplevel by id: 0, -ENOENT (gone), -ENODATA. Any thread. */
+int wayland_toplevel_get(uint32_t id, struct wayland_toplevel* out);
+/** Ask the compositor for something on toplevel id (through the tracking
+ *  connection; the effect shows in the list once it is done). -ENOENT,
+ *  -ENODATA, -ENOTSUP (activate without a seat, fullscreen before v2),
+ *  -EPIPE. Any thread. */
+int wayland_toplevel_request(uint32_t id, enum wayland_toplevel_request request);

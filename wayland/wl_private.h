@@ -12,6 +12,7 @@
 #include "wayland/proto/virtual-keyboard-unstable-v1-client-protocol.h"
 #include "wayland/proto/wlr-data-control-unstable-v1-client-protocol.h"
 #include "wayland/proto/xdg-output-unstable-v1-client-protocol.h"
+#include "wayland/proto/wlr-foreign-toplevel-management-unstable-v1-client-protocol.h"
 
 #define WAYLAND_MAX_OUTPUTS 16
 /* Distinct non-modifier keys a chord keymap holds (wayland_keys). */
@@ -50,6 +51,7 @@ struct wayland {
 	struct zwlr_data_control_manager_v1* data_control;
 	unsigned features;
 	char missing[256];
+	uint32_t toplevel_global, toplevel_version;	/* the foreign-toplevel manager's, 0 none */
 
 	struct wl__output outputs[WAYLAND_MAX_OUTPUTS];
 	int n_outputs;
@@ -83,5 +85,7 @@ uint32_t wl__time(struct wayland* self);
 /** A memfd of size bytes, mapped at *data (when data is non-NULL). */
 int wl__memfd(const char* name, size_t size, void** data);
 void wl__clipboard_destroy(struct wayland* self);
+/** Stop tracking the toplevel list if this connection does (toplevel.c). */
+void wl__toplevels_forget(struct wayland* self);
 /** Drop an output's damage watch (its frame and buffer). NULL-safe. */
 void wl__watch_destroy(struct wl__output* out);

@@ -76,9 +76,10 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   assert.deepEqual([st.display.width, st.display.height], [1280, 800]);
   const doctor = await ok(d, 'doctor');
   for (const name of ['zwlr_screencopy_manager_v1', 'zwlr_virtual_pointer_manager_v1',
-    'zwp_virtual_keyboard_manager_v1', 'zwlr_data_control_manager_v1', 'sway IPC']) {
+    'zwp_virtual_keyboard_manager_v1', 'zwlr_data_control_manager_v1', 'zwlr_foreign_toplevel_manager_v1', 'windows']) {
     assert.equal(doctor.checks.find((c) => c.name === name)?.ok, true, `doctor: ${name}`);
   }
+  assert.match(doctor.checks.find((c) => c.name === 'windows').detail, /^sway IPC/);
   assert.equal(doctor.healthy, true, JSON.stringify(doctor.checks.filter((c) => !c.ok)));
   const h = await fetch(d.url + '/healthz');
   assert.equal(h.status, 200);
@@ -229,7 +230,7 @@ function ffprobe(file) {
   return { codec: st.codec_name, width: st.width, height: st.height, frames: Number(st.nb_read_frames) };
 }
 
-test('wayland: the live view streams the screen and a person\'s click from the page lands exactly; a one-window recording decodes; a second deskd attaches to the running sway; without sway\'s IPC windows are refused clearly', { timeout: 600000 }, async (t) => {
+test('wayland: the live view streams the screen and a person\'s click from the page lands exactly; a one-window recording decodes; a second deskd attaches to the running sway; without sway\'s IPC the windows come from foreign-toplevel (listed, focused, fullscreen and back, closed; what needs geometry says so)', { timeout: 600000 }, async (t) => {
   const { d, ipc, probe } = await waylandDesktop(t);
   const view = swayTree(ipc).find((v) => v.id === probe.window);
   const [wx, wy] = [view.rect.x, view.rect.y];
@@ -309,20 +310,48 @@ test('wayland: the live view streams the screen and a person\'s click from the p
   await waitUntil(() => probe.clicks().length > n0, { timeout: T, what: 'the attached click' });
   assert.deepEqual(probe.clicks().at(-1), [33, 44, 1]);
 
-  // No IPC: pixels and input work, the window tools say why they cannot.
+  // No IPC: pixels and input work; windows come from foreign-toplevel
+  // (titles and states, no geometry): listed, focused, set fullscreen and
+  // back, closed; what needs geometry says why it cannot.
   const b = await startDeskd({ args: ['--wayland-display', sock, '--tools', 'both', '--max-image-dimension', '0'] });
   t.after(() => b.stop());
   assert.deepEqual((await shot(b)).png.px(mx + 150, my + 100), BLUE);
-  const wl = await b.tool('windows', {});
-  assert.ok(wl.status >= 400, JSON.stringify(wl.body));
-  assert.match(JSON.stringify(wl.body), /sway|IPC|SWAYSOCK/);
   const n1 = probe.clicks().length;
   await ok(b, 'computer_click', { x: mx + 55, y: my + 66 });
   await waitUntil(() => probe.clicks().length > n1, { timeout: T, what: 'the click without IPC' });
   assert.deepEqual(probe.clicks().at(-1), [55, 66, 1]);
+  const bdoc = await ok(b, 'doctor');
+  assert.match(bdoc.checks.find((c) => c.name === 'windows')?.detail || '', /foreign-toplevel/, JSON.stringify(bdoc.checks));
+  assert.equal(bdoc.healthy, true, JSON.stringify(bdoc.checks.filter((c) => !c.ok)));
+  const listed = (await ok(b, 'windows')).windows;
+  const tl = listed.find((w) => w.title === 'wl-probe');
+  assert.ok(tl, `the probe by its title: ${JSON.stringify(listed)}`);
+  assert.ok(!tl.pid, 'no pid without IPC');
+  const viewOf = () => swayTree(ipc).find((v) => v.id === probe.window);
+  run('swaymsg', ['-s', ipc, 'workspace', '7'], { timeout: 5000 });
+  await waitUntil(() => !viewOf().focused, { timeout: T, what: 'the focus elsewhere' });
+  await ok(b, 'window_focus', { window: tl.id });
+  assert.equal(viewOf().focused, true, 'focused through foreign-toplevel, as sway says');
+  const bfs = await ok(b, 'window', { op: 'fullscreen', window: tl.id });
+  assert.equal(bfs.applied, true, JSON.stringify(bfs));
+  assert.equal(viewOf().fullscreen_mode, 1);
+  assert.equal((await ok(b, 'windows')).windows.find((w) => w.id === tl.id).fullscreen, true);
+  const brs = await ok(b, 'window', { op: 'restore', window: tl.id });
+  assert.equal(brs.applied, true, JSON.stringify(brs));
+  assert.equal(viewOf().fullscreen_mode, 0);
+  for (const [tool, args] of [['window', { op: 'resize', window: tl.id, width: 300, height: 200 }],
+    ['screenshot', { window: tl.id }]]) {
+    const r = await b.tool(tool, args);
+    assert.ok(r.status >= 400 || r.body.isError, `${tool}: ${JSON.stringify(r.body).slice(0, 300)}`);
+    assert.match(JSON.stringify(r.body), /IPC/, `${tool} says what it needs`);
+  }
+  const bcl = await ok(b, 'window', { op: 'close', window: tl.id });
+  assert.equal(bcl.closed, true, JSON.stringify(bcl));
+  await waitUntil(() => !viewOf(), { timeout: T, what: 'the probe gone from sway' });
+  assert.ok(!(await ok(b, 'windows')).windows.some((w) => w.id === tl.id), 'and from the list');
 });
 
-test('wayland: an X program (xterm on Xwayland: keys through XTest there) and foot (the virtual keyboard) are listed with the rest and typed into byte-exact', { timeout: 600000 }, async (t) => {
+test('wayland: an X program (xterm on Xwayland: keys through XTest there) and foot (the virtual keyboard) are listed with the rest and typed into byte-exact, with and without sway\'s IPC', { timeout: 600000 }, async (t) => {
   need('xterm');
   need('foot');
   const { d } = await waylandDesktop(t);
@@ -336,6 +365,7 @@ test('wayland: an X program (xterm on Xwayland: keys through XTest there) and fo
   // out a 3 s quarantine before it is rebound, so it gets fewer strings.
   const all = appCorpus().filter((s) => !s.includes('\x1b'));
   const corpora = { xterm: all.slice(0, 14), foot: all.slice(0, 30) };
+  let bare = null;
   for (const [name, argv] of terms) {
     const corpus = corpora[name];
     const out = join(dir, `${name}.records`);
@@ -362,6 +392,21 @@ test('wayland: an X program (xterm on Xwayland: keys through XTest there) and fo
       exact++;
     }
     t.diagnostic(`${name}: ${exact}/${corpus.length} strings byte-exact`);
+    // Without sway's IPC (attached, Xwayland named by $DISPLAY): Xwayland's
+    // own input focus says whether the keys go through XTest or the
+    // virtual keyboard; both stay exact.
+    if (!bare) {
+      const sock = d.display.match(/^wayland:([^?]*)/)[1];
+      const x11 = d.display.match(/[?&]x11=([^&]*)/)[1];
+      bare = await startDeskd({ args: ['--wayland-display', sock, '--tools', 'both'], env: { DISPLAY: x11 } });
+      t.after(() => bare.stop());
+    }
+    for (const text of ['warm', 'café ✓', 'Ωμέγα 中文']) {
+      const before = records().length;
+      await ok(bare, 'computer_type', { text: text + '\x1b' });
+      await waitUntil(() => records().length > before, { timeout: T, what: `${name} without IPC: a record` });
+      assert.equal(records()[before], text, `${name} without IPC: ${text}`);
+    }
     await ok(d, 'window', { op: 'close', window: l.window, force: true });
   }
 });

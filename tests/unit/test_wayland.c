@@ -155,6 +155,97 @@ static void window_clear(struct wayland_window* w)
 	w->app_id = w->title = NULL;
 }
 
+/* The probe's toplevel in the tracked list (dispatching tl up to ms for
+ * it to satisfy want); false when it is not there in time. */
+static bool toplevel_wait(struct wayland* tl, const char* title, int ms,
+		bool (*want)(const struct wayland_toplevel* t), struct wayland_toplevel* out)
+{
+	int64_t end = clock_ms() + ms;
+	do {
+		struct wayland_toplevel* ts;
+		size_t n;
+		bool found = false;
+		if (wayland_toplevels(&ts, &n) == 0) {
+			for (size_t i = 0; i < n && !found; i++) {
+				if (strcmp(ts[i].title, title) == 0 && (!want || want(&ts[i]))) {
+					*out = ts[i];
+					found = true;
+				}
+			}
+			free(ts);
+		}
+		if (found)
+			return true;
+		wayland_dispatch(tl, 20);
+	} while (clock_ms() < end);
+	return false;
+}
+
+static bool tl_full(const struct wayland_toplevel* t) { return t->fullscreen; }
+static bool tl_not_full(const struct wayland_toplevel* t) { return !t->fullscreen; }
+static bool tl_active(const struct wayland_toplevel* t) { return t->activated; }
+static bool tl_inactive(const struct wayland_toplevel* t) { return !t->activated; }
+
+/* foreign-toplevel: one connection tracks the list; its ids take requests
+ * from any code; sway's IPC confirms each effect; close ends the probe. */
+static void toplevel_checks(const struct wayland_window* win)
+{
+	int err = 0;
+	TST_CHECK(!wayland_toplevels_tracked());
+	struct wayland_toplevel* ts;
+	size_t n;
+	TST_EQ_INT(wayland_toplevels(&ts, &n), -ENODATA);
+	struct wayland* tl = wayland_connect(wayland_sway_display(sway),
+			wayland_sway_runtime_dir(sway), T, &err);
+	struct wayland* other = wayland_connect(wayland_sway_display(sway),
+			wayland_sway_runtime_dir(sway), T, &err);
+	TST_CHECK(tl && other);
+	if (!tl || !other)
+		goto out;
+	TST_CHECK(wayland_has(tl, WAYLAND_FOREIGN_TOPLEVEL));
+	TST_EQ_INT(wayland_toplevels_track(tl, T), 0);
+	TST_EQ_INT(wayland_toplevels_track(other, T), -EBUSY);
+	TST_CHECK(wayland_toplevels_tracked());
+	struct wayland_toplevel t;
+	TST_CHECK(toplevel_wait(tl, "wl-probe", 3000, NULL, &t));
+	TST_EQ_STR(t.app_id, win->app_id);
+	TST_CHECK(t.id > 0 && t.parent == 0 && !t.minimized && !t.maximized);
+	TST_EQ_INT(wayland_toplevel_request(t.id + 1000, WAYLAND_TOPLEVEL_CLOSE), -ENOENT);
+
+	TST_EQ_INT(wayland_toplevel_request(t.id, WAYLAND_TOPLEVEL_FULLSCREEN), 0);
+	TST_CHECK(toplevel_wait(tl, "wl-probe", 3000, tl_full, &t));
+	struct wayland_window w2 = { 0 };
+	TST_CHECK(find_probe(&w2, 3000) && w2.fullscreen);
+	window_clear(&w2);
+	TST_EQ_INT(wayland_toplevel_request(t.id, WAYLAND_TOPLEVEL_UNFULLSCREEN), 0);
+	TST_CHECK(toplevel_wait(tl, "wl-probe", 3000, tl_not_full, &t));
+	TST_CHECK(find_probe(&w2, 3000) && !w2.fullscreen);
+	window_clear(&w2);
+
+	/* focus elsewhere (no window: an empty workspace), then activate */
+	TST_EQ_INT(wayland_sway_command(wayland_sway_ipc_path(sway), "workspace 9", T, NULL, 0), 0);
+	TST_CHECK(toplevel_wait(tl, "wl-probe", 3000, tl_inactive, &t));
+	TST_EQ_INT(wayland_toplevel_request(t.id, WAYLAND_TOPLEVEL_ACTIVATE), 0);
+	TST_CHECK(toplevel_wait(tl, "wl-probe", 3000, tl_active, &t));
+	TST_CHECK(find_probe(&w2, 3000) && w2.focused && w2.visible);
+	window_clear(&w2);
+
+	/* close: the probe quits; its entry leaves the list */
+	uint32_t id = t.id;
+	TST_EQ_INT(wayland_toplevel_request(id, WAYLAND_TOPLEVEL_CLOSE), 0);
+	int64_t end = clock_ms() + 5000;
+	while (wayland_toplevel_get(id, &t) == 0 && clock_ms() < end)
+		wayland_dispatch(tl, 20);
+	TST_EQ_INT(wayland_toplevel_get(id, &t), -ENOENT);
+	printf("  foreign-toplevel: listed as %u, fullscreen and back, activated, closed\n",
+			(unsigned)id);
+out:
+	wayland_disconnect(tl);
+	TST_CHECK(!wayland_toplevels_tracked());
+	TST_EQ_INT(wayland_toplevels(&ts, &n), -ENODATA);
+	wayland_disconnect(other);
+}
+
 /* In a child process: a connection of its own that reads the clipboard
  * into path (mode 'g'), or sets text and serves it for 5 s (mode 's',
  * "set" on fd once it is the clipboard). */
@@ -404,7 +495,7 @@ static void desktop_checks(void)
 	waitpid(cp, NULL, 0);
 	printf("  clipboard: set read back by another client, pasted into GTK, read from another client\n");
 
-	/* sway IPC: float, resize and move it, click it there; then kill it */
+	/* sway IPC: float, resize and move it, click it there; then foreign-toplevel (closes it) */
 	char cmd[128], msg[256];
 	snprintf(cmd, sizeof(cmd), "[pid=%d] floating enable, resize set 700 500, "
 			"move position 100 80", (int)probe_pid);
@@ -430,9 +521,8 @@ static void desktop_checks(void)
 	const char* tail = "click 42 24 1\n";
 	TST_CHECK(gl >= strlen(tail) && strcmp(got + gl - strlen(tail), tail) == 0);
 	free(got);
+	toplevel_checks(&win);
 	window_clear(&win);
-	snprintf(cmd, sizeof(cmd), "[pid=%d] kill", (int)probe_pid);
-	TST_EQ_INT(wayland_sway_command(wayland_sway_ipc_path(sway), cmd, T, NULL, 0), 0);
 	end = clock_ms() + 5000;
 	int status = 0;
 	pid_t w = 0;
