@@ -103,6 +103,10 @@ struct a11y_node {
 	uint64_t states;		/* bits of enum a11y_state */
 	unsigned ifaces;		/* enum a11y_iface */
 	int child_count;		/* as the app reports it */
+	/* Children the snapshot did not walk (max_nodes or max_depth cut
+	 * them): kids_more of them, from child index kids_from on. A snapshot
+	 * with start = this node and from_child = kids_from walks them. */
+	int kids_from, kids_more;
 	bool has_bounds;
 	int x, y, width, height;	/* SCREEN extents as the app reports them */
 	char* text;			/* Text content (up to the cap, cut on a character
@@ -148,6 +152,10 @@ struct a11y_query {
 	int max_depth;			/* 0 = A11Y_MAX_DEPTH */
 	bool all;			/* also descend into non-showing subtrees */
 	int64_t deadline_ms;		/* clock_ms() deadline; 0 = 2 s from now */
+	/* A part of the window: the subtree of this element (NULL: the whole
+	 * window), and of its children those from index from_child on. */
+	const struct a11y_id* start;
+	int from_child;
 };
 
 /* ---- Setup ---------------------------------------------------------------- */

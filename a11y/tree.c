@@ -501,9 +501,18 @@ static void level_expand(struct snapshot* s, int depth, int start, int end, int*
 		}
 		if (depth + 1 > s->max_depth && w->n_kids[i] > 0)
 			out->truncated = true;
-		for (int k = 0; k < w->n_kids[i]; k++) {
+		if (depth >= s->max_depth && w->v[i].child_count > 0) {
+			w->v[i].kids_from = 0;	/* not fetched: the whole list is left */
+			w->v[i].kids_more = w->v[i].child_count;
+			out->truncated = true;
+		}
+		/* a part of the window: the start's children from from_child on */
+		int first = depth == 0 && s->q->start ? s->q->from_child : 0;
+		for (int k = first; k < w->n_kids[i]; k++) {
 			if (*kept >= s->max_nodes) {
 				out->truncated = true;
+				w->v[i].kids_from = k;
+				w->v[i].kids_more = w->n_kids[i] - k;
 				break;
 			}
 			if (a11y__walk_add(w, &w->kids[i][k], i, depth + 1, k) < 0)
@@ -624,6 +633,14 @@ static int snapshot_run(struct snapshot* s, DBusConnection** peer, bool* bus_cle
 	if ((rc = find_frames(s)) < 0)
 		return rc;
 	pick_frame(s);
+	if (s->q->start) {
+		/* the part asked for; the frame still named the app */
+		if (strcmp(s->q->start->bus, s->root.bus) != 0) {
+			a11y__set_err(s->err, s->err_size, "the element is not in this application's tree");
+			return -ENOENT;
+		}
+		s->root = *s->q->start;
+	}
 	if (a11y__walk_add(&s->w, &s->root, -1, 0, 0) < 0)
 		return -ENOMEM;
 	/* The walk goes peer-to-peer when the app offers it. */

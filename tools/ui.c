@@ -160,6 +160,7 @@ static bool limits_ok(json_t* args, struct tool_result* out)
 		{ "pid", 1, 0x7fffffff }, { "max_nodes", 1, A11Y_MAX_NODES },
 		{ "timeout_ms", 100, 60000 },
 		{ "limit", 1, 200 }, { "max_chars", 1, A11Y_READ_TEXT_MAX }, { "position", 0, 0x7fffffff },
+		{ "from_child", 0, 0x7fffffff },
 	};
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
 		json_t* v = json_object_get(args, ints[i].key);
@@ -202,9 +203,17 @@ static void app_label(const struct ui_target* tg, char* out, size_t size)
 			text_cut(tg->info.title, 60), tg->info.title);
 }
 
-/* Snapshot the target's window; on failure fills res and returns -1. */
+/* A part of a window's tree (ui_snapshot's ref and from_child). */
+struct tree_part {
+	struct a11y_id start;
+	int from_child;
+};
+
+/* Snapshot the target's window (or part of it: NULL for all of it); on
+ * failure fills res and returns -1. */
 static int take_tree(const struct ui_target* tg, bool all, int max_nodes, int max_depth,
-		int timeout_ms, int64_t call_deadline, struct a11y_tree* tree, struct tool_result* res)
+		int timeout_ms, int64_t call_deadline, const struct tree_part* part,
+		struct a11y_tree* tree, struct tool_result* res)
 {
 	char label[256];
 	app_label(tg, label, sizeof(label));
@@ -223,6 +232,7 @@ static int take_tree(const struct ui_target* tg, bool all, int max_nodes, int ma
 		.width = tg->info.rect.width, .height = tg->info.rect.height,
 		.max_nodes = max_nodes, .max_depth = max_depth, .all = all,
 		.deadline_ms = deadline,
+		.start = part ? &part->start : NULL, .from_child = part ? part->from_child : 0,
 	};
 	char err[256] = "";
 	int rc = a11y_snapshot(&q, tree, err, sizeof(err));
@@ -547,7 +557,25 @@ struct listing {
 	json_t* elements;
 	struct budget budget;
 	int listed, refs;
+	unsigned next_ref;	/* the first element with children left out, or 0 */
+	int next_from;		/* ... and the index of its first child left out */
 };
+
+/* An element whose children max_nodes or max_depth left out says where
+ * the rest starts, in its outline line and its element. */
+static void note_more(struct listing* L, const struct a11y_node* n, unsigned ref, json_t* e)
+{
+	if (L->text.len && L->text.s[L->text.len - 1] == '\n')
+		L->text.len--;
+	outf(&L->text, " (+%d more: ui_snapshot ref=e%u from_child=%d)\n", n->kids_more, ref,
+			n->kids_from);
+	json_object_set_new(e, "more", json_pack("{s:i, s:i}", "from_child", n->kids_from,
+			"count", n->kids_more));
+	if (!L->next_ref) {
+		L->next_ref = ref;
+		L->next_from = n->kids_from;
+	}
+}
 
 static bool list_tree(struct listing* L, const struct a11y_tree* tree, const struct ui_target* tg,
 		bool in_window)
@@ -560,13 +588,19 @@ static bool list_tree(struct listing* L, const struct a11y_tree* tree, const str
 		const struct a11y_node* n = &tree->nodes[i];
 		int depth = n->parent >= 0 ? level[n->parent] : 0;
 		unsigned ref = 0;
-		if (interactive(n) && i > 0)
+		/* An element whose children the budget cut part way gets a ref too:
+		 * it is where the rest is walked from. (Those left with no child
+		 * walked, the rest of that level, say so only when listed anyway:
+		 * a wide level would list them all.) */
+		if ((interactive(n) && i > 0) || (n->kids_more > 0 && n->kids_from > 0))
 			ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name, loc ? loc[i] : NULL);
 		if (i == 0 || meaningful(n, ref != 0)) {
 			size_t from = L->text.len;
 			json_t* e = element_json(n, &tree->app, tg, ref, depth, &L->text);
 			if (in_window)
 				json_object_set_new(e, "window", json_integer(tg->window));
+			if (n->kids_more > 0 && ref)
+				note_more(L, n, ref, e);
 			if (!budget_take(&L->budget, e, &L->text, from)) {
 				json_decref(e);
 				room = false;
@@ -594,6 +628,31 @@ static void cut_note(struct listing* L)
 
 static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_result* out);
 
+/* ui_snapshot's ref: the element's window is the target, the element the
+ * start of the part walked. Fills res and returns -1 on failure. */
+static int part_from_ref(struct tool_ctx* ctx, json_t* args, struct tree_part* part,
+		struct ui_target* tg, struct tool_result* res)
+{
+	const char* s = tool_arg_string(args, "ref", NULL);
+	struct ref r;
+	unsigned num = refs_parse(s);
+	if (!num) {
+		tool_result_error(res, TOOL_BAD_ARGUMENTS, NULL, "ref must look like \"e12\" (from "
+				"ui_snapshot or ui_find), not '%s'", s ? s : "");
+		return -1;
+	}
+	if (!refs_get(num, &r)) {
+		tool_result_error(res, TOOL_STALE_REF, json_pack("{s:s}", "ref", s),
+				"unknown ref %s (never given out, or forgotten): call ui_snapshot again", s);
+		return -1;
+	}
+	part->start = r.id;
+	part->from_child = (int)tool_arg_int(args, "from_child", 0);
+	uint32_t window = r.window;
+	ref_clear(&r);
+	return target_for(ctx, window, 0, NULL, tg, res);
+}
+
 static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 {
 	/* window 0, as for screenshot, is the whole screen: every window. No
@@ -603,12 +662,21 @@ static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 			&& !json_object_get(args, "pid") && !json_object_get(args, "app"))
 		return ui_snapshot_desktop(ctx, args, out);
 	struct ui_target tg;
-	if (target_from_args(ctx, args, &tg, out) < 0)
+	struct tree_part part;
+	bool by_ref = json_object_get(args, "ref") != NULL;
+	if (!by_ref && json_object_get(args, "from_child")) {
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "from_child needs a ref: the element "
+				"whose children to walk from that index on");
+		return 0;
+	}
+	if (by_ref ? part_from_ref(ctx, args, &part, &tg, out) < 0
+			: target_from_args(ctx, args, &tg, out) < 0)
 		return 0;
 	struct a11y_tree tree;
 	int timeout = timeout_arg(args, UI_DEFAULT_TIMEOUT_MS);
 	if (take_tree(&tg, tool_arg_bool(args, "all", false), (int)tool_arg_int(args, "max_nodes", 0),
-			(int)tool_arg_int(args, "max_depth", 0), timeout, ctx->deadline_ms, &tree, out) < 0)
+			(int)tool_arg_int(args, "max_depth", 0), timeout, ctx->deadline_ms,
+			by_ref ? &part : NULL, &tree, out) < 0)
 		return 0;
 	struct listing L = { .elements = json_array() };
 	budget_init(&L.budget);
@@ -620,6 +688,10 @@ static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 	list_tree(&L, &tree, &tg, false);
 	if (L.budget.hit)
 		cut_note(&L);
+	else if (tree.truncated && L.next_ref)
+		outf(&L.text, "(cut at max_nodes/max_depth: the elements marked \"+N more\" have more "
+				"children; ui_snapshot {\"ref\": \"e%u\", \"from_child\": %d} walks the first "
+				"one's, or use ui_find)\n", L.next_ref, L.next_from);
 	else if (tree.truncated)
 		outf(&L.text, "(cut at max_nodes/max_depth: ask for more, or use ui_find)\n");
 	if (tree.incomplete)
@@ -632,6 +704,12 @@ static int ui_snapshot(struct tool_ctx* ctx, json_t* args, struct tool_result* o
 			"elapsed_ms", (json_int_t)tree.elapsed_ms, "calls", tree.calls, "elements", L.elements);
 	if (L.budget.hit)
 		json_object_set_new(s, "max_bytes_reached", json_true());
+	if (L.next_ref && !L.budget.hit) {
+		char next[16];
+		snprintf(next, sizeof(next), "e%u", L.next_ref);
+		json_object_set_new(s, "next", json_pack("{s:s, s:i}", "ref", next, "from_child",
+				L.next_from));
+	}
 	json_object_set_new(s, "coordinate_space", json_pack("{s:i, s:i}", "width", tg.t.image_width,
 			"height", tg.t.image_height));
 	/* The outline is the text a model reads; the elements are for scripts. */
@@ -1048,7 +1126,7 @@ static int ui_find(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	}
 	struct a11y_tree tree;
 	if (take_tree(&tg, tool_arg_bool(args, "all", false), A11Y_MAX_NODES, 0,
-			timeout_arg(args, UI_DEFAULT_TIMEOUT_MS), ctx->deadline_ms, &tree, out) < 0) {
+			timeout_arg(args, UI_DEFAULT_TIMEOUT_MS), ctx->deadline_ms, NULL, &tree, out) < 0) {
 		matcher_free(&m);
 		return 0;
 	}
@@ -1155,7 +1233,7 @@ static int resolve(struct tool_ctx* ctx, json_t* args, size_t max_text, int time
 	int64_t left = deadline - clock_ms();
 	if (left < 200)
 		left = 200;
-	if (take_tree(&r->tg, true, A11Y_MAX_NODES, 0, (int)left, ctx->deadline_ms, &tree, res) < 0) {
+	if (take_tree(&r->tg, true, A11Y_MAX_NODES, 0, (int)left, ctx->deadline_ms, NULL, &tree, res) < 0) {
 		if (res->code == TOOL_TIMEOUT)
 			return -1;
 		tool_result_deinit(res);
@@ -2121,7 +2199,7 @@ static int ui_wait(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 			tool_result_init(&tmp);
 			struct a11y_tree tree;
 			bool have = target_from_args(ctx, args, &tg, &tmp) == 0
-					&& take_tree(&tg, false, A11Y_MAX_NODES, 0, 1000, end, &tree, &tmp) == 0;
+					&& take_tree(&tg, false, A11Y_MAX_NODES, 0, 1000, end, NULL, &tree, &tmp) == 0;
 			tool_result_deinit(&tmp);
 			json_t* found = json_array();
 			struct outbuf text = { 0 };
@@ -2242,8 +2320,8 @@ const struct tool_def tools_ui[] = {
 		.description =
 			"A window's UI as an outline (role \"name\" [ref] value states @x,y wxh in its screenshot "
 			"pixels), filler collapsed; window 0: every window's (an app that does not answer: status "
-			"timeout). Names cut at 1 KiB, answers at 512 KiB. Apps without accessibility (xterm, games) "
-			"give no_accessibility.",
+			"timeout). Names cut at 1 KiB, answers at 512 KiB; a cut answer's next {ref, from_child} "
+			"walks the rest. Apps without accessibility (xterm, games) give no_accessibility.",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_GROUPED,
 		.handler = ui_snapshot,
 	},

@@ -4,7 +4,9 @@
 # ... whose accessible name and description are --name-bytes bytes of
 # --char (a 3-byte character by default, so a cut at a round byte count
 # lands inside a character), and an entry holding --entry-text. Writes its
-# pid to --pid-file first, so a test can stop and kill it by pid.
+# pid to --pid-file first, so a test can stop and kill it by pid. --plain:
+# the buttons keep their labels as names, in one column (a long list to
+# page through).
 import argparse
 import os
 import sys
@@ -17,6 +19,7 @@ ap.add_argument('--name-bytes', type=int, default=1 << 20)
 ap.add_argument('--char', default='\u65e5')   # 日: 3 bytes in UTF-8
 ap.add_argument('--char-code', type=int)      # the character by number (34: ")
 ap.add_argument('--entry-text', default='\u65e5\u672c\u8a9e\u30c6\u30ad\u30b9\u30c8')
+ap.add_argument('--plain', action='store_true')   # buttons named by their labels, in one column
 args = ap.parse_args()
 
 tmp = args.pid_file + '.tmp'
@@ -41,8 +44,11 @@ huge = ch * (args.name_bytes // len(ch.encode('utf-8')))
 win = Gtk.Window(title=args.title)
 win.set_default_size(480, 360)
 win.connect('destroy', Gtk.main_quit)
-box = Gtk.FlowBox()
-box.set_selection_mode(Gtk.SelectionMode.NONE)
+if args.plain:
+    box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)
+else:
+    box = Gtk.FlowBox()
+    box.set_selection_mode(Gtk.SelectionMode.NONE)
 entry = Gtk.Entry()
 entry.set_text(args.entry_text)
 entry.get_accessible().set_name('Entry')
@@ -50,8 +56,9 @@ box.add(entry)
 for i in range(args.buttons):
     b = Gtk.Button(label='b%d' % (i + 1))
     acc = b.get_accessible()
-    acc.set_name(huge)
-    acc.set_description('dd' + huge)   # not the name: it is listed
+    if not args.plain:
+        acc.set_name(huge)
+        acc.set_description('dd' + huge)   # not the name: it is listed
     box.add(b)
 scroll = Gtk.ScrolledWindow()
 scroll.add(box)

@@ -35,6 +35,7 @@ test('accessibility limits: huge names are cut, answers are capped, a stopped ap
   const dir = tempDir('deskd-a11y-limits-');
   const hugePid = join(dir, 'huge.pid');
   const manyPid = join(dir, 'many.pid');
+  const listPid = join(dir, 'list.pid');
   // huge: 3 buttons whose names and descriptions are 1 MiB of 日; many: 600
   // buttons with 2 KB names and descriptions of '"' (1 KiB each once cut,
   // but escaped in JSON, and twice in the outline: about 8 KB of answer per
@@ -43,6 +44,7 @@ test('accessibility limits: huge names are cut, answers are capped, a stopped ap
   const d = await startDeskd({ args: [   // spawns: python3
     '--launch', `python3 ${APP} --pid-file ${hugePid} --title huge-names`,
     '--launch', `python3 ${APP} --pid-file ${manyPid} --title many-names --buttons 600 --name-bytes 2000 --char-code 34`,
+    '--launch', `python3 ${APP} --pid-file ${listPid} --title long-list --buttons 600 --plain`,
   ] });
   const pids = [];
   t.after(async () => {
@@ -61,12 +63,14 @@ test('accessibility limits: huge names are cut, answers are capped, a stopped ap
   };
   const huge = await pidOf(hugePid);
   const many = await pidOf(manyPid);
+  const list = await pidOf(listPid);
   const wins = await waitUntil(async () => {
     const w = (await ok(d, 'windows', {})).body.structuredContent.windows;
-    return w.some((x) => x.pid === huge && x.visible) && w.some((x) => x.pid === many && x.visible) && w;
-  }, { timeout: 20000 * SLOW, what: 'both windows' });
+    return [huge, many, list].every((p) => w.some((x) => x.pid === p && x.visible)) && w;
+  }, { timeout: 20000 * SLOW, what: 'the three windows' });
   const hugeWin = wins.find((x) => x.pid === huge).id;
   const manyWin = wins.find((x) => x.pid === many).id;
+  const listWin = wins.find((x) => x.pid === list).id;
   const full = CHAR.repeat((1 << 20) / 3);
   const cut = CHAR.repeat(Math.floor(NAME_MAX / 3));   // 1,023 bytes: the last whole character
   const descCut = 'dd' + CHAR.repeat(Math.floor((NAME_MAX - 2) / 3));   // 1,022 bytes
@@ -133,6 +137,40 @@ test('accessibility limits: huge names are cut, answers are capped, a stopped ap
     assert.equal(f.body.structuredContent.total, 600);
     assert.ok(f.body.structuredContent.matches.length < 200);
     assert.equal(f.body.structuredContent.max_bytes_reached, true);
+  });
+
+  await t.test('a 600-element list pages: a cut answer names where the rest starts, and following it shows every element once', async () => {
+    const seen = [];
+    let args = { window: listWin, all: true };
+    let pages = 0;
+    for (; pages < 10; pages++) {
+      const r = await waitUntil(async () => {
+        const a = await call(d, 'ui_snapshot', args);
+        return a.status === 200 && a.body.structuredContent.elements.some((e) => e.role === 'push button') && a;
+      }, { timeout: 15000 * SLOW, what: `page ${pages + 1}` });
+      const s = r.body.structuredContent;
+      seen.push(...s.elements.filter((e) => e.role === 'push button').map((e) => e.name));
+      if (!s.next) {
+        assert.equal(s.truncated, false, 'an answer without next is whole');
+        break;
+      }
+      assert.equal(s.truncated, true);
+      const text = r.body.content[0].text;
+      assert.ok(text.includes(`(+${600 + 1 - s.next.from_child} more: ui_snapshot ref=${s.next.ref} from_child=${s.next.from_child})`),
+        `the cut element's line says where the rest starts:\n${text.slice(-600)}`);
+      assert.match(text, new RegExp(`"ref": "${s.next.ref}", "from_child": ${s.next.from_child}`));
+      args = { ...s.next, all: true };
+    }
+    t.diagnostic(`600 buttons in ${pages + 1} pages of the default 400 nodes`);
+    assert.ok(pages >= 1, 'the default outline was cut');
+    assert.equal(seen.length, 600, `each button once: ${seen.length}`);
+    assert.deepEqual([...seen].sort(), Array.from({ length: 600 }, (_, i) => `b${i + 1}`).sort());
+    // from_child alone, and a ref that is no element, are refused clearly
+    const bad = await call(d, 'ui_snapshot', { window: listWin, from_child: 3 });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.match(bad.body.error.message, /from_child needs a ref/);
+    const stale = await call(d, 'ui_snapshot', { ref: 'e999999' });
+    assert.match(stale.body.error.code, /stale_ref/);
   });
 
   await t.test('the whole desktop: every window; a stopped app is marked timeout, the others answer', async () => {
