@@ -27,7 +27,7 @@ RUN apt-get update -qq \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		libmicrohttpd12 libwebsockets17 libjansson4 libpng16-16 zlib1g libturbojpeg0 \
 		libavcodec59 libavformat59 libswscale6 libavutil57 \
-		libx11-6 libxext6 libxtst6 libxcomposite1 libxdamage1 libxfixes3 libxrandr2 libxkbcommon0 libdbus-1-3 \
+		libx11-6 libxext6 libxtst6 libxcomposite1 libxdamage1 libxfixes3 libxrandr2 libxres1 libxkbcommon0 libdbus-1-3 \
 		libwayland-client0 \
 		dbus-daemon dbus-x11 at-spi2-core \
 		xvfb openbox x11-xkb-utils xterm fonts-dejavu-core curl \

@@ -25,7 +25,7 @@
 
 PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
        libavcodec libavformat libswscale libavutil \
-       x11 xext xtst xcomposite xdamage xfixes xrandr xkbcommon xcb dbus-1
+       x11 xext xtst xcomposite xdamage xfixes xrandr xres xkbcommon xcb dbus-1
 
 PREFIX ?= /usr/local
 CFLAGS ?= -O2 -g

@@ -27,6 +27,8 @@
 #define CHILDLOG_LINE_MAX 1024		/* bytes of one line that are logged */
 #define CHILDLOG_RATE 100		/* lines a second per program, then dropped */
 #define CHILDLOG_READ_BUDGET 65536	/* bytes read from one pipe per turn */
+#define CHILDLOG_TAIL 1024		/* the last lines of a program kept for childlog_tail */
+#define CHILDLOG_ENDED 16		/* ended programs whose tails are kept */
 
 struct source {
 	int fd;				/* -1: free slot */
@@ -40,15 +42,28 @@ struct source {
 	int64_t window_ms;		/* start of the current rate window */
 	int lines;			/* logged in this window */
 	unsigned long dropped;		/* dropped in this window */
+	char tail[CHILDLOG_TAIL];	/* its last lines, whole ones, '\n'-ended */
+	size_t tail_len;
+};
+
+/* An ended program's last lines, kept after its pipe closed. */
+struct ended {
+	long pid;
+	char tail[CHILDLOG_TAIL];
+	size_t len;
 };
 
 static struct {
 	pthread_mutex_t mutex;		/* guards everything below */
 	struct source src[CHILDLOG_MAX];
+	struct ended ended[CHILDLOG_ENDED];	/* a ring, the oldest replaced */
+	unsigned next_ended;
+	pthread_cond_t closed;		/* a source closed (childlog_tail waits) */
 	bool initialized, running, stopping;
 	int wake[2];
 	pthread_t thread;
-} L = { .mutex = PTHREAD_MUTEX_INITIALIZER, .wake = { -1, -1 } };
+} L = { .mutex = PTHREAD_MUTEX_INITIALIZER, .closed = PTHREAD_COND_INITIALIZER,
+	.wake = { -1, -1 } };
 
 static void init_slots(void)
 {
@@ -134,6 +149,24 @@ static enum log_level line_level(const struct source* s, const char* line)
 	return s->level;
 }
 
+/* Keep a line (clean UTF-8) at the end of the source's tail, dropping the
+ * oldest whole lines to make room; a line longer than the tail is cut. */
+static void keep_tail(struct source* s, const char* line)
+{
+	size_t n = strlen(line);
+	if (n > CHILDLOG_TAIL - 1)
+		n = CHILDLOG_TAIL - 1;
+	while (s->tail_len + n + 1 > CHILDLOG_TAIL) {
+		char* nl = memchr(s->tail, '\n', s->tail_len);
+		size_t drop = nl ? (size_t)(nl - s->tail) + 1 : s->tail_len;
+		memmove(s->tail, s->tail + drop, s->tail_len - drop);
+		s->tail_len -= drop;
+	}
+	memcpy(s->tail + s->tail_len, line, n);
+	s->tail_len += n;
+	s->tail[s->tail_len++] = '\n';
+}
+
 static void emit_line(struct source* s, bool cut)
 {
 	size_t n = s->len;
@@ -141,7 +174,14 @@ static void emit_line(struct source* s, bool cut)
 			|| s->line[n - 1] == '\t'))
 		n--;
 	s->len = 0;
-	if (n == 0 || !log_enabled(s->level))
+	if (n == 0)
+		return;
+	char clean[3 * CHILDLOG_LINE_MAX + 16];
+	utf8_clean((const unsigned char*)s->line, n, clean);
+	if (cut)
+		strcat(clean, " [...]");
+	keep_tail(s, clean);
+	if (!log_enabled(s->level))
 		return;
 	roll_window(s, clock_ms());
 	if (s->lines >= CHILDLOG_RATE) {
@@ -149,10 +189,6 @@ static void emit_line(struct source* s, bool cut)
 		return;
 	}
 	s->lines++;
-	char clean[3 * CHILDLOG_LINE_MAX + 16];
-	utf8_clean((const unsigned char*)s->line, n, clean);
-	if (cut)
-		strcat(clean, " [...]");
 	enum log_level level = line_level(s, clean);
 	if (log_enabled(level))
 		log_program(level, s->program, s->pid, clean);
@@ -190,10 +226,64 @@ static void close_source(struct source* s)
 		emit_line(s, false);
 	report_dropped(s);
 	close(s->fd);
+	if (s->pid > 0) {
+		struct ended* e = &L.ended[L.next_ended++ % CHILDLOG_ENDED];
+		e->pid = s->pid;
+		memcpy(e->tail, s->tail, s->tail_len);
+		e->len = s->tail_len;
+	}
 	s->fd = -1;
 	s->attached = false;
 	s->len = 0;
 	s->cut = false;
+	s->tail_len = 0;
+	pthread_cond_broadcast(&L.closed);
+}
+
+size_t childlog_tail(long pid, int wait_ms, char* out, size_t size)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	size_t n = 0;
+	pthread_mutex_lock(&L.mutex);
+	for (;;) {
+		const char* tail = NULL;
+		size_t len = 0;
+		bool open = false;
+		for (int i = 0; i < CHILDLOG_MAX && L.initialized; i++) {
+			if (L.src[i].fd >= 0 && L.src[i].attached && L.src[i].pid == pid) {
+				tail = L.src[i].tail;
+				len = L.src[i].tail_len;
+				open = true;
+			}
+		}
+		for (unsigned k = 0; k < CHILDLOG_ENDED && !open; k++) {
+			const struct ended* e = &L.ended[(L.next_ended - 1 - k) % CHILDLOG_ENDED];
+			if (e->pid == pid && e->len) {
+				tail = e->tail;
+				len = e->len;
+				break;
+			}
+		}
+		/* An ended program's pipe closes once the reader saw the end of
+		 * its output: wait for that (bounded), else give what is there. */
+		if (!open || pthread_cond_timedwait(&L.closed, &L.mutex, &until) != 0) {
+			n = len < size ? len : (size ? size - 1 : 0);
+			if (size) {
+				memcpy(out, tail ? tail : "", n);
+				out[n] = '\0';
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&L.mutex);
+	return n;
 }
 
 /* Read what the pipe has (up to the budget); closes it at EOF. */

@@ -508,6 +508,7 @@ struct desktop_launch_result {
 	int exit_code;		/* when exited normally, else -1 */
 	int signal;		/* when killed by a signal, else 0 */
 	int64_t waited_ms;
+	char output[1024];	/* exited: the last lines it wrote (stdout and stderr), or "" */
 };
 
 /* One launched program, as status lists it. */

@@ -165,6 +165,11 @@ int childlog_open(const char* program, enum log_level level, int* write_fd);
 void childlog_attach(int handle, long pid);
 /** The fork failed: forget the pipe. */
 void childlog_cancel(int handle);
+/** The last lines (at most 1 KiB, whole lines, '\n'-ended) a program
+ *  attached as pid wrote, into out (NUL-terminated); for one that ended,
+ *  waits up to wait_ms for the reader to reach the end of its output.
+ *  Kept for the last 16 programs that ended. The bytes written. */
+size_t childlog_tail(long pid, int wait_ms, char* out, size_t size);
 /** Log what is buffered, close every pipe, end the reader. Call after the
  *  programs were stopped; a later childlog_open starts it again. */
 void childlog_stop(void);

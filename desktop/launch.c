@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #define LAUNCH_POLL_MS 25
+#define LAUNCH_OUTPUT_WAIT_MS 300	/* for an ended program's last lines to be read */
 #define LAUNCH_ANCESTRY 16	/* /proc parents followed to match a window's pid */
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -662,6 +663,8 @@ static int wait_window(const struct desktop_launch_params* p, struct desktop_lau
 	if (rc == 1)
 		out->exited = false;	/* its window came (from the program it started) */
 	out->timed_out = rc == 0 && !out->exited;
+	if (out->exited)	/* what it said on its way out (its pipe closes a moment later) */
+		childlog_tail(out->pid, LAUNCH_OUTPUT_WAIT_MS, out->output, sizeof(out->output));
 	return 0;
 }
 

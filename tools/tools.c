@@ -36,6 +36,7 @@ static const char* const code_names[] = {
 	[TOOL_ELEMENT_DISABLED] = "element_disabled",
 	[TOOL_UNVERIFIED] = "unverified",
 	[TOOL_NEEDS_FOCUS] = "needs_focus",
+	[TOOL_PROGRAM_EXITED] = "program_exited",
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_NOT_FOUND] = "not_found",
 	[TOOL_TOO_LARGE] = "too_large",
@@ -109,6 +110,7 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_ELEMENT_DISABLED:
 	case TOOL_UNVERIFIED:
 	case TOOL_NEEDS_FOCUS: return 409;
+	case TOOL_PROGRAM_EXITED: return 422;
 	case TOOL_INTERNAL: return 500;
 	}
 	return 500;

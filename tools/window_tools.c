@@ -343,9 +343,18 @@ static int launch(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 		json_object_set_new(res, "exit_code", json_integer(r.exit_code));
 		if (r.signal)
 			json_object_set_new(res, "signal", json_string(strsignal(r.signal)));
+		json_object_set_new(res, "output", json_string(r.output));
 		snprintf(msg, sizeof(msg), "%.200s (pid %ld) ended after %lld ms without a window (%s %d)",
 				r.path, r.pid, (long long)r.waited_ms, r.signal ? "signal" : "exit code",
 				r.signal ? r.signal : r.exit_code);
+		/* A failure is an error, with its last words: no agent should poll
+		 * the window list for a program that is gone. Exit 0 (a launcher
+		 * whose program went elsewhere, a command) is a result. */
+		if (r.signal || r.exit_code != 0) {
+			tool_result_error(out, TOOL_PROGRAM_EXITED, res, "%s%s%.700s", msg,
+					r.output[0] ? "; its last output:\n" : "; it wrote nothing", r.output);
+			goto done;
+		}
 	} else if (p.wait_for_window) {
 		json_object_set_new(res, "timed_out", json_true());
 		snprintf(msg, sizeof(msg), "started %.200s (pid %ld); it mapped no window within %lld ms "

@@ -5,6 +5,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
+#include <X11/extensions/XRes.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -215,6 +216,27 @@ int x11_focus_window(struct x11_conn* self, Window window, int timeout_ms)
 
 /* ---- Window states ---- */
 
+/* The pid of the client that made window w, as the X server knows it
+ * (X-Resource 1.2): for windows without _NET_WM_PID (Tk, Xt and some Java
+ * apps). 0 when it cannot say (a remote client, an older server). */
+static long client_pid(Display* dpy, Window w)
+{
+	int event_base, error_base, major = 0, minor = 0;
+	if (!XResQueryExtension(dpy, &event_base, &error_base)
+			|| !XResQueryVersion(dpy, &major, &minor) || major < 1 || (major == 1 && minor < 2))
+		return 0;
+	XResClientIdSpec spec = { .client = w, .mask = XRES_CLIENT_ID_PID_MASK };
+	long n = 0;
+	XResClientIdValue* ids = NULL;
+	if (XResQueryClientIds(dpy, 1, &spec, &n, &ids) != Success)
+		return 0;
+	long pid = 0;
+	for (long i = 0; i < n && pid <= 0; i++)
+		pid = XResGetClientPid(&ids[i]);
+	XResClientIdsDestroy(n, ids);
+	return pid > 0 ? pid : 0;
+}
+
 int x11_window_state(struct x11_conn* self, Window w, struct x11_window_state* out)
 {
 	Display* dpy = self->dpy;
@@ -277,6 +299,8 @@ int x11_window_state(struct x11_conn* self, Window w, struct x11_window_state* o
 		out->pid = (long)((unsigned long*)(void*)data)[0];
 	if (data)
 		XFree(data);
+	if (out->pid <= 0)
+		out->pid = client_pid(dpy, w);
 	/* The window went away between the requests: say so. */
 	if (x11_lost(self))
 		return -ECONNRESET;

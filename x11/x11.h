@@ -149,7 +149,7 @@ struct x11_window_state {
 	bool above;		/* _NET_WM_STATE_ABOVE */
 	bool takes_delete;	/* WM_PROTOCOLS lists WM_DELETE_WINDOW */
 	Window transient_for;	/* WM_TRANSIENT_FOR, or None */
-	long pid;		/* _NET_WM_PID, or 0 */
+	long pid;		/* _NET_WM_PID, else the X server's record of its client (X-Resource), or 0 */
 	int x, y, width, height;	/* the client area, root coordinates */
 };
 

@@ -74,6 +74,7 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
   need('openbox');
   need('xterm');
   need('xclock');
+  need('wish');
   need('sleep');
   const d = await startDeskd({ args: ['--launch', 'none'] });
   t.after(() => d.stop());
@@ -102,6 +103,21 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
   for (const r of many) assert.match(xprop(d.display, r.window, '_NET_WM_PID'), new RegExp(`= ${r.pid}$`, 'm'));
   pids.push(...many.map((r) => r.pid));
 
+  // Tk sets no _NET_WM_PID: the X server's record of its client (X-Resource)
+  // matches the window to the process, at once instead of after the timeout.
+  const tcl = join(tempDir('deskd-launch-tk-'), 'probe.tcl');
+  writeFileSync(tcl, 'wm title . "deskd tk"\nlabel .l -text "a Tk window"\npack .l\n');
+  const tkStart = Date.now();
+  const tk = await ok(d, 'launch', { argv: ['wish', tcl], timeout_ms: 10000 });
+  const tkTook = Date.now() - tkStart;
+  pids.push(tk.pid);
+  assert.ok(tk.window > 0 && !tk.timed_out, JSON.stringify(tk));
+  assert.doesNotMatch(xprop(d.display, tk.window, '_NET_WM_PID'), /= \d+/, 'Tk sets no _NET_WM_PID');
+  assert.ok(tkTook < 5000, `the window in ${tkTook} ms, not after the 10 s timeout`);
+  const tkw = (await ok(d, 'windows', {})).windows.find((w) => w.id === tk.window);
+  assert.equal(tkw.pid, tk.pid, 'listed with its pid');
+  t.diagnostic(`launch wish (no _NET_WM_PID): window in ${tkTook} ms`);
+
   // sleep maps no window: its pid after the timeout, and it runs on.
   const start = Date.now();
   const s = await ok(d, 'launch', { argv: ['sleep', '300'], timeout_ms: 600 });
@@ -124,11 +140,23 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
   const shWinPid = Number(xprop(d.display, sh.window, '_NET_WM_PID').match(/= (\d+)/)[1]);
   assert.notEqual(shWinPid, sh.pid);
 
-  // A program that ends at once: its exit code, not a timeout.
-  const f = await ok(d, 'launch', { argv: ['false'], timeout_ms: 5000 });
-  assert.equal(f.exited, true);
-  assert.equal(f.exit_code, 1);
-  assert.match(f.message, /ended after \d+ ms without a window \(exit code 1\)/);
+  // A program that fails at once: an error with its exit code and its last
+  // output, at once (not a timeout, not a success to poll windows after).
+  const t0 = Date.now();
+  const fr = await d.tool('launch', { argv: ['sh', '-c', 'echo starting; echo "cannot open display: no such thing ✗" >&2; exit 3'], timeout_ms: 5000 });
+  assert.equal(fr.status, 422, JSON.stringify(fr.body));
+  const f = fr.body.error;
+  assert.equal(f.code, 'program_exited');
+  assert.ok(Date.now() - t0 < 3000 * SLOW, `answered after ${Date.now() - t0} ms`);
+  assert.match(f.message, /ended after \d+ ms without a window \(exit code 3\); its last output:\nstarting\ncannot open display: no such thing ✗/);
+  const fs = (await d.tool('launch', { argv: ['false'], timeout_ms: 5000 })).body.error;
+  assert.equal(fs.code, 'program_exited');
+  assert.match(fs.message, /\(exit code 1\); it wrote nothing/);
+  // Exit 0 without a window (a command): a result that says so.
+  const z = await ok(d, 'launch', { argv: ['true'], timeout_ms: 5000 });
+  assert.equal(z.exited, true);
+  assert.equal(z.exit_code, 0);
+  assert.equal(z.output, '');
 
   // env and cwd reach the program (no shell: printenv and pwd are programs);
   // their output is logged under their name.
@@ -141,7 +169,7 @@ test('launch on the embedded desktop: xterm and xclock return their windows; a p
   // status: running ones first, with their pids; ended ones with their code.
   const l = await launched(d);
   for (const pid of pids) assert.ok(l.some((e) => e.pid === pid && e.running), `pid ${pid} in ${JSON.stringify(l)}`);
-  await waitUntil(async () => (await launched(d)).some((e) => e.pid === f.pid && !e.running && e.exit_code === 1),
+  await waitUntil(async () => (await launched(d)).some((e) => e.pid === fs.pid && !e.running && e.exit_code === 1),
     { what: 'false reaped with exit code 1' });
   // They are deskd's children.
   for (const pid of pids) assert.ok(kids(d).includes(pid), `${pid} is a child of deskd`);
