@@ -49,6 +49,18 @@ struct mcp_sink {
 	bool read_only;		/* the caller holds the view token */
 };
 
+/* ---- Answers decided later (later.c) ----
+ * A call over HTTP answers plain JSON when it sends nothing before its
+ * result; one still running after MCP_STREAM_AFTER_MS (or that sends a
+ * notification or a request first) gets an SSE stream instead. */
+#define MCP_STREAM_AFTER_MS 250
+/** After MCP_STREAM_AFTER_MS from started_ms, open(sink) on the watcher
+ *  thread unless settled(sink) says it was answered or streams already
+ *  (both are also asked meanwhile; they take the sink's own locks). The
+ *  sink is referenced while listed. */
+void mcp_stream_later(struct mcp_sink* sink, int64_t started_ms,
+		bool (*settled)(struct mcp_sink* sink), void (*open)(struct mcp_sink* sink));
+
 /* JSON-RPC error codes, for both eras. */
 enum mcp_rpc_code {
 	RPC_PARSE_ERROR = -32700,

@@ -8,8 +8,9 @@
  * HTTP status the core asks for (400 for -32020..-32022 and bad _meta, 404
  * for an unknown method). The first notification (progress, a log message,
  * a listen acknowledgment) turns it into an SSE stream; so does a call still
- * running after SSE_AFTER_MS, because closing that stream is how a client
- * cancels (a suspended connection never notices its client leaving). Call
+ * running after MCP_STREAM_AFTER_MS (later.c), because closing that stream
+ * is how a client cancels (a suspended connection never notices its client
+ * leaving). Call
  * streams get a keepalive every second, so a close is seen within about
  * two. */
 
@@ -27,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SSE_AFTER_MS 250
 #define CALL_KEEPALIVE_MS 1000
 
 struct mreq {
@@ -42,18 +42,10 @@ struct mreq {
 	bool closed;
 	atomic_bool* cancel;
 	int64_t started;
-	struct mreq* next_pending;	/* pending list: not answered, no stream yet */
 };
 
 static const struct mcp_sink_impl mreq_impl;
 
-static struct {
-	pthread_mutex_t mutex;
-	pthread_cond_t cond;
-	struct mreq* pending;
-	bool running;
-	pthread_t thread;
-} W = { .mutex = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 static void mreq_ref(struct mreq* m)
 {
@@ -202,70 +194,24 @@ static const struct mcp_sink_impl mreq_impl = {
 	.watch = mr_watch,
 };
 
-/* ---- the pending list: give long calls their stream ---- */
+/* ---- long calls get their stream (later.c) ---- */
 
-static void* watcher_main(void* arg)
+static bool mr_settled(struct mcp_sink* sink)
 {
-	(void)arg;
-	pthread_mutex_lock(&W.mutex);
-	for (;;) {
-		if (!W.pending) {
-			pthread_cond_wait(&W.cond, &W.mutex);
-			continue;
-		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&W.cond, &W.mutex, &ts);
-		int64_t now = clock_ms();
-		struct mreq* due = NULL;
-		for (struct mreq** p = &W.pending; *p; ) {
-			struct mreq* m = *p;
-			pthread_mutex_lock(&m->write_mutex);
-			bool settled = m->answered || m->sse;
-			pthread_mutex_unlock(&m->write_mutex);
-			if (settled || now - m->started >= SSE_AFTER_MS) {
-				*p = m->next_pending;
-				m->next_pending = due;
-				due = m;
-			} else {
-				p = &m->next_pending;
-			}
-		}
-		pthread_mutex_unlock(&W.mutex);
-		while (due) {
-			struct mreq* m = due;
-			due = m->next_pending;
-			pthread_mutex_lock(&m->write_mutex);
-			if (!m->answered)
-				open_sse(m);
-			pthread_mutex_unlock(&m->write_mutex);
-			mreq_unref(m);	/* the list's */
-		}
-		pthread_mutex_lock(&W.mutex);
-	}
-	return NULL;
+	struct mreq* m = (struct mreq*)sink;
+	pthread_mutex_lock(&m->write_mutex);
+	bool settled = m->answered || m->sse;
+	pthread_mutex_unlock(&m->write_mutex);
+	return settled;
 }
 
-static void watch_pending(struct mreq* m)
+static void mr_open(struct mcp_sink* sink)
 {
-	pthread_mutex_lock(&W.mutex);
-	if (!W.running) {
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		W.running = pthread_create(&W.thread, &attr, watcher_main, NULL) == 0;
-		pthread_attr_destroy(&attr);
-	}
-	if (W.running) {
-		mreq_ref(m);
-		m->next_pending = W.pending;
-		W.pending = m;
-		pthread_cond_signal(&W.cond);
-	}
-	pthread_mutex_unlock(&W.mutex);
+	struct mreq* m = (struct mreq*)sink;
+	pthread_mutex_lock(&m->write_mutex);
+	if (!m->answered)
+		open_sse(m);
+	pthread_mutex_unlock(&m->write_mutex);
 }
 
 /* ---- the POST ---- */
@@ -310,7 +256,7 @@ void mcp_http_modern(struct http_request* req, json_t* msg)
 		bool open = !m->answered && !m->sse;
 		pthread_mutex_unlock(&m->write_mutex);
 		if (open)
-			watch_pending(m);
+			mcp_stream_later(&m->sink, m->started, mr_settled, mr_open);
 	}
 	mreq_unref(m);
 }

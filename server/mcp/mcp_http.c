@@ -2,8 +2,10 @@
 /* MCP Streamable HTTP on /mcp (docs/MCP.md 1-4), over server/http/http.h only.
  *
  * Every POST that carries a request gets a response stream (struct hstream,
- * the core's sink): JSON for quick methods, SSE when it contains tools/call
- * (progress, logging, sampling and elicitation travel on it). SSE events are
+ * the core's sink): JSON for quick methods and for a tools/call that sends
+ * nothing before its result; SSE once a call sends a notification or a
+ * request (progress, logging, sampling, elicitation) or is still running
+ * after MCP_STREAM_AFTER_MS (later.c), and for a batch with a call. SSE events are
  * numbered "<stream>:<seq>" and kept in memory, so a client that lost the
  * connection resumes with GET + Last-Event-ID. Stream 0 is the session's
  * standalone GET stream.
@@ -16,6 +18,7 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "server/http/http.h"
+#include "base/clock.h"
 #include "base/jsonmem.h"
 #include "base/log.h"
 #include "base/options.h"
@@ -58,6 +61,11 @@ struct hstream {
 	pthread_mutex_t mutex;
 	unsigned no;			/* 0 = the GET stream */
 	bool sse;
+	/* A call's stream that answers JSON unless it needs to stream (a
+	 * notification or a request before its result, or still running
+	 * after MCP_STREAM_AFTER_MS: later.c), then becomes SSE. */
+	bool deferred, priming;
+	int64_t started;
 
 	/* write_mutex */
 	uint64_t seq;
@@ -67,6 +75,7 @@ struct hstream {
 	/* mutex */
 	struct attach* attach;
 	bool ended;
+	bool answered;			/* deferred: its answer went into responses (JSON) */
 	int pending;			/* requests not done, plus the dispatch guard */
 
 	/* JSON mode */
@@ -368,6 +377,9 @@ static void stream_finish(struct hstream* s)
 		stream_end_conn(s, true);
 		return;
 	}
+	pthread_mutex_lock(&s->mutex);
+	s->ended = true;	/* the session's stream list drops it first */
+	pthread_mutex_unlock(&s->mutex);
 	const char* headers[] = { "Mcp-Session-Id", s->session_id, NULL };
 	json_t* body;
 	if (s->batch)
@@ -392,9 +404,45 @@ static void stream_release(struct hstream* s)
 		stream_finish(s);
 }
 
+/* A deferred stream becomes SSE (once; not after its answer): the
+ * request's connection turns into the stream, primed at the events' seq
+ * so that an event emitted meanwhile is replayed onto it. */
+static void stream_upgrade(struct hstream* s)
+{
+	pthread_mutex_lock(&s->write_mutex);
+	pthread_mutex_lock(&s->mutex);
+	struct http_request* req = NULL;
+	if (s->deferred && !s->sse && !s->answered && s->req) {
+		req = s->req;
+		s->req = NULL;
+		s->sse = true;
+	}
+	uint64_t at = s->seq;
+	pthread_mutex_unlock(&s->mutex);
+	pthread_mutex_unlock(&s->write_mutex);
+	if (req)
+		stream_attach(s, req, (int64_t)at, s->priming);	/* -EPIPE: the client left */
+}
+
+static bool hs_settled(struct mcp_sink* sink)
+{
+	struct hstream* s = (struct hstream*)sink;
+	pthread_mutex_lock(&s->mutex);
+	bool settled = s->sse || s->answered;
+	pthread_mutex_unlock(&s->mutex);
+	return settled;
+}
+
+static void hs_open(struct mcp_sink* sink)
+{
+	stream_upgrade((struct hstream*)sink);
+}
+
 static int hs_message(struct mcp_sink* sink, json_t* msg)
 {
 	struct hstream* s = (struct hstream*)sink;
+	if (s->deferred)
+		stream_upgrade(s);
 	if (!s->sse)
 		return -EPIPE;	/* JSON responses carry no notifications */
 	stream_emit(s, msg);
@@ -404,21 +452,24 @@ static int hs_message(struct mcp_sink* sink, json_t* msg)
 static void hs_done(struct mcp_sink* sink, json_t* response)
 {
 	struct hstream* s = (struct hstream*)sink;
-	if (response) {
-		if (s->sse) {
-			stream_emit(s, response);
-		} else {
-			pthread_mutex_lock(&s->mutex);
+	pthread_mutex_lock(&s->mutex);
+	bool sse = s->sse;
+	if (!sse) {
+		if (response)
 			json_array_append(s->responses, response);
-			pthread_mutex_unlock(&s->mutex);
-		}
+		s->answered = true;
 	}
+	pthread_mutex_unlock(&s->mutex);
+	if (sse && response)
+		stream_emit(s, response);
 	stream_release(s);
 }
 
 static void hs_close_stream(struct mcp_sink* sink)
 {
 	struct hstream* s = (struct hstream*)sink;
+	if (s->deferred)
+		stream_upgrade(s);	/* a stream to close and resume */
 	if (s->sse)
 		stream_end_conn(s, false);
 }
@@ -538,8 +589,16 @@ static struct hstream* hsess_find_stream(struct hsess* h, unsigned no)
 			if (h->streams[i]->no == no)
 				found = h->streams[i];
 	}
-	if (found)
-		stream_ref(found);
+	if (found) {
+		/* a call still answering JSON handed out no event to resume after */
+		pthread_mutex_lock(&found->mutex);
+		bool streams = found->sse;
+		pthread_mutex_unlock(&found->mutex);
+		if (streams)
+			stream_ref(found);
+		else
+			found = NULL;
+	}
 	pthread_mutex_unlock(&h->mutex);
 	return found;
 }
@@ -825,13 +884,22 @@ static void handle_post(struct http_request* req)
 		goto session_out;
 	}
 
-	struct hstream* st = stream_new(has_call, read_only, mcp_session_id(s));
+	/* One call: JSON unless it turns out to need a stream. A batch with a
+	 * call (2025-03-26) streams from the start. */
+	bool defer = has_call && !batch;
+	struct hstream* st = stream_new(has_call && !defer, read_only, mcp_session_id(s));
 	if (!st) {
 		rpc_error(req, 500, -32603, "Internal error: out of memory", NULL);
 		goto session_out;
 	}
 	st->batch = batch;
-	if (st->sse) {
+	if (defer) {
+		st->deferred = true;
+		st->priming = h->priming;
+		st->started = clock_ms();
+		st->req = req;
+		hsess_add_stream(h, st);	/* resumable once it streams */
+	} else if (st->sse) {
 		hsess_add_stream(h, st);
 		if (stream_attach(st, req, -1, h->priming) < 0) {
 			stream_unref(st);
@@ -845,6 +913,8 @@ static void handle_post(struct http_request* req)
 	pthread_mutex_unlock(&st->mutex);
 	for (size_t i = 0; i < n; i++)
 		mcp_session_handle(s, batch ? json_array_get(msg, i) : msg, &st->sink);
+	if (defer && !hs_settled(&st->sink))
+		mcp_stream_later(&st->sink, st->started, hs_settled, hs_open);
 	stream_release(st);	/* the dispatch guard */
 	stream_unref(st);
 session_out:

@@ -343,7 +343,8 @@ test('MCP over HTTP: transport rules and hostile input', async (t) => {
     const large = await post(deskd, { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'json_schema_2020_12_tool', arguments: { name: big } } },
       { session, version: V });
     assert.equal(large.status, 200);
-    const result = large.events.find((e) => e.msg?.id === 12).msg.result;
+    assert.match(large.headers.get('content-type'), /^application\/json/, 'a call that sends nothing first: plain JSON');
+    const result = large.json.result;
     assert.notEqual(result.isError, true);
     assert.match(result.content[0].text, /^Received: \{"name":"xxxx/);
     const over = await post(deskd, { jsonrpc: '2.0', id: 15, method: 'tools/call', params: { name: 'json_schema_2020_12_tool', arguments: { name: big + 'x'.repeat(1024) } } },
@@ -376,6 +377,35 @@ test('MCP over HTTP: transport rules and hostile input', async (t) => {
     assert.equal(r.status, 406);
     const ct = await post(deskd, { jsonrpc: '2.0', id: 1, method: 'ping' }, { session, headers: { 'content-type': 'text/plain' } });
     assert.equal(ct.status, 415);
+  });
+
+  await t.test('a call answers plain JSON unless it sends something first (progress, a log) or runs past 250 ms: then a primed SSE stream', async () => {
+    const call = (id, name, args = {}, meta) => post(deskd, { jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } }, { session, version: V });
+    const kind = (r) => (r.headers.get('content-type') || '').split(';')[0];
+    const plain = await call(30, 'status');
+    assert.equal(kind(plain), 'application/json');
+    assert.equal(plain.json.id, 30);
+    assert.ok(plain.json.result.structuredContent, JSON.stringify(plain.json).slice(0, 200));
+    const quiet = await call(31, 'test_tool_with_progress');   // no token: nothing to send
+    assert.equal(kind(quiet), 'application/json');
+    assert.equal(quiet.json.id, 31);
+    const loud = await call(32, 'test_tool_with_progress', {}, { progressToken: 'p32' });
+    assert.equal(kind(loud), 'text/event-stream');
+    assert.ok(loud.events.filter((e) => e.msg?.method === 'notifications/progress').length >= 1);
+    assert.equal(loud.events.find((e) => e.msg?.id === 32).msg.id, 32);
+    assert.match(loud.events[0].id, /^\d+:\d+$/, 'primed with an event id to resume after');
+    const slow = await call(33, 'test_long_operation', { duration_ms: 700 });
+    assert.equal(kind(slow), 'text/event-stream', 'a long call streams (its close cancels it; it resumes)');
+    assert.equal(slow.events[0].data, '', 'the priming event first');
+    assert.match(slow.events.find((e) => e.msg?.id === 33).msg.result.content[0].text, /finished/);
+    // a log level set for the session: the logging tool streams its messages
+    const set = await post(deskd, { jsonrpc: '2.0', id: 34, method: 'logging/setLevel', params: { level: 'info' } }, { session, version: V });
+    assert.equal(set.status, 200);
+    const logged = await call(35, 'test_tool_with_logging');
+    assert.equal(kind(logged), 'text/event-stream');
+    assert.ok(logged.events.some((e) => e.msg?.method === 'notifications/message'), logged.text.slice(0, 300));
+    await post(deskd, { jsonrpc: '2.0', id: 36, method: 'logging/setLevel', params: { level: 'emergency' } }, { session, version: V });
   });
 
   await t.test('cancellation: no response, the stream ends', async () => {

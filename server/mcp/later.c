@@ -1,0 +1,99 @@
+#define _GNU_SOURCE
+/* Answers decided later (core.h, mcp_stream_later): a call's answer starts
+ * as plain JSON, and one still running after MCP_STREAM_AFTER_MS gets its
+ * SSE stream, because a closed stream is how a client cancels (a suspended
+ * connection never notices its client leaving) and, on the session era,
+ * what a client resumes. One watcher thread for both transports
+ * (http_modern.c, mcp_http.c); it holds a reference to each sink listed. */
+
+#include "server/mcp/core.h"
+#include "base/clock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define LATER_TICK_MS 50
+
+struct later {
+	struct mcp_sink* sink;
+	int64_t started;
+	bool (*settled)(struct mcp_sink* sink);
+	void (*open)(struct mcp_sink* sink);
+	struct later* next;
+};
+
+static struct {
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;
+	struct later* pending;
+	bool running;
+	pthread_t thread;
+} W = { .mutex = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void* watcher_main(void* arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&W.mutex);
+	for (;;) {
+		if (!W.pending) {
+			pthread_cond_wait(&W.cond, &W.mutex);
+			continue;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += LATER_TICK_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&W.cond, &W.mutex, &ts);
+		int64_t now = clock_ms();
+		struct later* due = NULL;
+		for (struct later** p = &W.pending; *p; ) {
+			struct later* l = *p;
+			if (l->settled(l->sink) || now - l->started >= MCP_STREAM_AFTER_MS) {
+				*p = l->next;
+				l->next = due;
+				due = l;
+			} else {
+				p = &l->next;
+			}
+		}
+		pthread_mutex_unlock(&W.mutex);
+		while (due) {
+			struct later* l = due;
+			due = l->next;
+			if (!l->settled(l->sink))
+				l->open(l->sink);
+			l->sink->impl->unref(l->sink);	/* the list's */
+			free(l);
+		}
+		pthread_mutex_lock(&W.mutex);
+	}
+	return NULL;
+}
+
+void mcp_stream_later(struct mcp_sink* sink, int64_t started_ms,
+		bool (*settled)(struct mcp_sink* sink), void (*open)(struct mcp_sink* sink))
+{
+	struct later* l = calloc(1, sizeof(*l));
+	if (!l)
+		return;	/* it stays JSON: still answered, only not cancellable by a close */
+	*l = (struct later){ .sink = sink, .started = started_ms, .settled = settled, .open = open };
+	pthread_mutex_lock(&W.mutex);
+	if (!W.running) {
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		W.running = pthread_create(&W.thread, &attr, watcher_main, NULL) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	if (W.running) {
+		sink->impl->ref(sink);
+		l->next = W.pending;
+		W.pending = l;
+		pthread_cond_signal(&W.cond);
+		l = NULL;
+	}
+	pthread_mutex_unlock(&W.mutex);
+	free(l);
+}
