@@ -219,7 +219,7 @@ const struct tool_def status_tools[] = {
 		.title = "Diagnose the setup",
 		.description =
 			"The checks of `deskd doctor` (display, extensions, programs, port, data dir, "
-			"token): {healthy, checks:[{name, ok, detail}]}. Works without a display.",
+			"token). Works without a display.",
 		.input_schema = no_args,
 		.output_schema = doctor_output,
 		.flags = TOOL_READ_ONLY | TOOL_NO_DISPLAY | TOOL_IDEMPOTENT,

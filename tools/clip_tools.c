@@ -167,8 +167,8 @@ const struct tool_def tools_clipboard[] = {
 	{
 		.name = "clipboard",
 		.title = "Clipboard",
-		.description = "Read or write the clipboard: text (exact) or a PNG (image_base64 / "
-			"format image); 8 MiB at most. clipboard_empty: nothing to read.",
+		.description = "The clipboard: text (exact) or a PNG (image_base64, format image); "
+			"8 MiB at most. clipboard_empty: nothing to read.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			{ "read", "clipboard_read" }, { "write", "clipboard_write" }, { 0 } },

@@ -385,7 +385,7 @@ const struct tool_def tools_files[] = {
 	{
 		.name = "files",
 		.title = "Files",
-		.description = "Files under the files root: upload (new files only), download, list.",
+		.description = "Files under the files root (upload makes new ones only).",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			{ "upload", "file_upload" }, { "download", "file_download" },

@@ -974,8 +974,8 @@ SPLIT(paste)
 #define KEY_NAMES "OpenAI (CTRL, ENTER, ARROWLEFT) or X keysym names (Return, F5), any case."
 
 static const char batch_description[] =
-	"Run actions in order (all checked first; the first failure stops the rest), each "
-	"{type, ...fields}:\n"
+	"Actions in order (all checked first; the first failure stops the rest), each "
+	"{type, ...}:\n"
 	"- screenshot {max_dimension?}; zoom {region:[x0,y0,x1,y1]} (full resolution)\n"
 	"- click {x, y, button?, keys?}; double_click, triple_click, move {x, y, keys?}\n"
 	"- drag {path:[{x,y},...]}; mouse_down, mouse_up {button?, x?, y?}\n"

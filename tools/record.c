@@ -230,9 +230,8 @@ const struct tool_def tools_record[] = {
 		.name = "record",
 		.title = "Record a window",
 		.description = "start: record a window's own pixels to MP4 in the background (id and "
-			"path now; the file appears when it ends). stop: end one (id, or your only one) "
-			"and publish it. list: this server's recordings, newest first. out: an absolute "
-			"path under an output root (0600, never replaced).",
+			"path now, the file once it ends); stop: end one (default: yours) and publish it; "
+			"list: newest first. out: absolute, under an output root (0600, never replaced).",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			{ "start", "record_start" }, { "stop", "record_stop" },

@@ -463,8 +463,8 @@ const struct tool_def tools_screen[] = {
 		.description =
 			"The screen or one window (its own pixels, even covered) as PNG or JPEG, scaled "
 			"to max_dimension (later coordinates for the target are pixels of this image: "
-			"pass its coordinate_space). region: a part; out: also write the file (absolute "
-			"path under an output root, 0600, never replacing one).",
+			"pass its coordinate_space). region: a part; out: also write it (absolute, under "
+			"an output root, 0600, never replacing a file).",
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_OBSERVES,
 		.handler = screenshot,
 	},

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "tools/tools.h"
 #include "desktop/desktop.h"
 #include "base/clock.h"
@@ -124,6 +125,7 @@ struct tool_entry {
 	unsigned flags;		/* def's; a group's hints and body rule come
 				 * from its members */
 	bool listed;		/* in tools/list (else callable by name only) */
+	char* description;	/* a group's: def's plus what each op takes; else NULL */
 };
 
 /* Callable tools: the listed ones first, in table order, then the unlisted
@@ -163,18 +165,19 @@ static json_t* output_schema_with_errors(json_t* success)
 
 static bool wanted(const struct tool_def* def, const struct options* opts)
 {
-	if ((def->flags & TOOL_FIXTURE) && !(opts && opts->conformance_fixtures))
-		return false;
-	if (opts && (def->flags & (TOOL_BATCH | TOOL_GROUP)) && opts->tools == OPTIONS_TOOLS_SPLIT)
-		return false;
-	if (opts && (def->flags & TOOL_SPLIT) && opts->tools == OPTIONS_TOOLS_BATCH)
-		return false;
-	return true;
+	return !(def->flags & TOOL_FIXTURE) || (opts && opts->conformance_fixtures);
 }
 
+/* Every surface takes every name; --tools says which are listed: batch
+ * (the default) lists computer_use and the groups, split the single tools
+ * (computer_click, window_focus, ...), both all of them. */
 static bool listed(const struct tool_def* def, const struct options* opts)
 {
-	return !((def->flags & TOOL_GROUPED) && opts && opts->tools == OPTIONS_TOOLS_BATCH);
+	if (!opts || opts->tools == OPTIONS_TOOLS_BOTH)
+		return true;
+	if (opts->tools == OPTIONS_TOOLS_BATCH)
+		return !(def->flags & (TOOL_GROUPED | TOOL_SPLIT));
+	return !(def->flags & (TOOL_BATCH | TOOL_GROUP));
 }
 
 static struct tool_entry* find_entry_named(const char* name)
@@ -185,10 +188,176 @@ static struct tool_entry* find_entry_named(const char* name)
 	return NULL;
 }
 
+static bool is_required(json_t* schema, const char* key)
+{
+	size_t i;
+	json_t* r;
+	json_array_foreach(json_object_get(schema, "required"), i, r)
+		if (json_is_string(r) && strcmp(json_string_value(r), key) == 0)
+			return true;
+	return false;
+}
+
+/* The schema's properties, "?" after the optional ones, sep between them
+ * (skip: leave out those it has, or NULL), appended to out. */
+static void append_args(char* out, size_t size, json_t* schema, const char* sep, json_t* skip)
+{
+	size_t o = strlen(out), first = o;
+	const char* key;
+	json_t* value;
+	json_object_foreach(json_object_get(schema, "properties"), key, value) {
+		if (skip && json_object_get(skip, key))
+			continue;
+		int n = snprintf(out + o, size > o ? size - o : 0, "%s%s%s", o > first ? sep : "",
+				key, is_required(schema, key) ? "" : "?");
+		if (n < 0 || (size_t)n >= size - o)
+			break;
+		o += (size_t)n;
+	}
+}
+
+/* A group's description: def's, then what each op takes, from the
+ * members' schemas (the union schema cannot say it), "?" after an
+ * optional argument: "Args: focus|raise() move(x? y?) list(pid?); window:
+ * all but list". Ops that take the same arguments share them; an argument
+ * most ops take is said once, with the ops that do not, when that is
+ * shorter. malloc'd. */
+enum { DESC_OPS = 16, DESC_ARGS = 24, DESC_ARG_MAX = 48 };
+
+struct desc_op {
+	const char* name;
+	char args[DESC_ARGS][DESC_ARG_MAX];	/* "window", "timeout_ms?" */
+	int n;
+	bool factored[DESC_ARGS];
+};
+
+static int desc_ops(const struct tool_def* group, struct desc_op* ops)
+{
+	int n = 0;
+	for (const struct tool_group_member* m = group->members; m && m->op && n < DESC_OPS; m++) {
+		struct tool_entry* e = find_entry_named(m->tool);
+		if (!e)
+			continue;
+		struct desc_op* d = &ops[n++];
+		memset(d, 0, sizeof(*d));
+		d->name = m->op;
+		const char* key;
+		json_t* v;
+		json_object_foreach(json_object_get(e->input_schema, "properties"), key, v)
+			if (d->n < DESC_ARGS)
+				snprintf(d->args[d->n++], DESC_ARG_MAX, "%s%s", key,
+						is_required(e->input_schema, key) ? "" : "?");
+	}
+	return n;
+}
+
+static bool desc_has(const struct desc_op* d, const char* arg)
+{
+	for (int k = 0; k < d->n; k++)
+		if (strcmp(d->args[k], arg) == 0)
+			return true;
+	return false;
+}
+
+/* Say arg once if that is shorter than in each op: true, with the ops
+ * that lack it in but (" list"), and it is marked factored in the others. */
+static bool desc_factor(struct desc_op* ops, int n, const char* arg, char* but, size_t size)
+{
+	int with = 0;
+	size_t without = 0;
+	for (int i = 0; i < n; i++) {
+		if (desc_has(&ops[i], arg))
+			with++;
+		else
+			without += strlen(ops[i].name) + 1;
+	}
+	size_t inline_cost = (size_t)with * (strlen(arg) + 1);
+	size_t once_cost = strlen(arg) + 7 + (with < n ? 5 + without : 0);
+	if (with < 2 || once_cost >= inline_cost)
+		return false;
+	size_t o = 0;
+	but[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		bool has = false;
+		for (int k = 0; k < ops[i].n; k++) {
+			if (strcmp(ops[i].args[k], arg) == 0) {
+				ops[i].factored[k] = true;
+				has = true;
+			}
+		}
+		if (!has && o < size)
+			o += (size_t)snprintf(but + o, size - o, " %s", ops[i].name);
+	}
+	return true;
+}
+
+static void desc_signature(const struct desc_op* d, char* out, size_t size)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (int k = 0; k < d->n && o < size; k++)
+		if (!d->factored[k])
+			o += (size_t)snprintf(out + o, size - o, "%s%s", o ? " " : "", d->args[k]);
+}
+
+static char* group_description(const struct tool_def* group)
+{
+	struct desc_op ops[DESC_OPS];
+	int n = desc_ops(group, ops);
+	/* the arguments said once, those with the same exceptions together:
+	 * "; window? timeout_ms?: all" */
+	char once[DESC_ARGS][DESC_ARG_MAX], but[DESC_ARGS][128];
+	int n_once = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < ops[i].n && n_once < DESC_ARGS; k++)
+			if (!ops[i].factored[k] && desc_factor(ops, n, ops[i].args[k], but[n_once],
+					sizeof(but[n_once])))
+				snprintf(once[n_once++], DESC_ARG_MAX, "%s", ops[i].args[k]);
+	char tail[1024] = "";
+	size_t t = 0;
+	for (int i = 0; i < n_once && t < sizeof(tail); i++) {
+		bool said = false;
+		for (int j = 0; j < i && !said; j++)
+			said = strcmp(but[i], but[j]) == 0;
+		if (said)
+			continue;
+		t += (size_t)snprintf(tail + t, sizeof(tail) - t, "; %s", once[i]);
+		for (int j = i + 1; j < n_once && t < sizeof(tail); j++)
+			if (strcmp(but[i], but[j]) == 0)
+				t += (size_t)snprintf(tail + t, sizeof(tail) - t, " %s", once[j]);
+		if (t < sizeof(tail))
+			t += (size_t)snprintf(tail + t, sizeof(tail) - t, ": all%s%s",
+					but[i][0] ? " but" : "", but[i]);
+	}
+	char sig[DESC_OPS][512];
+	for (int i = 0; i < n; i++)
+		desc_signature(&ops[i], sig[i], sizeof(sig[i]));
+	char args[2048] = "";
+	size_t o = 0;
+	for (int i = 0; i < n && o < sizeof(args); i++) {
+		bool said = false;
+		for (int j = 0; j < i && !said; j++)
+			said = strcmp(sig[i], sig[j]) == 0;
+		if (said)
+			continue;
+		o += (size_t)snprintf(args + o, sizeof(args) - o, "%s%s", o ? " " : "", ops[i].name);
+		for (int j = i + 1; j < n && o < sizeof(args); j++)
+			if (strcmp(sig[i], sig[j]) == 0)
+				o += (size_t)snprintf(args + o, sizeof(args) - o, "|%s", ops[j].name);
+		if (o < sizeof(args) && sig[i][0])
+			o += (size_t)snprintf(args + o, sizeof(args) - o, "(%s)", sig[i]);
+	}
+	char* out = NULL;
+	if (asprintf(&out, "%s Args: %s%s", group->description ? group->description : group->name,
+			args, tail) < 0)
+		log_panic("out of memory");
+	return out;
+}
+
 /* A group's schema: {"op": one of the members' ops} and the union of the
  * members' properties, each said once (so the members must agree on a
  * property they share). The member's own schema checks the call. */
-static json_t* group_schema(const struct tool_def* group, unsigned* flags)
+static json_t* group_schema(const struct tool_def* group, unsigned* flags, char** description)
 {
 	json_t* ops = json_array();
 	json_t* props = json_object();
@@ -218,12 +387,46 @@ static json_t* group_schema(const struct tool_def* group, unsigned* flags)
 	}
 	if (json_array_size(ops) == 0)
 		log_panic("tool group %s has no members in this build", group->name);
+	*description = group_description(group);
 	*flags = (group->flags & ~(TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_DESTRUCTIVE
 				| TOOL_OPEN_WORLD | TOOL_LARGE_ARGS | TOOL_NO_DISPLAY))
 			| (all & (TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_NO_DISPLAY))
 			| (any & (TOOL_DESTRUCTIVE | TOOL_OPEN_WORLD | TOOL_LARGE_ARGS));
 	return json_pack("{s:s, s:b, s:[s], s:o}", "type", "object",
 			"additionalProperties", 0, "required", "op", "properties", props);
+}
+
+/* An argument of the group's union schema that this op does not take:
+ * refused naming the ops that do and what this one takes (the union
+ * alone says neither). true when it filled out. */
+static bool group_misplaced(const struct tool_def* group, const struct tool_def* member,
+		const char* op, json_t* args, struct tool_result* out)
+{
+	struct tool_entry* me = find_entry_named(member->name);
+	json_t* props = me ? json_object_get(me->input_schema, "properties") : NULL;
+	const char* key;
+	json_t* value;
+	json_object_foreach(args, key, value) {
+		if (strcmp(key, "op") == 0 || json_object_get(props, key))
+			continue;
+		char owners[256] = "", takes[512] = "";
+		size_t o = 0;
+		for (const struct tool_group_member* m = group->members; m && m->op; m++) {
+			struct tool_entry* e = find_entry_named(m->tool);
+			if (!e || !json_object_get(json_object_get(e->input_schema, "properties"), key))
+				continue;
+			int n = snprintf(owners + o, sizeof(owners) - o, "%s%s", o ? ", " : "", m->op);
+			if (n > 0 && (size_t)n < sizeof(owners) - o)
+				o += (size_t)n;
+		}
+		if (!owners[0])
+			return false;	/* unknown everywhere: the schema says so */
+		append_args(takes, sizeof(takes), me ? me->input_schema : NULL, ", ", NULL);
+		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL, "%s: '%s' is for %s, not %s; %s takes %s",
+				group->name, key, owners, op, op, takes[0] ? takes : "nothing but op");
+		return true;
+	}
+	return false;
 }
 
 #define MAX_ADDED 8
@@ -318,7 +521,8 @@ int tools_init(void)
 	/* Groups last: their schemas come from their members'. */
 	for (size_t i = 0; i < n_entries; i++)
 		if (entries[i].def->flags & TOOL_GROUP)
-			entries[i].input_schema = group_schema(entries[i].def, &entries[i].flags);
+			entries[i].input_schema = group_schema(entries[i].def, &entries[i].flags,
+					&entries[i].description);
 	return 0;
 }
 
@@ -327,6 +531,7 @@ void tools_deinit(void)
 	for (size_t i = 0; i < n_entries; i++) {
 		json_decref(entries[i].input_schema);
 		json_decref(entries[i].output_schema);
+		free(entries[i].description);
 	}
 	free(entries);
 	entries = NULL;
@@ -410,7 +615,8 @@ json_t* tools_describe(const struct tool_def* tool)
 		json_object_set_new(hints, "idempotentHint", json_true());	/* false is the default */
 	json_t* out = json_pack("{s:s, s:s, s:O, s:o}",
 			"name", tool->name,
-			"description", tool->description ? tool->description : tool->name,
+			"description", e->description ? e->description
+					: tool->description ? tool->description : tool->name,
 			"inputSchema", e->input_schema,
 			"annotations", hints);
 	/* The title once, at the top (MCP 2025-06-18); annotations.title would
@@ -466,6 +672,10 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 	if (tool->flags & TOOL_GROUP && json_is_object(args)) {
 		const char* op = json_string_value(json_object_get(args, "op"));
 		const struct tool_def* member = tools_group_member(tool, op);
+		if (member && group_misplaced(tool, member, op, args, out)) {
+			json_decref(owned);
+			return;
+		}
 		if (member) {
 			json_t* rest = json_copy(args);
 			json_object_del(rest, "op");

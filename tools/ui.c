@@ -2360,9 +2360,9 @@ const struct tool_def tools_ui[] = {
 		.name = "ui",
 		.title = "UI elements (accessibility)",
 		.description =
-			"A window's (default: focused; snapshot window 0: every one) accessibility tree: snapshot (outline, "
-			"refs, bounds in screenshot pixels), find, act on a ref (verified; text = option for select), read (exact "
-			"text), wait. No tree (xterm): no_accessibility, use screenshots.",
+			"A window's accessibility tree (default: the focused one; snapshot window 0: all): snapshot "
+			"(outline, refs, bounds in screenshot pixels), find, act on a ref, read (exact text), "
+			"wait. No tree (xterm): no_accessibility.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			/* act first: the op a schema-driven client (and the view-token

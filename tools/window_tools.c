@@ -382,8 +382,8 @@ const struct tool_def tools_windows[] = {
 		.name = "launch",
 		.title = "Launch a program",
 		.description =
-			"Start a program without a shell (argv[0] on PATH; env: [\"NAME=value\"], with "
-			"--allow-launch no code-loading names: LD_*, PATH, PYTHON*...); returns its pid and "
+			"Start a program without a shell (argv[0] on PATH; env [\"NAME=value\"], with "
+			"--allow-launch none that loads code: LD_*, PATH, PYTHON*...); returns its pid and "
 			"first window (waits up to timeout_ms unless wait_for_window is false). Stopped when "
 			"deskd exits.",
 		.flags = TOOL_OPEN_WORLD,
@@ -448,11 +448,9 @@ const struct tool_def tools_windows[] = {
 		.name = "window",
 		.title = "Windows",
 		.description =
-			"list: top-level windows (id: the window argument of other tools; pid, title, app, "
-			"class, client area in desktop pixels, focus, states, transient_for: a dialog's "
-			"owner). focus, move (x, y, width, height), resize, raise, minimize, maximize, "
-			"restore, fullscreen, close (force: end the client after timeout_ms). Verified: "
-			"applied false, with the state seen, when the window manager refused.",
+			"list: top-level windows (id, pid, title, app, class, client area in desktop "
+			"pixels, focus, states, transient_for). The rest read back: applied false, with "
+			"the state seen, if the window manager refused; close force: end the client.",
 		.flags = TOOL_GROUP,
 		.members = (const struct tool_group_member[]){
 			{ "focus", "window_focus" }, { "move", "window_move" },

@@ -258,6 +258,22 @@ test('tool schemas: Inspector --strict, OpenAI Agents strict mode, null as absen
     assert.deepEqual(viaGroup.structuredContent, byName.structuredContent);
     const bad = await c.callTool({ name: 'record', arguments: { op: 'list', id: 'x' } });
     assert.equal(bad.structuredContent?.code, 'bad_arguments');
+    assert.match(bad.structuredContent.message, /record: 'id' is for stop, not list; list takes nothing but op/);
+    // C1: an argument of another op is refused naming both ops and what this one takes;
+    // the description says per op what it takes (generated from the members' schemas).
+    const force = await c.callTool({ name: 'window', arguments: { op: 'list', force: true } });
+    assert.match(force.structuredContent?.message, /window: 'force' is for close, not list; list takes app\?, pid\?, on_screen_only\?/);
+    const win = defaultList.find((tl) => tl.name === 'window');
+    assert.match(win.description, /Args: .*close\(force\?\).*list\(app\? pid\? on_screen_only\?\).*window: all but list/, win.description);
+    // C5: every surface takes every name; --tools only says which are listed.
+    const moved = await c.callTool({ name: 'computer_move', arguments: { x: 10, y: 10 } });
+    assert.notEqual(moved.isError, true, JSON.stringify(moved).slice(0, 300));
+    const cs = await connect(split);
+    for (const [name, args] of [['computer_use', { actions: [{ type: 'move', x: 12, y: 12 }] }], ['window', { op: 'list' }], ['record', { op: 'list' }]]) {
+      const r = await cs.callTool({ name, arguments: args });
+      assert.notEqual(r.isError, true, `${name} on --tools split: ${JSON.stringify(r).slice(0, 300)}`);
+    }
+    await cs.close();
     await c.close();
     await def.stop();
     await split.stop();
