@@ -250,6 +250,12 @@ const char* a11y_role_name(int role);
 int a11y_role_lookup(const char* name);
 /** "checked", "focused", ... or NULL for states deskd does not name. */
 const char* a11y_state_name(int state);
+/** Names equal but for white space around them (mousepad's menu items pad
+ *  their names with the accelerator's column: "Save      "). */
+bool a11y_name_eq(const char* a, const char* b);
+/** Where s ends without its trailing white space (an offset); *start (may
+ *  be NULL) where it starts without its leading white space. */
+size_t a11y_name_trim(const char* s, size_t* start);
 /** How many bytes of s[0..len) to keep at most max of them without
  *  splitting a UTF-8 character: len when it fits, else the last character
  *  boundary at or before max (continuation bytes 10xxxxxx are stepped over;

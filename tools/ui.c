@@ -998,7 +998,7 @@ static bool matches(const struct matcher* m, const struct a11y_node* n)
 	if (!m->name)
 		return true;
 	switch (m->mode) {
-	case M_EXACT: return strcmp(n->name, m->name) == 0;
+	case M_EXACT: return a11y_name_eq(n->name, m->name);	/* "Save      ": padded by the accelerator column */
 	case M_REGEX: return regexec(&m->re, n->name, 0, NULL, 0) == 0;
 	default: return strcasestr(n->name, m->name) != NULL;
 	}
@@ -1013,21 +1013,25 @@ static int find_in_tree(const struct a11y_tree* tree, const struct ui_target* tg
 	char** loc = tree_locators(tree);
 	int total = 0;
 	refs_lock();
-	for (int i = 0; i < tree->n; i++) {
-		const struct a11y_node* n = &tree->nodes[i];
-		if (!matches(m, n))
-			continue;
-		total++;
-		if ((int)json_array_size(found) >= limit || (budget && budget->hit))
-			continue;
-		unsigned ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name,
-				loc ? loc[i] : NULL);
-		size_t from = text->len;
-		json_t* e = element_json(n, &tree->app, tg, ref, 0, text);
-		if (budget && !budget_take(budget, e, text, from))
-			json_decref(e);
-		else
-			json_array_append_new(found, e);
+	/* What can be acted on first (a field before the label that shares its
+	 * name), in tree order within each pass. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < tree->n; i++) {
+			const struct a11y_node* n = &tree->nodes[i];
+			if (interactive(n) != (pass == 0) || !matches(m, n))
+				continue;
+			total++;
+			if ((int)json_array_size(found) >= limit || (budget && budget->hit))
+				continue;
+			unsigned ref = refs_number_locked(&n->id, tg->window, tree->app.pid, n->role, n->name,
+					loc ? loc[i] : NULL);
+			size_t from = text->len;
+			json_t* e = element_json(n, &tree->app, tg, ref, 0, text);
+			if (budget && !budget_take(budget, e, text, from))
+				json_decref(e);
+			else
+				json_array_append_new(found, e);
+		}
 	}
 	refs_unlock();
 	free_locators(loc, tree->n);
