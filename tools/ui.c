@@ -1449,14 +1449,15 @@ static json_t* changes(json_t* before, uint32_t focus_before)
 
 /* What the action should change, checked on a fresh read. */
 enum expect { EXPECT_NONE, EXPECT_TEXT, EXPECT_TEXT_CHROMIUM, EXPECT_CHECKED_FLIP, EXPECT_FOCUSED, EXPECT_VALUE,
-	EXPECT_SELECTED, EXPECT_EXPANDED, EXPECT_COLLAPSED, EXPECT_SHOWING, EXPECT_ANY_CHANGE };
+	EXPECT_EXPANDED, EXPECT_COLLAPSED, EXPECT_SHOWING, EXPECT_ANY_CHANGE,
+	EXPECT_BY_VERB };
 
 struct verify {
 	enum expect what;
 	const char* text;	/* EXPECT_TEXT: exactly this */
 	bool was_checked;
 	double value, tolerance;
-	const char* option;	/* EXPECT_SELECTED: the combo's name or text becomes this */
+	bool seen;		/* EXPECT_BY_VERB: the verb read its effect back itself */
 };
 
 static bool is_checked(const struct a11y_node* n)
@@ -1478,12 +1479,10 @@ static bool verified(const struct verify* v, const struct a11y_node* before, con
 	case EXPECT_CHECKED_FLIP: return is_checked(n) != v->was_checked;
 	case EXPECT_FOCUSED: return A11Y_HAS(n->states, A11Y_FOCUSED);
 	case EXPECT_VALUE: return n->has_value && fabs(n->value - v->value) <= v->tolerance;
-	case EXPECT_SELECTED:
-		return strcmp(n->name, v->option) == 0 || (n->text && strcmp(n->text, v->option) == 0)
-				|| A11Y_HAS(n->states, A11Y_SELECTED);
 	case EXPECT_EXPANDED: return A11Y_HAS(n->states, A11Y_EXPANDED);
 	case EXPECT_COLLAPSED: return !A11Y_HAS(n->states, A11Y_EXPANDED);
 	case EXPECT_SHOWING: return A11Y_HAS(n->states, A11Y_SHOWING);
+	case EXPECT_BY_VERB: return v->seen;
 	case EXPECT_ANY_CHANGE:
 		return strcmp(before->name, n->name) != 0 || before->states != n->states
 				|| (before->text && n->text && strcmp(before->text, n->text) != 0)
@@ -1502,6 +1501,8 @@ static bool await_effect(const struct resolved* r, const struct verify* v, struc
 		int rc = a11y_read(&r->ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, after, err, sizeof(err));
 		if (rc == 0 && verified(v, &r->node, after))
 			return true;
+		if (v->what == EXPECT_BY_VERB)
+			return v->seen;	/* one read for the answer: the verb looked already */
 		if (rc == -ESRCH)
 			return v->what == EXPECT_ANY_CHANGE;	/* it went away: something happened */
 		if (clock_ms() >= end)
@@ -1510,67 +1511,176 @@ static bool await_effect(const struct resolved* r, const struct verify* v, struc
 	}
 }
 
-/* select: the option by name among the children of the element, or of its
- * one popup child (GTK3 combo -> menu -> items). */
-static int select_option(const struct resolved* r, const char* option, int index, char* err,
-		size_t size, bool* ok)
+/* ---- select: routes tried in turn, each read back ------------------------------------- */
+
+/* The options and where they live: the element's children, or those of its
+ * one popup child (GTK3 combo -> menu, Chromium <select> -> menu, Qt combo
+ * -> list). */
+struct select_ctx {
+	const struct resolved* r;
+	struct a11y_id list;		/* the options' parent */
+	bool list_sel;			/* it has a Selection interface */
+	bool inner;			/* the list is the element's popup child */
+	struct a11y_node* opts;
+	int n, pick;
+	int current;			/* the option selected before, -1 unknown */
+	bool by_value;			/* the element's name or text is its current option
+					 * (GTK, Qt): read that back; else (Chromium, named by
+					 * its label) the option's selected state */
+};
+
+static void select_ctx_free(struct select_ctx* s)
 {
-	struct a11y_id target = r->ref.id;
-	struct a11y_node* kids = NULL;
-	int n = 0;
-	int rc = a11y_children(&target, 2000, clock_ms() + 1500, &kids, &n, err, size);
-	if (rc < 0)
-		return rc;
-	/* A combo whose only child is the menu or list holding the options. */
-	if (n == 1 && (kids[0].role == A11Y_ROLE_MENU || kids[0].role == A11Y_ROLE_LIST
-			|| kids[0].role == A11Y_ROLE_LIST_BOX || kids[0].role == 41 /* popup menu */)) {
-		struct a11y_id inner = kids[0].id;
-		bool inner_sel = kids[0].ifaces & A11Y_IF_SELECTION;
-		a11y_node_clear(&kids[0]);
-		free(kids);
-		kids = NULL;
-		if (!(r->node.ifaces & A11Y_IF_SELECTION) && !inner_sel) {
-			snprintf(err, size, "neither the element nor its list has a Selection interface");
-			return -ENOTSUP;
-		}
-		if (inner_sel && !(r->node.ifaces & A11Y_IF_SELECTION))
-			target = inner;
-		if ((rc = a11y_children(&inner, 2000, clock_ms() + 1500, &kids, &n, err, size)) < 0)
-			return rc;
-	} else if (!(r->node.ifaces & A11Y_IF_SELECTION)) {
-		for (int i = 0; i < n; i++)
-			a11y_node_clear(&kids[i]);
-		free(kids);
-		snprintf(err, size, "the element has no Selection interface");
-		return -ENOTSUP;
-	}
-	int pick = -1;
-	if (option) {
-		for (int i = 0; i < n && pick < 0; i++)
-			if (strcmp(kids[i].name, option) == 0)
-				pick = i;
-	} else if (index >= 0 && index < n) {
-		pick = index;
-	}
+	for (int i = 0; i < s->n; i++)
+		a11y_node_clear(&s->opts[i]);
+	free(s->opts);
+	s->opts = NULL;
+	s->n = 0;
+}
+
+static bool is_popup_list(int role)
+{
+	return role == A11Y_ROLE_MENU || role == A11Y_ROLE_LIST || role == A11Y_ROLE_LIST_BOX
+			|| role == 41 /* popup menu */;
+}
+
+static bool node_says(const struct a11y_node* n, const char* option)
+{
+	return a11y_name_eq(n->name, option) || (n->text && a11y_name_eq(n->text, option));
+}
+
+/* "no option ...; options: ..." into err. */
+static void select_no_option(const struct select_ctx* s, const char* option, char* err, size_t size)
+{
 	char names[512] = "";
 	size_t o = 0;
-	for (int i = 0; i < n; i++) {
-		if (pick < 0 && o < sizeof(names) - 8) {
-			int k = snprintf(names + o, sizeof(names) - o, "%s\"%s\"", o ? ", " : "", kids[i].name);
-			if (k > 0)
-				o += (size_t)k < sizeof(names) - o ? (size_t)k : sizeof(names) - o - 1;
-		}
-		a11y_node_clear(&kids[i]);
+	for (int i = 0; i < s->n && o < sizeof(names) - 8; i++) {
+		int k = snprintf(names + o, sizeof(names) - o, "%s\"%s\"", o ? ", " : "", s->opts[i].name);
+		if (k > 0)
+			o += (size_t)k < sizeof(names) - o ? (size_t)k : sizeof(names) - o - 1;
 	}
-	free(kids);
-	if (pick < 0) {
-		snprintf(err, size, "no option %s%s%s; options: %s", option ? "\"" : "",
-				option ? option : "at that index", option ? "\"" : "", names[0] ? names : "(none)");
+	snprintf(err, size, "no option %s%s%s; options: %s", option ? "\"" : "",
+			option ? option : "at that index", option ? "\"" : "", names[0] ? names : "(none)");
+}
+
+/* Find the options and the one asked for: 0, -ENOENT (err lists them) or
+ * the read's error. */
+static int select_load(struct select_ctx* s, const char* option, int index, char* err, size_t size)
+{
+	const struct a11y_node* el = &s->r->node;
+	s->list = s->r->ref.id;
+	s->list_sel = el->ifaces & A11Y_IF_SELECTION;
+	s->pick = s->current = -1;
+	int rc = a11y_children(&s->list, 2000, clock_ms() + 1500, &s->opts, &s->n, err, size);
+	if (rc < 0)
+		return rc;
+	if (s->n == 1 && is_popup_list(s->opts[0].role)) {
+		s->list = s->opts[0].id;
+		s->list_sel = s->opts[0].ifaces & A11Y_IF_SELECTION;
+		s->inner = true;
+		select_ctx_free(s);
+		if ((rc = a11y_children(&s->list, 2000, clock_ms() + 1500, &s->opts, &s->n, err, size)) < 0)
+			return rc;
+	}
+	for (int i = 0; i < s->n; i++) {
+		if (option && s->pick < 0 && a11y_name_eq(s->opts[i].name, option))
+			s->pick = i;
+		if (node_says(el, s->opts[i].name) && s->opts[i].name[0]) {
+			s->by_value = true;
+			s->current = i;
+		}
+	}
+	for (int i = 0; i < s->n && s->current < 0; i++)
+		if (A11Y_HAS(s->opts[i].states, A11Y_SELECTED))
+			s->current = i;
+	if (!option && index >= 0 && index < s->n)
+		s->pick = index;
+	if (s->pick < 0) {
+		select_no_option(s, option, err, size);
 		return -ENOENT;
 	}
-	struct a11y_act a = { .op = A11Y_SELECT_CHILD, .index = pick };
-	return a11y_act(&target, &a, clock_ms() + 1500, ok, err, size);
+	return 0;
 }
+
+/* The control shows the option now: its name or text (by_value), else the
+ * option is the selected one. Re-read until then, at most ms. */
+static bool select_shows(const struct select_ctx* s, int ms)
+{
+	const char* want = s->opts[s->pick].name;
+	int64_t end = clock_ms() + ms;
+	for (;;) {
+		char err[128];
+		bool yes = false;
+		if (s->by_value) {
+			struct a11y_node n = { 0 };
+			if (a11y_read(&s->r->ref.id, 4096, clock_ms() + 500, &n, err, sizeof(err)) == 0)
+				yes = node_says(&n, want);
+			a11y_node_clear(&n);
+		} else {
+			struct a11y_node* kids = NULL;
+			int k = 0;
+			if (a11y_children(&s->list, 2000, clock_ms() + 500, &kids, &k, err, sizeof(err)) == 0
+					&& s->pick < k)
+				yes = A11Y_HAS(kids[s->pick].states, A11Y_SELECTED) && a11y_name_eq(kids[s->pick].name, want);
+			for (int i = 0; i < k; i++)
+				a11y_node_clear(&kids[i]);
+			free(kids);
+		}
+		if (yes)
+			return true;
+		if (clock_ms() >= end)
+			return false;
+		clock_sleep_ms(40);
+	}
+}
+
+/* Selection.SelectChild(pick) on the element (GTK3 combos select their
+ * popup's items so), or on its popup list (Chromium's <select>: its own
+ * Selection answers false). */
+static int select_by_selection(struct select_ctx* s, bool on_list, bool* ok, char* err, size_t size)
+{
+	struct a11y_act a = { .op = A11Y_SELECT_CHILD, .index = s->pick };
+	return a11y_act(on_list ? &s->list : &s->r->ref.id, &a, clock_ms() + 1500, ok, err, size);
+}
+
+/* The keyboard, as a person does on a closed combo: focus it (GrabFocus;
+ * a click would open the popup), then Up or Down from the current option
+ * (Home first when that is unknown). Qt's combo has no other route: its
+ * list items take a press but the combo keeps its value. */
+static int select_by_keys(struct select_ctx* s, char* err, size_t size)
+{
+	const struct resolved* r = s->r;
+	bool ok = false;
+	struct a11y_act focus = { .op = A11Y_GRAB_FOCUS };
+	int rc = a11y_act(&r->ref.id, &focus, clock_ms() + 1000, &ok, err, size);
+	if (rc < 0)
+		return rc;
+	desktop_lock();
+	struct input* in = desktop_input_get(err, size);
+	if (!in) {
+		desktop_unlock();
+		return -ECONNRESET;
+	}
+	input_focus_window(in, r->tg.window, 1000);
+	struct input_chord home = { 0 }, step = { 0 };
+	int from = s->current, moves = s->pick - s->current;
+	if (from < 0) {
+		if ((rc = input_chord_parse(&home, "Home", err, size)) == 0)
+			rc = input_key_chord(in, &home);
+		moves = s->pick;
+	}
+	if (rc == 0)
+		rc = input_chord_parse(&step, moves < 0 ? "Up" : "Down", err, size);
+	for (int i = 0; rc == 0 && i < abs(moves); i++)
+		rc = input_key_chord(in, &step);
+	desktop_input_put(in);
+	desktop_unlock();
+	if (rc < 0 && !err[0])
+		snprintf(err, size, "typing the keys failed: %s", strerror(-rc));
+	return rc;
+}
+
+#define SELECT_SHOW_MS 700	/* how long a route's effect is awaited before the next */
 
 /* ---- ui_act's verbs: one row each ------------------------------------------------------ */
 
@@ -1759,6 +1869,8 @@ static enum verb_outcome verb_set_value(struct act_run* run)
 	return VERB_RAN;
 }
 
+/* select: Selection on the element, then on its popup list, then the
+ * keyboard; each route's effect is read back before the next is tried. */
 static enum verb_outcome verb_select(struct act_run* run)
 {
 	const struct a11y_node* n = run->n;
@@ -1767,15 +1879,48 @@ static enum verb_outcome verb_select(struct act_run* run)
 			|| n->role == 38 /* page tab list */ || n->role == 66 /* tree table */ || n->role == 55;
 	if (!can)
 		return VERB_UNSUPPORTED;
-	run->v.what = run->text ? EXPECT_SELECTED : EXPECT_ANY_CHANGE;
-	run->v.option = run->text;
+	struct select_ctx s = { .r = run->r };
 	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
-	run->rc = select_option(run->r, run->text, index, run->err, sizeof(run->err), &run->ok);
+	run->v.what = EXPECT_BY_VERB;
+	run->rc = select_load(&s, run->text, index, run->err, sizeof(run->err));
 	if (run->rc == -ENOENT) {
 		tool_result_error(run->out, TOOL_BAD_ARGUMENTS, run->who, "%s (nothing was done)", run->err);
 		run->who = NULL;
+		select_ctx_free(&s);
 		return VERB_REFUSED;
 	}
+	if (run->rc < 0)
+		goto done;
+	if (s.current == s.pick && select_shows(&s, 0)) {
+		run->ok = run->v.seen = true;	/* already so */
+		goto done;
+	}
+	for (int on_list = 0; on_list < 2; on_list++) {
+		if (on_list ? !(s.inner && s.list_sel) : !(n->ifaces & A11Y_IF_SELECTION))
+			continue;
+		bool ok = false;
+		int rc = select_by_selection(&s, on_list, &ok, run->err, sizeof(run->err));
+		if (rc == -ETIMEDOUT || rc == -ESRCH) {
+			run->rc = rc;
+			goto done;
+		}
+		run->ok = rc == 0 && ok;
+		/* An app that said no rarely did it anyway: a short look. */
+		if (rc == 0 && select_shows(&s, ok ? SELECT_SHOW_MS : 150)) {
+			run->v.seen = true;
+			goto done;
+		}
+	}
+	run->route = ROUTE_KEYBOARD;
+	run->err[0] = '\0';
+	if (run->background)
+		goto done;	/* refused after the verb: the keyboard needs focus */
+	run->rc = select_by_keys(&s, run->err, sizeof(run->err));
+	run->ok = run->rc == 0;
+	if (run->rc == 0)
+		run->v.seen = select_shows(&s, UI_VERIFY_MS);
+done:
+	select_ctx_free(&s);
 	return VERB_RAN;
 }
 

@@ -1,0 +1,85 @@
+// ui_act on the controls a study of real apps found broken (issue 25):
+// select on a Chromium <select> and a Qt5 QComboBox, read back from the
+// app's own state (the page's title, the Qt app's records).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDeskd, need, waitUntil, tempDir, ROOT, SLOW } from './lib/harness.mjs';
+
+const ok = async (d, name, args) => {
+  const r = await d.tool(name, args);
+  assert.equal(r.status, 200, `${name} ${JSON.stringify(args)}: ${JSON.stringify(r.body)}`);
+  return r.body.structuredContent;
+};
+const fail = async (d, name, args, code) => {
+  const r = await d.tool(name, args);
+  assert.notEqual(r.status, 200, `${name} ${JSON.stringify(args)} should fail: ${JSON.stringify(r.body)}`);
+  assert.equal(r.body.error.code, code, `${name}: ${JSON.stringify(r.body)}`);
+  return r.body.error;
+};
+const windowOf = (d, re, what) => waitUntil(async () => (await ok(d, 'windows', {})).windows
+  .find((w) => re.test(w.title)), { timeout: 30000 * SLOW, what });
+const lines = (file) => existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+
+test('select on a Chromium <select>: every option, read back from the page', { timeout: 120000 * SLOW }, async (t) => {
+  need('chromium');
+  const dir = tempDir('deskd-select-chromium-');
+  const url = 'file://' + join(ROOT, 'tests/apps/select.html');
+  const chromium = `chromium --force-renderer-accessibility --disable-backgrounding-occluded-windows ` +
+    `--disable-renderer-backgrounding --no-sandbox --disable-gpu --no-first-run --user-data-dir=${dir}/profile ${url}`;
+  const d = await startDeskd({ args: ['--launch', chromium] });   // spawns: chromium
+  t.after(() => d.stop());
+  const win = await windowOf(d, /deskd select/, 'the Chromium window');
+  const found = await waitUntil(async () => {
+    const r = await d.tool('ui_find', { window: win.id, name: 'Size', match: 'exact' });
+    return r.status === 200 && r.body.structuredContent.matches.some((m) => m.role === 'combo box') && r.body.structuredContent;
+  }, { timeout: 20000 * SLOW, what: 'the page in the tree' });
+  // The <label>'s text shares the select's name: the select comes first.
+  assert.equal(found.matches[0].role, 'combo box', JSON.stringify(found.matches));
+  assert.ok(found.matches.some((m) => m.role === 'static'), 'the label is found too');
+  const ref = found.matches[0].ref;
+  // Its options are a closed popup: not in the default snapshot.
+  const snap = await ok(d, 'ui_snapshot', { window: win.id });
+  assert.ok(!snap.elements.some((e) => e.name === 'Medium'), 'closed options are left out');
+  const title = async () => (await ok(d, 'windows', {})).windows.find((w) => w.id === win.id).title;
+  // Down, up, by index, and the current one again.
+  for (const [args, value] of [[{ text: 'Large' }, 'l'], [{ text: 'Small' }, 's'], [{ value: 3 }, 'xl'],
+    [{ text: 'Medium' }, 'm'], [{ text: 'Medium' }, 'm']]) {
+    const r = await ok(d, 'ui_act', { ref, action: 'select', ...args });
+    assert.equal(r.verified, true, JSON.stringify(r));
+    await waitUntil(async () => (await title()).startsWith(`size: ${value} `), { timeout: 3000 * SLOW, what: `the page to show ${value}` });
+  }
+  const bad = await fail(d, 'ui_act', { ref, action: 'select', text: 'Huge' }, 'bad_arguments');
+  assert.match(bad.message, /Small.*Medium.*Large.*Extra large/);
+  // background: the keyboard is the route here: refused, nothing done.
+  await fail(d, 'ui_act', { ref, action: 'select', text: 'Large', background: true }, 'needs_focus');
+  assert.ok((await title()).startsWith('size: m '));
+});
+
+test('select on a Qt5 QComboBox: named by its label, set and read back by the app', { timeout: 90000 * SLOW }, async (t) => {
+  need('python3');
+  const dir = tempDir('deskd-select-qt-');
+  const records = join(dir, 'qt.records');
+  const d = await startDeskd({ args: ['--launch', `env QT_QPA_PLATFORM=xcb /usr/bin/python3 ${join(ROOT, 'tests/apps/qt_combo.py')} ${records}`] });   // spawns: python3
+  t.after(() => d.stop());
+  const win = await windowOf(d, /deskd qt combo/, 'the Qt window');
+  const combo = await waitUntil(async () => {
+    const r = await d.tool('ui_find', { window: win.id, role: 'combo box' });
+    return r.status === 200 && r.body.structuredContent.matches[0];
+  }, { timeout: 20000 * SLOW, what: 'the combo in the tree' });
+  // Qt names it by its current text; the snapshot names it by its label.
+  assert.equal(combo.name, 'Size', JSON.stringify(combo));
+  assert.equal(combo.text, 'Small');
+  const snap = await ok(d, 'ui_snapshot', { window: win.id });
+  assert.ok(!snap.elements.some((e) => e.role === 'list item'), 'the closed popup\'s items are left out');
+  const sizes = () => lines(records).map((l) => JSON.parse(l)).filter((r) => r.size).map((r) => r.size);
+  for (const [args, value] of [[{ text: 'Large' }, 'Large'], [{ text: 'Small' }, 'Small'],
+    [{ value: 3 }, 'Extra large'], [{ text: 'Medium' }, 'Medium']]) {
+    const r = await ok(d, 'ui_act', { ref: combo.ref, action: 'select', ...args });
+    assert.equal(r.verified, true, JSON.stringify(r));
+    assert.equal(r.element.name, value, 'the combo reads back the option');
+    await waitUntil(() => sizes().at(-1) === value, { timeout: 3000 * SLOW, what: `the app to have ${value}` });
+  }
+  assert.equal((await ok(d, 'ui_find', { window: win.id, role: 'combo box' })).matches[0].text, 'Medium');
+});
