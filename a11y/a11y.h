@@ -231,6 +231,15 @@ struct a11y_act {
 int a11y_act(const struct a11y_id* id, const struct a11y_act* act,
 		int64_t deadline_ms, bool* ok, char* err, size_t err_size);
 
+/** Action.DoAction(index) for a press that may open a modal dialog whose
+ *  loop the app runs inside the call (a menu item's Save...): on a
+ *  connection of its own, waiting at most wait_ms for the answer, then a
+ *  probe on the same connection. *busy when either did not come: the press
+ *  was delivered and the app is busy with what it opened; later calls on
+ *  other connections still reach it. 0, -ENOTSUP, -ESRCH, -EIO, -ENOTCONN. */
+int a11y_press(const struct a11y_id* id, int index, int wait_ms, bool* ok, bool* busy,
+		char* err, size_t err_size);
+
 /* ---- Events --------------------------------------------------------------- */
 
 struct a11y_watch;

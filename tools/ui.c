@@ -32,6 +32,7 @@
 #define UI_DEFAULT_TIMEOUT_MS 2000
 #define UI_MAX_CALL_TIMEOUT_MS 10000
 #define UI_VERIFY_MS 1000		/* how long an action's effect is awaited */
+#define UI_PRESS_WAIT_MS 1000		/* how long a press's answer is awaited */
 #define UI_WAIT_POLL_MS 250		/* ui_wait re-checks at least this often */
 /* The bytes of a ui_snapshot or ui_find answer (the outline and the
  * elements, as JSON), whatever the apps publish: nodes stop being added when
@@ -1713,6 +1714,8 @@ struct act_run {
 	struct verify v;
 	char* expect;			/* owns v.text when the verb worked it out */
 	bool ok;			/* the app said it did it */
+	bool busy;			/* a press: the app did not answer in time again (busy
+					 * with what it opened) */
 	int rc;
 	char err[512];
 };
@@ -1752,8 +1755,11 @@ static enum verb_outcome verb_press(struct act_run* run)
 	if (i < 0 && n->n_actions > 0 && !(n->ifaces & A11Y_IF_EDITABLE_TEXT))
 		i = 0;	/* the element's one action, whatever its name (not a text field's) */
 	if (i >= 0) {
-		struct a11y_act a = { .op = A11Y_DO_ACTION, .index = i };
-		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
+		/* A press may open a modal dialog run inside the call (File >
+		 * Save...): a short wait, and the app's being busy said. */
+		int64_t left = run->deadline - clock_ms();
+		int wait = left < UI_PRESS_WAIT_MS ? (int)(left > 0 ? left : 1) : UI_PRESS_WAIT_MS;
+		run->rc = a11y_press(&run->r->ref.id, i, wait, &run->ok, &run->busy, run->err, sizeof(run->err));
 	} else {
 		run->route = ROUTE_PIXEL;
 	}
@@ -2098,6 +2104,12 @@ static void act_report(const struct ui_verb_def* verb, struct act_run* run, json
 	if (v->what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v->text))
 		json_object_set_new(res, "note", json_string("Chromium reports a textarea's text with one "
 				"more trailing newline than its value; the value is exact"));
+	if (run->busy) {
+		json_object_set_new(res, "app_busy", json_true());
+		json_object_set_new(res, "note", json_string("done: the app is busy with what it opened (it did "
+				"not answer again in time; a modal dialog runs its own loop inside the press): "
+				"the dialog's tree answers now"));
+	}
 	if ((v->what == EXPECT_TEXT || v->what == EXPECT_TEXT_CHROMIUM) && !is_verified) {
 		json_object_set_new(res, "expected", json_string(v->text));
 		if (after.text)

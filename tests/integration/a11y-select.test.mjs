@@ -1,6 +1,9 @@
 // ui_act on the controls a study of real apps found broken (issue 25):
 // select on a Chromium <select> and a Qt5 QComboBox, read back from the
-// app's own state (the page's title, the Qt app's records).
+// app's own state (the page's title, the Qt app's records); a GTK 3 menu
+// item whose handler runs a modal dialog's loop inside the press
+// (tests/apps/gtk3-modal.py, as mousepad's File > Save... does): the press
+// returns at once, the dialog's tree answers, its button works.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -82,4 +85,38 @@ test('select on a Qt5 QComboBox: named by its label, set and read back by the ap
     await waitUntil(() => sizes().at(-1) === value, { timeout: 3000 * SLOW, what: `the app to have ${value}` });
   }
   assert.equal((await ok(d, 'ui_find', { window: win.id, role: 'combo box' })).matches[0].text, 'Medium');
+});
+
+test('a menu item that runs a modal dialog: the press returns, the dialog answers at once', { timeout: 90000 * SLOW }, async (t) => {
+  need('python3');
+  const dir = tempDir('deskd-modal-');
+  const state = join(dir, 'state');
+  const d = await startDeskd({ args: ['--launch', `/usr/bin/python3 ${join(ROOT, 'tests/apps/gtk3-modal.py')} --state ${state}`] });   // spawns: python3
+  t.after(() => d.stop());
+  await waitUntil(() => lines(state).includes('ready'), { timeout: 20000 * SLOW, what: 'the app' });
+  const win = await windowOf(d, /^deskd modal$/, 'the window');
+  const find = (args) => ok(d, 'ui_find', { window: win.id, ...args });
+  const file = await waitUntil(async () => (await find({ role: 'menu', name: 'File' })).matches[0], { timeout: 10000 * SLOW, what: 'the menu' });
+  // A name padded by the accelerator's column matches exactly, kept raw.
+  const reload = (await find({ name: 'Reload', match: 'exact', all: true })).matches;
+  assert.equal(reload.length, 1, JSON.stringify(reload));
+  assert.equal(reload[0].name, 'Reload      ');
+  await ok(d, 'ui_act', { ref: file.ref, action: 'press' });
+  const save = await waitUntil(async () => (await find({ role: 'menu item', name: 'Save…', all: true })).matches[0], { timeout: 5000 * SLOW, what: 'Save…' });
+  const t0 = Date.now();
+  const pr = await ok(d, 'ui_act', { ref: save.ref, action: 'press' });
+  const took = Date.now() - t0;
+  assert.ok(took < 2000 * SLOW, `the press took ${took} ms`);
+  assert.equal(pr.app_busy, true, JSON.stringify(pr));
+  assert.match(pr.note, /busy with what it opened/);
+  assert.ok(lines(state).includes('opened'));
+  // The dialog's tree answers at once, and its button works.
+  const dlg = await windowOf(d, /^Save As$/, 'the dialog');
+  const t1 = Date.now();
+  const keep = (await ok(d, 'ui_find', { window: dlg.id, role: 'push button', name: 'Keep', timeout_ms: 1000 })).matches[0];
+  assert.ok(keep && Date.now() - t1 < 1500 * SLOW, `the dialog's tree took ${Date.now() - t1} ms`);
+  await ok(d, 'ui_act', { ref: keep.ref, action: 'press' });
+  await waitUntil(() => lines(state).includes('response ok'), { timeout: 3000 * SLOW, what: 'the app to see Keep' });
+  // And the window's tree still answers after the dialog closed.
+  assert.equal((await find({ role: 'menu', name: 'File' })).matches.length, 1);
 });
