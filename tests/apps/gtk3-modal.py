@@ -36,6 +36,15 @@ def main():
     reload_item = Gtk.MenuItem(label='Reload      ')
     reload_item.connect('activate', lambda _i: note('reload'))
     menu.append(reload_item)
+    # A submenu that never opens (its item takes no selection and no
+    # activation), for an expand that changes nothing.
+    recent = Gtk.MenuItem(label='Recent')
+    recent_menu = Gtk.Menu()
+    recent_menu.append(Gtk.MenuItem(label='none'))
+    recent.set_submenu(recent_menu)
+    recent.connect('select', lambda i: i.deselect())
+    recent.connect('activate', lambda i: i.stop_emission_by_name('activate'))
+    menu.append(recent)
     file_item.set_submenu(menu)
     bar.append(file_item)
     box.pack_start(bar, False, False, 0)

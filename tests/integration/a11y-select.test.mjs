@@ -101,7 +101,13 @@ test('a menu item that runs a modal dialog: the press returns, the dialog answer
   const reload = (await find({ name: 'Reload', match: 'exact', all: true })).matches;
   assert.equal(reload.length, 1, JSON.stringify(reload));
   assert.equal(reload[0].name, 'Reload      ');
-  await ok(d, 'ui_act', { ref: file.ref, action: 'press' });
+  // expand on a submenu that does not open (the app selects the item,
+  // nothing more): an error, not a success that says verified: false.
+  const recent = (await find({ role: 'menu', name: 'Recent', all: true })).matches[0];
+  const ex = await fail(d, 'ui_act', { ref: recent.ref, action: 'expand' }, 'unverified');
+  assert.equal(ex.verified, false);
+  // expand on one that opens: its items show.
+  assert.equal((await ok(d, 'ui_act', { ref: file.ref, action: 'expand' })).verified, true);
   const save = await waitUntil(async () => (await find({ role: 'menu item', name: 'Save…', all: true })).matches[0], { timeout: 5000 * SLOW, what: 'Save…' });
   const t0 = Date.now();
   const pr = await ok(d, 'ui_act', { ref: save.ref, action: 'press' });
