@@ -627,27 +627,41 @@ static bool closed_popup(const struct walk* w, int i)
 	return k >= 0 && w->v[k].has_bounds && w->v[0].has_bounds && !inside(&w->v[k], &w->v[0]);
 }
 
-/* Qt names a combo box by its current option: the label before it names it
- * for a person, so the snapshot does too and keeps the option as its text
+/* Qt names a combo box by its current option: a person knows it by its
+ * label, so the snapshot does too and keeps the option as its text
  * ("combo box "Size" value="Small""). Only when the name is one of the
  * combo's own options (walked: its popup's items). */
-static void name_by_label(struct walk* w, int i)
+static bool named_by_option(const struct walk* w, int i)
+{
+	int list = first_child(w, i);
+	for (int k = list + 1; list >= 0 && k < w->n; k++)
+		if (w->v[k].parent == list && w->v[k].name && strcmp(w->v[k].name, w->v[i].name) == 0)
+			return true;
+	return false;
+}
+
+/* The label of combo i: the walked node its labelled-by relation names
+ * (label, when one came), else the kept label just before it among its
+ * siblings; -1 none. */
+static int combo_label(const struct walk* w, int i, const struct a11y_id* label)
+{
+	for (int k = 0; label && k < w->n; k++)
+		if (w->keep[k] && strcmp(w->v[k].id.path, label->path) == 0
+				&& strcmp(w->v[k].id.bus, label->bus) == 0)
+			return k;
+	for (int k = i - 1; k >= 0; k--)
+		if (w->v[k].parent == w->v[i].parent && w->keep[k])
+			return w->v[k].role == A11Y_ROLE_LABEL || w->v[k].role == A11Y_ROLE_STATIC ? k : -1;
+	return -1;
+}
+
+static void name_by_label(struct walk* w, int i, const struct a11y_id* label)
 {
 	struct a11y_node* n = &w->v[i];
-	int list = first_child(w, i);
-	bool is_option = false;
-	for (int k = list + 1; list >= 0 && k < w->n && !is_option; k++)
-		is_option = w->v[k].parent == list && w->v[k].name && strcmp(w->v[k].name, n->name) == 0;
-	if (!is_option || n->text)
+	int k = combo_label(w, i, label);
+	if (k < 0 || n->text || !w->v[k].name || !w->v[k].name[0])
 		return;
-	int label = -1;
-	for (int k = i - 1; k >= 0 && label < 0; k--)
-		if (w->v[k].parent == n->parent && w->keep[k])
-			label = k;
-	if (label < 0 || (w->v[label].role != A11Y_ROLE_LABEL && w->v[label].role != A11Y_ROLE_STATIC)
-			|| !w->v[label].name || !w->v[label].name[0])
-		return;
-	char* name = strdup(w->v[label].name);
+	char* name = strdup(w->v[k].name);
 	if (!name)
 		return;
 	n->text = n->name;
@@ -656,14 +670,34 @@ static void name_by_label(struct walk* w, int i)
 	n->name = name;
 }
 
+/* The combos named by an option, renamed; their relations in one round
+ * (Qt's label buddy), asked only while the deadline leaves time for it. */
+static void name_combos(struct snapshot* s)
+{
+	struct walk* w = &s->w;
+	struct batch* b = &s->b;
+	for (int i = 1; i < w->n; i++)
+		if (w->keep[i] && w->v[i].role == A11Y_ROLE_COMBO_BOX && w->v[i].name && named_by_option(w, i)
+				&& a11y__left_ms(b->deadline) > 200)
+			a11y__send_simple(b, w->v[i].id.bus, w->v[i].id.path, IF_ACCESSIBLE, "GetRelationSet",
+					i, K_OTHER);
+	size_t sent = b->n;
+	if (sent)
+		a11y__batch_wait(b);
+	for (size_t k = 0; k < sent; k++) {
+		struct a11y_id label;
+		bool have = b->v[k].reply && a11y__get_relation(b->v[k].reply, A11Y_RELATION_LABELLED_BY, &label);
+		name_by_label(w, b->v[k].node, have ? &label : NULL);
+	}
+	a11y__batch_reset(b);
+}
+
 /* After the details: combos named by their labels, closed popups left out
  * (all: true keeps them). Parents come before children in the walk. */
 static void tidy_popups(struct snapshot* s)
 {
 	struct walk* w = &s->w;
-	for (int i = 1; i < w->n; i++)
-		if (w->keep[i] && w->v[i].role == A11Y_ROLE_COMBO_BOX && w->v[i].name)
-			name_by_label(w, i);
+	name_combos(s);
 	for (int i = 1; i < w->n; i++)
 		if (w->keep[i] && (!w->keep[w->v[i].parent] || (!s->q->all && closed_popup(w, i))))
 			w->keep[i] = false;

@@ -1644,16 +1644,61 @@ static int select_by_selection(struct select_ctx* s, bool on_list, bool* ok, cha
 	return a11y_act(on_list ? &s->list : &s->r->ref.id, &a, clock_ms() + 1500, ok, err, size);
 }
 
-/* The keyboard, as a person does on a closed combo: focus it (GrabFocus;
- * a click would open the popup), then Up or Down from the current option
- * (Home first when that is unknown). Qt's combo has no other route: its
- * list items take a press but the combo keeps its value. */
-static int select_by_keys(struct select_ctx* s, char* err, size_t size)
+static bool has_focus(const struct a11y_id* id, int ms)
 {
-	const struct resolved* r = s->r;
+	int64_t end = clock_ms() + ms;
+	for (;;) {
+		char err[128];
+		struct a11y_node n = { 0 };
+		bool yes = a11y_read(id, 0, clock_ms() + 500, &n, err, sizeof(err)) == 0
+				&& A11Y_HAS(n.states, A11Y_FOCUSED);
+		a11y_node_clear(&n);
+		if (yes || clock_ms() >= end)
+			return yes;
+		clock_sleep_ms(30);
+	}
+}
+
+/* Focus a closed combo: GrabFocus (Qt's answers false: its combo has no
+ * SetFocus action), else a click, which opens the popup, and Escape, which
+ * closes it and leaves the focus there. */
+static int focus_combo(const struct resolved* r, char* err, size_t size)
+{
+	if (A11Y_HAS(r->node.states, A11Y_FOCUSED))
+		return 0;
 	bool ok = false;
 	struct a11y_act focus = { .op = A11Y_GRAB_FOCUS };
 	int rc = a11y_act(&r->ref.id, &focus, clock_ms() + 1000, &ok, err, size);
+	if (rc == 0 && ok && has_focus(&r->ref.id, 300))
+		return 0;
+	if ((rc = pixel_click(r, err, size)) < 0)
+		return rc;
+	clock_sleep_ms(100);	/* the popup maps before it takes the key */
+	desktop_lock();
+	struct input* in = desktop_input_get(err, size);
+	struct input_chord esc = { 0 };
+	if (in && (rc = input_chord_parse(&esc, "Escape", err, size)) == 0)
+		rc = input_key_chord(in, &esc);
+	if (in)
+		desktop_input_put(in);
+	desktop_unlock();
+	if (!in)
+		return -ECONNRESET;
+	if (rc == 0 && !has_focus(&r->ref.id, 500)) {
+		snprintf(err, size, "the combo did not take the focus (GrabFocus, then a click)");
+		return -ENOTSUP;
+	}
+	return rc;
+}
+
+/* The keyboard, as a person does on a closed combo: focus it, then Up or
+ * Down from the current option (Home first when that is unknown). Qt's
+ * combo has no other route: its list items take a press but the combo
+ * keeps its value. */
+static int select_by_keys(struct select_ctx* s, char* err, size_t size)
+{
+	const struct resolved* r = s->r;
+	int rc = focus_combo(r, err, size);
 	if (rc < 0)
 		return rc;
 	desktop_lock();
@@ -1664,8 +1709,8 @@ static int select_by_keys(struct select_ctx* s, char* err, size_t size)
 	}
 	input_focus_window(in, r->tg.window, 1000);
 	struct input_chord home = { 0 }, step = { 0 };
-	int from = s->current, moves = s->pick - s->current;
-	if (from < 0) {
+	int moves = s->pick - s->current;
+	if (s->current < 0) {
 		if ((rc = input_chord_parse(&home, "Home", err, size)) == 0)
 			rc = input_key_chord(in, &home);
 		moves = s->pick;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-# A Qt5 combo box with a label (its buddy), for ui_act select: every change
-# of the combo's current text is appended to the records file as one JSON
-# line {"size": text}; "ready" first. Qt names the combo by its current
+# Qt5 combo boxes with labels (their buddies), for ui_act select: every
+# change of a combo's current text is appended to the records file as one
+# JSON line ({"size": text} or {"colour": text}); "ready" first. Qt names the combo by its current
 # text, so the label is what names it for a human.
 import json, sys
 from PyQt5.QtWidgets import QApplication, QComboBox, QFormLayout, QLabel, QWidget
@@ -22,7 +22,15 @@ label = QLabel('&Size')
 label.setBuddy(combo)
 form.addRow(label, combo)
 combo.currentTextChanged.connect(lambda t: note({'size': t}))
-w.resize(360, 120)
+# A second combo made before its label: the label does not come before it
+# among the window's children, only its buddy relation names it.
+colour = QComboBox(w)
+colour.addItems(['Red', 'Green', 'Blue'])
+colour_label = QLabel('&Colour', w)
+colour_label.setBuddy(colour)
+form.addRow(colour_label, colour)
+colour.currentTextChanged.connect(lambda t: note({'colour': t}))
+w.resize(360, 160)
 w.move(0, 0)
 w.show()
 note({'ready': combo.currentText()})

@@ -67,13 +67,18 @@ test('select on a Qt5 QComboBox: named by its label, set and read back by the ap
   const d = await startDeskd({ args: ['--launch', `env QT_QPA_PLATFORM=xcb /usr/bin/python3 ${join(ROOT, 'tests/apps/qt_combo.py')} ${records}`] });   // spawns: python3
   t.after(() => d.stop());
   const win = await windowOf(d, /deskd qt combo/, 'the Qt window');
-  const combo = await waitUntil(async () => {
+  const combos = await waitUntil(async () => {
     const r = await d.tool('ui_find', { window: win.id, role: 'combo box' });
-    return r.status === 200 && r.body.structuredContent.matches[0];
-  }, { timeout: 20000 * SLOW, what: 'the combo in the tree' });
-  // Qt names it by its current text; the snapshot names it by its label.
-  assert.equal(combo.name, 'Size', JSON.stringify(combo));
+    return r.status === 200 && r.body.structuredContent.matches.length === 2 && r.body.structuredContent.matches;
+  }, { timeout: 20000 * SLOW, what: 'the combos in the tree' });
+  // Qt names a combo by its current text; the snapshot names it by its
+  // label: the one before it, or (Colour: made after its combo) the one its
+  // labelled-by relation names.
+  const combo = combos.find((c) => c.name === 'Size');
+  assert.ok(combo, JSON.stringify(combos));
   assert.equal(combo.text, 'Small');
+  const colour = combos.find((c) => c.name === 'Colour');
+  assert.ok(colour && colour.text === 'Red', JSON.stringify(combos));
   const snap = await ok(d, 'ui_snapshot', { window: win.id });
   assert.ok(!snap.elements.some((e) => e.role === 'list item'), 'the closed popup\'s items are left out');
   const sizes = () => lines(records).map((l) => JSON.parse(l)).filter((r) => r.size).map((r) => r.size);
@@ -84,7 +89,9 @@ test('select on a Qt5 QComboBox: named by its label, set and read back by the ap
     assert.equal(r.element.name, value, 'the combo reads back the option');
     await waitUntil(() => sizes().at(-1) === value, { timeout: 3000 * SLOW, what: `the app to have ${value}` });
   }
-  assert.equal((await ok(d, 'ui_find', { window: win.id, role: 'combo box' })).matches[0].text, 'Medium');
+  assert.equal((await ok(d, 'ui_find', { window: win.id, role: 'combo box', name: 'Size' })).matches[0].text, 'Medium');
+  assert.equal((await ok(d, 'ui_act', { ref: colour.ref, action: 'select', text: 'Blue' })).verified, true);
+  await waitUntil(() => lines(records).some((l) => JSON.parse(l).colour === 'Blue'), { timeout: 3000 * SLOW, what: 'Blue' });
 });
 
 test('a menu item that runs a modal dialog: the press returns, the dialog answers at once', { timeout: 90000 * SLOW }, async (t) => {
