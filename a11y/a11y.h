@@ -239,6 +239,15 @@ struct a11y_act {
 int a11y_act(const struct a11y_id* id, const struct a11y_act* act,
 		int64_t deadline_ms, bool* ok, char* err, size_t err_size);
 
+/** Action.DoAction(index) for a press that may open a modal dialog whose
+ *  loop the app runs inside the call (a menu item's Save...): on a
+ *  connection of its own, waiting at most wait_ms for the answer, then a
+ *  probe on the same connection. *busy when either did not come: the press
+ *  was delivered and the app is busy with what it opened; later calls on
+ *  other connections still reach it. 0, -ENOTSUP, -ESRCH, -EIO, -ENOTCONN. */
+int a11y_press(const struct a11y_id* id, int index, int wait_ms, bool* ok, bool* busy,
+		char* err, size_t err_size);
+
 /* ---- Events --------------------------------------------------------------- */
 
 struct a11y_watch;
@@ -258,6 +267,12 @@ const char* a11y_role_name(int role);
 int a11y_role_lookup(const char* name);
 /** "checked", "focused", ... or NULL for states deskd does not name. */
 const char* a11y_state_name(int state);
+/** Names equal but for white space around them (mousepad's menu items pad
+ *  their names with the accelerator's column: "Save      "). */
+bool a11y_name_eq(const char* a, const char* b);
+/** Where s ends without its trailing white space (an offset); *start (may
+ *  be NULL) where it starts without its leading white space. */
+size_t a11y_name_trim(const char* s, size_t* start);
 /** How many bytes of s[0..len) to keep at most max of them without
  *  splitting a UTF-8 character: len when it fits, else the last character
  *  boundary at or before max (continuation bytes 10xxxxxx are stepped over;

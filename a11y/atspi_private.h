@@ -141,6 +141,10 @@ bool a11y__get_ifaces(DBusMessage* r, unsigned* out);
 /** a(so): children, at most max. *out malloc'd; -1 when not an array. */
 int a11y__get_refs(DBusMessage* r, struct a11y_id** out, int max);
 bool a11y__get_extents(DBusMessage* r, int* x, int* y, int* w, int* h);
+#define A11Y_RELATION_LABELLED_BY 2	/* AtspiRelationType */
+/** GetRelationSet's reply, a(ua(so)): the first target of a relation of
+ *  that type into out; false when there is none. */
+bool a11y__get_relation(DBusMessage* r, unsigned type, struct a11y_id* out);
 /** GetItems's reply into t (empty when it is not one). */
 void a11y__parse_items(DBusMessage* r, struct items* t);
 struct item* a11y__items_find(struct items* t, const char* path);

@@ -220,6 +220,29 @@ int a11y__get_refs(DBusMessage* r, struct a11y_id** out, int max)
 	return n;
 }
 
+bool a11y__get_relation(DBusMessage* r, unsigned type, struct a11y_id* out)
+{
+	DBusMessageIter it, rel;
+	if (!a11y__first_arg(r, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+		return false;
+	dbus_message_iter_recurse(&it, &rel);
+	for (; dbus_message_iter_get_arg_type(&rel) == DBUS_TYPE_STRUCT; dbus_message_iter_next(&rel)) {
+		DBusMessageIter f, targets;
+		dbus_uint32_t t = 0;
+		dbus_message_iter_recurse(&rel, &f);
+		if (dbus_message_iter_get_arg_type(&f) != DBUS_TYPE_UINT32)
+			continue;
+		dbus_message_iter_get_basic(&f, &t);
+		dbus_message_iter_next(&f);
+		if (t != type || dbus_message_iter_get_arg_type(&f) != DBUS_TYPE_ARRAY)
+			continue;
+		dbus_message_iter_recurse(&f, &targets);
+		if (parse_ref(&targets, out))
+			return true;
+	}
+	return false;
+}
+
 bool a11y__get_extents(DBusMessage* r, int* x, int* y, int* w, int* h)
 {
 	DBusMessageIter it, f;

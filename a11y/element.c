@@ -205,6 +205,28 @@ int a11y_children(const struct a11y_id* id, int max, int64_t deadline_ms,
 	return rc;
 }
 
+/* An action's reply: 0 with *ok the app's boolean, or its error as
+ * -ENOTSUP (no such method, interface or property), -ESRCH (gone), -EIO. */
+static int action_reply(DBusMessage* r, bool* ok, char* err, size_t err_size)
+{
+	if (dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_ERROR) {
+		const char* name = dbus_message_get_error_name(r);
+		const char* msg = NULL;
+		dbus_message_get_args(r, NULL, DBUS_TYPE_STRING, &msg, DBUS_TYPE_INVALID);
+		a11y__set_err(err, err_size, "%s%s%s", name, msg ? ": " : "", msg ? msg : "");
+		if (strcmp(name, DBUS_ERROR_UNKNOWN_METHOD) == 0
+				|| strcmp(name, DBUS_ERROR_NOT_SUPPORTED) == 0
+				|| strcmp(name, DBUS_ERROR_UNKNOWN_INTERFACE) == 0
+				|| strcmp(name, DBUS_ERROR_UNKNOWN_PROPERTY) == 0)
+			return -ENOTSUP;
+		return a11y__reply_gone(r) ? -ESRCH : -EIO;
+	}
+	int64_t v = 1;	/* Properties.Set answers nothing */
+	a11y__get_int(r, &v);
+	*ok = v != 0;
+	return 0;
+}
+
 int a11y_act(const struct a11y_id* id, const struct a11y_act* act, int64_t deadline_ms,
 		bool* ok, char* err, size_t err_size)
 {
@@ -276,29 +298,69 @@ int a11y_act(const struct a11y_id* id, const struct a11y_act* act, int64_t deadl
 	a11y__batch_send(&b, m, 0, K_OTHER, 0);
 	a11y__batch_wait(&b);
 	int rc = finish_single(&b, err, err_size, "the action");
-	if (rc == 0) {
-		DBusMessage* r = b.v[0].reply;
-		if (dbus_message_get_type(r) == DBUS_MESSAGE_TYPE_ERROR) {
-			const char* name = dbus_message_get_error_name(r);
-			const char* msg = NULL;
-			dbus_message_get_args(r, NULL, DBUS_TYPE_STRING, &msg, DBUS_TYPE_INVALID);
-			a11y__set_err(err, err_size, "%s%s%s", name, msg ? ": " : "", msg ? msg : "");
-			if (strcmp(name, DBUS_ERROR_UNKNOWN_METHOD) == 0
-					|| strcmp(name, DBUS_ERROR_NOT_SUPPORTED) == 0
-					|| strcmp(name, DBUS_ERROR_UNKNOWN_INTERFACE) == 0
-					|| strcmp(name, DBUS_ERROR_UNKNOWN_PROPERTY) == 0)
-				rc = -ENOTSUP;
-			else if (a11y__reply_gone(r))
-				rc = -ESRCH;
-			else
-				rc = -EIO;
-		} else {
-			int64_t v = 1;	/* Properties.Set answers nothing */
-			a11y__get_int(r, &v);
-			*ok = v != 0;
-		}
-	}
+	if (rc == 0)
+		rc = action_reply(b.v[0].reply, ok, err, err_size);
 	a11y__pool_put(c, !b.timed_out && !b.lost);
+	a11y__batch_free(&b);
+	return rc;
+}
+
+#define PRESS_PROBE_MS 500	/* how long the app may take to answer again after a press */
+
+/* The call runs on a connection of its own: the app's peer one when it
+ * offers one (GTK3 answers DoAction first, then runs the handler, and a
+ * dialog's run() inside it keeps that connection's dispatch busy until the
+ * dialog closes, so no other call may share it), else a bus connection
+ * that is closed when the app did not answer (late replies would pile up
+ * in it). A probe on the same connection tells a busy app from a done one. */
+int a11y_press(const struct a11y_id* id, int index, int wait_ms, bool* ok, bool* busy,
+		char* err, size_t err_size)
+{
+	*ok = *busy = false;
+	DBusMessage* m = a11y__method(id->bus, id->path, IF_ACTION, "DoAction");
+	dbus_int32_t i32 = index;
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_INT32, &i32, DBUS_TYPE_INVALID)) {
+		if (m)
+			dbus_message_unref(m);
+		return -ENOMEM;
+	}
+	DBusConnection* c = a11y__pool_get(err, err_size);
+	if (!c) {
+		dbus_message_unref(m);
+		return -ENOTCONN;
+	}
+	struct batch b = { .c = c, .deadline = clock_ms() + wait_ms };
+	DBusConnection* peer = a11y__peer_get(&b, id->bus);
+	bool bus_clean = !b.timed_out && !b.lost;
+	if (peer)
+		b.c = peer;
+	b.timed_out = false;
+	b.deadline = clock_ms() + wait_ms;
+	a11y__batch_send(&b, m, 0, K_OTHER, 0);
+	a11y__batch_wait(&b);
+	int rc = 0;
+	if (b.lost) {
+		a11y__set_err(err, err_size, "the connection to the application was lost");
+		rc = -ENOTCONN;
+	} else if (!b.n || !b.v[0].reply) {
+		*busy = *ok = true;	/* delivered; the app is in what it opened */
+	} else {
+		rc = action_reply(b.v[0].reply, ok, err, err_size);
+	}
+	if (rc == 0 && !*busy) {
+		a11y__batch_reset(&b);
+		b.deadline = clock_ms() + PRESS_PROBE_MS;
+		a11y__send_simple(&b, id->bus, id->path, IF_ACCESSIBLE, "GetRole", 0, K_ROLE);
+		a11y__batch_wait(&b);
+		*busy = !b.lost && b.n && !b.v[0].reply;
+	}
+	bool clean = !*busy && !b.lost && !b.timed_out;
+	if (peer) {
+		a11y__peer_put(id->bus, peer, clean);
+		a11y__pool_put(c, bus_clean);
+	} else {
+		a11y__pool_put(c, clean);
+	}
 	a11y__batch_free(&b);
 	return rc;
 }

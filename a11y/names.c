@@ -89,3 +89,29 @@ size_t a11y_utf8_cut(const char* s, size_t len, size_t max)
 		n--;
 	return n;
 }
+
+/* ASCII white space only: names are UTF-8, and a multi-byte space (U+00A0)
+ * may be meant. */
+static bool space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+size_t a11y_name_trim(const char* s, size_t* start)
+{
+	size_t b = 0, e = strlen(s);
+	while (b < e && space(s[b]))
+		b++;
+	while (e > b && space(s[e - 1]))
+		e--;
+	if (start)
+		*start = b;
+	return e;
+}
+
+bool a11y_name_eq(const char* a, const char* b)
+{
+	size_t sa, sb;
+	size_t ea = a11y_name_trim(a, &sa), eb = a11y_name_trim(b, &sb);
+	return ea - sa == eb - sb && memcmp(a + sa, b + sb, ea - sa) == 0;
+}

@@ -597,6 +597,121 @@ static void fetch_details(struct snapshot* s)
 		}
 }
 
+/* ---- Closed popups and combos named by their value --------------------------- */
+
+static bool popup_role(int role)
+{
+	return role == A11Y_ROLE_MENU || role == A11Y_ROLE_LIST || role == A11Y_ROLE_LIST_BOX
+			|| role == 41 /* popup menu */;
+}
+
+static bool inside(const struct a11y_node* n, const struct a11y_node* f)
+{
+	return n->x >= f->x && n->y >= f->y && n->x + n->width <= f->x + f->width
+			&& n->y + n->height <= f->y + f->height;
+}
+
+/* The first kept child of node i, or -1 (children come after their parent). */
+static int first_child(const struct walk* w, int i)
+{
+	for (int k = i + 1; k < w->n; k++)
+		if (w->v[k].parent == i && w->keep[k])
+			return k;
+	return -1;
+}
+
+/* The popup list of a combo box that is not open: Chromium's says
+ * collapsed, Qt's (no such state) keeps its items "showing" at the popup's
+ * last place, outside the window. */
+static bool closed_popup(const struct walk* w, int i)
+{
+	const struct a11y_node* n = &w->v[i];
+	int p = n->parent;
+	if (p < 0 || w->v[p].role != A11Y_ROLE_COMBO_BOX || A11Y_HAS(w->v[p].states, A11Y_EXPANDED)
+			|| !popup_role(n->role))
+		return false;
+	if (A11Y_HAS(w->v[p].states, A11Y_COLLAPSED))
+		return true;
+	int k = first_child(w, i);
+	return k >= 0 && w->v[k].has_bounds && w->v[0].has_bounds && !inside(&w->v[k], &w->v[0]);
+}
+
+/* Qt names a combo box by its current option: a person knows it by its
+ * label, so the snapshot does too and keeps the option as its text
+ * ("combo box "Size" value="Small""). Only when the name is one of the
+ * combo's own options (walked: its popup's items). */
+static bool named_by_option(const struct walk* w, int i)
+{
+	int list = first_child(w, i);
+	for (int k = list + 1; list >= 0 && k < w->n; k++)
+		if (w->v[k].parent == list && w->v[k].name && strcmp(w->v[k].name, w->v[i].name) == 0)
+			return true;
+	return false;
+}
+
+/* The label of combo i: the walked node its labelled-by relation names
+ * (label, when one came), else the kept label just before it among its
+ * siblings; -1 none. */
+static int combo_label(const struct walk* w, int i, const struct a11y_id* label)
+{
+	for (int k = 0; label && k < w->n; k++)
+		if (w->keep[k] && strcmp(w->v[k].id.path, label->path) == 0
+				&& strcmp(w->v[k].id.bus, label->bus) == 0)
+			return k;
+	for (int k = i - 1; k >= 0; k--)
+		if (w->v[k].parent == w->v[i].parent && w->keep[k])
+			return w->v[k].role == A11Y_ROLE_LABEL || w->v[k].role == A11Y_ROLE_STATIC ? k : -1;
+	return -1;
+}
+
+static void name_by_label(struct walk* w, int i, const struct a11y_id* label)
+{
+	struct a11y_node* n = &w->v[i];
+	int k = combo_label(w, i, label);
+	if (k < 0 || n->text || !w->v[k].name || !w->v[k].name[0])
+		return;
+	char* name = strdup(w->v[k].name);
+	if (!name)
+		return;
+	n->text = n->name;
+	n->text_len = strlen(n->text);
+	n->char_count = -1;
+	n->name = name;
+}
+
+/* The combos named by an option, renamed; their relations in one round
+ * (Qt's label buddy), asked only while the deadline leaves time for it. */
+static void name_combos(struct snapshot* s)
+{
+	struct walk* w = &s->w;
+	struct batch* b = &s->b;
+	for (int i = 1; i < w->n; i++)
+		if (w->keep[i] && w->v[i].role == A11Y_ROLE_COMBO_BOX && w->v[i].name && named_by_option(w, i)
+				&& a11y__left_ms(b->deadline) > 200)
+			a11y__send_simple(b, w->v[i].id.bus, w->v[i].id.path, IF_ACCESSIBLE, "GetRelationSet",
+					i, K_OTHER);
+	size_t sent = b->n;
+	if (sent)
+		a11y__batch_wait(b);
+	for (size_t k = 0; k < sent; k++) {
+		struct a11y_id label;
+		bool have = b->v[k].reply && a11y__get_relation(b->v[k].reply, A11Y_RELATION_LABELLED_BY, &label);
+		name_by_label(w, b->v[k].node, have ? &label : NULL);
+	}
+	a11y__batch_reset(b);
+}
+
+/* After the details: combos named by their labels, closed popups left out
+ * (all: true keeps them). Parents come before children in the walk. */
+static void tidy_popups(struct snapshot* s)
+{
+	struct walk* w = &s->w;
+	name_combos(s);
+	for (int i = 1; i < w->n; i++)
+		if (w->keep[i] && (!w->keep[w->v[i].parent] || (!s->q->all && closed_popup(w, i))))
+			w->keep[i] = false;
+}
+
 /* Step 5: the flags, the tree in pre-order, and what a (nearly) empty
  * result means. */
 static int finish(struct snapshot* s)
@@ -649,8 +764,10 @@ static int snapshot_run(struct snapshot* s, DBusConnection** peer, bool* bus_cle
 		s->b.c = *peer;
 	}
 	walk_levels(s);
-	if (!s->b.timed_out && !s->b.lost && !s->gone)
+	if (!s->b.timed_out && !s->b.lost && !s->gone) {
 		fetch_details(s);
+		tidy_popups(s);
+	}
 	return finish(s);
 }
 

@@ -128,10 +128,43 @@ static void test_silent_bus(void)
 	unlink(path);
 }
 
+/* Names compare equal but for ASCII white space around them (mousepad's
+ * "Save      "); inside, and non-ASCII spaces, count. */
+static void test_name_eq(void)
+{
+	TST_CHECK(a11y_name_eq("Save      ", "Save"));
+	TST_CHECK(a11y_name_eq("  Save\t\n", " Save "));
+	TST_CHECK(a11y_name_eq("", "   "));
+	TST_CHECK(a11y_name_eq("", ""));
+	TST_CHECK(!a11y_name_eq("Save As", "Save  As"));
+	TST_CHECK(!a11y_name_eq("Save", "save"));
+	TST_CHECK(!a11y_name_eq("Save\xc2\xa0", "Save"));	/* U+00A0 is kept */
+	TST_CHECK(!a11y_name_eq("Sav", "Save"));
+	size_t start = 99;
+	TST_EQ_INT((int)a11y_name_trim("  ab c \t", &start), 6);
+	TST_EQ_INT((int)start, 2);
+	TST_EQ_INT((int)a11y_name_trim("    ", &start), 4);
+	TST_EQ_INT((int)start, 4);
+	TST_EQ_INT((int)a11y_name_trim("x", NULL), 1);
+	/* Every split of padding around every prefix: equal exactly to the
+	 * trimmed core, never to a longer or shorter one. */
+	const char* core = "Open Recent";
+	char buf[64];
+	for (int l = 0; l < 4; l++)
+		for (int r = 0; r < 4; r++) {
+			snprintf(buf, sizeof(buf), "%*s%s%*s", l, "", core, r, "");
+			TST_CHECK(a11y_name_eq(buf, core));
+			TST_CHECK(a11y_name_eq(core, buf));
+			TST_CHECK(!a11y_name_eq(buf, "Open Recen"));
+			TST_CHECK(!a11y_name_eq(buf, "Open Recent."));
+		}
+}
+
 int main(void)
 {
 	test_names();
 	test_utf8_cut();
+	test_name_eq();
 	test_no_bus();
 	test_silent_bus();
 	TST_END();
