@@ -110,6 +110,10 @@ test('accessibility: snapshot, act, read, refs, destructive names, hung apps, xt
       const r = (await ok(d, 'ui_act', { ref, action: 'set_text', text: value })).structuredContent;
       assert.equal(r.verified, true, JSON.stringify(r));
       assert.equal(r.route, 'atspi');
+      // The answer says what changed, not the whole element (ui_read has it).
+      assert.ok(!('actions' in r.element) && !('all_states' in r.element) && !('description' in r.element), JSON.stringify(r.element));
+      const bytes = Buffer.byteLength(JSON.stringify(r));
+      assert.ok(bytes < 400 + Buffer.byteLength(JSON.stringify(value)), `ui_act answered ${bytes} bytes: ${JSON.stringify(r)}`);
       const read = (await ok(d, 'ui_read', { ref })).structuredContent;
       assert.equal(read.text, value);
       assert.equal(state()[key], value, 'the app\'s own state');
