@@ -30,6 +30,8 @@
 #define UI_TEXT_MAX 65536		/* bytes set_text / insert_text accept */
 #define UI_READ_DEFAULT 100000		/* bytes ui_read returns by default */
 #define UI_DEFAULT_TIMEOUT_MS 2000
+#define UI_ENABLE_WAIT_MS 1000		/* an act waits this long for a disabled element */
+#define UI_ENABLE_POLL_MS 50
 #define UI_MAX_CALL_TIMEOUT_MS 10000
 #define UI_VERIFY_MS 1000		/* how long an action's effect is awaited */
 #define UI_PRESS_WAIT_MS 1000		/* how long a press's answer is awaited */
@@ -1839,6 +1841,7 @@ struct act_run {
 	bool ok;			/* the app said it did it */
 	bool busy;			/* a press: the app did not answer in time again (busy
 					 * with what it opened) */
+	int64_t waited_enabled_ms;	/* it was disabled this long first (wait_enabled) */
 	int rc;
 	char err[512];
 };
@@ -2179,8 +2182,33 @@ static const struct ui_verb_def* act_arguments(json_t* args, struct act_run* run
 	return verb;
 }
 
+/* A disabled element may be one the app enables a moment later (a file
+ * chooser's Save after the name was set): read it again for a while. true,
+ * with run's node the enabled one, when it came. */
+static bool wait_enabled(struct act_run* run)
+{
+	int64_t start = clock_ms(), end = start + UI_ENABLE_WAIT_MS;
+	while (clock_ms() < end) {
+		clock_sleep_ms(UI_ENABLE_POLL_MS);
+		struct a11y_node now = { 0 };
+		char err[128];
+		if (a11y_read(&run->r->ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, &now, err,
+				sizeof(err)) != 0)
+			return false;
+		if (!disabled(&now) && now.role == run->r->node.role) {
+			a11y_node_clear(&run->r->node);
+			run->r->node = now;
+			run->waited_enabled_ms = clock_ms() - start;
+			return true;
+		}
+		a11y_node_clear(&now);
+	}
+	return false;
+}
+
 /* A name that reads as destructive needs allow_destructive, and a disabled
- * element is not acted on; false with out filled (who given away). */
+ * element is not acted on (after a short wait for the app to enable it);
+ * false with out filled (who given away). */
 static bool act_allowed(const struct ui_verb_def* verb, struct act_run* run, bool allow_destructive)
 {
 	const struct a11y_node* n = run->n;
@@ -2195,9 +2223,11 @@ static bool act_allowed(const struct ui_verb_def* verb, struct act_run* run, boo
 		run->who = NULL;
 		return false;
 	}
-	if (disabled(n)) {
-		tool_result_error(run->out, TOOL_ELEMENT_DISABLED, run->who, "%s \"%.80s\" is disabled (insensitive): "
-				"nothing was done", a11y_role_name(n->role), n->name);
+	if (disabled(n) && !wait_enabled(run)) {
+		tool_result_error(run->out, TOOL_ELEMENT_DISABLED, run->who, "%s \"%.80s\" is disabled (insensitive) "
+				"and stayed so for %d ms: nothing was done (an app that has not caught up with an "
+				"earlier change enables it later: ui_wait for it)", a11y_role_name(n->role), n->name,
+				UI_ENABLE_WAIT_MS);
 		run->who = NULL;
 		return false;
 	}
@@ -2280,6 +2310,8 @@ static void act_report(const struct ui_verb_def* verb, struct act_run* run, json
 			"effect", v->what == EXPECT_NONE ? "unverifiable" : is_verified ? "confirmed" : "no_change");
 	json_object_set_new(res, "verified", json_boolean(is_verified));
 	json_object_set_new(res, "changes", changes(before_windows, focus_before));
+	if (run->waited_enabled_ms)
+		json_object_set_new(res, "waited_enabled_ms", json_integer(run->waited_enabled_ms));
 	if (after.name)
 		json_object_set_new(res, "element", node_after_json(&run->r->node, &after));
 	if (v->what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v->text))

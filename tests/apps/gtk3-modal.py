@@ -6,13 +6,15 @@ inside the AT-SPI DoAction call that pressed it, as mousepad's Save does.
     gtk3-modal.py --state FILE
 
 FILE gets one line per event: "ready", "opened", "response <name>",
-"reload" (the padded "Reload      " item)."""
+"reload" (the padded "Reload      " item), "stored <name>" (the Store
+button, enabled 300 ms after the file name changes, as a file chooser's
+Save is)."""
 import argparse
 import sys
 
 import gi
 gi.require_version('Gtk', '3.0')
-from gi.repository import Gtk  # noqa: E402  (after require_version)
+from gi.repository import GLib, Gtk  # noqa: E402  (after require_version)
 
 
 def main():
@@ -49,6 +51,23 @@ def main():
     bar.append(file_item)
     box.pack_start(bar, False, False, 0)
     box.pack_start(Gtk.Label(label='body'), True, True, 0)
+    # As a file chooser's: Store is enabled a moment (300 ms) after the
+    # name changes, and Never is never enabled.
+    entry = Gtk.Entry()
+    entry.get_accessible().set_name('File name')
+    store = Gtk.Button(label='Store')
+    store.set_sensitive(False)
+    never = Gtk.Button(label='Never')
+    never.set_sensitive(False)
+
+    def name_changed(_e):
+        store.set_sensitive(False)
+        GLib.timeout_add(300, lambda: store.set_sensitive(bool(entry.get_text())) and False)
+
+    entry.connect('changed', name_changed)
+    store.connect('clicked', lambda _b: note('stored ' + entry.get_text()))
+    for w in (entry, store, never):
+        box.pack_start(w, False, False, 0)
     win.add(box)
 
     def on_save(_item):

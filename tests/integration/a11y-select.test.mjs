@@ -132,4 +132,15 @@ test('a menu item that runs a modal dialog: the press returns, the dialog answer
   await waitUntil(() => lines(state).includes('response ok'), { timeout: 3000 * SLOW, what: 'the app to see Keep' });
   // And the window's tree still answers after the dialog closed.
   assert.equal((await find({ role: 'menu', name: 'File' })).matches.length, 1);
+  // A button the app enables a moment after set_text (a file chooser's
+  // Save): the press waits for it; one that stays disabled says so.
+  const entry = (await find({ role: 'text', name: 'File name' })).matches[0];
+  const store = (await find({ role: 'push button', name: 'Store' })).matches[0];
+  await ok(d, 'ui_act', { ref: entry.ref, action: 'set_text', text: 'notes ✓.txt' });
+  const st = await ok(d, 'ui_act', { ref: store.ref, action: 'press' });
+  assert.ok(st.waited_enabled_ms > 0, JSON.stringify(st));
+  await waitUntil(() => lines(state).includes('stored notes ✓.txt'), { timeout: 3000 * SLOW, what: 'the app to store' });
+  const never = (await find({ role: 'push button', name: 'Never' })).matches[0];
+  const nv = await fail(d, 'ui_act', { ref: never.ref, action: 'press' }, 'element_disabled');
+  assert.match(nv.message, /is disabled \(insensitive\) and stayed so for \d+ ms/);
 });
