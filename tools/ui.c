@@ -1724,19 +1724,39 @@ static int select_by_selection(struct select_ctx* s, bool on_list, bool* ok, cha
 	return a11y_act(on_list ? &s->list : &s->r->ref.id, &a, clock_ms() + 1500, ok, err, size);
 }
 
-static bool has_focus(const struct a11y_id* id, int ms)
+/* Read the element again (max_text bytes of its text) until test says so
+ * or ms have passed (0: once); the last reading into keep when it is
+ * non-NULL (the caller clears it). */
+static bool read_until(const struct a11y_id* id, size_t max_text, int ms, int poll_ms,
+		bool (*test)(const struct a11y_id* id, const struct a11y_node* n),
+		struct a11y_node* keep)
 {
 	int64_t end = clock_ms() + ms;
 	for (;;) {
 		char err[128];
 		struct a11y_node n = { 0 };
-		bool yes = a11y_read(id, 0, clock_ms() + 500, &n, err, sizeof(err)) == 0
-				&& A11Y_HAS(n.states, A11Y_FOCUSED);
-		a11y_node_clear(&n);
-		if (yes || clock_ms() >= end)
+		bool read = a11y_read(id, max_text, clock_ms() + 500, &n, err, sizeof(err)) == 0;
+		bool yes = read && test(id, &n);
+		if (keep && read) {
+			a11y_node_clear(keep);
+			*keep = n;
+		} else {
+			a11y_node_clear(&n);
+		}
+		if (yes || !read || clock_ms() >= end)
 			return yes;
-		clock_sleep_ms(30);
+		clock_sleep_ms(poll_ms);
 	}
+}
+
+static bool is_focused(const struct a11y_id* id, const struct a11y_node* n)
+{
+	return A11Y_HAS(n->states, A11Y_FOCUSED);
+}
+
+static bool has_focus(const struct a11y_id* id, int ms)
+{
+	return read_until(id, 0, ms, 30, is_focused, NULL);
 }
 
 /* Focus a closed combo: GrabFocus (Qt's answers false: its combo has no
@@ -2060,27 +2080,26 @@ done:
  * says expanded after all or a child of it shows (a menu's items, a
  * combo's popup): re-read until then, at most ms. Its selection alone (a
  * menu bar's item) is no opening. */
+static bool is_open(const struct a11y_id* id, const struct a11y_node* n)
+{
+	if (A11Y_HAS(n->states, A11Y_EXPANDED))
+		return true;
+	char err[128];
+	struct a11y_node* kids = NULL;
+	int k = 0;
+	bool yes = false;
+	if (a11y_children(id, 64, clock_ms() + 500, &kids, &k, err, sizeof(err)) == 0)
+		for (int i = 0; i < k && !yes; i++)
+			yes = A11Y_HAS(kids[i].states, A11Y_SHOWING);
+	for (int i = 0; i < k; i++)
+		a11y_node_clear(&kids[i]);
+	free(kids);
+	return yes;
+}
+
 static bool opened(const struct a11y_id* id, int ms)
 {
-	int64_t end = clock_ms() + ms;
-	for (;;) {
-		char err[128];
-		struct a11y_node n = { 0 };
-		bool yes = a11y_read(id, 0, clock_ms() + 500, &n, err, sizeof(err)) == 0
-				&& A11Y_HAS(n.states, A11Y_EXPANDED);
-		a11y_node_clear(&n);
-		struct a11y_node* kids = NULL;
-		int k = 0;
-		if (!yes && a11y_children(id, 64, clock_ms() + 500, &kids, &k, err, sizeof(err)) == 0)
-			for (int i = 0; i < k && !yes; i++)
-				yes = A11Y_HAS(kids[i].states, A11Y_SHOWING);
-		for (int i = 0; i < k; i++)
-			a11y_node_clear(&kids[i]);
-		free(kids);
-		if (yes || clock_ms() >= end)
-			return yes;
-		clock_sleep_ms(40);
-	}
+	return read_until(id, 0, ms, 40, is_open, NULL);
 }
 
 /* expand and collapse. */
@@ -2185,25 +2204,27 @@ static const struct ui_verb_def* act_arguments(json_t* args, struct act_run* run
 /* A disabled element may be one the app enables a moment later (a file
  * chooser's Save after the name was set): read it again for a while. true,
  * with run's node the enabled one, when it came. */
+static bool is_enabled(const struct a11y_id* id, const struct a11y_node* n)
+{
+	return !disabled(n);
+}
+
 static bool wait_enabled(struct act_run* run)
 {
-	int64_t start = clock_ms(), end = start + UI_ENABLE_WAIT_MS;
-	while (clock_ms() < end) {
-		clock_sleep_ms(UI_ENABLE_POLL_MS);
-		struct a11y_node now = { 0 };
-		char err[128];
-		if (a11y_read(&run->r->ref.id, UI_TEXT_MAX * 2, clock_ms() + 500, &now, err,
-				sizeof(err)) != 0)
-			return false;
-		if (!disabled(&now) && now.role == run->r->node.role) {
-			a11y_node_clear(&run->r->node);
-			run->r->node = now;
-			run->waited_enabled_ms = clock_ms() - start;
-			return true;
-		}
+	int64_t start = clock_ms();
+	struct a11y_node now = { 0 };
+	clock_sleep_ms(UI_ENABLE_POLL_MS);
+	bool on = read_until(&run->r->ref.id, UI_TEXT_MAX * 2, UI_ENABLE_WAIT_MS, UI_ENABLE_POLL_MS,
+			is_enabled, &now)
+			&& now.role == run->r->node.role;
+	if (on) {
+		a11y_node_clear(&run->r->node);
+		run->r->node = now;
+		run->waited_enabled_ms = clock_ms() - start;
+	} else {
 		a11y_node_clear(&now);
 	}
-	return false;
+	return on;
 }
 
 /* A name that reads as destructive needs allow_destructive, and a disabled

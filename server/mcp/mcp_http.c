@@ -836,7 +836,7 @@ static void handle_post(struct http_request* req)
 	bool batch = json_is_array(msg);
 	size_t n = batch ? json_array_size(msg) : 1;
 	size_t n_requests = 0;
-	bool has_call = false, has_init = false;
+	bool has_call = false, has_init = false, wants_progress = false;
 	for (size_t i = 0; i < n; i++) {
 		json_t* m = batch ? json_array_get(msg, i) : msg;
 		enum mcp_msg_kind kind = mcp_message_kind(m);
@@ -849,6 +849,10 @@ static void handle_post(struct http_request* req)
 		const char* method = json_string_value(json_object_get(m, "method"));
 		if (method && strcmp(method, "tools/call") == 0)
 			has_call = true;
+		/* a client that asks for progress gets its stream from the start */
+		if (method && strcmp(method, "tools/call") == 0 && json_object_get(json_object_get(
+				json_object_get(m, "params"), "_meta"), "progressToken"))
+			wants_progress = true;
 		if (method && strcmp(method, "initialize") == 0)
 			has_init = true;
 	}
@@ -884,9 +888,10 @@ static void handle_post(struct http_request* req)
 		goto session_out;
 	}
 
-	/* One call: JSON unless it turns out to need a stream. A batch with a
-	 * call (2025-03-26) streams from the start. */
-	bool defer = has_call && !batch;
+	/* One call: JSON unless it turns out to need a stream. A call with a
+	 * progress token, and a batch with a call (2025-03-26), stream from
+	 * the start. */
+	bool defer = has_call && !batch && !wants_progress;
 	struct hstream* st = stream_new(has_call && !defer, read_only, mcp_session_id(s));
 	if (!st) {
 		rpc_error(req, 500, -32603, "Internal error: out of memory", NULL);

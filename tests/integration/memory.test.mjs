@@ -136,7 +136,8 @@ test('D7b: MCP replay keeps no image data of results already sent, so sessions d
   let firstStream = null, size = 0;
   for (const s of sessions) {
     for (let i = 0; i < 32; i++) {
-      const r = await rpc(d, s, { id: 10 + i, method: 'tools/call', params: shot });
+      // A progress token: the answer is a stream, whose events are kept for a resume.
+      const r = await rpc(d, s, { id: 10 + i, method: 'tools/call', params: { ...shot, _meta: { progressToken: `p${i}` } } });
       assert.equal(r.status, 200);
       const m = messages(r).find((e) => e.id === 10 + i);
       assert.equal(m.result.isError, undefined, JSON.stringify(m.result).slice(0, 300));
