@@ -589,6 +589,7 @@
     $('ctl-take').hidden = mine;
     $('ctl-take').textContent = ctl.holder === 'other' ? 'Take over' : 'Take control';
     $('ctl-release').hidden = !mine;
+    $('ctl-keys').hidden = !mine;
     $('ctl-pause').textContent = ctl.paused ? 'Resume agent' : 'Pause agent';
     $('ctl-pause').classList.toggle('on', ctl.paused);
     const pill = $('ctl-pill'), ps = ctlPillState();
@@ -715,6 +716,15 @@
   $('ctl-release').addEventListener('click', () => {
     ctlFlushMove();
     ctlSend({ type: 'release', note: ctlNoteTake() });
+  });
+  // A chord from the menu: keys down in order, up in reverse (as a hand would).
+  $('ctl-keys').addEventListener('change', (e) => {
+    const keys = e.target.value ? e.target.value.split('+') : [];
+    e.target.value = '';
+    if (ctl.holder !== 'you') return;
+    for (const key of keys) ctlSend({ type: 'key', key, down: true });
+    for (const key of keys.reverse()) ctlSend({ type: 'key', key, down: false });
+    $('ctl-input').focus({ preventScroll: true });
   });
   $('ctl-pause').addEventListener('click', () => {
     ctlAskNotifications();

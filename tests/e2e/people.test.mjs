@@ -241,3 +241,28 @@ test('the state pill names every state, on the person\'s page and the view-only 
   assert.deepEqual(page.problems, []);
   assert.deepEqual(view.problems, []);
 });
+
+test('the special-keys menu sends Ctrl+Alt+Del, Super, Esc and F-keys while holding', async (t) => {
+  const { deskd, fixture } = await desktop(t, { fixture: { geometry: '400x300+100+80' } });
+  const page = await open(t, deskd);
+  await page.waitForFunction(() => document.getElementById('screen').width > 0);
+  assert.equal(await page.isVisible('#ctl-keys'), false, 'only while holding');
+  await page.click('#ctl-take');
+  await control(page, 'you');
+  // Focus the fixture with a click, then the menu.
+  const b = await box(page);
+  await page.mouse.click(b.x + 300.5 * b.width / 1280, b.y + 230.5 * b.height / 800);
+  await fixture.waitFor((s) => s.events.some((e) => e.type === 'button_release'), { timeout: 5000 * SLOW });
+  for (const v of ['Control+Alt+Delete', 'Meta', 'Escape', 'F5']) await page.selectOption('#ctl-keys', v);
+  const want = ['Control_L', 'Alt_L', 'Delete', 'Super_L', 'Escape', 'F5'];
+  const st = await fixture.waitFor((s) => s.events.filter((e) => e.type === 'key_release' && e.name === 'F5').length === 1,
+    { timeout: 5000 * SLOW }).catch(() => assert.fail(`keys: ${JSON.stringify(fixture.state().events.filter((e) => e.type === 'key_press').map((e) => e.name))}`));
+  const presses = st.events.filter((e) => e.type === 'key_press');
+  assert.deepEqual(presses.map((e) => e.name), want);
+  const del = presses.find((e) => e.name === 'Delete');
+  assert.ok((del.state & 4) && (del.state & 8), `Delete with Control and Alt held: state ${del.state}`);
+  assert.deepEqual(st.events.filter((e) => e.type === 'key_release').slice(0, 3).map((e) => e.name),
+    ['Delete', 'Alt_L', 'Control_L'], 'released in reverse');
+  assert.equal(await page.inputValue('#ctl-keys'), '', 'the menu is ready for the next key');
+  assert.deepEqual(page.problems, []);
+});
