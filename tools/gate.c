@@ -150,7 +150,7 @@ static void actor_key(const struct tool_ctx* ctx, char* key, size_t size)
 static void owed_add(const struct tool_ctx* ctx)
 {
 	char key[GATE_ACTOR_LEN];
-	if (!ctx || ctx->by_person)
+	if (!ctx || ctx->by_person || ctx->background)
 		return;
 	actor_key(ctx, key, sizeof(key));
 	for (int i = 0; i < gate__n_owed; i++)
@@ -583,8 +583,10 @@ bool tools_gate_interrupted(const struct tool_ctx* ctx, enum tool_code* code,
 void tools_gate_finish(const struct tool_def* tool, const struct tool_ctx* ctx,
 		struct tool_result* out)
 {
-	/* The person's own calls (the dashboard) need no note from themselves. */
-	if (out->is_error || ctx->by_person || (!gate_acts(tool) && !gate_observes(tool)))
+	/* The person's own calls (the dashboard's, reads included) need no note
+	 * from themselves, and must not use up the agent's. */
+	if (out->is_error || ctx->by_person || ctx->background
+			|| (!gate_acts(tool) && !gate_observes(tool)))
 		return;
 	gate_lock();
 	bool pending = false;

@@ -610,6 +610,7 @@
     ctlRenderHelp();
     ctlRenderApprovals();
     ctlPlaceNote(noteFocused);
+    clipRender();
   }
 
   // One note box, whichever button ends the hold (Hand back or a help
@@ -1198,6 +1199,45 @@
     }
   });
   $('rec-refresh').addEventListener('click', refreshRecordings);
+
+  // ---- clipboard: the desktop's, through the tools (a person's page) ----
+  // While this tab holds the desktop the gate refuses the page's calls like
+  // an agent's (docs/CONTROL.md): the buttons say so instead of failing.
+
+  function clipMsg(text, isError) {
+    $('clip-msg').textContent = text;
+    $('clip-msg').className = 'msg' + (isError ? ' err' : '');
+    $('clip-msg').hidden = !text;
+  }
+
+  function clipRender() {
+    const held = ctl.holder === 'you';
+    for (const id of ['clip-read', 'clip-send']) {
+      $(id).disabled = held;
+      $(id).title = held ? 'Hand back first: while a person holds the desktop the clipboard tools are refused'
+        : id === 'clip-read' ? "Show the text on the desktop's clipboard" : "Put this text on the desktop's clipboard, for Ctrl+V there";
+    }
+  }
+
+  $('clip-read').addEventListener('click', async () => {
+    try {
+      const r = await tool('clipboard_read', {});
+      const s = r.structuredContent || {};
+      $('clip-text').value = s.text ?? '';
+      clipMsg(`Read ${fmtBytes(s.bytes || 0)} from the desktop`);
+    } catch (err) {
+      clipMsg(err.code === 'clipboard_empty' ? 'The desktop\'s clipboard is empty' : `Cannot read: ${err.message}`, err.code !== 'clipboard_empty');
+    }
+  });
+  $('clip-send').addEventListener('click', async () => {
+    const text = $('clip-text').value;
+    try {
+      await tool('clipboard_write', { text });
+      clipMsg(`Sent ${fmtBytes(new TextEncoder().encode(text).length)} to the desktop's clipboard`);
+    } catch (err) {
+      clipMsg(`Cannot send: ${err.message}`, true);
+    }
+  });
 
   // ---- role ----
 

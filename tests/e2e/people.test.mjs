@@ -266,3 +266,39 @@ test('the special-keys menu sends Ctrl+Alt+Del, Super, Esc and F-keys while hold
   assert.equal(await page.inputValue('#ctl-keys'), '', 'the menu is ready for the next key');
   assert.deepEqual(page.problems, []);
 });
+
+test('the clipboard panel reads the desktop\'s clipboard and sends text to it', async (t) => {
+  const { deskd } = await desktop(t, { fixture: true, deskdArgs: ['--view-token', 'only-looking-27'] });
+  const page = await open(t, deskd);
+  const text = 'Grüße from the dashboard ½';
+  await page.fill('#clip-text', text);
+  await page.click('#clip-send');
+  await page.waitForFunction(() => /Sent/.test(document.getElementById('clip-msg').textContent));
+  const read = await deskd.tool('clipboard_read', {});
+  assert.equal(read.status, 200, JSON.stringify(read.body));
+  assert.equal(read.body.structuredContent.text, text, 'the desktop has the text');
+
+  assert.equal((await deskd.tool('clipboard_write', { text: 'from the agent' })).status, 200);
+  await page.click('#clip-read');
+  await page.waitForFunction(() => document.getElementById('clip-text').value === 'from the agent');
+
+  // While this tab holds the desktop the buttons say why they are off.
+  await page.click('#ctl-take');
+  await control(page, 'you');
+  assert.equal(await page.isDisabled('#clip-read'), true);
+  assert.match(await page.getAttribute('#clip-send', 'title'), /Hand back first/);
+  await page.click('#ctl-release');
+  await control(page, 'none');
+  assert.equal(await page.isDisabled('#clip-send'), false);
+
+  // The page's own reads do not use up the agent's hand-back note.
+  await page.click('#clip-read');
+  await page.waitForFunction(() => /Read/.test(document.getElementById('clip-msg').textContent));
+  const next = await deskd.tool('computer_use', click(10, 10));
+  assert.ok(next.body.structuredContent.human_control, 'the agent is still told after the page read the clipboard');
+
+  const view = await open(t, deskd, 'only-looking-27');
+  await view.waitForFunction(() => document.body.classList.contains('view-only'));
+  assert.equal(await view.isVisible('#clip-panel'), false, 'not for the view token');
+  assert.deepEqual(page.problems, []);
+});

@@ -316,6 +316,7 @@ static void test_gate(void)
 	struct tool_ctx mcp = { .source = "mcp", .session_id = "s1" };
 	struct tool_ctx rest = { .source = "rest" };
 	struct tool_ctx person = { .source = "rest", .client_name = "dashboard", .by_person = true };
+	struct tool_ctx page = { .source = "rest", .client_name = "dashboard", .background = true };
 	tools_gate_set_held(true, NULL);
 	for (int i = 0; i < 2; i++) {
 		tool_result_init(&out);
@@ -323,9 +324,9 @@ static void test_gate(void)
 		tool_result_deinit(&out);
 	}
 	tools_gate_set_held(false, "both");
-	struct tool_ctx* order[] = { &person, &rest, &rest, &ctx, &mcp, &mcp };
-	bool told[] = { false, true, false, false, true, false };
-	for (size_t i = 0; i < 6; i++) {
+	struct tool_ctx* order[] = { &person, &page, &rest, &rest, &ctx, &mcp, &mcp };
+	bool told[] = { false, false, true, false, false, true, false };
+	for (size_t i = 0; i < 7; i++) {
 		tool_result_init(&out);
 		tools_gate_finish(&acting, order[i], &out);
 		hc = json_object_get(out.structured, "human_control");
