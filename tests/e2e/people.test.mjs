@@ -127,6 +127,13 @@ test('P3: the live picture does not move when a help request or an approval appe
   await page.waitForSelector('#ctl-help', { state: 'hidden' });
   await same('banners gone');
   assert.equal((await help).body.structuredContent.outcome, 'handed_back');
+  // Taking control without a banner shows the note box and Keys in the bar.
+  await page.click('#ctl-take');
+  await control(page, 'you');
+  assert.equal(await page.isVisible('.ctl-bar #ctl-note'), true);
+  await same('holding, no banner');
+  await page.click('#ctl-release');
+  await control(page, 'none');
   assert.deepEqual(page.problems, []);
 });
 
