@@ -56,8 +56,15 @@ static pthread_mutex_t gate__lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate__cond;
 static pthread_once_t gate__once = PTHREAD_ONCE_INIT;
 static bool gate__held, gate__paused;
-static bool gate__note_pending;		/* a hand-back the agent was not told of yet */
-static char* gate__note;
+static bool gate__note_pending;		/* a hand-back no caller was told of yet */
+static char* gate__note;		/* the last hand-back's note (NULL: none) */
+/* The actors (tool_ctx: source and MCP session or client name) refused
+ * because a person held the desktop: each gets the hand-back note once on
+ * its next call, whoever called first after the hand-back. */
+#define GATE_MAX_OWED 64
+#define GATE_ACTOR_LEN 96
+static char gate__owed[GATE_MAX_OWED][GATE_ACTOR_LEN];
+static int gate__n_owed;
 static struct gate_help* gate__help;
 static struct gate_approval* gate__approvals;
 static uint64_t gate__next_id = 1;
@@ -129,6 +136,46 @@ static char* copy_cut(const char* s, size_t max)
 		out[n] = 0;
 	}
 	return out;
+}
+
+/* Who a call is for the note: "rest:", "mcp:<session>", "mcp:<client name>". */
+static void actor_key(const struct tool_ctx* ctx, char* key, size_t size)
+{
+	const char* who = ctx->session_id && *ctx->session_id ? ctx->session_id
+			: ctx->client_name ? ctx->client_name : "";
+	snprintf(key, size, "%s:%s", ctx->source ? ctx->source : "", who);
+}
+
+/* Under the lock: remember that this actor was refused during a hold. */
+static void owed_add(const struct tool_ctx* ctx)
+{
+	char key[GATE_ACTOR_LEN];
+	if (!ctx || ctx->by_person || ctx->background)
+		return;
+	actor_key(ctx, key, sizeof(key));
+	for (int i = 0; i < gate__n_owed; i++)
+		if (strcmp(gate__owed[i], key) == 0)
+			return;
+	if (gate__n_owed == GATE_MAX_OWED) {	/* the oldest makes room */
+		memmove(gate__owed[0], gate__owed[1], sizeof(gate__owed[0]) * (GATE_MAX_OWED - 1));
+		gate__n_owed--;
+	}
+	snprintf(gate__owed[gate__n_owed++], GATE_ACTOR_LEN, "%s", key);
+}
+
+/* Under the lock: was this actor owed the note? It is not any more. */
+static bool owed_take(const struct tool_ctx* ctx)
+{
+	char key[GATE_ACTOR_LEN];
+	actor_key(ctx, key, sizeof(key));
+	for (int i = 0; i < gate__n_owed; i++) {
+		if (strcmp(gate__owed[i], key) != 0)
+			continue;
+		memmove(gate__owed[i], gate__owed[i + 1], sizeof(gate__owed[0]) * (size_t)(gate__n_owed - i - 1));
+		gate__n_owed--;
+		return true;
+	}
+	return false;
 }
 
 void tools_gate_listen(void (*fn)(void))
@@ -257,8 +304,12 @@ static bool allows_observe(void)
 	return opts && opts->control_allows_observe;
 }
 
-static void refuse_held(const struct tool_def* tool, struct tool_result* out)
+static void refuse_held(const struct tool_def* tool, const struct tool_ctx* ctx,
+		struct tool_result* out)
 {
+	gate_lock();
+	owed_add(ctx);
+	pthread_mutex_unlock(&gate__lock);
 	tool_result_error(out, TOOL_HUMAN_IN_CONTROL,
 			json_pack("{s:s}", "wait_with", "request_human_help"),
 			"a person has taken control of the desktop in the dashboard; %s was not run and "
@@ -465,7 +516,7 @@ bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
 	bool held = gate__held, paused = gate__paused;
 	pthread_mutex_unlock(&gate__lock);
 	if (held) {
-		refuse_held(tool, out);
+		refuse_held(tool, ctx, out);
 		return false;
 	}
 	if (paused && acts) {
@@ -482,7 +533,7 @@ bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
 		held = gate__held, paused = gate__paused;
 		pthread_mutex_unlock(&gate__lock);
 		if (held) {
-			refuse_held(tool, out);
+			refuse_held(tool, ctx, out);
 			return false;
 		}
 		if (paused) {
@@ -495,13 +546,14 @@ bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
 	return true;
 }
 
-bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out)
+bool tools_gate_recheck(const struct tool_def* tool, const struct tool_ctx* ctx,
+		struct tool_result* out)
 {
 	if (!gate_acts(tool) && (!gate_observes(tool) || allows_observe()))
 		return true;
 	if (!tools_gate_held())
 		return true;
-	refuse_held(tool, out);
+	refuse_held(tool, ctx, out);
 	return false;
 }
 
@@ -512,6 +564,8 @@ bool tools_gate_interrupted(const struct tool_ctx* ctx, enum tool_code* code,
 		return false;
 	gate_lock();
 	bool held = gate__held, paused = gate__paused;
+	if (held)
+		owed_add(ctx);
 	pthread_mutex_unlock(&gate__lock);
 	if (held) {
 		*code = TOOL_HUMAN_IN_CONTROL;
@@ -526,18 +580,22 @@ bool tools_gate_interrupted(const struct tool_ctx* ctx, enum tool_code* code,
 	return held || paused;
 }
 
-void tools_gate_finish(const struct tool_def* tool, struct tool_result* out)
+void tools_gate_finish(const struct tool_def* tool, const struct tool_ctx* ctx,
+		struct tool_result* out)
 {
-	if (out->is_error || (!gate_acts(tool) && !gate_observes(tool)))
+	/* The person's own calls (the dashboard's, reads included) need no note
+	 * from themselves, and must not use up the agent's. */
+	if (out->is_error || ctx->by_person || ctx->background
+			|| (!gate_acts(tool) && !gate_observes(tool)))
 		return;
 	gate_lock();
-	bool pending = gate__note_pending && !gate__held;
-	char* note = NULL;
-	if (pending) {
+	bool pending = false;
+	if (!gate__held) {
+		bool owed = owed_take(ctx);	/* both: one caller is told once */
+		pending = gate__note_pending || owed;
 		gate__note_pending = false;
-		note = gate__note;
-		gate__note = NULL;
 	}
+	char* note = pending && gate__note ? strdup(gate__note) : NULL;
 	pthread_mutex_unlock(&gate__lock);
 	if (!pending)
 		return;
@@ -609,8 +667,10 @@ enum gate_help_outcome gate_help_wait(struct tool_ctx* ctx, const char* reason,
 			break;
 		}
 	/* The hand-back note reaches the agent here; the next call need not repeat it. */
-	if (outcome == GATE_HELP_HANDED_BACK)
+	if (outcome == GATE_HELP_HANDED_BACK) {
 		gate__note_pending = false;
+		owed_take(ctx);
+	}
 	gate_unlock_changed(true);
 	free(h->reason);
 	free(h);

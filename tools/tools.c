@@ -746,7 +746,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		else if (locked && !desktop_available())
 			tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 					"the X display went away while this call waited; nothing was done");
-		else if (locked && !tools_gate_recheck(tool, out))
+		else if (locked && !tools_gate_recheck(tool, ctx, out))
 			;	/* a person took the desktop while this call waited */
 		else
 			rc = tool->handler(ctx, args, out);
@@ -755,7 +755,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		if (rc < 0 && !out->is_error)
 			tool_result_error(out, TOOL_INTERNAL, NULL, "%s failed: %s",
 					tool->name, strerror(-rc));
-		tools_gate_finish(tool, out);
+		tools_gate_finish(tool, ctx, out);
 	}
 
 	/* Input requests and missing capabilities only mean something to a

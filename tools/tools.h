@@ -324,7 +324,8 @@ bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
 		json_t* args, struct tool_result* out);
 /** tools_call, holding the desktop lock: false with out filled when a
  *  person took the desktop while the call waited for the lock. */
-bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out);
+bool tools_gate_recheck(const struct tool_def* tool, const struct tool_ctx* ctx,
+		struct tool_result* out);
 /** Between the steps of an agent's acting call (each action of a batch,
  *  each chunk of type, the steps of a wait, before a paste's chord): has a
  *  person taken the desktop or paused the agent since it was admitted? True
@@ -332,9 +333,12 @@ bool tools_gate_recheck(const struct tool_def* tool, struct tool_result* out);
  *  there. A person's own call (ctx->by_person) is never interrupted. */
 bool tools_gate_interrupted(const struct tool_ctx* ctx, enum tool_code* code,
 		const char** why);
-/** tools_call, after the handler: the first successful acting or observing
- *  call after a hand-back gets the note (text + structured human_control). */
-void tools_gate_finish(const struct tool_def* tool, struct tool_result* out);
+/** tools_call, after the handler: a successful acting or observing call
+ *  after a hand-back gets the note (text + structured human_control) when
+ *  it is the first one, or its actor (source and MCP session or client
+ *  name) was refused during a hold and was not told since. */
+void tools_gate_finish(const struct tool_def* tool, const struct tool_ctx* ctx,
+		struct tool_result* out);
 
 /* Recordings as the tools show them, for status, MCP resources and REST
  * (tools/record.c, over desktop/'s registry). */

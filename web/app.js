@@ -272,7 +272,10 @@
         break;
       case 'event': onEvent(m); break;
       case 'control': ctlOnState(m); break;                        // control
-      case 'taken': toast(m.message || 'Another tab took control', true); break;
+      case 'taken':                                                // until control is free again
+        toast(m.message || 'Another tab took control', true);
+        ctl.takenToast = $('toast').textContent;
+        break;
       case 'released': toast(m.message || 'Control was released', true); break;
       case 'error':
         if (m.for) ctl.lastError = m;
@@ -564,18 +567,40 @@
     }
   }
 
+  // The header's pill, on every page (the view token gets the state too).
+  const PILL = {
+    you: ['You have control', 'The agent is refused until you hand back'],
+    other: ['Another tab has control', 'A person is using the desktop from another tab'],
+    waiting: ['Waiting for you (help / approval)', 'The agent waits for a person: see the banner over the picture'],
+    paused: ['Agent paused', 'Acting tools return paused until a person resumes the agent'],
+    agent: ['Agent acting', 'The agent has the desktop'],
+  };
+
+  function ctlPillState() {
+    if (ctl.holder === 'you' || ctl.holder === 'other') return ctl.holder;
+    if (ctl.help.length || ctl.approvals.length) return 'waiting';
+    return ctl.paused ? 'paused' : 'agent';
+  }
+
   function ctlRender() {
     const mine = ctl.holder === 'you';
+    const noteFocused = document.activeElement === $('ctl-note');
     $('ctl-bar').hidden = !ctl.canControl;
     $('ctl-take').hidden = mine;
     $('ctl-take').textContent = ctl.holder === 'other' ? 'Take over' : 'Take control';
     $('ctl-release').hidden = !mine;
-    $('ctl-note').hidden = !mine;
+    $('ctl-keys').hidden = !mine;
     $('ctl-pause').textContent = ctl.paused ? 'Resume agent' : 'Pause agent';
     $('ctl-pause').classList.toggle('on', ctl.paused);
-    $('ctl-state').textContent = mine ? 'You have control: the agent is refused until you hand back'
-      : ctl.holder === 'other' ? 'Another tab has control'
-        : ctl.paused ? 'The agent is paused' : '';
+    const pill = $('ctl-pill'), ps = ctlPillState();
+    pill.dataset.state = ps;
+    [pill.textContent, pill.title] = PILL[ps];
+    pill.hidden = false;
+    // "Another tab took control" is stale once control is free or ours again.
+    if (ctl.takenToast && ctl.holder !== 'other') {
+      if ($('toast').textContent === ctl.takenToast) $('toast').hidden = true;
+      ctl.takenToast = null;
+    }
     document.querySelector('.viewer').classList.toggle('held', mine);
     document.body.dataset.control = ctl.holder;
     // Keyboard focus when control arrives (not on later updates: the person
@@ -584,23 +609,55 @@
     ctl.hadFocus = mine;
     ctlRenderHelp();
     ctlRenderApprovals();
+    ctlPlaceNote(noteFocused);
+    clipRender();
+  }
+
+  // One note box, whichever button ends the hold (Hand back or a help
+  // request's Dismiss): it sits in the first help banner while there is one,
+  // else in the control bar while this tab holds the desktop.
+  function ctlPlaceNote(focused) {
+    const note = $('ctl-note');
+    const card = $('ctl-help').querySelector('.card');
+    if (card && ctl.canControl) {
+      if (note.parentNode !== card) card.insertBefore(note, card.querySelector('.dismiss'));
+      note.hidden = false;
+    } else {
+      if (note.parentNode !== $('ctl-bar')) $('ctl-bar').insertBefore(note, $('ctl-pause'));
+      note.hidden = ctl.holder !== 'you';
+    }
+    if (focused && !note.hidden && document.activeElement !== note) note.focus({ preventScroll: true });
+  }
+
+  function ctlNoteTake() {
+    const text = $('ctl-note').value;
+    $('ctl-note').value = '';
+    return text;
   }
 
   function ctlRenderHelp() {
     const box = $('ctl-help');
     box.hidden = !ctl.help.length;
     const open = new Map([...box.querySelectorAll('.card')].map((c) => [c.dataset.id, c]));
+    // Keep the note box (and what is typed in it) out of a card that goes.
+    const noteCard = $('ctl-note').closest('#ctl-help .card');
+    if (noteCard && !ctl.help.some((h) => String(h.id) === noteCard.dataset.id)) {
+      $('ctl-bar').insertBefore($('ctl-note'), $('ctl-pause'));
+    }
     const cards = ctl.help.map((h) => {
       const keep = open.get(String(h.id));
       if (keep) return keep;
-      const note = el('input', { type: 'text', maxlength: '2000', placeholder: 'note for the agent', 'aria-label': 'Note for the agent' });
       return el('div', { class: 'card', dataset: { id: String(h.id) }, role: 'alert' },
         el('span', { class: 'reason', text: `The agent asks for help: ${h.reason}` }),
         el('button', { type: 'button', class: 'act take', text: 'Take control', onclick: () => ctlTake() }),
-        note,
-        el('button', { type: 'button', class: 'act dismiss', text: 'Dismiss', onclick: () => ctlSend({ type: 'help_dismiss', id: h.id, note: note.value }) }));
+        el('button', { type: 'button', class: 'act dismiss', text: 'Dismiss', onclick: () => ctlSend({ type: 'help_dismiss', id: h.id, note: ctlNoteTake() }) }));
     });
     box.replaceChildren(...cards);
+    // Holding already: nothing to take (Hand back is in the control bar).
+    for (const b of box.querySelectorAll('.take')) {
+      b.hidden = ctl.holder === 'you';
+      b.textContent = ctl.holder === 'other' ? 'Take over' : 'Take control';
+    }
   }
 
   function ctlRenderApprovals() {
@@ -621,7 +678,7 @@
         el('span', { class: 'what', text: `${a.tool} ${argSummary(a.args)}` }),
         left,
         el('button', { type: 'button', class: 'act approve', text: 'Approve', onclick: () => ctlSend({ type: 'approve', id: a.id }) }),
-        el('button', { type: 'button', class: 'act deny danger', text: 'Deny', onclick: () => ctlSend({ type: 'deny', id: a.id }) }));
+        el('button', { type: 'button', class: 'act deny', text: 'Deny', onclick: () => ctlSend({ type: 'deny', id: a.id }) }));
       setTimeout(tick, 0);
       return card;
     });
@@ -659,8 +716,16 @@
   $('ctl-take').addEventListener('click', ctlTake);
   $('ctl-release').addEventListener('click', () => {
     ctlFlushMove();
-    ctlSend({ type: 'release', note: $('ctl-note').value });
-    $('ctl-note').value = '';
+    ctlSend({ type: 'release', note: ctlNoteTake() });
+  });
+  // A chord from the menu: keys down in order, up in reverse (as a hand would).
+  $('ctl-keys').addEventListener('change', (e) => {
+    const keys = e.target.value ? e.target.value.split('+') : [];
+    e.target.value = '';
+    if (ctl.holder !== 'you') return;
+    for (const key of keys) ctlSend({ type: 'key', key, down: true });
+    for (const key of keys.reverse()) ctlSend({ type: 'key', key, down: false });
+    $('ctl-input').focus({ preventScroll: true });
   });
   $('ctl-pause').addEventListener('click', () => {
     ctlAskNotifications();
@@ -1134,6 +1199,45 @@
     }
   });
   $('rec-refresh').addEventListener('click', refreshRecordings);
+
+  // ---- clipboard: the desktop's, through the tools (a person's page) ----
+  // While this tab holds the desktop the gate refuses the page's calls like
+  // an agent's (docs/CONTROL.md): the buttons say so instead of failing.
+
+  function clipMsg(text, isError) {
+    $('clip-msg').textContent = text;
+    $('clip-msg').className = 'msg' + (isError ? ' err' : '');
+    $('clip-msg').hidden = !text;
+  }
+
+  function clipRender() {
+    const held = ctl.holder === 'you';
+    for (const id of ['clip-read', 'clip-send']) {
+      $(id).disabled = held;
+      $(id).title = held ? 'Hand back first: while a person holds the desktop the clipboard tools are refused'
+        : id === 'clip-read' ? "Show the text on the desktop's clipboard" : "Put this text on the desktop's clipboard, for Ctrl+V there";
+    }
+  }
+
+  $('clip-read').addEventListener('click', async () => {
+    try {
+      const r = await tool('clipboard_read', {});
+      const s = r.structuredContent || {};
+      $('clip-text').value = s.text ?? '';
+      clipMsg(`Read ${fmtBytes(s.bytes || 0)} from the desktop`);
+    } catch (err) {
+      clipMsg(err.code === 'clipboard_empty' ? 'The desktop\'s clipboard is empty' : `Cannot read: ${err.message}`, err.code !== 'clipboard_empty');
+    }
+  });
+  $('clip-send').addEventListener('click', async () => {
+    const text = $('clip-text').value;
+    try {
+      await tool('clipboard_write', { text });
+      clipMsg(`Sent ${fmtBytes(new TextEncoder().encode(text).length)} to the desktop's clipboard`);
+    } catch (err) {
+      clipMsg(`Cannot send: ${err.message}`, true);
+    }
+  });
 
   // ---- role ----
 

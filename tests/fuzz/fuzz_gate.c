@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 			if (tools_gate_interrupted(&ctx, &code, &why) != ((held || paused) && !ctx.by_person))
 				abort();	/* a running call missed a take or a pause */
 			if (admitted)
-				tools_gate_finish(t, &out);
+				tools_gate_finish(t, &ctx, &out);
 			tool_result_deinit(&out);
 			json_decref(args);
 			json_decref(state);

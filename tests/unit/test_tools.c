@@ -287,7 +287,7 @@ static void test_gate(void)
 	tool_result_init(&out);
 	TST_CHECK(tools_gate_admit(&listing, &ctx, NULL, &out));
 	TST_CHECK(!out.is_error);
-	TST_CHECK(!tools_gate_recheck(&acting, &out));
+	TST_CHECK(!tools_gate_recheck(&acting, &ctx, &out));
 	tool_result_deinit(&out);
 	opts.control_allows_observe = true;
 	tool_result_init(&out);
@@ -300,16 +300,41 @@ static void test_gate(void)
 	tools_gate_set_held(false, "done");
 	tool_result_init(&out);
 	TST_CHECK(tools_gate_admit(&acting, &ctx, NULL, &out));
-	tools_gate_finish(&listing, &out);
+	tools_gate_finish(&listing, &ctx, &out);
 	TST_CHECK(out.structured == NULL);
-	tools_gate_finish(&acting, &out);
+	tools_gate_finish(&acting, &ctx, &out);
 	json_t* hc = json_object_get(out.structured, "human_control");
 	TST_EQ_STR(json_string_value(json_object_get(hc, "note")), "done");
 	tool_result_deinit(&out);
 	tool_result_init(&out);
-	tools_gate_finish(&acting, &out);
+	tools_gate_finish(&acting, &ctx, &out);
 	TST_CHECK(out.structured == NULL);
 	tool_result_deinit(&out);
+
+	/* Every actor refused during a hold gets the note once, whoever came
+	 * first after the hand-back; the person's own calls take nothing. */
+	struct tool_ctx mcp = { .source = "mcp", .session_id = "s1" };
+	struct tool_ctx rest = { .source = "rest" };
+	struct tool_ctx person = { .source = "rest", .client_name = "dashboard", .by_person = true };
+	struct tool_ctx page = { .source = "rest", .client_name = "dashboard", .background = true };
+	tools_gate_set_held(true, NULL);
+	for (int i = 0; i < 2; i++) {
+		tool_result_init(&out);
+		TST_CHECK(!tools_gate_admit(&acting, i ? &rest : &mcp, NULL, &out));
+		tool_result_deinit(&out);
+	}
+	tools_gate_set_held(false, "both");
+	struct tool_ctx* order[] = { &person, &page, &rest, &rest, &ctx, &mcp, &mcp };
+	bool told[] = { false, false, true, false, false, true, false };
+	for (size_t i = 0; i < 7; i++) {
+		tool_result_init(&out);
+		tools_gate_finish(&acting, order[i], &out);
+		hc = json_object_get(out.structured, "human_control");
+		TST_CHECK((hc != NULL) == told[i]);
+		if (hc)
+			TST_EQ_STR(json_string_value(json_object_get(hc, "note")), "both");
+		tool_result_deinit(&out);
+	}
 
 	/* Pause refuses acting calls only. */
 	tools_gate_set_paused(true);
