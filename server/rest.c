@@ -207,12 +207,13 @@ static void respond_image(struct http_request* req, const struct tool_result* re
 static void call_worker(void* ud)
 {
 	struct rest_call* call = ud;
-	/* The dashboard's reads are its own refreshes (metrics only); what it
-	 * sends that acts was a person's button. */
+	/* The dashboard's reads are its own refreshes (metrics only); any call
+	 * with the person's token is the person's: never refused for their own
+	 * hold, never asked for approval, never told the agent's note. */
 	struct tool_ctx ctx = {
 		.source = "rest",
 		.client_name = call->client[0] ? call->client : NULL,
-		.by_person = call->person && !(tools_flags(call->tool) & TOOL_READ_ONLY),
+		.by_person = call->person,
 		.background = call->dashboard,
 		.read_only = call->read_only,
 		.cancelled = &call->cancelled,

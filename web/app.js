@@ -1201,8 +1201,7 @@
   $('rec-refresh').addEventListener('click', refreshRecordings);
 
   // ---- clipboard: the desktop's, through the tools (a person's page) ----
-  // While this tab holds the desktop the gate refuses the page's calls like
-  // an agent's (docs/CONTROL.md): the buttons say so instead of failing.
+  // The person's own calls pass the gate, also while they hold the desktop.
 
   function clipMsg(text, isError) {
     $('clip-msg').textContent = text;
@@ -1211,12 +1210,8 @@
   }
 
   function clipRender() {
-    const held = ctl.holder === 'you';
-    for (const id of ['clip-read', 'clip-send']) {
-      $(id).disabled = held;
-      $(id).title = held ? 'Hand back first: while a person holds the desktop the clipboard tools are refused'
-        : id === 'clip-read' ? "Show the text on the desktop's clipboard" : "Put this text on the desktop's clipboard, for Ctrl+V there";
-    }
+    $('clip-read').title = "Show the text on the desktop's clipboard";
+    $('clip-send').title = "Put this text on the desktop's clipboard, for Ctrl+V there";
   }
 
   $('clip-read').addEventListener('click', async () => {

@@ -82,12 +82,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 			tool_result_init(&out);
 			json_t* args = json_object();
 			bool admitted = tools_gate_admit(t, &ctx, args, &out);
-			if (admitted && held && (acts || (looks && !opts.control_allows_observe)))
+			bool agent = !ctx.by_person;	/* the person's own calls pass */
+			if (admitted && agent && held && (acts || (looks && !opts.control_allows_observe)))
 				abort();	/* acted or looked while a person held the desktop */
-			if (admitted && paused && acts)
+			if (admitted && agent && paused && acts)
 				abort();	/* acted while paused */
-			if (admitted && needs && !(ctx.stateless && responses && (data[i + 1] & 2)))
+			if (admitted && agent && needs && !(ctx.stateless && responses && (data[i + 1] & 2)))
 				abort();	/* ran without an approval */
+			if (!admitted && !agent)
+				abort();	/* the person refused their own call */
 			if (!admitted && !out.is_error && !out.input_requests)
 				abort();	/* refused without saying why */
 			enum tool_code code;
