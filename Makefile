@@ -226,10 +226,14 @@ check:
 		$(MAKE) --no-print-directory SANITIZER=address,undefined unit integration conformance
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
+# The test apps after the install: a sub-make sees libgtk-3-dev then (its
+# HAVE_GTK3 is read again), so the a11y section runs on a new machine too.
 bench: all
 	@scripts/install-deps bench
 	@scripts/npm-deps
-	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) $(NODE) bench/run.mjs
+	@$(MAKE) --no-print-directory $(GTK3_FORM)
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) \
+		GTK3_FORM_BIN=$(abspath $(GTK3_FORM)) $(NODE) bench/run.mjs
 
 # Not part of test: builds (once, cached in build-fresh/) a bare Debian 12 root,
 # then runs make test there from a fresh clone of HEAD. See scripts/fresh-test.
