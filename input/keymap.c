@@ -112,14 +112,35 @@ bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shif
 	return false;
 }
 
-/* Is the key's level chosen by Caps Lock (a letter with two cases)? Only
- * for keymap keys: slots have TWO_LEVEL/FOUR_LEVEL types, which Caps Lock
- * does not touch. */
-bool input__key_is_alpha(struct input_x11* self, KeyCode kc)
+/* Typing must not depend on the person's locks: with Caps Lock on, clients
+ * turn the lower-case symbol of a slot into its upper case (XKB's lookup
+ * applies Lock's case rule to any key whose type does not consume Lock),
+ * and a keymap key's Lock level is not always the Shift level (on de, ß's
+ * key gives ẞ with Lock, and ? is Shift on it). Unlocking for the call and
+ * locking again after is exact for every key type and layout; the
+ * requests go in order with the keys, so the keys see the unlocked state
+ * and the person's lock is back right after them. */
+int input__unlock(struct input_x11* self, struct input_locks* saved)
 {
-	KeySym lower, upper;
-	XConvertCase(map_at(self, kc, 0), &lower, &upper);
-	return lower != upper;
+	XkbStateRec st;
+	memset(saved, 0, sizeof(*saved));
+	if (XkbGetState(self->x.dpy, XkbUseCoreKbd, &st) != Success || x11_lost(&self->x))
+		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
+	saved->mods = st.locked_mods;
+	saved->group = st.locked_group;
+	if (saved->mods)
+		XkbLockModifiers(self->x.dpy, XkbUseCoreKbd, saved->mods, 0);
+	if (saved->group)
+		XkbLockGroup(self->x.dpy, XkbUseCoreKbd, 0);
+	return 0;
+}
+
+void input__relock(struct input_x11* self, const struct input_locks* saved)
+{
+	if (saved->mods)
+		XkbLockModifiers(self->x.dpy, XkbUseCoreKbd, saved->mods, saved->mods);
+	if (saved->group)
+		XkbLockGroup(self->x.dpy, XkbUseCoreKbd, (unsigned)saved->group);
 }
 
 KeySym input__slot_keysym(uint32_t cp)

@@ -94,6 +94,11 @@ struct input* input__x11_new(const char* display_name, char* err, size_t err_siz
 		snprintf(err, err_size, "the X server has no XKEYBOARD extension");
 		goto xtest_failure;
 	}
+	/* setxkbmap loads a new keymap with the same keycodes: no core
+	 * MappingNotify then, only XKB's notifies (input__drain_events). */
+	self->xkb_event = xkb_ev;
+	XkbSelectEvents(self->x.dpy, XkbUseCoreKbd, XkbNewKeyboardNotifyMask | XkbMapNotifyMask,
+			XkbNewKeyboardNotifyMask | XkbMapNotifyMask);
 	XTestGrabControl(self->x.dpy, True);	/* act even during other clients' grabs */
 	int screen = DefaultScreen(self->x.dpy);
 	self->root = RootWindow(self->x.dpy, screen);

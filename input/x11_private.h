@@ -98,7 +98,8 @@ struct input_x11 {
 		Window win;
 		uint64_t answered;	/* highest seq answered */
 	} answers[16];
-	bool map_stale;		/* a MappingNotify came: reload the keymap */
+	int xkb_event;		/* the XKB extension's event code */
+	bool map_stale;		/* a MappingNotify or XKB map change came: reload the keymap */
 	pthread_cond_t cond;	/* wakes the drainer */
 	pthread_t drainer;
 	bool stop;
@@ -118,7 +119,17 @@ int input__ready(struct input_x11* self);
 int input__load_keymap(struct input_x11* self);
 int input__refresh_keymap(struct input_x11* self);
 bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift);
-bool input__key_is_alpha(struct input_x11* self, KeyCode kc);
+/* The locks (modifiers, group) a call types past, to put back after it. */
+struct input_locks {
+	unsigned mods;		/* locked modifiers the call unlocked; 0 none */
+	int group;		/* the locked group it reset to the first; 0 none */
+};
+/** Unlock every locked modifier (Caps Lock, NumLock, level locks) and the
+ *  locked group for a call's keys: the keys then mean what the keymap's
+ *  first level(s) say. One round trip; saved is for input__relock. */
+int input__unlock(struct input_x11* self, struct input_locks* saved);
+/** Lock again what input__unlock unlocked. */
+void input__relock(struct input_x11* self, const struct input_locks* saved);
 /** The keysym a character is bound with on a slot: its Unicode keysym
  *  (Latin-1 as is), so every toolkit maps it back the same way. */
 KeySym input__slot_keysym(uint32_t cp);
