@@ -361,6 +361,8 @@ static int bind_core(struct input_x11* self, const int* slot, const KeySym* syms
 	for (int i = 0; i < n; i++) {
 		struct slot* sl = &self->slots[slot[i]];
 		struct pool_key* k = &self->pool[sl->key];
+		if (!k->bound)
+			input__claim_note(self, k);
 		core_bind(self, k->kc, syms[i]);
 		k->bound = true;
 		sl->sym = syms[i];
@@ -396,6 +398,8 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 				sm->kt_index[g] = (unsigned char)self->type_index;
 			sm->group_info = XkbSetGroupInfo(1, XkbWrapIntoRange, 0);
 			sm->width = (unsigned char)self->levels;
+			if (!k->bound)
+				input__claim_note(self, k);	/* before the binding goes out */
 			k->bound = true;
 			/* Its other levels are empty now: free them. */
 			for (int s = 0; s < self->n_slots; s++)

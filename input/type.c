@@ -207,6 +207,14 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 		*wait_ms = 0;
 	size_t typed = n;	/* strokes sent */
 	if (remapped && self->n_slots == 0) {
+		for (size_t i = 0; stats && i < n; i++) {
+			if (!st[i].kc) {
+				/* Back from input__slot_keysym. */
+				stats->unbound = st[i].sym < 0x100 ? (uint32_t)st[i].sym
+						: (uint32_t)(st[i].sym & 0xffffff);
+				break;
+			}
+		}
 		rc = -ENOSPC;
 		goto out;
 	}

@@ -104,6 +104,10 @@ struct input_x11 {
 	pthread_t drainer;
 	bool stop;
 
+	/* Which pool keys this context bound, on the root (reclaim.c). */
+	Window owner;		/* ours: the records' owner, gone with the connection */
+	Atom claims_atom, owner_atom;
+
 	bool keys_down[256];
 	bool buttons_down[16];
 };
@@ -142,6 +146,32 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 void input__restore_pool(struct input_x11* self);
 /** Press or release what selects a slot's level (Shift, Level3). */
 void input__level_keys(struct input_x11* self, int level, bool down);
+
+/* reclaim.c */
+#define INPUT_CLAIM_FIELDS 4
+/** A record of _DESKD_SPARE_KEYS: a pool key a context bound, and how it
+ *  was before (its types, group info, width and number of symbols, all
+ *  NoSymbol: pool keys are empty). */
+struct input_claim {
+	unsigned long owner;	/* the context's window */
+	int kc;
+	unsigned char kt[XkbNumKbdGroups];
+	unsigned char group_info, width;
+	int n;
+};
+void input__claim_pack(const struct input_claim* c, long out[INPUT_CLAIM_FIELDS]);
+/** false: not a record deskd writes (dropped). */
+bool input__claim_unpack(const long in[INPUT_CLAIM_FIELDS], struct input_claim* c);
+/** Does a key hold only what deskd binds on a slot (input__slot_keysym's
+ *  symbols, at least one)? */
+bool input__looks_bound(const KeySym* syms, int n);
+/** At start, before the pool is looked for: our owner window, and the keys
+ *  of contexts that are gone put back. How many were, or -errno. */
+int input__reclaim(struct input_x11* self);
+/** Before the first binding of pool key k: record it (one request). */
+void input__claim_note(struct input_x11* self, const struct pool_key* k);
+/** At exit, after the pool's restore: remove our records. */
+void input__claim_end(struct input_x11* self);
 
 /* type.c */
 /** The type operation (input_type, input_type_some), mutex held. */

@@ -75,6 +75,7 @@ enum tool_code {
 	TOOL_ELEMENT_DISABLED,		/* the element is insensitive */
 	TOOL_UNVERIFIED,		/* it ran, but the read back differs */
 	TOOL_NEEDS_FOCUS,		/* background: true, and the route needs focus */
+	TOOL_NO_SPARE_KEYS,	/* a character off the keymap, and no spare keycode free */
 	TOOL_INTERNAL,
 };
 
