@@ -29,14 +29,15 @@ async function startApp(kind, display, dir, tag) {
   return { name: kind, records, stop: () => p.stop() };
 }
 
-/** Is Caps Lock on (the server's Caps Lock indicator)? */
-function capsOn(display) {
+/** Is the lock on (the server's indicator: 'Caps Lock', 'Num Lock')? */
+function lockOn(display, name = 'Caps Lock') {
   const r = run('xset', ['-display', display, 'q'], { encoding: 'utf8' });   // spawns: xset
   assert.equal(r.status, 0, 'xset q: ' + r.stderr);
-  const m = /Caps Lock:\s*(on|off)/.exec(r.stdout);
-  assert.ok(m, 'xset q shows Caps Lock: ' + r.stdout);
+  const m = new RegExp(`${name}:\\s*(on|off)`).exec(r.stdout);
+  assert.ok(m, `xset q shows ${name}: ` + r.stdout);
   return m[1] === 'on';
 }
+const capsOn = (display) => lockOn(display);
 
 function setLayout(display, symbols) {
   const r = run('setxkbmap', ['-display', display, '-keycodes', 'evdev', '-types', 'complete', '-compat', 'complete',
@@ -82,7 +83,7 @@ const deStrings = ['?', 'ß', 'ẞ', 'Straße? Größe! Maß?', 'Grüße aus Kö
   'yz YZ zy ZY', '<>|@€~{[]}\\', 'The quick brown fox jumps over the lazy dog? 0123456789',
   '`~!@#$%^&*()-_=+[{]}\\|;:\'",<.>/?', 'café crème à la française'];
 
-test('Caps Lock on: the corpus arrives exact in xterm and GTK3 (us), and ß ? ẞ on de; Caps Lock stays on', { timeout: 300000 }, async (t) => {
+test('Caps Lock (and Num Lock) on: the corpus arrives exact in xterm and GTK3 (us), and ß ? ẞ on de; the locks stay on', { timeout: 300000 }, async (t) => {
   const x = await startXvfb();
   t.after(() => x.stop());
   const display = x.display;
@@ -91,11 +92,15 @@ test('Caps Lock on: the corpus arrives exact in xterm and GTK3 (us), and ß ? �
   const deskd = await startDeskd({ display });
   const dir = tempDir('deskd-caps-');
   const env = { ...process.env, DISPLAY: display };
-  // The person's Caps Lock, pressed as on a keyboard.
-  const setCaps = (on) => {
-    if (capsOn(display) !== on) assert.equal(run('xdotool', ['key', 'Caps_Lock'], { env }).status, 0);
-    assert.equal(capsOn(display), on, `Caps Lock is ${on ? 'on' : 'off'} before typing`);
+  // The person's locks, pressed as on a keyboard.
+  const setLock = (on, name = 'Caps Lock') => {
+    if (lockOn(display, name) !== on) assert.equal(run('xdotool', ['key', name.replace(' ', '_')], { env }).status, 0);
+    assert.equal(lockOn(display, name), on, `${name} is ${on ? 'on' : 'off'} before typing`);
   };
+  const setCaps = (on) => setLock(on);
+  // NumLock too, for the first row (every locked modifier is unlocked for
+  // a call and locked again).
+  setLock(true, 'Num Lock');
   const table = [];
   const failures = [];
   // The last row, Caps Lock off after a layout change while deskd runs
@@ -114,6 +119,10 @@ test('Caps Lock on: the corpus arrives exact in xterm and GTK3 (us), and ß ? �
       const after = capsOn(display);
       table.push({ app: kind, layout, 'caps lock': caps ? 'on' : 'off', exact: `${r.exact}/${strings.length}`, 'caps lock after': after ? 'on' : 'off' });
       if (after !== caps) failures.push(`${kind} ${layout}: Caps Lock is ${after ? 'on' : 'off'} after typing`);
+      if (i === 0) {
+        if (!lockOn(display, 'Num Lock')) failures.push('xterm us: Num Lock is off after typing');
+        setLock(false, 'Num Lock');
+      }
     } finally { await app.stop(); }
   }
   setCaps(true);
