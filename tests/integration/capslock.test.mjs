@@ -39,6 +39,15 @@ function lockOn(display, name = 'Caps Lock') {
 }
 const capsOn = (display) => lockOn(display);
 
+/** The XKB lock state (tests/apps/xkb_state.py); lockGroup: lock that
+ *  group (0-based) first. */
+function xkbState(display, lockGroup) {
+  const r = run('python3', [join(ROOT, 'tests/apps/xkb_state.py'), ...(lockGroup === undefined ? [] : ['lock-group', String(lockGroup)])],
+    { encoding: 'utf8', env: { ...process.env, ...PY, DISPLAY: display } });
+  assert.equal(r.status, 0, 'xkb_state.py: ' + r.stderr);
+  return JSON.parse(r.stdout);
+}
+
 function setLayout(display, symbols) {
   const r = run('setxkbmap', ['-display', display, '-keycodes', 'evdev', '-types', 'complete', '-compat', 'complete',
     '-symbols', symbols, '-geometry', 'pc'], { encoding: 'utf8' });
@@ -82,8 +91,11 @@ const corpus = appCorpus().filter((s) => [...s].length <= 300);
 const deStrings = ['?', 'ß', 'ẞ', 'Straße? Größe! Maß?', 'Grüße aus Köln, Straße ẞ', 'ÄÖÜ äöü ß ?',
   'yz YZ zy ZY', '<>|@€~{[]}\\', 'The quick brown fox jumps over the lazy dog? 0123456789',
   '`~!@#$%^&*()-_=+[{]}\\|;:\'",<.>/?', 'café crème à la française'];
+// With the second group (ru) locked, the keymap's first group still types.
+const groupStrings = ['hello world', 'The quick brown fox jumps over the lazy dog. 0123456789',
+  '`~!@#$%^&*()-_=+[{]}\\|;:\'",<.>/?', 'Съешь же ещё этих мягких булок', 'mixed: abc где xyz', 'CAPS and lower'];
 
-test('Caps Lock (and Num Lock) on: the corpus arrives exact in xterm and GTK3 (us), and ß ? ẞ on de; the locks stay on', { timeout: 300000 }, async (t) => {
+test('Caps Lock (and Num Lock, a locked second group) on: the corpus arrives exact in xterm and GTK3 (us), ß ? ẞ on de, ASCII with ru locked; the locks stay', { timeout: 300000 }, async (t) => {
   const x = await startXvfb();
   t.after(() => x.stop());
   const display = x.display;
@@ -106,11 +118,14 @@ test('Caps Lock (and Num Lock) on: the corpus arrives exact in xterm and GTK3 (u
   // The last row, Caps Lock off after a layout change while deskd runs
   // (setxkbmap sends XKB's notifies only): deskd types with the new layout.
   const rows = [['xterm', 'us', true, corpus], ['gtk', 'us', true, corpus], ['xterm', 'de', true, deStrings],
-    ['xterm', 'de', false, deStrings]];
+    ['xterm', 'de', false, deStrings], ['xterm', 'us+ru:2', true, groupStrings]];
   let loaded = 'us';
   for (const [i, [kind, layout, caps, strings]] of rows.entries()) {
     if (layout !== loaded) setLayout(display, `pc+${loaded = layout}`);
     setCaps(caps);
+    // The second group, locked as a layout switch would.
+    const group = layout.includes(':2') ? 1 : 0;
+    if (group) assert.equal(xkbState(display, group).locked_group, group);
     const app = await startApp(kind, display, dir, i);
     try {
       await warmUp(deskd, app);
@@ -119,6 +134,7 @@ test('Caps Lock (and Num Lock) on: the corpus arrives exact in xterm and GTK3 (u
       const after = capsOn(display);
       table.push({ app: kind, layout, 'caps lock': caps ? 'on' : 'off', exact: `${r.exact}/${strings.length}`, 'caps lock after': after ? 'on' : 'off' });
       if (after !== caps) failures.push(`${kind} ${layout}: Caps Lock is ${after ? 'on' : 'off'} after typing`);
+      if (group && xkbState(display).locked_group !== group) failures.push(`${kind} ${layout}: group ${group + 1} is not locked after typing`);
       if (i === 0) {
         if (!lockOn(display, 'Num Lock')) failures.push('xterm us: Num Lock is off after typing');
         setLock(false, 'Num Lock');
