@@ -227,10 +227,17 @@ int input__reclaim(struct input_x11* self)
 	long pid = (long)getpid();
 	XChangeProperty(self->x.dpy, self->owner, self->owner_atom, XA_CARDINAL, 32,
 			PropModeReplace, (const unsigned char*)&pid, 1);
+	int rc = input__sync(self);
+	if (rc < 0) {
+		/* No owner window: record nothing, or the next deskd would take
+		 * our keys for a dead one's. */
+		self->owner = 0;
+		return rc;
+	}
 	XGrabServer(self->x.dpy);
 	int n = reclaim_grabbed(self);
 	XUngrabServer(self->x.dpy);
-	int rc = input__sync(self);
+	rc = input__sync(self);
 	if (n > 0)
 		log_info("input: put back %d spare keycodes that a deskd which is gone "
 				"(killed?) left bound", n);
