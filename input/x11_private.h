@@ -1,9 +1,10 @@
 #pragma once
 
 /* Private to input/: the X11 input context (behind input_private.h's ops), shared by x11.c (connection,
- * errors, pointer, chords, focus), keymap.c (the keymap and the pool of
- * spare slots), barrier.c (when a slot may be bound anew: _NET_WM_PING
- * answers and quarantines) and type.c (typing). */
+ * errors, pointer, chords, focus), keymap.c (the keymap, the pool of spare
+ * slots, the locks around typing), barrier.c (when a slot may be bound
+ * anew: _NET_WM_PING answers and quarantines), reclaim.c (the records of
+ * bound pool keys, and putting back a killed deskd's) and type.c (typing). */
 
 #include "input/input_private.h"
 #include "x11/x11.h"
