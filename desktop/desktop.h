@@ -303,6 +303,7 @@ struct desktop_typing {
 	size_t total;		/* characters (code points) of the text */
 	size_t typed, remapped;	/* as struct input_type_stats */
 	bool drain_timeout;	/* -ETIMEDOUT: no slot drained in time */
+	uint32_t unbound;	/* -ENOSPC: as struct input_type_stats */
 };
 
 /** Type UTF-8 text (checked: input_text_check) with the loop above. Returns

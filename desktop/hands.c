@@ -125,6 +125,7 @@ int desktop_hands_type(struct input* in, const char* text, size_t len,
 				&wait_ms);
 		t->typed += st.chars;
 		t->remapped += st.remapped;
+		t->unbound = st.unbound;
 		from += done;
 		if (rc < 0)
 			return rc;

@@ -56,6 +56,10 @@ void input__drain_events(struct input_x11* self)
 		XNextEvent(self->x.dpy, &ev);
 		if (ev.type == MappingNotify && ev.xmapping.request != MappingPointer) {
 			self->map_stale = true;
+		} else if (ev.type == self->xkb_event) {
+			int what = ((XkbEvent*)&ev)->any.xkb_type;
+			if (what == XkbMapNotify || what == XkbNewKeyboardNotify)
+				self->map_stale = true;
 		} else if (ev.type == ClientMessage && ev.xclient.format == 32
 				&& ev.xclient.message_type == self->wm_protocols
 				&& (Atom)ev.xclient.data.l[0] == self->net_wm_ping

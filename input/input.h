@@ -149,6 +149,8 @@ struct input_type_stats {
 	size_t chars;		/* code points typed */
 	size_t remapped;	/* of which went through a spare keycode */
 	size_t batches;		/* keymap rebinds (spare keycodes bound anew) */
+	uint32_t unbound;	/* -ENOSPC: the first character off the keymap,
+				 * which no spare keycode can carry */
 };
 
 /** Type UTF-8 text: keymap characters directly (Shift for level 2),

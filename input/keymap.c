@@ -112,14 +112,35 @@ bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shif
 	return false;
 }
 
-/* Is the key's level chosen by Caps Lock (a letter with two cases)? Only
- * for keymap keys: slots have TWO_LEVEL/FOUR_LEVEL types, which Caps Lock
- * does not touch. */
-bool input__key_is_alpha(struct input_x11* self, KeyCode kc)
+/* Typing must not depend on the person's locks: with Caps Lock on, clients
+ * turn the lower-case symbol of a slot into its upper case (XKB's lookup
+ * applies Lock's case rule to any key whose type does not consume Lock),
+ * and a keymap key's Lock level is not always the Shift level (on de, ß's
+ * key gives ẞ with Lock, and ? is Shift on it). Unlocking for the call and
+ * locking again after is exact for every key type and layout; the
+ * requests go in order with the keys, so the keys see the unlocked state
+ * and the person's lock is back right after them. */
+int input__unlock(struct input_x11* self, struct input_locks* saved)
 {
-	KeySym lower, upper;
-	XConvertCase(map_at(self, kc, 0), &lower, &upper);
-	return lower != upper;
+	XkbStateRec st;
+	memset(saved, 0, sizeof(*saved));
+	if (XkbGetState(self->x.dpy, XkbUseCoreKbd, &st) != Success || x11_lost(&self->x))
+		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
+	saved->mods = st.locked_mods;
+	saved->group = st.locked_group;
+	if (saved->mods)
+		XkbLockModifiers(self->x.dpy, XkbUseCoreKbd, saved->mods, 0);
+	if (saved->group)
+		XkbLockGroup(self->x.dpy, XkbUseCoreKbd, 0);
+	return 0;
+}
+
+void input__relock(struct input_x11* self, const struct input_locks* saved)
+{
+	if (saved->mods)
+		XkbLockModifiers(self->x.dpy, XkbUseCoreKbd, saved->mods, saved->mods);
+	if (saved->group)
+		XkbLockGroup(self->x.dpy, XkbUseCoreKbd, (unsigned)saved->group);
 }
 
 KeySym input__slot_keysym(uint32_t cp)
@@ -340,6 +361,8 @@ static int bind_core(struct input_x11* self, const int* slot, const KeySym* syms
 	for (int i = 0; i < n; i++) {
 		struct slot* sl = &self->slots[slot[i]];
 		struct pool_key* k = &self->pool[sl->key];
+		if (!k->bound)
+			input__claim_note(self, k);
 		core_bind(self, k->kc, syms[i]);
 		k->bound = true;
 		sl->sym = syms[i];
@@ -375,6 +398,8 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 				sm->kt_index[g] = (unsigned char)self->type_index;
 			sm->group_info = XkbSetGroupInfo(1, XkbWrapIntoRange, 0);
 			sm->width = (unsigned char)self->levels;
+			if (!k->bound)
+				input__claim_note(self, k);	/* before the binding goes out */
 			k->bound = true;
 			/* Its other levels are empty now: free them. */
 			for (int s = 0; s < self->n_slots; s++)

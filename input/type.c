@@ -207,19 +207,24 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 		*wait_ms = 0;
 	size_t typed = n;	/* strokes sent */
 	if (remapped && self->n_slots == 0) {
+		for (size_t i = 0; stats && i < n; i++) {
+			if (!st[i].kc) {
+				/* Back from input__slot_keysym. */
+				stats->unbound = st[i].sym < 0x100 ? (uint32_t)st[i].sym
+						: (uint32_t)(st[i].sym & 0xffffff);
+				break;
+			}
+		}
 		rc = -ENOSPC;
 		goto out;
 	}
 
 	bool pings = false;
 	Window target = remapped ? input__key_target(self, &pings) : 0;
-	/* Caps Lock inverts the level of keymap letters (not of slots: their
-	 * types ignore it). */
-	Window r, c;
-	int rx, ry, wx, wy;
-	unsigned mask = 0;
-	XQueryPointer(self->x.dpy, self->root, &r, &c, &rx, &ry, &wx, &wy, &mask);
-	bool caps = mask & LockMask;
+	struct input_locks locks;
+	rc = input__unlock(self, &locks);
+	if (rc < 0)
+		goto out;
 
 	int held = 0;
 	size_t batches = 0;
@@ -273,10 +278,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 			KeyCode kc = st[k].kc;
 			int level;
 			if (kc) {
-				bool shift = st[k].shift;
-				if (caps && input__key_is_alpha(self, kc))
-					shift = !shift;
-				level = shift ? 1 : 0;
+				level = st[k].shift ? 1 : 0;
 			} else {
 				const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
 				kc = self->pool[sl->key].kc;
@@ -295,6 +297,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 		i = j;
 	}
 	set_level(self, &held, 0);
+	input__relock(self, &locks);
 	int e = input__sync(self);
 	if (rc == 0)
 		rc = e;

@@ -7,6 +7,7 @@
  * instead of exiting. */
 #include "input/x11_private.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -94,6 +95,11 @@ struct input* input__x11_new(const char* display_name, char* err, size_t err_siz
 		snprintf(err, err_size, "the X server has no XKEYBOARD extension");
 		goto xtest_failure;
 	}
+	/* setxkbmap loads a new keymap with the same keycodes: no core
+	 * MappingNotify then, only XKB's notifies (input__drain_events). */
+	self->xkb_event = xkb_ev;
+	XkbSelectEvents(self->x.dpy, XkbUseCoreKbd, XkbNewKeyboardNotifyMask | XkbMapNotifyMask,
+			XkbNewKeyboardNotifyMask | XkbMapNotifyMask);
 	XTestGrabControl(self->x.dpy, True);	/* act even during other clients' grabs */
 	int screen = DefaultScreen(self->x.dpy);
 	self->root = RootWindow(self->x.dpy, screen);
@@ -109,6 +115,10 @@ struct input* input__x11_new(const char* display_name, char* err, size_t err_siz
 		snprintf(err, err_size, "cannot read the keyboard map");
 		goto xtest_failure;
 	}
+	/* Keys a killed deskd left bound are spare keys again. */
+	int put_back = input__reclaim(self);
+	if (put_back < 0)
+		log_warn("input: cannot put back spare keycodes left bound: %s", strerror(-put_back));
 	input__find_pool(self);
 	if (input__sync(self) < 0) {
 		snprintf(err, err_size, "X error while setting up input");
@@ -149,8 +159,10 @@ static void restore_at_exit(struct input_x11* self)
 			break;
 		clock_sleep_ms(5);
 	}
-	if (!x11_lost(&self->x))
+	if (!x11_lost(&self->x)) {
 		input__restore_pool(self);
+		input__claim_end(self);
+	}
 }
 
 static void x11_destroy(struct input* in)

@@ -1,9 +1,10 @@
 #pragma once
 
 /* Private to input/: the X11 input context (behind input_private.h's ops), shared by x11.c (connection,
- * errors, pointer, chords, focus), keymap.c (the keymap and the pool of
- * spare slots), barrier.c (when a slot may be bound anew: _NET_WM_PING
- * answers and quarantines) and type.c (typing). */
+ * errors, pointer, chords, focus), keymap.c (the keymap, the pool of spare
+ * slots, the locks around typing), barrier.c (when a slot may be bound
+ * anew: _NET_WM_PING answers and quarantines), reclaim.c (the records of
+ * bound pool keys, and putting back a killed deskd's) and type.c (typing). */
 
 #include "input/input_private.h"
 #include "x11/x11.h"
@@ -98,10 +99,15 @@ struct input_x11 {
 		Window win;
 		uint64_t answered;	/* highest seq answered */
 	} answers[16];
-	bool map_stale;		/* a MappingNotify came: reload the keymap */
+	int xkb_event;		/* the XKB extension's event code */
+	bool map_stale;		/* a MappingNotify or XKB map change came: reload the keymap */
 	pthread_cond_t cond;	/* wakes the drainer */
 	pthread_t drainer;
 	bool stop;
+
+	/* Which pool keys this context bound, on the root (reclaim.c). */
+	Window owner;		/* ours: the records' owner, gone with the connection */
+	Atom claims_atom, owner_atom;
 
 	bool keys_down[256];
 	bool buttons_down[16];
@@ -118,7 +124,17 @@ int input__ready(struct input_x11* self);
 int input__load_keymap(struct input_x11* self);
 int input__refresh_keymap(struct input_x11* self);
 bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift);
-bool input__key_is_alpha(struct input_x11* self, KeyCode kc);
+/* The locks (modifiers, group) a call types past, to put back after it. */
+struct input_locks {
+	unsigned mods;		/* locked modifiers the call unlocked; 0 none */
+	int group;		/* the locked group it reset to the first; 0 none */
+};
+/** Unlock every locked modifier (Caps Lock, NumLock, level locks) and the
+ *  locked group for a call's keys: the keys then mean what the keymap's
+ *  first level(s) say. One round trip; saved is for input__relock. */
+int input__unlock(struct input_x11* self, struct input_locks* saved);
+/** Lock again what input__unlock unlocked. */
+void input__relock(struct input_x11* self, const struct input_locks* saved);
 /** The keysym a character is bound with on a slot: its Unicode keysym
  *  (Latin-1 as is), so every toolkit maps it back the same way. */
 KeySym input__slot_keysym(uint32_t cp);
@@ -131,6 +147,32 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 void input__restore_pool(struct input_x11* self);
 /** Press or release what selects a slot's level (Shift, Level3). */
 void input__level_keys(struct input_x11* self, int level, bool down);
+
+/* reclaim.c */
+#define INPUT_CLAIM_FIELDS 4
+/** A record of _DESKD_SPARE_KEYS: a pool key a context bound, and how it
+ *  was before (its types, group info, width and number of symbols, all
+ *  NoSymbol: pool keys are empty). */
+struct input_claim {
+	unsigned long owner;	/* the context's window */
+	int kc;
+	unsigned char kt[XkbNumKbdGroups];
+	unsigned char group_info, width;
+	int n;
+};
+void input__claim_pack(const struct input_claim* c, long out[INPUT_CLAIM_FIELDS]);
+/** false: not a record deskd writes (dropped). */
+bool input__claim_unpack(const long in[INPUT_CLAIM_FIELDS], struct input_claim* c);
+/** Does a key hold only what deskd binds on a slot (input__slot_keysym's
+ *  symbols, at least one)? */
+bool input__looks_bound(const KeySym* syms, int n);
+/** At start, before the pool is looked for: our owner window, and the keys
+ *  of contexts that are gone put back. How many were, or -errno. */
+int input__reclaim(struct input_x11* self);
+/** Before the first binding of pool key k: record it (one request). */
+void input__claim_note(struct input_x11* self, const struct pool_key* k);
+/** At exit, after the pool's restore: remove our records. */
+void input__claim_end(struct input_x11* self);
 
 /* type.c */
 /** The type operation (input_type, input_type_some), mutex held. */

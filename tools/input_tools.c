@@ -153,7 +153,9 @@ static int input_error(int rc, const char* what, struct act_error* e)
 	case -ENOENT:
 		return action_fail(e, TOOL_UNKNOWN_KEY, "%s: a key is not on the keyboard map and cannot be held", what);
 	case -ENOSPC:
-		return action_fail(e, TOOL_INTERNAL, "%s: characters are not on the keyboard map and the display has no spare keycodes", what);
+		return action_fail(e, TOOL_NO_SPARE_KEYS, "%s: a character is not on the keyboard map and "
+				"the display has no free spare keycode (an empty keycode) to bind it to; "
+				"type only characters of the layout, or free empty keycodes", what);
 	default:
 		return action_fail(e, TOOL_INTERNAL, "%s failed: %s", what, strerror(-rc));
 	}
@@ -357,6 +359,11 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 		json_object_set_new(res, "remapped", json_integer((json_int_t)t.remapped));
 	if (ty.reported)
 		return -1;
+	if (rc == -ENOSPC && t.unbound)
+		return action_fail(e, TOOL_NO_SPARE_KEYS, "type: U+%04X is not on the keyboard map and "
+				"the display has no free spare keycode (an empty keycode) to bind it to; "
+				"type only characters of the layout, or free empty keycodes",
+				(unsigned)t.unbound);
 	if (t.drain_timeout)
 		return action_fail(e, TOOL_TIMEOUT,
 				"typed %zu of %zu characters; no spare keycode was free again within %d ms",

@@ -38,6 +38,7 @@ static const char* const code_names[] = {
 	[TOOL_UNVERIFIED] = "unverified",
 	[TOOL_NEEDS_FOCUS] = "needs_focus",
 	[TOOL_PROGRAM_EXITED] = "program_exited",
+	[TOOL_NO_SPARE_KEYS] = "no_spare_keys",
 	[TOOL_FORBIDDEN] = "forbidden",
 	[TOOL_NOT_FOUND] = "not_found",
 	[TOOL_TOO_LARGE] = "too_large",
@@ -110,7 +111,8 @@ int tool_code_http_status(enum tool_code code)
 	case TOOL_NEEDS_CONFIRMATION:
 	case TOOL_ELEMENT_DISABLED:
 	case TOOL_UNVERIFIED:
-	case TOOL_NEEDS_FOCUS: return 409;
+	case TOOL_NEEDS_FOCUS:
+	case TOOL_NO_SPARE_KEYS: return 409;
 	case TOOL_PROGRAM_EXITED: return 422;
 	case TOOL_INTERNAL: return 500;
 	}

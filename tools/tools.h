@@ -76,6 +76,7 @@ enum tool_code {
 	TOOL_UNVERIFIED,		/* it ran, but the read back differs */
 	TOOL_NEEDS_FOCUS,		/* background: true, and the route needs focus */
 	TOOL_PROGRAM_EXITED,		/* launch: it ended with a failure before its window */
+	TOOL_NO_SPARE_KEYS,	/* a character off the keymap, and no spare keycode free */
 	TOOL_INTERNAL,
 };
 

@@ -1,6 +1,7 @@
 /* input/: the pure parts (no display): UTF-8 decoding, key names and
- * suggestions, chords, scroll notches. */
+ * suggestions, chords, scroll notches, the records of bound spare keys. */
 #include "input/input.h"
+#include "input/x11_private.h"
 #include "tests/unit/tst.h"
 
 #include <X11/keysym.h>
@@ -253,8 +254,53 @@ static void test_notches(void)
 	TST_CHECK(input_pixels_to_notches(-1e12) < -INPUT_MAX_NOTCHES);
 }
 
+/* The _DESKD_SPARE_KEYS records (reclaim.c): a key's state round-trips,
+ * records deskd never writes are refused, and only keys holding what deskd
+ * binds on a slot look bound. */
+static void test_claims(void)
+{
+	struct input_claim c = { .owner = 0x1a00001, .kc = 247, .kt = { 0, 1, 2, 3 },
+		.group_info = 0x01, .width = 4, .n = 4 }, d;
+	long rec[INPUT_CLAIM_FIELDS];
+	input__claim_pack(&c, rec);
+	TST_CHECK(input__claim_unpack(rec, &d));
+	TST_CHECK(d.owner == c.owner);
+	TST_EQ_INT(d.kc, 247);
+	TST_EQ_INT(d.kt[0], 0);
+	TST_EQ_INT(d.kt[3], 3);
+	TST_EQ_INT(d.group_info, 1);
+	TST_EQ_INT(d.width, 4);
+	TST_EQ_INT(d.n, 4);
+	long bad_kc[INPUT_CLAIM_FIELDS] = { 0x1a00001, 300, 0, 0 };
+	TST_CHECK(!input__claim_unpack(bad_kc, &d));
+	long no_owner[INPUT_CLAIM_FIELDS] = { 0, 100, 0, 0 };
+	TST_CHECK(!input__claim_unpack(no_owner, &d));
+	long many_syms[INPUT_CLAIM_FIELDS] = { 0x1a00001, 100, 0, 17L << 16 };
+	TST_CHECK(!input__claim_unpack(many_syms, &d));
+
+	/* What input__slot_keysym gives: Latin-1 as is, Unicode keysyms. */
+	KeySym slot[4] = { input__slot_keysym(0xe9), input__slot_keysym(0x4e2d), NoSymbol,
+		input__slot_keysym(0x1f600) };
+	TST_CHECK(input__looks_bound(slot, 4));
+	KeySym one[1] = { input__slot_keysym('a') };
+	TST_CHECK(input__looks_bound(one, 1));
+	/* Empty, a layout's keysyms (XF86 keys, keypad, modifiers): not ours. */
+	KeySym empty[2] = { NoSymbol, NoSymbol };
+	TST_CHECK(!input__looks_bound(empty, 2));
+	TST_CHECK(!input__looks_bound(empty, 0));
+	KeySym media[2] = { 0x1008ff11 /* XF86AudioLowerVolume */, NoSymbol };
+	TST_CHECK(!input__looks_bound(media, 2));
+	KeySym kp[2] = { XK_KP_1, XK_KP_End };
+	TST_CHECK(!input__looks_bound(kp, 2));
+	KeySym mixed[2] = { input__slot_keysym(0xe9), XK_Shift_L };
+	TST_CHECK(!input__looks_bound(mixed, 2));
+	KeySym many[9] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i' };
+	TST_CHECK(!input__looks_bound(many, 9));
+}
+
 int main(void)
 {
+	test_claims();
 	test_utf8();
 	test_key_names();
 	test_suggest();

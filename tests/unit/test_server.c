@@ -182,6 +182,10 @@ static void test_results(void)
 	TST_EQ_INT(tool_code_for_errno(-ENOSPC), TOOL_NO_SPACE);
 	TST_EQ_INT(tool_code_for_write_errno(-EDQUOT), TOOL_NO_SPACE);
 	TST_EQ_INT(tool_code_for_write_errno(-EIO), TOOL_INTERNAL);
+	/* No spare keycode to type a character on: the display's state, 409. */
+	TST_EQ_STR(tool_code_name(TOOL_NO_SPARE_KEYS), "no_spare_keys");
+	TST_EQ_INT(tool_code_http_status(TOOL_NO_SPARE_KEYS), 409);
+	TST_EQ_STR(tool_code_name(TOOL_INTERNAL), "internal");
 }
 
 static void test_coordinates(void)

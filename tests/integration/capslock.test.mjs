@@ -1,0 +1,150 @@
+// The keyboard's lock state and typing (issue 25, INPUT2.md I1): with Caps
+// Lock on, `type` still gives the exact text, in xterm and GTK3, on the us
+// and de layouts, and the person's Caps Lock is still on afterwards.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { run, startDeskd, startXvfb, startWm, waitUntil, launch, tempDir, ROOT, SLOW } from './lib/harness.mjs';
+import { appCorpus } from './lib/corpus.mjs';
+
+const PY = { PATH: '/usr/bin:/bin' };   // Debian's python3 (python3-gi)
+
+async function ok(deskd, args) {
+  const r = await deskd.tool('computer_use', args);
+  assert.equal(r.status, 200, `${JSON.stringify(args).slice(0, 200)} -> ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+  assert.ok(!r.body.isError, JSON.stringify(r.body).slice(0, 400));
+  return r.body.structuredContent;
+}
+
+/** An app that appends its text to a records file at each Escape. */
+async function startApp(kind, display, dir, tag) {
+  const env = { ...process.env, ...PY, DISPLAY: display, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', NO_AT_BRIDGE: '1' };
+  const out = join(dir, `${kind}-${tag}.records`);
+  const p = kind === 'xterm'
+    ? launch('xterm', 'xterm', ['-u8', '-geometry', '120x40+0+0', '-e', 'python3', join(ROOT, 'tests/apps/tty_reader.py'), out], { env })
+    : launch('gtk', 'python3', [join(ROOT, 'tests/apps/gtk_text.py'), out], { env });
+  await waitUntil(() => existsSync(out + '.ready'), { timeout: 20000 * SLOW, what: `${kind} ready` });
+  const records = () => existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return { name: kind, records, stop: () => p.stop() };
+}
+
+/** Is the lock on (the server's indicator: 'Caps Lock', 'Num Lock')? */
+function lockOn(display, name = 'Caps Lock') {
+  const r = run('xset', ['-display', display, 'q'], { encoding: 'utf8' });   // spawns: xset
+  assert.equal(r.status, 0, 'xset q: ' + r.stderr);
+  const m = new RegExp(`${name}:\\s*(on|off)`).exec(r.stdout);
+  assert.ok(m, `xset q shows ${name}: ` + r.stdout);
+  return m[1] === 'on';
+}
+const capsOn = (display) => lockOn(display);
+
+/** The XKB lock state (tests/apps/xkb_state.py); lockGroup: lock that
+ *  group (0-based) first. */
+function xkbState(display, lockGroup) {
+  const r = run('python3', [join(ROOT, 'tests/apps/xkb_state.py'), ...(lockGroup === undefined ? [] : ['lock-group', String(lockGroup)])],
+    { encoding: 'utf8', env: { ...process.env, ...PY, DISPLAY: display } });
+  assert.equal(r.status, 0, 'xkb_state.py: ' + r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+function setLayout(display, symbols) {
+  const r = run('setxkbmap', ['-display', display, '-keycodes', 'evdev', '-types', 'complete', '-compat', 'complete',
+    '-symbols', symbols, '-geometry', 'pc'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+/** Type each string and Escape into app; the strings that did not arrive
+ *  exactly (a list of messages) and how many did. */
+async function typeAll(deskd, app, strings, what) {
+  const failures = [];
+  let exact = 0;
+  let done = app.records().length;
+  for (const s of strings) {
+    await ok(deskd, { actions: [{ type: 'type', text: s }, { type: 'keypress', keys: ['Escape'] }] });
+    done++;
+    await waitUntil(() => app.records().length >= done, { timeout: 30000 * SLOW, what: `${what}: record ${done}` });
+    const got = app.records()[done - 1];
+    if (got === s) exact++;
+    else failures.push(`${what}: ${JSON.stringify(s).slice(0, 60)} arrived as ${JSON.stringify(got).slice(0, 80)}`);
+  }
+  return { exact, failures };
+}
+
+/** Focus the app and get a first record through (apps take a while to
+ *  handle their first keys). */
+async function warmUp(deskd, app) {
+  const until = Date.now() + 30000 * SLOW;
+  while (Date.now() < until) {
+    const n = app.records().length;
+    await ok(deskd, { actions: [{ type: 'click', x: 300, y: 300 }, { type: 'type', text: 'w' }, { type: 'keypress', keys: ['Escape'] }] });
+    if (await waitUntil(() => app.records().length > n, { timeout: 3000 * SLOW, what: 'warm-up' }).catch(() => false)) return;
+  }
+  assert.fail(`${app.name}: no warm-up record within 30 s`);
+}
+
+// The corpus the real-app test types (INPUT.md), but the 2000-character
+// string (it only adds slot turnover, which input.test.mjs covers).
+const corpus = appCorpus().filter((s) => [...s].length <= 300);
+// On de, `?` is Shift+ß and ß's key has a Caps Lock level (ẞ); `<>|` sit on
+// the key left of Y; ASCII letters swap Y and Z.
+const deStrings = ['?', 'ß', 'ẞ', 'Straße? Größe! Maß?', 'Grüße aus Köln, Straße ẞ', 'ÄÖÜ äöü ß ?',
+  'yz YZ zy ZY', '<>|@€~{[]}\\', 'The quick brown fox jumps over the lazy dog? 0123456789',
+  '`~!@#$%^&*()-_=+[{]}\\|;:\'",<.>/?', 'café crème à la française'];
+// With the second group (ru) locked, the keymap's first group still types.
+const groupStrings = ['hello world', 'The quick brown fox jumps over the lazy dog. 0123456789',
+  '`~!@#$%^&*()-_=+[{]}\\|;:\'",<.>/?', 'Съешь же ещё этих мягких булок', 'mixed: abc где xyz', 'CAPS and lower'];
+
+test('Caps Lock (and Num Lock, a locked second group) on: the corpus arrives exact in xterm and GTK3 (us), ß ? ẞ on de, ASCII with ru locked; the locks stay', { timeout: 300000 }, async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const display = x.display;
+  setLayout(display, 'pc+us');
+  await startWm(display);
+  const deskd = await startDeskd({ display });
+  const dir = tempDir('deskd-caps-');
+  const env = { ...process.env, DISPLAY: display };
+  // The person's locks, pressed as on a keyboard.
+  const setLock = (on, name = 'Caps Lock') => {
+    if (lockOn(display, name) !== on) assert.equal(run('xdotool', ['key', name.replace(' ', '_')], { env }).status, 0);
+    assert.equal(lockOn(display, name), on, `${name} is ${on ? 'on' : 'off'} before typing`);
+  };
+  const setCaps = (on) => setLock(on);
+  // NumLock too, for the first row (every locked modifier is unlocked for
+  // a call and locked again).
+  setLock(true, 'Num Lock');
+  const table = [];
+  const failures = [];
+  // The last row, Caps Lock off after a layout change while deskd runs
+  // (setxkbmap sends XKB's notifies only): deskd types with the new layout.
+  const rows = [['xterm', 'us', true, corpus], ['gtk', 'us', true, corpus], ['xterm', 'de', true, deStrings],
+    ['xterm', 'de', false, deStrings], ['xterm', 'us+ru:2', true, groupStrings]];
+  let loaded = 'us';
+  for (const [i, [kind, layout, caps, strings]] of rows.entries()) {
+    if (layout !== loaded) setLayout(display, `pc+${loaded = layout}`);
+    setCaps(caps);
+    // The second group, locked as a layout switch would.
+    const group = layout.includes(':2') ? 1 : 0;
+    if (group) assert.equal(xkbState(display, group).locked_group, group);
+    const app = await startApp(kind, display, dir, i);
+    try {
+      await warmUp(deskd, app);
+      const r = await typeAll(deskd, app, strings, `${kind} ${layout}`);
+      failures.push(...r.failures);
+      const after = capsOn(display);
+      table.push({ app: kind, layout, 'caps lock': caps ? 'on' : 'off', exact: `${r.exact}/${strings.length}`, 'caps lock after': after ? 'on' : 'off' });
+      if (after !== caps) failures.push(`${kind} ${layout}: Caps Lock is ${after ? 'on' : 'off'} after typing`);
+      if (group && xkbState(display).locked_group !== group) failures.push(`${kind} ${layout}: group ${group + 1} is not locked after typing`);
+      if (i === 0) {
+        if (!lockOn(display, 'Num Lock')) failures.push('xterm us: Num Lock is off after typing');
+        setLock(false, 'Num Lock');
+      }
+    } finally { await app.stop(); }
+  }
+  setCaps(true);
+  t.diagnostic(JSON.stringify(table));
+  console.log(table);
+  assert.deepEqual(failures, []);
+  await deskd.stop();
+  assert.equal(capsOn(display), true, 'Caps Lock is still on after deskd exited');
+});
