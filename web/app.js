@@ -1104,14 +1104,16 @@
     li.dataset.status = running ? 'started' : g.failed ? 'error' : 'ok';
     li.dataset.outcome = g.kind === 'help' ? (g.outcome || g.failed || '') : (g.end ? g.end.status : '');
     li.dataset.actor = actorOf(g.actorEv || first).kind;
-    li.classList.toggle('err', !!g.failed);
+    li.classList.toggle('err', !!g.failed && g.outcome !== 'cancelled');
     let what, end, ms = null;
     if (g.kind === 'help') {
       what = g.reason !== undefined ? `\u201c${g.reason}\u201d` : '';
       const hold = g.hold && g.hold.end ? `, held ${fmtDur((g.hold.end.ts - g.hold.ts) * 1000)}` : '';
-      end = g.failed ? `failed: ${g.failed}`
-        : g.outcome === 'timeout' ? `timed out after ${g.timeout_s ?? '?'} s`
+      // The request's own outcome says more than the call's status (a
+      // cancelled request ends its call with an error).
+      end = g.outcome === 'timeout' ? `timed out after ${g.timeout_s ?? '?'} s`
         : g.outcome ? `${HELP_END[g.outcome] || g.outcome}${noteText(g.withNote, g.note)}${hold}`
+        : g.failed ? `failed: ${g.failed}`
         : g.hold ? 'a person has the desktop\u2026' : 'waiting for a person\u2026';
       if (g.outcome || g.failed) ms = g.durationMs ?? ((g.endTs - first.ts) * 1000);
     } else {
