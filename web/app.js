@@ -28,6 +28,7 @@
     calls: new Map(),     // event id -> { li, start, end } (a row; help and hold groups too)
     helps: new Map(),     // help request's call id -> its group (app.js helpOnEvent)
     hold: null,           // the hold going on, lastHold: the one that ended last
+    folded: new Set(),    // "kind:id:status" of the events folded into those rows
     flashes: [],          // { x, y, t0 } in frame pixels
     recordings: [],
     activeRec: null,      // { id, window }
@@ -1053,6 +1054,13 @@
 
   function onEvent(ev) {
     if (ev.id === undefined) return;
+    const folds = (ev.tool === 'request_human_help' && (ev.kind === 'tool' || ev.call !== undefined))
+      || (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back'));
+    // A reconnect replays the history: a folded event counts once.
+    const seen = `${ev.kind}:${ev.id}:${ev.status}`;
+    if (folds && state.folded.has(seen)) return;
+    if (folds) state.folded.add(seen);
+    for (const old of state.folded) { if (state.folded.size <= 4 * MAX_TIMELINE) break; state.folded.delete(old); }
     if (ev.tool === 'request_human_help' && (ev.kind === 'tool' || ev.call !== undefined)) {
       helpOnEvent(ev);
     } else if (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back')) {

@@ -21,6 +21,14 @@ async function open(t, deskd, ctxOpts = { viewport: { width: 1400, height: 900 }
   const ctx = await chrome.browser.newContext(ctxOpts);
   t.after(() => ctx.close().catch(() => {}));
   const page = await ctx.newPage();
+  // Keep the page's sockets at hand (to drop one: the page reconnects).
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    window.__sockets = [];
+    window.WebSocket = class extends Native {
+      constructor(...a) { super(...a); window.__sockets.push(this); }
+    };
+  });
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('dialog', (d) => d.accept());
@@ -121,6 +129,14 @@ test('the activity list: one row per help request and per hold, with outcome and
   for (const what of ['"tool":"take_control"', '"tool":"hand_back"', '"status":"waiting"', '"status":"handed_back"'])
     assert.ok(details.includes(what), `details list ${what}`);
   await page.locator('#timeline').screenshot({ path: join(SHOTS, 'activity.png') });
+
+  // A reconnect replays the history: the rows stay as they were.
+  const was = await rows(page);
+  await page.evaluate(() => window.__sockets.at(-1).close());
+  await page.waitForFunction(() => document.querySelector('#conn').dataset.state !== 'live');
+  await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live' && window.__sockets.length === 2);
+  await sleep(500);
+  assert.deepEqual(await rows(page), was, 'the same rows after the replay');
 
   // A narrow (phone) page cuts no chip either.
   const phone = await open(t, deskd, { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
