@@ -622,7 +622,8 @@
   // "Keyboard goes to the desktop": shown exactly while this tab holds
   // control and the hidden input (the picture's keyboard) has the focus.
   function ctlKbdCue() {
-    const on = ctl.holder === 'you' && document.activeElement === $('ctl-input');
+    // hasFocus: another window or tab in front takes the keyboard too.
+    const on = ctl.holder === 'you' && document.activeElement === $('ctl-input') && document.hasFocus();
     $('kbd-cue').hidden = !on;
     document.querySelector('.viewer').classList.toggle('kbd', on);
   }
@@ -952,6 +953,8 @@
   });
   input.addEventListener('blur', () => { ctlReleaseKeys(); ctlKbdCue(); });
   input.addEventListener('focus', ctlKbdCue);
+  window.addEventListener('blur', ctlKbdCue);
+  window.addEventListener('focus', ctlKbdCue);
   // The soft keyboard comes up for a focus inside the tap's own handler.
   $('ctl-kbd').addEventListener('click', () => input.focus({ preventScroll: true }));
 

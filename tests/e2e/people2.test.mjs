@@ -186,6 +186,16 @@ test('the focus cue shows while the picture has the keyboard; typing a note send
   await page.waitForFunction(() => !document.getElementById('kbd-cue').hidden);
   await page.keyboard.type('ok');
   await fixture.waitFor((s) => s.text === 'ok', { timeout: 5000 * SLOW });
+  // Another tab in front has the keyboard: no cue until this one is back.
+  // (Playwright makes every page look focused unless told not to.)
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Emulation.setFocusEmulationEnabled', { enabled: false });
+  const other = await page.context().newPage();
+  await other.bringToFront();
+  await page.waitForFunction(() => document.getElementById('kbd-cue').hidden);
+  await page.bringToFront();
+  await page.waitForFunction(() => !document.getElementById('kbd-cue').hidden);
+  await other.close();
   await page.click('#ctl-release');
   await control(page, 'none');
   assert.equal((await cue(page)).label, false, 'no cue once handed back');
