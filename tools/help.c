@@ -16,8 +16,11 @@ static int help_tool(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 {
 	const char* reason = tool_arg_string(args, "reason", "");
 	int timeout_s = (int)tool_arg_int(args, "timeout_s", HELP_DEFAULT_TIMEOUT_S);
+	/* "call" ties these events to the call's own (the dashboard shows the
+	 * request, its hold and its outcome as one row). */
 	events_control("request_human_help", ctx->source, "waiting",
-			json_pack("{s:s, s:i}", "reason", reason, "timeout_s", timeout_s));
+			json_pack("{s:s, s:i, s:I}", "reason", reason, "timeout_s", timeout_s,
+					"call", (json_int_t)ctx->event_id));
 	char* note = NULL;
 	uint64_t id = 0;
 	enum gate_help_outcome outcome = gate_help_wait(ctx, reason, timeout_s, &note, &id);
@@ -27,8 +30,10 @@ static int help_tool(struct tool_ctx* ctx, json_t* args, struct tool_result* out
 		[GATE_HELP_DISMISSED] = "dismissed",
 		[GATE_HELP_CANCELLED] = "cancelled",
 	};
+	/* Whether there was a note, never its text (it may be a secret). */
 	events_control("request_human_help", "dashboard", names[outcome],
-			json_pack("{s:I}", "request", (json_int_t)id));
+			json_pack("{s:I, s:I, s:b}", "request", (json_int_t)id,
+					"call", (json_int_t)ctx->event_id, "with_note", note && *note));
 	if (outcome == GATE_HELP_CANCELLED) {
 		free(note);
 		tool_result_error(out, TOOL_TIMEOUT, NULL,

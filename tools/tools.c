@@ -697,6 +697,7 @@ void tools_call(const struct tool_def* tool, struct tool_ctx* ctx, json_t* args,
 		.background = ctx->background && (tool->flags & TOOL_READ_ONLY),
 	};
 	uint64_t event = events_tool_start(&actor, tool->name, args);
+	ctx->event_id = event;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 

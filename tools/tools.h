@@ -144,6 +144,8 @@ struct tool_ctx {
 					 * request this retry answers, verified by the
 					 * transport (integrity, expiry, same request,
 					 * used once), or NULL */
+	uint64_t event_id;		/* this call's activity event (tools_call sets
+					 * it): a tool's own events name it as "call" */
 };
 
 struct tool_result {

@@ -25,7 +25,10 @@
     pendingHeader: null,  // a frame header waiting for its JPEG
     decoding: false,
     nextJpeg: null,       // newest JPEG not yet decoded {header, blob}
-    calls: new Map(),     // event id -> { li, start, end }
+    calls: new Map(),     // event id -> { li, start, end } (a row; help and hold groups too)
+    helps: new Map(),     // help request's call id -> its group (app.js helpOnEvent)
+    hold: null,           // the hold going on, lastHold: the one that ended last
+    folded: new Set(),    // "kind:id:status" of the events folded into those rows
     flashes: [],          // { x, y, t0 } in frame pixels
     recordings: [],
     activeRec: null,      // { id, window }
@@ -487,6 +490,7 @@
       if (c.style.width !== `${w}px`) c.style.width = `${w}px`;
       if (c.style.height !== `${h}px`) c.style.height = `${h}px`;
     }
+    zoomApply();   // the pan limits follow the size
   }
 
   function setViewMode(mode) {
@@ -602,6 +606,7 @@
       ctl.takenToast = null;
     }
     document.querySelector('.viewer').classList.toggle('held', mine);
+    $('ctl-kbd').hidden = !mine;
     document.body.dataset.control = ctl.holder;
     // Keyboard focus when control arrives (not on later updates: the person
     // may be typing a note).
@@ -611,6 +616,16 @@
     ctlRenderApprovals();
     ctlPlaceNote(noteFocused);
     clipRender();
+    ctlKbdCue();
+  }
+
+  // "Keyboard goes to the desktop": shown exactly while this tab holds
+  // control and the hidden input (the picture's keyboard) has the focus.
+  function ctlKbdCue() {
+    // hasFocus: another window or tab in front takes the keyboard too.
+    const on = ctl.holder === 'you' && document.activeElement === $('ctl-input') && document.hasFocus();
+    $('kbd-cue').hidden = !on;
+    document.querySelector('.viewer').classList.toggle('kbd', on);
   }
 
   // One note box, whichever button ends the hold (Hand back or a help
@@ -632,6 +647,7 @@
   function ctlNoteTake() {
     const text = $('ctl-note').value;
     $('ctl-note').value = '';
+    ctl.sentNote = text ? { text, at: Date.now() } : null;   // for the activity row
     return text;
   }
 
@@ -753,7 +769,7 @@
   const BROWSER_BUTTONS = [1, 2, 3, 8, 9];   // MouseEvent.button 0..4 -> X buttons
   const stageEl = $('stage');
   stageEl.addEventListener('pointerdown', (e) => {
-    if (ctl.holder !== 'you') return;
+    if (ctl.holder !== 'you' || e.pointerType === 'touch') return;   // touch: below
     const p = ctlFramePoint(e);
     if (!p || BROWSER_BUTTONS[e.button] === undefined) return;
     e.preventDefault();
@@ -763,7 +779,7 @@
     ctlSend({ type: 'button', ...p, button: BROWSER_BUTTONS[e.button], down: true });
   });
   stageEl.addEventListener('pointerup', (e) => {
-    if (ctl.holder !== 'you') return;
+    if (ctl.holder !== 'you' || e.pointerType === 'touch') return;   // touch: below
     const p = ctlFramePoint(e);
     if (BROWSER_BUTTONS[e.button] === undefined) return;
     e.preventDefault();
@@ -774,7 +790,7 @@
     ctlSend({ type: 'button', ...r, button: BROWSER_BUTTONS[e.button], down: false });
   });
   stageEl.addEventListener('pointermove', (e) => {
-    if (ctl.holder !== 'you') return;
+    if (ctl.holder !== 'you' || e.pointerType === 'touch') return;   // touch: below
     const p = ctlFramePoint(e);
     if (!p) return;
     ctl.lastPoint = p;
@@ -792,6 +808,101 @@
   }, { passive: false });
   stageEl.addEventListener('contextmenu', (e) => { if (ctl.holder === 'you') e.preventDefault(); });
 
+  // ---- touch: one finger is the pointer, two fingers zoom and pan ----
+  // The zoom is a CSS transform on both canvases (from their top-left
+  // corner). ctlFramePoint maps through getBoundingClientRect, which includes
+  // the transform, so a tap on a zoomed picture lands on the desktop pixel
+  // under the finger.
+
+  const zoom = { k: 1, tx: 0, ty: 0 };
+  const ZOOM_MAX = 8;
+
+  function zoomApply() {
+    const w = screenCanvas.offsetWidth, h = screenCanvas.offsetHeight;
+    zoom.k = Math.min(ZOOM_MAX, Math.max(1, zoom.k));
+    // The zoomed picture keeps covering its own box: no panning into the void.
+    zoom.tx = Math.min(0, Math.max(w - w * zoom.k, zoom.tx));
+    zoom.ty = Math.min(0, Math.max(h - h * zoom.k, zoom.ty));
+    const on = zoom.k > 1.001;
+    if (!on) Object.assign(zoom, { k: 1, tx: 0, ty: 0 });
+    const t = on ? `translate(${zoom.tx}px, ${zoom.ty}px) scale(${zoom.k})` : '';
+    for (const c of [screenCanvas, overlay]) c.style.transform = t;
+    stage.classList.toggle('zoomed', on);
+    stage.dataset.zoom = zoom.k.toFixed(3);
+    $('view-unzoom').hidden = !on;
+    $('view-unzoom').textContent = on ? `${zoom.k.toFixed(1)}× ✕` : '1×';
+  }
+
+  // A pinch: zoom by the fingers' spread, keeping the picture point that
+  // was under their midpoint at the start under their midpoint now.
+  const touches = new Map();   // pointerId -> {x, y} (client)
+  let pinch = null, tap = null;
+  const twoFingers = () => {
+    const [a, b] = [...touches.values()];
+    return { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, mx: (a.x + b.x) / 2, my: (a.y + b.y) / 2 };
+  };
+  function pinchStart() {
+    const f = twoFingers(), r = screenCanvas.getBoundingClientRect();
+    const ox = r.left - zoom.tx, oy = r.top - zoom.ty;   // the untransformed box
+    pinch = { ...f, k: zoom.k, ox, oy, lx: (f.mx - r.left) / zoom.k, ly: (f.my - r.top) / zoom.k };
+  }
+  function pinchMove() {
+    const f = twoFingers();
+    zoom.k = Math.min(ZOOM_MAX, Math.max(1, pinch.k * f.d / pinch.d));
+    zoom.tx = f.mx - pinch.ox - pinch.lx * zoom.k;
+    zoom.ty = f.my - pinch.oy - pinch.ly * zoom.k;
+    zoomApply();
+  }
+
+  // One finger while holding: a tap clicks where it went down; a drag
+  // (past a few pixels) presses there, moves and releases.
+  function tapSend(p, down) { if (p) ctlSend({ type: 'button', ...p, button: 1, down }); }
+  function tapEnd(e, cancelled) {
+    if (!tap || e.pointerId !== tap.id) return;
+    const t = tap;
+    tap = null;
+    if (ctl.holder !== 'you') return;
+    if (t.dragging) tapSend(ctlFramePoint(e) || t.last, false);
+    else if (!cancelled) { tapSend(t.p, true); tapSend(t.p, false); }
+  }
+  stageEl.addEventListener('pointerdown', (e) => {
+    if (e.pointerType !== 'touch') return;
+    touches.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (touches.size === 2) {
+      // A second finger: a pinch, not a click (a drag already begun ends).
+      if (tap && tap.dragging && ctl.holder === 'you') tapSend(tap.last, false);
+      tap = null;
+      pinchStart();
+      e.preventDefault();
+    } else if (touches.size === 1 && ctl.holder === 'you') {
+      const p = ctlFramePoint(e);
+      if (p) tap = { id: e.pointerId, x: e.clientX, y: e.clientY, p, last: p, dragging: false };
+      e.preventDefault();
+    }
+  });
+  stageEl.addEventListener('pointermove', (e) => {
+    if (e.pointerType !== 'touch' || !touches.has(e.pointerId)) return;
+    touches.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pinch && touches.size === 2) { pinchMove(); return; }
+    if (!tap || e.pointerId !== tap.id || ctl.holder !== 'you') return;
+    const p = ctlFramePoint(e);
+    if (!tap.dragging && Math.hypot(e.clientX - tap.x, e.clientY - tap.y) > 8) {
+      tap.dragging = true;
+      ctlFlushMove();
+      tapSend(tap.p, true);
+    }
+    if (tap.dragging && p) { tap.last = p; ctlSend({ type: 'move', ...p }); }
+  });
+  for (const type of ['pointerup', 'pointercancel']) {
+    stageEl.addEventListener(type, (e) => {
+      if (e.pointerType !== 'touch') return;
+      touches.delete(e.pointerId);
+      if (touches.size < 2) pinch = null;
+      tapEnd(e, type === 'pointercancel');
+    });
+  }
+  $('view-unzoom').addEventListener('click', () => { zoom.k = 1; zoomApply(); });
+
   // Keyboard: a hidden textarea has the focus while this tab holds control,
   // so composition (IME) and the browser's text insertion work; keys are
   // sent as they are, characters the keyboard cannot make come as text.
@@ -802,7 +913,9 @@
     downKeys.clear();
   }
   input.addEventListener('keydown', (e) => {
-    if (ctl.holder !== 'you' || e.isComposing || e.key === 'Process' || e.key === 'Dead') return;
+    // A soft keyboard's keydown names no key ('Unidentified'): its input
+    // event brings the text.
+    if (ctl.holder !== 'you' || e.isComposing || e.key === 'Process' || e.key === 'Dead' || e.key === 'Unidentified') return;
     // Ctrl/Cmd+V: let the browser paste (the paste event sends the text).
     if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === 'v' || e.key === 'V')) return;
     e.preventDefault();
@@ -810,7 +923,7 @@
     ctlSend({ type: 'key', key: e.key, code: e.code, down: true });
   });
   input.addEventListener('keyup', (e) => {
-    if (ctl.holder !== 'you' || e.key === 'Process' || e.key === 'Dead') return;
+    if (ctl.holder !== 'you' || e.key === 'Process' || e.key === 'Dead' || e.key === 'Unidentified') return;
     e.preventDefault();
     downKeys.delete(e.code || e.key);
     ctlSend({ type: 'key', key: e.key, code: e.code, down: false });
@@ -823,6 +936,13 @@
     if (ctl.holder === 'you' && !e.isComposing && e.inputType === 'insertText' && e.data) {
       ctlSend({ type: 'text', text: e.data });
     }
+    // A soft keyboard's Backspace and Enter arrive as edits, not keys (a
+    // hardware key's keydown was prevented, so it makes no edit).
+    const edit = { deleteContentBackward: 'Backspace', insertLineBreak: 'Enter', insertParagraph: 'Enter' }[e.inputType];
+    if (ctl.holder === 'you' && edit) {
+      ctlSend({ type: 'key', key: edit, down: true });
+      ctlSend({ type: 'key', key: edit, down: false });
+    }
     if (!e.isComposing) input.value = '';
   });
   input.addEventListener('paste', (e) => {
@@ -831,7 +951,12 @@
     const text = e.clipboardData ? e.clipboardData.getData('text/plain') : '';
     if (text) ctlSend({ type: 'paste', text: text.slice(0, 12000) });
   });
-  input.addEventListener('blur', ctlReleaseKeys);
+  input.addEventListener('blur', () => { ctlReleaseKeys(); ctlKbdCue(); });
+  input.addEventListener('focus', ctlKbdCue);
+  window.addEventListener('blur', ctlKbdCue);
+  window.addEventListener('focus', ctlKbdCue);
+  // The soft keyboard comes up for a focus inside the tap's own handler.
+  $('ctl-kbd').addEventListener('click', () => input.focus({ preventScroll: true }));
 
   // ---- activity timeline ----
 
@@ -865,7 +990,9 @@
     const name = (a && a.name) || ev.source || 'rest';
     const text = kind === 'person' ? (name === 'dashboard' ? 'person' : `person: ${name}`)
       : kind === 'deskd' ? 'deskd' : name;
-    const title = [kind, a && a.via && a.via !== name ? `via ${a.via}` : '',
+    // The whole name on hover too (the chip wraps it, but a title survives
+    // any width).
+    const title = [text, kind, a && a.via && a.via !== name ? `via ${a.via}` : '',
       a && a.session ? `session ${a.session}` : ''].filter(Boolean).join(' · ');
     return { kind, text, title };
   }
@@ -923,13 +1050,25 @@
   }
 
   function forget(call) {
+    if (call.kind === 'help') state.helps.delete(call.key);
     if (call.li) call.li.remove();
     if (call.thumbUrl) URL.revokeObjectURL(call.thumbUrl);
   }
 
   function onEvent(ev) {
     if (ev.id === undefined) return;
-    if (ev.kind && ev.kind !== 'tool') {
+    const folds = (ev.tool === 'request_human_help' && (ev.kind === 'tool' || ev.call !== undefined))
+      || (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back'));
+    // A reconnect replays the history: a folded event counts once.
+    const seen = `${ev.kind}:${ev.id}:${ev.status}`;
+    if (folds && state.folded.has(seen)) return;
+    if (folds) state.folded.add(seen);
+    for (const old of state.folded) { if (state.folded.size <= 4 * MAX_TIMELINE) break; state.folded.delete(old); }
+    if (ev.tool === 'request_human_help' && (ev.kind === 'tool' || ev.call !== undefined)) {
+      helpOnEvent(ev);
+    } else if (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back')) {
+      holdOnEvent(ev);
+    } else if (ev.kind && ev.kind !== 'tool') {
       onNote(ev);
     } else {
       onToolEvent(ev);
@@ -940,6 +1079,164 @@
       state.calls.delete(oldId);
     }
     $('act-count').textContent = String(state.calls.size);
+  }
+
+  // ---- timeline: a help request or a hold is one row ----
+  // A help request is several events: the call (started, ended), the request
+  // (waiting, then its outcome; both name the call as "call") and the
+  // person's take and hand-back in between. They fold into one row: who
+  // asked what, how it ended and how long it took. A hold without a request
+  // (Take control ... Hand back) is one row as well.
+
+  const HELP_END = { handed_back: 'handed back', dismissed: 'dismissed', timeout: 'timed out', cancelled: 'cancelled (the agent gave up)' };
+  const HOLD_END = { handed_back: 'handed back', idle: 'ended: no input for the idle timeout', tab_closed: 'ended: the tab closed', tab_gone: 'ended: the tab went away' };
+  const fmtDur = (ms) => ms < 1000 ? `${Math.round(ms)} ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)} s`
+    : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+
+  // The note this page sent with its last hand-back or dismissal: events say
+  // only whether there was one (it may be a secret), this tab knows the text.
+  function ctlTakeSentNote() {
+    const n = ctl.sentNote;
+    ctl.sentNote = null;
+    return n && Date.now() - n.at < 15000 ? n.text : null;
+  }
+
+  function noteText(withNote, text) {
+    if (text) return ` with the note \u201c${text}\u201d`;
+    return withNote ? ' with a note' : '';
+  }
+
+  function groupRow(key, g) {
+    const li = g.li || el('li', { class: 'group', dataset: { id: String(key), kind: g.kind } });
+    g.li = li;
+    const first = g.events[0];
+    const running = g.kind === 'help' ? !g.outcome && !g.failed : !g.end;
+    li.dataset.tool = g.kind === 'help' ? 'request_human_help' : 'take_control';
+    li.dataset.status = running ? 'started' : g.failed ? 'error' : 'ok';
+    li.dataset.outcome = g.kind === 'help' ? (g.outcome || g.failed || '') : (g.end ? g.end.status : '');
+    li.dataset.actor = actorOf(g.actorEv || first).kind;
+    li.classList.toggle('err', !!g.failed && g.outcome !== 'cancelled');
+    let what, end, ms = null;
+    if (g.kind === 'help') {
+      what = g.reason !== undefined ? `\u201c${g.reason}\u201d` : '';
+      const hold = g.hold && g.hold.end ? `, held ${fmtDur((g.hold.end.ts - g.hold.ts) * 1000)}` : '';
+      // The request's own outcome says more than the call's status (a
+      // cancelled request ends its call with an error).
+      end = g.outcome === 'timeout' ? `timed out after ${g.timeout_s ?? '?'} s`
+        : g.outcome ? `${HELP_END[g.outcome] || g.outcome}${noteText(g.withNote, g.note)}${hold}`
+        : g.failed ? `failed: ${g.failed}`
+        : g.hold ? 'a person has the desktop\u2026' : 'waiting for a person\u2026';
+      if (g.outcome || g.failed) ms = g.durationMs ?? ((g.endTs - first.ts) * 1000);
+    } else {
+      what = g.takenOver ? 'taken over by another tab' : '';
+      end = g.end ? `${HOLD_END[g.end.status] || g.end.status}${noteText(g.end.with_note, g.note)}` : 'holding\u2026';
+      if (g.end) ms = (g.end.ts - g.ts) * 1000;
+    }
+    const row = el('div', { class: 'row', role: 'button', tabindex: '0', title: 'Show the events' },
+      el('span', { class: 't', text: fmtTime(g.ts) }),
+      whoSpan(g.actorEv || first),
+      el('span', { class: 'tool', text: g.kind === 'help' ? 'help request' : 'took control' }),
+      el('span', { class: 'args', text: what, title: what }),
+      el('span', { class: 'dur', text: ms === null ? '' : fmtDur(ms) }),
+      el('span', { class: 'st', title: li.dataset.status }),
+      el('span', { class: 'outcome', text: end }));
+    const open = li.querySelector('pre');
+    li.replaceChildren(row);
+    if (open) li.append(groupDetails(g));
+    const toggle = () => {
+      const pre = li.querySelector('pre');
+      if (pre) pre.remove(); else li.append(groupDetails(g));
+    };
+    row.addEventListener('click', toggle);
+    row.addEventListener('keydown', (k) => { if (k.key === 'Enter' || k.key === ' ') { k.preventDefault(); toggle(); } });
+    if (!li.isConnected) {
+      const tl = $('timeline');
+      const atTop = tl.scrollTop < 8;
+      tl.prepend(li);
+      if (!atTop) tl.scrollTop += li.offsetHeight;
+    }
+    applyFilter(li);
+  }
+
+  function groupDetails(g) {
+    const evs = [...g.events, ...(g.hold ? g.hold.events : [])].sort((a, b) => a.ts - b.ts);
+    return el('pre', { text: evs.map((e) => JSON.stringify(e)).join('\n') });
+  }
+
+  function helpGroup(callId, ev) {
+    let g = state.helps.get(callId);
+    if (!g) {
+      g = { kind: 'help', key: callId, ts: ev.ts, events: [], li: null };
+      state.helps.set(callId, g);
+      state.calls.set(callId, g);
+    }
+    return g;
+  }
+
+  function helpOnEvent(ev) {
+    const g = helpGroup(ev.kind === 'tool' ? ev.id : ev.call, ev);
+    g.events.push(ev);
+    if (ev.kind === 'tool') {
+      if (ev.status === 'started') {
+        g.actorEv = ev;
+        g.ts = ev.ts;
+        if (ev.args && typeof ev.args.reason === 'string') g.reason = ev.args.reason;
+      } else {
+        g.durationMs = ev.duration_ms;
+        g.endTs = ev.ts;
+        if (ev.status !== 'ok') g.failed = ev.status;
+      }
+    } else if (ev.status === 'waiting') {
+      if (typeof ev.reason === 'string') g.reason = ev.reason;
+      g.timeout_s = ev.timeout_s;
+    } else {
+      g.outcome = ev.status;
+      g.endTs = ev.ts;
+      g.withNote = !!ev.with_note;
+      if (ev.status === 'handed_back' && !g.hold && state.lastHold && !state.lastHold.help
+          && Math.abs(state.lastHold.end.ts - ev.ts) < 2) {
+        // The hand-back that answered this request: its row folds in here.
+        const h = state.lastHold;
+        forget(h);
+        state.calls.delete(h.key);
+        h.help = g;
+        g.hold = h;
+      }
+      if (g.withNote) g.note = (g.hold && g.hold.note) || ctlTakeSentNote();
+    }
+    groupRow(g.key, g);
+  }
+
+  function holdOnEvent(ev) {
+    let h = state.hold;
+    if (ev.tool === 'take_control') {
+      if (h && ev.status === 'taken_over') {
+        h.takenOver = true;
+        h.events.push(ev);
+      } else {
+        h = state.hold = { kind: 'hold', key: `hold-${ev.id}`, ts: ev.ts, events: [ev], li: null };
+        // Taking control while a request waits answers it: one row.
+        const waiting = [...state.helps.values()].filter((g) => !g.outcome && !g.failed && !g.hold);
+        if (waiting.length) {
+          h.help = waiting[waiting.length - 1];
+          h.help.hold = h;
+        } else {
+          state.calls.set(h.key, h);
+        }
+      }
+    } else {
+      if (!h) {   // its take is older than the history replayed
+        h = { kind: 'hold', key: `hold-${ev.id}`, ts: ev.ts, events: [], li: null };
+        state.calls.set(h.key, h);
+      }
+      h.events.push(ev);
+      h.end = ev;
+      if (ev.with_note) h.note = ctlTakeSentNote();
+      state.hold = null;
+      state.lastHold = h;
+    }
+    if (h.help) groupRow(h.help.key, h.help);
+    else groupRow(h.key, h);
   }
 
   function onToolEvent(ev) {

@@ -135,9 +135,9 @@ test('a person takes control in the dashboard, clicks and types; the agent is re
   const again = await agent.callTool({ name: 'computer_use', arguments: { actions: [{ type: 'move', x: 310, y: 300 }] } });
   assert.equal(again.structuredContent.human_control, undefined, 'only the first call after the hand-back');
 
-  // The timeline shows the hold and the hand-back.
-  await page.waitForSelector('#timeline li[data-tool="take_control"]');
-  await page.waitForSelector('#timeline li[data-tool="hand_back"]');
+  // The timeline shows the hold and its hand-back as one row.
+  await page.waitForSelector('#timeline li[data-kind="hold"][data-outcome="handed_back"]');
+  assert.equal(await page.locator('#timeline li[data-kind="hold"]').count(), 1);
   assert.deepEqual(page.problems, []);
 });
 
