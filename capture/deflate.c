@@ -74,7 +74,7 @@ static void align(struct bits* b)
 }
 
 /* How many bytes at a equal those at b (b may overlap a: a run). */
-static size_t match_len(const uint8_t* a, const uint8_t* b, size_t max)
+static inline size_t match_len(const uint8_t* a, const uint8_t* b, size_t max)
 {
 	size_t l = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -103,7 +103,7 @@ static size_t tokenize(const uint8_t* p, size_t n, uint16_t* tok,
 		size_t l1 = 0, l3 = 0;
 		if (i >= 1 && p[i] == p[i - 1])
 			l1 = match_len(p + i, p + i - 1, max);
-		if (i >= 3 && p[i] == p[i - 3])
+		if (i >= 3 && l1 < max && p[i] == p[i - 3])	/* else it cannot be longer */
 			l3 = match_len(p + i, p + i - 3, max);
 		if (l1 < MIN_MATCH && l3 < MIN_MATCH) {
 			tok[t++] = p[i];
