@@ -25,7 +25,7 @@ FROM debian:12-slim
 COPY deploy/image/dpkg-excludes /etc/dpkg/dpkg.cfg.d/deskd-excludes
 RUN apt-get update -qq \
 	&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		libmicrohttpd12 libwebsockets17 libjansson4 libpng16-16 zlib1g libturbojpeg0 \
+		libmicrohttpd12 libwebsockets17 libjansson4 libpng16-16 zlib1g libdeflate0 libturbojpeg0 \
 		libavcodec59 libavformat59 libswscale6 libavutil57 \
 		libx11-6 libxext6 libxtst6 libxcomposite1 libxdamage1 libxfixes3 libxrandr2 libxres1 libxkbcommon0 libdbus-1-3 \
 		libwayland-client0 \

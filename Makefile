@@ -23,7 +23,7 @@
 # (run by make test) checks the programs they spawn against scripts/install-deps
 # and that Node against what the pinned npm packages need.
 
-PKGS = libmicrohttpd libwebsockets jansson libpng zlib libturbojpeg \
+PKGS = libmicrohttpd libwebsockets jansson libpng zlib libdeflate libturbojpeg \
        libavcodec libavformat libswscale libavutil \
        x11 xext xtst xcomposite xdamage xfixes xrandr xres xkbcommon xcb dbus-1
 

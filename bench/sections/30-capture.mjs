@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
 function buildHelper(dir) {
   const src = join(dir, 'capture_bench.c');
   writeFileSync(src, HELPER);
-  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'libturbojpeg', 'libpng', 'zlib', 'wayland-client'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
+  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'xres', 'xkbcommon', 'jansson', 'libturbojpeg', 'libpng', 'zlib', 'libdeflate', 'wayland-client'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
   const bin = join(dir, 'capture_bench');
   const r = spawnSync('cc', ['-O2', '-I', ROOT, src, ...['capture', 'x11', 'wayland', 'base'].map((m) => join(ROOT, `build/lib${m}.a`)), ...libs, '-pthread', '-o', bin], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error('building the capture bench helper failed: ' + r.stderr);
@@ -114,7 +114,7 @@ async function one(width, height, helper) {
       ['XShm screen capture (+ copy to frame)', ms(steps.capture_screen), ''],
       ['Composite window capture, 500x400', ms(steps.capture_window), ''],
       [`area-average scale to ${scaled.join('x')}`, ms(steps.scale), ''],
-      ['PNG encode (2 bands, zlib 1, Up)', ms(steps.png), `${Math.round(steps.png.bytes / 1024)} KB`],
+      ['PNG encode (a band per core, run-length deflate, Up)', ms(steps.png), `${Math.round(steps.png.bytes / 1024)} KB`],
       ['PNG incremental encode, one pixel changed', ms(steps.png_incremental), ''],
       [`PNG encode of the ${scaled.join('x')} image`, ms(steps.png_scaled), `${Math.round(steps.png_scaled.bytes / 1024)} KB`],
       ['JPEG encode q80 4:2:0', ms(steps.jpeg), `${Math.round(steps.jpeg.bytes / 1024)} KB`],

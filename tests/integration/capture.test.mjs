@@ -269,6 +269,9 @@ test('out writes a 0600 file safely and refuses unsafe paths', async (t) => {
   assert.equal(statSync(path).mode & 0o777, 0o600);
   const png = decodePng(readFileSync(path));
   assert.equal(png.width, r.body.structuredContent.width);
+  // pngcheck: every chunk's CRC, the zlib stream and its Adler-32.
+  const pc = run('pngcheck', ['-q', path], { encoding: 'utf8' });
+  assert.equal(pc.status, 0, `pngcheck: ${pc.stdout}${pc.stderr}`);
 
   const again = await deskd.tool('screenshot', { out: path });
   assert.equal(again.status, 409);

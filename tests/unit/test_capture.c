@@ -2,6 +2,7 @@
  * scaler, and the PNG/JPEG encoders (decoded back with libpng and
  * libturbojpeg and compared pixel by pixel). */
 #include "capture/capture.h"
+#include "capture/deflate.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#include <zlib.h>
 
 static void put(struct frame* f, int x, int y, uint8_t r, uint8_t g, uint8_t b)
 {
@@ -220,6 +222,209 @@ static void test_png(void)
 	TST_EQ_INT(capture_encode_png(NULL, &none, &nl), -22);
 }
 
+/* Inflate a zlib or raw deflate stream strictly: it must end (BFINAL) at
+ * the last input byte, check its Adler-32 (zlib) and give exactly want
+ * bytes equal to expect (when given). */
+static bool inflates_to(const uint8_t* in, size_t n, bool raw, const uint8_t* expect,
+		size_t want)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, raw ? -15 : 15) != Z_OK)
+		return false;
+	uint8_t* out = malloc(want + 16);
+	z.next_in = (Bytef*)in;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)(want + 16);
+	int zr = inflate(&z, Z_FINISH);
+	bool ok = zr == Z_STREAM_END && z.avail_in == 0 && z.total_out == want
+			&& (!expect || memcmp(out, expect, want) == 0);
+	inflateEnd(&z);
+	free(out);
+	return ok;
+}
+
+/* The IDATs of a deskd PNG, joined, inflate to exactly h rows of 1 + 3w. */
+static bool idat_inflates(const uint8_t* png, size_t len, int w, int h)
+{
+	uint8_t* z = malloc(len);
+	size_t zn = 0;
+	for (size_t i = 8; i + 12 <= len;) {
+		size_t n = (size_t)png[i] << 24 | (size_t)png[i + 1] << 16
+				| (size_t)png[i + 2] << 8 | png[i + 3];
+		if (i + 12 + n > len)
+			break;
+		if (memcmp(png + i + 4, "IDAT", 4) == 0) {
+			memcpy(z + zn, png + i + 8, n);
+			zn += n;
+		}
+		i += 12 + n;
+	}
+	bool ok = inflates_to(z, zn, false, NULL, (size_t)h * (1 + 3 * (size_t)w));
+	free(z);
+	return ok;
+}
+
+/* Flat colour with a few sparse dots, like a UI background with text. */
+static struct frame* sparse(int w, int h, unsigned seed)
+{
+	struct frame* f = frame_new(w, h);
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++) {
+			seed = seed * 1103515245u + 12345u;
+			bool dot = (seed >> 16) % 29 == 0;
+			put(f, x, y, dot ? 0 : 240, dot ? (uint8_t)(seed >> 24) : 240, 245);
+		}
+	return f;
+}
+
+static struct frame* flat(int w, int h)
+{
+	struct frame* f = frame_new(w, h);
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++)
+			put(f, x, y, 30, 144, 255);
+	return f;
+}
+
+/* Odd sizes (one pixel, one column of 1081 rows, widths that divide
+ * nothing, fewer rows than bands) and every kind of content decode back
+ * byte for byte, plain and through a state (16 bands). */
+static void test_png_odd(void)
+{
+	int sizes[][2] = { { 1, 1 }, { 1, 1081 }, { 2, 1 }, { 1081, 1 }, { 13, 15 },
+		{ 333, 17 }, { 1921, 7 }, { 97, 511 }, { 1920, 1080 } };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		int w = sizes[i][0], h = sizes[i][1];
+		for (int kind = 0; kind < 4; kind++) {
+			struct frame* f = kind == 0 ? noise(w, h, (unsigned)i + 7)
+					: kind == 1 ? flat(w, h) : kind == 2 ? gradient(w, h)
+					: sparse(w, h, (unsigned)i);
+			for (int cached = 0; cached < 2; cached++) {
+				struct capture_png_state* st = NULL;
+				uint8_t* png = NULL;
+				size_t len = 0;
+				int rc = cached ? capture_encode_png_cached(&st, f, &png, &len)
+						: capture_encode_png(f, &png, &len);
+				bool ok = rc == 0 && png_matches(f, png, len)
+						&& idat_inflates(png, len, w, h);
+				if (!ok)
+					fprintf(stderr, "png %dx%d kind %d cached %d: rc %d, bad\n",
+							w, h, kind, cached, rc);
+				TST_CHECK(ok);
+				free(png);
+				capture_png_state_free(st);
+			}
+			frame_unref(f);
+		}
+	}
+}
+
+/* The encoder alone: streams of calls joined (as the bands are) inflate to
+ * the input, stored (random) or Huffman (runs), at sizes around the stored
+ * block limit and the longest match. */
+static void test_deflate(void)
+{
+	size_t lens[] = { 0, 1, 2, 3, 4, 5, 258, 259, 262, 1000, 65535, 65536, 200000 };
+	size_t nl = sizeof(lens) / sizeof(lens[0]);
+	for (int kind = 0; kind < 4; kind++) {
+		size_t total = 0;
+		for (size_t i = 0; i < nl; i++)
+			total += lens[i];
+		uint8_t* in = malloc(total + 1);
+		unsigned seed = 99;
+		for (size_t j = 0; j < total; j++) {
+			seed = seed * 1103515245u + 12345u;
+			in[j] = kind == 0 ? (uint8_t)(seed >> 24)	/* noise */
+					: kind == 1 ? 0			/* one run */
+					: kind == 2 ? (uint8_t)(j % 3 * 50)	/* period 3 */
+					: (uint8_t)((seed >> 20) % 7 == 0 ? seed >> 24 : 0);
+		}
+		uint8_t* out = malloc(capture__deflate_bound(total) + 16 * nl);
+		uint16_t* tok = malloc(2 * total + 2);
+		size_t at_in = 0, at_out = 0;
+		bool ok = true;
+		for (size_t i = 0; i < nl; i++) {
+			size_t n = capture__deflate_band(in + at_in, lens[i], i == nl - 1, tok,
+					out + at_out);
+			ok = ok && n <= capture__deflate_bound(lens[i]);
+			/* Each call alone, ended, inflates too. */
+			uint8_t* one = malloc(capture__deflate_bound(lens[i]));
+			size_t m = capture__deflate_band(in + at_in, lens[i], true, tok, one);
+			ok = ok && inflates_to(one, m, true, in + at_in, lens[i]);
+			free(one);
+			at_in += lens[i];
+			at_out += n;
+		}
+		ok = ok && inflates_to(out, at_out, true, in, total);
+		if (kind == 1)
+			ok = ok && at_out < total / 100;
+		if (!ok)
+			fprintf(stderr, "deflate kind %d: bad\n", kind);
+		TST_CHECK(ok);
+		free(in);
+		free(out);
+		free(tok);
+	}
+}
+
+static bool frames_equal(const struct frame* a, const struct frame* b)
+{
+	if (!a || !b || a->width != b->width || a->height != b->height)
+		return false;
+	for (int y = 0; y < a->height; y++)
+		for (int x = 0; x < a->width; x++)
+			if (memcmp(at(a, x, y), at(b, x, y), 3) != 0 || at(b, x, y)[3] != 0xff)
+				return false;
+	return true;
+}
+
+/* capture_decode (the thumbnails' input): deskd's own PNGs decode by hand,
+ * exactly; one libpng wrote (other filters) still decodes through libpng;
+ * a damaged IDAT decodes to nothing. */
+static void test_decode(void)
+{
+	int sizes[][2] = { { 1, 1 }, { 333, 17 }, { 1, 300 }, { 1920, 1080 } };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (int kind = 0; kind < 3; kind++) {
+			int w = sizes[i][0], h = sizes[i][1];
+			struct frame* f = kind == 0 ? noise(w, h, 5) : kind == 1 ? gradient(w, h)
+					: sparse(w, h, 9);
+			uint8_t* png = NULL;
+			size_t len = 0;
+			TST_EQ_INT(capture_encode_png(f, &png, &len), 0);
+			struct frame* d = capture_decode(png, len);
+			TST_CHECK(frames_equal(f, d));
+			frame_unref(d);
+			if (len > 60) {
+				png[50] ^= 0x40;	/* in the IDAT: its CRC fails */
+				TST_CHECK(capture_decode(png, len) == NULL);
+			}
+			free(png);
+			frame_unref(f);
+		}
+	struct frame* g = gradient(97, 41);
+	png_image img;
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	img.width = 97;
+	img.height = 41;
+	img.format = PNG_FORMAT_BGRA;
+	png_alloc_size_t n = 0;
+	TST_CHECK(png_image_write_to_memory(&img, NULL, &n, 0, g->data, g->stride, NULL));
+	uint8_t* buf = malloc(n);
+	TST_CHECK(png_image_write_to_memory(&img, buf, &n, 0, g->data, g->stride, NULL));
+	for (int y = 0; y < 41; y++)
+		for (int x = 0; x < 97; x++)
+			g->data[(size_t)y * (size_t)g->stride + (size_t)x * 4 + 3] = 0xff;
+	struct frame* d = capture_decode(buf, n);
+	TST_CHECK(frames_equal(g, d));
+	frame_unref(d);
+	free(buf);
+	frame_unref(g);
+}
+
 /* The PNG header read by hand: deskd's own PNGs parse to their size; each
  * broken field is refused with a reason; the CRC is checked. */
 static void test_png_header(void)
@@ -385,6 +590,9 @@ int main(void)
 	test_crop();
 	test_scale();
 	test_png();
+	test_png_odd();
+	test_deflate();
+	test_decode();
 	test_png_header();
 	test_png_cached();
 	test_jpeg();
