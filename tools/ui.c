@@ -1424,6 +1424,24 @@ static const char* const press_names[] = { "click", "press", "activate", "jump",
 static const char* const toggle_names[] = { "toggle", "click", "press", "check", "uncheck", "activate", NULL };
 static const char* const expand_names[] = { "expand or contract", "expand", "collapse", "press", "click", "open", "activate", "toggle", NULL };
 
+
+/* The keyboard and pixel routes hold the desktop lock and the input
+ * context while they act; NULL (the lock released) without an input. */
+static struct input* input_begin(char* err, size_t size)
+{
+	desktop_lock();
+	struct input* in = desktop_input_get(err, size);
+	if (!in)
+		desktop_unlock();
+	return in;
+}
+
+static void input_end(struct input* in)
+{
+	desktop_input_put(in);
+	desktop_unlock();
+}
+
 /* A pixel click at the element's centre through the one input context
  * (raises the window first: a click lands on what is on top). */
 static int pixel_click(const struct resolved* r, char* err, size_t size)
@@ -1433,19 +1451,15 @@ static int pixel_click(const struct resolved* r, char* err, size_t size)
 		snprintf(err, size, "the element has no on-screen bounds to click");
 		return -ENOTSUP;
 	}
-	desktop_lock();
-	struct input* in = desktop_input_get(err, size);
-	if (!in) {
-		desktop_unlock();
+	struct input* in = input_begin(err, size);
+	if (!in)
 		return -ECONNRESET;
-	}
 	int rc = input_focus_window(in, r->tg.window, 1000);
 	if (rc == 0 || rc == -ETIMEDOUT)
 		rc = input_move(in, d[0] + d[2] / 2, d[1] + d[3] / 2);
 	if (rc == 0)
 		rc = input_click(in, 1, 1, NULL);
-	desktop_input_put(in);
-	desktop_unlock();
+	input_end(in);
 	if (rc < 0)
 		snprintf(err, size, "pixel click failed: %s", strerror(-rc));
 	return rc;
@@ -1465,12 +1479,9 @@ static int keyboard_set_text(const struct resolved* r, const char* text, bool re
 		if ((rc = pixel_click(r, err, size)) < 0)
 			return rc;
 	}
-	desktop_lock();
-	struct input* in = desktop_input_get(err, size);
-	if (!in) {
-		desktop_unlock();
+	struct input* in = input_begin(err, size);
+	if (!in)
 		return -ECONNRESET;
-	}
 	input_focus_window(in, r->tg.window, 1000);
 	struct input_chord chord = { 0 };
 	if (replace) {
@@ -1481,8 +1492,7 @@ static int keyboard_set_text(const struct resolved* r, const char* text, bool re
 	}
 	size_t bad = 0;
 	rc = text[0] ? input_type(in, text, strlen(text), NULL, &bad) : 0;
-	desktop_input_put(in);
-	desktop_unlock();
+	input_end(in);
 	if (rc < 0)
 		snprintf(err, size, "typing failed at byte %zu: %s", bad, strerror(-rc));
 	return rc;
@@ -1774,16 +1784,13 @@ static int focus_combo(const struct resolved* r, char* err, size_t size)
 	if ((rc = pixel_click(r, err, size)) < 0)
 		return rc;
 	clock_sleep_ms(100);	/* the popup maps before it takes the key */
-	desktop_lock();
-	struct input* in = desktop_input_get(err, size);
-	struct input_chord esc = { 0 };
-	if (in && (rc = input_chord_parse(&esc, "Escape", err, size)) == 0)
-		rc = input_key_chord(in, &esc);
-	if (in)
-		desktop_input_put(in);
-	desktop_unlock();
+	struct input* in = input_begin(err, size);
 	if (!in)
 		return -ECONNRESET;
+	struct input_chord esc = { 0 };
+	if ((rc = input_chord_parse(&esc, "Escape", err, size)) == 0)
+		rc = input_key_chord(in, &esc);
+	input_end(in);
 	if (rc == 0 && !has_focus(&r->ref.id, 500)) {
 		snprintf(err, size, "the combo did not take the focus (GrabFocus, then a click)");
 		return -ENOTSUP;
@@ -1801,12 +1808,9 @@ static int select_by_keys(struct select_ctx* s, char* err, size_t size)
 	int rc = focus_combo(r, err, size);
 	if (rc < 0)
 		return rc;
-	desktop_lock();
-	struct input* in = desktop_input_get(err, size);
-	if (!in) {
-		desktop_unlock();
+	struct input* in = input_begin(err, size);
+	if (!in)
 		return -ECONNRESET;
-	}
 	input_focus_window(in, r->tg.window, 1000);
 	struct input_chord home = { 0 }, step = { 0 };
 	int moves = s->pick - s->current;
@@ -1819,8 +1823,7 @@ static int select_by_keys(struct select_ctx* s, char* err, size_t size)
 		rc = input_chord_parse(&step, moves < 0 ? "Up" : "Down", err, size);
 	for (int i = 0; rc == 0 && i < abs(moves); i++)
 		rc = input_key_chord(in, &step);
-	desktop_input_put(in);
-	desktop_unlock();
+	input_end(in);
 	if (rc < 0 && !err[0])
 		snprintf(err, size, "typing the keys failed: %s", strerror(-rc));
 	return rc;

@@ -11,22 +11,11 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { desktop, sleep, waitUntil, SLOW } from '../integration/lib/harness.mjs';
 import { useBrowser } from '../integration/lib/browser.mjs';
 import { openLive } from '../integration/lib/live.mjs';
+import { openDashboard } from '../integration/lib/dashboard.mjs';
 
 const chrome = useBrowser();
 
-async function open(t, deskd, token = deskd.personToken, { context = null, viewport = { width: 1400, height: 900 } } = {}) {
-  const ctx = context || await chrome.browser.newContext({ viewport });
-  if (!context) t.after(() => ctx.close().catch(() => {}));
-  const page = await ctx.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('dialog', (d) => d.accept());   // the take-over confirm
-  await page.goto(`${deskd.url}/#token=${encodeURIComponent(token)}`);
-  await page.waitForSelector('#app:not([hidden])');
-  await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live');
-  page.problems = problems;
-  return page;
-}
+const open = (t, deskd, token, opts) => openDashboard(chrome, t, deskd, token, opts);
 
 /** A raw control client on /live: the newest "control" state in c.state. */
 async function rawControl(t, deskd, token = deskd.personToken) {

@@ -9,37 +9,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, sleep, ROOT, SLOW } from '../integration/lib/harness.mjs';
 import { useBrowser } from '../integration/lib/browser.mjs';
+import { openDashboard, sdkClient } from '../integration/lib/dashboard.mjs';
 import { openLive } from '../integration/lib/live.mjs';
 
 const chrome = useBrowser();
 const SHOTS = join(ROOT, 'build/people');
 
-async function open(t, deskd, token = deskd.personToken, { viewport = { width: 1400, height: 900 } } = {}) {
-  const ctx = await chrome.browser.newContext({ viewport });
-  t.after(() => ctx.close().catch(() => {}));
-  const page = await ctx.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('dialog', (d) => d.accept());   // the take-over confirm
-  await page.goto(`${deskd.url}/#token=${encodeURIComponent(token)}`);
-  await page.waitForSelector('#app:not([hidden])');
-  await page.waitForFunction(() => document.querySelector('#conn').dataset.state === 'live');
-  page.problems = problems;
-  return page;
-}
+const open = (t, deskd, token, opts) => openDashboard(chrome, t, deskd, token, opts);
 
-async function sdkClient(t, deskd, name = 'people-test') {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
-  const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'),
-    { requestInit: { headers: { Authorization: `Bearer ${deskd.token}` } } });
-  await client.connect(transport);
-  t.after(() => client.close().catch(() => {}));
-  return client;
-}
 
 const control = (page, holder) => page.waitForFunction((h) => document.body.dataset.control === h, holder);
 const click = (x, y) => ({ actions: [{ type: 'click', x, y }] });

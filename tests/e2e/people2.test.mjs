@@ -8,10 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { desktop, sleep, ROOT, SLOW } from '../integration/lib/harness.mjs';
 import { useBrowser } from '../integration/lib/browser.mjs';
+import { sdkClient } from '../integration/lib/dashboard.mjs';
 
 const chrome = useBrowser();
 const SHOTS = join(ROOT, 'build/people');
@@ -40,14 +39,6 @@ async function open(t, deskd, ctxOpts = { viewport: { width: 1400, height: 900 }
   return page;
 }
 
-async function sdkClient(t, deskd, name) {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
-  const transport = new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'),
-    { requestInit: { headers: { Authorization: `Bearer ${deskd.token}` } } });
-  await client.connect(transport);
-  t.after(() => client.close().catch(() => {}));
-  return client;
-}
 
 const control = (page, holder) => page.waitForFunction((h) => document.body.dataset.control === h, holder);
 const rows = (page) => page.$$eval('#timeline li', (lis) => lis.map((l) => ({
