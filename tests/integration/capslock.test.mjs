@@ -26,7 +26,7 @@ async function startApp(kind, display, dir, tag) {
     : launch('gtk', 'python3', [join(ROOT, 'tests/apps/gtk_text.py'), out], { env });
   await waitUntil(() => existsSync(out + '.ready'), { timeout: 20000 * SLOW, what: `${kind} ready` });
   const records = () => existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
-  return { name: kind, records, stop: () => p.stop() };
+  return { name: kind, pid: p.proc.pid, records, stop: () => p.stop() };
 }
 
 /** Is the lock on (the server's indicator: 'Caps Lock', 'Num Lock')? */
@@ -77,7 +77,10 @@ async function warmUp(deskd, app) {
   const until = Date.now() + 30000 * SLOW;
   while (Date.now() < until) {
     const n = app.records().length;
-    await ok(deskd, { actions: [{ type: 'click', x: 300, y: 300 }, { type: 'type', text: 'w' }, { type: 'keypress', keys: ['Escape'] }] });
+    // Its own window by its pid (_NET_WM_PID, or the X server's record),
+    // focused by the batch's window target, then a click into it.
+    const w = (await deskd.tool('windows', {})).body.structuredContent?.windows?.find((x) => x.pid === app.pid);
+    await ok(deskd, { ...(w ? { window: w.id } : {}), actions: [{ type: 'click', x: 100, y: 100 }, { type: 'type', text: 'w' }, { type: 'keypress', keys: ['Escape'] }] });
     if (await waitUntil(() => app.records().length > n, { timeout: 3000 * SLOW, what: 'warm-up' }).catch(() => false)) return;
   }
   assert.fail(`${app.name}: no warm-up record within 30 s`);
