@@ -551,7 +551,7 @@ bool tools_gate_admit(const struct tool_def* tool, struct tool_ctx* ctx,
 bool tools_gate_recheck(const struct tool_def* tool, const struct tool_ctx* ctx,
 		struct tool_result* out)
 {
-	if (!gate_acts(tool) && (!gate_observes(tool) || allows_observe()))
+	if ((!gate_acts(tool) && (!gate_observes(tool) || allows_observe())) || ctx->by_person)
 		return true;
 	if (!tools_gate_held())
 		return true;
