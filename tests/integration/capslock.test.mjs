@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, startDeskd, startXvfb, startWm, waitUntil, launch, tempDir, ROOT, SLOW } from './lib/harness.mjs';
+import { run, startDeskd, startXvfb, startWm, waitUntil, launch, tempDir, ROOT, SLOW, sleep } from './lib/harness.mjs';
 import { appCorpus } from './lib/corpus.mjs';
 
 const PY = { PATH: '/usr/bin:/bin' };   // Debian's python3 (python3-gi)
@@ -75,15 +75,26 @@ async function typeAll(deskd, app, strings, what) {
  *  handle their first keys). */
 async function warmUp(deskd, app) {
   const until = Date.now() + 30000 * SLOW;
+  let refused = 'none refused';
   while (Date.now() < until) {
     const n = app.records().length;
     // Its own window by its pid (_NET_WM_PID, or the X server's record),
     // focused by the batch's window target, then a click into it.
-    const w = (await deskd.tool('windows', {})).body.structuredContent?.windows?.find((x) => x.pid === app.pid);
-    await ok(deskd, { ...(w ? { window: w.id } : {}), actions: [{ type: 'click', x: 100, y: 100 }, { type: 'type', text: 'w' }, { type: 'keypress', keys: ['Escape'] }] });
+    // The click goes to the middle of that window: while it maps it can be
+    // smaller than 100x100 (on CI a click at 100,100 was out of bounds).
+    const w = (await deskd.tool('windows', {})).body.structuredContent?.windows?.find((x) => x.pid === app.pid && x.width > 1 && x.height > 1);
+    const at = w ? { x: Math.floor(w.width / 2), y: Math.floor(w.height / 2) } : { x: 100, y: 100 };
+    // A window that went away between the list and the call is refused;
+    // the next round lists again (the last refusal is in the failure).
+    const r = await deskd.tool('computer_use', { ...(w ? { window: w.id } : {}), actions: [{ type: 'click', ...at }, { type: 'type', text: 'w' }, { type: 'keypress', keys: ['Escape'] }] });
+    if (r.status !== 200 || r.body.isError) {
+      refused = `${r.status} ${JSON.stringify(r.body).slice(0, 300)}`;
+      await sleep(200);
+      continue;
+    }
     if (await waitUntil(() => app.records().length > n, { timeout: 3000 * SLOW, what: 'warm-up' }).catch(() => false)) return;
   }
-  assert.fail(`${app.name}: no warm-up record within 30 s`);
+  assert.fail(`${app.name}: no warm-up record within 30 s (last refusal: ${refused})`);
 }
 
 // The corpus the real-app test types (INPUT.md), but the 2000-character
