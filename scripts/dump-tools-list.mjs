@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const [dir, deskd = './deskd'] = process.argv.slice(2);
-if (!dir) {
+if (!dir || dir.startsWith('-')) {
 	console.error('usage: dump-tools-list.mjs DIR [DESKD]');
 	process.exit(2);
 }
