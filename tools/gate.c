@@ -384,7 +384,8 @@ static void ask_client(struct tool_ctx* ctx, struct gate_approval* a, int64_t un
 /* MCP 2026-07-28 has no server -> client request inside a call: a client
  * that declared elicitation gets the question as an input-required result
  * and calls again with the answer (the transport seals the state to this
- * request). Returns true to run the call. */
+ * request). A task can ask while it waits (ctx->request): there the person
+ * is asked too, as on a session. Returns true to run the call. */
 #define GATE_APPROVAL_STATE "deskd-approval"
 #define GATE_APPROVAL_KEY "deskd_approve"
 static bool gate_approval_stateless(const struct tool_def* tool, struct tool_ctx* ctx,
@@ -413,7 +414,7 @@ static bool gate_approval_stateless(const struct tool_def* tool, struct tool_ctx
 static bool gate_approval(const struct tool_def* tool, struct tool_ctx* ctx,
 		json_t* args, struct tool_result* out)
 {
-	if (ctx->stateless && ctx->client_can_elicit)
+	if (ctx->stateless && ctx->client_can_elicit && !ctx->request)
 		return gate_approval_stateless(tool, ctx, args, out);
 	const struct options* opts = options_get();
 	int timeout_s = opts && opts->approve_timeout_s > 0 ? opts->approve_timeout_s : 50;
@@ -451,7 +452,7 @@ static bool gate_approval(const struct tool_def* tool, struct tool_ctx* ctx,
 				"for", tool->name, "args", a->args));
 
 	int64_t until = clock_ms() + (int64_t)timeout_s * 1000;
-	if (ctx->request && ctx->client_can_elicit && !ctx->stateless)
+	if (ctx->request && ctx->client_can_elicit)
 		ask_client(ctx, a, until);
 
 	bool cancelled = false;

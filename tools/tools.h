@@ -35,6 +35,9 @@ enum tool_flags {
 	TOOL_OBSERVES = 1 << 13,	/* shows the screen's pixels or text (screenshot,
 					 * zoom, ...): refused while a person holds
 					 * control unless --control-allows-observe */
+	TOOL_TASK = 1 << 14,		/* MCP 2026-07-28: only for a client that takes
+					 * tasks (io.modelcontextprotocol/tasks);
+					 * others get -32021 */
 };
 
 /* A group tool's member: {"op": op, ...} calls the tool named tool with the
@@ -125,6 +128,14 @@ struct tool_ctx {
 	/* Optional: while request waits, stop waiting (an error result) as soon
 	 * as this is set (the dashboard answered an approval first). */
 	const atomic_bool* request_stop;
+	/* Optional (an MCP task): several server -> client requests at once
+	 * ({key: {method, params}}, borrowed), asked together; blocks until
+	 * every one is answered (or request_stop, cancellation, the deadline);
+	 * returns {key: result} (new reference), or NULL with *error set. A
+	 * task sets request too, and is stateless as well: a tool in a task
+	 * may ask either way, but an input-required result only before the
+	 * call became a task. */
+	json_t* (*request_all)(void* ud, json_t* requests, json_t** error);
 	bool client_can_sample, client_can_elicit, client_can_list_roots;
 
 	/* MCP 2026-07-28 (stateless): no session and no server -> client

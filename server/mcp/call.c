@@ -25,6 +25,14 @@ void mcp_call_init(struct mcp_call* c, const struct mcp_call_ops* ops, struct mc
 		c->progress_token = json_incref(token);
 	atomic_init(&c->cancelled, false);
 	atomic_init(&c->finished, false);
+	atomic_init(&c->answered, false);
+}
+
+/* Notifications go to the request's stream while it waits for its answer. */
+static bool call_streams(struct mcp_call* c)
+{
+	return !atomic_load(&c->cancelled) && !atomic_load(&c->finished)
+			&& !atomic_load(&c->answered);
 }
 
 enum mcp_tool_check mcp_call_check_tool(json_t* params, const struct tool_def** tool,
@@ -47,7 +55,7 @@ enum mcp_tool_check mcp_call_check_tool(json_t* params, const struct tool_def** 
 static void call_progress(void* ud, double progress, double total, const char* message)
 {
 	struct mcp_call* c = ud;
-	if (c->progress_token && !atomic_load(&c->cancelled) && !atomic_load(&c->finished))
+	if (c->progress_token && call_streams(c))
 		mcp_send_progress(c->sink, c->progress_token, progress, total, message);
 }
 
@@ -59,7 +67,7 @@ static void call_log(void* ud, const char* level, json_t* data)
 	if (li < 0)
 		li = 1;
 	int min = c->ops->log_level(c);
-	if (min < 0 || li < min || atomic_load(&c->cancelled) || atomic_load(&c->finished)) {
+	if (min < 0 || li < min || !call_streams(c)) {
 		json_decref(data);
 		return;
 	}
@@ -98,7 +106,9 @@ void mcp_call_finish(struct mcp_call* c, int status, json_t* response)
 {
 	atomic_store(&c->finished, true);
 	c->ops->unlink(c);
-	if (atomic_load(&c->cancelled)) {
+	if (atomic_load(&c->answered)) {
+		/* answered already (a task): nothing more to send */
+	} else if (atomic_load(&c->cancelled)) {
 		c->sink->impl->done(c->sink, NULL);
 	} else {
 		if (!response)
@@ -114,6 +124,16 @@ void mcp_call_finish(struct mcp_call* c, int status, json_t* response)
 	json_decref(c->params);
 	json_decref(c->progress_token);
 	c->ops->release(c);
+}
+
+void mcp_call_answer(struct mcp_call* c, json_t* response)
+{
+	if (!response)
+		response = mcp_error_response(c->id, RPC_INTERNAL, "Internal error: out of memory",
+				NULL);
+	atomic_store(&c->answered, true);
+	c->sink->impl->done(c->sink, response);
+	json_decref(response);
 }
 
 /* The plain JSON-RPC shapes (the session era's). */

@@ -52,14 +52,17 @@ struct mcp_sink {
 /* ---- Answers decided later (later.c) ----
  * A call over HTTP answers plain JSON when it sends nothing before its
  * result; one still running after MCP_STREAM_AFTER_MS (or that sends a
- * notification or a request first) gets an SSE stream instead. */
+ * notification or a request first) gets an SSE stream instead. A call that
+ * may become a task (tasks.c) decides sooner, after MCP_TASK_AFTER_MS, so
+ * that its CreateTaskResult is plain JSON too. */
 #define MCP_STREAM_AFTER_MS 250
-/** After MCP_STREAM_AFTER_MS from started_ms, open(sink) on the watcher
- *  thread unless settled(sink) says it was answered or streams already
- *  (both are also asked meanwhile; they take the sink's own locks). The
- *  sink is referenced while listed. */
-void mcp_stream_later(struct mcp_sink* sink, int64_t started_ms,
-		bool (*settled)(struct mcp_sink* sink), void (*open)(struct mcp_sink* sink));
+#define MCP_TASK_AFTER_MS 150
+/** After after_ms from started_ms, fire(ud) on the watcher thread unless
+ *  settled(ud) says there is nothing left to decide (both are also asked
+ *  meanwhile; they take ud's own locks); then unref(ud), which drops the
+ *  reference the caller gave with ud. */
+void mcp_later(void* ud, int64_t started_ms, int after_ms, bool (*settled)(void* ud),
+		void (*fire)(void* ud), void (*unref)(void* ud));
 
 /* JSON-RPC error codes, for both eras. */
 enum mcp_rpc_code {
@@ -103,6 +106,8 @@ int mcp_log_level_index(const char* name);
 /** The name of a log level index from mcp_log_level_index(). */
 const char* mcp_log_level_name(int index);
 
+/** A random UUIDv4 (sessions, tasks), from getrandom. */
+void mcp_uuid(char out[40]);
 /** A new session with a random UUIDv4 id (one reference). NULL on failure. */
 struct mcp_session* mcp_session_new(void);
 void mcp_session_ref(struct mcp_session* self);
@@ -352,6 +357,8 @@ struct mcp_call {
 	const struct mcp_method* job;	/* or a method to run */
 	atomic_bool cancelled;
 	atomic_bool finished;
+	atomic_bool answered;		/* mcp_call_answer() ran: finish sends nothing */
+	struct mcp_task* task;		/* the task it may become (tasks.c), or NULL */
 	struct tool_ctx ctx;		/* the era fills it from mcp_call_ctx() */
 };
 
@@ -381,8 +388,13 @@ void mcp_call_start(struct mcp_call* c, bool inline_mode, int busy_status);
 /** Ask the call to stop; any thread. */
 void mcp_call_cancel(struct mcp_call* c);
 /** Answer the call (response stolen; NULL: out of memory) with this HTTP
- *  status, or nothing when cancelled; then free it. Once per call. */
+ *  status, or nothing when cancelled or answered already; then free it.
+ *  Once per call. */
 void mcp_call_finish(struct mcp_call* c, int status, json_t* response);
+/** Answer now (response stolen), before the call ends: a task's
+ *  CreateTaskResult. The call runs on; it sends nothing more (no progress,
+ *  no log) and its finish only frees it. At most once, before finish. */
+void mcp_call_answer(struct mcp_call* c, json_t* response);
 
 /* Input for a prompt on the modern path (multi round-trip requests). */
 struct mcp_input {
@@ -408,6 +420,41 @@ char* mcp_state_seal(json_t* state, const char* method, const char* target,
  *  expired, another request, already used). */
 json_t* mcp_state_open(const char* token, const char* method, const char* target,
 		json_t* args, const char* principal, char* why, size_t why_size);
+
+/* ---- Tasks (tasks.c): the io.modelcontextprotocol/tasks extension ----
+ * A modern tools/call whose request declares the extension gets a task
+ * that stays unseen unless the call outlives MCP_TASK_AFTER_MS or asks the
+ * client for input while it runs; then its request is answered with a
+ * CreateTaskResult and the outcome goes to the task (tasks/get). */
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+struct mcp_task;
+/** A task for c (before it starts) of this principal (the token's role:
+ *  only it sees the task), with the call's reference; NULL when out of
+ *  memory (the call stays a call). */
+struct mcp_task* mcp_task_new(struct mcp_call* c, const char* principal);
+/** Make c's tool context ask through the task (request, request_all). */
+void mcp_task_attach(struct mcp_call* c, struct mcp_task* t);
+/** Before the call starts: it becomes a task MCP_TASK_AFTER_MS after
+ *  started_ms if it still runs. */
+void mcp_task_watch(struct mcp_task* t, int64_t started_ms);
+/** The call's outcome, on its worker: true when the call is a task (which
+ *  keeps it; the request was answered), false when it is answered as a
+ *  call (it never becomes a task). */
+bool mcp_task_take_result(struct mcp_task* t, struct tool_result* res);
+/** The call is being freed: drop its reference (t may be NULL). */
+void mcp_task_detach(struct mcp_task* t);
+/** tasks/get, tasks/update (inputResponses borrowed), tasks/cancel for a
+ *  principal's task: the result (new reference), or NULL with *code and
+ *  msg (an unknown id: -32602). */
+json_t* mcp_task_get(const char* id, const char* principal, int* code, char* msg, size_t size);
+json_t* mcp_task_update(const char* id, const char* principal, json_t* responses, int* code,
+		char* msg, size_t size);
+json_t* mcp_task_cancel(const char* id, const char* principal, int* code, char* msg,
+		size_t size);
+/** Tasks kept (running and ended), for status and tests. */
+int mcp_tasks_count(void);
+/** At shutdown: cancel the running tasks, drop every task. */
+void mcp_tasks_shutdown(void);
 
 struct http_request;
 /** mcp_http.c: serve a POST whose body (borrowed, one message) is modern. */

@@ -2,16 +2,19 @@
  * --conformance-fixtures): tools and a prompt that ask for input the
  * stateless way (input-required results, SEP-2322), a tool that needs an
  * undeclared capability (-32021), list-change triggers for
- * subscriptions/listen, per-request logging, and x-mcp-header parameters
- * (SEP-2243). On the legacy path the same tools ask through server ->
- * client requests instead, so one tool serves both eras (what a deskd tool
- * that asks the user does too). */
+ * subscriptions/listen, per-request logging, x-mcp-header parameters
+ * (SEP-2243), and the tasks extension's (SEP-2663). On the legacy path the
+ * same tools ask through server -> client requests instead, and in a task
+ * while it waits, so one tool serves every way (what a deskd tool that asks
+ * the user does too). */
 
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
+#include "base/clock.h"
 #include "tools/tools.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +64,7 @@ static int gather(struct tool_ctx* ctx, json_t* requests, json_t* state,
 	*answers = NULL;
 	const char* key;
 	json_t* r;
-	if (ctx->stateless) {
+	if (ctx->stateless && !ctx->request_all) {
 		bool all = json_is_object(ctx->input_responses);
 		json_object_foreach(requests, key, r)
 			all = all && json_is_object(json_object_get(ctx->input_responses, key));
@@ -88,6 +91,17 @@ static int gather(struct tool_ctx* ctx, json_t* requests, json_t* state,
 		return 0;
 	}
 	json_decref(state);
+	if (ctx->request_all) {	/* a task: all at once, while it waits */
+		json_t* error = NULL;
+		*answers = ctx->request_all(ctx->notify_ud, requests, &error);
+		json_decref(requests);
+		if (!*answers) {
+			const char* m = json_string_value(json_object_get(error, "message"));
+			tool_result_error(out, TOOL_INTERNAL, NULL, "no answer: %s", m ? m : "none");
+		}
+		json_decref(error);
+		return *answers != NULL;
+	}
 	if (!ctx->request) {
 		json_decref(requests);
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
@@ -383,6 +397,97 @@ static int t_custom_headers(struct tool_ctx* ctx, json_t* args, struct tool_resu
 	return 0;
 }
 
+/* ---- the tasks extension's fixtures (SEP-2663) ---- */
+
+/* Sleep ms unless the call is cancelled first: false when it was. */
+static bool work_for(struct tool_ctx* ctx, int64_t ms)
+{
+	for (int64_t waited = 0; waited < ms; waited += 20) {
+		if (ctx->cancelled && atomic_load(ctx->cancelled))
+			return false;
+		clock_sleep_ms(ms - waited < 20 ? ms - waited : 20);
+	}
+	return !(ctx->cancelled && atomic_load(ctx->cancelled));
+}
+
+static int cancelled_result(struct tool_result* out)
+{
+	tool_result_error(out, TOOL_TIMEOUT, NULL, "cancelled");
+	return 0;
+}
+
+static int t_greet(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	const char* name = json_string_value(json_object_get(args, "name"));
+	return text_result(out, "Hello, %.200s!", name ? name : "World");
+}
+
+static int t_slow_compute(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	double seconds = json_number_value(json_object_get(args, "seconds"));
+	const char* label = json_string_value(json_object_get(args, "label"));
+	if (!work_for(ctx, (int64_t)(seconds * 1000)))
+		return cancelled_result(out);
+	return text_result(out, "computed %.100s in %g s", label ? label : "", seconds);
+}
+
+static int t_failing_job(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	if (!work_for(ctx, 1000))
+		return cancelled_result(out);
+	tool_result_error(out, TOOL_INTERNAL, NULL, "failing_job fails on purpose");
+	return 0;
+}
+
+/* A protocol error once it is a task: it needs a capability no client has. */
+static int t_protocol_error_job(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	if (!work_for(ctx, 500))
+		return cancelled_result(out);
+	tool_result_missing_capability(out, "deskd-conformance-never");
+	return 0;
+}
+
+static int t_confirm_delete(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	const char* file = json_string_value(json_object_get(args, "filename"));
+	char question[300];
+	snprintf(question, sizeof(question), "Delete %.200s?", file ? file : "the file");
+	json_t* answers;
+	if (!gather(ctx, json_pack("{s:o}", "confirm", elicit(question, "confirm", "boolean")),
+			NULL, out, &answers))
+		return 0;
+	bool yes = strcmp(accepted(answers, "confirm", "confirm", "false"), "true") == 0;
+	json_decref(answers);
+	return text_result(out, "%s %.200s", yes ? "Deleted" : "Kept", file ? file : "the file");
+}
+
+static int t_multi_input(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	json_t* answers;
+	if (!gather(ctx, json_pack("{s:o, s:o}", "name", elicit("Your name?", "name", "string"),
+			"confirm", elicit("Proceed?", "confirm", "boolean")), NULL, out, &answers))
+		return 0;
+	text_result(out, "%s said %s", accepted(answers, "name", "name", "someone"),
+			accepted(answers, "confirm", "confirm", "nothing"));
+	json_decref(answers);
+	return 0;
+}
+
+/* Input by retry first (before any task), then work long enough to be one. */
+static int t_tool_with_task(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
+{
+	if (!json_is_object(json_object_get(ctx->input_responses, "user_name"))) {
+		tool_result_input_required(out, json_pack("{s:o}", "user_name",
+				elicit("What is your name?", "name", "string")), NULL);
+		return 0;
+	}
+	if (!work_for(ctx, 1000))
+		return cancelled_result(out);
+	return text_result(out, "Hello, %s!", accepted(ctx->input_responses, "user_name",
+			"name", "stranger"));
+}
+
 #define FX (TOOL_FIXTURE | TOOL_NO_DISPLAY | TOOL_READ_ONLY | TOOL_IDEMPOTENT)
 #define NO_ARGS "{\"type\":\"object\",\"additionalProperties\":false}"
 #define MRTR(what) what " Stateless clients get an input-required result; sessions are " \
@@ -433,6 +538,29 @@ const struct tool_def mcp_fixture_mrtr_tools[] = {
 	  "\"verbose\":{\"type\":\"boolean\",\"x-mcp-header\":\"Verbose\"},"
 	  "\"note\":{\"type\":\"string\",\"description\":\"Not mirrored\"}}}",
 	  NULL, FX, t_custom_headers, NULL },
+	{ "greet", "Greet", "Says hello to name, at once (tasks conformance fixture).",
+	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}",
+	  NULL, FX, t_greet, NULL },
+	{ "slow_compute", "Slow compute", "Works for seconds (0-600), then answers; a task "
+	  "when it runs long (tasks conformance fixture).",
+	  "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\","
+	  "\"minimum\":0,\"maximum\":600},\"label\":{\"type\":\"string\"}}}",
+	  NULL, FX, t_slow_compute, NULL },
+	{ "failing_job", "Failing job", "Only as a task: fails with a tool error after a "
+	  "second (tasks conformance fixture).", NO_ARGS, NULL, FX | TOOL_TASK, t_failing_job,
+	  NULL },
+	{ "protocol_error_job", "Protocol error job", "Only as a task: ends in a protocol "
+	  "error (tasks conformance fixture).", NO_ARGS, NULL, FX | TOOL_TASK,
+	  t_protocol_error_job, NULL },
+	{ "confirm_delete", "Confirm delete", "Asks whether to delete filename, then says "
+	  "what it did (tasks conformance fixture).",
+	  "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":\"string\"}}}",
+	  NULL, FX, t_confirm_delete, NULL },
+	{ "multi_input", "Two inputs", "Asks two questions at once (tasks conformance "
+	  "fixture).", NO_ARGS, NULL, FX, t_multi_input, NULL },
+	{ "test_tool_with_task", "Input, then a task", "Only as a task: asks the user's "
+	  "name by retry, then works a second (tasks conformance fixture).", NO_ARGS, NULL,
+	  FX | TOOL_TASK, t_tool_with_task, NULL },
 	{ 0 },
 };
 

@@ -134,6 +134,11 @@ static void mr_done(struct mcp_sink* sink, json_t* response)
 	pthread_mutex_lock(&m->write_mutex);
 	if (!m->answered) {
 		m->answered = true;
+		/* Answered: closing the connection now cancels nothing (a call
+		 * answered early, a task, goes on running). */
+		pthread_mutex_lock(&m->mutex);
+		m->cancel = NULL;
+		pthread_mutex_unlock(&m->mutex);
 		if (m->sse) {
 			if (response)
 				emit(m, response);
@@ -196,22 +201,27 @@ static const struct mcp_sink_impl mreq_impl = {
 
 /* ---- long calls get their stream (later.c) ---- */
 
-static bool mr_settled(struct mcp_sink* sink)
+static bool mr_settled(void* sink)
 {
-	struct mreq* m = (struct mreq*)sink;
+	struct mreq* m = sink;
 	pthread_mutex_lock(&m->write_mutex);
 	bool settled = m->answered || m->sse;
 	pthread_mutex_unlock(&m->write_mutex);
 	return settled;
 }
 
-static void mr_open(struct mcp_sink* sink)
+static void mr_open(void* sink)
 {
-	struct mreq* m = (struct mreq*)sink;
+	struct mreq* m = sink;
 	pthread_mutex_lock(&m->write_mutex);
 	if (!m->answered)
 		open_sse(m);
 	pthread_mutex_unlock(&m->write_mutex);
+}
+
+static void mr_later_unref(void* sink)
+{
+	mreq_unref(sink);
 }
 
 /* ---- the POST ---- */
@@ -255,8 +265,11 @@ void mcp_http_modern(struct http_request* req, json_t* msg)
 		pthread_mutex_lock(&m->write_mutex);
 		bool open = !m->answered && !m->sse;
 		pthread_mutex_unlock(&m->write_mutex);
-		if (open)
-			mcp_stream_later(&m->sink, m->started, mr_settled, mr_open);
+		if (open) {
+			mreq_ref(m);	/* the watcher's */
+			mcp_later(m, m->started, MCP_STREAM_AFTER_MS, mr_settled, mr_open,
+					mr_later_unref);
+		}
 	}
 	mreq_unref(m);
 }

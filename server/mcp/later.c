@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
-/* Answers decided later (core.h, mcp_stream_later): a call's answer starts
+/* Answers decided later (core.h, mcp_later): a call's answer starts
  * as plain JSON, and one still running after MCP_STREAM_AFTER_MS gets its
- * SSE stream, because a closed stream is how a client cancels (a suspended
+ * SSE stream (one that may become a task gets its task sooner), because a closed stream is how a client cancels (a suspended
  * connection never notices its client leaving) and, on the session era,
  * what a client resumes. One watcher thread for both transports
  * (http_modern.c, mcp_http.c); it holds a reference to each sink listed. */
@@ -16,10 +16,11 @@
 #define LATER_TICK_MS 50
 
 struct later {
-	struct mcp_sink* sink;
-	int64_t started;
-	bool (*settled)(struct mcp_sink* sink);
-	void (*open)(struct mcp_sink* sink);
+	void* ud;
+	int64_t due;
+	bool (*settled)(void* ud);
+	void (*fire)(void* ud);
+	void (*unref)(void* ud);
 	struct later* next;
 };
 
@@ -50,7 +51,7 @@ static void* watcher_main(void* arg)
 		struct later* due = NULL;
 		for (struct later** p = &W.pending; *p; ) {
 			struct later* l = *p;
-			if (l->settled(l->sink) || now - l->started >= MCP_STREAM_AFTER_MS) {
+			if (l->settled(l->ud) || now >= l->due) {
 				*p = l->next;
 				l->next = due;
 				due = l;
@@ -62,9 +63,9 @@ static void* watcher_main(void* arg)
 		while (due) {
 			struct later* l = due;
 			due = l->next;
-			if (!l->settled(l->sink))
-				l->open(l->sink);
-			l->sink->impl->unref(l->sink);	/* the list's */
+			if (!l->settled(l->ud))
+				l->fire(l->ud);
+			l->unref(l->ud);	/* the list's */
 			free(l);
 		}
 		pthread_mutex_lock(&W.mutex);
@@ -72,13 +73,18 @@ static void* watcher_main(void* arg)
 	return NULL;
 }
 
-void mcp_stream_later(struct mcp_sink* sink, int64_t started_ms,
-		bool (*settled)(struct mcp_sink* sink), void (*open)(struct mcp_sink* sink))
+void mcp_later(void* ud, int64_t started_ms, int after_ms, bool (*settled)(void* ud),
+		void (*fire)(void* ud), void (*unref)(void* ud))
 {
 	struct later* l = calloc(1, sizeof(*l));
-	if (!l)
-		return;	/* it stays JSON: still answered, only not cancellable by a close */
-	*l = (struct later){ .sink = sink, .started = started_ms, .settled = settled, .open = open };
+	if (!l) {
+		/* Undecided stays as it is: a call stays JSON (still answered,
+		 * only not cancellable by a close), a task stays a call. */
+		unref(ud);
+		return;
+	}
+	*l = (struct later){ .ud = ud, .due = started_ms + after_ms, .settled = settled,
+		.fire = fire, .unref = unref };
 	pthread_mutex_lock(&W.mutex);
 	if (!W.running) {
 		pthread_attr_t attr;
@@ -88,12 +94,14 @@ void mcp_stream_later(struct mcp_sink* sink, int64_t started_ms,
 		pthread_attr_destroy(&attr);
 	}
 	if (W.running) {
-		sink->impl->ref(sink);
 		l->next = W.pending;
 		W.pending = l;
 		pthread_cond_signal(&W.cond);
 		l = NULL;
 	}
 	pthread_mutex_unlock(&W.mutex);
-	free(l);
+	if (l) {
+		unref(ud);
+		free(l);
+	}
 }

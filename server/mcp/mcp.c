@@ -88,7 +88,7 @@ struct mcp_session {
 	bool (*transport_busy)(void* data);
 };
 
-static void session_uuid(char out[40])
+void mcp_uuid(char out[40])
 {
 	unsigned char b[16];
 	size_t got = 0;
@@ -123,7 +123,7 @@ struct mcp_session* mcp_session_new(void)
 	atomic_init(&self->refs, 1);
 	pthread_mutex_init(&self->mutex, NULL);
 	pthread_cond_init(&self->cond, NULL);
-	session_uuid(self->id);
+	mcp_uuid(self->id);
 	self->last_active = clock_ms();
 	self->next_outreq = 1;
 	self->owner = -1;

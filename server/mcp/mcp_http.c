@@ -424,18 +424,23 @@ static void stream_upgrade(struct hstream* s)
 		stream_attach(s, req, (int64_t)at, s->priming);	/* -EPIPE: the client left */
 }
 
-static bool hs_settled(struct mcp_sink* sink)
+static bool hs_settled(void* sink)
 {
-	struct hstream* s = (struct hstream*)sink;
+	struct hstream* s = sink;
 	pthread_mutex_lock(&s->mutex);
 	bool settled = s->sse || s->answered;
 	pthread_mutex_unlock(&s->mutex);
 	return settled;
 }
 
-static void hs_open(struct mcp_sink* sink)
+static void hs_open(void* sink)
 {
-	stream_upgrade((struct hstream*)sink);
+	stream_upgrade(sink);
+}
+
+static void hs_later_unref(void* sink)
+{
+	mcp_sink_unref(sink);
 }
 
 static int hs_message(struct mcp_sink* sink, json_t* msg)
@@ -918,8 +923,11 @@ static void handle_post(struct http_request* req)
 	pthread_mutex_unlock(&st->mutex);
 	for (size_t i = 0; i < n; i++)
 		mcp_session_handle(s, batch ? json_array_get(msg, i) : msg, &st->sink);
-	if (defer && !hs_settled(&st->sink))
-		mcp_stream_later(&st->sink, st->started, hs_settled, hs_open);
+	if (defer && !hs_settled(&st->sink)) {
+		mcp_sink_ref(&st->sink);	/* the watcher's */
+		mcp_later(&st->sink, st->started, MCP_STREAM_AFTER_MS, hs_settled, hs_open,
+				hs_later_unref);
+	}
 	stream_release(st);	/* the dispatch guard */
 	stream_unref(st);
 session_out:

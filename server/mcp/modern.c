@@ -20,6 +20,7 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
 #include "base/base64.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/worker.h"
 #include "tools/tools.h"
@@ -267,7 +268,9 @@ static int check_headers(const struct mcp_request_env* env, json_t* id, const ch
 		return -1;
 	}
 	const char* key = strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0
-			? "name" : strcmp(method, "resources/read") == 0 ? "uri" : NULL;
+			? "name" : strcmp(method, "resources/read") == 0 ? "uri"
+			: strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0
+			|| strcmp(method, "tasks/cancel") == 0 ? "taskId" : NULL;
 	json_t* src = key ? json_object_get(params, key) : NULL;
 	if (json_is_string(src)) {
 		h = header(env, "Mcp-Name");
@@ -451,6 +454,7 @@ static void modern_call_unlink(struct mcp_call* c)
 
 static void modern_call_release(struct mcp_call* c)
 {
+	mcp_task_detach(c->task);
 	json_decref(((struct mcall*)c)->input_state);
 	free(c);
 }
@@ -599,11 +603,66 @@ static json_t* input_required(json_t* id, const struct meta* m, json_t* requests
 	return resp;
 }
 
+/* ---- tasks (tasks.c) ---- */
+
+static bool declares_tasks(const struct meta* m)
+{
+	return json_is_object(json_object_get(json_object_get(m->caps, "extensions"),
+			MCP_TASKS_EXTENSION));
+}
+
+/* -32021 naming the extension: "<what> <why>". */
+static json_t* missing_tasks(json_t* id, const char* what, const char* why)
+{
+	char message[400];
+	snprintf(message, sizeof(message), "Missing required client capability: %.100s %s "
+			"(declare _meta[\"%s\"].extensions[\"%s\"])", what, why, META_CAPS,
+			MCP_TASKS_EXTENSION);
+	return mcp_error_response(id, MCP_MISSING_CAPABILITY, message,
+			json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions",
+				MCP_TASKS_EXTENSION));
+}
+
+/* tasks/get, tasks/update, tasks/cancel: only for a request that declares
+ * the extension, of the caller's own tasks. */
+static void serve_task_method(const char* method, json_t* id, json_t* params,
+		const struct meta* m, const struct mcp_request_env* env, struct mcp_sink* sink)
+{
+	if (!declares_tasks(m)) {
+		answer(sink, 400, missing_tasks(id, method, "is part of the tasks extension"));
+		return;
+	}
+	const char* task_id = json_string_value(json_object_get(params, "taskId"));
+	json_t* responses = json_object_get(params, "inputResponses");
+	bool update = strcmp(method, "tasks/update") == 0;
+	if (!task_id || (update && !json_is_object(responses))) {
+		answer_error(sink, 200, id, RPC_INVALID_PARAMS, NULL, "Invalid params: %s needs "
+				"params.taskId (a string)%s", method,
+				update ? " and params.inputResponses (an object)" : "");
+		return;
+	}
+	int code = RPC_INTERNAL;
+	char msg[300] = "Internal error";
+	json_t* result = strcmp(method, "tasks/get") == 0
+			? mcp_task_get(task_id, env->principal, &code, msg, sizeof(msg))
+			: update ? mcp_task_update(task_id, env->principal, responses, &code, msg,
+				sizeof(msg))
+			: mcp_task_cancel(task_id, env->principal, &code, msg, sizeof(msg));
+	if (!result) {
+		answer_error(sink, error_status(code), id, code, NULL, "%s", msg);
+		return;
+	}
+	answer(sink, 200, mcp_result_response(id, result));
+	json_decref(result);
+}
+
 /* ---- tools/call ---- */
 
 static json_t* tool_response(struct mcp_call* c, struct tool_result* res, int* status)
 {
 	struct mcall* mc = (struct mcall*)c;
+	if (c->task && mcp_task_take_result(c->task, res))
+		return NULL;	/* a task: its request was answered, tasks/get has it */
 	if (res->missing_capabilities) {
 		*status = 400;
 		return mcp_error_response(c->id, MCP_MISSING_CAPABILITY, "Missing required client "
@@ -640,6 +699,11 @@ static void modern_start_tool_call(json_t* id, json_t* params, const struct meta
 				"Invalid params: params.arguments must be an object");
 		return;
 	}
+	bool takes_tasks = declares_tasks(m);
+	if ((tool->flags & TOOL_TASK) && !takes_tasks) {
+		answer(sink, 400, missing_tasks(id, tool->name, "runs only as a task"));
+		return;
+	}
 	json_t* schema = tools_input_schema(tool);
 	char msg[400];
 	if (schema && check_param_headers(env, schema, args, msg, sizeof(msg), 0) < 0) {
@@ -671,6 +735,12 @@ static void modern_start_tool_call(json_t* id, json_t* params, const struct meta
 	c->ctx.stateless = true;
 	c->ctx.input_responses = json_object_get(params, "inputResponses");
 	c->ctx.input_state = state;
+	/* A request that takes tasks: the call may become one (tasks.c). */
+	struct mcp_task* task = takes_tasks ? mcp_task_new(c, env->principal) : NULL;
+	if (task) {
+		mcp_task_attach(c, task);
+		mcp_task_watch(task, clock_ms());
+	}
 	mcp_call_start(c, false, 503);
 }
 
@@ -986,11 +1056,12 @@ void mcp_modern_reset(void)
 
 static json_t* capabilities(void)
 {
-	return json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}}",
+	return json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}, s:{s:{}}}",
 			"tools", "listChanged", 1,
 			"resources", "subscribe", 1, "listChanged", 1,
 			"prompts", "listChanged", 1,
-			"logging", "completions");
+			"logging", "completions",
+			"extensions", MCP_TASKS_EXTENSION);
 }
 
 static json_t* discover(void)
@@ -1085,6 +1156,11 @@ static void serve_listen(const struct modern_method* self, const struct request*
 	subscriptions_listen(r->id, r->params, r->env, r->sink);
 }
 
+static void serve_task(const struct modern_method* self, const struct request* r)
+{
+	serve_task_method(self->name, r->id, r->params, r->meta, r->env, r->sink);
+}
+
 /* The methods of 2026-07-28. initialize, ping, logging/setLevel and
  * resources/(un)subscribe are not among them: -32601 with a 404. */
 static const struct modern_method modern_methods[] = {
@@ -1099,6 +1175,10 @@ static const struct modern_method modern_methods[] = {
 	{ "prompts/get", serve_prompt, -1, NULL },
 	{ "resources/read", serve_read, -1, NULL },
 	{ "subscriptions/listen", serve_listen, -1, NULL },
+	/* The tasks extension; tasks/result and tasks/list are not in it. */
+	{ "tasks/get", serve_task, -1, NULL },
+	{ "tasks/update", serve_task, -1, NULL },
+	{ "tasks/cancel", serve_task, -1, NULL },
 };
 
 static const struct modern_method* modern_method(const char* name)

@@ -1,5 +1,5 @@
 /* MCP's shutdown order, above both eras: the 2026-07-28 era's listen
- * streams and calls first, then the sessions, then the core's caches. */
+ * streams and calls first, its tasks, then the sessions, then the core's caches. */
 
 #include "server/mcp/mcp.h"
 #include "server/mcp/core.h"
@@ -7,6 +7,7 @@
 void mcp_shutdown(void)
 {
 	mcp_modern_shutdown();
+	mcp_tasks_shutdown();
 	mcp_sessions_shutdown();
 	mcp_methods_shutdown();
 }
