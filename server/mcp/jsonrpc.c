@@ -4,6 +4,7 @@
 #include "server/mcp/core.h"
 #include "base/text.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,9 +102,12 @@ json_t* mcp_result_response(json_t* id, json_t* result)
 			"result", result) : NULL;
 }
 
+/* 15 significant digits: every double prints as the shortest text that
+ * reads back the same for the values deskd sends (0.3, not jansson's
+ * default %.17g 0.29999999999999999). */
 char* mcp_dump(json_t* msg)
 {
-	return json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+	return json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 }
 
 json_t* mcp_parse_error(const json_error_t* jerr)
@@ -145,14 +149,23 @@ void mcp_send_notification(struct mcp_sink* sink, const char* method, json_t* pa
 	json_decref(msg);
 }
 
+/* A whole number as an integer, else milliseconds' precision (seconds
+ * waited are the usual progress). */
+static json_t* progress_number(double v)
+{
+	double ms = round(v * 1000.0) / 1000.0;
+	return ms == floor(ms) && fabs(ms) < 9e15 ? json_integer((json_int_t)ms) : json_real(ms);
+}
+
 void mcp_send_progress(struct mcp_sink* sink, json_t* token, double progress, double total,
 		const char* message)
 {
-	json_t* params = json_pack("{s:O, s:f}", "progressToken", token, "progress", progress);
+	json_t* params = json_pack("{s:O, s:o}", "progressToken", token, "progress",
+			progress_number(progress));
 	if (!params)
 		return;
 	if (total > 0)
-		json_object_set_new(params, "total", json_real(total));
+		json_object_set_new(params, "total", progress_number(total));
 	if (message)
 		json_object_set_new(params, "message", json_string(message));
 	mcp_send_notification(sink, "notifications/progress", params);

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -108,6 +109,52 @@ static void handle_line(char* line, size_t len)
 	json_decref(msg);
 }
 
+/* The id of a request whose line is too long to parse, from the bytes read
+ * so far (it usually comes first): a top-level "id" with a number or string
+ * value in the first 64 KiB, or NULL. */
+static json_t* leading_id(const char* p, size_t n)
+{
+	int depth = 0;
+	n = n < 65536 ? n : 65536;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '{' || p[i] == '[') {
+			depth++;
+		} else if (p[i] == '}' || p[i] == ']') {
+			depth--;
+		} else if (p[i] == '"') {
+			size_t start = ++i;
+			while (i < n && p[i] != '"')
+				i += p[i] == '\\' ? 2 : 1;
+			if (i >= n)
+				return NULL;
+			if (depth != 1 || i - start != 2 || memcmp(p + start, "id", 2) != 0)
+				continue;
+			size_t v = i + 1;
+			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '\r'))
+				v++;
+			if (v >= n || p[v] != ':')
+				continue;	/* "id" was a value */
+			for (v++; v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '\r'); v++)
+				;
+			size_t end = v;
+			if (end < n && p[end] == '"') {
+				for (end++; end < n && p[end] != '"'; end += p[end] == '\\' ? 2 : 1)
+					;
+				end++;
+			} else {
+				while (end < n && strchr("-0123456789", p[end]))
+					end++;
+			}
+			json_t* id = end <= n ? json_loadb(p + v, end - v, JSON_DECODE_ANY, NULL) : NULL;
+			if (json_is_integer(id) || json_is_string(id))
+				return id;
+			json_decref(id);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
 static void* stdio_main(void* arg)
 {
 	const struct options* opts = options_get();
@@ -141,11 +188,17 @@ static void* stdio_main(void* arg)
 			size_t ncap = cap * 2;
 			char* nbuf = ncap <= max + 65536 ? realloc(buf, ncap) : NULL;
 			if (!nbuf) {
-				/* Too long: answer once, skip to the next newline. */
-				json_t* resp = mcp_error_response(NULL, -32600,
-						"Invalid Request: message too large", NULL);
+				/* Too long: answer once (its id when it can be read),
+				 * skip to the next newline. */
+				json_t* id = leading_id(buf, len);
+				char msg[160];
+				snprintf(msg, sizeof(msg), "Invalid Request: the message is larger than "
+						"the %zu-byte limit; it was skipped", max);
+				json_t* resp = mcp_error_response(id, -32600, msg, NULL);
 				write_line(resp);
 				json_decref(resp);
+				json_decref(id);
+				log_warn("stdio: a message over %zu bytes: answered -32600 and skipped", max);
 				discarding = true;
 				len = 0;
 			} else {

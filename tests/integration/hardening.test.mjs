@@ -327,6 +327,44 @@ test('D1 over stdio: an unknown tool name cut inside a character gets -32602, an
   assert.equal(r.code, 0);
 });
 
+test('C4 over stdio: a line over the limit is answered with its own id, logged, and skipped; the next request is served', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const dir = tempDir('deskd-stdio-');
+  const p = launch('deskd(stdio)', DESKD_BIN, ['--stdio', '--display', x.display, '--data-dir', dir, '--log-level', 'warning', '--max-body', '1048576', '--max-clipboard-body', '4194304'],
+    { stdio: ['pipe', 'pipe', 'pipe'], keepStdout: true, env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DISPLAY' && !k.startsWith('DESKD_'))) });
+  t.after(() => p.stop());
+  const answers = [];
+  let buf = '', err = '';
+  p.proc.stderr.on('data', (c) => { err += c.toString(); });
+  p.proc.stdout.on('data', (c) => {
+    buf += c.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line.trim()) answers.push(JSON.parse(line));
+    }
+  });
+  const send = (m) => p.proc.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n');
+  send(INIT);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await waitUntil(() => answers.some((m) => m.id === 1), { timeout: 10000, what: 'initialize' });
+  // 6 MiB, over the stdio limit (--max-clipboard-body when it is the larger).
+  send({ jsonrpc: '2.0', id: 'big-1', method: 'tools/call', params: { name: 'clipboard_write', arguments: { text: 'é'.repeat(3 << 20) } } });
+  send({ jsonrpc: '2.0', id: 5, method: 'ping' });
+  await waitUntil(() => answers.some((m) => m.id === 5), { timeout: 30000 * SLOW, what: 'the ping after it' });
+  const big = answers.find((m) => m.id === 'big-1');
+  assert.ok(big, `the long line is answered with its id: ${JSON.stringify(answers.slice(1)).slice(0, 300)}`);
+  assert.equal(big.error.code, -32600);
+  assert.match(big.error.message, /larger than the \d+-byte limit/);
+  assert.deepEqual(answers.find((m) => m.id === 5).result, {});
+  await waitUntil(() => /over \d+ bytes: answered -32600 and skipped/.test(err), { timeout: 5000, what: 'the log line' });
+  p.proc.stdin.end();
+  const r = await Promise.race([p.exited, sleep(5000 * SLOW).then(() => null)]);
+  assert.equal(r?.code, 0);
+});
+
 describe('connection limits (D2, D14)', () => {
   test('more idle connections than --max-connections: a client is still served, fds come back, SIGTERM exits in 3 s', async (t) => {
     const x = await startXvfb();

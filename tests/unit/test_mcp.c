@@ -326,6 +326,33 @@ static void test_modern(void)
 	json_decref(r.out);
 }
 
+/* C8: progress values print short: whole numbers as integers, the rest at
+ * millisecond precision, never jansson's %.17g. */
+static void test_progress_numbers(void)
+{
+	struct record_sink r = { { &rec_impl, false }, json_array() };
+	json_t* token = json_string("t");
+	mcp_send_progress(&r.sink, token, 0.1 + 0.2, 60.0, NULL);
+	mcp_send_progress(&r.sink, token, 5.0004999, 0, "waiting");
+	mcp_send_progress(&r.sink, token, 50, 100, NULL);
+	const char* want[] = {
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+		"{\"progressToken\":\"t\",\"progress\":0.3,\"total\":60}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+		"{\"progressToken\":\"t\",\"progress\":5,\"message\":\"waiting\"}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+		"{\"progressToken\":\"t\",\"progress\":50,\"total\":100}}",
+	};
+	TST_EQ_INT((int)json_array_size(r.out), 3);
+	for (size_t i = 0; i < json_array_size(r.out) && i < 3; i++) {
+		char* text = mcp_dump(json_array_get(r.out, i));
+		TST_EQ_STR(text, want[i]);
+		free(text);
+	}
+	json_decref(token);
+	json_decref(r.out);
+}
+
 int main(void)
 {
 	log_init(LOG_ERROR, false);
@@ -337,5 +364,6 @@ int main(void)
 	test_eras();
 	test_state();
 	test_modern();
+	test_progress_numbers();
 	TST_END();
 }
