@@ -305,7 +305,11 @@ bool mcp_task_take_result(struct mcp_task* t, struct tool_result* res)
 				"error: the tool asked for input by retry after the call became a task");
 		touch(t, TASK_FAILED);
 	} else {
+		/* The CallToolResult as the call would have been answered
+		 * (2026-07-28 results carry resultType). */
 		t->result = tool_result_to_json(res);
+		if (t->result)
+			json_object_set_new(t->result, "resultType", json_string("complete"));
 		touch(t, t->result ? TASK_COMPLETED : TASK_FAILED);
 		if (!t->result)
 			t->error = json_pack("{s:i, s:s}", "code", RPC_INTERNAL,

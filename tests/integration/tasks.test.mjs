@@ -6,10 +6,14 @@
 // with tasks/update) and of the person (the dashboard's Approve), whichever
 // answers first, and the action's effect is checked on the X server; a
 // quick call stays a plain call; tasks/cancel stops a wait; another token
-// never sees the agent's tasks. The suite's own tasks scenarios run in
-// scripts/run-conformance.
+// never sees the agent's tasks; and the same through the official SDK v2
+// client with the ext-tasks package (a task resumed by a second client from
+// its serialized reference, an approval answered by the SDK's input
+// handler). The suite's own tasks scenarios run in scripts/run-conformance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createTaskSessionFromClient } from '@modelcontextprotocol/ext-tasks/client';
 import { desktop, waitUntil, SLOW } from './lib/harness.mjs';
 import { openLive } from './lib/live.mjs';
 
@@ -37,6 +41,29 @@ async function modern(deskd, method, params = {}, { caps = { extensions: { [TASK
     ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).find((m) => 'result' in m || 'error' in m)
     : JSON.parse(text);
   return { status: r.status, type, ...msg };
+}
+
+/** The official SDK v2 client pinned to 2026-07-28 with the ext-tasks
+ *  package's task session over it. The package leaves the 2026-07-28 task
+ *  wire to the host (rawDispatch): one POST per request, as modern() does. */
+async function sdkSession(t, deskd, onInputRequest) {
+  const caps = { elicitation: {}, extensions: { [TASKS]: {} } };
+  const client = new Client({ name: 'tasks-sdk', version: '1' }, { versionNegotiation: { mode: { pin: V } }, capabilities: { elicitation: {} } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(deskd.url + '/mcp'), { requestInit: { headers: { authorization: `Bearer ${deskd.token}` } } }));
+  assert.equal(client.getNegotiatedProtocolVersion(), V);
+  const rawDispatch = async (request) => {
+    const { method, params } = request;
+    const r = await modern(deskd, method, { ...params, _meta: undefined }, { caps: params?._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? caps });
+    const { status, type, ...msg } = r;
+    return msg;
+  };
+  const session = createTaskSessionFromClient(client, {
+    endpointId: 'deskd-tasks-test', rawDispatch, onInputRequest,
+    v2RequestFraming: { protocolVersion: V, clientInfo: { name: 'tasks-sdk', version: '1' }, clientCapabilities: caps },
+  });
+  const close = async () => { await session.close().catch(() => {}); await client.close().catch(() => {}); };
+  t.after(close);
+  return { session, close };
 }
 
 /** tasks/get until pred(task) holds. */
@@ -175,4 +202,49 @@ test('an approval in a task: asked of the client as input_required and of the pe
   assert.equal(denied.result.isError, true);
   assert.equal(denied.result.structuredContent.code, 'approval_denied', JSON.stringify(denied.result));
   assert.deepEqual(await cursor(deskd), [200, 100], 'the declined move did not run');
+});
+
+test('the SDK v2 client with ext-tasks: request_human_help resumed by a new client after the first left; an approval answered through the client as a task-update input step', { timeout: 120000 }, async (t) => {
+  const { deskd } = await desktop(t, { deskdArgs: ['--approve', 'destructive', '--approve-timeout', '60', '--tools', 'both'] });
+  const p = await person(t, deskd);
+
+  // The first client starts the call, keeps the task's reference and leaves.
+  const first = await sdkSession(t, deskd, async () => { throw new Error('no input expected'); });
+  const exec = await first.session.callTool('request_human_help', { reason: 'confirm the order', timeout_s: 60 });
+  assert.equal(exec.kind, 'task', 'a task, not a held request');
+  const ref = JSON.parse(JSON.stringify(exec.serializeReference()));
+  assert.equal(ref.generation, 'v2');
+  await exec.detach();
+  await first.close();
+
+  // The person answers while no client is there.
+  await p.until((x) => x.state().help?.length === 1, { timeout: 5000 * SLOW });
+  const note = 'order #4711 confirmed ✓';
+  p.send({ type: 'help_dismiss', id: p.state().help[0].id, note });
+
+  // A new client resumes the task from its reference.
+  const second = await sdkSession(t, deskd, async () => { throw new Error('no input expected'); });
+  const resumed = await second.session.resumeTask(ref);
+  const { outcome } = await resumed.settle();
+  assert.equal(outcome.status, 'completed', JSON.stringify(outcome).slice(0, 300));
+  assert.equal(outcome.result.structuredContent.outcome, 'dismissed');
+  assert.equal(outcome.result.structuredContent.note, note);
+
+  // An approval asked of the client as the task's input, answered by the
+  // SDK's input handler: the move runs.
+  const asked = [];
+  const third = await sdkSession(t, deskd, async (request, context) => {
+    asked.push({ kind: request.kind, delivery: context.delivery, message: request.params.message });
+    return { action: 'accept', content: { approve: true } };
+  });
+  const moved = await third.session.callTool('computer_use', { actions: [{ type: 'move', x: 321, y: 123 }] });
+  assert.equal(moved.kind, 'task');
+  const settled = await moved.settle();
+  assert.equal(settled.outcome.status, 'completed', JSON.stringify(settled.outcome).slice(0, 300));
+  assert.notEqual(settled.outcome.result.isError, true, JSON.stringify(settled.outcome.result).slice(0, 300));
+  assert.equal(asked.length, 1, JSON.stringify(asked));
+  assert.equal(asked[0].kind, 'elicitation');
+  assert.equal(asked[0].delivery, 'task-update');
+  assert.match(asked[0].message, /computer_use/);
+  assert.deepEqual(await cursor(deskd), [321, 123]);
 });
