@@ -190,3 +190,150 @@ int64_t jsonmem_trim_max_ns(void)
 {
 	return atomic_load(&jm_trim_ns);
 }
+
+/* ---- Dumping answers --------------------------------------------------- */
+
+struct jbuf {
+	char* p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void jb_reserve(struct jbuf* b, size_t more)
+{
+	if (b->failed || b->cap - b->len >= more)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < more)
+		cap *= 2;
+	char* p = realloc(b->p, cap);
+	if (!p) {
+		b->failed = true;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void jb_put(struct jbuf* b, const char* s, size_t n)
+{
+	jb_reserve(b, n);
+	if (b->failed)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+/* The bytes jansson escapes in a string: '"', '\\' and controls. */
+static const char* const jb_short_escape[32] = {
+	['\b'] = "\\b", ['\f'] = "\\f", ['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t",
+};
+
+static void jb_string(struct jbuf* b, const char* s, size_t n)
+{
+	jb_reserve(b, n + 2);
+	if (b->failed)
+		return;
+	b->p[b->len++] = '"';
+	size_t i = 0;
+	while (i < n) {
+		size_t run = i;
+		while (run < n && (unsigned char)s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+			run++;
+		jb_put(b, s + i, run - i);
+		if (run == n)
+			break;
+		unsigned char c = (unsigned char)s[run];
+		char u[8];
+		if (c == '"' || c == '\\') {
+			u[0] = '\\';
+			u[1] = (char)c;
+			jb_put(b, u, 2);
+		} else if (jb_short_escape[c]) {
+			jb_put(b, jb_short_escape[c], 2);
+		} else {
+			snprintf(u, sizeof(u), "\\u%04X", c);
+			jb_put(b, u, 6);
+		}
+		i = run + 1;
+	}
+	jb_put(b, "\"", 1);
+}
+
+static void jb_value(struct jbuf* b, const json_t* j, size_t flags)
+{
+	char num[32];
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		jb_put(b, "{", 1);
+		const char* key;
+		size_t key_len;
+		json_t* v;
+		bool first = true;
+		/* Insertion order, as json_dumps without JSON_SORT_KEYS. */
+		json_object_keylen_foreach((json_t*)j, key, key_len, v) {
+			if (!first)
+				jb_put(b, ",", 1);
+			first = false;
+			jb_string(b, key, key_len);
+			jb_put(b, ":", 1);
+			jb_value(b, v, flags);
+		}
+		jb_put(b, "}", 1);
+		break;
+	}
+	case JSON_ARRAY:
+		jb_put(b, "[", 1);
+		for (size_t i = 0; i < json_array_size(j); i++) {
+			if (i)
+				jb_put(b, ",", 1);
+			jb_value(b, json_array_get(j, i), flags);
+		}
+		jb_put(b, "]", 1);
+		break;
+	case JSON_STRING:
+		jb_string(b, json_string_value(j), json_string_length(j));
+		break;
+	case JSON_INTEGER:
+		jb_put(b, num, (size_t)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+				json_integer_value(j)));
+		break;
+	case JSON_REAL: {
+		/* Rare and subtle (precision, the ".0"): jansson's own text. */
+		char* r = json_dumps(j, flags | JSON_ENCODE_ANY);
+		if (!r) {
+			b->failed = true;
+			break;
+		}
+		jb_put(b, r, strlen(r));
+		free(r);
+		break;
+	}
+	case JSON_TRUE:
+		jb_put(b, "true", 4);
+		break;
+	case JSON_FALSE:
+		jb_put(b, "false", 5);
+		break;
+	case JSON_NULL:
+		jb_put(b, "null", 4);
+		break;
+	}
+}
+
+char* jsonmem_dumps(const json_t* json, size_t flags)
+{
+	const size_t mine = JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(31);
+	if (!json || (flags & ~mine) || !(flags & JSON_COMPACT))
+		return json_dumps(json, flags);
+	if (!(flags & JSON_ENCODE_ANY) && !json_is_object(json) && !json_is_array(json))
+		return NULL;
+	struct jbuf b = { 0 };
+	jb_value(&b, json, flags);
+	jb_put(&b, "", 1);
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}

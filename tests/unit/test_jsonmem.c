@@ -130,8 +130,64 @@ static void test_total(void)
 	free(alone);
 }
 
+/* jsonmem_dumps gives json_dumps' bytes: escapes, a NUL inside a string,
+ * UTF-8 passed through, keys in insertion order, reals in jansson's text,
+ * every type, roots that are not containers. */
+static void same_dump(json_t* j, size_t flags)
+{
+	char* want = json_dumps(j, flags);
+	char* got = jsonmem_dumps(j, flags);
+	TST_CHECK(want && got && strcmp(want, got) == 0);
+	if (want && got && strcmp(want, got) != 0)
+		fprintf(stderr, "  want %s\n  got  %s\n", want, got);
+	free(want);
+	free(got);
+}
+
+static void test_dumps(void)
+{
+	char controls[40];
+	for (int i = 0; i < 32; i++)
+		controls[i] = (char)(i + 1 == 32 ? 0x7f : i + 1);
+	json_t* j = json_pack("{s:s, s:s%, s:[i, I, f, f, b, b, n], s:{}, s:[], s:s, s:f}",
+			"plain", "hello, world", "controls", controls, (size_t)32,
+			"types", 0, (json_int_t)-9007199254740993LL, 1.0 / 3, 1e300, 1, 0,
+			"empty object", "empty array",
+			"quo\"te\\key\n", "Grüße ½ 日本 😀 \"q\" \\ / \x7f",
+			"whole real", 2.0);
+	json_object_set_new(j, "nul", json_stringn("a\0b", 3));
+	json_object_set_new(j, "z first-added-last", json_true());
+	json_object_set_new(j, "a", json_pack("[{s:[s]}]", "deep", "x"));
+	same_dump(j, JSON_COMPACT);
+	same_dump(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	same_dump(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	same_dump(j, JSON_INDENT(2));	/* not compact: jansson's own */
+	same_dump(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+
+	/* A long string with escapes spread through it. */
+	size_t n = 1 << 20;
+	char* big = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (char)(i % 997 == 0 ? '\n' : i % 1009 == 0 ? '"' : 'a' + (int)(i % 26));
+	j = json_pack("{s:s%}", "text", big, n);
+	same_dump(j, JSON_COMPACT);
+	json_decref(j);
+	free(big);
+
+	json_t* s = json_string("root \"string\"");
+	same_dump(s, JSON_COMPACT | JSON_ENCODE_ANY);
+	TST_CHECK(jsonmem_dumps(s, JSON_COMPACT) == NULL);	/* as json_dumps */
+	TST_CHECK(json_dumps(s, JSON_COMPACT) == NULL);
+	json_decref(s);
+	json_t* r = json_real(0.1);
+	same_dump(r, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+	json_decref(r);
+}
+
 int main(void)
 {
+	test_dumps();
 	test_limits();
 	jsonmem_init(3 << 20);
 	TST_EQ_INT(jsonmem_total(), 3 << 20);
