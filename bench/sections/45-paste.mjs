@@ -79,7 +79,7 @@ export default async function () {
       const s = stats(await time(async () => {
         await toolCall(deskd, 'clipboard_write', { text: body });
         const r = await toolCall(deskd, 'clipboard_read', {});
-        if (r.structuredContent.text !== body) throw new Error('clipboard round trip not exact');
+        if (r.content[0].text !== body) throw new Error('clipboard round trip not exact');
       }, { n, warmup: 3 }));
       crow.push([`deskd clipboard_write + clipboard_read, ${label}`, fmt(s.p50), fmt(s.p95), String(s.n)]);
       if (have('xclip')) {
