@@ -28,7 +28,9 @@ static void* jm_malloc(size_t size)
 		return malloc(size);
 	if (jm_parse.refused)
 		return NULL;
-	if (size > jm_parse.cap - jm_parse.used) {
+	/* used counts what malloc gave, a little over what was asked: it can
+	 * pass cap, and cap - used must not wrap round then. */
+	if (jm_parse.used > jm_parse.cap || size > jm_parse.cap - jm_parse.used) {
 		jm_parse.refused = JSONMEM_TOO_COSTLY;
 		return NULL;
 	}
