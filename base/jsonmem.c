@@ -1,6 +1,7 @@
 #define _GNU_SOURCE	/* malloc_usable_size, malloc_trim */
 #include "base/jsonmem.h"
 #include "base/clock.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -129,7 +130,7 @@ static void mib(char* out, size_t size, size_t bytes)
 /* jansson lexes a byte at a time through a stream (about 60 MB/s here: a
  * 1 MB clipboard_write body took 14 ms). This parser takes only what it is
  * sure of (containers nested at most FP_DEPTH deep, no duplicate keys, no
- * NUL, no lone surrogate, integers in range, reals strtod reads whole and
+ * NUL, UTF-8 as text_utf8_valid takes it, no lone surrogate, integers in range, reals strtod reads whole and
  * finite) and builds the tree jansson would; anything else, errors
  * included, goes to json_loadb, so those answers stay jansson's. */
 #define FP_DEPTH 64
@@ -146,31 +147,6 @@ static void fp_ws(struct fp* f)
 {
 	while (f->p < f->end && (*f->p == ' ' || *f->p == '\n' || *f->p == '\r' || *f->p == '\t'))
 		f->p++;
-}
-
-/* The length of the UTF-8 sequence at p (2 to 4 bytes), 0 if it is not one
- * jansson accepts: no overlong form, surrogate or code point past U+10FFFF. */
-static int fp_utf8(const unsigned char* p, const unsigned char* end)
-{
-	unsigned c = p[0], cp, min;
-	int n;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2, cp = c & 0x1f, min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3, cp = c & 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (end - p < n)
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
 }
 
 static bool fp_hex4(const unsigned char* p, const unsigned char* end, unsigned* out)
@@ -247,24 +223,20 @@ static bool fp_string(struct fp* f, const char** s, size_t* n, char** owned)
 	const unsigned char* p = start;
 	bool escapes = false;
 	for (;;) {
-		while (p < f->end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		while (p < f->end && *p >= 0x20 && *p != '"' && *p != '\\')
 			p++;
-		if (p >= f->end)
+		if (p >= f->end || *p < 0x20)
 			return false;
 		if (*p == '"')
 			break;
-		if (*p == '\\') {
-			if (f->end - p < 2)
-				return false;
-			escapes = true;
-			p += 2;
-			continue;
-		}
-		int len = *p < 0x20 ? 0 : fp_utf8(p, f->end);
-		if (!len)
+		if (f->end - p < 2)
 			return false;
-		p += len;
+		escapes = true;
+		p += 2;	/* the escaped byte, whatever it is, is checked below */
 	}
+	/* Escapes are ASCII: the raw bytes are UTF-8 exactly when the string is. */
+	if (!text_utf8_valid((const char*)start, (size_t)(p - start)))
+		return false;
 	f->p = p + 1;
 	*owned = NULL;
 	if (!escapes) {
