@@ -2,6 +2,7 @@
  * clipboard (X selections, owned by deskd after a write). */
 #include "tools/tools.h"
 #include "base/base64.h"
+#include "base/text.h"
 #include "capture/capture.h"
 #include "desktop/desktop.h"
 
@@ -90,7 +91,10 @@ static int clipboard_read(struct tool_ctx* ctx, json_t* args, struct tool_result
 		return 0;
 	}
 	/* The text exactly: a NUL or invalid UTF-8 cannot be a JSON string. */
-	json_t* text = json_stringn(data, len);
+	/* json_stringn checks a code point at a time; a NUL (which
+	 * text_utf8_valid refuses) still goes that way. */
+	json_t* text = memchr(data, 0, len) ? json_stringn(data, len)
+			: text_utf8_valid(data, len) ? json_stringn_nocheck(data, len) : NULL;
 	free(data);
 	if (!text) {
 		tool_result_error(out, TOOL_CLIPBOARD_EMPTY, NULL,
