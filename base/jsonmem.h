@@ -51,3 +51,11 @@ void jsonmem_note_freed(size_t bytes);
 bool jsonmem_trim(void);
 /** The longest jsonmem_trim() so far, in ns (status, tests). */
 int64_t jsonmem_trim_max_ns(void);
+
+/** json_dumps(json, flags) for answers, byte for byte, faster: jansson walks
+ *  a string one code point at a time (about 110 MB/s here), this copies the
+ *  runs that need no escape (a 1 MB clipboard text or Base64 image in about
+ *  a millisecond). Without JSON_COMPACT, or with flags other than it,
+ *  JSON_ENCODE_ANY and JSON_REAL_PRECISION, it is json_dumps. NULL when out of memory or when
+ *  the root is not an object or array without JSON_ENCODE_ANY. */
+char* jsonmem_dumps(const json_t* json, size_t flags);

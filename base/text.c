@@ -61,6 +61,11 @@ bool text_utf8_valid(const char* s, size_t len)
 {
 	const unsigned char* u = (const unsigned char*)s;
 	for (size_t i = 0; i < len; ) {
+		/* ASCII runs (no NUL) first: most text is mostly them. */
+		while (i < len && (unsigned)u[i] - 1u < 0x7fu)
+			i++;
+		if (i == len)
+			break;
 		size_t n = char_length(u + i, len - i);
 		if (n == 0)
 			return false;

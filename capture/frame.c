@@ -65,64 +65,108 @@ struct frame* capture_crop(const struct frame* src, const struct capture_rect* r
 	return out;
 }
 
-/* Area averaging: output pixel i covers source interval [i*s/d, (i+1)*s/d).
- * For each output index, the first source index, the number of taps and
- * their weights (fixed point, summing to 1 << WBITS). */
-#define WBITS 11
+/* Area averaging, separable: output pixel i covers the source interval
+ * [i*s/d, (i+1)*s/d). Each axis gets the same number of taps for every
+ * output (padded with zero weights, the window moved left at the far edge)
+ * so the inner loops have a fixed trip count the compiler can unroll and
+ * vectorise. Weights are fixed point from rounded cumulative coverage, so
+ * they sum exactly to 1 << bits and each partial sum is within half a unit:
+ * vertical 14 bits into 32-bit sums of whole rows (contiguous, vectorised),
+ * kept as 8.8 fixed point; horizontal 15 bits. The error over a true area
+ * average stays under 0.55 of a level (tests/unit/test_capture.c). */
+#define VBITS 14
+#define HBITS 15
 
-struct taps {
-	int* first;
-	int* count;
-	uint16_t* weight;	/* count[i] weights for each i, packed */
-	int* offset;		/* index of output i's first weight */
+struct axis {
+	int taps;
+	int* first;		/* first source index of output i's window */
+	uint16_t* weight;	/* taps weights per output */
 };
 
-static void taps_free(struct taps* t)
+static void axis_free(struct axis* a)
 {
-	free(t->first);
-	free(t->count);
-	free(t->weight);
-	free(t->offset);
+	free(a->first);
+	free(a->weight);
 }
 
-static int taps_init(struct taps* t, int s, int d)
+static int axis_init(struct axis* t, int s, int d, int bits)
 {
-	memset(t, 0, sizeof(*t));
-	/* Each output spans at most ceil(s/d) + 1 source pixels. */
-	size_t per = (size_t)(s / d + 2);
+	t->taps = 0;
+	for (int i = 0; i < d; i++) {
+		int first = (int)((int64_t)i * s / d), last = (int)(((int64_t)(i + 1) * s - 1) / d);
+		if (last - first + 1 > t->taps)
+			t->taps = last - first + 1;
+	}
 	t->first = malloc(sizeof(int) * (size_t)d);
-	t->count = malloc(sizeof(int) * (size_t)d);
-	t->offset = malloc(sizeof(int) * (size_t)d);
-	t->weight = malloc(sizeof(uint16_t) * per * (size_t)d);
-	if (!t->first || !t->count || !t->offset || !t->weight) {
-		taps_free(t);
+	t->weight = calloc((size_t)d * (size_t)t->taps, sizeof(uint16_t));
+	if (!t->first || !t->weight) {
+		axis_free(t);
 		return -ENOMEM;
 	}
-	int off = 0;
 	for (int i = 0; i < d; i++) {
-		/* In units of 1/d source pixels: [i*s, (i+1)*s). */
+		/* In units of 1/d source pixels: [a, b) with b - a = s. */
 		int64_t a = (int64_t)i * s, b = (int64_t)(i + 1) * s;
 		int first = (int)(a / d), last = (int)((b - 1) / d);
-		t->first[i] = first;
-		t->count[i] = last - first + 1;
-		t->offset[i] = off;
-		int total = 0;
+		int start = first + t->taps > s ? s - t->taps : first;
+		uint16_t* w = t->weight + (size_t)i * (size_t)t->taps;
+		int64_t prev = 0;
 		for (int k = first; k <= last; k++) {
-			int64_t lo = (int64_t)k * d > a ? (int64_t)k * d : a;
-			int64_t hi = (int64_t)(k + 1) * d < b ? (int64_t)(k + 1) * d : b;
-			int w = (int)(((hi - lo) << WBITS) / s);
-			t->weight[off + (k - first)] = (uint16_t)w;
-			total += w;
+			int64_t end = (int64_t)(k + 1) * d < b ? (int64_t)(k + 1) * d : b;
+			int64_t cum = (((end - a) << bits) + s / 2) / s;
+			w[k - start] = (uint16_t)(cum - prev);
+			prev = cum;
 		}
-		/* Give the rounding remainder to the largest tap so weights sum exactly. */
-		int best = 0;
-		for (int k = 1; k < t->count[i]; k++)
-			if (t->weight[off + k] > t->weight[off + best])
-				best = k;
-		t->weight[off + best] = (uint16_t)(t->weight[off + best] + ((1 << WBITS) - total));
-		off += t->count[i];
+		t->first[i] = start;
 	}
 	return 0;
+}
+
+/* acc[x] (+)= w * row[x] over a whole source row, X byte included: one
+ * contiguous loop the vectoriser turns into widening multiplies. */
+static void vrow_set(uint32_t* restrict acc, const uint8_t* restrict row, uint32_t w, size_t n)
+{
+	for (size_t x = 0; x < n; x++)
+		acc[x] = w * row[x];
+}
+
+static void vrow_add(uint32_t* restrict acc, const uint8_t* restrict row, uint32_t w, size_t n)
+{
+	for (size_t x = 0; x < n; x++)
+		acc[x] += w * row[x];
+}
+
+/* In place, to 8.8 fixed point (at most 255 << 8 in each 32-bit lane). */
+static void vrow_narrow(uint32_t* restrict acc, size_t n)
+{
+	for (size_t x = 0; x < n; x++)
+		acc[x] = (acc[x] + (1u << (VBITS - 8 - 1))) >> (VBITS - 8);
+}
+
+/* One output row from the 8.8 row; taps is a constant where inlined. Two
+ * channels per 64-bit multiply (B|G and R|X of a pixel as two 32-bit
+ * lanes): a lane's sum stays under 255 << (8 + HBITS) = 2^31, so lanes
+ * never carry into each other. */
+static inline void hrow(uint8_t* restrict dst, const uint32_t* restrict mid,
+		const struct axis* tx, int width, int taps)
+{
+	const uint64_t half = (uint64_t)(1u << (HBITS + 8 - 1)) * 0x100000001u;
+	for (int ox = 0; ox < width; ox++) {
+		const uint16_t* w = tx->weight + (size_t)ox * (size_t)taps;
+		const uint32_t* m = mid + (size_t)tx->first[ox] * 4;
+		uint64_t bg = half, rx = half;
+		for (int k = 0; k < taps; k++) {
+			uint64_t p0, p1;
+			memcpy(&p0, m + 4 * k, 8);
+			memcpy(&p1, m + 4 * k + 2, 8);
+			bg += p0 * w[k];
+			rx += p1 * w[k];
+		}
+		/* Little-endian lanes: the low one is B (R), the high one G (X). */
+		dst[4 * ox + 0] = (uint8_t)((uint32_t)bg >> (HBITS + 8));
+		dst[4 * ox + 1] = (uint8_t)((bg >> 32) >> (HBITS + 8));
+		dst[4 * ox + 2] = (uint8_t)((uint32_t)rx >> (HBITS + 8));
+		dst[4 * ox + 3] = 0xff;
+	}
 }
 
 struct frame* capture_scale(const struct frame* src, int width, int height)
@@ -136,59 +180,43 @@ struct frame* capture_scale(const struct frame* src, int width, int height)
 	struct frame* out = frame_new(width, height);
 	if (!out)
 		return NULL;
-	struct taps tx, ty;
-	if (taps_init(&tx, src->width, width) < 0)
+	struct axis tx, ty;
+	if (axis_init(&tx, src->width, width, HBITS) < 0)
 		goto taps_x_failure;
-	if (taps_init(&ty, src->height, height) < 0)
+	if (axis_init(&ty, src->height, height, VBITS) < 0)
 		goto taps_y_failure;
-	/* One accumulator row: vertical pass sums weighted source rows, then
-	 * the horizontal pass reduces it into the output row. */
+	const size_t n = (size_t)src->width * 4;
 	size_t acc_cap;
-	uint32_t* acc = capture__buf_get(sizeof(uint32_t) * 3 * (size_t)src->width, &acc_cap);
+	uint32_t* acc = capture__buf_get(sizeof(uint32_t) * n, &acc_cap);
 	if (!acc)
 		goto acc_failure;
 
-	const int sw = src->width;
 	for (int oy = 0; oy < height; oy++) {
-		memset(acc, 0, sizeof(uint32_t) * 3 * (size_t)sw);
-		const uint16_t* wy = ty.weight + ty.offset[oy];
-		for (int k = 0; k < ty.count[oy]; k++) {
-			const uint8_t* row = src->data + (size_t)(ty.first[oy] + k) * (size_t)src->stride;
-			uint32_t w = wy[k];
-			if (!w)
-				continue;
-			for (int x = 0; x < sw; x++) {
-				acc[3 * x + 0] += w * row[4 * x + 0];
-				acc[3 * x + 1] += w * row[4 * x + 1];
-				acc[3 * x + 2] += w * row[4 * x + 2];
-			}
-		}
+		const uint16_t* wy = ty.weight + (size_t)oy * (size_t)ty.taps;
+		const uint8_t* row = src->data + (size_t)ty.first[oy] * (size_t)src->stride;
+		vrow_set(acc, row, wy[0], n);
+		for (int k = 1; k < ty.taps; k++)
+			if (wy[k])
+				vrow_add(acc, row + (size_t)k * (size_t)src->stride, wy[k], n);
+		vrow_narrow(acc, n);
 		uint8_t* dst = out->data + (size_t)oy * (size_t)out->stride;
-		for (int ox = 0; ox < width; ox++) {
-			const uint16_t* wx = tx.weight + tx.offset[ox];
-			const uint32_t* a = acc + 3 * tx.first[ox];
-			uint32_t b = 0, g = 0, r = 0;
-			for (int k = 0; k < tx.count[ox]; k++) {
-				b += wx[k] * a[3 * k + 0];
-				g += wx[k] * a[3 * k + 1];
-				r += wx[k] * a[3 * k + 2];
-			}
-			const uint32_t half = 1u << (2 * WBITS - 1);
-			dst[4 * ox + 0] = (uint8_t)((b + half) >> (2 * WBITS));
-			dst[4 * ox + 1] = (uint8_t)((g + half) >> (2 * WBITS));
-			dst[4 * ox + 2] = (uint8_t)((r + half) >> (2 * WBITS));
-			dst[4 * ox + 3] = 0xff;
+		switch (tx.taps) {
+		case 1: hrow(dst, acc, &tx, width, 1); break;
+		case 2: hrow(dst, acc, &tx, width, 2); break;
+		case 3: hrow(dst, acc, &tx, width, 3); break;
+		case 4: hrow(dst, acc, &tx, width, 4); break;
+		default: hrow(dst, acc, &tx, width, tx.taps); break;
 		}
 	}
 	capture__buf_put(acc, acc_cap);
-	taps_free(&ty);
-	taps_free(&tx);
+	axis_free(&ty);
+	axis_free(&tx);
 	return out;
 
 acc_failure:
-	taps_free(&ty);
+	axis_free(&ty);
 taps_y_failure:
-	taps_free(&tx);
+	axis_free(&tx);
 taps_x_failure:
 	frame_unref(out);
 	return NULL;

@@ -345,6 +345,11 @@ static void* clipboard_main(void* ud)
 		}
 		XFlush(C.dpy);
 		drop_stale_transfers();
+		/* Writing a 256 KiB chunk, Xlib reads what arrives meanwhile (the
+		 * requestor's next delete) into its queue: the socket then looks
+		 * idle and poll slept its 500 ms (the 1 MB round trip's p95). */
+		if (XEventsQueued(C.dpy, QueuedAlready) > 0)
+			continue;
 		struct pollfd pfd[2] = {
 			{ ConnectionNumber(C.dpy), POLLIN, 0 },
 			{ C.wake[0], POLLIN, 0 },

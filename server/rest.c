@@ -705,7 +705,7 @@ static void sub_unref(struct events_sub* sub)
 static void sub_event(void* ud, json_t* event)
 {
 	struct events_sub* sub = ud;
-	char* text = json_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	char* text = jsonmem_dumps(event, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (!text)
 		return;
 	size_t len = strlen(text);

@@ -268,9 +268,11 @@ static int validate(struct validation* v, json_t* schema, json_t* value,
 	else if (json_is_number(value))
 		rc = validate_number(v, schema, value, path);
 	else if (json_is_string(value)) {
-		size_t len = utf8_length(json_string_value(value));
 		json_t* lim;
 		char num[32];
+		/* Counted only for a limit: a 1 MB text has none. */
+		size_t len = json_object_get(schema, "minLength") || json_object_get(schema, "maxLength")
+				? utf8_length(json_string_value(value)) : 0;
 		if ((lim = json_object_get(schema, "minLength"))
 				&& (json_int_t)len < json_integer_value(lim)) {
 			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(lim));

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "tools/tools.h"
 #include "desktop/desktop.h"
+#include "base/jsonmem.h"
 #include "base/clock.h"
 #include "base/events.h"
 #include "base/log.h"
@@ -825,7 +826,7 @@ void tool_result_ok(struct tool_result* self, json_t* structured)
 	self->structured = structured;
 	/* Models read this text: 15 digits print rounded reals short (1.333333,
 	 * not 1.3333330000000001) and still read back as the same numbers. */
-	char* text = json_dumps(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	char* text = jsonmem_dumps(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (text) {
 		tool_result_text(self, text);
 		free(text);

@@ -1515,7 +1515,7 @@
     try {
       const r = await tool('clipboard_read', {});
       const s = r.structuredContent || {};
-      $('clip-text').value = s.text ?? '';
+      $('clip-text').value = r.content?.[0]?.text ?? '';
       clipMsg(`Read ${fmtBytes(s.bytes || 0)} from the desktop`);
     } catch (err) {
       clipMsg(err.code === 'clipboard_empty' ? 'The desktop\'s clipboard is empty' : `Cannot read: ${err.message}`, err.code !== 'clipboard_empty');

@@ -39,6 +39,11 @@ int main(int argc, char** argv) {
 	report("capture_window", v, N, 0);
 	for (int i = -2; i < N; i++) { double t = now(); struct frame* s = capture_scale(f, sw, sh); if (i >= 0) v[i] = now() - t; frame_unref(s); }
 	report("scale", v, N, 0);
+	if (argc > 6) {	/* the default cap's size (--max-image-dimension 1280) */
+		int dw = atoi(argv[5]), dh = atoi(argv[6]);
+		for (int i = -2; i < N; i++) { double t = now(); struct frame* s = capture_scale(f, dw, dh); if (i >= 0) v[i] = now() - t; frame_unref(s); }
+		report("scale_default", v, N, 0);
+	}
 	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_png(f, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
 	report("png", v, N, bytes);
 	for (int i = -2; i < N; i++) { uint8_t* o; size_t l; double t = now(); capture_encode_jpeg(f, 80, &o, &l); if (i >= 0) v[i] = now() - t; bytes = (double)l; free(o); }
@@ -101,10 +106,12 @@ async function one(width, height, helper) {
     started.push(deskd);
     const res = `${width}x${height}`;
     const scaled = width === 1280 ? [1024, 640] : [1366, 768];
+    // What the default --max-image-dimension 1280 gives, where it scales.
+    const capped = width > 1280 ? [1280, Math.round(height * 1280 / width)] : null;
 
     // In-process steps.
     // spawns: - (built above)
-    const out = spawnSync(helper, [x.display, String(f1.window), String(scaled[0]), String(scaled[1])], { encoding: 'utf8' });
+    const out = spawnSync(helper, [x.display, String(f1.window), String(scaled[0]), String(scaled[1]), ...(capped ? capped.map(String) : [])], { encoding: 'utf8' });
     if (out.status !== 0) throw new Error('capture bench helper failed: ' + out.stderr);
     const steps = Object.fromEntries(out.stdout.trim().split('\n').map((l) => {
       const [name, p50, p95, bytes] = l.split(' ');
@@ -114,6 +121,7 @@ async function one(width, height, helper) {
       ['XShm screen capture (+ copy to frame)', ms(steps.capture_screen), ''],
       ['Composite window capture, 500x400', ms(steps.capture_window), ''],
       [`area-average scale to ${scaled.join('x')}`, ms(steps.scale), ''],
+      ...(capped ? [[`area-average scale to ${capped.join('x')} (the default cap)`, ms(steps.scale_default), '']] : []),
       ['PNG encode (a band per core, run-length deflate, Up)', ms(steps.png), `${Math.round(steps.png.bytes / 1024)} KB`],
       ['PNG incremental encode, one pixel changed', ms(steps.png_incremental), ''],
       [`PNG encode of the ${scaled.join('x')} image`, ms(steps.png_scaled), `${Math.round(steps.png_scaled.bytes / 1024)} KB`],
@@ -158,6 +166,7 @@ async function one(width, height, helper) {
     const fullJ = await timed(N, flip, call({ format: 'jpeg' }));
     const fullS = await timed(N, flip, call({ max_dimension: scaled[0] }));
     const fullSJ = await timed(N, flip, call({ format: 'jpeg', max_dimension: scaled[0] }));
+    const fullC = capped ? await timed(N, flip, call({ max_dimension: 1280 })) : null;
     // The same through GET /api/v1/screenshot: image bytes, no JSON/base64.
     const get = (q) => async () => {
       lastBytes = (await getBytes(deskd, `/api/v1/screenshot?${q}`)).byteLength;
@@ -175,6 +184,7 @@ async function one(width, height, helper) {
       [`JPEG q80 ${res}, whole screen changed`, ms(fullJ), kb(fullJ), ''],
       [`PNG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullS), kb(fullS), ''],
       [`JPEG scaled to ${scaled.join('x')}, whole screen changed`, ms(fullSJ), kb(fullSJ), ''],
+      ...(capped ? [[`PNG at the default cap, ${capped.join('x')}, whole screen changed`, ms(fullC), kb(fullC), '']] : []),
       [`GET /api/v1/screenshot PNG ${res} (raw bytes), whole screen changed`, ms(rawP), kb(rawP), ''],
       [`GET /api/v1/screenshot JPEG ${res} (raw bytes), whole screen changed`, ms(rawJ), kb(rawJ), ''],
       [`PNG ${res}, a 500x400 window moved (half the rows)`, ms(moved), kb(moved), ''],

@@ -438,7 +438,7 @@ void http_respond(struct http_request* req, int status, const char* content_type
 void http_respond_json(struct http_request* req, int status, json_t* body,
 		const char* const* headers)
 {
-	char* text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	char* text = body ? jsonmem_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text) {
 		http_respond(req, 500, "application/json", HTTP_LITERAL(

@@ -2,6 +2,7 @@
  * notifications on a sink, and the MCP log levels. See core.h. */
 
 #include "server/mcp/core.h"
+#include "base/jsonmem.h"
 #include "base/text.h"
 
 #include <math.h>
@@ -107,7 +108,7 @@ json_t* mcp_result_response(json_t* id, json_t* result)
  * default %.17g 0.29999999999999999). */
 char* mcp_dump(json_t* msg)
 {
-	return json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+	return jsonmem_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 }
 
 json_t* mcp_parse_error(const json_error_t* jerr)

@@ -262,7 +262,7 @@ test('the clipboard panel reads the desktop\'s clipboard and sends text to it', 
   await page.waitForFunction(() => /Sent/.test(document.getElementById('clip-msg').textContent));
   const read = await deskd.tool('clipboard_read', {});
   assert.equal(read.status, 200, JSON.stringify(read.body));
-  assert.equal(read.body.structuredContent.text, text, 'the desktop has the text');
+  assert.equal(read.body.content[0].text, text, 'the desktop has the text');
 
   assert.equal((await deskd.tool('clipboard_write', { text: 'from the agent' })).status, 200);
   await page.click('#clip-read');

@@ -17,6 +17,22 @@ const CORPUS = [
   'שלום עולם, مرحبا بالعالم',
 ];
 const MB = 'the quick brown fox jumps over the lazy dog 0123456789\n'.repeat(20000).slice(0, 1 << 20);
+// 1 MiB of UTF-8 from 1- to 4-byte characters, ZWJ sequences, RTL, controls
+// and JSON's escapes: several INCR chunks whichever side serves it.
+const MB_UTF8 = (() => {
+  const parts = ['Grüße, ça va? ', 'Привет, мир ', '日本語のテキスト ', '😀 👩‍👩‍👧 🇫🇷 e\u0301 ', 'שלום عالم ', '"quoted" \\ back\tslash\r\n', '½ ‰ ⇔ ✗\n'];
+  let s = '';
+  for (let i = 0; Buffer.byteLength(s) < 1 << 20; i++) s += parts[i % parts.length].repeat(64) + i;
+  return s;
+})();
+
+// clipboard_read's text is its first block, once (not again in structuredContent).
+function readText(r) {
+  assert.equal(r.body.content[0].type, 'text');
+  assert.equal(r.body.structuredContent.text, undefined, 'the text is not carried twice');
+  assert.equal(r.body.structuredContent.bytes, Buffer.byteLength(r.body.content[0].text));
+  return r.body.content[0].text;
+}
 
 function xclipOut(display, args) {
   const r = spawnSync('xclip', ['-o', ...args], { env: { ...process.env, DISPLAY: display }, timeout: 10000, maxBuffer: 64 << 20 });
@@ -71,7 +87,7 @@ test('clipboard: deskd writes, xclip and xsel read byte-exact; xclip writes, des
   assert.equal(empty.status, 404);
   assert.equal(empty.body.error.code, 'clipboard_empty');
 
-  for (const text of [...CORPUS, MB]) {
+  for (const text of [...CORPUS, MB, MB_UTF8]) {
     const label = JSON.stringify(text.slice(0, 30));
     const w = await d.tool('clipboard_write', { text });
     assert.equal(w.status, 200, `${label}: ${JSON.stringify(w.body)}`);
@@ -82,23 +98,23 @@ test('clipboard: deskd writes, xclip and xsel read byte-exact; xclip writes, des
     assert.ok(xs.stdout.equals(Buffer.from(text)), `xsel reads ${label}`);
     const r = await d.tool('clipboard_read', {});
     assert.equal(r.status, 200);
-    assert.equal(r.body.structuredContent.text, text, `deskd reads its own ${label}`);
+    assert.equal(readText(r), text, `deskd reads its own ${label}`);
   }
 
   // xclip owns it now: deskd reads what xclip has, exactly.
-  for (const text of [CORPUS[1], CORPUS[2], CORPUS[5], MB]) {
+  for (const text of [CORPUS[1], CORPUS[2], CORPUS[5], MB, MB_UTF8]) {
     const p = await xclipIn(x.display, Buffer.from(text), ['-selection', 'clipboard']);
     procs.push(p);
     const r = await d.tool('clipboard_read', {});
     assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
-    assert.equal(r.body.structuredContent.text, text);
+    assert.equal(readText(r), text, `deskd reads xclip's ${JSON.stringify(text.slice(0, 30))}`);
     await p.stop();
   }
 
   // PRIMARY is separate from CLIPBOARD.
   assert.equal((await d.tool('clipboard_write', { text: 'primary text', selection: 'primary' })).status, 200);
   assert.equal(xclipOut(x.display, ['-selection', 'primary']).toString(), 'primary text');
-  assert.equal((await d.tool('clipboard_read', { selection: 'primary' })).body.structuredContent.text, 'primary text');
+  assert.equal(readText(await d.tool('clipboard_read', { selection: 'primary' })), 'primary text');
 
   // Images: PNG both ways.
   const image = png();

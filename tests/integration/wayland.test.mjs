@@ -199,7 +199,7 @@ test('wayland: status and healthz say so; the probe is listed with its pid; scre
   await ok(d, 'computer_type', { text: 'from the app ✓' });
   await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
   await ok(d, 'computer_keypress', { keys: ['ctrl', 'c'] });
-  await waitUntil(async () => (await d.tool('clipboard_read', {})).body.structuredContent?.text === 'from the app ✓',
+  await waitUntil(async () => (await d.tool('clipboard_read', {})).body.content?.[0]?.text === 'from the app ✓',
     { timeout: T, what: "the app's copy read back" });
 
   // Window states, read back from sway's tree.

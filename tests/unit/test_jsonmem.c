@@ -73,9 +73,9 @@ static void test_limits(void)
 	TST_CHECK(jsonmem_cap(1000) == 8000 + JSONMEM_SLACK);
 }
 
-/* Threads parsing 256 KiB strings (about 1 MiB each while parsed: the
- * lexer doubles its buffer) at once with a 3 MiB total: some parses
- * must wait (BUSY), none is too costly, and everything adds up again. */
+/* Threads parsing 768 KiB strings (at least that each while parsed) at
+ * once with a 3 MiB total: some parses must wait (BUSY), none is too
+ * costly, and everything adds up again. */
 static const char* shared_text;
 static size_t shared_len;
 static atomic_int n_ok, n_busy, n_other;
@@ -97,7 +97,7 @@ static void* parser(void* arg)
 static void test_total(void)
 {
 	size_t len;
-	char* str = repeat("{\"t\":\"", "abcdefgh", (256 << 10) / 8, "\"}", &len);
+	char* str = repeat("{\"t\":\"", "abcdefgh", (768 << 10) / 8, "\"}", &len);
 	shared_text = str;
 	shared_len = len;
 	pthread_t t[6];
@@ -130,8 +130,135 @@ static void test_total(void)
 	free(alone);
 }
 
+/* jsonmem_dumps gives json_dumps' bytes: escapes, a NUL inside a string,
+ * UTF-8 passed through, keys in insertion order, reals in jansson's text,
+ * every type, roots that are not containers. */
+static void same_dump(json_t* j, size_t flags)
+{
+	char* want = json_dumps(j, flags);
+	char* got = jsonmem_dumps(j, flags);
+	TST_CHECK(want && got && strcmp(want, got) == 0);
+	if (want && got && strcmp(want, got) != 0)
+		fprintf(stderr, "  want %s\n  got  %s\n", want, got);
+	free(want);
+	free(got);
+}
+
+static void test_dumps(void)
+{
+	char controls[40];
+	for (int i = 0; i < 32; i++)
+		controls[i] = (char)(i + 1 == 32 ? 0x7f : i + 1);
+	json_t* j = json_pack("{s:s, s:s%, s:[i, I, f, f, b, b, n], s:{}, s:[], s:s, s:f}",
+			"plain", "hello, world", "controls", controls, (size_t)32,
+			"types", 0, (json_int_t)-9007199254740993LL, 1.0 / 3, 1e300, 1, 0,
+			"empty object", "empty array",
+			"quo\"te\\key\n", "Grüße ½ 日本 😀 \"q\" \\ / \x7f",
+			"whole real", 2.0);
+	json_object_set_new(j, "nul", json_stringn("a\0b", 3));
+	json_object_set_new(j, "z first-added-last", json_true());
+	json_object_set_new(j, "a", json_pack("[{s:[s]}]", "deep", "x"));
+	same_dump(j, JSON_COMPACT);
+	same_dump(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	same_dump(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	same_dump(j, JSON_INDENT(2));	/* not compact: jansson's own */
+	same_dump(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+
+	/* A long string with escapes spread through it. */
+	size_t n = 1 << 20;
+	char* big = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (char)(i % 997 == 0 ? '\n' : i % 1009 == 0 ? '"' : 'a' + (int)(i % 26));
+	j = json_pack("{s:s%}", "text", big, n);
+	same_dump(j, JSON_COMPACT);
+	json_decref(j);
+	free(big);
+
+	json_t* s = json_string("root \"string\"");
+	same_dump(s, JSON_COMPACT | JSON_ENCODE_ANY);
+	TST_CHECK(jsonmem_dumps(s, JSON_COMPACT) == NULL);	/* as json_dumps */
+	TST_CHECK(json_dumps(s, JSON_COMPACT) == NULL);
+	json_decref(s);
+	json_t* r = json_real(0.1);
+	same_dump(r, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+	json_decref(r);
+}
+
+/* jsonmem_load parses valid text to the tree json_loadb makes, and fails
+ * invalid text with json_loadb's error: escapes, surrogate pairs, UTF-8 of
+ * every length, numbers at their limits, duplicates with and without the
+ * flag, nesting past the fast parse's depth, and broken text of each kind. */
+static void same_parse(const char* text, size_t flags)
+{
+	json_error_t e1, e2;
+	enum jsonmem_status st;
+	json_t* want = json_loadb(text, strlen(text), flags, &e1);
+	json_t* got = jsonmem_load(text, strlen(text), flags, &e2, &st);
+	bool same = want ? got && json_equal(want, got) && st == JSONMEM_OK
+			: !got && st == JSONMEM_INVALID && strcmp(e1.text, e2.text) == 0
+				&& e1.position == e2.position;
+	if (same && want) {
+		char* a = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
+		char* b = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
+		same = a && b && strcmp(a, b) == 0;	/* reals and key order too */
+		free(a);
+		free(b);
+	}
+	TST_CHECK(same);
+	if (!same)
+		fprintf(stderr, "  parse of %.80s (flags %zx) differs: %s / %s\n", text, flags,
+				want ? "valid" : e1.text, got ? "valid" : e2.text);
+	json_decref(want);
+	json_decref(got);
+}
+
+static void test_parse(void)
+{
+	static const char* const texts[] = {
+		"{}", "[]", " \t\r\n{ \"a\" : 1 , \"b\":[ ] }\n", "[1,-0,0.5,-1.25e-3,1E2,1e-400,9223372036854775807,-9223372036854775808]",
+		"{\"t\":true,\"f\":false,\"n\":null,\"s\":\"\"}",
+		"{\"esc\":\"\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\u20AC \\ud83d\\ude00 \\u0041\"}",
+		"{\"utf8\":\"é € 😀 ½ שלום\",\"k é\":\"v\"}", "{\"a\":{\"b\":{\"c\":[[[{}]]]}}}",
+		"{\"dup\":1,\"dup\":2}", "{\"z\":1,\"a\":2,\"m\":3}",
+		/* Not JSON, or not what jansson takes: each must fail the same way. */
+		"", " ", "{", "[1,]", "{\"a\":}", "{\"a\" 1}", "{a:1}", "[01]", "[1.]", "[.5]", "[1e]", "[-]",
+		"[9223372036854775808]", "[-9223372036854775809]", "[1e400]", "[tru]", "[nul]",
+		"\"top-level string\"", "1", "{} x", "[\"\\u0000\"]", "[\"\\ud83d\"]", "[\"\\ude00\"]",
+		"[\"\\ud83d\\u0041\"]", "[\"\\x\"]", "[\"\\u12G4\"]", "[\"raw\ttab\"]", "[\"\xc3\"]",
+		"[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]", "[\"\xff\"]", "[\"open",
+		"{\"\\u0000\":1}", "[1 2]", "[\"a\",]", "{\"a\":1,}", "[NaN]", "[Infinity]", "[+1]",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		same_parse(texts[i], 0);
+		same_parse(texts[i], JSON_REJECT_DUPLICATES);
+	}
+	/* Deeper than the fast parse goes, and deeper than jansson goes. */
+	for (int depth = 60; depth <= 2100; depth += depth < 70 ? 1 : 2040 - 70) {
+		char* t = malloc((size_t)depth * 2 + 1);
+		memset(t, '[', (size_t)depth);
+		memset(t + depth, ']', (size_t)depth);
+		t[2 * depth] = '\0';
+		same_parse(t, 0);
+		free(t);
+	}
+	/* A long string, escapes spread through it, as a clipboard_write body. */
+	size_t n = 1 << 20;
+	char* big = malloc(n + 32);
+	size_t o = (size_t)sprintf(big, "{\"text\":\"");
+	while (o < n) {
+		const char* piece = o % 7 ? "Grüße 日本 😀 " : "\\n\\\"\\u00e9";
+		o += (size_t)sprintf(big + o, "%s", piece);
+	}
+	strcpy(big + o, "\"}");
+	same_parse(big, JSON_REJECT_DUPLICATES);
+	free(big);
+}
+
 int main(void)
 {
+	test_parse();
+	test_dumps();
 	test_limits();
 	jsonmem_init(3 << 20);
 	TST_EQ_INT(jsonmem_total(), 3 << 20);
