@@ -27,10 +27,18 @@ static void fake_button(struct input_x11* self, int button, bool down)
 	self->buttons_down[button] = down;
 }
 
+/* A press of the key whose release was the last key event sent goes out
+ * with XTest's delay of 1 ms, so the server stamps it a millisecond later:
+ * LibreOffice's X11 backend takes a release followed by a press of the same
+ * keycode with the same timestamp and state for autorepeat and drops the
+ * pair (PITFALLS.md), and XTest events sent within a millisecond share one.
+ * No real keyboard types a key twice within a millisecond. */
 void input__fake_key(struct input_x11* self, KeyCode kc, bool down)
 {
-	XTestFakeKeyEvent(self->x.dpy, kc, down, CurrentTime);
+	unsigned long delay = down && self->last_release == kc ? REPEAT_GAP_MS : 0;
+	XTestFakeKeyEvent(self->x.dpy, kc, down, delay);
 	self->keys_down[kc] = down;
+	self->last_release = down ? 0 : kc;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */

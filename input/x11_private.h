@@ -40,6 +40,8 @@
 /* After a click, the longest wait for the pointer to be released and
  * thawed (openbox freezes it until it replays the press). */
 #define POINTER_SETTLE_MS 500
+/* The server time between a key's release and its next press (x11.c). */
+#define REPEAT_GAP_MS 1
 
 /* A spare keycode of the pool: empty when input started (its original
  * state is kept to restore it exactly at exit). */
@@ -110,6 +112,7 @@ struct input_x11 {
 	Atom claims_atom, owner_atom;
 
 	bool keys_down[256];
+	KeyCode last_release;	/* the last key event sent was its release; 0 not */
 	bool buttons_down[16];
 };
 
