@@ -149,6 +149,9 @@ struct input_type_stats {
 	size_t chars;		/* code points typed */
 	size_t remapped;	/* of which went through a spare keycode */
 	size_t batches;		/* keymap rebinds (spare keycodes bound anew) */
+	size_t paced;		/* waits for the app to take the keys before a
+				 * character (LibreOffice: before one above
+				 * U+FFFF, which it would insert before them) */
 	uint32_t unbound;	/* -ENOSPC: the first character off the keymap,
 				 * which no spare keycode can carry */
 };

@@ -22,6 +22,7 @@ struct stroke {
 	KeySym sym;
 	KeyCode kc;	/* 0: goes through a slot (sym is its slot keysym) */
 	bool shift;
+	bool astral;	/* a character above U+FFFF */
 	size_t end;	/* byte offset in the text after its character */
 };
 
@@ -49,6 +50,7 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
+		s->astral = cp > 0xFFFF;
 		s->end = pos;
 		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
 			s->kc = 0;
@@ -221,6 +223,9 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 
 	bool pings = false;
 	Window target = remapped ? input__key_target(self, &pings) : 0;
+	unsigned quirks = target && pings ? input__client_quirks(self, target) : 0;
+	bool keys_since = false;	/* keys sent since the client last caught up */
+	size_t paced = 0;
 	struct input_locks locks;
 	rc = input__unlock(self, &locks);
 	if (rc < 0)
@@ -284,10 +289,21 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 				kc = self->pool[sl->key].kc;
 				level = sl->level;
 			}
+			if ((quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && keys_since) {
+				int e = input__catch_up(self, target, CATCH_UP_MAX_MS);
+				if (e == -ECONNRESET) {
+					rc = e;
+					break;
+				}
+				paced++;
+			}
 			set_level(self, &held, level);
 			input__fake_key(self, kc, true);
 			input__fake_key(self, kc, false);
+			keys_since = !st[k].astral;
 		}
+		if (rc < 0)
+			break;
 		if (uses_slots) {
 			rc = input__sync(self);
 			if (rc < 0)
@@ -311,6 +327,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 		stats->chars = typed;
 		stats->remapped = remapped;
 		stats->batches = batches;
+		stats->paced = paced;
 	}
 out:
 	free(new_syms);

@@ -33,6 +33,9 @@
 #define PING_GIVE_UP_MS 20000
 /* The longest a call waits for one slot to drain before giving up. */
 #define DRAIN_WAIT_MAX_MS 25000
+/* The longest typing waits for a client to catch up (input__catch_up)
+ * before it sends the next key anyway. */
+#define CATCH_UP_MAX_MS 2000
 /* How often a caller that waits for ping answers looks again. */
 #define DRAIN_POLL_MS 10
 /* At exit, the longest wait for bound slots to drain before the restore. */
@@ -192,6 +195,18 @@ int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out
  *  under the pointer on PointerRoot), 0 when none; and whether it answers
  *  _NET_WM_PING. */
 Window input__key_target(struct input_x11* self, bool* pings);
+/* What a client needs of typing (input__client_quirks). */
+enum {
+	/* Before a character above U+FFFF that follows others: wait until
+	 * the client took the keys before it (a _NET_WM_PING answered). */
+	INPUT_QUIRK_CATCH_UP_ASTRAL = 1 << 0,
+};
+/** The quirks of the client that owns top-level window w (its WM_CLASS). */
+unsigned input__client_quirks(struct input_x11* self, Window w);
+/** Ping target and wait (at most timeout_ms) for its answer: it has handled
+ *  every event sent before. 0, -ETIMEDOUT, -ENOENT (window gone) or
+ *  -ECONNRESET. */
+int input__catch_up(struct input_x11* self, Window target, int timeout_ms);
 /** After a segment's keys went out to target: ping it (when it pings) and
  *  mark the slots of this segment with the barrier that drains them. */
 void input__after_keys(struct input_x11* self, uint64_t segment, Window target,

@@ -357,6 +357,8 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 	json_object_set_new(res, "chars", json_integer((json_int_t)t.typed));
 	if (t.remapped)
 		json_object_set_new(res, "remapped", json_integer((json_int_t)t.remapped));
+	if (t.paced)
+		json_object_set_new(res, "paced", json_integer((json_int_t)t.paced));
 	if (ty.reported)
 		return -1;
 	if (rc == -ENOSPC && t.unbound)
