@@ -127,36 +127,53 @@ Window input__key_target(struct input_x11* self, bool* pings)
 	return focus;
 }
 
-/* Clients whose keys need more than the keymap, by WM_CLASS (instance or
- * class; a prefix). LibreOffice's Writer keeps typed characters in a buffer
- * while more key events are queued and inserts them later, but inserts a
- * character above U+FFFF (two UTF-16 units: its X11 backend commits it as
- * text input) at once: it overtakes the buffered ones (PITFALLS.md). */
+/* Clients whose keys need more than the keymap, by the WM_CLASS (instance
+ * or class, a prefix) of the focus window or a window above it:
+ *  - LibreOffice's Writer keeps typed characters in a buffer while more key
+ *    events are queued and inserts them later, but inserts a character above
+ *    U+FFFF (two UTF-16 units: its X11 backend commits it as text input) at
+ *    once, ahead of the buffered ones;
+ *  - Java's AWT turns a keysym above U+FFFF into its low 16 bits (U+1F600
+ *    arrives as U+F600); its focus is a child "FocusProxy" window (OpenJDK
+ *    17), older ones name their windows sun-awt-X11-*.
+ * PITFALLS.md has the evidence. */
 static const struct {
 	const char* prefix;
 	unsigned quirks;
 } client_quirks[] = {
 	{ "libreoffice", INPUT_QUIRK_CATCH_UP_ASTRAL },
 	{ "soffice", INPUT_QUIRK_CATCH_UP_ASTRAL },
+	{ "Focus-Proxy-Window", INPUT_CLIENT_BMP_KEYS },
+	{ "sun-awt-X11-", INPUT_CLIENT_BMP_KEYS },
 };
+
+static unsigned class_quirks(const char* name)
+{
+	unsigned quirks = 0;
+	for (size_t i = 0; name && i < sizeof(client_quirks) / sizeof(client_quirks[0]); i++)
+		if (strncasecmp(name, client_quirks[i].prefix, strlen(client_quirks[i].prefix)) == 0)
+			quirks |= client_quirks[i].quirks;
+	return quirks;
+}
 
 unsigned input__client_quirks(struct input_x11* self, Window w)
 {
-	XClassHint hint = { 0 };
 	unsigned quirks = 0;
-	if (!w)
-		return 0;
 	x11_clear(&self->x);
-	if (XGetClassHint(self->x.dpy, w, &hint)) {
-		for (size_t i = 0; i < sizeof(client_quirks) / sizeof(client_quirks[0]); i++) {
-			size_t n = strlen(client_quirks[i].prefix);
-			if ((hint.res_name && strncasecmp(hint.res_name, client_quirks[i].prefix, n) == 0)
-					|| (hint.res_class && strncasecmp(hint.res_class,
-							client_quirks[i].prefix, n) == 0))
-				quirks |= client_quirks[i].quirks;
+	for (int depth = 0; w && w != self->root && depth < 32; depth++) {
+		XClassHint hint = { 0 };
+		if (XGetClassHint(self->x.dpy, w, &hint)) {
+			quirks |= class_quirks(hint.res_name) | class_quirks(hint.res_class);
+			XFree(hint.res_name);
+			XFree(hint.res_class);
 		}
-		XFree(hint.res_name);
-		XFree(hint.res_class);
+		Window root, parent, *kids;
+		unsigned nkids;
+		if (!XQueryTree(self->x.dpy, w, &root, &parent, &kids, &nkids))
+			break;
+		if (kids)
+			XFree(kids);
+		w = parent;
 	}
 	x11_take(&self->x);
 	return quirks;

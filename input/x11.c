@@ -545,6 +545,19 @@ static int x11_focus(struct input* in, uint32_t window, int timeout_ms)
 	return rc;
 }
 
+static unsigned x11_focus_needs(struct input* in)
+{
+	struct input_x11* self = x11_of(in);
+	if (x11_lost(&self->x))
+		return 0;
+	Window focus = None;
+	int revert;
+	XGetInputFocus(self->x.dpy, &focus, &revert);
+	if (focus == None || focus == PointerRoot)
+		return 0;
+	return input__client_quirks(self, focus) & INPUT_CLIENT_BMP_KEYS;
+}
+
 static const struct input_ops x11_ops = {
 	.name = "x11",
 	.destroy = x11_destroy,
@@ -563,4 +576,5 @@ static const struct input_ops x11_ops = {
 	.spare_keycodes = x11_spare_keycodes,
 	.spare_slots = x11_spare_slots,
 	.focus_window = x11_focus,
+	.focus_needs = x11_focus_needs,
 };

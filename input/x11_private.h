@@ -201,7 +201,8 @@ enum {
 	 * the client took the keys before it (a _NET_WM_PING answered). */
 	INPUT_QUIRK_CATCH_UP_ASTRAL = 1 << 0,
 };
-/** The quirks of the client that owns top-level window w (its WM_CLASS). */
+/** The quirks (these and input.h's INPUT_CLIENT_*) of the client of window
+ *  w, by the WM_CLASS of w and the windows above it. */
 unsigned input__client_quirks(struct input_x11* self, Window w);
 /** Ping target and wait (at most timeout_ms) for its answer: it has handled
  *  every event sent before. 0, -ETIMEDOUT, -ENOENT (window gone) or
