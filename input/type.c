@@ -153,6 +153,42 @@ static void set_level(struct input_x11* self, int* held, int want)
 	*held = want;
 }
 
+/* What the client needs between keys (input__client_quirks). */
+struct pacing {
+	Window target;
+	unsigned quirks;
+	bool keys_since;	/* keys sent since the client last caught up */
+	size_t paced;		/* times it waited for the client */
+};
+
+/* Send n planned strokes whose slots are bound. */
+static int send_strokes(struct input_x11* self, const struct stroke* st, size_t n,
+		int* held, struct pacing* pace)
+{
+	for (size_t k = 0; k < n; k++) {
+		KeyCode kc = st[k].kc;
+		int level;
+		if (kc) {
+			level = st[k].shift ? 1 : 0;
+		} else {
+			const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
+			kc = self->pool[sl->key].kc;
+			level = sl->level;
+		}
+		if ((pace->quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && pace->keys_since) {
+			/* A client that did not answer in time gets the key anyway. */
+			if (input__catch_up(self, pace->target, CATCH_UP_MAX_MS) == -ECONNRESET)
+				return -ECONNRESET;
+			pace->paced++;
+		}
+		set_level(self, held, level);
+		input__fake_key(self, kc, true);
+		input__fake_key(self, kc, false);
+		pace->keys_since = !st[k].astral;
+	}
+	return 0;
+}
+
 /* How long until a slot outside the segment may drain: the nearest
  * quarantine's end, or a short poll for slots waiting for a ping answer. */
 static int drain_wait_ms(struct input_x11* self, uint64_t seg, int64_t now)
@@ -223,9 +259,8 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 
 	bool pings = false;
 	Window target = remapped ? input__key_target(self, &pings) : 0;
-	unsigned quirks = target && pings ? input__client_quirks(self, target) : 0;
-	bool keys_since = false;	/* keys sent since the client last caught up */
-	size_t paced = 0;
+	struct pacing pace = { .target = target,
+		.quirks = target && pings ? input__client_quirks(self, target) : 0 };
 	struct input_locks locks;
 	rc = input__unlock(self, &locks);
 	if (rc < 0)
@@ -279,29 +314,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 				break;
 			batches++;
 		}
-		for (size_t k = i; k < j; k++) {
-			KeyCode kc = st[k].kc;
-			int level;
-			if (kc) {
-				level = st[k].shift ? 1 : 0;
-			} else {
-				const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
-				kc = self->pool[sl->key].kc;
-				level = sl->level;
-			}
-			if ((quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && keys_since) {
-				int e = input__catch_up(self, target, CATCH_UP_MAX_MS);
-				if (e == -ECONNRESET) {
-					rc = e;
-					break;
-				}
-				paced++;
-			}
-			set_level(self, &held, level);
-			input__fake_key(self, kc, true);
-			input__fake_key(self, kc, false);
-			keys_since = !st[k].astral;
-		}
+		rc = send_strokes(self, st + i, j - i, &held, &pace);
 		if (rc < 0)
 			break;
 		if (uses_slots) {
@@ -327,7 +340,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 		stats->chars = typed;
 		stats->remapped = remapped;
 		stats->batches = batches;
-		stats->paced = paced;
+		stats->paced = pace.paced;
 	}
 out:
 	free(new_syms);
