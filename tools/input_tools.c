@@ -386,82 +386,32 @@ static int type_keys(struct typing* ty, const char* text, size_t len, struct typ
 	return rc < 0 ? input_error(rc, "type", ty->e) : 0;
 }
 
-/* The next run of text from *pos: keys up to the next character above
- * U+FFFF (false), or a run to paste (true): from it to the last such
- * character that follows through non-ASCII, non-space characters (the
- * joiners and selectors of one emoji sequence go with it). */
-static bool next_run(const char* s, size_t len, size_t* pos, size_t* end)
-{
-	size_t i = *pos, astral_at = len;
-	while (i < len) {
-		size_t at = i;
-		uint32_t cp = 0;
-		if (input_utf8_next(s, len, &i, &cp) < 0)
-			break;	/* checked before: not reached */
-		if (cp > 0xFFFF) {
-			astral_at = at;
-			break;
-		}
-	}
-	if (astral_at > *pos) {
-		*end = astral_at;	/* keys (or the whole text) */
-		return false;
-	}
-	size_t last = *pos, k = *pos;
-	while (k < len) {
-		uint32_t cp = 0;
-		if (input_utf8_next(s, len, &k, &cp) < 0 || cp < 0x80 || cp == 0x3000
-				|| cp == 0x00A0 || (cp >= 0x2000 && cp <= 0x200A))
-			break;
-		if (cp > 0xFFFF)
-			last = k;
-	}
-	*end = last;
-	return true;
-}
-
 static int paste_text(struct batch* b, const struct action* a, json_t* res,
 		struct act_error* e);
 
-/* type into a client that takes only BMP characters as keys: runs of keys
- * and runs pasted (paste_text: the clipboard is saved and put back each
- * time), in the text's order. */
-static int type_mixed(struct typing* ty, const struct action* a, const char* client,
+/* type into a client that takes only BMP characters as keys: the whole text
+ * by paste (paste_text: the clipboard saved and put back), in one paste.
+ * Runs of keys and pastes in turn were exact too, but a second paste within
+ * a moment of the first was once not taken by AWT within 5 s (PITFALLS 27e). */
+static int type_by_paste(struct typing* ty, const struct action* a, const char* client,
 		json_t* res, struct type_totals* tot)
 {
-	for (size_t pos = 0; pos < a->text_len;) {
-		size_t end = pos;
-		bool paste = next_run(a->text, a->text_len, &pos, &end);
-		if (!paste) {
-			if (type_keys(ty, a->text + pos, end - pos, tot) < 0)
-				return -1;
-		} else {
-			struct action run = *a;
-			run.paste = true;
-			run.has_chord = false;
-			run.text = a->text + pos;
-			run.text_len = end - pos;
-			json_t* scratch = json_object();
-			int rc = paste_text(ty->b, &run, scratch, ty->e);
-			json_decref(scratch);
-			if (rc < 0) {
-				char why[sizeof(ty->e->message)];
-				snprintf(why, sizeof(why), "%s", ty->e->message);
-				return action_fail(ty->e, ty->e->code, "type: typed %zu of %zu characters; "
-						"the characters above U+FFFF go by paste to %s, which "
-						"takes them wrong as keys, and that failed: %s",
-						ty->before, ty->all, client, why);
-			}
-			size_t n = count_chars(run.text, run.text_len);
-			tot->pasted += n;
-			tot->pastes++;
-			ty->before += n;
-			if (end < a->text_len && typing_stop(ty, &(struct desktop_typing){ 0 }))
-				return -1;
-		}
-		pos = end;
+	struct action run = *a;
+	run.paste = true;
+	run.has_chord = false;
+	json_t* scratch = json_object();
+	int rc = paste_text(ty->b, &run, scratch, ty->e);
+	json_decref(scratch);
+	if (rc < 0) {
+		char why[sizeof(ty->e->message)];
+		snprintf(why, sizeof(why), "%s", ty->e->message);
+		return action_fail(ty->e, ty->e->code, "type: text with characters above U+FFFF "
+				"goes by paste to %s, which takes them wrong as keys, and that failed: %s",
+				client, why);
 	}
-	json_object_set_new(res, "method", json_string("keys+paste"));
+	tot->pasted = ty->all;
+	tot->pastes = 1;
+	json_object_set_new(res, "method", json_string("paste"));
 	json_object_set_new(res, "client", json_string(client));
 	return 0;
 }
@@ -481,20 +431,18 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 		.all = count_chars(a->text, a->text_len) };
 	struct type_totals tot = { 0 };
 	/* Java's AWT keeps only the low 16 bits of a keysym above U+FFFF
-	 * (input.h, PITFALLS.md): there such characters go by paste. */
+	 * (input.h, PITFALLS.md): there such text goes by paste. */
 	const char* client = has_astral(a->text, a->text_len)
 			&& (input_focus_needs(b->in) & INPUT_CLIENT_BMP_KEYS) ? "java" : NULL;
-	int rc = client ? type_mixed(&ty, a, client, res, &tot)
+	int rc = client ? type_by_paste(&ty, a, client, res, &tot)
 			: type_keys(&ty, a->text, a->text_len, &tot);
 	json_object_set_new(res, "chars", json_integer((json_int_t)(tot.typed + tot.pasted)));
 	if (tot.remapped)
 		json_object_set_new(res, "remapped", json_integer((json_int_t)tot.remapped));
 	if (tot.paced)
 		json_object_set_new(res, "paced", json_integer((json_int_t)tot.paced));
-	if (tot.pastes) {
+	if (tot.pastes)
 		json_object_set_new(res, "pasted", json_integer((json_int_t)tot.pasted));
-		json_object_set_new(res, "pastes", json_integer((json_int_t)tot.pastes));
-	}
 	return rc;
 }
 

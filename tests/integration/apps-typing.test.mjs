@@ -1,8 +1,8 @@
 // Typing into apps whose toolkits take keys their own way (issue 25,
 // INPUT2.md I4 and I5), read back byte-exact outside deskd:
 //  - Java Swing (OpenJDK): AWT keeps only the low 16 bits of a keysym above
-//    U+FFFF, so `type` sends those characters by paste there (method
-//    keys+paste, client java) and the rest as keys;
+//    U+FFFF, so `type` sends text with such characters by paste there
+//    (method paste, client java) and other text as keys;
 //  - LibreOffice Writer (VCL's X11 backend): it drops a release+press of one
 //    keycode with one timestamp as autorepeat (deskd spaces them 1 ms apart
 //    in server time) and inserts a character above U+FFFF ahead of the
@@ -23,7 +23,7 @@ async function ok(deskd, args) {
 
 const astral = (s) => /[\u{10000}-\u{10FFFF}]/u.test(s);
 
-test('Java Swing: the corpus typed arrives exact; characters above U+FFFF go by paste, the rest as keys', { timeout: 300000 }, async (t) => {
+test('Java Swing: the corpus typed arrives exact; text with characters above U+FFFF goes by paste, the rest as keys', { timeout: 300000 }, async (t) => {
   const x = await startXvfb();
   t.after(() => x.stop());
   await startWm(x.display);
@@ -59,11 +59,11 @@ test('Java Swing: the corpus typed arrives exact; characters above U+FFFF go by 
     await waitUntil(() => records().length >= done, { timeout: 30000, what: `record ${done}` });
     const got = records()[done - 1];
     if (got !== s) failures.push(`${JSON.stringify(s).slice(0, 60)} arrived as ${JSON.stringify(got).slice(0, 80)}`);
-    // The route: by paste only where a character above U+FFFF is, and the
-    // result says so; every character is counted once.
+    // The route: by paste only for text with a character above U+FFFF,
+    // and the result says so; every character is counted once.
     if (astral(s)) {
-      if (res.method !== 'keys+paste' || res.client !== 'java' || !(res.pasted > 0))
-        failures.push(`${JSON.stringify(s).slice(0, 40)}: result ${JSON.stringify(res)} does not say keys+paste for java`);
+      if (res.method !== 'paste' || res.client !== 'java' || res.pasted !== res.chars)
+        failures.push(`${JSON.stringify(s).slice(0, 40)}: result ${JSON.stringify(res)} does not say paste for java`);
     } else if (res.method !== undefined || res.pasted !== undefined) {
       failures.push(`${JSON.stringify(s).slice(0, 40)}: BMP text went ${res.method}`);
     }
