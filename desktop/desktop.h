@@ -301,7 +301,7 @@ struct desktop_typing {
 	void* ud;
 	/* How far it got (set by desktop_hands_type). */
 	size_t total;		/* characters (code points) of the text */
-	size_t typed, remapped;	/* as struct input_type_stats */
+	size_t typed, remapped, paced;	/* as struct input_type_stats */
 	bool drain_timeout;	/* -ETIMEDOUT: no slot drained in time */
 	uint32_t unbound;	/* -ENOSPC: as struct input_type_stats */
 };

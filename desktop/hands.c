@@ -107,7 +107,7 @@ static bool typing_stopped(struct desktop_typing* t)
 int desktop_hands_type(struct input* in, const char* text, size_t len,
 		struct desktop_typing* t)
 {
-	t->total = t->typed = t->remapped = 0;
+	t->total = t->typed = t->remapped = t->paced = 0;
 	t->drain_timeout = false;
 	for (size_t i = 0; i < len; i++)
 		t->total += ((unsigned char)text[i] & 0xc0) != 0x80;
@@ -125,6 +125,7 @@ int desktop_hands_type(struct input* in, const char* text, size_t len,
 				&wait_ms);
 		t->typed += st.chars;
 		t->remapped += st.remapped;
+		t->paced += st.paced;
 		t->unbound = st.unbound;
 		from += done;
 		if (rc < 0)

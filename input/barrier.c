@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define DRAIN_EVERY_MS 200
@@ -126,6 +127,99 @@ Window input__key_target(struct input_x11* self, bool* pings)
 	return focus;
 }
 
+/* Clients whose keys need more than the keymap, by the WM_CLASS (instance
+ * or class, a prefix) of the focus window or a window above it:
+ *  - LibreOffice's Writer keeps typed characters in a buffer while more key
+ *    events are queued and inserts them later, but inserts a character above
+ *    U+FFFF (two UTF-16 units: its X11 backend commits it as text input) at
+ *    once, ahead of the buffered ones;
+ *  - Java's AWT turns a keysym above U+FFFF into its low 16 bits (U+1F600
+ *    arrives as U+F600); its focus is a child "FocusProxy" window (OpenJDK
+ *    17), older ones name their windows sun-awt-X11-*.
+ * PITFALLS.md has the evidence. */
+static const struct {
+	const char* prefix;
+	unsigned quirks;
+} client_quirks[] = {
+	{ "libreoffice", INPUT_QUIRK_CATCH_UP_ASTRAL },
+	{ "soffice", INPUT_QUIRK_CATCH_UP_ASTRAL },
+	{ "Focus-Proxy-Window", INPUT_CLIENT_BMP_KEYS },
+	{ "sun-awt-X11-", INPUT_CLIENT_BMP_KEYS },
+};
+
+static unsigned class_quirks(const char* name)
+{
+	unsigned quirks = 0;
+	for (size_t i = 0; name && i < sizeof(client_quirks) / sizeof(client_quirks[0]); i++)
+		if (strncasecmp(name, client_quirks[i].prefix, strlen(client_quirks[i].prefix)) == 0)
+			quirks |= client_quirks[i].quirks;
+	return quirks;
+}
+
+unsigned input__client_quirks(struct input_x11* self, Window w)
+{
+	unsigned quirks = 0;
+	x11_clear(&self->x);
+	for (int depth = 0; w && w != self->root && depth < 32; depth++) {
+		XClassHint hint = { 0 };
+		if (XGetClassHint(self->x.dpy, w, &hint)) {
+			quirks |= class_quirks(hint.res_name) | class_quirks(hint.res_class);
+			XFree(hint.res_name);
+			XFree(hint.res_class);
+		}
+		Window root, parent, *kids;
+		unsigned nkids;
+		if (!XQueryTree(self->x.dpy, w, &root, &parent, &kids, &nkids))
+			break;
+		if (kids)
+			XFree(kids);
+		w = parent;
+	}
+	x11_take(&self->x);
+	return quirks;
+}
+
+static void send_ping(struct input_x11* self, Window target, uint64_t seq)
+{
+	XEvent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = target;
+	ev.xclient.message_type = self->wm_protocols;
+	ev.xclient.format = 32;
+	ev.xclient.data.l[0] = (long)self->net_wm_ping;
+	ev.xclient.data.l[1] = (long)seq;
+	ev.xclient.data.l[2] = (long)target;
+	XSendEvent(self->x.dpy, target, False, NoEventMask, &ev);
+}
+
+static bool answered(struct input_x11* self, Window win, uint64_t seq)
+{
+	for (int i = 0; i < 16; i++)
+		if (self->answers[i].win == win && self->answers[i].answered >= seq)
+			return true;
+	return false;
+}
+
+int input__catch_up(struct input_x11* self, Window target, int timeout_ms)
+{
+	uint64_t seq = ++self->ping_seq;
+	send_ping(self, target, seq);
+	if (x11_sync(&self->x) != 0)
+		return -ENOENT;	/* the window is gone */
+	int64_t end = clock_ms() + timeout_ms;
+	for (;;) {
+		input__drain_events(self);
+		if (x11_lost(&self->x))
+			return -ECONNRESET;
+		if (answered(self, target, seq))
+			return 0;
+		if (clock_ms() >= end)
+			return -ETIMEDOUT;
+		clock_sleep_ms(1);
+	}
+}
+
 void input__after_keys(struct input_x11* self, uint64_t segment, Window target,
 		bool pings, size_t keys)
 {
@@ -133,16 +227,7 @@ void input__after_keys(struct input_x11* self, uint64_t segment, Window target,
 	uint64_t seq = 0;
 	if (target && pings) {
 		seq = ++self->ping_seq;
-		XEvent ev;
-		memset(&ev, 0, sizeof(ev));
-		ev.xclient.type = ClientMessage;
-		ev.xclient.window = target;
-		ev.xclient.message_type = self->wm_protocols;
-		ev.xclient.format = 32;
-		ev.xclient.data.l[0] = (long)self->net_wm_ping;
-		ev.xclient.data.l[1] = (long)seq;
-		ev.xclient.data.l[2] = (long)target;
-		XSendEvent(self->x.dpy, target, False, NoEventMask, &ev);
+		send_ping(self, target, seq);
 		/* A window gone meanwhile is no error of the call's. */
 		if (x11_sync(&self->x) != 0)
 			seq = 0;
@@ -164,9 +249,8 @@ bool input__slot_drained(struct input_x11* self, const struct slot* sl, int64_t 
 		return true;
 	if (!sl->ping_win)
 		return now >= sl->quarantine_ms;
-	for (int i = 0; i < 16; i++)
-		if (self->answers[i].win == sl->ping_win && self->answers[i].answered >= sl->ping_seq)
-			return true;
+	if (answered(self, sl->ping_win, sl->ping_seq))
+		return true;
 	return now >= sl->used_ms + PING_GIVE_UP_MS;
 }
 

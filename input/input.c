@@ -160,3 +160,10 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 {
 	LOCKED(int, self->ops->focus_window(self, window, timeout_ms));
 }
+
+unsigned input_focus_needs(struct input* self)
+{
+	if (!self->ops->focus_needs)
+		return 0;
+	LOCKED(unsigned, self->ops->focus_needs(self));
+}

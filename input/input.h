@@ -149,6 +149,9 @@ struct input_type_stats {
 	size_t chars;		/* code points typed */
 	size_t remapped;	/* of which went through a spare keycode */
 	size_t batches;		/* keymap rebinds (spare keycodes bound anew) */
+	size_t paced;		/* waits for the app to take the keys before a
+				 * character (LibreOffice: before one above
+				 * U+FFFF, which it would insert before them) */
 	uint32_t unbound;	/* -ENOSPC: the first character off the keymap,
 				 * which no spare keycode can carry */
 };
@@ -199,6 +202,14 @@ void input_set_timing(struct input* self, int bind_wait_ms);
  *  display offers. */
 int input_spare_keycodes(struct input* self);
 int input_spare_slots(struct input* self);
+
+/* What the client with the keyboard focus needs of typing. */
+/* It takes keys only for characters up to U+FFFF (Java's AWT keeps the low
+ * 16 bits of a keysym above): send those by paste. */
+#define INPUT_CLIENT_BMP_KEYS (1u << 8)
+/** The INPUT_CLIENT_* flags of the client with the keyboard focus (X11: by
+ *  the WM_CLASS of the focus window and its ancestors); 0 on Wayland. */
+unsigned input_focus_needs(struct input* self);
 
 /** Activate a window as capture_focus_window does (through the window
  *  manager when there is one; directly, mapping and raising it, without one

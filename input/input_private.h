@@ -45,6 +45,7 @@ struct input_ops {
 	int (*spare_keycodes)(struct input* self);
 	int (*spare_slots)(struct input* self);
 	int (*focus_window)(struct input* self, uint32_t window, int timeout_ms);
+	unsigned (*focus_needs)(struct input* self);	/* NULL: none */
 };
 
 /* A pointer action that both backends run with modifiers held around it

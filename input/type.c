@@ -22,6 +22,7 @@ struct stroke {
 	KeySym sym;
 	KeyCode kc;	/* 0: goes through a slot (sym is its slot keysym) */
 	bool shift;
+	bool astral;	/* a character above U+FFFF */
 	size_t end;	/* byte offset in the text after its character */
 };
 
@@ -49,6 +50,7 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
+		s->astral = cp > 0xFFFF;
 		s->end = pos;
 		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
 			s->kc = 0;
@@ -151,6 +153,42 @@ static void set_level(struct input_x11* self, int* held, int want)
 	*held = want;
 }
 
+/* What the client needs between keys (input__client_quirks). */
+struct pacing {
+	Window target;
+	unsigned quirks;
+	bool keys_since;	/* keys sent since the client last caught up */
+	size_t paced;		/* times it waited for the client */
+};
+
+/* Send n planned strokes whose slots are bound. */
+static int send_strokes(struct input_x11* self, const struct stroke* st, size_t n,
+		int* held, struct pacing* pace)
+{
+	for (size_t k = 0; k < n; k++) {
+		KeyCode kc = st[k].kc;
+		int level;
+		if (kc) {
+			level = st[k].shift ? 1 : 0;
+		} else {
+			const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
+			kc = self->pool[sl->key].kc;
+			level = sl->level;
+		}
+		if ((pace->quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && pace->keys_since) {
+			/* A client that did not answer in time gets the key anyway. */
+			if (input__catch_up(self, pace->target, CATCH_UP_MAX_MS) == -ECONNRESET)
+				return -ECONNRESET;
+			pace->paced++;
+		}
+		set_level(self, held, level);
+		input__fake_key(self, kc, true);
+		input__fake_key(self, kc, false);
+		pace->keys_since = !st[k].astral;
+	}
+	return 0;
+}
+
 /* How long until a slot outside the segment may drain: the nearest
  * quarantine's end, or a short poll for slots waiting for a ping answer. */
 static int drain_wait_ms(struct input_x11* self, uint64_t seg, int64_t now)
@@ -221,6 +259,8 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 
 	bool pings = false;
 	Window target = remapped ? input__key_target(self, &pings) : 0;
+	struct pacing pace = { .target = target,
+		.quirks = target && pings ? input__client_quirks(self, target) : 0 };
 	struct input_locks locks;
 	rc = input__unlock(self, &locks);
 	if (rc < 0)
@@ -274,20 +314,9 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 				break;
 			batches++;
 		}
-		for (size_t k = i; k < j; k++) {
-			KeyCode kc = st[k].kc;
-			int level;
-			if (kc) {
-				level = st[k].shift ? 1 : 0;
-			} else {
-				const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
-				kc = self->pool[sl->key].kc;
-				level = sl->level;
-			}
-			set_level(self, &held, level);
-			input__fake_key(self, kc, true);
-			input__fake_key(self, kc, false);
-		}
+		rc = send_strokes(self, st + i, j - i, &held, &pace);
+		if (rc < 0)
+			break;
 		if (uses_slots) {
 			rc = input__sync(self);
 			if (rc < 0)
@@ -311,6 +340,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 		stats->chars = typed;
 		stats->remapped = remapped;
 		stats->batches = batches;
+		stats->paced = pace.paced;
 	}
 out:
 	free(new_syms);

@@ -27,10 +27,18 @@ static void fake_button(struct input_x11* self, int button, bool down)
 	self->buttons_down[button] = down;
 }
 
+/* A press of the key whose release was the last key event sent goes out
+ * with XTest's delay of 1 ms, so the server stamps it a millisecond later:
+ * LibreOffice's X11 backend takes a release followed by a press of the same
+ * keycode with the same timestamp and state for autorepeat and drops the
+ * pair (PITFALLS.md), and XTest events sent within a millisecond share one.
+ * No real keyboard types a key twice within a millisecond. */
 void input__fake_key(struct input_x11* self, KeyCode kc, bool down)
 {
-	XTestFakeKeyEvent(self->x.dpy, kc, down, CurrentTime);
+	unsigned long delay = down && self->last_release == kc ? REPEAT_GAP_MS : 0;
+	XTestFakeKeyEvent(self->x.dpy, kc, down, delay);
 	self->keys_down[kc] = down;
+	self->last_release = down ? 0 : kc;
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
@@ -537,6 +545,19 @@ static int x11_focus(struct input* in, uint32_t window, int timeout_ms)
 	return rc;
 }
 
+static unsigned x11_focus_needs(struct input* in)
+{
+	struct input_x11* self = x11_of(in);
+	if (x11_lost(&self->x))
+		return 0;
+	Window focus = None;
+	int revert;
+	XGetInputFocus(self->x.dpy, &focus, &revert);
+	if (focus == None || focus == PointerRoot)
+		return 0;
+	return input__client_quirks(self, focus) & INPUT_CLIENT_BMP_KEYS;
+}
+
 static const struct input_ops x11_ops = {
 	.name = "x11",
 	.destroy = x11_destroy,
@@ -555,4 +576,5 @@ static const struct input_ops x11_ops = {
 	.spare_keycodes = x11_spare_keycodes,
 	.spare_slots = x11_spare_slots,
 	.focus_window = x11_focus,
+	.focus_needs = x11_focus_needs,
 };

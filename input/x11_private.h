@@ -33,6 +33,9 @@
 #define PING_GIVE_UP_MS 20000
 /* The longest a call waits for one slot to drain before giving up. */
 #define DRAIN_WAIT_MAX_MS 25000
+/* The longest typing waits for a client to catch up (input__catch_up)
+ * before it sends the next key anyway. */
+#define CATCH_UP_MAX_MS 2000
 /* How often a caller that waits for ping answers looks again. */
 #define DRAIN_POLL_MS 10
 /* At exit, the longest wait for bound slots to drain before the restore. */
@@ -40,6 +43,8 @@
 /* After a click, the longest wait for the pointer to be released and
  * thawed (openbox freezes it until it replays the press). */
 #define POINTER_SETTLE_MS 500
+/* The server time between a key's release and its next press (x11.c). */
+#define REPEAT_GAP_MS 1
 
 /* A spare keycode of the pool: empty when input started (its original
  * state is kept to restore it exactly at exit). */
@@ -110,6 +115,7 @@ struct input_x11 {
 	Atom claims_atom, owner_atom;
 
 	bool keys_down[256];
+	KeyCode last_release;	/* the last key event sent was its release; 0 not */
 	bool buttons_down[16];
 };
 
@@ -189,6 +195,19 @@ int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out
  *  under the pointer on PointerRoot), 0 when none; and whether it answers
  *  _NET_WM_PING. */
 Window input__key_target(struct input_x11* self, bool* pings);
+/* What a client needs of typing (input__client_quirks). */
+enum {
+	/* Before a character above U+FFFF that follows others: wait until
+	 * the client took the keys before it (a _NET_WM_PING answered). */
+	INPUT_QUIRK_CATCH_UP_ASTRAL = 1 << 0,
+};
+/** The quirks (these and input.h's INPUT_CLIENT_*) of the client of window
+ *  w, by the WM_CLASS of w and the windows above it. */
+unsigned input__client_quirks(struct input_x11* self, Window w);
+/** Ping target and wait (at most timeout_ms) for its answer: it has handled
+ *  every event sent before. 0, -ETIMEDOUT, -ENOENT (window gone) or
+ *  -ECONNRESET. */
+int input__catch_up(struct input_x11* self, Window target, int timeout_ms);
 /** After a segment's keys went out to target: ping it (when it pings) and
  *  mark the slots of this segment with the barrier that drains them. */
 void input__after_keys(struct input_x11* self, uint64_t segment, Window target,

@@ -100,6 +100,9 @@ export default async function () {
     trows.push(await typing(x.display, deskd, 'deskd 2000 chars, 150 distinct (fits the pool, first call)', fits));
     trows.push(await typing(x.display, deskd, 'deskd same again (bindings kept)', fits));
     trows.push(await typing(x.display, deskd, 'deskd 600 distinct CJK (overflows the pool)', over));
+    // One key 200 times: each press after its own release waits 1 ms of
+    // server time (PITFALLS 27d: LibreOffice drops same-timestamp repeats).
+    trows.push(await typing(x.display, deskd, 'deskd one key 200 times (1 ms server gap per repeat)', 'x'.repeat(200)));
     if (have('xdotool')) {
       trows.push(await xdotoolTyping(x.display, 'xdotool type --delay 0 ASCII', ascii));
       trows.push(await xdotoolTyping(x.display, 'xdotool type --delay 0 mixed', mixed));
