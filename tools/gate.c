@@ -398,12 +398,13 @@ static bool gate_approval_stateless(const struct tool_def* tool, struct tool_ctx
 				"method", "elicitation/create", "params", approval_question(tool->name, args)),
 				json_pack("{s:s}", "kind", GATE_APPROVAL_STATE));
 		events_control("approval", ctx->source, "asked",
-				json_pack("{s:s, s:s}", "for", tool->name, "of", "client"));
+				json_pack("{s:s, s:s, s:I}", "for", tool->name, "of", "client",
+					"call", (json_int_t)ctx->event_id));
 		return false;
 	}
 	int answer = approval_answer(reply);
 	events_control("approval", "client", answer > 0 ? "approved" : "denied",
-			json_pack("{s:s}", "for", tool->name));
+			json_pack("{s:s, s:I}", "for", tool->name, "call", (json_int_t)ctx->event_id));
 	if (answer > 0)
 		return true;
 	tool_result_error(out, TOOL_APPROVAL_DENIED, json_pack("{s:s}", "by", "client"),
@@ -447,9 +448,10 @@ static bool gate_approval(const struct tool_def* tool, struct tool_ctx* ctx,
 	a->next = gate__approvals;
 	gate__approvals = a;
 	gate_unlock_changed(true);
+	/* "call" ties the approval's events to the call's (one dashboard row). */
 	events_control("approval", ctx->source, "pending",
-			json_pack("{s:I, s:s, s:O}", "approval", (json_int_t)a->id,
-				"for", tool->name, "args", a->args));
+			json_pack("{s:I, s:s, s:O, s:I}", "approval", (json_int_t)a->id,
+				"for", tool->name, "args", a->args, "call", (json_int_t)ctx->event_id));
 
 	int64_t until = clock_ms() + (int64_t)timeout_s * 1000;
 	if (ctx->request && ctx->client_can_elicit)
@@ -490,7 +492,8 @@ static bool gate_approval(const struct tool_def* tool, struct tool_ctx* ctx,
 	const char* status = answer > 0 ? "approved" : answer < 0 ? "denied"
 			: cancelled ? "cancelled" : "timeout";
 	events_control("approval", by ? by : "deskd", status,
-			json_pack("{s:I, s:s}", "approval", (json_int_t)id, "for", tool->name));
+			json_pack("{s:I, s:s, s:I}", "approval", (json_int_t)id, "for", tool->name,
+				"call", (json_int_t)ctx->event_id));
 	if (answer > 0)
 		return true;
 	if (cancelled)

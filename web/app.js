@@ -1057,8 +1057,9 @@
 
   function onEvent(ev) {
     if (ev.id === undefined) return;
+    const approval = ev.kind === 'control' && ev.tool === 'approval' && ev.call !== undefined;
     const folds = (ev.tool === 'request_human_help' && (ev.kind === 'tool' || ev.call !== undefined))
-      || (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back'));
+      || (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back')) || approval;
     // A reconnect replays the history: a folded event counts once.
     const seen = `${ev.kind}:${ev.id}:${ev.status}`;
     if (folds && state.folded.has(seen)) return;
@@ -1068,6 +1069,8 @@
       helpOnEvent(ev);
     } else if (ev.kind === 'control' && (ev.tool === 'take_control' || ev.tool === 'hand_back')) {
       holdOnEvent(ev);
+    } else if (approval) {
+      approvalOnEvent(ev);
     } else if (ev.kind && ev.kind !== 'tool') {
       onNote(ev);
     } else {
@@ -1239,12 +1242,35 @@
     else groupRow(h.key, h);
   }
 
-  function onToolEvent(ev) {
-    let call = state.calls.get(ev.id);
+  // An approval's events (pending, asked of the client, its answer) name
+  // their call: they are said on the call's own row, not rows of their own.
+  const APPROVAL_TEXT = { pending: 'waiting for approval\u2026', asked: 'asked the client to approve\u2026',
+    approved: 'approved', denied: 'denied', timeout: 'approval timed out', cancelled: 'approval cancelled' };
+
+  function callOf(id) {
+    let call = state.calls.get(id);
     if (!call) {
       call = { start: null, end: null, li: null };
-      state.calls.set(ev.id, call);
+      state.calls.set(id, call);
     }
+    return call;
+  }
+
+  function approvalOnEvent(ev) {
+    const call = callOf(ev.call);
+    (call.approvals = call.approvals || []).push(ev);
+    if (call.start || call.end) renderCall(ev.call, call);
+  }
+
+  function approvalText(call) {
+    const last = call.approvals && call.approvals[call.approvals.length - 1];
+    if (!last) return '';
+    const by = ['approved', 'denied'].includes(last.status) ? ` by ${actorOf(last).text}` : '';
+    return `${APPROVAL_TEXT[last.status] || last.status}${by}`;
+  }
+
+  function onToolEvent(ev) {
+    const call = callOf(ev.id);
     if (ev.status === 'started') call.start = ev;
     else call.end = ev;
     renderCall(ev.id, call);
@@ -1276,6 +1302,10 @@
       el('span', { class: 'args', text: argSummary(call.start ? call.start.args : null) }),
       el('span', { class: 'dur', text: dur }),
       el('span', { class: 'st', title: status }));
+    if (call.approvals) {
+      li.dataset.approval = call.approvals[call.approvals.length - 1].status;
+      row.append(el('span', { class: 'approval', text: approvalText(call) }));
+    }
     if (isErr && (e.error || e.status)) {
       row.append(el('span', { class: 'errtext', text: `${e.status}: ${e.error || ''}` }));
     }
@@ -1309,6 +1339,7 @@
       duration_ms: e ? e.duration_ms : undefined,
       error: e ? e.error : undefined,
       args: call.start ? call.start.args : undefined,
+      approval: call.approvals ? call.approvals.map((a) => `${a.status} (${actorOf(a).text})`) : undefined,
     };
     if (e) {
       for (const [k, v] of Object.entries(e)) {

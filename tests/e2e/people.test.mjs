@@ -223,6 +223,14 @@ test('the state pill names every state, on the person\'s page and the view-only 
   await page.click('#ctl-approvals .approve');
   assert.equal((await approval).status, 200);
   await expect(page, 'agent', 'Agent acting');
+  // The activity list: the approved call is one row that says it was
+  // approved and by whom, no rows of the approval's own.
+  await page.waitForFunction(() => document.querySelector('#timeline li[data-tool="computer_use"][data-approval="approved"]'));
+  const lines = await page.$$eval('#timeline li', (lis) => lis.map((l) => ({ tool: l.dataset.tool, approval: l.dataset.approval, text: l.textContent })));
+  assert.deepEqual(lines.filter((l) => l.tool === 'approval'), [], JSON.stringify(lines));
+  const approved = lines.filter((l) => l.tool === 'computer_use');
+  assert.equal(approved.length, 1, JSON.stringify(lines));
+  assert.match(approved[0].text, /approved by \S+/);
   await sleep(100);
   assert.deepEqual(page.problems, []);
   assert.deepEqual(view.problems, []);
