@@ -87,11 +87,23 @@ static bool window_pings(struct input_x11* self, Window w)
 	return yes;
 }
 
+/* w's parent, or None when it cannot be read (errors trapped). */
+static Window parent_of(struct input_x11* self, Window w)
+{
+	Window root, parent, *kids;
+	unsigned nkids;
+	if (!XQueryTree(self->x.dpy, w, &root, &parent, &kids, &nkids))
+		return None;
+	if (kids)
+		XFree(kids);
+	return parent;
+}
+
 Window input__key_target(struct input_x11* self, bool* pings)
 {
 	*pings = false;
-	Window focus, root, parent, child, *kids;
-	unsigned nkids, mask;
+	Window focus, root, child;
+	unsigned mask;
 	int revert, rx, ry, wx, wy;
 	XGetInputFocus(self->x.dpy, &focus, &revert);
 	if (focus == PointerRoot || focus == None || focus == self->root) {
@@ -117,11 +129,7 @@ Window input__key_target(struct input_x11* self, bool* pings)
 			*pings = window_pings(self, w);
 			return w;
 		}
-		if (!XQueryTree(self->x.dpy, w, &root, &parent, &kids, &nkids))
-			break;
-		if (kids)
-			XFree(kids);
-		w = parent;
+		w = parent_of(self, w);
 	}
 	x11_take(&self->x);
 	return focus;
@@ -167,13 +175,7 @@ unsigned input__client_quirks(struct input_x11* self, Window w)
 			XFree(hint.res_name);
 			XFree(hint.res_class);
 		}
-		Window root, parent, *kids;
-		unsigned nkids;
-		if (!XQueryTree(self->x.dpy, w, &root, &parent, &kids, &nkids))
-			break;
-		if (kids)
-			XFree(kids);
-		w = parent;
+		w = parent_of(self, w);
 	}
 	x11_take(&self->x);
 	return quirks;

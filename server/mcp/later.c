@@ -41,11 +41,7 @@ static void* watcher_main(void* arg)
 			pthread_cond_wait(&W.cond, &W.mutex);
 			continue;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += LATER_TICK_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = clock_realtime_in(LATER_TICK_MS);
 		pthread_cond_timedwait(&W.cond, &W.mutex, &ts);
 		int64_t now = clock_ms();
 		struct later* due = NULL;

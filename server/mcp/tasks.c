@@ -414,11 +414,7 @@ static json_t* task_request_all(void* ud, json_t* requests, json_t** error)
 			why = "waited for the client's answer until its deadline";
 		if (why)
 			break;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += ASK_TICK_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = clock_realtime_in(ASK_TICK_MS);
 		pthread_cond_timedwait(&S.cond, &S.mutex, &ts);
 	}
 	if (!why)

@@ -286,25 +286,35 @@ describe('client text cut inside a character (D1, D3, D11)', () => {
   });
 });
 
-test('D1 over stdio: an unknown tool name cut inside a character gets -32602, and deskd lives on', async (t) => {
+/** deskd over stdio on its own Xvfb: every answer line parsed into onLine,
+ *  stderr kept in p.err, send(message or text). */
+async function stdioDeskd(t, extraArgs, onLine) {
   const x = await startXvfb();
   t.after(() => x.stop());
   const dir = tempDir('deskd-stdio-');
-  const p = launch('deskd(stdio)', DESKD_BIN, ['--stdio', '--display', x.display, '--data-dir', dir, '--log-level', 'warning'],
+  const p = launch('deskd(stdio)', DESKD_BIN, ['--stdio', '--display', x.display, '--data-dir', dir, '--log-level', 'warning', ...extraArgs],
     { stdio: ['pipe', 'pipe', 'pipe'], keepStdout: true, env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DISPLAY' && !k.startsWith('DESKD_'))) });
   t.after(() => p.stop());
-  const answers = new Map();
   let buf = '';
+  p.err = '';
+  p.proc.stderr.on('data', (c) => { p.err += c.toString(); });
   p.proc.stdout.on('data', (c) => {
     buf += c.toString();
     let i;
     while ((i = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      if (line.trim()) { const m = JSON.parse(line); if (m.id !== undefined) answers.set(m.id, m); }
+      if (line.trim()) onLine(JSON.parse(line));
     }
   });
-  const send = (m) => p.proc.stdin.write(JSON.stringify(m) + '\n');
+  p.send = (m) => p.proc.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n');
+  return p;
+}
+
+test('D1 over stdio: an unknown tool name cut inside a character gets -32602, and deskd lives on', async (t) => {
+  const answers = new Map();
+  const p = await stdioDeskd(t, [], (m) => { if (m.id !== undefined) answers.set(m.id, m); });
+  const send = p.send;
   send(INIT);
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   await waitUntil(() => answers.has(1), { timeout: 10000, what: 'initialize' });
@@ -328,25 +338,9 @@ test('D1 over stdio: an unknown tool name cut inside a character gets -32602, an
 });
 
 test('C4 over stdio: a line over the limit is answered with its own id, logged, and skipped; the next request is served', async (t) => {
-  const x = await startXvfb();
-  t.after(() => x.stop());
-  const dir = tempDir('deskd-stdio-');
-  const p = launch('deskd(stdio)', DESKD_BIN, ['--stdio', '--display', x.display, '--data-dir', dir, '--log-level', 'warning', '--max-body', '1048576', '--max-clipboard-body', '4194304'],
-    { stdio: ['pipe', 'pipe', 'pipe'], keepStdout: true, env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DISPLAY' && !k.startsWith('DESKD_'))) });
-  t.after(() => p.stop());
   const answers = [];
-  let buf = '', err = '';
-  p.proc.stderr.on('data', (c) => { err += c.toString(); });
-  p.proc.stdout.on('data', (c) => {
-    buf += c.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      if (line.trim()) answers.push(JSON.parse(line));
-    }
-  });
-  const send = (m) => p.proc.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n');
+  const p = await stdioDeskd(t, ['--max-body', '1048576', '--max-clipboard-body', '4194304'], (m) => answers.push(m));
+  const send = p.send;
   send(INIT);
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   await waitUntil(() => answers.some((m) => m.id === 1), { timeout: 10000, what: 'initialize' });
@@ -359,7 +353,7 @@ test('C4 over stdio: a line over the limit is answered with its own id, logged, 
   assert.equal(big.error.code, -32600);
   assert.match(big.error.message, /larger than the \d+-byte limit/);
   assert.deepEqual(answers.find((m) => m.id === 5).result, {});
-  await waitUntil(() => /over \d+ bytes: answered -32600 and skipped/.test(err), { timeout: 5000, what: 'the log line' });
+  await waitUntil(() => /over \d+ bytes: answered -32600 and skipped/.test(p.err), { timeout: 5000, what: 'the log line' });
   p.proc.stdin.end();
   const r = await Promise.race([p.exited, sleep(5000 * SLOW).then(() => null)]);
   assert.equal(r?.code, 0);
