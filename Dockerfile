@@ -15,7 +15,8 @@ RUN make -j"$(nproc)" deskd && strip deskd
 FROM debian:12-slim
 # Files no deskd feature uses are left out as the packages unpack (the file
 # says which and how to get them back); every package comes without its
-# recommends. The runtime libraries are deskd's own (readelf -d deskd); the
+# recommends. The runtime libraries are deskd's own (readelf -d deskd, and
+# FFmpeg's four, which record/libav.c loads at the first recording); the
 # programs: the X server, window manager, keyboard layout, a terminal, and
 # curl for the probes. The session bus is dbus-daemon alone (no system bus,
 # no init system): at-spi2-core's gsettings-desktop-schemas needs dconf, whose

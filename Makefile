@@ -47,11 +47,14 @@ else
 $(error SANITIZER must be address, undefined or address,undefined, not '$(SANITIZER)')
 endif
 
+# FFmpeg's libraries are not linked: record/libav.c loads them at the first
+# recording (their dependencies were most of an idle deskd's memory).
+LAZY_PKGS = libavcodec libavformat libswscale libavutil
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null)
 PROJECT_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I$(BUILD) \
 	$(WARNFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread
-LDLIBS = $(PKG_LIBS) -pthread -lm
+LDLIBS = $(PKG_LIBS) -pthread -lm -ldl
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 NODE = $(CURDIR)/scripts/node

@@ -22,12 +22,7 @@
 #include "record/record_private.h"
 #include "capture/capture.h"
 
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/avutil.h>
-#include <libavutil/imgutils.h>
-#include <libavutil/opt.h>
-#include <libswscale/swscale.h>
+#include "record/libav.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -113,14 +108,19 @@ static void version_of(struct record_version* out, const char* library, unsigned
 			v & 255);
 }
 
+/* The libraries' own versions once loaded; before the first recording the
+ * ones deskd was built against (loading them to say so would cost what the
+ * lazy load saves). */
 void record_versions(struct record_version out[RECORD_VERSIONS])
 {
+	bool on = libav_loaded();
 	out[0].library = "ffmpeg";
-	snprintf(out[0].version, sizeof(out[0].version), "%s", av_version_info());
-	version_of(&out[1], "libavcodec", avcodec_version());
-	version_of(&out[2], "libavformat", avformat_version());
-	version_of(&out[3], "libswscale", swscale_version());
-	version_of(&out[4], "libavutil", avutil_version());
+	snprintf(out[0].version, sizeof(out[0].version), "%s",
+			on ? libav.av_version_info() : "loaded at the first recording");
+	version_of(&out[1], "libavcodec", on ? libav.avcodec_version() : LIBAVCODEC_VERSION_INT);
+	version_of(&out[2], "libavformat", on ? libav.avformat_version() : LIBAVFORMAT_VERSION_INT);
+	version_of(&out[3], "libswscale", on ? libav.swscale_version() : LIBSWSCALE_VERSION_INT);
+	version_of(&out[4], "libavutil", on ? libav.avutil_version() : LIBAVUTIL_VERSION_INT);
 }
 
 static void av_log_cb(void* avcl, int level, const char* fmt, va_list vl)
@@ -129,7 +129,7 @@ static void av_log_cb(void* avcl, int level, const char* fmt, va_list vl)
 		return;
 	char line[512];
 	int print_prefix = 1;
-	av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
+	libav.av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
 	size_t n = strlen(line);
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
@@ -141,8 +141,21 @@ static pthread_once_t av_once = PTHREAD_ONCE_INIT;
 
 static void av_setup(void)
 {
-	av_log_set_level(AV_LOG_WARNING);
-	av_log_set_callback(av_log_cb);
+	libav.av_log_set_level(AV_LOG_WARNING);
+	libav.av_log_set_callback(av_log_cb);
+}
+
+/* av_err2str without the header's inline function (libav.h). */
+struct av_message {
+	char text[AV_ERROR_MAX_STRING_SIZE];
+};
+
+static struct av_message av_text(int averr)
+{
+	struct av_message m;
+	if (libav.av_strerror(averr, m.text, sizeof(m.text)) < 0)
+		snprintf(m.text, sizeof(m.text), "error %d", averr);
+	return m;
 }
 
 static int av_to_errno(int averr)
@@ -196,7 +209,7 @@ static void layout(struct recorder* self, int w, int h)
 
 static int convert(struct recorder* self, const struct frame* img)
 {
-	int rc = av_frame_make_writable(self->frame);
+	int rc = libav.av_frame_make_writable(self->frame);
 	if (rc < 0)
 		return av_to_errno(rc);
 	AVFrame* f = self->frame;
@@ -210,13 +223,13 @@ static int convert(struct recorder* self, const struct frame* img)
 	bool crop = self->dst_w == self->out_w && self->dst_h == self->out_h;
 	int sw = crop ? self->dst_w : img->width;
 	int sh = crop ? self->dst_h : img->height;
-	self->sws = sws_getCachedContext(self->sws, sw, sh, AV_PIX_FMT_BGR0,
+	self->sws = libav.sws_getCachedContext(self->sws, sw, sh, AV_PIX_FMT_BGR0,
 			self->dst_w, self->dst_h, AV_PIX_FMT_YUV420P,
 			crop ? SWS_POINT : SWS_BILINEAR, NULL, NULL, NULL);
 	if (!self->sws)
 		return -ENOMEM;
-	const int* coef = sws_getCoefficients(SWS_CS_ITU709);
-	sws_setColorspaceDetails(self->sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16);
+	const int* coef = libav.sws_getCoefficients(SWS_CS_ITU709);
+	libav.sws_setColorspaceDetails(self->sws, coef, 1, coef, 0, 0, 1 << 16, 1 << 16);
 	const uint8_t* src[4] = { img->data, NULL, NULL, NULL };
 	int src_stride[4] = { img->stride, 0, 0, 0 };
 	uint8_t* dst[4] = {
@@ -225,7 +238,7 @@ static int convert(struct recorder* self, const struct frame* img)
 		f->data[2] + (size_t)(self->dst_y / 2) * (size_t)f->linesize[2] + (size_t)(self->dst_x / 2),
 		NULL,
 	};
-	sws_scale(self->sws, src, src_stride, 0, sh, dst, f->linesize);
+	libav.sws_scale(self->sws, src, src_stride, 0, sh, dst, f->linesize);
 	return 0;
 }
 
@@ -268,20 +281,20 @@ static int refresh(struct recorder* self)
 /* Send a frame (NULL flushes) and write every packet it yields. */
 static int encode(struct recorder* self, AVFrame* frame)
 {
-	int rc = avcodec_send_frame(self->enc, frame);
+	int rc = libav.avcodec_send_frame(self->enc, frame);
 	if (rc < 0)
 		return rc;
 	for (;;) {
-		rc = avcodec_receive_packet(self->enc, self->pkt);
+		rc = libav.avcodec_receive_packet(self->enc, self->pkt);
 		if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF)
 			return 0;
 		if (rc < 0)
 			return rc;
 		/* libx264 in lavc 59 leaves duration 0 (PITFALLS 32). */
 		self->pkt->duration = 1;
-		av_packet_rescale_ts(self->pkt, self->enc->time_base, self->st->time_base);
+		libav.av_packet_rescale_ts(self->pkt, self->enc->time_base, self->st->time_base);
 		self->pkt->stream_index = self->st->index;
-		rc = av_interleaved_write_frame(self->oc, self->pkt);
+		rc = libav.av_interleaved_write_frame(self->oc, self->pkt);
 		if (rc < 0)
 			return rc;
 	}
@@ -290,31 +303,31 @@ static int encode(struct recorder* self, AVFrame* frame)
 static void free_av(struct recorder* self)
 {
 	if (self->oc && self->oc->pb)
-		avio_closep(&self->oc->pb);
-	avformat_free_context(self->oc);
+		libav.avio_closep(&self->oc->pb);
+	libav.avformat_free_context(self->oc);
 	self->oc = NULL;
-	avcodec_free_context(&self->enc);
-	av_frame_free(&self->frame);
-	av_packet_free(&self->pkt);
-	sws_freeContext(self->sws);
+	libav.avcodec_free_context(&self->enc);
+	libav.av_frame_free(&self->frame);
+	libav.av_packet_free(&self->pkt);
+	libav.sws_freeContext(self->sws);
 	self->sws = NULL;
 }
 
 static int open_encoder(struct recorder* self, char* err, size_t err_size)
 {
 	const char* file = safe_output_staging_path(self->so);
-	int rc = avformat_alloc_output_context2(&self->oc, NULL, "mp4", file);
+	int rc = libav.avformat_alloc_output_context2(&self->oc, NULL, "mp4", file);
 	if (rc < 0 || !self->oc)
 		goto av_failure;
-	const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
+	const AVCodec* codec = libav.avcodec_find_encoder_by_name("libx264");
 	if (!codec) {
 		record__set_err(err, err_size, "libavcodec has no libx264 encoder");
 		return -ENOTSUP;
 	}
-	self->st = avformat_new_stream(self->oc, NULL);
-	self->enc = avcodec_alloc_context3(codec);
-	self->frame = av_frame_alloc();
-	self->pkt = av_packet_alloc();
+	self->st = libav.avformat_new_stream(self->oc, NULL);
+	self->enc = libav.avcodec_alloc_context3(codec);
+	self->frame = libav.av_frame_alloc();
+	self->pkt = libav.av_packet_alloc();
 	if (!self->st || !self->enc || !self->frame || !self->pkt) {
 		record__set_err(err, err_size, "out of memory");
 		return -ENOMEM;
@@ -331,14 +344,14 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	c->colorspace = AVCOL_SPC_BT709;
 	c->color_primaries = AVCOL_PRI_BT709;
 	c->color_trc = AVCOL_TRC_BT709;
-	av_opt_set(c->priv_data, "preset", X264_PRESET, 0);
-	av_opt_set(c->priv_data, "crf", X264_CRF, 0);
+	libav.av_opt_set(c->priv_data, "preset", X264_PRESET, 0);
+	libav.av_opt_set(c->priv_data, "crf", X264_CRF, 0);
 	if (self->oc->oformat->flags & AVFMT_GLOBALHEADER)
 		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-	rc = avcodec_open2(c, codec, NULL);
+	rc = libav.avcodec_open2(c, codec, NULL);
 	if (rc < 0)
 		goto av_failure;
-	rc = avcodec_parameters_from_context(self->st->codecpar, c);
+	rc = libav.avcodec_parameters_from_context(self->st->codecpar, c);
 	if (rc < 0)
 		goto av_failure;
 	self->st->time_base = c->time_base;
@@ -351,36 +364,36 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	self->frame->colorspace = c->colorspace;
 	self->frame->color_primaries = c->color_primaries;
 	self->frame->color_trc = c->color_trc;
-	rc = av_frame_get_buffer(self->frame, 0);
+	rc = libav.av_frame_get_buffer(self->frame, 0);
 	if (rc < 0)
 		goto av_failure;
 	fill_black(self->frame);
 
-	rc = avio_open(&self->oc->pb, file, AVIO_FLAG_WRITE);
+	rc = libav.avio_open(&self->oc->pb, file, AVIO_FLAG_WRITE);
 	if (rc < 0)
 		goto av_failure;
 	/* Write each packet through at once: a full disk is noticed within a
 	 * frame, not after 32 KiB of buffered output. */
 	self->oc->flush_packets = 1;
 	AVDictionary* opts = NULL;
-	av_dict_set(&opts, "movflags", "+faststart", 0);
-	rc = avformat_write_header(self->oc, &opts);
-	if (av_dict_count(opts))
-		rlog(1, "mp4 muxer ignored %d option(s)", av_dict_count(opts));
-	av_dict_free(&opts);
+	libav.av_dict_set(&opts, "movflags", "+faststart", 0);
+	rc = libav.avformat_write_header(self->oc, &opts);
+	if (libav.av_dict_count(opts))
+		rlog(1, "mp4 muxer ignored %d option(s)", libav.av_dict_count(opts));
+	libav.av_dict_free(&opts);
 	if (rc < 0)
 		goto av_failure;
 	return 0;
 
 av_failure:
-	record__set_err(err, err_size, "cannot set up the encoder: %s", av_err2str(rc));
+	record__set_err(err, err_size, "cannot set up the encoder: %s", av_text(rc).text);
 	return av_to_errno(rc);
 }
 
 static void update_stats(struct recorder* self, uint64_t frames, uint64_t dropped,
 		uint64_t slots)
 {
-	int64_t bytes = self->oc && self->oc->pb ? avio_tell(self->oc->pb) : 0;
+	int64_t bytes = self->oc && self->oc->pb ? libav.avio_seek(self->oc->pb, 0, SEEK_CUR) : 0;
 	pthread_mutex_lock(&self->mutex);
 	self->stats.frames = frames;
 	self->stats.dropped_frames = dropped;
@@ -461,7 +474,7 @@ static void* run(void* ud)
 				}
 			}
 			if (rc < 0) {
-				snprintf(msg, sizeof(msg), "writing %s failed: %s", self->path, av_err2str(rc));
+				snprintf(msg, sizeof(msg), "writing %s failed: %s", self->path, av_text(rc).text);
 				rc = av_to_errno(rc);
 				break;
 			}
@@ -489,7 +502,7 @@ static void* run(void* ud)
 		self->frame->pts = (int64_t)slot;
 		rc = encode(self, self->frame);
 		if (rc < 0) {
-			snprintf(msg, sizeof(msg), "writing %s failed: %s", self->path, av_err2str(rc));
+			snprintf(msg, sizeof(msg), "writing %s failed: %s", self->path, av_text(rc).text);
 			rc = av_to_errno(rc);
 			break;
 		}
@@ -502,11 +515,11 @@ static void* run(void* ud)
 	if (rc == 0) {
 		rc = encode(self, NULL);
 		if (rc == 0)
-			rc = av_write_trailer(self->oc);
+			rc = libav.av_write_trailer(self->oc);
 		if (rc == 0)
-			rc = avio_closep(&self->oc->pb);
+			rc = libav.avio_closep(&self->oc->pb);
 		if (rc < 0) {
-			snprintf(msg, sizeof(msg), "finishing %s failed: %s", self->path, av_err2str(rc));
+			snprintf(msg, sizeof(msg), "finishing %s failed: %s", self->path, av_text(rc).text);
 			rc = av_to_errno(rc);
 		}
 	}
@@ -616,6 +629,11 @@ int record_start(const struct record_params* params, struct recorder** out,
 	*out = NULL;
 	if (err && err_size)
 		err[0] = '\0';
+	char why[300];
+	if (libav_load(why, sizeof(why)) < 0) {
+		record__set_err(err, err_size, "recording needs FFmpeg's libraries: %s", why);
+		return -ENOSYS;
+	}
 	pthread_once(&av_once, av_setup);
 	int fps = params->fps ? params->fps : DEFAULT_FPS;
 	if (fps < 1 || fps > 60 || params->max_seconds < 0) {

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SLOW, startDeskd, startFixture, startXvfb, sleep } from './lib/harness.mjs';
@@ -230,4 +231,34 @@ test('D6: a session that makes no request after initialize ends after --new-sess
   await sleep(4000);
   assert.equal((await rpc(d, unused, { id: 3, method: 'ping' })).status, 404, 'the unused session expired');
   assert.equal((await rpc(d, used, { id: 4, method: 'ping' })).status, 200, 'a used session stays');
+});
+
+test('idle: an idle deskd stays under 20 MB resident; FFmpeg\'s libraries are mapped only from the first recording', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const fx = await startFixture(x.display, { geometry: '200x150+10+10', animate: 10 });
+  t.after(() => fx.stop());
+  const d = await startDeskd({ display: x.display, token: TOKEN });
+  t.after(() => d.stop());
+  const mapped = () => readFileSync(`/proc/${d.proc.pid}/maps`, 'utf8').includes('libavcodec.so');
+  // Idle, after a status (screenshots then keep a frame or two in the
+  // capture pool, by design: about 15 MB at 1280x800).
+  assert.equal((await post(d, '/api/v1/tools/status', '{}')).status, 200);
+  await sleep(300);
+  if (!SANITIZED) {
+    const rss = rssMB(d.proc.pid);
+    console.log(`idle RSS after a status: ${rss.toFixed(1)} MB`);
+    assert.ok(rss < 20, `idle RSS ${rss.toFixed(1)} MB`);
+  }
+  assert.equal((await post(d, '/api/v1/tools/screenshot', '{}')).status, 200);
+  assert.equal(mapped(), false, 'libavcodec is not loaded by a status or a screenshot');
+  const start = await post(d, '/api/v1/tools/record_start', JSON.stringify({ window: fx.window, max_seconds: 30 }));
+  assert.equal(start.status, 200, start.text);
+  assert.equal(mapped(), true, 'loaded by the first recording');
+  await sleep(500);
+  const stop = await post(d, '/api/v1/tools/record_stop', '{}');
+  assert.equal(stop.status, 200, stop.text);
+  assert.ok(JSON.parse(stop.text).structuredContent.frames >= 1, stop.text);
+  const versions = JSON.parse((await post(d, '/api/v1/tools/status', '{}')).text).structuredContent.versions;
+  assert.match(versions.ffmpeg, /\d/, 'the loaded FFmpeg names its version');
 });
