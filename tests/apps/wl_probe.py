@@ -115,4 +115,8 @@ box.pack_start(area, False, False, 0)
 box.pack_start(view, True, True, 0)
 win.add(box)
 win.show_all()
+# Every motion, not one per frame: a drag's path is checked point by point,
+# and under load (or ASan) GTK's frames are few.
+for w in (win.get_window(), area.get_window()):
+    w.set_event_compression(False)
 Gtk.main()
