@@ -207,7 +207,8 @@ static int publish_locked(struct mcp_task* t)
 {
 	if (t->published)
 		return 0;
-	if (t->settled || !t->call || S.shutting_down)
+	/* A call whose client left (its stream closed) is not worth keeping. */
+	if (t->settled || !t->call || atomic_load(&t->call->cancelled) || S.shutting_down)
 		return -1;
 	sweep_locked();
 	if (make_room_locked(t) < 0) {
