@@ -63,7 +63,7 @@ async function sdkSession(t, deskd, onInputRequest) {
   });
   const close = async () => { await session.close().catch(() => {}); await client.close().catch(() => {}); };
   t.after(close);
-  return { session, close };
+  return { session, client, close };
 }
 
 /** tasks/get until pred(task) holds. */
@@ -214,8 +214,10 @@ test('the SDK v2 client with ext-tasks: request_human_help resumed by a new clie
   assert.equal(exec.kind, 'task', 'a task, not a held request');
   const ref = JSON.parse(JSON.stringify(exec.serializeReference()));
   assert.equal(ref.generation, 'v2');
+  // The client goes away (its connection closes); its task session is not
+  // closed, which would cancel the tasks it still tracks.
   await exec.detach();
-  await first.close();
+  await first.client.close();
 
   // The person answers while no client is there.
   await p.until((x) => x.state().help?.length === 1, { timeout: 5000 * SLOW });
