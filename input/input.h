@@ -203,9 +203,9 @@ void input_set_timing(struct input* self, int bind_wait_ms);
 int input_spare_keycodes(struct input* self);
 int input_spare_slots(struct input* self);
 
-/* What the client with the keyboard focus needs of typing. */
-/* It takes keys only for characters up to U+FFFF (Java's AWT keeps the low
- * 16 bits of a keysym above): send those by paste. */
+/* What the client with the keyboard focus needs of typing: it takes keys
+ * only for characters up to U+FFFF (Java's AWT keeps the low 16 bits of a
+ * keysym above): send those by paste. */
 #define INPUT_CLIENT_BMP_KEYS (1u << 8)
 /** The INPUT_CLIENT_* flags of the client with the keyboard focus (X11: by
  *  the WM_CLASS of the focus window and its ancestors); 0 on Wayland. */

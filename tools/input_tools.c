@@ -297,7 +297,6 @@ struct typing {
 	struct batch* b;
 	struct act_error* e;
 	int64_t start;
-	size_t before, all;	/* characters typed by earlier runs; of the action */
 	bool reported;	/* e already says what went wrong */
 };
 
@@ -306,30 +305,29 @@ static void typing_progress(void* ud, const struct desktop_typing* t)
 	struct typing* ty = ud;
 	struct tool_ctx* ctx = ty->b->ctx;
 	if (ctx->progress)
-		ctx->progress(ctx->notify_ud, (double)(ty->before + t->typed), (double)ty->all, "typing");
+		ctx->progress(ctx->notify_ud, (double)t->typed, (double)t->total, "typing");
 }
 
 static bool typing_stop(void* ud, const struct desktop_typing* t)
 {
 	struct typing* ty = ud;
 	struct tool_ctx* ctx = ty->b->ctx;
-	size_t typed = ty->before + t->typed;
 	if (ctx->cancelled && atomic_load(ctx->cancelled)) {
 		action_fail(ty->e, TOOL_TIMEOUT, "cancelled after %zu of %zu characters",
-				typed, ty->all);
+				t->typed, t->total);
 		return ty->reported = true;
 	}
 	enum tool_code code;
 	const char* why;
 	if (tools_gate_interrupted(ctx, &code, &why)) {
-		action_fail(ty->e, code, "typed %zu of %zu characters: %s", typed, ty->all, why);
+		action_fail(ty->e, code, "typed %zu of %zu characters: %s", t->typed, t->total, why);
 		return ty->reported = true;
 	}
 	int64_t now = clock_ms();
 	if (now - ty->start > TYPE_MAX_MS || (ctx->deadline_ms && now > ctx->deadline_ms)) {
 		action_fail(ty->e, TOOL_TIMEOUT,
 				"typed %zu of %zu characters in %lld ms, the limit; send the rest in another call",
-				typed, ty->all, (long long)(now - ty->start));
+				t->typed, t->total, (long long)(now - ty->start));
 		return ty->reported = true;
 	}
 	return false;
@@ -349,69 +347,27 @@ static int typing_others_ran(void* ud)
 	return 0;
 }
 
-static size_t count_chars(const char* s, size_t len)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		n += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return n;
-}
-
-/* The totals of a type action's runs (keys, and pastes on the mixed route). */
-struct type_totals {
-	size_t typed, remapped, paced, pasted, pastes;
-};
-
-/* Type one run as keys; 0, or -1 with e filled. */
-static int type_keys(struct typing* ty, const char* text, size_t len, struct type_totals* tot)
-{
-	struct desktop_typing t = { .yield = true, .stop = typing_stop,
-		.others_ran = typing_others_ran, .progress = typing_progress, .ud = ty };
-	int rc = desktop_hands_type(ty->b->in, text, len, &t);
-	tot->typed += t.typed;
-	tot->remapped += t.remapped;
-	tot->paced += t.paced;
-	ty->before += t.typed;
-	if (ty->reported)
-		return -1;
-	if (rc == -ENOSPC && t.unbound)
-		return action_fail(ty->e, TOOL_NO_SPARE_KEYS, "type: U+%04X is not on the keyboard map and "
-				"the display has no free spare keycode (an empty keycode) to bind it to; "
-				"type only characters of the layout, or free empty keycodes",
-				(unsigned)t.unbound);
-	if (t.drain_timeout)
-		return action_fail(ty->e, TOOL_TIMEOUT,
-				"typed %zu of %zu characters; no spare keycode was free again within %d ms",
-				ty->before, ty->all, DESKTOP_TYPE_DRAIN_MAX_MS);
-	return rc < 0 ? input_error(rc, "type", ty->e) : 0;
-}
-
 static int paste_text(struct batch* b, const struct action* a, json_t* res,
 		struct act_error* e);
 
 /* type into a client that takes only BMP characters as keys: the whole text
- * by paste (paste_text: the clipboard saved and put back), in one paste.
- * Runs of keys and pastes in turn were exact too, but a second paste within
- * a moment of the first was once not taken by AWT within 5 s (PITFALLS 27e). */
-static int type_by_paste(struct typing* ty, const struct action* a, const char* client,
-		json_t* res, struct type_totals* tot)
+ * by paste (paste_text: the clipboard saved and put back; its result says
+ * "method": "paste"), in one paste. Runs of keys and pastes in turn were
+ * exact too, but a second paste within a moment of the first was once not
+ * taken by AWT within 5 s (PITFALLS 27e). */
+static int type_by_paste(struct batch* b, const struct action* a, const char* client,
+		json_t* res, struct act_error* e)
 {
 	struct action run = *a;
 	run.paste = true;
 	run.has_chord = false;
-	json_t* scratch = json_object();
-	int rc = paste_text(ty->b, &run, scratch, ty->e);
-	json_decref(scratch);
-	if (rc < 0) {
-		char why[sizeof(ty->e->message)];
-		snprintf(why, sizeof(why), "%s", ty->e->message);
-		return action_fail(ty->e, ty->e->code, "type: text with characters above U+FFFF "
-				"goes by paste to %s, which takes them wrong as keys, and that failed: %s",
+	if (paste_text(b, &run, res, e) < 0) {
+		char why[sizeof(e->message)];
+		snprintf(why, sizeof(why), "%s", e->message);
+		return action_fail(e, e->code, "type: text with characters above U+FFFF goes by "
+				"paste to %s, which takes them wrong as keys, and that failed: %s",
 				client, why);
 	}
-	tot->pasted = ty->all;
-	tot->pastes = 1;
-	json_object_set_new(res, "method", json_string("paste"));
 	json_object_set_new(res, "client", json_string(client));
 	return 0;
 }
@@ -427,23 +383,31 @@ static bool has_astral(const char* s, size_t len)
 static int type_text(struct batch* b, const struct action* a, json_t* res,
 		struct act_error* e)
 {
-	struct typing ty = { .b = b, .e = e, .start = clock_ms(),
-		.all = count_chars(a->text, a->text_len) };
-	struct type_totals tot = { 0 };
 	/* Java's AWT keeps only the low 16 bits of a keysym above U+FFFF
 	 * (input.h, PITFALLS.md): there such text goes by paste. */
-	const char* client = has_astral(a->text, a->text_len)
-			&& (input_focus_needs(b->in) & INPUT_CLIENT_BMP_KEYS) ? "java" : NULL;
-	int rc = client ? type_by_paste(&ty, a, client, res, &tot)
-			: type_keys(&ty, a->text, a->text_len, &tot);
-	json_object_set_new(res, "chars", json_integer((json_int_t)(tot.typed + tot.pasted)));
-	if (tot.remapped)
-		json_object_set_new(res, "remapped", json_integer((json_int_t)tot.remapped));
-	if (tot.paced)
-		json_object_set_new(res, "paced", json_integer((json_int_t)tot.paced));
-	if (tot.pastes)
-		json_object_set_new(res, "pasted", json_integer((json_int_t)tot.pasted));
-	return rc;
+	if (has_astral(a->text, a->text_len) && (input_focus_needs(b->in) & INPUT_CLIENT_BMP_KEYS))
+		return type_by_paste(b, a, "java", res, e);
+	struct typing ty = { .b = b, .e = e, .start = clock_ms() };
+	struct desktop_typing t = { .yield = true, .stop = typing_stop,
+		.others_ran = typing_others_ran, .progress = typing_progress, .ud = &ty };
+	int rc = desktop_hands_type(b->in, a->text, a->text_len, &t);
+	json_object_set_new(res, "chars", json_integer((json_int_t)t.typed));
+	if (t.remapped)
+		json_object_set_new(res, "remapped", json_integer((json_int_t)t.remapped));
+	if (t.paced)
+		json_object_set_new(res, "paced", json_integer((json_int_t)t.paced));
+	if (ty.reported)
+		return -1;
+	if (rc == -ENOSPC && t.unbound)
+		return action_fail(e, TOOL_NO_SPARE_KEYS, "type: U+%04X is not on the keyboard map and "
+				"the display has no free spare keycode (an empty keycode) to bind it to; "
+				"type only characters of the layout, or free empty keycodes",
+				(unsigned)t.unbound);
+	if (t.drain_timeout)
+		return action_fail(e, TOOL_TIMEOUT,
+				"typed %zu of %zu characters; no spare keycode was free again within %d ms",
+				t.typed, t.total, DESKTOP_TYPE_DRAIN_MAX_MS);
+	return rc < 0 ? input_error(rc, "type", e) : 0;
 }
 
 /* ---- paste ---- */
