@@ -1093,8 +1093,14 @@
 
   const HELP_END = { handed_back: 'handed back', dismissed: 'dismissed', timeout: 'timed out', cancelled: 'cancelled (the agent gave up)' };
   const HOLD_END = { handed_back: 'handed back', idle: 'ended: no input for the idle timeout', tab_closed: 'ended: the tab closed', tab_gone: 'ended: the tab went away' };
-  const fmtDur = (ms) => ms < 1000 ? `${Math.round(ms)} ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)} s`
-    : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+  // Rounded first, then the unit chosen (999.6 ms is "1.0 s", not "1000 ms").
+  const fmtDur = (ms) => {
+    if (Math.round(ms) < 1000) return `${Math.round(ms)} ms`;
+    const tenths = Math.round(ms / 100);
+    if (tenths < 600) return `${(tenths / 10).toFixed(1)} s`;
+    const s = Math.round(ms / 1000);
+    return `${Math.floor(s / 60)} min ${s % 60} s`;
+  };
 
   // The note this page sent with its last hand-back or dismissal: events say
   // only whether there was one (it may be a secret), this tab knows the text.
