@@ -341,6 +341,7 @@ struct desktop_hands_op {
 	uint32_t keysym;	/* KEY */
 	char* text;		/* TEXT (malloc'd, NUL-terminated) */
 	size_t len;
+	int64_t received_ns;	/* clock_ns() when its message arrived (trace) */
 };
 
 /* What the hands ask of their owner (the live view). */
@@ -393,6 +394,7 @@ struct desktop_feed_frame {
 	int width, height;		/* of the JPEG */
 	int cursor_x, cursor_y;		/* pointer in JPEG pixels; may lie outside */
 	bool cursor_visible;		/* the pointer is over the target */
+	int64_t captured_ns;		/* clock_ns() when the pixels were read (trace) */
 };
 
 /** Open a feed of the screen (window 0) or a window, scaled so its longest

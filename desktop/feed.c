@@ -1,6 +1,7 @@
 /* Live feeds, on capture/capture.h: one capture context (its own X
  * connection) per feed, used by the feed's producer thread only. */
 #include "desktop/desktop.h"
+#include "base/clock.h"
 #include "capture/capture.h"
 
 #include <errno.h>
@@ -105,6 +106,7 @@ int desktop_feed_grab(struct desktop_feed* self, int quality,
 	}
 	if (rc < 0)
 		return rc;
+	int64_t captured_ns = clock_ns();
 
 	int w, h;
 	desktop_scaled_size(raw->width, raw->height, self->max_dimension, &w, &h);
@@ -130,6 +132,7 @@ int desktop_feed_grab(struct desktop_feed* self, int quality,
 	out->len = len;
 	out->width = self->image_w;
 	out->height = self->image_h;
+	out->captured_ns = captured_ns;
 	if (desktop_feed_cursor(self, &out->cursor_x, &out->cursor_y,
 			&out->cursor_visible) < 0) {
 		out->cursor_x = out->cursor_y = -1;

@@ -365,7 +365,9 @@ static size_t hands_merge_text(struct desktop_hands_op* batch, size_t i, size_t 
 /* Run one batch under the desktop lock with the one input context. */
 static void hands_run_batch(struct desktop_hands_op* batch, size_t n)
 {
+	int64_t taken_ns = clock_ns();
 	desktop_lock();
+	int64_t locked_ns = clock_ns();
 	char err[256] = "";
 	struct input* in = desktop_input_get(err, sizeof(err));
 	for (size_t i = 0; i < n; i++) {
@@ -375,6 +377,12 @@ static void hands_run_batch(struct desktop_hands_op* batch, size_t n)
 				|| hands_owner->current(op->lease);
 		if (in && current)
 			hands_run(in, op);
+		if (op->kind == DESKTOP_HANDS_BUTTON && log_enabled(LOG_TRACE))
+			/* A press's way through deskd, in ms of CLOCK_MONOTONIC
+			 * (make bench's dashboard section reads these). */
+			log_trace("hands: button %d %s: received %.3f taken %.3f locked %.3f sent %.3f",
+					op->button, op->down ? "down" : "up", op->received_ns / 1e6,
+					taken_ns / 1e6, locked_ns / 1e6, clock_ns() / 1e6);
 		else if (!in && current && op->kind != DESKTOP_HANDS_RELEASE_ALL)
 			hands_owner->failed(op->sender, -ECONNRESET,
 					err[0] ? err : "the display is not reachable");

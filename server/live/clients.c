@@ -80,6 +80,17 @@ int live_client_writeable(struct live_client* c)
 	int rc = 0;
 	if (c->pending) {
 		rc = live_write(c, c->pending->jpeg, LWS_WRITE_BINARY);
+		if (log_enabled(LOG_TRACE)) {
+			/* The frame's way through deskd, in ms of CLOCK_MONOTONIC
+			 * (make bench's dashboard section reads these). */
+			const struct live_frame* f = c->pending;
+			log_trace("live: frame %llu to viewer %llu: woke %.3f captured %.3f "
+					"encoded %.3f published %.3f header %.3f jpeg %.3f (%zu bytes)",
+					(unsigned long long)f->seq, (unsigned long long)c->id,
+					f->woke_ns / 1e6, f->captured_ns / 1e6, f->encoded_ns / 1e6,
+					f->published_ns / 1e6, c->header_ns / 1e6, clock_ns() / 1e6,
+					f->jpeg->len);
+		}
 		live_frame_unref(c->pending);
 		c->pending = NULL;
 		atomic_fetch_add(&live__stats.frames_sent, 1);
@@ -135,6 +146,7 @@ int live_client_writeable(struct live_client* c)
 				if (frame->cursor_seq > c->cursor_seq)
 					c->cursor_seq = frame->cursor_seq;
 				rc = live_write(c, frame->header, LWS_WRITE_TEXT);
+				c->header_ns = clock_ns();
 				c->pending = frame;
 			} else if (cursor) {
 				rc = live_write(c, cursor, LWS_WRITE_TEXT);
@@ -255,6 +267,8 @@ static void live_client_message(struct live_client* c, const char* text, size_t 
 
 int live_client_receive(struct live_client* c, const void* in, size_t len)
 {
+	if (!c->rx_len)
+		c->rx_ns = clock_ns();
 	c->last_rx_ms = clock_ms();
 	if (lws_frame_is_binary(c->wsi)) {
 		/* Nothing binary is expected; ignore it (but still bounded). */

@@ -225,6 +225,7 @@ static void live_ctl_push(struct live_client* c, struct desktop_hands_op* op, co
 {
 	op->sender = c->id;
 	op->lease = atomic_load(&live__lease);
+	op->received_ns = c->rx_ns;
 	if (!desktop_hands_push(op)) {
 		metrics_inc("deskd_control_dropped_total", NULL);
 		live_client_ctrl(c, live_ctl_error_buf("rate_limited",

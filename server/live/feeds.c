@@ -152,7 +152,8 @@ static json_t* live_target_json(const struct live_feed* self, json_t* obj)
 	return obj;
 }
 
-static void live_feed_publish(struct live_feed* self, const struct desktop_feed_frame* fr)
+static void live_feed_publish(struct live_feed* self, const struct desktop_feed_frame* fr,
+		int64_t woke_ns, int64_t encoded_ns)
 {
 	struct live_frame* frame = calloc(1, sizeof(*frame));
 	if (!frame)
@@ -173,12 +174,16 @@ static void live_feed_publish(struct live_feed* self, const struct desktop_feed_
 	frame->width = fr->width;
 	frame->height = fr->height;
 	frame->cursor_seq = cursor_seq;
+	frame->woke_ns = woke_ns;
+	frame->captured_ns = fr->captured_ns;
+	frame->encoded_ns = encoded_ns;
 	frame->header = live_buf_json(header ? live_target_json(self, header) : NULL);
 	frame->jpeg = live_buf_new(fr->jpeg, fr->len);
 	if (!frame->header || !frame->jpeg) {
 		live_frame_unref(frame);
 		return;
 	}
+	frame->published_ns = clock_ns();
 	pthread_mutex_lock(&self->lock);
 	struct live_frame* old = self->latest;
 	self->latest = frame;
@@ -277,6 +282,7 @@ static void* live_producer(void* arg)
 
 	while (live_feed_running(self)) {
 		int rc = first ? 1 : desktop_feed_wait(src, poll_ms);
+		int64_t woke_ns = clock_ns();
 		if (rc == -ENOENT) {
 			live_feed_fail(self, tool_code_name(TOOL_WINDOW_NOT_FOUND),
 					"the window is gone");
@@ -332,7 +338,7 @@ static void* live_producer(void* arg)
 		metrics_inc("deskd_live_encodes_total", NULL);
 		last_cx = fr.cursor_x;
 		last_cy = fr.cursor_y;
-		live_feed_publish(self, &fr);
+		live_feed_publish(self, &fr, woke_ns, clock_ns());
 	}
 	desktop_feed_close(src);
 out:

@@ -56,6 +56,9 @@ struct live_frame {
 	uint64_t seq;
 	int width, height;	/* of the JPEG: the space of control coordinates */
 	uint64_t cursor_seq;	/* the feed's cursor state this frame carries */
+	/* clock_ns() stamps along its way, for the trace log: the change seen,
+	 * the pixels read, the JPEG done, published to the service thread. */
+	int64_t woke_ns, captured_ns, encoded_ns, published_ns;
 	struct live_buf* header;
 	struct live_buf* jpeg;
 };
@@ -114,6 +117,8 @@ struct live_client {
 	uint64_t cursor_seq;		/* last cursor state sent */
 	uint64_t notice_seq;		/* last feed notice seen */
 	struct live_frame* pending;	/* header sent, JPEG not yet */
+	int64_t header_ns;		/* when pending's header went out (trace) */
+	int64_t rx_ns;			/* when the message being read arrived */
 
 	char* rx;
 	size_t rx_len, rx_cap;
