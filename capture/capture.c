@@ -100,6 +100,12 @@ int capture_changes_arrived(struct capture* self, uint32_t window, uint64_t* cou
 	return self->ops->changes(self, window, false, counter);
 }
 
+int capture_dirty(struct capture* self, uint32_t window, struct capture_rect* out)
+{
+	*out = (struct capture_rect){ 0 };
+	return self->ops->dirty ? self->ops->dirty(self, window, out) : 0;
+}
+
 int capture_wait_changes(struct capture* self, uint32_t window, uint64_t since,
 		int timeout_ms, uint64_t* counter)
 {

@@ -131,6 +131,11 @@ int capture_changes(struct capture* self, uint32_t window, uint64_t* counter);
  *  caller that polls anyway, such as the recorder once per frame. */
 int capture_changes_arrived(struct capture* self, uint32_t window,
 		uint64_t* counter);
+/** Which part of the target changed (in its pixels) in the changes taken in
+ *  by capture_changes since the last call: 1 and the bounding box in *out
+ *  (empty: width 0), or 0 when unknown: the first call, which starts
+ *  tracking, and a backend without regions. -ENOENT: the window is gone. */
+int capture_dirty(struct capture* self, uint32_t window, struct capture_rect* out);
 /** Block until the target's counter exceeds `since`, at most timeout_ms
  *  (0 = just check). Returns 0 (and the counter), -ETIMEDOUT, -ENOENT,
  *  -ECONNRESET. Keep timeouts short and loop to honour cancellation. */
@@ -231,3 +236,18 @@ int capture_png_header(const void* data, size_t len, struct capture_png_header* 
 /** JPEG through libturbojpeg (4:2:0, quality 1..100). *out is malloc'd. */
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len);
+/** A JPEG kept in rows of 16 pixels, for a feed of frames of one size:
+ *  a change re-encodes only the rows it touched (capture/encode.c). */
+struct capture_jpeg_rows;
+struct capture_jpeg_rows* capture_jpeg_rows_new(void);
+void capture_jpeg_rows_free(struct capture_jpeg_rows* self);
+/** Are all rows of an image of this size and quality kept? */
+bool capture_jpeg_rows_ready(const struct capture_jpeg_rows* self, int width, int height,
+		int quality);
+/** Encode band, the image's rows from y (a multiple of 16) to the image's
+ *  end or a multiple of 16, then the whole image of the given height from
+ *  the kept rows into *out (malloc'd). Until capture_jpeg_rows_ready for
+ *  this size and quality, only the whole image (y 0, band->height ==
+ *  height): -ESTALE otherwise. 0, -EINVAL, -ENOMEM, -EIO. */
+int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame* band,
+		int y, int height, int quality, uint8_t** out, size_t* len);

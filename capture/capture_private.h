@@ -27,6 +27,8 @@ struct capture_ops {
 	 * else only what already arrived. capture_wait_changes is built on
 	 * this and a poll() of fd, for every backend. */
 	int (*changes)(struct capture* self, uint32_t window, bool sync, uint64_t* counter);
+	/* NULL: the backend does not know which part changed. */
+	int (*dirty)(struct capture* self, uint32_t window, struct capture_rect* out);
 	void (*untrack)(struct capture* self, uint32_t window);
 
 	int (*list_windows)(struct capture* self, struct capture_window_info** out, size_t* n);

@@ -451,6 +451,32 @@ static struct capture_tracked* tracked_get(struct capture_x11* self, uint32_t wi
 	return t;
 }
 
+/* Add the region just subtracted into self->parts to t's dirty box (a
+ * round trip). Unknown (the fetch failed): the whole target. */
+static void dirty_add(struct capture_x11* self, struct capture_tracked* t)
+{
+	XRectangle bounds;
+	int n = 0;
+	XRectangle* rects = XFixesFetchRegionAndBounds(self->x.dpy, self->parts, &n, &bounds);
+	if (rects)
+		XFree(rects);
+	else
+		bounds = (XRectangle){ 0, 0, 32767, 32767 };
+	int x0 = bounds.x, y0 = bounds.y;
+	int x1 = x0 + bounds.width, y1 = y0 + bounds.height;
+	if (x1 <= x0 || y1 <= y0)
+		return;	/* nothing drawn after all */
+	if (!t->dirty_any || x0 < t->dirty_x0)
+		t->dirty_x0 = x0;
+	if (!t->dirty_any || y0 < t->dirty_y0)
+		t->dirty_y0 = y0;
+	if (!t->dirty_any || x1 > t->dirty_x1)
+		t->dirty_x1 = x1;
+	if (!t->dirty_any || y1 > t->dirty_y1)
+		t->dirty_y1 = y1;
+	t->dirty_any = true;
+}
+
 void capture__drain(struct capture_x11* self)
 {
 	while (!x11_lost(&self->x) && XPending(self->x.dpy)) {
@@ -477,7 +503,10 @@ void capture__drain(struct capture_x11* self)
 		if (t->used && t->pending) {
 			t->pending = false;
 			t->counter = ++self->change_clock;
-			if (!t->gone && t->damage) {
+			if (!t->gone && t->damage && t->track_dirty && self->parts) {
+				XDamageSubtract(self->x.dpy, t->damage, None, self->parts);
+				dirty_add(self, t);
+			} else if (!t->gone && t->damage) {
 				XDamageSubtract(self->x.dpy, t->damage, None, None);
 				subtracted = true;
 			}
@@ -689,6 +718,29 @@ static int x11cap_changes(struct capture* base, uint32_t window, bool sync,
 	return changes(x11_of(base), window, sync, counter);
 }
 
+static int x11cap_dirty(struct capture* base, uint32_t window, struct capture_rect* out)
+{
+	struct capture_x11* self = x11_of(base);
+	if (x11_lost(&self->x))
+		return connection_lost(self);
+	if (!self->have_damage || !self->have_xfixes)
+		return 0;
+	struct capture_tracked* t = window ? tracked_find(self, window) : &self->tracked[0];
+	if (!t || !t->damage)
+		return 0;	/* not polled yet: its first change counts as all */
+	if (t->gone)
+		return capture__fail(&self->head, -ENOENT, LOG_WINDOW " is gone", LOG_WINDOW_ID(window));
+	if (!self->parts)
+		self->parts = XFixesCreateRegion(self->x.dpy, NULL, 0);
+	bool known = t->track_dirty;
+	t->track_dirty = true;
+	if (known && t->dirty_any)
+		*out = (struct capture_rect){ t->dirty_x0, t->dirty_y0,
+			t->dirty_x1 - t->dirty_x0, t->dirty_y1 - t->dirty_y0 };
+	t->dirty_any = false;
+	return known ? 1 : 0;
+}
+
 static void x11cap_untrack(struct capture* base, uint32_t window)
 {
 	struct capture_x11* self = x11_of(base);
@@ -719,6 +771,7 @@ static const struct capture_ops x11_ops = {
 	.window_geometry = x11cap_window_geometry,
 	.pointer = x11cap_pointer,
 	.changes = x11cap_changes,
+	.dirty = x11cap_dirty,
 	.untrack = x11cap_untrack,
 	.list_windows = x11cap_list_windows,
 	.window_info = x11cap_window_info,

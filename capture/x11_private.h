@@ -19,6 +19,10 @@ struct capture_tracked {
 	bool gone;		/* DestroyNotify seen */
 	bool redirected;	/* Composite redirect done by this connection */
 	bool used;
+	/* The union of the damage taken since capture_dirty last asked, once
+	 * it asked (a fetch of the region per subtract, so only then). */
+	bool track_dirty, dirty_any;
+	int dirty_x0, dirty_y0, dirty_x1, dirty_y1;
 };
 
 /* The X11 context: the neutral head first, so a struct capture* is one. */
@@ -31,6 +35,7 @@ struct capture_x11 {
 	int depth;
 
 	bool have_shm, have_composite, have_damage, have_xfixes;
+	XserverRegion parts;	/* capture_dirty's scratch region, or 0 */
 	int damage_event, damage_error;
 
 	/* The XShm segment: grown when a bigger image is needed. */
