@@ -410,3 +410,197 @@ done:
 	tjDestroy(tj);
 	return rc;
 }
+
+/* ---- JPEG kept in rows ----------------------------------------------------
+ *
+ * Each row of 16 pixels (one row of 4:2:0 MCUs) is encoded as a JPEG of its
+ * own; its entropy-coded data is what the same row would be in a whole-image
+ * JPEG with a restart interval of one MCU row, since a restart resets the DC
+ * predictors as a new image does. The image is the first row's headers (the
+ * height made whole, a DRI added), the rows' data with RST0..7 between them,
+ * and EOI: a change re-encodes only the rows it touched. */
+
+struct capture_jpeg_rows {
+	int width, height, quality;
+	int n_rows;
+	uint8_t* header;	/* SOI up to and including SOS */
+	size_t header_len;
+	struct { uint8_t* data; size_t len; }* rows;
+	bool* have;		/* row i encoded */
+	tjhandle tj;
+};
+
+struct capture_jpeg_rows* capture_jpeg_rows_new(void)
+{
+	return calloc(1, sizeof(struct capture_jpeg_rows));
+}
+
+static void jpeg_rows_clear(struct capture_jpeg_rows* self)
+{
+	for (int i = 0; i < self->n_rows; i++)
+		free(self->rows[i].data);
+	free(self->rows);
+	free(self->have);
+	free(self->header);
+	self->rows = NULL;
+	self->have = NULL;
+	self->header = NULL;
+	self->header_len = 0;
+	self->n_rows = self->width = self->height = self->quality = 0;
+}
+
+void capture_jpeg_rows_free(struct capture_jpeg_rows* self)
+{
+	if (!self)
+		return;
+	jpeg_rows_clear(self);
+	if (self->tj)
+		tjDestroy(self->tj);
+	free(self);
+}
+
+bool capture_jpeg_rows_ready(const struct capture_jpeg_rows* self, int width, int height,
+		int quality)
+{
+	if (!self || !self->header || self->width != width || self->height != height
+			|| self->quality != quality)
+		return false;
+	for (int i = 0; i < self->n_rows; i++)
+		if (!self->have[i])
+			return false;
+	return true;
+}
+
+/* Where the scan's data starts in a JPEG (after the SOS segment), the SOS
+ * marker's offset in *sos and the SOF0's in *sof; 0 if malformed. */
+static size_t jpeg_scan_start(const uint8_t* p, size_t len, size_t* sos, size_t* sof)
+{
+	size_t i = 2;
+	*sof = 0;
+	while (i + 4 <= len && p[i] == 0xff) {
+		uint8_t m = p[i + 1];
+		size_t seg = (size_t)p[i + 2] << 8 | p[i + 3];
+		if (m == 0xc0)
+			*sof = i;
+		if (m == 0xda) {
+			*sos = i;
+			return i + 2 + seg <= len && *sof ? i + 2 + seg : 0;
+		}
+		i += 2 + seg;
+	}
+	return 0;
+}
+
+/* Encode one row (rows [16 r, 16 r + h) of the image, h <= 16) into slot r. */
+static int jpeg_rows_put(struct capture_jpeg_rows* self, int r, const uint8_t* pixels,
+		int stride, int h)
+{
+	unsigned long cap = tjBufSize(self->width, 16, TJSAMP_420);
+	size_t buf_cap;
+	unsigned char* buf = capture__buf_get(cap, &buf_cap);
+	if (!buf)
+		return -ENOMEM;
+	unsigned long size = cap;
+	int rc = 0;
+	size_t sos = 0, sof = 0, start = 0;
+	if (tjCompress2(self->tj, pixels, self->width, stride, h, TJPF_BGRX, &buf, &size,
+			TJSAMP_420, self->quality, TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0
+			|| (start = jpeg_scan_start(buf, size, &sos, &sof)) == 0
+			|| size < start + 2 || buf[size - 2] != 0xff || buf[size - 1] != 0xd9) {
+		rc = -EIO;
+		goto done;
+	}
+	size_t n = size - 2 - start;	/* up to EOI */
+	uint8_t* data = malloc(n ? n : 1);
+	if (!data) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	memcpy(data, buf + start, n);
+	free(self->rows[r].data);
+	self->rows[r].data = data;
+	self->rows[r].len = n;
+	self->have[r] = true;
+	if (!self->header) {
+		/* The headers up to SOS, the whole height in SOF0, then a DRI of
+		 * one MCU row, then the SOS segment. */
+		size_t len = start + 6;
+		uint8_t* hdr = malloc(len);
+		if (!hdr) {
+			rc = -ENOMEM;
+			goto done;
+		}
+		memcpy(hdr, buf, sos);
+		hdr[sof + 5] = (uint8_t)(self->height >> 8);
+		hdr[sof + 6] = (uint8_t)self->height;
+		unsigned mcus = ((unsigned)self->width + 15) / 16;
+		uint8_t dri[6] = { 0xff, 0xdd, 0, 4, (uint8_t)(mcus >> 8), (uint8_t)mcus };
+		memcpy(hdr + sos, dri, 6);
+		memcpy(hdr + sos + 6, buf + sos, start - sos);
+		self->header = hdr;
+		self->header_len = len;
+	}
+done:
+	capture__buf_put(buf, buf_cap);
+	return rc;
+}
+
+int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame* band,
+		int y, int height, int quality, uint8_t** out, size_t* len)
+{
+	*out = NULL;
+	*len = 0;
+	if (!band || band->width <= 0 || band->height <= 0 || height <= 0 || height > 65535
+			|| band->width > 65535 || quality < 1 || quality > 100 || y < 0 || y % 16
+			|| y + band->height > height
+			|| (y + band->height < height && band->height % 16))
+		return -EINVAL;
+	bool whole = y == 0 && band->height == height;
+	if (!capture_jpeg_rows_ready(self, band->width, height, quality)) {
+		if (!whole)
+			return -ESTALE;	/* the caller encodes all of it first */
+		jpeg_rows_clear(self);
+		self->width = band->width;
+		self->height = height;
+		self->quality = quality;
+		self->n_rows = (height + 15) / 16;
+		self->rows = calloc((size_t)self->n_rows, sizeof(*self->rows));
+		self->have = calloc((size_t)self->n_rows, sizeof(*self->have));
+		if (!self->rows || !self->have) {
+			jpeg_rows_clear(self);
+			return -ENOMEM;
+		}
+	}
+	if (!self->tj && !(self->tj = tjInitCompress()))
+		return -ENOMEM;
+	for (int by = 0; by < band->height; by += 16) {
+		int h = band->height - by < 16 ? band->height - by : 16;
+		int rc = jpeg_rows_put(self, (y + by) / 16, band->data + (size_t)by * band->stride,
+				band->stride, h);
+		if (rc < 0) {
+			jpeg_rows_clear(self);
+			return rc;
+		}
+	}
+	size_t total = self->header_len + 2;
+	for (int i = 0; i < self->n_rows; i++)
+		total += self->rows[i].len + 2;
+	uint8_t* p = malloc(total);
+	if (!p)
+		return -ENOMEM;
+	size_t at = self->header_len;
+	memcpy(p, self->header, at);
+	for (int i = 0; i < self->n_rows; i++) {
+		memcpy(p + at, self->rows[i].data, self->rows[i].len);
+		at += self->rows[i].len;
+		if (i + 1 < self->n_rows) {
+			p[at++] = 0xff;
+			p[at++] = (uint8_t)(0xd0 + i % 8);
+		}
+	}
+	p[at++] = 0xff;
+	p[at++] = 0xd9;
+	*out = p;
+	*len = at;
+	return 0;
+}

@@ -633,6 +633,78 @@ static void test_jpeg(void)
 	frame_unref(f);
 }
 
+/* A JPEG decoded to RGB (malloc'd), or NULL. */
+static uint8_t* jpeg_pixels(const uint8_t* jpg, size_t len, int w, int h)
+{
+	tjhandle tj = tjInitDecompress();
+	int jw = 0, jh = 0, sub = 0, cs = 0;
+	uint8_t* rgb = malloc((size_t)w * (size_t)h * 3);
+	if (tjDecompressHeader3(tj, jpg, (unsigned long)len, &jw, &jh, &sub, &cs) != 0
+			|| jw != w || jh != h
+			|| tjDecompress2(tj, jpg, (unsigned long)len, rgb, w, 0, h, TJPF_RGB, 0) != 0) {
+		free(rgb);
+		rgb = NULL;
+	}
+	tjDestroy(tj);
+	return rgb;
+}
+
+/* The JPEG kept in rows decodes to the very pixels of a whole-image
+ * encode: at first, and after a band of rows changed and only it was
+ * encoded again (odd sizes: a last row of MCUs cut short, both ways). */
+static void test_jpeg_rows(void)
+{
+	int sizes[][2] = { { 320, 240 }, { 333, 203 } };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		int w = sizes[k][0], h = sizes[k][1];
+		struct frame* f = noise(w, h, 7);
+		struct capture_jpeg_rows* rows = capture_jpeg_rows_new();
+		uint8_t* a = NULL, * b = NULL;
+		size_t al = 0, bl = 0;
+		TST_CHECK(!capture_jpeg_rows_ready(rows, w, h, 70));
+		struct frame* row = frame_new(w, 16);
+		TST_EQ_INT(capture_jpeg_rows_encode(rows, row, 16, h, 70, &a, &al), -ESTALE);
+		TST_EQ_INT(capture_jpeg_rows_encode(rows, f, 16, h, 70, &a, &al), -EINVAL);
+		frame_unref(row);
+		TST_EQ_INT(capture_jpeg_rows_encode(rows, f, 0, h, 70, &a, &al), 0);
+		TST_CHECK(capture_jpeg_rows_ready(rows, w, h, 70));
+		TST_CHECK(!capture_jpeg_rows_ready(rows, w, h, 71));
+		TST_EQ_INT(capture_encode_jpeg(f, 70, &b, &bl), 0);
+		uint8_t* pa = jpeg_pixels(a, al, w, h), * pb = jpeg_pixels(b, bl, w, h);
+		TST_CHECK(pa && pb && memcmp(pa, pb, (size_t)w * (size_t)h * 3) == 0);
+		free(a);
+		free(b);
+		free(pa);
+		free(pb);
+
+		/* Rows 32..63 change, and then the last rows. */
+		int bands[][2] = { { 32, 32 }, { (h - 1) / 16 * 16, h - (h - 1) / 16 * 16 } };
+		for (size_t j = 0; j < 2; j++) {
+			int y0 = bands[j][0], bh = bands[j][1];
+			for (int y = y0; y < y0 + bh; y++)
+				for (int x = 0; x < w; x++)
+					put(f, x, y, (uint8_t)(x * 3), (uint8_t)(y * 5), (uint8_t)(j * 90));
+			struct frame* band = frame_new(w, bh);
+			for (int y = 0; y < bh; y++)
+				memcpy(band->data + (size_t)y * band->stride,
+						f->data + (size_t)(y0 + y) * f->stride, (size_t)w * 4);
+			TST_EQ_INT(capture_jpeg_rows_encode(rows, band, y0, h, 70, &a, &al), 0);
+			TST_EQ_INT(capture_encode_jpeg(f, 70, &b, &bl), 0);
+			pa = jpeg_pixels(a, al, w, h);
+			pb = jpeg_pixels(b, bl, w, h);
+			TST_CHECK(pa && pb && memcmp(pa, pb, (size_t)w * (size_t)h * 3) == 0);
+			free(a);
+			free(b);
+			free(pa);
+			free(pb);
+			frame_unref(band);
+		}
+		capture_jpeg_rows_free(rows);
+		frame_unref(f);
+	}
+	capture_jpeg_rows_free(NULL);
+}
+
 static void test_no_display(void)
 {
 	char err[256] = "";
@@ -656,6 +728,7 @@ int main(void)
 	test_png_header();
 	test_png_cached();
 	test_jpeg();
+	test_jpeg_rows();
 	test_no_display();
 	TST_END();
 }
