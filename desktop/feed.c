@@ -15,6 +15,7 @@ struct desktop_feed {
 	int max_dimension;
 	uint64_t seen;		/* change counter consumed by the last grab */
 	uint8_t* jpeg;
+	struct capture_jpeg_rows* rows;	/* the last native-size JPEG, by rows */
 	/* The last grab's geometry, to map the pointer into JPEG pixels. */
 	struct capture_rect rect;	/* the target in desktop pixels */
 	int image_w, image_h;
@@ -80,6 +81,36 @@ int desktop_feed_wait(struct desktop_feed* self, int timeout_ms)
 	return rc;
 }
 
+/* The rows of the target (w x h) that changed, widened to whole rows of
+ * JPEG blocks; false when all of it has to be read. */
+static bool feed_band(struct desktop_feed* self, int w, int h, int quality,
+		struct capture_rect* band)
+{
+	struct capture_rect d;
+	if (capture_dirty(self->cap, self->window, &d) != 1
+			|| !capture_jpeg_rows_ready(self->rows, w, h, quality))
+		return false;
+	int y0 = d.width > 0 && d.y > 0 ? d.y : 0;
+	int y1 = d.width > 0 && d.y + d.height < h ? d.y + d.height : h;
+	if (d.width <= 0 || y1 <= y0)	/* nothing after all: one row */
+		y0 = 0, y1 = 1;
+	y0 = y0 / 16 * 16;
+	y1 = (y1 + 15) / 16 * 16;
+	if (y1 > h)
+		y1 = h;
+	*band = (struct capture_rect){ 0, y0, w, y1 - y0 };
+	return band->height < h;
+}
+
+/* Read the target, or region of it. */
+static int feed_read(struct desktop_feed* self, const struct capture_rect* region,
+		struct frame** raw)
+{
+	if (self->window)
+		return capture_window(self->cap, self->window, region, false, raw);
+	return capture_screen(self->cap, region, false, raw);
+}
+
 int desktop_feed_grab(struct desktop_feed* self, int quality,
 		struct desktop_feed_frame* out)
 {
@@ -91,38 +122,73 @@ int desktop_feed_grab(struct desktop_feed* self, int quality,
 		return rc;
 	self->seen = counter;
 
-	struct frame* raw = NULL;
+	/* The target's size: a native-size feed reads and encodes only the
+	 * rows that changed, the others' JPEG data is kept from before. */
+	struct capture_rect target = { 0 };
 	if (self->window) {
-		rc = capture_window_geometry(self->cap, self->window, &self->rect);
-		if (rc == 0)
-			rc = capture_window(self->cap, self->window, NULL, false, &raw);
+		rc = capture_window_geometry(self->cap, self->window, &target);
+		if (rc < 0)
+			return rc;
+		self->rect = target;
 	} else {
-		self->rect.x = self->rect.y = 0;
-		rc = capture_screen(self->cap, NULL, false, &raw);
-		if (rc == 0) {
-			self->rect.width = raw->width;
-			self->rect.height = raw->height;
-		}
+		capture_screen_size(self->cap, &target.width, &target.height);
+	}
+	int w, h;
+	desktop_scaled_size(target.width, target.height, self->max_dimension, &w, &h);
+	bool native = w == target.width && h == target.height;
+	if (native && !self->rows)
+		self->rows = capture_jpeg_rows_new();
+	struct capture_rect band = { 0 };
+	bool partial = native && self->rows && feed_band(self, w, h, quality, &band);
+	if (!partial && self->rows)
+		capture_dirty(self->cap, self->window, &band);	/* all of it: start over */
+
+	struct frame* raw = NULL;
+	rc = feed_read(self, partial ? &band : NULL, &raw);
+	if (rc == 0 && partial && (raw->width != w || raw->height != band.height)) {
+		/* Resized just now: all of it. */
+		frame_unref(raw);
+		partial = false;
+		rc = feed_read(self, NULL, &raw);
 	}
 	if (rc < 0)
 		return rc;
+	if (!self->window)
+		self->rect = (struct capture_rect){ 0, 0, partial ? w : raw->width,
+			partial ? h : raw->height };
 	int64_t captured_ns = clock_ns();
 
-	int w, h;
-	desktop_scaled_size(raw->width, raw->height, self->max_dimension, &w, &h);
-	struct frame* img = raw;
-	if (w != raw->width || h != raw->height) {
-		img = capture_scale(raw, w, h);
-		frame_unref(raw);
-		if (!img)
-			return -ENOMEM;
-	}
 	uint8_t* jpeg = NULL;
 	size_t len = 0;
-	rc = capture_encode_jpeg(img, quality, &jpeg, &len);
-	self->image_w = img->width;
-	self->image_h = img->height;
-	frame_unref(img);
+	rc = -ESTALE;
+	if (partial || (self->rows && raw->width == w && raw->height == h)) {
+		rc = capture_jpeg_rows_encode(self->rows, raw, partial ? band.y : 0, h, quality,
+				&jpeg, &len);
+		if (rc == 0) {
+			self->image_w = w;
+			self->image_h = h;
+		} else if (partial) {
+			/* Only a band in hand: the rows start over at once. */
+			frame_unref(raw);
+			self->seen = 0;
+			return rc;
+		}
+	}
+	if (rc < 0) {
+		/* A scaled feed, the size changed meanwhile, or the rows failed. */
+		desktop_scaled_size(raw->width, raw->height, self->max_dimension, &w, &h);
+		struct frame* img = w != raw->width || h != raw->height
+				? capture_scale(raw, w, h) : frame_ref(raw);
+		if (!img) {
+			frame_unref(raw);
+			return -ENOMEM;
+		}
+		rc = capture_encode_jpeg(img, quality, &jpeg, &len);
+		self->image_w = img->width;
+		self->image_h = img->height;
+		frame_unref(img);
+	}
+	frame_unref(raw);
 	if (rc < 0)
 		return rc;
 	free(self->jpeg);
@@ -164,6 +230,7 @@ void desktop_feed_close(struct desktop_feed* self)
 	if (self->window)
 		capture_untrack(self->cap, self->window);
 	capture_destroy(self->cap);
+	capture_jpeg_rows_free(self->rows);
 	free(self->jpeg);
 	free(self);
 }
