@@ -260,14 +260,14 @@ static int hands_pointer(struct input* in, const struct desktop_hands_op* op, ch
 {
 	int dx, dy;
 	int rc = hands_map(op, &dx, &dy, err, err_size);
-	if (rc == 0)
-		rc = input_move(in, dx, dy);
 	if (rc == 0 && op->kind == DESKTOP_HANDS_BUTTON) {
-		rc = input_button(in, op->button, op->down);
+		rc = input_button_at(in, dx, dy, op->button, op->down);
 		if (op->down)
 			hands_buttons |= 1u << op->button;
 		else
 			hands_buttons &= ~(1u << op->button);
+	} else if (rc == 0) {
+		rc = input_move(in, dx, dy);
 	}
 	if (rc == 0 && op->kind == DESKTOP_HANDS_WHEEL)
 		rc = input_scroll(in, op->notches_x, op->notches_y, NULL);

@@ -82,6 +82,21 @@ int input_button(struct input* self, int button, bool down)
 	LOCKED(int, self->ops->button(self, button, down));
 }
 
+static int button_at(struct input* self, int x, int y, int button, bool down)
+{
+	if (self->ops->button_at)
+		return self->ops->button_at(self, x, y, button, down);
+	int rc = self->ops->move(self, x, y);
+	return rc < 0 ? rc : self->ops->button(self, button, down);
+}
+
+int input_button_at(struct input* self, int x, int y, int button, bool down)
+{
+	if (button < 1 || button > 9)
+		return -EINVAL;
+	LOCKED(int, button_at(self, x, y, button, down));
+}
+
 int input_modifiers(struct input* self, const struct input_chord* mods, bool down)
 {
 	LOCKED(int, self->ops->modifiers(self, mods, down));

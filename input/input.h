@@ -118,6 +118,9 @@ int input_move(struct input* self, int x, int y);
  *  manager's synchronous grab freezes the pointer until it replays a press,
  *  and a motion sent meanwhile would move the click. */
 int input_button(struct input* self, int button, bool down);
+/** input_move then input_button, with one round trip to the server where
+ *  the backend can (a person's click waits for none in between). */
+int input_button_at(struct input* self, int x, int y, int button, bool down);
 /** Click count times at the current position with mods held throughout
  *  (pressed before, released after, also on failure). mods may be NULL. */
 int input_click(struct input* self, int button, int count,

@@ -24,6 +24,8 @@ struct input_ops {
 	int (*cursor_position)(struct input* self, int* x, int* y);
 	int (*move)(struct input* self, int x, int y);
 	int (*button)(struct input* self, int button, bool down);
+	/* Move, then press or release, in one round trip; NULL: move, button. */
+	int (*button_at)(struct input* self, int x, int y, int button, bool down);
 	int (*click)(struct input* self, int button, int count,
 			const struct input_chord* mods);
 	int (*drag)(struct input* self, const int* xs, const int* ys, size_t n,

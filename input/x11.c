@@ -291,6 +291,22 @@ static int x11_button(struct input* in, int button, bool down)
 	return rc;
 }
 
+/* The motion and the button go out together: requests on one connection
+ * run in order, so the press lands where the motion put the pointer. */
+static int x11_button_at(struct input* in, int x, int y, int button, bool down)
+{
+	struct input_x11* self = x11_of(in);
+	int rc = input__ready(self);
+	if (rc == 0) {
+		XTestFakeMotionEvent(self->x.dpy, -1, x, y, CurrentTime);
+		fake_button(self, button, down);
+		rc = input__sync(self);
+		if (rc == 0)
+			settle_pointer(self);
+	}
+	return rc;
+}
+
 /* Modifiers (or any keymap keys) down in order, or up in reverse. */
 static int mods_locked(struct input_x11* self, const struct input_chord* mods,
 		bool down)
@@ -566,6 +582,7 @@ static const struct input_ops x11_ops = {
 	.cursor_position = x11_cursor_position,
 	.move = x11_move,
 	.button = x11_button,
+	.button_at = x11_button_at,
 	.click = x11_click,
 	.drag = x11_drag,
 	.scroll = x11_scroll,
