@@ -24,7 +24,7 @@
     wsBackoff: 500,
     pendingHeader: null,  // a frame header waiting for its JPEG
     decoding: false,
-    nextJpeg: null,       // newest JPEG not yet decoded {header, blob}
+    nextJpeg: null,       // newest JPEG not yet decoded {header, data}
     calls: new Map(),     // event id -> { li, start, end } (a row; help and hold groups too)
     helps: new Map(),     // help request's call id -> its group (app.js helpOnEvent)
     hold: null,           // the hold going on, lastHold: the one that ended last
@@ -204,7 +204,9 @@
     const url = liveUrl();
     const ws = state.token ? new WebSocket(url, ['deskd.live', bearerProtocol(state.token)])
       : new WebSocket(url, ['deskd.live']);
-    ws.binaryType = 'blob';
+    // An ArrayBuffer is handed over as it arrived; a Blob is first put in
+    // the browser's blob store, and decoding reads it back from there.
+    ws.binaryType = 'arraybuffer';
     state.ws = ws;
     state.pendingHeader = null;
     setConn('connecting', 'connecting');
@@ -309,12 +311,12 @@
     $('display').textContent = `${state.screen.width}×${state.screen.height}` + (m.display === false ? ' · display down' : '');
   }
 
-  function onBinary(blob) {
+  function onBinary(data) {
     const header = state.pendingHeader;
     state.pendingHeader = null;
     if (!header) return;
     // Decode one at a time; keep only the newest waiting JPEG.
-    state.nextJpeg = { header, blob };
+    state.nextJpeg = { header, data };
     if (!state.decoding) decodeNext();
   }
 
@@ -324,7 +326,7 @@
     state.nextJpeg = null;
     state.decoding = true;
     try {
-      const bmp = await createImageBitmap(job.blob);
+      const bmp = await createImageBitmap(new Blob([job.data], { type: 'image/jpeg' }));
       const h = job.header;
       if (screenCanvas.width !== bmp.width || screenCanvas.height !== bmp.height) {
         screenCanvas.width = overlay.width = bmp.width;
