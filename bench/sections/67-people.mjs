@@ -155,8 +155,8 @@ export default async function () {
       step('click: page input event -> deskd read the message (browser, WebSocket)', d((down, _, p) => p[0] - down));
       step('click: deskd read it -> hands thread took it (queue)', d((_, __, p) => p[1] - p[0]));
       step('click: hands thread took it -> desktop lock', d((_, __, p) => p[2] - p[1]));
-      step('click: desktop lock -> XTest press sent and synced (X round trips)', d((_, __, p) => p[3] - p[2]));
-      step('click: XTest sent -> ButtonPress read by the app (X server, app)', d((_, press, p) => press - p[3]));
+      step('click: desktop lock -> XTest press synced, pointer settled (X round trips)', d((_, __, p) => p[3] - p[2]));
+      step('click: pointer settled -> ButtonPress read by the app (X server, app; < 0: before)', d((_, press, p) => press - p[3]));
     }
     const fr = frames.map(([press, f]) => [press, f, sent.get(f.seq)]).filter(([, , t]) => t);
     const df = (g) => fr.map(([press, f, t]) => g(press, f, t));
