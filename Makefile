@@ -115,6 +115,18 @@ test-wayland: $(BUILD)/tests/test_wayland
 	@scripts/run-unit $(BUILD)/tests/test_wayland
 .PHONY: test-wayland check-headers-wayland
 # ---- end of wayland/
+# ---- gnome/: the GNOME backend's plumbing (Mutter's D-Bus APIs, PipeWire),
+# a layer beside wayland/ and x11/.
+MODULES := $(filter-out base,$(MODULES)) gnome base
+gnome_SRCS := $(wildcard gnome/*.c)
+PKG_CFLAGS += $(shell pkg-config --cflags libpipewire-0.3 2>/dev/null)
+PKG_LIBS += $(shell pkg-config --libs libpipewire-0.3 2>/dev/null)
+check-headers: check-headers-gnome
+check-headers-gnome:
+	@echo '#include "gnome/gnome.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+	@echo '#include "gnome/gnome_private.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+.PHONY: check-headers-gnome
+# ---- end of gnome/
 ALL_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
