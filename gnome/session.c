@@ -803,9 +803,14 @@ int gnome_pointer_move(struct gnome* self, double x, double y)
 			DBUS_TYPE_DOUBLE, &x, DBUS_TYPE_DOUBLE, &y, DBUS_TYPE_INVALID);
 }
 
-int gnome_pointer_button(struct gnome* self, int evdev_button, bool down)
+int gnome_pointer_button(struct gnome* self, int button, bool down)
 {
-	dbus_int32_t b = evdev_button;
+	/* Linux's input codes: BTN_LEFT, BTN_MIDDLE, BTN_RIGHT, BTN_SIDE, BTN_EXTRA. */
+	static const dbus_int32_t codes[10] = { [1] = 0x110, [2] = 0x112, [3] = 0x111,
+		[8] = 0x113, [9] = 0x114 };
+	if (button < 1 || button > 9 || !codes[button])
+		return fail(self, -EINVAL, "no button %d on GNOME", button);
+	dbus_int32_t b = codes[button];
 	dbus_bool_t d = down;
 	return notify(self, "NotifyPointerButton", DBUS_TYPE_INT32, &b, DBUS_TYPE_BOOLEAN, &d,
 			DBUS_TYPE_INVALID);
