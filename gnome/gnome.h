@@ -96,6 +96,11 @@ int gnome_frame_read(struct gnome* self, int x, int y, int width, int height,
 /* Buttons are numbered as on X11 (1 left, 2 middle, 3 right, 8 back,
  * 9 forward; the wheel is gnome_pointer_scroll); keycodes are evdev codes
  * (the X11 keycode minus 8); keysyms are X11 keysyms. */
+/** Make the session's pointer and keyboard now, without moving or typing
+ *  anything, and wait settle_ms: Mutter makes each device at its first
+ *  event, and the apps lose the events that come before they bound it
+ *  (typing right after a new session typed nothing, measured). */
+int gnome_input_warm(struct gnome* self, int settle_ms);
 int gnome_pointer_move(struct gnome* self, double x, double y);
 /** -EINVAL for a button Mutter has no code for. */
 int gnome_pointer_button(struct gnome* self, int button, bool down);

@@ -796,6 +796,24 @@ static int notify(struct gnome* self, const char* name, int first_type, ...)
 	return rc;
 }
 
+int gnome_input_warm(struct gnome* self, int settle_ms)
+{
+	double none = 0;
+	dbus_uint32_t shift = 0xffe1;	/* Shift_L: a key that types nothing */
+	dbus_bool_t down = TRUE, up = FALSE;
+	int rc = notify(self, "NotifyPointerMotionRelative", DBUS_TYPE_DOUBLE, &none,
+			DBUS_TYPE_DOUBLE, &none, DBUS_TYPE_INVALID);
+	if (rc == 0)
+		rc = notify(self, "NotifyKeyboardKeysym", DBUS_TYPE_UINT32, &shift, DBUS_TYPE_BOOLEAN,
+				&down, DBUS_TYPE_INVALID);
+	if (rc == 0)
+		rc = notify(self, "NotifyKeyboardKeysym", DBUS_TYPE_UINT32, &shift, DBUS_TYPE_BOOLEAN,
+				&up, DBUS_TYPE_INVALID);
+	if (rc == 0)
+		clock_sleep_ms(settle_ms);
+	return rc;
+}
+
 int gnome_pointer_move(struct gnome* self, double x, double y)
 {
 	const char* stream = self->stream_path;

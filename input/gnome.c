@@ -24,7 +24,8 @@
 
 #define OPEN_TIMEOUT_MS 5000
 #define DRAG_STEP_PX 16
-#define KEYSYM_SHIFT_L 0xffe1
+/* After making the devices (gnome_input_warm). */
+#define DEVICE_SETTLE_MS 100
 
 struct input_gnome {
 	struct input head;	/* first: the ops and the one mutex */
@@ -61,14 +62,8 @@ struct input* input__gnome_new(const char* address, char* err, size_t err_size)
 		free(self);
 		return NULL;
 	}
-	/* Mutter makes the session's keyboard at its first key, and the first
-	 * keys after it were lost ("hello" arrived as "llo"): make it now,
-	 * with a key that types nothing. */
-	int rc = gnome_key_keysym(self->session, KEYSYM_SHIFT_L, true);
-	if (rc == 0)
-		rc = gnome_key_keysym(self->session, KEYSYM_SHIFT_L, false);
-	if (rc < 0) {
-		snprintf(err, err_size, "Mutter refused the session's keyboard: %s",
+	if (gnome_input_warm(self->session, DEVICE_SETTLE_MS) < 0) {
+		snprintf(err, err_size, "Mutter refused the session's input devices: %s",
 				gnome_error(self->session));
 		gnome_close(self->session);
 		free(self);
