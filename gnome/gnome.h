@@ -125,3 +125,41 @@ unsigned long gnome_clipboard_delivered(struct gnome* self);
 /** Read the clipboard's text (whoever owns it): malloc'd, NUL-terminated;
  *  -ENOENT when it is empty or has no text. */
 int gnome_clipboard_read(struct gnome* self, int timeout_ms, char** text, size_t* len);
+
+/* ---- windows (GNOME Shell with deskd's extension, gnome/shell/) ---- */
+
+/* Mutter alone has no window list, and GNOME Shell gives geometry and pids
+ * only through Eval, which a user's session refuses: deskd's extension
+ * (dev.deskd.Shell at /dev/deskd/Shell on the shell's bus name) offers
+ * exactly these calls. Without it they return -ENOTSUP. Ids are Mutter's
+ * 64-bit window ids. */
+enum gnome_window_flag {
+	GNOME_WINDOW_FOCUSED = 1 << 0,
+	GNOME_WINDOW_MINIMIZED = 1 << 1,
+	GNOME_WINDOW_MAXIMIZED = 1 << 2,
+	GNOME_WINDOW_FULLSCREEN = 1 << 3,
+	GNOME_WINDOW_ON_WORKSPACE = 1 << 4,	/* on the current workspace */
+	GNOME_WINDOW_X11 = 1 << 5,		/* an X11 (Xwayland) client */
+	GNOME_WINDOW_MODAL = 1 << 6,
+};
+struct gnome_window {
+	uint64_t id;
+	char title[1025];	/* UTF-8, cut */
+	char wm_class[128];
+	char app_id[128];	/* the GTK application id or the sandbox's, or "" */
+	int pid;		/* 0 when unknown */
+	int x, y, width, height;	/* the frame: what the user sees as the window */
+	int buffer_x, buffer_y, buffer_width, buffer_height;	/* the surface, with CSD shadows */
+	unsigned flags;		/* enum gnome_window_flag */
+	uint64_t transient_for;	/* 0 none */
+};
+/** The windows, bottom of the stack first; *out malloc'd (free()). */
+int gnome_windows(struct gnome* self, struct gnome_window** out, size_t* n);
+int gnome_window_activate(struct gnome* self, uint64_t id);
+/** Move and resize the frame (a maximized window is unmaximized first). */
+int gnome_window_move_resize(struct gnome* self, uint64_t id, int x, int y, int width,
+		int height);
+/** state: minimize, unminimize, maximize, unmaximize, fullscreen,
+ *  unfullscreen, raise. */
+int gnome_window_state(struct gnome* self, uint64_t id, const char* state);
+int gnome_window_close(struct gnome* self, uint64_t id);

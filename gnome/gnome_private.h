@@ -1,6 +1,7 @@
 #pragma once
 /* Private to gnome/: the PipeWire stream (stream.c), which session.c opens
- * once Mutter names the stream's node. No D-Bus here. */
+ * once Mutter names the stream's node, and a session's method call for
+ * shell.c. No D-Bus header here (its types are only named). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,3 +32,12 @@ int gnome__stream_read(struct gnome_stream* st, int x, int y, int width, int hei
 		uint8_t* dst, int dst_stride, uint64_t* seq);
 /** Has the stream failed or ended (node removed, daemon gone)? */
 bool gnome__stream_broken(struct gnome_stream* st);
+
+/* ---- session.c, for shell.c ---- */
+
+struct gnome;
+struct DBusMessage;
+/** Send m (consumed) on the session's connection and wait for the reply
+ *  (bounded by timeout_ms), then dispatch what arrived meanwhile; NULL
+ *  with the reason in gnome_error() and the errno in *rc. */
+struct DBusMessage* gnome__call(struct gnome* self, struct DBusMessage* m, int timeout_ms, int* rc);

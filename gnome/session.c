@@ -515,6 +515,15 @@ static void* reader_main(void* ud)
 	return NULL;
 }
 
+struct DBusMessage* gnome__call(struct gnome* self, struct DBusMessage* m, int timeout_ms, int* rc)
+{
+	lock(self);
+	DBusMessage* r = call(self, m, timeout_ms);
+	*rc = r ? 0 : errno_of_failure(self);
+	unlock(self);
+	return r;
+}
+
 /* ---- public ---- */
 
 bool gnome_reachable(const char* address, int timeout_ms)
