@@ -123,6 +123,13 @@ PKG_CFLAGS += $(shell pkg-config --cflags libpipewire-0.3 2>/dev/null)
 PKG_LIBS += $(shell pkg-config --libs libpipewire-0.3 2>/dev/null)
 # SPA's headers are GNU C (statement expressions in their macros).
 $(BUILD)/gnome/stream.o: WARNFLAGS += -Wno-pedantic
+# deskd's GNOME Shell extension (gnome/shell/) is compiled into the binary,
+# which writes it out for the shell it starts.
+GNOME_SHELL_FILES := $(sort $(wildcard gnome/shell/*))
+$(BUILD)/gnome_shell_files.c: $(BUILD)/embed $(GNOME_SHELL_FILES)
+	$(QUIET_GEN)$(BUILD)/embed -h gnome/gnome_private.h -t gnome_shell_file $@ $(GNOME_SHELL_FILES)
+$(BUILD)/gnome_shell_files.o: $(BUILD)/gnome_shell_files.c
+	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
 check-headers: check-headers-gnome
 check-headers-gnome:
 	@echo '#include "gnome/gnome.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
@@ -135,6 +142,7 @@ obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 $(foreach m,$(MODULES),$(eval $(m)_OBJS := $(call obj,$($(m)_SRCS))))
 server_OBJS += $(BUILD)/web_assets.o
 tools_OBJS += $(BUILD)/schema_files_data.o
+gnome_OBJS += $(BUILD)/gnome_shell_files.o
 MAIN_OBJ := $(BUILD)/server/main.o
 LIBS_A := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
 LINK_LIBS = $(LIBS_A)
@@ -296,7 +304,7 @@ FUZZ_SAN = -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
 	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
 FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o \
-	build-fuzz/obj/schema_files_data.o
+	build-fuzz/obj/schema_files_data.o build-fuzz/obj/gnome_shell_files.o
 # wayland/ includes the protocol headers wayland-scanner makes in $(BUILD),
 # and links the interfaces it generates (capture/ and input/ call it).
 $(patsubst %.c,build-fuzz/obj/%.o,$(wayland_SRCS)): | $(WL_GEN_H)
@@ -312,6 +320,9 @@ build-fuzz/obj/web_assets.o: $(BUILD)/web_assets.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/obj/schema_files_data.o: $(BUILD)/schema_files_data.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/obj/gnome_shell_files.o: $(BUILD)/gnome_shell_files.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/libdeskd.a: $(FUZZ_OBJS)

@@ -163,3 +163,9 @@ int gnome_window_move_resize(struct gnome* self, uint64_t id, int x, int y, int 
  *  unfullscreen, raise. */
 int gnome_window_state(struct gnome* self, uint64_t id, const char* state);
 int gnome_window_close(struct gnome* self, uint64_t id);
+
+/* The extension's uuid, its folder's name under gnome-shell/extensions/. */
+#define GNOME_EXTENSION_UUID "deskd@deskd.dev"
+/** Write the extension into <data_dir>/gnome-shell/extensions/<uuid>/
+ *  (data_dir: the shell's XDG_DATA_HOME), folders 0700 and files 0600. */
+int gnome_extension_install(const char* data_dir, char* err, size_t err_size);
