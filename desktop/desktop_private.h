@@ -112,6 +112,19 @@ struct desktop__spawn_args {
  *  inherited (its interpreter reads /dev/fd/N, which is its $0). */
 pid_t desktop__spawn_with(const struct desktop__spawn_args* s);
 
+/* A started program, for the helpers below (xvfb.c). */
+struct desktop__child {
+	pid_t pid;		/* 0 when not running */
+	char label[64];
+};
+/** Did it exit? Reaps it when it did (also true when it is not our child). */
+bool desktop__child_exited(pid_t pid, int* status);
+/** "exit code N", "signal NAME" */
+void desktop__describe_status(int status, char* out, size_t size);
+/** Stop these: SIGTERM to each process group, up to grace_ms, then
+ *  SIGKILL; reaps, and sets each pid to 0. */
+void desktop__stop_children(struct desktop__child** list, int n, int grace_ms);
+
 /* The programs the launch tool started (launch.c). */
 /** Reap those that exited (the watcher, every round). */
 void launch__reap(void);
