@@ -161,6 +161,10 @@ bool xvfb_running(void);
 /** Xvfb died: stop the WM and let the --launch programs notice, before
  *  xvfb_start again. */
 void xvfb_before_restart(void);
+/** Stop the programs on the display (--launch, the launch tool's, the WM),
+ *  bounded: the first step of xvfb_stop, for a desktop whose compositor
+ *  stops between them and the session bus (gnome_desktop.c). */
+void xvfb_stop_programs(void);
 /** Stop every process (clients first, then Xvfb), bounded; keep_config
  *  when the watcher may still run (it could not be joined). */
 void xvfb_stop(bool keep_config);
@@ -192,6 +196,9 @@ void childlog_stop(void);
  * get their addresses and the accessibility switches through env.c. */
 /** Start them (idempotent; failures are logged, never fatal). */
 void buses_start(const char* display);
+/** The embedded session bus's private runtime dir (XDG_RUNTIME_DIR, 0700)
+ *  and its address; false when it is not running. Any thread. */
+bool buses_session(char* runtime_dir, size_t rt_size, char* address, size_t addr_size);
 /** External display: use $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
 void buses_external(void);
 /** Reap the dbus-daemon if it exited (watcher thread). */

@@ -998,10 +998,8 @@ void xvfb_before_restart(void)
 	}
 }
 
-void xvfb_stop(bool keep_config)
+void xvfb_stop_programs(void)
 {
-	/* The clients first (so they exit cleanly, not on a lost display),
-	 * then the X server. */
 	launch__terminate();	/* the launch tool's, in the same grace period */
 	struct desktop__child* wm_only[1];	/* no config (then no launched programs) */
 	struct desktop__child** list = P.stopping ? P.stopping : wm_only;
@@ -1011,6 +1009,14 @@ void xvfb_stop(bool keep_config)
 	list[n++] = &P.wm;
 	desktop__stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	launch__stop(100);
+}
+
+void xvfb_stop(bool keep_config)
+{
+	/* The clients first (so they exit cleanly, not on a lost display),
+	 * then the X server. */
+	xvfb_stop_programs();
+	struct desktop__child* list[1];
 	buses_stop();
 	stop_descendants(P.xvfb.pid, 300);	/* what they left, while the display lives */
 	list[0] = &P.xvfb;
