@@ -30,6 +30,16 @@ bool desktop__wayland_tracked(pid_t pid);
 /** The embedded sway's Xwayland display (":N") into out; false when none. */
 bool desktop__xwayland_display(char* out, size_t size);
 
+/* gnome_desktop.c: the GNOME display backend (an embedded headless Mutter
+ * with PipeWire and WirePlumber on the session bus of buses.c). */
+int desktop__gnome_start(const struct desktop_config* config, bool embedded);
+void* desktop__gnome_watch(void* ud);
+void desktop__gnome_stop(bool keep_config);
+/** Is pid one of its processes (the orphan reaper leaves them alone)? */
+bool desktop__gnome_tracked(pid_t pid);
+/** What a GNOME desktop cannot do yet: the sentence into err; -ENOTSUP. */
+int desktop__gnome_unsupported(const char* what, char* err, size_t err_size);
+
 /* wayland_clipboard.c: desktop.h's clipboard calls on a Wayland desktop
  * (clipboard.c hands over to them); the same contracts. */
 int desktop__wayland_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
@@ -141,9 +151,10 @@ enum desktop__kind {
 	DESKTOP__EXTERNAL,		/* a display deskd attached to */
 	DESKTOP__EMBEDDED_X11,		/* deskd's Xvfb and WM */
 	DESKTOP__EMBEDDED_WAYLAND,	/* deskd's sway */
+	DESKTOP__EMBEDDED_GNOME,	/* deskd's Mutter */
 };
 /** Copy the --launch list (with the default terminal for an embedded
- *  desktop: xterm, or foot on Wayland) and, for an embedded X11 desktop,
+ *  desktop: xterm, or foot on Wayland and GNOME) and, for an embedded X11 desktop,
  *  find Xvfb, the WM and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or
  *  -ENOMEM. Main thread. */
 int xvfb_configure(const struct desktop_config* config, enum desktop__kind kind);

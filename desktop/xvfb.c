@@ -35,7 +35,8 @@
  * stopped, and by the watcher in between: no lock needed. */
 static struct {
 	bool embedded;		/* deskd's own Xvfb */
-	bool embedded_wayland;	/* deskd's own sway (wayland_desktop.c starts it) */
+	bool embedded_wayland;	/* deskd's own sway or Mutter (wayland_desktop.c,
+				 * gnome_desktop.c start them) */
 	int virtual_width, virtual_height;
 	char xvfb_path[PATH_MAX];
 	char wm_path[PATH_MAX];	/* "" = no window manager */
@@ -678,7 +679,7 @@ void xvfb_start_clients(const char* display)
 		buses_start(display);	/* before any program: toolkits decide at start */
 		start_wm(display);
 	} else if (P.embedded_wayland) {
-		buses_start(display);	/* sway is the window manager */
+		buses_start(display);	/* the compositor is the window manager */
 	} else {
 		buses_external();
 	}
@@ -691,7 +692,7 @@ void xvfb_start_clients(const char* display)
 static bool is_tracked(pid_t pid)
 {
 	if (pid == P.xvfb.pid || pid == P.wm.pid || launch__tracked(pid) || buses_tracked(pid)
-			|| desktop__wayland_tracked(pid))
+			|| desktop__wayland_tracked(pid) || desktop__gnome_tracked(pid))
 		return true;
 	for (int i = 0; i < P.n_launch; i++)
 		if (pid == P.launched[i].pid)
@@ -964,7 +965,7 @@ int xvfb_configure(const struct desktop_config* opts, enum desktop__kind kind)
 					"leave behind may outlive deskd", strerror(errno));
 	}
 	P.embedded = embedded;
-	P.embedded_wayland = kind == DESKTOP__EMBEDDED_WAYLAND;
+	P.embedded_wayland = kind == DESKTOP__EMBEDDED_WAYLAND || kind == DESKTOP__EMBEDDED_GNOME;
 	if (P.embedded_wayland)
 		add_default_launch();
 	if (!embedded)
