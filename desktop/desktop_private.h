@@ -56,6 +56,19 @@ void desktop__wayland_clipboard_stop(void);
 /* wm.c: why a window operation was not applied, into out->note. */
 void desktop__window_note(struct desktop_window_outcome* out, const char* fmt, ...)
 		__attribute__((format(printf, 2, 3)));
+/* gnome_clipboard.c: desktop.h's clipboard calls on a GNOME desktop
+ * (Mutter's RemoteDesktop clipboard; text only, no PRIMARY). */
+int desktop__gnome_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
+		bool image, char* err, size_t err_size);
+int desktop__gnome_clipboard_read(enum desktop_selection sel, bool image, void** data,
+		size_t* len, int timeout_ms, char* err, size_t err_size);
+bool desktop__gnome_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+int desktop__gnome_clipboard_release(enum desktop_selection sel, char* err, size_t err_size);
+unsigned long desktop__gnome_clipboard_delivered(void);
+int desktop__gnome_clipboard_wait_delivered(unsigned long since, int timeout_ms,
+		atomic_bool* cancelled);
+void desktop__gnome_clipboard_stop(void);
+
 /* wayland_wm.c: desktop_window_op on a Wayland desktop (sway's IPC). */
 int desktop__wayland_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size);

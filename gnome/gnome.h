@@ -93,11 +93,17 @@ int gnome_frame_read(struct gnome* self, int x, int y, int width, int height,
 
 /* ---- input ---- */
 
-/* Buttons are Linux evdev codes (BTN_LEFT 0x110, BTN_RIGHT 0x111,
- * BTN_MIDDLE 0x112, BTN_SIDE 0x113, BTN_EXTRA 0x114); keycodes are evdev
- * codes (the X11 keycode minus 8); keysyms are X11 keysyms. */
+/* Buttons are numbered as on X11 (1 left, 2 middle, 3 right, 8 back,
+ * 9 forward; the wheel is gnome_pointer_scroll); keycodes are evdev codes
+ * (the X11 keycode minus 8); keysyms are X11 keysyms. */
+/** Make the session's pointer and keyboard now, without moving or typing
+ *  anything, and wait settle_ms: Mutter makes each device at its first
+ *  event, and the apps lose the events that come before they bound it
+ *  (typing right after a new session typed nothing, measured). */
+int gnome_input_warm(struct gnome* self, int settle_ms);
 int gnome_pointer_move(struct gnome* self, double x, double y);
-int gnome_pointer_button(struct gnome* self, int evdev_button, bool down);
+/** -EINVAL for a button Mutter has no code for. */
+int gnome_pointer_button(struct gnome* self, int button, bool down);
 /** axis 0 vertical, 1 horizontal; steps > 0 down or right. */
 int gnome_pointer_scroll(struct gnome* self, unsigned axis, int steps);
 int gnome_key_keycode(struct gnome* self, uint32_t evdev_keycode, bool down);
