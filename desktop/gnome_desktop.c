@@ -307,8 +307,6 @@ static const struct {
 	const char* why;
 } UNSUPPORTED[] = {
 	{ "windows", "Mutter alone offers no window list (GNOME Shell is needed)" },
-	{ "clipboard", "not on the GNOME desktop yet (Mutter's clipboard comes with deskd's "
-		"RemoteDesktop session)" },
 };
 
 int desktop__gnome_unsupported(const char* what, char* err, size_t err_size)
