@@ -87,6 +87,11 @@ void desktop__pinger_stop(void);
 /* shots.c: close capture connections left idle by a burst (the watcher
  * calls it every round; it never blocks). */
 void desktop__capture_trim(void);
+/** Close every idle capture connection now (a stop, before the compositor:
+ *  Mutter does not end on SIGTERM while a session of deskd's casts). */
+void desktop__capture_close_idle(void);
+/* hands.c: close the input context unless in use (the same reason). */
+void desktop__input_close(void);
 
 /* The environment of every program deskd starts on the display (env.c):
  * --launch, the WM, launch. Other parts of desktop/ publish variables here

@@ -15,7 +15,7 @@
  *
  * Its address, "gnome:<bus>?pipewire=<socket>&wayland=<socket>"
  * (gnome/gnome.h), is the display name. The watcher probes Mutter every
- * second (available turns false when it stops answering); a Mutter that
+ * second (gnome_reachable; available turns false when it stops answering); a Mutter that
  * exits is not restarted: its clients die with it; deskd says so and tools
  * answer display_unavailable. Private to desktop/. */
 #define _GNU_SOURCE
@@ -114,12 +114,11 @@ static bool socket_accepts(const char* path)
 	return ok;
 }
 
-/* Is Mutter there and answering? TODO(gnome_reachable): and its
- * RemoteDesktop on the bus, once gnome/session.c lands on branch gnome. */
+/* Is Mutter there and answering: its Wayland socket accepts, and its
+ * RemoteDesktop has an owner on the bus (what every session needs)? */
 static bool mutter_answers(int timeout_ms)
 {
-	(void)timeout_ms;
-	return socket_accepts(G.wayland);
+	return socket_accepts(G.wayland) && gnome_reachable(G.address, timeout_ms);
 }
 
 /* Wait (bounded) until ready() for program i, which must not exit
@@ -211,13 +210,13 @@ int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 		return -ENAMETOOLONG;
 	}
 	memcpy(a.wayland, G.wayland, sizeof(a.wayland));
-	if ((rc = spawn(MUTTER, m_argv)) < 0
-			|| (rc = wait_ready(MUTTER, mutter_ready, MUTTER_READY_MS)) < 0)
-		return rc;
 	if ((rc = gnome_address_format(&a, G.address, sizeof(G.address))) < 0) {
 		log_error("gnome: cannot name the desktop (%s)", strerror(-rc));
 		return rc;
 	}
+	if ((rc = spawn(MUTTER, m_argv)) < 0
+			|| (rc = wait_ready(MUTTER, mutter_ready, MUTTER_READY_MS)) < 0)
+		return rc;
 	log_info("gnome: mutter %ld is up on %s (%s) in %lld ms", (long)G.child[MUTTER].pid,
 			WAYLAND_NAME, size, (long long)(clock_ms() - t0));
 	desktop__set_display_name(G.address);
@@ -292,6 +291,10 @@ void desktop__gnome_stop(bool keep_config)
 	/* The programs first (while their compositor lives), then Mutter,
 	 * WirePlumber, PipeWire, then the bus with the runtime dir. */
 	xvfb_stop_programs();
+	/* deskd's own sessions first: Mutter ignores SIGTERM while one casts
+	 * (seen with 43.8: killed after the grace period). */
+	desktop__capture_close_idle();
+	desktop__input_close();
 	for (int i = N_PROCS - 1; i >= 0; i--) {
 		struct desktop__child* one[] = { &G.child[i] };
 		desktop__stop_children(one, 1, STOP_GRACE_MS);
