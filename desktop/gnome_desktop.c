@@ -46,6 +46,7 @@
 
 /* In start order; stopped in reverse. */
 enum { PIPEWIRE, WIREPLUMBER, MUTTER, N_PROCS };
+/* spawns: pipewire wireplumber mutter */
 static const char* const PROGRAMS[N_PROCS] = {
 	[PIPEWIRE] = "pipewire", [WIREPLUMBER] = "wireplumber", [MUTTER] = "mutter",
 };
