@@ -77,6 +77,8 @@ bool desktop_is_embedded(void);
 bool desktop_is_wayland(void);
 /** Is the desktop GNOME's Mutter (a "gnome:" address, gnome/gnome.h)? */
 bool desktop_is_gnome(void);
+/** The programs --desktop gnome starts, in start order (doctor); *n of them. */
+const char* const* desktop_gnome_programs(size_t* n);
 const char* desktop_backend(void);
 /** Is the X server reachable and answering right now? (a cheap cached
  *  check, any thread; false while it has not answered for 2 s) */

@@ -62,6 +62,12 @@ static struct {
 	bool mutter_exited;
 } G;
 
+const char* const* desktop_gnome_programs(size_t* n)
+{
+	*n = N_PROCS;
+	return PROGRAMS;
+}
+
 bool desktop__gnome_tracked(pid_t pid)
 {
 	for (int i = 0; pid > 0 && i < N_PROCS; i++)
