@@ -227,8 +227,8 @@ int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 	log_info("gnome: mutter %ld is up on %s (%s) in %lld ms", (long)G.child[MUTTER].pid,
 			WAYLAND_NAME, size, (long long)(clock_ms() - t0));
 	desktop__set_display_name(G.address);
-	/* The configured size until a session reports its stream's
-	 * (gnome_size: the session code calls desktop__set_size). */
+	/* The configured size. The hook for the stream's own (gnome_size of a
+	 * session, logical pixels): desktop__set_size; nothing calls it yet. */
 	desktop__set_size(c->virtual_width > 0 ? c->virtual_width : 1280,
 			c->virtual_height > 0 ? c->virtual_height : 800);
 	desktop__set_server_info("mutter (headless, Wayland, no Xwayland)");
