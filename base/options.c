@@ -33,8 +33,8 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_STRING, F(ready_file), 0 },
 	{ "display", ":N", "Use an existing X display (default $DISPLAY).",
 		NULL, OPT_STRING, F(display), 0 },
-	{ "desktop", "x11|wayland", "The embedded desktop started when no display is given: Xvfb "
-		"with openbox, or a headless sway (with Xwayland).",
+	{ "desktop", "x11|wayland|gnome", "The embedded desktop started when no display is given: Xvfb "
+		"with openbox, a headless sway (with Xwayland), or a headless Mutter (with PipeWire).",
 		"x11", OPT_STRING, F(desktop), 0 },
 	{ "wayland-display", "NAME", "Use a running wlroots compositor (sway, Hyprland, river, ...): a "
 		"socket name in $XDG_RUNTIME_DIR or an absolute path (default $WAYLAND_DISPLAY when "
@@ -453,12 +453,24 @@ static char* env_copy(const char* name)
  * session, which offers no wlroots protocol, works through Xwayland). */
 static int choose_display(struct options* self, const bool* given, char* err, size_t err_size)
 {
+	static const struct {
+		const char* name;
+		bool wayland, gnome;
+	} DESKTOPS[] = {
+		{ "x11", false, false },
+		{ "wayland", true, false },
+		{ "gnome", false, true },
+	};
 	const char* d = self->desktop ? self->desktop : "x11";
-	if (strcmp(d, "x11") != 0 && strcmp(d, "wayland") != 0) {
-		snprintf(err, err_size, "--desktop: '%s' is not x11 or wayland", d);
+	size_t k = 0, n = sizeof(DESKTOPS) / sizeof(DESKTOPS[0]);
+	while (k < n && strcmp(d, DESKTOPS[k].name) != 0)
+		k++;
+	if (k == n) {
+		snprintf(err, err_size, "--desktop: '%s' is not x11, wayland or gnome", d);
 		return -EINVAL;
 	}
-	self->wayland = strcmp(d, "wayland") == 0;
+	self->wayland = DESKTOPS[k].wayland;
+	self->gnome = DESKTOPS[k].gnome;
 	if (self->display && self->wayland_display) {
 		snprintf(err, err_size, "--display and --wayland-display name two desktops: give one");
 		return -EINVAL;

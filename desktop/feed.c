@@ -1,6 +1,6 @@
 /* Live feeds, on capture/capture.h: one capture context (its own X
  * connection) per feed, used by the feed's producer thread only. */
-#include "desktop/desktop.h"
+#include "desktop/desktop_private.h"
 #include "capture/capture.h"
 
 #include <errno.h>
@@ -169,6 +169,8 @@ int desktop_windows(struct capture_window_info** list, size_t* n)
 {
 	*list = NULL;
 	*n = 0;
+	if (desktop_is_gnome())
+		return desktop__gnome_unsupported("windows", NULL, 0);
 	char why[256];
 	struct capture* cap = capture_create(desktop_display_name(), why, sizeof(why));
 	if (!cap)

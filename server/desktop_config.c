@@ -8,6 +8,7 @@ void server_desktop_config(const struct options* opts, struct desktop_config* ou
 	*out = (struct desktop_config){
 		.display = opts->display,
 		.wayland = opts->wayland,
+		.gnome = opts->gnome,
 		.wayland_display = opts->wayland_display,
 		.sway_socket = opts->sway_socket,
 		.xwayland_display = opts->xwayland_display,
