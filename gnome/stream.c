@@ -114,10 +114,19 @@ static void on_state_changed(void* data, enum pw_stream_state old,
 	/* unconnected: the node or the link is gone and, with DONT_RECONNECT,
 	 * nothing links us again */
 	if (state == PW_STREAM_STATE_ERROR || state == PW_STREAM_STATE_UNCONNECTED) {
-		if (!st->why[0])
-			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32 " %s%s%s",
-					st->node, state == PW_STREAM_STATE_ERROR ? "failed" : "ended",
-					error ? ": " : "", error ? error : "");
+		/* unlinked before it streamed: the session manager found no
+		 * such node (or none it would link) and, told not to
+		 * reconnect, dropped the stream */
+		if (!st->why[0] && state == PW_STREAM_STATE_ERROR)
+			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32
+					" failed: %s", st->node, error ? error : "unknown error");
+		else if (!st->why[0] && error)
+			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32
+					" ended: %s", st->node, error);
+		else if (!st->why[0])
+			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32 " %s",
+					st->node, st->started ? "ended (the node is gone)"
+					: "was not linked (no such video node?)");
 		atomic_store(&st->broken, true);
 		pthread_mutex_lock(&st->lock);
 		pthread_cond_broadcast(&st->cond);
