@@ -56,8 +56,8 @@ struct gnome_stream {
 	enum pw_stream_state state;
 	bool started;		/* reached STREAMING once */
 	char why[160];		/* the stream's or core's error */
-	uint64_t copies, empties, corrupt, damaged;
-	int64_t copy_ns, copy_max_ns;
+	uint64_t copies, same, empties, corrupt, damaged;
+	int64_t copy_ns, copy_max_ns, same_ns;
 
 	/* readers' and the loop thread's, under lock */
 	pthread_mutex_t lock;
@@ -114,10 +114,19 @@ static void on_state_changed(void* data, enum pw_stream_state old,
 	/* unconnected: the node or the link is gone and, with DONT_RECONNECT,
 	 * nothing links us again */
 	if (state == PW_STREAM_STATE_ERROR || state == PW_STREAM_STATE_UNCONNECTED) {
-		if (!st->why[0])
-			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32 " %s%s%s",
-					st->node, state == PW_STREAM_STATE_ERROR ? "failed" : "ended",
-					error ? ": " : "", error ? error : "");
+		/* unlinked before it streamed: the session manager found no
+		 * such node (or none it would link) and, told not to
+		 * reconnect, dropped the stream */
+		if (!st->why[0] && state == PW_STREAM_STATE_ERROR)
+			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32
+					" failed: %s", st->node, error ? error : "unknown error");
+		else if (!st->why[0] && error)
+			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32
+					" ended: %s", st->node, error);
+		else if (!st->why[0])
+			snprintf(st->why, sizeof(st->why), "PipeWire stream to node %" PRIu32 " %s",
+					st->node, st->started ? "ended (the node is gone)"
+					: "was not linked (no such video node?)");
 		atomic_store(&st->broken, true);
 		pthread_mutex_lock(&st->lock);
 		pthread_cond_broadcast(&st->cond);
@@ -233,9 +242,34 @@ static int frame_fit(struct frame* f, int width, int height)
 	return 0;
 }
 
+/* Are these rows the front frame's pixels? Only the loop thread writes
+ * the front (it swaps it), so it reads it without the lock. */
+static bool same_as_front(const struct gnome_stream* st, const uint8_t* rows, size_t stride)
+{
+	const struct frame* f = &st->front;
+	if (!st->seq || f->width != st->width || f->height != st->height ||
+			f->format != st->format)
+		return false;
+	size_t row = 4 * (size_t)st->width;
+	/* from the bottom up: a change is usually in the content, seldom in
+	 * the top bar, so a changed frame is told early */
+	for (int y = st->height - 1; y >= 0; y--) {
+		if (memcmp(f->data + row * (size_t)y, rows + stride * (size_t)y, row) != 0)
+			return false;
+	}
+	return true;
+}
+
 static void copy_frame(struct gnome_stream* st, const uint8_t* rows, size_t stride)
 {
 	int64_t t0 = clock_ns();
+	/* Mutter (43, headless) repaints at each pointer motion and sends
+	 * the same pixels when the cursor is not drawn in: not a change */
+	if (same_as_front(st, rows, stride)) {
+		st->same++;
+		st->same_ns += clock_ns() - t0;
+		return;
+	}
 	if (frame_fit(&st->back, st->width, st->height) < 0)
 		return;	/* keep the last frame; the next may fit */
 	st->back.format = st->format;
@@ -489,10 +523,13 @@ void gnome__stream_close(struct gnome_stream* st)
 		pw_thread_loop_lock(st->loop);
 		if (st->copies)
 			log_debug("gnome: stream to node %" PRIu32 ": %" PRIu64 " frames copied,"
-					" %.2f ms each (max %.2f), %" PRIu64 " empty, %" PRIu64
-					" corrupt, %" PRIu64 " with damage", st->node, st->copies,
+					" %.2f ms each (max %.2f); %" PRIu64 " unchanged, %.2f ms each;"
+					" %" PRIu64 " empty, %" PRIu64 " corrupt, %" PRIu64 " with damage",
+					st->node, st->copies,
 					(double)st->copy_ns / (double)st->copies / 1e6,
-					(double)st->copy_max_ns / 1e6, st->empties, st->corrupt, st->damaged);
+					(double)st->copy_max_ns / 1e6, st->same,
+					st->same ? (double)st->same_ns / (double)st->same / 1e6 : 0.0,
+					st->empties, st->corrupt, st->damaged);
 		if (st->stream)
 			pw_stream_destroy(st->stream);
 		if (st->core) {
