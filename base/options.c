@@ -33,8 +33,10 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_STRING, F(ready_file), 0 },
 	{ "display", ":N", "Use an existing X display (default $DISPLAY).",
 		NULL, OPT_STRING, F(display), 0 },
-	{ "desktop", "x11|wayland|gnome", "The embedded desktop started when no display is given: Xvfb "
-		"with openbox, a headless sway (with Xwayland), or a headless Mutter (with PipeWire).",
+	{ "desktop", "x11|wayland|gnome|mutter", "The embedded desktop started when no display is "
+		"given: Xvfb with openbox, a headless sway (with Xwayland), a headless GNOME Shell "
+		"(with PipeWire; windows through deskd's extension), or Mutter alone (lighter, no "
+		"window list).",
 		"x11", OPT_STRING, F(desktop), 0 },
 	{ "wayland-display", "NAME", "Use a running wlroots compositor (sway, Hyprland, river, ...): a "
 		"socket name in $XDG_RUNTIME_DIR or an absolute path (default $WAYLAND_DISPLAY when "
@@ -455,22 +457,24 @@ static int choose_display(struct options* self, const bool* given, char* err, si
 {
 	static const struct {
 		const char* name;
-		bool wayland, gnome;
+		bool wayland, gnome, shell;
 	} DESKTOPS[] = {
-		{ "x11", false, false },
-		{ "wayland", true, false },
-		{ "gnome", false, true },
+		{ "x11", false, false, false },
+		{ "wayland", true, false, false },
+		{ "gnome", false, true, true },
+		{ "mutter", false, true, false },
 	};
 	const char* d = self->desktop ? self->desktop : "x11";
 	size_t k = 0, n = sizeof(DESKTOPS) / sizeof(DESKTOPS[0]);
 	while (k < n && strcmp(d, DESKTOPS[k].name) != 0)
 		k++;
 	if (k == n) {
-		snprintf(err, err_size, "--desktop: '%s' is not x11, wayland or gnome", d);
+		snprintf(err, err_size, "--desktop: '%s' is not x11, wayland, gnome or mutter", d);
 		return -EINVAL;
 	}
 	self->wayland = DESKTOPS[k].wayland;
 	self->gnome = DESKTOPS[k].gnome;
+	self->gnome_shell = DESKTOPS[k].shell;
 	if (self->display && self->wayland_display) {
 		snprintf(err, err_size, "--display and --wayland-display name two desktops: give one");
 		return -EINVAL;

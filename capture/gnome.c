@@ -20,8 +20,9 @@
 #include <unistd.h>
 
 #define OPEN_TIMEOUT_MS 5000
-/* The first frame after the stream starts (Mutter sends one at once). */
-#define FIRST_FRAME_MS 2000
+/* The first frame after the stream starts: usually 20-180 ms, but one
+ * open in six or eight waited 1.2-2.3 s for Mutter (measured). */
+#define FIRST_FRAME_MS 5000
 #define FOCUS_WAIT_MS 1000
 #define MOVE_WAIT_MS 1000
 #define POLL_MS 10
@@ -29,6 +30,9 @@
 struct capture_gnome {
 	struct capture head;	/* first: the ops and the error */
 	struct gnome* session;
+	struct gnome_shell* shell;	/* the window calls; NULL until first needed */
+	bool has_windows;	/* the shell answered with its list at create */
+	char address[GNOME_ADDRESS_MAX];
 };
 
 static struct capture_gnome* gn_of(struct capture* base)
@@ -58,6 +62,7 @@ static int no_windows(struct capture* base)
 static void gn_destroy(struct capture* base)
 {
 	struct capture_gnome* self = gn_of(base);
+	gnome_shell_close(self->shell);
 	gnome_close(self->session);
 	free(self);
 }
@@ -90,12 +95,7 @@ static bool gn_has_shm(const struct capture* base)
 /* With the shell's window list: a window is its frame's part of the screen. */
 static bool gn_has_window_capture(const struct capture* base)
 {
-	struct gnome_window* ws;
-	size_t n;
-	if (gnome_windows(gn_cof(base)->session, &ws, &n) < 0)
-		return false;
-	free(ws);
-	return true;
+	return gn_cof(base)->has_windows;
 }
 
 static int gn_screen(struct capture* base, const struct capture_rect* region, bool cursor,
@@ -141,11 +141,42 @@ static uint32_t short_id(uint64_t id)
 	return (uint32_t)id;
 }
 
+/* The window calls' connection, made when first needed (and again when
+ * the bus dropped it); NULL with the failure recorded. */
+static struct gnome_shell* shell_of(struct capture_gnome* self, int* rc)
+{
+	if (self->shell && !gnome_shell_alive(self->shell)) {
+		gnome_shell_close(self->shell);
+		self->shell = NULL;
+	}
+	if (!self->shell) {
+		char err[256];
+		self->shell = gnome_shell_open(self->address, OPEN_TIMEOUT_MS, err, sizeof(err));
+		if (!self->shell)
+			*rc = capture__fail(&self->head, -ECONNRESET, "%s", err);
+	}
+	return self->shell;
+}
+
 static int shell_fail(struct capture_gnome* self, int rc)
 {
 	if (rc == -ENOTSUP)
 		return no_windows(&self->head);
-	return gn_fail(self, rc, "GNOME Shell's window list");
+	if (rc == -ENOENT)
+		return capture__fail(&self->head, rc, "%s", gnome_shell_error(self->shell));
+	return capture__fail(&self->head, rc == -EPIPE ? -ECONNRESET : rc, "%s",
+			gnome_shell_error(self->shell));
+}
+
+/* The shell's windows; rc < 0 with the failure recorded. */
+static int shell_windows(struct capture_gnome* self, struct gnome_window** ws, size_t* n)
+{
+	int rc = 0;
+	struct gnome_shell* shell = shell_of(self, &rc);
+	if (!shell)
+		return rc;
+	rc = gnome_windows(shell, ws, n);
+	return rc < 0 ? shell_fail(self, rc) : 0;
 }
 
 static void fill_info(const struct gnome_window* w, struct capture_window_info* out)
@@ -166,6 +197,9 @@ static void fill_info(const struct gnome_window* w, struct capture_window_info* 
 	out->modal = w->flags & GNOME_WINDOW_MODAL;
 	out->transient_for = short_id(w->transient_for);
 	out->wayland_native = !(w->flags & GNOME_WINDOW_X11);
+	/* GTK's extents start at its surface, shadows included (the buffer). */
+	out->surface_dx = w->buffer_x - w->x;
+	out->surface_dy = w->buffer_y - w->y;
 }
 
 /* One window by deskd's id; -ENOENT. */
@@ -173,9 +207,9 @@ static int find_window(struct capture_gnome* self, uint32_t window, struct gnome
 {
 	struct gnome_window* ws;
 	size_t n;
-	int rc = gnome_windows(self->session, &ws, &n);
+	int rc = shell_windows(self, &ws, &n);
 	if (rc < 0)
-		return shell_fail(self, rc);
+		return rc;
 	rc = capture__fail(&self->head, -ENOENT, "no window %u", (unsigned)window);
 	for (size_t i = 0; i < n; i++)
 		if (short_id(ws[i].id) == window) {
@@ -193,9 +227,9 @@ static int gn_list_windows(struct capture* base, struct capture_window_info** ou
 	size_t count;
 	*out = NULL;
 	*n = 0;
-	int rc = gnome_windows(self->session, &ws, &count);
+	int rc = shell_windows(self, &ws, &count);
 	if (rc < 0)
-		return shell_fail(self, rc);
+		return rc;
 	if (count) {
 		*out = calloc(count, sizeof(**out));
 		if (!*out) {
@@ -292,7 +326,7 @@ static int gn_focus_window(struct capture* base, uint32_t window)
 	struct capture_gnome* self = gn_of(base);
 	struct gnome_window w;
 	int rc = find_window(self, window, &w);
-	if (rc == 0 && (rc = gnome_window_activate(self->session, w.id)) < 0)
+	if (rc == 0 && (rc = gnome_window_activate(self->shell, w.id)) < 0)
 		return shell_fail(self, rc);
 	int64_t end = clock_ms() + FOCUS_WAIT_MS;
 	while (rc == 0 && !(w.flags & GNOME_WINDOW_FOCUSED)) {
@@ -316,7 +350,7 @@ static int gn_move_window(struct capture* base, uint32_t window, const int* x, c
 		return rc;
 	struct capture_rect want = { x ? *x : w.x, y ? *y : w.y, width ? *width : w.width,
 		height ? *height : w.height };
-	if ((rc = gnome_window_move_resize(self->session, w.id, want.x, want.y, want.width,
+	if ((rc = gnome_window_move_resize(self->shell, w.id, want.x, want.y, want.width,
 			want.height)) < 0)
 		return shell_fail(self, rc);
 	int64_t end = clock_ms() + MOVE_WAIT_MS;
@@ -360,10 +394,18 @@ struct capture* capture__gnome_create(const char* address, char* err, size_t err
 		return NULL;
 	}
 	self->head.ops = &gnome_ops;
+	snprintf(self->address, sizeof(self->address), "%s", address);
 	self->session = gnome_open(address, GNOME_FRAMES, OPEN_TIMEOUT_MS, err, err_size);
 	if (!self->session) {
 		free(self);
 		return NULL;
 	}
+	struct gnome_window* ws;
+	size_t n;
+	if (shell_windows(self, &ws, &n) == 0) {
+		self->has_windows = true;
+		free(ws);
+	}
+	self->head.error[0] = '\0';
 	return &self->head;
 }

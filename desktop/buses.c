@@ -100,9 +100,7 @@ static int read_address(int fd, char* out, size_t size)
 	return -ENAMETOOLONG;
 }
 
-/* "--address=unix:path=<dir>/bus", the path escaped as D-Bus addresses
- * want (bytes outside [-0-9A-Za-z_/.*] as %XX). */
-static int listen_address(const char* dir, char* out, size_t size)
+int buses__listen_address(const char* dir, const char* name, char* out, size_t size)
 {
 	static const char plain[] = "-_/.*";
 	static const char hex[] = "0123456789abcdef";
@@ -120,7 +118,7 @@ static int listen_address(const char* dir, char* out, size_t size)
 			out[o++] = hex[c & 15];
 		}
 	}
-	return snprintf(out + o, size - o, "/bus") < (int)(size - o) ? 0 : -ENAMETOOLONG;
+	return snprintf(out + o, size - o, "/%s", name) < (int)(size - o) ? 0 : -ENAMETOOLONG;
 }
 
 void buses_start(const char* display)
@@ -164,7 +162,7 @@ void buses_start(const char* display)
 	 * an abstract socket, which any process of the network namespace can
 	 * reach), removed with it. */
 	char listen[PATH_MAX + 32];
-	if (listen_address(B.runtime_dir, listen, sizeof(listen)) < 0) {
+	if (buses__listen_address(B.runtime_dir, "bus", listen, sizeof(listen)) < 0) {
 		snprintf(B.reason, sizeof(B.reason), "the runtime directory's path is too long");
 		close(fds[0]);
 		close(fds[1]);

@@ -36,7 +36,8 @@
 struct desktop_config {
 	const char* display;	/* --display: an existing X server; NULL or "": embedded (or Wayland) */
 	bool wayland;		/* --desktop wayland: the embedded desktop is a headless sway */
-	bool gnome;		/* --desktop gnome: a headless Mutter (gnome_desktop.c) */
+	bool gnome;		/* --desktop gnome or mutter: a headless GNOME (gnome_desktop.c) */
+	bool gnome_shell;	/* --desktop gnome: GNOME Shell; else Mutter alone */
 	const char* wayland_display;	/* --wayland-display: attach to this compositor (socket name or path) */
 	const char* sway_socket;	/* its sway IPC socket ($SWAYSOCK), or NULL */
 	const char* xwayland_display;	/* its Xwayland (":N", $DISPLAY beside it), or NULL */
@@ -77,6 +78,9 @@ bool desktop_is_embedded(void);
 bool desktop_is_wayland(void);
 /** Is the desktop GNOME's Mutter (a "gnome:" address, gnome/gnome.h)? */
 bool desktop_is_gnome(void);
+/** Does the GNOME desktop run GNOME Shell with deskd's extension, so that
+ *  it has a window list (Mutter alone has none)? false on other desktops. */
+bool desktop_gnome_shell(void);
 /** The programs --desktop gnome starts, in start order (doctor); *n of them. */
 const char* const* desktop_gnome_programs(size_t* n);
 const char* desktop_backend(void);

@@ -39,6 +39,11 @@ void desktop__gnome_stop(bool keep_config);
 bool desktop__gnome_tracked(pid_t pid);
 /** What a GNOME desktop cannot do yet: the sentence into err; -ENOTSUP. */
 int desktop__gnome_unsupported(const char* what, char* err, size_t err_size);
+/* gnome_wm.c: desktop_window_op on GNOME (deskd's shell extension). */
+int desktop__gnome_window_op(const struct desktop_window_request* req,
+		struct desktop_window_outcome* out, char* err, size_t err_size);
+/** Close its connection (a stop, before the shell). */
+void desktop__gnome_wm_stop(void);
 
 /* wayland_clipboard.c: desktop.h's clipboard calls on a Wayland desktop
  * (clipboard.c hands over to them); the same contracts. */
@@ -225,6 +230,10 @@ void childlog_stop(void);
  * get their addresses and the accessibility switches through env.c. */
 /** Start them (idempotent; failures are logged, never fatal). */
 void buses_start(const char* display);
+/** "--address=unix:path=<dir>/<name>" for a dbus-daemon, the path escaped
+ *  as D-Bus addresses want (bytes outside [-0-9A-Za-z_/.*] as %XX; name is
+ *  deskd's own, plain). */
+int buses__listen_address(const char* dir, const char* name, char* out, size_t size);
 /** The embedded session bus's private runtime dir (XDG_RUNTIME_DIR, 0700)
  *  and its address; false when it is not running. Any thread. */
 bool buses_session(char* runtime_dir, size_t rt_size, char* address, size_t addr_size);

@@ -22,6 +22,7 @@
 #include "desktop/desktop_private.h"
 #include "gnome/gnome.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -44,12 +45,18 @@
 #define WAYLAND_NAME "wayland-deskd"
 #define PIPEWIRE_NAME "pipewire-0"
 
-/* In start order; stopped in reverse. */
-enum { PIPEWIRE, WIREPLUMBER, MUTTER, N_PROCS };
-/* spawns: pipewire wireplumber mutter */
+/* In start order; stopped in reverse. The compositor is GNOME Shell when it
+ * is installed (its window list, through deskd's extension), else Mutter
+ * alone; the shell also wants a system bus (its login manager's), which a
+ * second private dbus-daemon poses as. */
+enum { PIPEWIRE, WIREPLUMBER, SYSTEM_BUS, MUTTER, N_PROCS };
+/* spawns: pipewire wireplumber dbus-daemon mutter gnome-shell */
 static const char* const PROGRAMS[N_PROCS] = {
-	[PIPEWIRE] = "pipewire", [WIREPLUMBER] = "wireplumber", [MUTTER] = "mutter",
+	[PIPEWIRE] = "pipewire", [WIREPLUMBER] = "wireplumber", [SYSTEM_BUS] = "dbus-daemon",
+	[MUTTER] = "mutter",
 };
+#define SHELL_PROGRAM "gnome-shell"
+#define SYSTEM_BUS_NAME "system_bus"
 
 /* Main thread before the watcher starts and after it stopped, the watcher
  * in between. */
@@ -60,12 +67,19 @@ static struct {
 	char wayland[sizeof(((struct gnome_address*)0)->wayland)];	/* Mutter's socket */
 	char address[GNOME_ADDRESS_MAX];
 	bool mutter_exited;
+	bool shell;		/* the compositor is GNOME Shell */
+	const char* names[N_PROCS];	/* what runs in each slot (NULL: nothing) */
 } G;
 
 const char* const* desktop_gnome_programs(size_t* n)
 {
 	*n = N_PROCS;
 	return PROGRAMS;
+}
+
+bool desktop_gnome_shell(void)
+{
+	return desktop_is_gnome() && G.shell && G.address[0];
 }
 
 bool desktop__gnome_tracked(pid_t pid)
@@ -84,15 +98,15 @@ static void log_exit(int i, int status)
 	size_t n = childlog_tail((long)G.child[i].pid, 200, tail, sizeof(tail));
 	while (n > 0 && tail[n - 1] == '\n')
 		tail[--n] = '\0';
-	log_error("gnome: %s exited at start (%s)%s%s", PROGRAMS[i], how,
+	log_error("gnome: %s exited at start (%s)%s%s", G.names[i], how,
 			n ? "; its last output:\n" : "", n ? tail : "");
 }
 
-static int spawn(int i, char* const* argv)
+static int spawn(int i, char* const* argv, char* const* env, size_t n_env)
 {
 	struct desktop__spawn_args s = {
 		.path = G.path[i], .argv = argv, .display = "", .fd3 = -1,
-		.program = PROGRAMS[i], .level = LOG_DEBUG,
+		.env = env, .n_env = n_env, .program = G.names[i], .level = LOG_DEBUG,
 	};
 	pid_t pid = desktop__spawn_with(&s);
 	if (pid < 0) {
@@ -100,8 +114,8 @@ static int spawn(int i, char* const* argv)
 		return (int)pid;
 	}
 	G.child[i].pid = pid;
-	snprintf(G.child[i].label, sizeof(G.child[i].label), "%s", PROGRAMS[i]);
-	log_debug("gnome: %s started (pid %ld)", PROGRAMS[i], (long)pid);
+	snprintf(G.child[i].label, sizeof(G.child[i].label), "%s", G.names[i]);
+	log_debug("gnome: %s started (pid %ld)", G.names[i], (long)pid);
 	return 0;
 }
 
@@ -144,7 +158,7 @@ static int wait_ready(int i, bool (*ready)(void), int timeout_ms)
 			return 0;
 		if (clock_ms() >= end) {
 			log_error("gnome: %s was not ready in %d ms; add --log-level debug to see "
-					"its output", PROGRAMS[i], timeout_ms);
+					"its output", G.names[i], timeout_ms);
 			return -ETIMEDOUT;
 		}
 		clock_sleep_ms(10);
@@ -158,21 +172,97 @@ static bool pipewire_ready(void)
 	return socket_accepts(path);
 }
 
+/* Mutter answers, and in the shell deskd's extension too, with the
+ * overview it starts in left. */
 static bool mutter_ready(void)
 {
-	return mutter_answers(PROBE_TIMEOUT_MS);
+	return mutter_answers(PROBE_TIMEOUT_MS)
+			&& (!G.shell || gnome_shell_ready(G.address, PROBE_TIMEOUT_MS));
 }
 
-static int find_programs(void)
+static bool system_bus_ready(void)
 {
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/" SYSTEM_BUS_NAME, G.runtime_dir);
+	return socket_accepts(path);
+}
+
+/* The compositor: GNOME Shell (--desktop gnome), or Mutter alone
+ * (--desktop mutter). */
+static int find_programs(bool shell)
+{
+	G.shell = shell;
 	for (int i = 0; i < N_PROCS; i++)
-		if (desktop_find_program(PROGRAMS[i], getenv("PATH"), G.path[i],
+		G.names[i] = i == MUTTER && shell ? SHELL_PROGRAM
+				: i == SYSTEM_BUS && !shell ? NULL : PROGRAMS[i];
+	for (int i = 0; i < N_PROCS; i++)
+		if (G.names[i] && desktop_find_program(G.names[i], getenv("PATH"), G.path[i],
 				sizeof(G.path[i])) < 0) {
-			log_error("gnome: %s is not installed (apt-get install mutter pipewire "
-					"wireplumber)", PROGRAMS[i]);
+			log_error("gnome: %s is not installed (apt-get install %s pipewire "
+					"wireplumber)%s", G.names[i], shell ? "gnome-shell" : "mutter",
+					shell ? "; --desktop mutter runs Mutter alone, without a window list" : "");
 			return -ENOENT;
 		}
 	return 0;
+}
+
+/* GNOME Shell's own files under the runtime dir: deskd's extension in its
+ * data dir, and its settings as a GLib keyfile (no dconf) that enables it.
+ * The environment it runs with goes into env (n_env of them). */
+#define SHELL_ENV_MAX 6
+static int prepare_shell(char env[SHELL_ENV_MAX][PATH_MAX + 64], size_t* n_env)
+{
+	char data[PATH_MAX], config[PATH_MAX], file[PATH_MAX + 64], err[256];
+	err[0] = '\0';
+	int rc = (size_t)snprintf(data, sizeof(data), "%s/shell/data", G.runtime_dir) < sizeof(data)
+			&& (size_t)snprintf(config, sizeof(config), "%s/shell/config/glib-2.0/settings",
+				G.runtime_dir) < sizeof(config) ? 0 : -ENAMETOOLONG;
+	if (rc == 0)
+		rc = gnome_extension_install(data, err, sizeof(err));
+	if (rc == 0)
+		rc = fs_make_dir(config);
+	if (rc < 0) {
+		log_error("gnome: cannot prepare GNOME Shell's files: %s", err[0] ? err : strerror(-rc));
+		return rc;
+	}
+	snprintf(file, sizeof(file), "%s/keyfile", config);
+	FILE* f = fopen(file, "wx");
+	/* No animations: a window that has mapped is on the screen at once
+	 * (the shell's map animation kept a new window off the screenshots
+	 * for 400 ms, measured), as an agent's next screenshot expects. */
+	if (!f || fprintf(f, "[org/gnome/shell]\nenabled-extensions=['" GNOME_EXTENSION_UUID "']\n"
+			"disable-user-extensions=false\nwelcome-dialog-last-shown-version='999'\n"
+			"[org/gnome/desktop/interface]\nenable-animations=false\n") < 0
+			|| fclose(f) != 0) {
+		log_error("gnome: cannot write GNOME Shell's settings %s: %s", file, strerror(errno));
+		return -EIO;
+	}
+	size_t n = 0;
+	snprintf(env[n++], sizeof(env[0]), "XDG_DATA_HOME=%s", data);
+	snprintf(env[n++], sizeof(env[0]), "XDG_CONFIG_HOME=%s/shell/config", G.runtime_dir);
+	snprintf(env[n++], sizeof(env[0]), "XDG_CACHE_HOME=%s/shell/cache", G.runtime_dir);
+	snprintf(env[n++], sizeof(env[0]), "GSETTINGS_BACKEND=keyfile");
+	snprintf(env[n++], sizeof(env[0]), "DBUS_SYSTEM_BUS_ADDRESS=unix:path=%s/" SYSTEM_BUS_NAME,
+			G.runtime_dir);
+	snprintf(env[n++], sizeof(env[0]), "DESKD_SHELL_HIDE_OVERVIEW=1");
+	*n_env = n;
+	return 0;
+}
+
+/* The system bus GNOME Shell's login manager wants: a session-config
+ * daemon on a socket in the runtime dir (nothing is activated there; the
+ * shell's system services are missing and it goes on without them). */
+static int start_system_bus(void)
+{
+	char listen[PATH_MAX + 64];
+	int rc = buses__listen_address(G.runtime_dir, SYSTEM_BUS_NAME, listen, sizeof(listen));
+	if (rc < 0)
+		return rc;
+	char* argv[] = { (char*)"dbus-daemon", (char*)"--session", (char*)"--nofork",
+		(char*)"--nopidfile", listen, NULL };
+	if ((rc = spawn(SYSTEM_BUS, argv, NULL, 0)) < 0)
+		return rc;
+	return wait_ready(SYSTEM_BUS, system_bus_ready, PIPEWIRE_READY_MS);
 }
 
 int desktop__gnome_start(const struct desktop_config* c, bool embedded)
@@ -180,7 +270,7 @@ int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 	if (!embedded)
 		return -ENOTSUP;	/* deskd attaches to no running GNOME yet */
 	memset(&G, 0, sizeof(G));
-	int rc = find_programs();
+	int rc = find_programs(c->gnome_shell);
 	if (rc < 0)
 		return rc;
 	int64_t t0 = clock_ms();
@@ -194,18 +284,25 @@ int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 		return -ENOTCONN;
 	}
 	char* pw_argv[] = { (char*)"pipewire", NULL };
-	if ((rc = spawn(PIPEWIRE, pw_argv)) < 0
+	if ((rc = spawn(PIPEWIRE, pw_argv, NULL, 0)) < 0
 			|| (rc = wait_ready(PIPEWIRE, pipewire_ready, PIPEWIRE_READY_MS)) < 0)
 		return rc;
 	/* The session manager links Mutter's stream to its consumer; nothing
 	 * waits for it at start. */
 	char* wp_argv[] = { (char*)"wireplumber", NULL };
-	if ((rc = spawn(WIREPLUMBER, wp_argv)) < 0)
+	if ((rc = spawn(WIREPLUMBER, wp_argv, NULL, 0)) < 0)
 		return rc;
+	char shell_env[SHELL_ENV_MAX][PATH_MAX + 64];
+	char* env[SHELL_ENV_MAX];
+	size_t n_env = 0;
+	if (G.shell && ((rc = prepare_shell(shell_env, &n_env)) < 0 || (rc = start_system_bus()) < 0))
+		return rc;
+	for (size_t i = 0; i < n_env; i++)
+		env[i] = shell_env[i];
 	char size[32];
 	snprintf(size, sizeof(size), "%dx%d", c->virtual_width > 0 ? c->virtual_width : 1280,
 			c->virtual_height > 0 ? c->virtual_height : 800);
-	char* m_argv[] = { (char*)"mutter", (char*)"--headless", (char*)"--virtual-monitor",
+	char* m_argv[] = { (char*)G.names[MUTTER], (char*)"--headless", (char*)"--virtual-monitor",
 		size, (char*)"--wayland", (char*)"--no-x11", (char*)"--wayland-display",
 		(char*)WAYLAND_NAME, NULL };
 	struct gnome_address a = { 0 };
@@ -221,17 +318,18 @@ int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 		log_error("gnome: cannot name the desktop (%s)", strerror(-rc));
 		return rc;
 	}
-	if ((rc = spawn(MUTTER, m_argv)) < 0
+	if ((rc = spawn(MUTTER, m_argv, env, n_env)) < 0
 			|| (rc = wait_ready(MUTTER, mutter_ready, MUTTER_READY_MS)) < 0)
 		return rc;
-	log_info("gnome: mutter %ld is up on %s (%s) in %lld ms", (long)G.child[MUTTER].pid,
-			WAYLAND_NAME, size, (long long)(clock_ms() - t0));
+	log_info("gnome: %s %ld is up on %s (%s) in %lld ms", G.names[MUTTER],
+			(long)G.child[MUTTER].pid, WAYLAND_NAME, size, (long long)(clock_ms() - t0));
 	desktop__set_display_name(G.address);
 	/* The configured size. The hook for the stream's own (gnome_size of a
 	 * session, logical pixels): desktop__set_size; nothing calls it yet. */
 	desktop__set_size(c->virtual_width > 0 ? c->virtual_width : 1280,
 			c->virtual_height > 0 ? c->virtual_height : 800);
-	desktop__set_server_info("mutter (headless, Wayland, no Xwayland)");
+	desktop__set_server_info(G.shell ? "gnome-shell (headless, Wayland, no Xwayland, deskd's "
+			"extension for windows)" : "mutter (headless, Wayland, no Xwayland, no window list)");
 	xvfb_start_clients(G.address);
 	return 0;
 }
@@ -253,10 +351,24 @@ static void reap(void)
 					"display_unavailable: restart deskd", (long)G.child[i].pid, how);
 		} else {
 			log_warn("gnome: %s (pid %ld) exited (%s) and is not restarted: the screen's "
-					"stream is gone; restart deskd", PROGRAMS[i], (long)G.child[i].pid, how);
+					"stream is gone; restart deskd", G.names[i], (long)G.child[i].pid, how);
 		}
 		G.child[i].pid = 0;
 	}
+}
+
+/* Start a pooled capture's stream now: Mutter's first frame on a new
+ * stream came 1.2-2.3 s late about once in six (measured), which the
+ * first screenshot would wait for; the pool keeps the context. */
+static void warm_capture(void)
+{
+	char err[256];
+	struct desktop_capture* c = desktop_capture_get(err, sizeof(err));
+	if (!c) {
+		log_debug("gnome: no capture at start (%s)", err);
+		return;
+	}
+	desktop_capture_put(c);
 }
 
 void* desktop__gnome_watch(void* ud)
@@ -281,6 +393,8 @@ void* desktop__gnome_watch(void* ud)
 		if (now == up)
 			continue;
 		desktop__set_available(now, !now);
+		if (now && !had)
+			warm_capture();
 		if (!now)
 			log_warn("gnome: Mutter at %s does not answer; tools answer "
 					"display_unavailable until it does", G.wayland);
@@ -302,6 +416,7 @@ void desktop__gnome_stop(bool keep_config)
 	 * (seen with 43.8: killed after the grace period). */
 	desktop__capture_close_idle();
 	desktop__input_close();
+	desktop__gnome_wm_stop();
 	for (int i = N_PROCS - 1; i >= 0; i--) {
 		struct desktop__child* one[] = { &G.child[i] };
 		desktop__stop_children(one, 1, STOP_GRACE_MS);

@@ -153,16 +153,29 @@ struct gnome_window {
 	unsigned flags;		/* enum gnome_window_flag */
 	uint64_t transient_for;	/* 0 none */
 };
+/** Does GNOME Shell at this address answer with deskd's extension, and has
+ *  it left the overview it starts in (one bounded round trip each)? */
+bool gnome_shell_ready(const char* address, int timeout_ms);
+
+/* A connection for these calls (no Mutter session); any thread. Errors:
+ * -ENOTSUP when the shell or its extension is not there, -ENOENT for a
+ * window it does not know, -EPIPE when the bus is gone. */
+struct gnome_shell;
+struct gnome_shell* gnome_shell_open(const char* address, int timeout_ms, char* err,
+		size_t err_size);
+void gnome_shell_close(struct gnome_shell* self);
+bool gnome_shell_alive(struct gnome_shell* self);
+const char* gnome_shell_error(const struct gnome_shell* self);
 /** The windows, bottom of the stack first; *out malloc'd (free()). */
-int gnome_windows(struct gnome* self, struct gnome_window** out, size_t* n);
-int gnome_window_activate(struct gnome* self, uint64_t id);
+int gnome_windows(struct gnome_shell* self, struct gnome_window** out, size_t* n);
+int gnome_window_activate(struct gnome_shell* self, uint64_t id);
 /** Move and resize the frame (a maximized window is unmaximized first). */
-int gnome_window_move_resize(struct gnome* self, uint64_t id, int x, int y, int width,
+int gnome_window_move_resize(struct gnome_shell* self, uint64_t id, int x, int y, int width,
 		int height);
 /** state: minimize, unminimize, maximize, unmaximize, fullscreen,
  *  unfullscreen, raise. */
-int gnome_window_state(struct gnome* self, uint64_t id, const char* state);
-int gnome_window_close(struct gnome* self, uint64_t id);
+int gnome_window_state(struct gnome_shell* self, uint64_t id, const char* state);
+int gnome_window_close(struct gnome_shell* self, uint64_t id);
 
 /* The extension's uuid, its folder's name under gnome-shell/extensions/. */
 #define GNOME_EXTENSION_UUID "deskd@deskd.dev"

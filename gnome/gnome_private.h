@@ -1,7 +1,8 @@
 #pragma once
 /* Private to gnome/: the PipeWire stream (stream.c), which session.c opens
- * once Mutter names the stream's node, and a session's method call for
- * shell.c. No D-Bus header here (its types are only named). */
+ * once Mutter names the stream's node; session.c's bounded connect for
+ * shell.c; the extension's files. No D-Bus header here (its types are
+ * only named). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,12 +42,11 @@ bool gnome__stream_broken(struct gnome_stream* st);
 
 /* ---- session.c, for shell.c ---- */
 
-struct gnome;
-struct DBusMessage;
-/** Send m (consumed) on the session's connection and wait for the reply
- *  (bounded by timeout_ms), then dispatch what arrived meanwhile; NULL
- *  with the reason in gnome_error() and the errno in *rc. */
-struct DBusMessage* gnome__call(struct gnome* self, struct DBusMessage* m, int timeout_ms, int* rc);
+struct DBusConnection;
+/** A private connection to the bus at address, authenticated and
+ *  registered by the deadline (clock_ms); NULL with a sentence in err. */
+struct DBusConnection* gnome__connect(const char* address, int64_t deadline, char* err,
+		size_t size);
 
 /* ---- the GNOME Shell extension's files (gnome/shell/, compiled in) ---- */
 

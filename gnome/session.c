@@ -100,7 +100,7 @@ static int64_t left_ms(int64_t deadline)
 
 /* Authenticate and say Hello within the deadline: dbus_bus_register waits
  * without a bound on a bus that accepts and never answers. */
-static DBusConnection* connect_bounded(const char* address, int64_t deadline, char* err,
+struct DBusConnection* gnome__connect(const char* address, int64_t deadline, char* err,
 		size_t size)
 {
 	DBusError e;
@@ -515,15 +515,6 @@ static void* reader_main(void* ud)
 	return NULL;
 }
 
-struct DBusMessage* gnome__call(struct gnome* self, struct DBusMessage* m, int timeout_ms, int* rc)
-{
-	lock(self);
-	DBusMessage* r = call(self, m, timeout_ms);
-	*rc = r ? 0 : errno_of_failure(self);
-	unlock(self);
-	return r;
-}
-
 /* ---- public ---- */
 
 bool gnome_reachable(const char* address, int timeout_ms)
@@ -533,7 +524,7 @@ bool gnome_reachable(const char* address, int timeout_ms)
 		return false;
 	pthread_once(&threads_once, threads_init);
 	char err[256];
-	DBusConnection* c = connect_bounded(a.bus, clock_ms() + timeout_ms, err, sizeof(err));
+	DBusConnection* c = gnome__connect(a.bus, clock_ms() + timeout_ms, err, sizeof(err));
 	if (!c)
 		return false;
 	const char* name = RD_BUS;
@@ -660,7 +651,7 @@ struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, cha
 	pthread_mutex_init(&self->mutex, NULL);
 	pthread_cond_init(&self->cond, NULL);
 	self->wake[0] = self->wake[1] = -1;
-	self->bus = connect_bounded(a.bus, deadline, err, err_size);
+	self->bus = gnome__connect(a.bus, deadline, err, err_size);
 	if (!self->bus)
 		goto failed_early;
 	if (!dbus_connection_add_filter(self->bus, on_message, self, NULL)) {

@@ -133,8 +133,9 @@ static const char* embedded_label(void)
 {
 	if (!desktop_is_embedded())
 		return "";
-	return desktop_is_gnome() ? " (embedded Mutter)"
-		: desktop_is_wayland() ? " (embedded sway)" : " (embedded Xvfb)";
+	if (desktop_is_gnome())
+		return desktop_gnome_shell() ? " (embedded GNOME Shell)" : " (embedded Mutter)";
+	return desktop_is_wayland() ? " (embedded sway)" : " (embedded Xvfb)";
 }
 
 static void banner_event(const char* url, const struct banner_token* agent,

@@ -54,7 +54,8 @@ struct ui_target {
 	struct desktop_target t;	/* the window's screenshot space */
 };
 
-/* GNOME (Mutter alone has no window list): the app is named by pid, or by
+/* GNOME with Mutter alone (no window list; with GNOME Shell the windows
+ * are found as anywhere else): the app is named by pid, or by
  * a program the launch tool started (app, else the newest running), and
  * its tree is matched by pid only. The target is the whole screen; GTK's
  * extents there are relative to its window, whose origin is not known. */
@@ -95,7 +96,7 @@ static int gnome_target(struct tool_ctx* ctx, uint32_t window, int pid, const ch
 static int target_for(struct tool_ctx* ctx, uint32_t window, int pid, const char* app,
 		struct ui_target* out, struct tool_result* res)
 {
-	if (desktop_is_gnome())
+	if (desktop_is_gnome() && !desktop_gnome_shell())
 		return gnome_target(ctx, window, pid, app, out, res);
 	struct capture_window_info* list = NULL;
 	size_t n = 0;
@@ -180,8 +181,8 @@ static bool node_rects(const struct a11y_node* n, const struct a11y_app* app,
 		return false;
 	int x = n->x, y = n->y;
 	if (rebase_needed(app, &tg->info)) {
-		x += tg->info.rect.x;
-		y += tg->info.rect.y;
+		x += tg->info.rect.x + tg->info.surface_dx;
+		y += tg->info.rect.y + tg->info.surface_dy;
 	}
 	d[0] = x;
 	d[1] = y;

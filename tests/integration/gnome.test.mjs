@@ -50,13 +50,13 @@ function rssKiB(pid) {
   try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]); } catch { return 0; }
 }
 
-test('gnome: deskd starts Mutter, PipeWire and WirePlumber; status says gnome; --launch gets the desktop\'s environment; a GTK 3 form shows its widgets in ui_snapshot; windows says why it cannot; the exit leaves no process and no runtime dir', { timeout: 180000 }, async (t) => {
+test('gnome (Mutter alone, --desktop mutter): deskd starts Mutter, PipeWire and WirePlumber; status says gnome; --launch gets the desktop\'s environment; a GTK 3 form shows its widgets in ui_snapshot; windows says why it cannot; the exit leaves no process and no runtime dir', { timeout: 180000 }, async (t) => {
   for (const p of ['mutter', 'pipewire', 'wireplumber', 'dbus-daemon']) need(p);   // spawns: mutter pipewire wireplumber dbus-daemon
   need(FORM);   // spawns: - (built by make: tests/apps/gtk3-form.c)
   const dir = tempDir('deskd-gnome-');
   const envFile = join(dir, 'env.txt');
   const t0 = Date.now();
-  const d = await startDeskd({ args: ['--desktop', 'gnome', '--virtual', '1024x768',
+  const d = await startDeskd({ args: ['--desktop', 'mutter', '--virtual', '1024x768',
     '--launch', `sh -c 'env > ${envFile}'`] });
   const startMs = Date.now() - t0;
   let stopped = false;
@@ -127,9 +127,9 @@ test('gnome: deskd starts Mutter, PipeWire and WirePlumber; status says gnome; -
   assert.equal(existsSync(rt), false, `the runtime dir ${rt} is removed`);
 });
 
-test('gnome: --desktop takes gnome and names it in its error', async () => {
+test('gnome: --desktop takes gnome and mutter and names them in its error', async () => {
   const { spawnSync } = await import('node:child_process');
   const r = spawnSync(process.env.DESKD_BIN, ['--desktop', 'gnom'], { encoding: 'utf8', timeout: 5000 });   // spawns: - (deskd)
   assert.notEqual(r.status, 0);
-  assert.match(r.stderr, /--desktop: 'gnom' is not x11, wayland or gnome/);
+  assert.match(r.stderr, /--desktop: 'gnom' is not x11, wayland, gnome or mutter/);
 });

@@ -73,7 +73,7 @@ static void test_options(void)
 	options_deinit(&o);
 	char** argv13 = (char**)(const char*[]){ "deskd", "--desktop", "kde", NULL };
 	TST_EQ_INT(options_parse(&o, 3, argv13, err, sizeof(err)), -EINVAL);
-	TST_EQ_STR(err, "--desktop: 'kde' is not x11, wayland or gnome");
+	TST_EQ_STR(err, "--desktop: 'kde' is not x11, wayland, gnome or mutter");
 	options_deinit(&o);
 
 	char** argv7 = (char**)(const char*[]){ "deskd", "--tools", "sideways", NULL };
