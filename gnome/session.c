@@ -178,7 +178,15 @@ static void read_owner_changed(DBusMessage* m, bool* is_owner, bool* has_text)
 			dbus_bool_t b;
 			dbus_message_iter_get_basic(&value, &b);
 			*is_owner = b;
-		} else if (!strcmp(key, "mime-types") && dbus_message_iter_get_arg_type(&value) == DBUS_TYPE_ARRAY) {
+		} else if (!strcmp(key, "mime-types")) {
+			/* Mutter 43 sends "(as)", the documentation "as". */
+			if (dbus_message_iter_get_arg_type(&value) == DBUS_TYPE_STRUCT) {
+				DBusMessageIter inner;
+				dbus_message_iter_recurse(&value, &inner);
+				value = inner;
+			}
+			if (dbus_message_iter_get_arg_type(&value) != DBUS_TYPE_ARRAY)
+				continue;
 			DBusMessageIter types;
 			dbus_message_iter_recurse(&value, &types);
 			for (; dbus_message_iter_get_arg_type(&types) == DBUS_TYPE_STRING;
