@@ -42,6 +42,10 @@ static const struct opt_spec opts[] = {
 		"socket name in $XDG_RUNTIME_DIR or an absolute path (default $WAYLAND_DISPLAY when "
 		"$DISPLAY is not set); its windows through $SWAYSOCK.",
 		NULL, OPT_STRING, F(wayland_display), 0 },
+	{ "gnome-bus", "ADDRESS", "Drive a running GNOME session through Mutter's RemoteDesktop and "
+		"ScreenCast on its session bus (in that session: $DBUS_SESSION_BUS_ADDRESS); its "
+		"windows through deskd's GNOME Shell extension when it is enabled there.",
+		NULL, OPT_STRING, F(gnome_bus), 0 },
 	{ "virtual", "WxH", "Size of the embedded Xvfb started when no display is given.",
 		"1280x800", OPT_STRING, F(virtual_size), 0 },
 	{ "wm", "NAME", "Window manager for the embedded display; 'none' for none.",
@@ -475,9 +479,15 @@ static int choose_display(struct options* self, const bool* given, char* err, si
 	self->wayland = DESKTOPS[k].wayland;
 	self->gnome = DESKTOPS[k].gnome;
 	self->gnome_shell = DESKTOPS[k].shell;
-	if (self->display && self->wayland_display) {
-		snprintf(err, err_size, "--display and --wayland-display name two desktops: give one");
+	if (!!self->display + !!self->wayland_display + !!self->gnome_bus > 1) {
+		snprintf(err, err_size, "--display, --wayland-display and --gnome-bus name different "
+				"desktops: give one");
 		return -EINVAL;
+	}
+	if (self->gnome_bus) {
+		self->gnome = true;	/* attached: the compositor is the session's */
+		self->wayland = false;
+		return 0;
 	}
 	bool embedded = given[find_opt("virtual", 7) - opts] || given[find_opt("desktop", 7) - opts];
 	if (!self->display && !self->wayland_display && !embedded) {
@@ -765,6 +775,7 @@ void options_deinit(struct options* self)
 	free(self->ready_file);
 	free(self->display);
 	free(self->desktop);
+	free(self->gnome_bus);
 	free(self->wayland_display);
 	free(self->sway_socket);
 	free(self->xwayland_display);

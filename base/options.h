@@ -45,6 +45,7 @@ struct options {
 	bool wayland;		/* --desktop wayland */
 	bool gnome;		/* --desktop gnome or mutter */
 	bool gnome_shell;	/* --desktop gnome: GNOME Shell, not Mutter alone */
+	char* gnome_bus;	/* --gnome-bus: a running GNOME session's bus */
 	char* wayland_display;	/* --wayland-display, or $WAYLAND_DISPLAY without $DISPLAY */
 	char* sway_socket;	/* $SWAYSOCK when attached to a Wayland compositor */
 	char* xwayland_display;	/* $DISPLAY beside it: the compositor's Xwayland */

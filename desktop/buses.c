@@ -221,11 +221,11 @@ fail:
 	pthread_mutex_unlock(&mutex);
 }
 
-void buses_external(void)
+void buses_external(const char* address)
 {
 	pthread_mutex_lock(&mutex);
 	B.embedded = false;
-	const char* addr = getenv("DBUS_SESSION_BUS_ADDRESS");
+	const char* addr = address && *address ? address : getenv("DBUS_SESSION_BUS_ADDRESS");
 	snprintf(B.address, sizeof(B.address), "%s", addr ? addr : "");
 	if (!B.address[0]) {
 		snprintf(B.reason, sizeof(B.reason),

@@ -237,8 +237,9 @@ int buses__listen_address(const char* dir, const char* name, char* out, size_t s
 /** The embedded session bus's private runtime dir (XDG_RUNTIME_DIR, 0700)
  *  and its address; false when it is not running. Any thread. */
 bool buses_session(char* runtime_dir, size_t rt_size, char* address, size_t addr_size);
-/** External display: use $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
-void buses_external(void);
+/** External display: use address (a GNOME session's bus), else
+ *  $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
+void buses_external(const char* address);
 /** Reap the dbus-daemon if it exited (watcher thread). */
 void buses_reap(void);
 /** Is pid the session dbus-daemon (for the PID 1 orphan reaper)? */

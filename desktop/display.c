@@ -609,10 +609,12 @@ int desktop_start(void)
 	if (g.started)
 		return -EALREADY;
 	bool wayland = opts->wayland || (opts->wayland_display && *opts->wayland_display);
+	bool attach_gnome = opts->gnome_bus && *opts->gnome_bus;
 	bool embedded = wayland ? !(opts->wayland_display && *opts->wayland_display)
-			: !(opts->display && *opts->display);
-	/* --desktop gnome is embedded only: a --display given beside it wins. */
-	bool gnome = opts->gnome && !wayland && embedded;
+			: !(opts->display && *opts->display) && !attach_gnome;
+	/* --desktop gnome embedded, or --gnome-bus; a --display given beside
+	 * --desktop gnome wins. */
+	bool gnome = attach_gnome || (opts->gnome && !wayland && embedded);
 	backend = &BACKENDS[gnome ? BACKEND_GNOME : wayland ? BACKEND_WAYLAND : BACKEND_X11];
 	enum desktop__kind kind = !embedded ? DESKTOP__EXTERNAL
 			: gnome ? DESKTOP__EMBEDDED_GNOME

@@ -139,7 +139,7 @@ static bool socket_accepts(const char* path)
  * RemoteDesktop has an owner on the bus (what every session needs)? */
 static bool mutter_answers(int timeout_ms)
 {
-	return socket_accepts(G.wayland) && gnome_reachable(G.address, timeout_ms);
+	return (!G.wayland[0] || socket_accepts(G.wayland)) && gnome_reachable(G.address, timeout_ms);
 }
 
 /* Wait (bounded) until ready() for program i, which must not exit
@@ -265,11 +265,67 @@ static int start_system_bus(void)
 	return wait_ready(SYSTEM_BUS, system_bus_ready, PIPEWIRE_READY_MS);
 }
 
+/* A running GNOME session (--gnome-bus): its bus, PipeWire's own lookup
+ * (deskd runs in that session), its Wayland socket from $WAYLAND_DISPLAY
+ * for the programs deskd starts; windows when deskd's extension answers
+ * there. Nothing is started or stopped but deskd's own sessions. */
+static int attach(const struct desktop_config* c)
+{
+	struct gnome_address a = { 0 };
+	if ((size_t)snprintf(a.bus, sizeof(a.bus), "%s", c->gnome_bus) >= sizeof(a.bus)) {
+		log_error("gnome: --gnome-bus is too long");
+		return -ENAMETOOLONG;
+	}
+	const char* wl = getenv("WAYLAND_DISPLAY");
+	const char* rt = getenv("XDG_RUNTIME_DIR");
+	if (wl && *wl && (size_t)snprintf(a.wayland, sizeof(a.wayland), "%s%s%s", wl[0] == '/' ? ""
+			: rt ? rt : "", wl[0] == '/' ? "" : "/", wl) >= sizeof(a.wayland))
+		a.wayland[0] = '\0';
+	snprintf(G.wayland, sizeof(G.wayland), "%s", a.wayland);
+	int rc = gnome_address_format(&a, G.address, sizeof(G.address));
+	if (rc < 0) {
+		log_error("gnome: --gnome-bus %s cannot be used as an address (%s)", c->gnome_bus,
+				strerror(-rc));
+		return rc;
+	}
+	if (!gnome_reachable(G.address, MUTTER_READY_MS)) {
+		log_error("gnome: no Mutter RemoteDesktop on the bus %s (is it a GNOME session's "
+				"session bus?)", c->gnome_bus);
+		return -ECONNREFUSED;
+	}
+	/* The screen's size from a session's stream, and whether the
+	 * extension answers. */
+	char err[256];
+	struct gnome* probe = gnome_open(G.address, 0, PROBE_TIMEOUT_MS * 3, err, sizeof(err));
+	if (!probe) {
+		log_error("gnome: Mutter refused a session: %s", err);
+		return -ECONNREFUSED;
+	}
+	int w, h;
+	gnome_size(probe, &w, &h);
+	gnome_close(probe);
+	struct gnome_shell* shell = gnome_shell_open(G.address, PROBE_TIMEOUT_MS, err, sizeof(err));
+	struct gnome_window* ws = NULL;
+	size_t n;
+	G.shell = shell && gnome_windows(shell, &ws, &n) == 0;
+	free(ws);
+	gnome_shell_close(shell);
+	log_info("gnome: attached to the GNOME session on %s (%dx%d)%s", c->gnome_bus, w, h,
+			G.shell ? "; windows through deskd's extension" : "; no window list (deskd's GNOME "
+			"Shell extension is not enabled there)");
+	desktop__set_display_name(G.address);
+	desktop__set_size(w, h);
+	desktop__set_server_info(G.shell ? "GNOME session (attached; deskd's extension for windows)"
+			: "GNOME session (attached; no window list)");
+	xvfb_start_clients(G.address);
+	return 0;
+}
+
 int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 {
-	if (!embedded)
-		return -ENOTSUP;	/* deskd attaches to no running GNOME yet */
 	memset(&G, 0, sizeof(G));
+	if (!embedded)
+		return attach(c);
 	int rc = find_programs(c->gnome_shell);
 	if (rc < 0)
 		return rc;

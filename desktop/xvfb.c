@@ -5,6 +5,7 @@
  * (desktop_private.h); display.c drives it. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "gnome/gnome.h"
 #include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -681,7 +682,8 @@ void xvfb_start_clients(const char* display)
 	} else if (P.embedded_wayland) {
 		buses_start(display);	/* the compositor is the window manager */
 	} else {
-		buses_external();
+		struct gnome_address a;	/* an attached GNOME session: its own bus */
+		buses_external(gnome_address_parse(display, &a) == 0 ? a.bus : NULL);
 	}
 	for (int i = 0; i < P.n_launch; i++)
 		start_launch(i, display);

@@ -160,7 +160,7 @@ function findBlue(png) {
   return null;
 }
 
-test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and frame; its pixels are where the shell put it; clicks land on the mapped pixel at scales 1 and 0.5; the corpus typed byte-exact (off the layout by paste); the clipboard both ways; window states read back; the tree\'s bounds are desktop pixels; a recording decodes; the person\'s click from the live view lands', { timeout: 600000 }, async (t) => {
+test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and frame; its pixels are where the shell put it; clicks land on the mapped pixel at scales 1 and 0.5; the corpus typed byte-exact (off the layout by paste); the clipboard both ways; window states read back; the tree\'s bounds are desktop pixels; a recording decodes; the person\'s click from the live view lands; a second deskd attaches with --gnome-bus', { timeout: 600000 }, async (t) => {
   for (const p of ['gnome-shell', 'pipewire', 'wireplumber', 'dbus-daemon', 'ffprobe']) need(p);   // spawns: gnome-shell pipewire wireplumber dbus-daemon
   need('python3', { PATH: '/usr/bin' });
   const d = await startDeskd({ args: ['--desktop', 'gnome', '--launch', 'none', '--tools', 'both',
@@ -316,6 +316,24 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   assert.equal(v.codec_name, 'h264');
   assert.deepEqual([v.width, v.height], [stop.width, stop.height]);
   assert.ok(Number(v.nb_read_frames) >= 2, `decoded frames: ${v.nb_read_frames}`);
+
+  // Attach: a second deskd drives the session the first one started, on
+  // its bus (as a deskd started inside a user's GNOME session would).
+  const [, bus, rt, , wayland] = /^gnome:(unix:path=([^,?]+)\/bus[^?]*)\?pipewire=([^&]+)&wayland=(.+)$/.exec(d.display);
+  const a = await startDeskd({ args: ['--gnome-bus', bus, '--tools', 'both', '--max-image-dimension', '0'],
+    env: { DBUS_SESSION_BUS_ADDRESS: bus, XDG_RUNTIME_DIR: rt, WAYLAND_DISPLAY: wayland } });
+  t.after(() => a.stop());
+  const ast = await ok(a, 'status');
+  assert.equal(ast.display.backend, 'gnome');
+  assert.equal(ast.display.embedded, false);
+  assert.deepEqual([ast.display.width, ast.display.height], [1280, 800]);
+  assert.ok((await ok(a, 'windows')).windows.some((x) => x.id === l.window && x.pid === l.pid), 'the probe in the attached list');
+  assert.deepEqual((await shot(a)).png.px(ax + 150, ay + 100), BLUE, "the attached deskd's screenshot");
+  const c0 = clicks().length;
+  await ok(a, 'computer_click', { x: ax + 77, y: ay + 33 });
+  await waitUntil(() => clicks().length > c0, { timeout: T, what: "the attached deskd's click" });
+  assert.deepEqual(clicks().slice(c0), [[77, 33, 1]]);
+  await a.stop();
 
   // Window states, read back from the shell's own list.
   const mx = await ok(d, 'window', { op: 'maximize', window: l.window });
