@@ -119,10 +119,10 @@ test-wayland: $(BUILD)/tests/test_wayland
 # a layer beside wayland/ and x11/.
 MODULES := $(filter-out base,$(MODULES)) gnome base
 gnome_SRCS := $(wildcard gnome/*.c)
+# PipeWire is not linked: gnome/pipewire.c loads it at the first stream.
 PKG_CFLAGS += $(shell pkg-config --cflags libpipewire-0.3 2>/dev/null)
-PKG_LIBS += $(shell pkg-config --libs libpipewire-0.3 2>/dev/null)
 # SPA's headers are GNU C (statement expressions in their macros).
-$(BUILD)/gnome/stream.o: WARNFLAGS += -Wno-pedantic
+$(BUILD)/gnome/stream.o $(BUILD)/gnome/pipewire.o: WARNFLAGS += -Wno-pedantic
 # deskd's GNOME Shell extension (gnome/shell/) is compiled into the binary,
 # which writes it out for the shell it starts.
 GNOME_SHELL_FILES := $(sort $(wildcard gnome/shell/*))
@@ -134,6 +134,7 @@ check-headers: check-headers-gnome
 check-headers-gnome:
 	@echo '#include "gnome/gnome.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
 	@echo '#include "gnome/gnome_private.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+	@echo '#include "gnome/pipewire.h"' | $(CC) $(PROJECT_CFLAGS) -Wno-pedantic -x c -fsyntax-only -
 .PHONY: check-headers-gnome
 # ---- end of gnome/
 ALL_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))

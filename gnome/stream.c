@@ -22,7 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <pipewire/pipewire.h>
+#include "gnome/pipewire.h"
 #include <spa/param/video/format-utils.h>
 #include <spa/param/buffers.h>
 #include <spa/buffer/meta.h>
@@ -71,12 +71,13 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void init_pipewire(void)
 {
-	pw_init(NULL, NULL);
+	if (pipewire_load(NULL, 0) == 0)
+		pw.pw_init(NULL, NULL);
 }
 
 static const char* state_name(enum pw_stream_state s)
 {
-	return pw_stream_state_as_string(s);
+	return pw.pw_stream_state_as_string(s);
 }
 
 /* ---- the loop thread ---- */
@@ -94,7 +95,7 @@ static void on_core_error(void* data, uint32_t id, int seq, int res, const char*
 	pthread_mutex_lock(&st->lock);
 	pthread_cond_broadcast(&st->cond);
 	pthread_mutex_unlock(&st->lock);
-	pw_thread_loop_signal(st->loop, false);
+	pw.pw_thread_loop_signal(st->loop, false);
 }
 
 static const struct pw_core_events core_events = {
@@ -132,7 +133,7 @@ static void on_state_changed(void* data, enum pw_stream_state old,
 		pthread_cond_broadcast(&st->cond);
 		pthread_mutex_unlock(&st->lock);
 	}
-	pw_thread_loop_signal(st->loop, false);
+	pw.pw_thread_loop_signal(st->loop, false);
 }
 
 static bool format_ok(uint32_t f)
@@ -161,7 +162,7 @@ static void on_param_changed(void* data, uint32_t id, const struct spa_pod* para
 	if (spa_format_video_raw_parse(param, &info) < 0 || !format_ok(info.format) ||
 			info.size.width == 0 || info.size.height == 0 ||
 			info.size.width > 16384 || info.size.height > 16384) {
-		pw_stream_set_error(st->stream, -EINVAL, "unusable video format");
+		pw.pw_stream_set_error(st->stream, -EINVAL, "unusable video format");
 		return;
 	}
 	st->format = info.format;
@@ -192,7 +193,7 @@ static void on_param_changed(void* data, uint32_t id, const struct spa_pod* para
 				sizeof(struct spa_meta_region) * 16,
 				sizeof(struct spa_meta_region) * 1,
 				sizeof(struct spa_meta_region) * 16));
-	pw_stream_update_params(st->stream, params, 3);
+	pw.pw_stream_update_params(st->stream, params, 3);
 }
 
 /* Is this buffer a whole frame we can read? Its rows in *rows, *stride. */
@@ -323,17 +324,17 @@ static void on_process(void* data)
 	const uint8_t* best_rows = NULL;
 	size_t best_stride = 0;
 	struct pw_buffer* b;
-	while ((b = pw_stream_dequeue_buffer(st->stream))) {
+	while ((b = pw.pw_stream_dequeue_buffer(st->stream))) {
 		const uint8_t* rows;
 		size_t stride;
 		if (has_damage(b->buffer))
 			st->damaged++;
 		if (!buffer_frame(st, b, &rows, &stride)) {
-			pw_stream_queue_buffer(st->stream, b);
+			pw.pw_stream_queue_buffer(st->stream, b);
 			continue;
 		}
 		if (best)
-			pw_stream_queue_buffer(st->stream, best);
+			pw.pw_stream_queue_buffer(st->stream, best);
 		best = b;
 		best_rows = rows;
 		best_stride = stride;
@@ -341,7 +342,7 @@ static void on_process(void* data)
 	if (!best)
 		return;
 	copy_frame(st, best_rows, best_stride);
-	pw_stream_queue_buffer(st->stream, best);
+	pw.pw_stream_queue_buffer(st->stream, best);
 }
 
 static const struct pw_stream_events stream_events = {
@@ -388,9 +389,9 @@ static int connect_stream(struct gnome_stream* st, const char* socket_path,
 			return fd;
 		}
 		/* the core owns fd from here, also when it fails */
-		st->core = pw_context_connect_fd(st->context, fd, NULL, 0);
+		st->core = pw.pw_context_connect_fd(st->context, fd, NULL, 0);
 	} else {
-		st->core = pw_context_connect(st->context, NULL, 0);
+		st->core = pw.pw_context_connect(st->context, NULL, 0);
 	}
 	if (!st->core) {
 		int e = errno ? errno : EIO;
@@ -401,7 +402,7 @@ static int connect_stream(struct gnome_stream* st, const char* socket_path,
 	}
 	pw_core_add_listener(st->core, &st->core_listener, &core_events, st);
 
-	st->stream = pw_stream_new(st->core, "deskd", pw_properties_new(
+	st->stream = pw.pw_stream_new(st->core, "deskd", pw.pw_properties_new(
 			PW_KEY_MEDIA_TYPE, "Video",
 			PW_KEY_MEDIA_CATEGORY, "Capture",
 			PW_KEY_MEDIA_ROLE, "Screen",
@@ -411,7 +412,7 @@ static int connect_stream(struct gnome_stream* st, const char* socket_path,
 		snprintf(err, err_size, "cannot make a PipeWire stream: %s", strerror(e));
 		return -e;
 	}
-	pw_stream_add_listener(st->stream, &st->stream_listener, &stream_events, st);
+	pw.pw_stream_add_listener(st->stream, &st->stream_listener, &stream_events, st);
 
 	uint8_t buf[1024];
 	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
@@ -433,7 +434,7 @@ static int connect_stream(struct gnome_stream* st, const char* socket_path,
 	/* target_id is how 0.3.65 names a node by its id (node.target; the
 	 * portal's way); DONT_RECONNECT: when Mutter's node goes, the stream
 	 * ends rather than being linked to another source */
-	int r = pw_stream_connect(st->stream, PW_DIRECTION_INPUT, st->node,
+	int r = pw.pw_stream_connect(st->stream, PW_DIRECTION_INPUT, st->node,
 			PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
 			PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
 	if (r < 0) {
@@ -444,9 +445,9 @@ static int connect_stream(struct gnome_stream* st, const char* socket_path,
 
 	/* linked and negotiated: STREAMING (Mutter's first frame follows) */
 	struct timespec until;
-	pw_thread_loop_get_time(st->loop, &until, (int64_t)OPEN_TIMEOUT_MS * SPA_NSEC_PER_MSEC);
+	pw.pw_thread_loop_get_time(st->loop, &until, (int64_t)OPEN_TIMEOUT_MS * SPA_NSEC_PER_MSEC);
 	while (!st->started && !atomic_load(&st->broken)) {
-		if (pw_thread_loop_timed_wait_full(st->loop, &until) == -ETIMEDOUT)
+		if (pw.pw_thread_loop_timed_wait_full(st->loop, &until) == -ETIMEDOUT)
 			break;
 	}
 	if (atomic_load(&st->broken)) {
@@ -466,6 +467,8 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 		char* err, size_t err_size)
 {
 	pthread_once(&init_once, init_pipewire);
+	if (pipewire_load(err, err_size) < 0)
+		return NULL;
 	struct gnome_stream* st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, err_size, "out of memory");
@@ -492,11 +495,11 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int r = 0;
-	st->loop = pw_thread_loop_new("deskd-pipewire", NULL);
+	st->loop = pw.pw_thread_loop_new("deskd-pipewire", NULL);
 	if (st->loop)
-		st->context = pw_context_new(pw_thread_loop_get_loop(st->loop), NULL, 0);
+		st->context = pw.pw_context_new(pw.pw_thread_loop_get_loop(st->loop), NULL, 0);
 	if (st->context)
-		r = pw_thread_loop_start(st->loop);
+		r = pw.pw_thread_loop_start(st->loop);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!st->loop || !st->context || r < 0) {
 		snprintf(err, err_size, "cannot start PipeWire's loop: %s",
@@ -505,9 +508,9 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 		return NULL;
 	}
 
-	pw_thread_loop_lock(st->loop);
+	pw.pw_thread_loop_lock(st->loop);
 	r = connect_stream(st, socket_path, err, err_size);
-	pw_thread_loop_unlock(st->loop);
+	pw.pw_thread_loop_unlock(st->loop);
 	if (r < 0) {
 		gnome__stream_close(st);
 		return NULL;
@@ -520,7 +523,7 @@ void gnome__stream_close(struct gnome_stream* st)
 	if (!st)
 		return;
 	if (st->loop) {
-		pw_thread_loop_lock(st->loop);
+		pw.pw_thread_loop_lock(st->loop);
 		if (st->copies)
 			log_debug("gnome: stream to node %" PRIu32 ": %" PRIu64 " frames copied,"
 					" %.2f ms each (max %.2f); %" PRIu64 " unchanged, %.2f ms each;"
@@ -531,18 +534,18 @@ void gnome__stream_close(struct gnome_stream* st)
 					st->same ? (double)st->same_ns / (double)st->same / 1e6 : 0.0,
 					st->empties, st->corrupt, st->damaged);
 		if (st->stream)
-			pw_stream_destroy(st->stream);
+			pw.pw_stream_destroy(st->stream);
 		if (st->core) {
 			spa_hook_remove(&st->core_listener);
-			pw_core_disconnect(st->core);
+			pw.pw_core_disconnect(st->core);
 		}
-		pw_thread_loop_unlock(st->loop);
-		pw_thread_loop_stop(st->loop);
+		pw.pw_thread_loop_unlock(st->loop);
+		pw.pw_thread_loop_stop(st->loop);
 	}
 	if (st->context)
-		pw_context_destroy(st->context);
+		pw.pw_context_destroy(st->context);
 	if (st->loop)
-		pw_thread_loop_destroy(st->loop);
+		pw.pw_thread_loop_destroy(st->loop);
 	if (st->efd >= 0)
 		close(st->efd);
 	free(st->front.data);
