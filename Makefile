@@ -115,12 +115,35 @@ test-wayland: $(BUILD)/tests/test_wayland
 	@scripts/run-unit $(BUILD)/tests/test_wayland
 .PHONY: test-wayland check-headers-wayland
 # ---- end of wayland/
+# ---- gnome/: the GNOME backend's plumbing (Mutter's D-Bus APIs, PipeWire),
+# a layer beside wayland/ and x11/.
+MODULES := $(filter-out base,$(MODULES)) gnome base
+gnome_SRCS := $(wildcard gnome/*.c)
+# PipeWire is not linked: gnome/pipewire.c loads it at the first stream.
+PKG_CFLAGS += $(shell pkg-config --cflags libpipewire-0.3 2>/dev/null)
+# SPA's headers are GNU C (statement expressions in their macros).
+$(BUILD)/gnome/stream.o $(BUILD)/gnome/pipewire.o: WARNFLAGS += -Wno-pedantic
+# deskd's GNOME Shell extension (gnome/shell/) is compiled into the binary,
+# which writes it out for the shell it starts.
+GNOME_SHELL_FILES := $(sort $(wildcard gnome/shell/*))
+$(BUILD)/gnome_shell_files.c: $(BUILD)/embed $(GNOME_SHELL_FILES)
+	$(QUIET_GEN)$(BUILD)/embed -h gnome/gnome_private.h -t gnome_shell_file $@ $(GNOME_SHELL_FILES)
+$(BUILD)/gnome_shell_files.o: $(BUILD)/gnome_shell_files.c
+	$(QUIET_CC)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
+check-headers: check-headers-gnome
+check-headers-gnome:
+	@echo '#include "gnome/gnome.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+	@echo '#include "gnome/gnome_private.h"' | $(CC) $(PROJECT_CFLAGS) -x c -fsyntax-only -
+	@echo '#include "gnome/pipewire.h"' | $(CC) $(PROJECT_CFLAGS) -Wno-pedantic -x c -fsyntax-only -
+.PHONY: check-headers-gnome
+# ---- end of gnome/
 ALL_SRCS := $(foreach m,$(MODULES),$($(m)_SRCS))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 $(foreach m,$(MODULES),$(eval $(m)_OBJS := $(call obj,$($(m)_SRCS))))
 server_OBJS += $(BUILD)/web_assets.o
 tools_OBJS += $(BUILD)/schema_files_data.o
+gnome_OBJS += $(BUILD)/gnome_shell_files.o
 MAIN_OBJ := $(BUILD)/server/main.o
 LIBS_A := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
 LINK_LIBS = $(LIBS_A)
@@ -282,7 +305,7 @@ FUZZ_SAN = -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -g -O1 \
 	-DDESKD_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -pthread
 FUZZ_OBJS := $(patsubst %.c,build-fuzz/obj/%.o,$(ALL_SRCS)) build-fuzz/obj/web_assets.o \
-	build-fuzz/obj/schema_files_data.o
+	build-fuzz/obj/schema_files_data.o build-fuzz/obj/gnome_shell_files.o
 # wayland/ includes the protocol headers wayland-scanner makes in $(BUILD),
 # and links the interfaces it generates (capture/ and input/ call it).
 $(patsubst %.c,build-fuzz/obj/%.o,$(wayland_SRCS)): | $(WL_GEN_H)
@@ -298,6 +321,9 @@ build-fuzz/obj/web_assets.o: $(BUILD)/web_assets.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/obj/schema_files_data.o: $(BUILD)/schema_files_data.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+build-fuzz/obj/gnome_shell_files.o: $(BUILD)/gnome_shell_files.c
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 build-fuzz/libdeskd.a: $(FUZZ_OBJS)

@@ -33,13 +33,19 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_STRING, F(ready_file), 0 },
 	{ "display", ":N", "Use an existing X display (default $DISPLAY).",
 		NULL, OPT_STRING, F(display), 0 },
-	{ "desktop", "x11|wayland", "The embedded desktop started when no display is given: Xvfb "
-		"with openbox, or a headless sway (with Xwayland).",
+	{ "desktop", "x11|wayland|gnome|mutter", "The embedded desktop started when no display is "
+		"given: Xvfb with openbox, a headless sway (with Xwayland), a headless GNOME Shell "
+		"(with PipeWire; windows through deskd's extension), or Mutter alone (lighter, no "
+		"window list).",
 		"x11", OPT_STRING, F(desktop), 0 },
 	{ "wayland-display", "NAME", "Use a running wlroots compositor (sway, Hyprland, river, ...): a "
 		"socket name in $XDG_RUNTIME_DIR or an absolute path (default $WAYLAND_DISPLAY when "
 		"$DISPLAY is not set); its windows through $SWAYSOCK.",
 		NULL, OPT_STRING, F(wayland_display), 0 },
+	{ "gnome-bus", "ADDRESS", "Drive a running GNOME session through Mutter's RemoteDesktop and "
+		"ScreenCast on its session bus (in that session: $DBUS_SESSION_BUS_ADDRESS); its "
+		"windows through deskd's GNOME Shell extension when it is enabled there.",
+		NULL, OPT_STRING, F(gnome_bus), 0 },
 	{ "virtual", "WxH", "Size of the embedded Xvfb started when no display is given.",
 		"1280x800", OPT_STRING, F(virtual_size), 0 },
 	{ "wm", "NAME", "Window manager for the embedded display; 'none' for none.",
@@ -453,15 +459,35 @@ static char* env_copy(const char* name)
  * session, which offers no wlroots protocol, works through Xwayland). */
 static int choose_display(struct options* self, const bool* given, char* err, size_t err_size)
 {
+	static const struct {
+		const char* name;
+		bool wayland, gnome, shell;
+	} DESKTOPS[] = {
+		{ "x11", false, false, false },
+		{ "wayland", true, false, false },
+		{ "gnome", false, true, true },
+		{ "mutter", false, true, false },
+	};
 	const char* d = self->desktop ? self->desktop : "x11";
-	if (strcmp(d, "x11") != 0 && strcmp(d, "wayland") != 0) {
-		snprintf(err, err_size, "--desktop: '%s' is not x11 or wayland", d);
+	size_t k = 0, n = sizeof(DESKTOPS) / sizeof(DESKTOPS[0]);
+	while (k < n && strcmp(d, DESKTOPS[k].name) != 0)
+		k++;
+	if (k == n) {
+		snprintf(err, err_size, "--desktop: '%s' is not x11, wayland, gnome or mutter", d);
 		return -EINVAL;
 	}
-	self->wayland = strcmp(d, "wayland") == 0;
-	if (self->display && self->wayland_display) {
-		snprintf(err, err_size, "--display and --wayland-display name two desktops: give one");
+	self->wayland = DESKTOPS[k].wayland;
+	self->gnome = DESKTOPS[k].gnome;
+	self->gnome_shell = DESKTOPS[k].shell;
+	if (!!self->display + !!self->wayland_display + !!self->gnome_bus > 1) {
+		snprintf(err, err_size, "--display, --wayland-display and --gnome-bus name different "
+				"desktops: give one");
 		return -EINVAL;
+	}
+	if (self->gnome_bus) {
+		self->gnome = true;	/* attached: the compositor is the session's */
+		self->wayland = false;
+		return 0;
 	}
 	bool embedded = given[find_opt("virtual", 7) - opts] || given[find_opt("desktop", 7) - opts];
 	if (!self->display && !self->wayland_display && !embedded) {
@@ -749,6 +775,7 @@ void options_deinit(struct options* self)
 	free(self->ready_file);
 	free(self->display);
 	free(self->desktop);
+	free(self->gnome_bus);
 	free(self->wayland_display);
 	free(self->sway_socket);
 	free(self->xwayland_display);

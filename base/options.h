@@ -41,8 +41,11 @@ struct options {
 	bool listen_given;	/* --listen was set (matters with --stdio) */
 	char* ready_file;
 	char* display;		/* NULL: start an embedded Xvfb */
-	char* desktop;		/* --desktop x11|wayland: what the embedded desktop is */
+	char* desktop;		/* --desktop x11|wayland|gnome|mutter: what the embedded desktop is */
 	bool wayland;		/* --desktop wayland */
+	bool gnome;		/* --desktop gnome or mutter */
+	bool gnome_shell;	/* --desktop gnome: GNOME Shell, not Mutter alone */
+	char* gnome_bus;	/* --gnome-bus: a running GNOME session's bus */
 	char* wayland_display;	/* --wayland-display, or $WAYLAND_DISPLAY without $DISPLAY */
 	char* sway_socket;	/* $SWAYSOCK when attached to a Wayland compositor */
 	char* xwayland_display;	/* $DISPLAY beside it: the compositor's Xwayland */

@@ -1,8 +1,10 @@
 /* The public capture face, forwarded to the backend the display name
  * chooses (capture_private.h): a Wayland address (wayland/wayland.h) gets
- * wayland.c, anything else X11 (x11.c), as before there was a choice. */
+ * wayland.c, a GNOME one (gnome/gnome.h) gnome.c, anything else X11
+ * (x11.c), as before there was a choice. */
 #include "capture/capture_private.h"
 #include "base/clock.h"
+#include "gnome/gnome.h"
 #include "wayland/wayland.h"
 
 #include <errno.h>
@@ -23,6 +25,8 @@ struct capture* capture_create(const char* name, char* err, size_t err_size)
 {
 	if (wayland_is_address(name))
 		return capture__wayland_create(name, err, err_size);
+	if (gnome_is_address(name))
+		return capture__gnome_create(name, err, err_size);
 	return capture__x11_create(name, err, err_size);
 }
 

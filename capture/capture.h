@@ -164,6 +164,8 @@ struct capture_window_info {
 	uint32_t transient_for;	/* WM_TRANSIENT_FOR (the window it is a dialog of), or 0 */
 	bool wayland_native;	/* a Wayland client (not X11 or Xwayland): it does not know
 				 * where it is on screen (its AT-SPI extents are window-relative) */
+	int surface_dx, surface_dy;	/* where such a client's own coordinates start, from
+				 * rect's origin: GNOME's client-drawn shadows (negative); 0 elsewhere */
 };
 
 /** The top-level client windows, in stacking order (bottom first) when the

@@ -2,7 +2,7 @@
 
 /* Private to capture/: the backend-neutral head of a capture context and
  * the operations table each backend fills (x11.c for X11, wayland.c for a
- * wlroots compositor). capture.c forwards the public functions of
+ * wlroots compositor, gnome.c for Mutter). capture.c forwards the public functions of
  * capture/capture.h through it, so callers never learn which one runs. */
 
 #include "capture/capture.h"
@@ -52,3 +52,5 @@ int capture__fail(struct capture* self, int rc, const char* fmt, ...)
 struct capture* capture__x11_create(const char* name, char* err, size_t err_size);
 /** address: "wayland:<socket>[?sway=<ipc>]" (wayland/wayland.h). */
 struct capture* capture__wayland_create(const char* address, char* err, size_t err_size);
+/** address: "gnome:<bus>[?pipewire=...]" (gnome/gnome.h). */
+struct capture* capture__gnome_create(const char* address, char* err, size_t err_size);

@@ -100,6 +100,27 @@ static int read_address(int fd, char* out, size_t size)
 	return -ENAMETOOLONG;
 }
 
+int buses__listen_address(const char* dir, const char* name, char* out, size_t size)
+{
+	static const char plain[] = "-_/.*";
+	static const char hex[] = "0123456789abcdef";
+	size_t o = (size_t)snprintf(out, size, "--address=unix:path=");
+	for (const char* p = dir; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (o + 4 >= size)
+			return -ENAMETOOLONG;
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+				|| strchr(plain, c)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	return snprintf(out + o, size - o, "/%s", name) < (int)(size - o) ? 0 : -ENAMETOOLONG;
+}
+
 void buses_start(const char* display)
 {
 	pthread_mutex_lock(&mutex);
@@ -137,8 +158,18 @@ void buses_start(const char* display)
 		snprintf(B.reason, sizeof(B.reason), "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	/* The socket in the private dir too (the session config's default is
+	 * an abstract socket, which any process of the network namespace can
+	 * reach), removed with it. */
+	char listen[PATH_MAX + 32];
+	if (buses__listen_address(B.runtime_dir, "bus", listen, sizeof(listen)) < 0) {
+		snprintf(B.reason, sizeof(B.reason), "the runtime directory's path is too long");
+		close(fds[0]);
+		close(fds[1]);
+		goto fail;
+	}
 	char* argv[] = { (char*)"dbus-daemon", (char*)"--session", (char*)"--nofork",
-		(char*)"--nopidfile", (char*)"--print-address=3", NULL };
+		(char*)"--nopidfile", listen, (char*)"--print-address=3", NULL };
 	struct desktop__spawn_args sa = {
 		.path = daemon, .argv = argv, .display = display, .fd3 = fds[1],
 		.program = "dbus-daemon", .level = LOG_INFO,
@@ -190,11 +221,11 @@ fail:
 	pthread_mutex_unlock(&mutex);
 }
 
-void buses_external(void)
+void buses_external(const char* address)
 {
 	pthread_mutex_lock(&mutex);
 	B.embedded = false;
-	const char* addr = getenv("DBUS_SESSION_BUS_ADDRESS");
+	const char* addr = address && *address ? address : getenv("DBUS_SESSION_BUS_ADDRESS");
 	snprintf(B.address, sizeof(B.address), "%s", addr ? addr : "");
 	if (!B.address[0]) {
 		snprintf(B.reason, sizeof(B.reason),
@@ -249,6 +280,18 @@ void buses_stop(void)
 	}
 	remove_runtime_dir();
 	pthread_mutex_unlock(&mutex);
+}
+
+bool buses_session(char* runtime_dir, size_t rt_size, char* address, size_t addr_size)
+{
+	pthread_mutex_lock(&mutex);
+	bool up = B.pid > 0 && B.address[0] && B.runtime_dir[0];
+	if (up) {
+		snprintf(runtime_dir, rt_size, "%s", B.runtime_dir);
+		snprintf(address, addr_size, "%s", B.address);
+	}
+	pthread_mutex_unlock(&mutex);
+	return up;
 }
 
 void desktop_buses(struct desktop_buses* out)

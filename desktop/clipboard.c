@@ -436,6 +436,8 @@ int desktop_clipboard_write(enum desktop_selection sel, const void* data, size_t
 {
 	if (desktop_is_wayland())
 		return desktop__wayland_clipboard_write(sel, data, len, image, err, err_size);
+	if (desktop_is_gnome())
+		return desktop__gnome_clipboard_write(sel, data, len, image, err, err_size);
 	if (len > DESKTOP_CLIPBOARD_MAX) {
 		snprintf(err, err_size, "%zu bytes is over the clipboard limit of %d bytes",
 				len, DESKTOP_CLIPBOARD_MAX);
@@ -489,6 +491,8 @@ int desktop_clipboard_release(enum desktop_selection sel, char* err, size_t err_
 {
 	if (desktop_is_wayland())
 		return desktop__wayland_clipboard_release(sel, err, err_size);
+	if (desktop_is_gnome())
+		return desktop__gnome_clipboard_release(sel, err, err_size);
 	pthread_mutex_lock(&C.lock);
 	bool owns = C.owns[sel];
 	pthread_mutex_unlock(&C.lock);
@@ -501,6 +505,8 @@ unsigned long desktop_clipboard_delivered(void)
 {
 	if (desktop_is_wayland())
 		return desktop__wayland_clipboard_delivered();
+	if (desktop_is_gnome())
+		return desktop__gnome_clipboard_delivered();
 	pthread_mutex_lock(&C.lock);
 	unsigned long n = C.delivered;
 	pthread_mutex_unlock(&C.lock);
@@ -526,6 +532,8 @@ int desktop_clipboard_wait_delivered(unsigned long since, uint32_t window, int t
 {
 	if (desktop_is_wayland())
 		return desktop__wayland_clipboard_wait_delivered(since, timeout_ms, cancelled);
+	if (desktop_is_gnome())
+		return desktop__gnome_clipboard_wait_delivered(since, timeout_ms, cancelled);
 	int64_t end = clock_ms() + timeout_ms;
 	pthread_mutex_lock(&C.lock);
 	while (!delivered_to(since, window) && clock_ms() < end
@@ -543,6 +551,8 @@ bool desktop_clipboard_owned(enum desktop_selection sel, unsigned long* served)
 {
 	if (desktop_is_wayland())
 		return desktop__wayland_clipboard_owned(sel, served);
+	if (desktop_is_gnome())
+		return desktop__gnome_clipboard_owned(sel, served);
 	pthread_mutex_lock(&C.lock);
 	bool owns = C.owns[sel];
 	if (served)
@@ -615,6 +625,9 @@ int desktop_clipboard_read(enum desktop_selection sel, bool image, void** data,
 {
 	if (desktop_is_wayland())
 		return desktop__wayland_clipboard_read(sel, image, data, len, timeout_ms, err,
+				err_size);
+	if (desktop_is_gnome())
+		return desktop__gnome_clipboard_read(sel, image, data, len, timeout_ms, err,
 				err_size);
 	*data = NULL;
 	*len = 0;
@@ -717,6 +730,10 @@ void desktop_clipboard_stop(void)
 {
 	if (desktop_is_wayland()) {
 		desktop__wayland_clipboard_stop();
+		return;
+	}
+	if (desktop_is_gnome()) {
+		desktop__gnome_clipboard_stop();
 		return;
 	}
 	if (!C.running)

@@ -36,6 +36,9 @@
 struct desktop_config {
 	const char* display;	/* --display: an existing X server; NULL or "": embedded (or Wayland) */
 	bool wayland;		/* --desktop wayland: the embedded desktop is a headless sway */
+	bool gnome;		/* --desktop gnome or mutter: a headless GNOME (gnome_desktop.c) */
+	bool gnome_shell;	/* --desktop gnome: GNOME Shell; else Mutter alone */
+	const char* gnome_bus;	/* --gnome-bus: attach to the GNOME session on this bus */
 	const char* wayland_display;	/* --wayland-display: attach to this compositor (socket name or path) */
 	const char* sway_socket;	/* its sway IPC socket ($SWAYSOCK), or NULL */
 	const char* xwayland_display;	/* its Xwayland (":N", $DISPLAY beside it), or NULL */
@@ -71,8 +74,16 @@ void desktop_stop(void);
 const char* desktop_display_name(void);
 /** Did deskd start the display (Xvfb, or sway) itself? */
 bool desktop_is_embedded(void);
-/** Is the desktop Wayland? (what runs: "x11" or "wayland", desktop_backend) */
+/** Is the desktop Wayland, that is wlroots? (what runs: "x11", "wayland"
+ *  or "gnome", desktop_backend) */
 bool desktop_is_wayland(void);
+/** Is the desktop GNOME's Mutter (a "gnome:" address, gnome/gnome.h)? */
+bool desktop_is_gnome(void);
+/** Does the GNOME desktop run GNOME Shell with deskd's extension, so that
+ *  it has a window list (Mutter alone has none)? false on other desktops. */
+bool desktop_gnome_shell(void);
+/** The programs --desktop gnome starts, in start order (doctor); *n of them. */
+const char* const* desktop_gnome_programs(size_t* n);
 const char* desktop_backend(void);
 /** Is the X server reachable and answering right now? (a cheap cached
  *  check, any thread; false while it has not answered for 2 s) */
@@ -512,6 +523,7 @@ struct desktop_launch_result {
 	int signal;		/* when killed by a signal, else 0 */
 	int64_t waited_ms;
 	char output[1024];	/* exited: the last lines it wrote (stdout and stderr), or "" */
+	char note[160];		/* why deskd did not wait for its window (GNOME), or "" */
 };
 
 /* One launched program, as status lists it. */

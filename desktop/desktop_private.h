@@ -30,6 +30,21 @@ bool desktop__wayland_tracked(pid_t pid);
 /** The embedded sway's Xwayland display (":N") into out; false when none. */
 bool desktop__xwayland_display(char* out, size_t size);
 
+/* gnome_desktop.c: the GNOME display backend (an embedded headless Mutter
+ * with PipeWire and WirePlumber on the session bus of buses.c). */
+int desktop__gnome_start(const struct desktop_config* config, bool embedded);
+void* desktop__gnome_watch(void* ud);
+void desktop__gnome_stop(bool keep_config);
+/** Is pid one of its processes (the orphan reaper leaves them alone)? */
+bool desktop__gnome_tracked(pid_t pid);
+/** What a GNOME desktop cannot do yet: the sentence into err; -ENOTSUP. */
+int desktop__gnome_unsupported(const char* what, char* err, size_t err_size);
+/* gnome_wm.c: desktop_window_op on GNOME (deskd's shell extension). */
+int desktop__gnome_window_op(const struct desktop_window_request* req,
+		struct desktop_window_outcome* out, char* err, size_t err_size);
+/** Close its connection (a stop, before the shell). */
+void desktop__gnome_wm_stop(void);
+
 /* wayland_clipboard.c: desktop.h's clipboard calls on a Wayland desktop
  * (clipboard.c hands over to them); the same contracts. */
 int desktop__wayland_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
@@ -46,6 +61,19 @@ void desktop__wayland_clipboard_stop(void);
 /* wm.c: why a window operation was not applied, into out->note. */
 void desktop__window_note(struct desktop_window_outcome* out, const char* fmt, ...)
 		__attribute__((format(printf, 2, 3)));
+/* gnome_clipboard.c: desktop.h's clipboard calls on a GNOME desktop
+ * (Mutter's RemoteDesktop clipboard; text only, no PRIMARY). */
+int desktop__gnome_clipboard_write(enum desktop_selection sel, const void* data, size_t len,
+		bool image, char* err, size_t err_size);
+int desktop__gnome_clipboard_read(enum desktop_selection sel, bool image, void** data,
+		size_t* len, int timeout_ms, char* err, size_t err_size);
+bool desktop__gnome_clipboard_owned(enum desktop_selection sel, unsigned long* served);
+int desktop__gnome_clipboard_release(enum desktop_selection sel, char* err, size_t err_size);
+unsigned long desktop__gnome_clipboard_delivered(void);
+int desktop__gnome_clipboard_wait_delivered(unsigned long since, int timeout_ms,
+		atomic_bool* cancelled);
+void desktop__gnome_clipboard_stop(void);
+
 /* wayland_wm.c: desktop_window_op on a Wayland desktop (sway's IPC). */
 int desktop__wayland_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size);
@@ -64,6 +92,11 @@ void desktop__pinger_stop(void);
 /* shots.c: close capture connections left idle by a burst (the watcher
  * calls it every round; it never blocks). */
 void desktop__capture_trim(void);
+/** Close every idle capture connection now (a stop, before the compositor:
+ *  Mutter does not end on SIGTERM while a session of deskd's casts). */
+void desktop__capture_close_idle(void);
+/* hands.c: close the input context unless in use (the same reason). */
+void desktop__input_close(void);
 
 /* The environment of every program deskd starts on the display (env.c):
  * --launch, the WM, launch. Other parts of desktop/ publish variables here
@@ -112,6 +145,19 @@ struct desktop__spawn_args {
  *  inherited (its interpreter reads /dev/fd/N, which is its $0). */
 pid_t desktop__spawn_with(const struct desktop__spawn_args* s);
 
+/* A started program, for the helpers below (xvfb.c). */
+struct desktop__child {
+	pid_t pid;		/* 0 when not running */
+	char label[64];
+};
+/** Did it exit? Reaps it when it did (also true when it is not our child). */
+bool desktop__child_exited(pid_t pid, int* status);
+/** "exit code N", "signal NAME" */
+void desktop__describe_status(int status, char* out, size_t size);
+/** Stop these: SIGTERM to each process group, up to grace_ms, then
+ *  SIGKILL; reaps, and sets each pid to 0. */
+void desktop__stop_children(struct desktop__child** list, int n, int grace_ms);
+
 /* The programs the launch tool started (launch.c). */
 /** Reap those that exited (the watcher, every round). */
 void launch__reap(void);
@@ -128,9 +174,10 @@ enum desktop__kind {
 	DESKTOP__EXTERNAL,		/* a display deskd attached to */
 	DESKTOP__EMBEDDED_X11,		/* deskd's Xvfb and WM */
 	DESKTOP__EMBEDDED_WAYLAND,	/* deskd's sway */
+	DESKTOP__EMBEDDED_GNOME,	/* deskd's Mutter */
 };
 /** Copy the --launch list (with the default terminal for an embedded
- *  desktop: xterm, or foot on Wayland) and, for an embedded X11 desktop,
+ *  desktop: xterm, or foot on Wayland and GNOME) and, for an embedded X11 desktop,
  *  find Xvfb, the WM and setxkbmap on PATH. 0, -ENOENT (no Xvfb) or
  *  -ENOMEM. Main thread. */
 int xvfb_configure(const struct desktop_config* config, enum desktop__kind kind);
@@ -148,6 +195,10 @@ bool xvfb_running(void);
 /** Xvfb died: stop the WM and let the --launch programs notice, before
  *  xvfb_start again. */
 void xvfb_before_restart(void);
+/** Stop the programs on the display (--launch, the launch tool's, the WM),
+ *  bounded: the first step of xvfb_stop, for a desktop whose compositor
+ *  stops between them and the session bus (gnome_desktop.c). */
+void xvfb_stop_programs(void);
 /** Stop every process (clients first, then Xvfb), bounded; keep_config
  *  when the watcher may still run (it could not be joined). */
 void xvfb_stop(bool keep_config);
@@ -179,8 +230,16 @@ void childlog_stop(void);
  * get their addresses and the accessibility switches through env.c. */
 /** Start them (idempotent; failures are logged, never fatal). */
 void buses_start(const char* display);
-/** External display: use $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
-void buses_external(void);
+/** "--address=unix:path=<dir>/<name>" for a dbus-daemon, the path escaped
+ *  as D-Bus addresses want (bytes outside [-0-9A-Za-z_/.*] as %XX; name is
+ *  deskd's own, plain). */
+int buses__listen_address(const char* dir, const char* name, char* out, size_t size);
+/** The embedded session bus's private runtime dir (XDG_RUNTIME_DIR, 0700)
+ *  and its address; false when it is not running. Any thread. */
+bool buses_session(char* runtime_dir, size_t rt_size, char* address, size_t addr_size);
+/** External display: use address (a GNOME session's bus), else
+ *  $DBUS_SESSION_BUS_ADDRESS, or say there is none. */
+void buses_external(const char* address);
 /** Reap the dbus-daemon if it exited (watcher thread). */
 void buses_reap(void);
 /** Is pid the session dbus-daemon (for the PID 1 orphan reaper)? */

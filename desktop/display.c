@@ -4,6 +4,7 @@
 #include "desktop/desktop_private.h"
 #include "x11/x11.h"
 #include "wayland/wayland.h"
+#include "gnome/gnome.h"
 #include "base/clock.h"
 #include "base/log.h"
 
@@ -58,7 +59,8 @@ static atomic_bool available;
 static int wake_pipe[2] = { -1, -1 };
 static atomic_uint disconnects;
 /* Display names never move: a new name goes into the next slot. */
-static char name_slots[DESKTOP_NAME_SLOTS][WAYLAND_ADDRESS_MAX];
+static char name_slots[DESKTOP_NAME_SLOTS][WAYLAND_ADDRESS_MAX > GNOME_ADDRESS_MAX
+		? WAYLAND_ADDRESS_MAX : GNOME_ADDRESS_MAX];
 static atomic_int name_slot = -1;
 
 /* The ticket lock. */
@@ -580,12 +582,19 @@ struct display_backend {
 static const struct display_backend BACKENDS[] = {
 	{ "x11", x11_start, watcher_main, xvfb_stop, true },
 	{ "wayland", desktop__wayland_start, desktop__wayland_watch, desktop__wayland_stop, false },
+	{ "gnome", desktop__gnome_start, desktop__gnome_watch, desktop__gnome_stop, false },
 };
-static const struct display_backend* backend = &BACKENDS[0];
+enum { BACKEND_X11, BACKEND_WAYLAND, BACKEND_GNOME };
+static const struct display_backend* backend = &BACKENDS[BACKEND_X11];
 
 bool desktop_is_wayland(void)
 {
-	return backend == &BACKENDS[1];
+	return backend == &BACKENDS[BACKEND_WAYLAND];
+}
+
+bool desktop_is_gnome(void)
+{
+	return backend == &BACKENDS[BACKEND_GNOME];
 }
 
 const char* desktop_backend(void)
@@ -600,10 +609,15 @@ int desktop_start(void)
 	if (g.started)
 		return -EALREADY;
 	bool wayland = opts->wayland || (opts->wayland_display && *opts->wayland_display);
+	bool attach_gnome = opts->gnome_bus && *opts->gnome_bus;
 	bool embedded = wayland ? !(opts->wayland_display && *opts->wayland_display)
-			: !(opts->display && *opts->display);
-	backend = &BACKENDS[wayland ? 1 : 0];
+			: !(opts->display && *opts->display) && !attach_gnome;
+	/* --desktop gnome embedded, or --gnome-bus; a --display given beside
+	 * --desktop gnome wins. */
+	bool gnome = attach_gnome || (opts->gnome && !wayland && embedded);
+	backend = &BACKENDS[gnome ? BACKEND_GNOME : wayland ? BACKEND_WAYLAND : BACKEND_X11];
 	enum desktop__kind kind = !embedded ? DESKTOP__EXTERNAL
+			: gnome ? DESKTOP__EMBEDDED_GNOME
 			: wayland ? DESKTOP__EMBEDDED_WAYLAND : DESKTOP__EMBEDDED_X11;
 	if ((rc = xvfb_configure(opts, kind)) < 0)
 		return rc;

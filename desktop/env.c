@@ -4,6 +4,7 @@
  * the caller's. Private to desktop/ (desktop_private.h). */
 #include "desktop/desktop_private.h"
 #include "wayland/wayland.h"
+#include "gnome/gnome.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -109,11 +110,51 @@ static char* make_var(const char* name, const char* value)
 	return v;
 }
 
-/* X11 ":N": DISPLAY. Wayland: WAYLAND_DISPLAY (the socket's absolute path,
- * which libwayland takes as is), SWAYSOCK when there is sway's IPC, and
- * DISPLAY when Xwayland runs. Adds at most 3 entries; false on -ENOMEM. */
-static bool display_vars(const char* display, char** env, size_t* o)
+/* On GNOME (Mutter without Xwayland) the toolkits must not try X11: what
+ * deskd sets unless the caller's extra does (an inherited one is dropped). */
+static const char* const GNOME_VARS[][2] = {
+	{ "GDK_BACKEND", "wayland" },
+	{ "QT_QPA_PLATFORM", "wayland" },
+};
+#define N_GNOME_VARS (sizeof(GNOME_VARS) / sizeof(GNOME_VARS[0]))
+
+static bool is_gnome_var(const char* entry)
 {
+	for (size_t i = 0; i < N_GNOME_VARS; i++)
+		if (same_name(entry, GNOME_VARS[i][0]))
+			return true;
+	return false;
+}
+
+/* GNOME: WAYLAND_DISPLAY (the socket's path) and GNOME_VARS; the bus and
+ * XDG_RUNTIME_DIR are published by buses.c. */
+static bool gnome_vars(const char* display, char* const* extra, size_t n_extra,
+		char** env, size_t* o)
+{
+	struct gnome_address a;
+	if (gnome_address_parse(display, &a) < 0)
+		return true;
+	if (a.wayland[0] && !(env[(*o)++] = make_var("WAYLAND_DISPLAY", a.wayland)))
+		return false;
+	for (size_t i = 0; i < N_GNOME_VARS; i++)
+		if (!in_list(GNOME_VARS[i][0], extra, n_extra)
+				&& !(env[(*o)++] = make_var(GNOME_VARS[i][0], GNOME_VARS[i][1])))
+			return false;
+	return true;
+}
+
+/* X11 ":N": DISPLAY ("": none, for the compositor's own processes).
+ * Wayland: WAYLAND_DISPLAY (the socket's absolute path, which libwayland
+ * takes as is), SWAYSOCK when there is sway's IPC, and DISPLAY when
+ * Xwayland runs. GNOME: gnome_vars. Adds at most 3 entries; false on
+ * -ENOMEM. */
+static bool display_vars(const char* display, char* const* extra, size_t n_extra,
+		char** env, size_t* o)
+{
+	if (gnome_is_address(display))
+		return gnome_vars(display, extra, n_extra, env, o);
+	if (!display[0])
+		return true;
 	if (!wayland_is_address(display))
 		return (env[(*o)++] = make_var("DISPLAY", display)) != NULL;
 	char sock[WAYLAND_ADDRESS_MAX], ipc[WAYLAND_ADDRESS_MAX], x[64];
@@ -138,10 +179,11 @@ char** desktop__env_build(const char* display, char* const* extra, size_t n_extr
 		return NULL;
 	size_t o = 0;
 	bool ok = true;
+	bool gnome = gnome_is_address(display);
 	pthread_mutex_lock(&env_mutex);
 	for (char** e = environ; ok && e && *e; e++) {
 		if (is_display_var(*e) || in_list(*e, published, ENV_SLOTS)
-				|| in_list(*e, extra, n_extra))
+				|| in_list(*e, extra, n_extra) || (gnome && is_gnome_var(*e)))
 			continue;
 		ok = (env[o++] = strdup(*e)) != NULL;
 	}
@@ -153,7 +195,7 @@ char** desktop__env_build(const char* display, char* const* extra, size_t n_extr
 		if (!is_display_var(extra[i]))
 			ok = (env[o++] = strdup(extra[i])) != NULL;
 	if (ok)
-		ok = display_vars(display, env, &o);
+		ok = display_vars(display, extra, n_extra, env, &o);
 	env[o] = NULL;
 	if (!ok) {
 		desktop__env_free(env);

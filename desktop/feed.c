@@ -1,6 +1,6 @@
 /* Live feeds, on capture/capture.h: one capture context (its own X
  * connection) per feed, used by the feed's producer thread only. */
-#include "desktop/desktop.h"
+#include "desktop/desktop_private.h"
 #include "base/clock.h"
 #include "capture/capture.h"
 
@@ -239,14 +239,26 @@ int desktop_windows(struct capture_window_info** list, size_t* n)
 {
 	*list = NULL;
 	*n = 0;
+	if (desktop_is_gnome() && !desktop_gnome_shell())
+		return desktop__gnome_unsupported("windows", NULL, 0);
 	char why[256];
-	struct capture* cap = capture_create(desktop_display_name(), why, sizeof(why));
-	if (!cap)
-		return -ECONNRESET;
 	struct capture_window_info* all = NULL;
 	size_t count = 0;
-	int rc = capture_list_windows(cap, &all, &count);
-	capture_destroy(cap);
+	int rc;
+	if (desktop_is_gnome()) {
+		/* A pooled context: a new one is a Mutter session and a stream. */
+		struct desktop_capture* pooled = desktop_capture_get(why, sizeof(why));
+		if (!pooled)
+			return -ECONNRESET;
+		rc = capture_list_windows(desktop_capture_backend(pooled), &all, &count);
+		desktop_capture_put(pooled);
+	} else {
+		struct capture* cap = capture_create(desktop_display_name(), why, sizeof(why));
+		if (!cap)
+			return -ECONNRESET;
+		rc = capture_list_windows(cap, &all, &count);
+		capture_destroy(cap);
+	}
 	if (rc < 0)
 		return rc;
 	size_t kept = 0;

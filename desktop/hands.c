@@ -42,6 +42,16 @@ static void input_at_exit(void)
 	input_destroy(in);
 }
 
+void desktop__input_close(void)
+{
+	pthread_mutex_lock(&ctx_mutex);
+	struct input* in = ctx_users == 0 ? ctx_input : NULL;
+	if (in)
+		ctx_input = NULL;
+	pthread_mutex_unlock(&ctx_mutex);
+	input_destroy(in);
+}
+
 struct input* desktop_input_get(char* err, size_t size)
 {
 	pthread_mutex_lock(&ctx_mutex);

@@ -701,6 +701,10 @@ int desktop_launch(const struct desktop_launch_params* p, struct desktop_launch_
 		close(fd);
 	if (rc < 0 || !p->wait_for_window)
 		return rc;
+	if (desktop_is_gnome() && !desktop_gnome_shell()) {
+		desktop__gnome_unsupported("windows", out->note, sizeof(out->note));
+		return 0;	/* started; no list to find its window in */
+	}
 	return wait_window(p, out, err, size);
 }
 

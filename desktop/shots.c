@@ -130,6 +130,20 @@ void desktop_capture_put(struct desktop_capture* p)
 	pthread_mutex_unlock(&pool_lock);
 }
 
+void desktop__capture_close_idle(void)
+{
+	struct desktop_capture* idle[POOL_MAX];
+	pthread_mutex_lock(&pool_lock);
+	int n = pool_n_idle;
+	memcpy(idle, pool_idle, (size_t)n * sizeof(*idle));
+	pool_n_idle = 0;
+	pool_n_total -= n;
+	pthread_cond_broadcast(&pool_cond);
+	pthread_mutex_unlock(&pool_lock);
+	for (int i = 0; i < n; i++)
+		capture_slot_destroy(idle[i]);
+}
+
 struct trim_job {
 	struct desktop_capture* slots[POOL_MAX];
 	int n;

@@ -493,6 +493,8 @@ int desktop_window_op(const struct desktop_window_request* req,
 	}
 	if (desktop_is_wayland())
 		return desktop__wayland_window_op(req, out, err, err_size);
+	if (desktop_is_gnome())
+		return desktop__gnome_window_op(req, out, err, err_size);
 	struct op o = { .w = (Window)req->window, .req = req, .out = out };
 	/* XOpenDisplay on a stopped X server never returns. */
 	if (desktop__hung(NULL) || !x11_open(&o.x, desktop_display_name())) {

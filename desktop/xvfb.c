@@ -5,6 +5,7 @@
  * (desktop_private.h); display.c drives it. */
 #define _GNU_SOURCE
 #include "desktop/desktop_private.h"
+#include "gnome/gnome.h"
 #include "x11/x11.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -31,16 +32,12 @@
 #define DESKTOP_DEFAULT_LAUNCH "xterm -fa Monospace -fs 11"
 #define DESKTOP_DEFAULT_WAYLAND_LAUNCH "foot"
 
-struct child {
-	pid_t pid;		/* 0 when not running */
-	char label[64];
-};
-
 /* Touched by the main thread before the watcher starts and after it
  * stopped, and by the watcher in between: no lock needed. */
 static struct {
 	bool embedded;		/* deskd's own Xvfb */
-	bool embedded_wayland;	/* deskd's own sway (wayland_desktop.c starts it) */
+	bool embedded_wayland;	/* deskd's own sway or Mutter (wayland_desktop.c,
+				 * gnome_desktop.c start them) */
 	int virtual_width, virtual_height;
 	char xvfb_path[PATH_MAX];
 	char wm_path[PATH_MAX];	/* "" = no window manager */
@@ -49,9 +46,9 @@ static struct {
 	char** launch;		/* copies of --launch ("none" left out) */
 	int n_launch;
 	bool launch_none;	/* --launch none: not even the default terminal */
-	struct child xvfb, wm;
-	struct child* launched;	/* n_launch entries */
-	struct child** stopping;	/* room for the launched and the WM (xvfb_stop) */
+	struct desktop__child xvfb, wm;
+	struct desktop__child* launched;	/* n_launch entries */
+	struct desktop__child** stopping;	/* room for the launched and the WM (xvfb_stop) */
 } P;
 
 /* Processes: fork + exec with the parent death signal, each in its own
@@ -186,7 +183,7 @@ static pid_t spawn(const char* path, char* const argv[], const char* display,
 }
 
 /* Did it exit? Reaps it when it did. */
-static bool child_exited(pid_t pid, int* status)
+bool desktop__child_exited(pid_t pid, int* status)
 {
 	int st = 0;
 	pid_t r = waitpid(pid, &st, WNOHANG);
@@ -198,7 +195,7 @@ static bool child_exited(pid_t pid, int* status)
 	return false;
 }
 
-static void describe_status(int status, char* out, size_t size)
+void desktop__describe_status(int status, char* out, size_t size)
 {
 	if (WIFEXITED(status))
 		snprintf(out, size, "exit code %d", WEXITSTATUS(status));
@@ -216,7 +213,7 @@ static void signal_child(pid_t pid, int sig)
 }
 
 /* Stop these processes: SIGTERM, up to grace_ms, then SIGKILL; reaps. */
-static void stop_children(struct child** list, int n, int grace_ms)
+void desktop__stop_children(struct desktop__child** list, int n, int grace_ms)
 {
 	for (int i = 0; i < n; i++)
 		if (list[i]->pid > 0) {
@@ -230,7 +227,7 @@ static void stop_children(struct child** list, int n, int grace_ms)
 		for (int i = 0; i < n; i++) {
 			if (list[i]->pid <= 0)
 				continue;
-			if (child_exited(list[i]->pid, NULL)) {
+			if (desktop__child_exited(list[i]->pid, NULL)) {
 				/* Leftovers of the group (a shell's children). */
 				kill(-list[i]->pid, SIGKILL);
 				list[i]->pid = 0;
@@ -255,7 +252,7 @@ static void stop_children(struct child** list, int n, int grace_ms)
 
 /* Start Xvfb; number >= 0 asks for that display, else -displayfd picks one.
  * Returns the display number or -errno. Caller holds no lock. */
-static int start_xvfb(int number, struct child* out)
+static int start_xvfb(int number, struct desktop__child* out)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0)
@@ -321,9 +318,9 @@ static int start_xvfb(int number, struct child* out)
 	}
 	close(fds[0]);
 	if (rc < 0) {
-		struct child c = { .pid = pid, .label = "Xvfb" };
-		struct child* list[] = { &c };
-		stop_children(list, 1, 500);
+		struct desktop__child c = { .pid = pid, .label = "Xvfb" };
+		struct desktop__child* list[] = { &c };
+		desktop__stop_children(list, 1, 500);
 		return rc;
 	}
 	out->pid = pid;
@@ -345,13 +342,13 @@ static void run_setxkbmap(const char* display)
 			LOG_INFO);
 	if (pid < 0)
 		return;
-	struct child c = { .pid = pid, .label = "setxkbmap" };
+	struct desktop__child c = { .pid = pid, .label = "setxkbmap" };
 	int64_t end = clock_ms() + 3000;
 	int status = 0;
-	while (!child_exited(pid, &status)) {
+	while (!desktop__child_exited(pid, &status)) {
 		if (clock_ms() >= end) {
-			struct child* list[] = { &c };
-			stop_children(list, 1, 200);
+			struct desktop__child* list[] = { &c };
+			desktop__stop_children(list, 1, 200);
 			log_warn("setxkbmap did not finish in 3 s");
 			return;
 		}
@@ -683,9 +680,10 @@ void xvfb_start_clients(const char* display)
 		buses_start(display);	/* before any program: toolkits decide at start */
 		start_wm(display);
 	} else if (P.embedded_wayland) {
-		buses_start(display);	/* sway is the window manager */
+		buses_start(display);	/* the compositor is the window manager */
 	} else {
-		buses_external();
+		struct gnome_address a;	/* an attached GNOME session: its own bus */
+		buses_external(gnome_address_parse(display, &a) == 0 ? a.bus : NULL);
 	}
 	for (int i = 0; i < P.n_launch; i++)
 		start_launch(i, display);
@@ -696,7 +694,7 @@ void xvfb_start_clients(const char* display)
 static bool is_tracked(pid_t pid)
 {
 	if (pid == P.xvfb.pid || pid == P.wm.pid || launch__tracked(pid) || buses_tracked(pid)
-			|| desktop__wayland_tracked(pid))
+			|| desktop__wayland_tracked(pid) || desktop__gnome_tracked(pid))
 		return true;
 	for (int i = 0; i < P.n_launch; i++)
 		if (pid == P.launched[i].pid)
@@ -834,20 +832,20 @@ bool xvfb_reap(void)
 	char how[64];
 	int status;
 	bool xvfb_died = false;
-	if (P.xvfb.pid > 0 && child_exited(P.xvfb.pid, &status)) {
-		describe_status(status, how, sizeof(how));
+	if (P.xvfb.pid > 0 && desktop__child_exited(P.xvfb.pid, &status)) {
+		desktop__describe_status(status, how, sizeof(how));
 		log_warn("the embedded %s exited (%s); restarting it", P.xvfb.label, how);
 		P.xvfb.pid = 0;
 		xvfb_died = true;
 	}
-	if (P.wm.pid > 0 && child_exited(P.wm.pid, &status)) {
-		describe_status(status, how, sizeof(how));
+	if (P.wm.pid > 0 && desktop__child_exited(P.wm.pid, &status)) {
+		desktop__describe_status(status, how, sizeof(how));
 		log_info("window manager %s exited (%s)", P.wm.label, how);
 		P.wm.pid = 0;
 	}
 	for (int i = 0; i < P.n_launch; i++) {
-		if (P.launched[i].pid > 0 && child_exited(P.launched[i].pid, &status)) {
-			describe_status(status, how, sizeof(how));
+		if (P.launched[i].pid > 0 && desktop__child_exited(P.launched[i].pid, &status)) {
+			desktop__describe_status(status, how, sizeof(how));
 			log_info("'%s' exited (%s)", P.launched[i].label, how);
 			P.launched[i].pid = 0;
 		}
@@ -969,7 +967,7 @@ int xvfb_configure(const struct desktop_config* opts, enum desktop__kind kind)
 					"leave behind may outlive deskd", strerror(errno));
 	}
 	P.embedded = embedded;
-	P.embedded_wayland = kind == DESKTOP__EMBEDDED_WAYLAND;
+	P.embedded_wayland = kind == DESKTOP__EMBEDDED_WAYLAND || kind == DESKTOP__EMBEDDED_GNOME;
 	if (P.embedded_wayland)
 		add_default_launch();
 	if (!embedded)
@@ -995,31 +993,37 @@ void xvfb_before_restart(void)
 	/* Its clients die with it; stop the WM for a clean restart and give
 	 * the --launch programs a moment to notice, so those that exit are
 	 * started again. */
-	struct child* list[] = { &P.wm };
-	stop_children(list, 1, 500);
+	struct desktop__child* list[] = { &P.wm };
+	desktop__stop_children(list, 1, 500);
 	for (int t = 0; t < 50 && launched_running(); t++) {
 		clock_sleep_ms(10);
 		xvfb_reap();
 	}
 }
 
-void xvfb_stop(bool keep_config)
+void xvfb_stop_programs(void)
 {
-	/* The clients first (so they exit cleanly, not on a lost display),
-	 * then the X server. */
 	launch__terminate();	/* the launch tool's, in the same grace period */
-	struct child* wm_only[1];	/* no config (then no launched programs) */
-	struct child** list = P.stopping ? P.stopping : wm_only;
+	struct desktop__child* wm_only[1];	/* no config (then no launched programs) */
+	struct desktop__child** list = P.stopping ? P.stopping : wm_only;
 	int n = 0;
 	for (int i = 0; i < P.n_launch; i++)
 		list[n++] = &P.launched[i];
 	list[n++] = &P.wm;
-	stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
+	desktop__stop_children(list, n, DESKTOP_STOP_GRACE_MS / 2);
 	launch__stop(100);
+}
+
+void xvfb_stop(bool keep_config)
+{
+	/* The clients first (so they exit cleanly, not on a lost display),
+	 * then the X server. */
+	xvfb_stop_programs();
+	struct desktop__child* list[1];
 	buses_stop();
 	stop_descendants(P.xvfb.pid, 300);	/* what they left, while the display lives */
 	list[0] = &P.xvfb;
-	stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
+	desktop__stop_children(list, 1, DESKTOP_STOP_GRACE_MS);
 	stop_descendants(0, 0);
 	childlog_stop();	/* their last lines */
 	remove_openbox_config();

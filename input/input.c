@@ -1,7 +1,9 @@
 /* The public face of input/: pick the backend by the display name
- * (wayland_is_address: the wlroots one, else X11), check what every
- * backend would check, take the context's mutex and call the backend. */
+ * (wayland_is_address: the wlroots one; gnome_is_address: Mutter's; else
+ * X11), check what every backend would check, take the context's mutex
+ * and call the backend. */
 #include "input/input_private.h"
+#include "gnome/gnome.h"
 #include "wayland/wayland.h"
 
 #include <errno.h>
@@ -18,6 +20,8 @@ struct input* input_new(const char* display_name, char* err, size_t err_size)
 {
 	if (wayland_is_address(display_name))
 		return input__wayland_new(display_name, err, err_size);
+	if (gnome_is_address(display_name))
+		return input__gnome_new(display_name, err, err_size);
 	return input__x11_new(display_name, err, err_size);
 }
 

@@ -97,7 +97,8 @@ int input_pixels_to_notches(double pixels);
 
 struct input;
 
-/** Connect to display_name (":N"); NULL on failure with a reason in err. */
+/** Connect to display_name (":N", or a wayland: or gnome: address); NULL
+ *  on failure with a reason in err. */
 struct input* input_new(const char* display_name, char* err, size_t err_size);
 /** Release held keys and buttons, wait (at most 3 s) for clients to work
  *  through keys on bound slots, restore every spare keycode exactly as it
@@ -210,8 +211,12 @@ int input_spare_slots(struct input* self);
  * only for characters up to U+FFFF (Java's AWT keeps the low 16 bits of a
  * keysym above): send those by paste. */
 #define INPUT_CLIENT_BMP_KEYS (1u << 8)
+/* The desktop's keyboard takes only the characters of its layout (GNOME:
+ * Mutter drops a keysym its layout lacks): send other text by paste. */
+#define INPUT_CLIENT_LAYOUT_KEYS (1u << 9)
 /** The INPUT_CLIENT_* flags of the client with the keyboard focus (X11: by
- *  the WM_CLASS of the focus window and its ancestors); 0 on Wayland. */
+ *  the WM_CLASS of the focus window and its ancestors); 0 on wlroots, and
+ *  INPUT_CLIENT_LAYOUT_KEYS on GNOME, whatever has the focus. */
 unsigned input_focus_needs(struct input* self);
 
 /** Activate a window as capture_focus_window does (through the window

@@ -70,6 +70,7 @@ void input__head_init(struct input* self, const struct input_ops* ops);
 /* The backends' constructors: NULL with a reason in err. */
 struct input* input__x11_new(const char* display_name, char* err, size_t err_size);
 struct input* input__wayland_new(const char* address, char* err, size_t err_size);
+struct input* input__gnome_new(const char* address, char* err, size_t err_size);
 /** Does an X window have the X server's input focus (not None, PointerRoot
  *  or the root)? On Xwayland: an X window has the compositor's keyboard
  *  focus (wlroots' xwm sets None when a Wayland window takes it). Takes

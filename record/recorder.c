@@ -666,6 +666,17 @@ int record_start(const struct record_params* params, struct recorder** out,
 	rc = check_window(self, &g, err, err_size);
 	if (rc < 0)
 		goto window_failure;
+	/* At most the screen's size: a window can outgrow it (a GTK text view
+	 * widens to a long line: 20308 px, which x264 refuses); its frames are
+	 * then scaled to fit (letterboxed), as for a window that grows later. */
+	int sw, sh;
+	capture_screen_size(self->cap, &sw, &sh);
+	if (sw > 0 && sh > 0 && (g.width > sw || g.height > sh)) {
+		double k = (double)sw / g.width < (double)sh / g.height ? (double)sw / g.width
+				: (double)sh / g.height;
+		g.width = (int)(g.width * k);
+		g.height = (int)(g.height * k);
+	}
 	self->out_w = g.width < 2 ? 2 : g.width & ~1;
 	self->out_h = g.height < 2 ? 2 : g.height & ~1;
 	self->stats.width = self->out_w;

@@ -8,6 +8,9 @@ void server_desktop_config(const struct options* opts, struct desktop_config* ou
 	*out = (struct desktop_config){
 		.display = opts->display,
 		.wayland = opts->wayland,
+		.gnome = opts->gnome,
+		.gnome_shell = opts->gnome_shell,
+		.gnome_bus = opts->gnome_bus,
 		.wayland_display = opts->wayland_display,
 		.sway_socket = opts->sway_socket,
 		.xwayland_display = opts->xwayland_display,

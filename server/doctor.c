@@ -88,6 +88,15 @@ static void check_wayland(json_t* checks, const char* display, bool embedded)
 
 static void check_display(json_t* checks, const char* display, bool embedded)
 {
+	if (desktop_is_gnome()) {
+		add_check(checks, "display", desktop_available(), "%s: %s", display,
+				desktop_available() ? "Mutter answers (RemoteDesktop on its session bus)"
+				: "Mutter does not answer");
+		add_check(checks, "windows", false, "Mutter alone offers no window list (GNOME "
+				"Shell is needed): no window ids, focus or window states; ui tools take "
+				"a pid or a launched program");
+		return;
+	}
 	if (desktop_is_wayland_address(display)) {
 		check_wayland(checks, display, embedded);
 		return;
@@ -142,6 +151,19 @@ static void check_wayland_programs(json_t* checks)
 			: "not on PATH (optional: the desktop starts empty)", found);
 }
 
+/* The embedded GNOME desktop's programs (all needed). */
+static void check_gnome_programs(json_t* checks)
+{
+	size_t n;
+	const char* const* programs = desktop_gnome_programs(&n);
+	char found[PATH_MAX];
+	for (size_t i = 0; i < n; i++) {
+		bool there = desktop_find_program(programs[i], getenv("PATH"), found, sizeof(found)) == 0;
+		add_check(checks, programs[i], there, there ? "%s" : "not on PATH: needed for "
+				"--desktop gnome (apt-get install mutter pipewire wireplumber)", found);
+	}
+}
+
 static void check_programs(json_t* checks, const struct options* opts,
 		const char* display)
 {
@@ -153,6 +175,10 @@ static void check_programs(json_t* checks, const struct options* opts,
 	}
 	if (opts->wayland && (!opts->display || !*opts->display)) {
 		check_wayland_programs(checks);
+		return;
+	}
+	if (opts->gnome && (!opts->display || !*opts->display)) {
+		check_gnome_programs(checks);
 		return;
 	}
 	bool need_xvfb = !opts->display || !*opts->display;

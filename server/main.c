@@ -133,6 +133,8 @@ static const char* embedded_label(void)
 {
 	if (!desktop_is_embedded())
 		return "";
+	if (desktop_is_gnome())
+		return desktop_gnome_shell() ? " (embedded GNOME Shell)" : " (embedded Mutter)";
 	return desktop_is_wayland() ? " (embedded sway)" : " (embedded Xvfb)";
 }
 

@@ -74,7 +74,8 @@ static json_t* versions(void)
 	char server[128];
 	desktop_server_info(server, sizeof(server));
 	if (*server)
-		json_object_set_new(v, desktop_is_wayland() ? "compositor" : "x_server",
+		json_object_set_new(v, desktop_is_wayland() || desktop_is_gnome() ? "compositor"
+				: "x_server",
 				json_string(server));
 	return v;
 }

@@ -350,13 +350,15 @@ static int typing_others_ran(void* ud)
 static int paste_text(struct batch* b, const struct action* a, json_t* res,
 		struct act_error* e);
 
-/* type into a client that takes only BMP characters as keys: the whole text
- * by paste (paste_text: the clipboard saved and put back; its result says
- * "method": "paste"), in one paste. Runs of keys and pastes in turn were
+/* type where keys cannot carry the text (a client that takes only BMP
+ * characters as keys; GNOME's keyboard, which has only its layout's): the
+ * whole text by paste (paste_text: the clipboard saved and put back; its
+ * result says "method": "paste", and "client" names the client when one
+ * was the reason), in one paste. Runs of keys and pastes in turn were
  * exact too, but a second paste within a moment of the first was once not
  * taken by AWT within 5 s (PITFALLS 27e). */
 static int type_by_paste(struct batch* b, const struct action* a, const char* client,
-		json_t* res, struct act_error* e)
+		const char* because, json_t* res, struct act_error* e)
 {
 	struct action run = *a;
 	run.paste = true;
@@ -364,12 +366,19 @@ static int type_by_paste(struct batch* b, const struct action* a, const char* cl
 	if (paste_text(b, &run, res, e) < 0) {
 		char why[sizeof(e->message)];
 		snprintf(why, sizeof(why), "%s", e->message);
-		return action_fail(e, e->code, "type: text with characters above U+FFFF goes by "
-				"paste to %s, which takes them wrong as keys, and that failed: %s",
-				client, why);
+		return action_fail(e, e->code, "type: %s, and that failed: %s", because, why);
 	}
-	json_object_set_new(res, "client", json_string(client));
+	if (client)
+		json_object_set_new(res, "client", json_string(client));
 	return 0;
+}
+
+static bool has_non_ascii(const char* s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return true;
+	return false;
 }
 
 static bool has_astral(const char* s, size_t len)
@@ -385,8 +394,14 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 {
 	/* Java's AWT keeps only the low 16 bits of a keysym above U+FFFF
 	 * (input.h, PITFALLS.md): there such text goes by paste. */
-	if (has_astral(a->text, a->text_len) && (input_focus_needs(b->in) & INPUT_CLIENT_BMP_KEYS))
-		return type_by_paste(b, a, "java", res, e);
+	unsigned needs = input_focus_needs(b->in);
+	if (has_astral(a->text, a->text_len) && (needs & INPUT_CLIENT_BMP_KEYS))
+		return type_by_paste(b, a, "java", "text with characters above U+FFFF goes by paste "
+				"to java, which takes them wrong as keys", res, e);
+	/* GNOME: Mutter types only its layout's keysyms (a US layout here). */
+	if (has_non_ascii(a->text, a->text_len) && (needs & INPUT_CLIENT_LAYOUT_KEYS))
+		return type_by_paste(b, a, NULL, "text with characters off the keyboard layout goes "
+				"by paste on GNOME, whose keyboard takes only the layout's keys", res, e);
 	struct typing ty = { .b = b, .e = e, .start = clock_ms() };
 	struct desktop_typing t = { .yield = true, .stop = typing_stop,
 		.others_ran = typing_others_ran, .progress = typing_progress, .ud = &ty };

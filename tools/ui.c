@@ -54,9 +54,50 @@ struct ui_target {
 	struct desktop_target t;	/* the window's screenshot space */
 };
 
+/* GNOME with Mutter alone (no window list; with GNOME Shell the windows
+ * are found as anywhere else): the app is named by pid, or by
+ * a program the launch tool started (app, else the newest running), and
+ * its tree is matched by pid only. The target is the whole screen; GTK's
+ * extents there are relative to its window, whose origin is not known. */
+static int gnome_target(struct tool_ctx* ctx, uint32_t window, int pid, const char* app,
+		struct ui_target* out, struct tool_result* res)
+{
+	if (window) {
+		tool_result_error(res, TOOL_BAD_ARGUMENTS, NULL, "windows: Mutter alone offers no "
+				"window list (GNOME Shell is needed): name the app by pid or app");
+		return -1;
+	}
+	struct desktop_launched* list = NULL;
+	size_t n = 0;
+	if (!pid && desktop_launched_list(&list, &n) == 0)
+		for (size_t i = 0; i < n && !pid; i++)	/* running first, newest first */
+			if (list[i].running && (!app || strcasestr(list[i].program, app)))
+				pid = (int)list[i].pid;
+	free(list);
+	if (!pid) {
+		tool_result_error(res, TOOL_WINDOW_NOT_FOUND, NULL, "no program %s%s%son this GNOME "
+				"desktop (Mutter alone offers no window list: name it by pid, or by a "
+				"program the launch tool started)", app ? "'" : "", app ? app : "",
+				app ? "' " : "");
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	out->info.pid = pid;
+	out->info.wayland_native = true;
+	snprintf(out->info.app, sizeof(out->info.app), "%s", app ? app : "the app");
+	int w, h;
+	desktop_screen_size(&w, &h);
+	out->t = (struct desktop_target){ .width = w, .height = h };
+	desktop_scaled_size(w, h, tool_session_max_dimension(ctx->session, 0),
+			&out->t.image_width, &out->t.image_height);
+	return 0;
+}
+
 static int target_for(struct tool_ctx* ctx, uint32_t window, int pid, const char* app,
 		struct ui_target* out, struct tool_result* res)
 {
+	if (desktop_is_gnome() && !desktop_gnome_shell())
+		return gnome_target(ctx, window, pid, app, out, res);
 	struct capture_window_info* list = NULL;
 	size_t n = 0;
 	int rc = desktop_windows(&list, &n);
@@ -140,8 +181,8 @@ static bool node_rects(const struct a11y_node* n, const struct a11y_app* app,
 		return false;
 	int x = n->x, y = n->y;
 	if (rebase_needed(app, &tg->info)) {
-		x += tg->info.rect.x;
-		y += tg->info.rect.y;
+		x += tg->info.rect.x + tg->info.surface_dx;
+		y += tg->info.rect.y + tg->info.surface_dy;
 	}
 	d[0] = x;
 	d[1] = y;
@@ -2606,7 +2647,9 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 		snprintf(app.version, sizeof(app.version), "%s", n.toolkit_version);
 		struct capture_window_info* list = NULL;
 		size_t nw = 0;
-		if ((relative_toolkit(&app) || desktop_is_wayland()) && desktop_windows(&list, &nw) == 0)
+		/* Wayland toolkits (on sway or Mutter) place in their window. */
+		if ((relative_toolkit(&app) || desktop_is_wayland() || desktop_is_gnome())
+				&& desktop_windows(&list, &nw) == 0)
 			for (size_t i = 0; i < nw; i++)
 				if (list[i].id == r.window)
 					tg.info = list[i];

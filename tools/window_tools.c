@@ -355,6 +355,9 @@ static int launch(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 					r.output[0] ? "; its last output:\n" : "; it wrote nothing", r.output);
 			goto done;
 		}
+	} else if (r.note[0]) {
+		snprintf(msg, sizeof(msg), "started %.200s (pid %ld); not waited for its window: %s",
+				r.path, r.pid, r.note);
 	} else if (p.wait_for_window) {
 		json_object_set_new(res, "timed_out", json_true());
 		snprintf(msg, sizeof(msg), "started %.200s (pid %ld); it mapped no window within %lld ms "

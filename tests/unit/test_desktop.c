@@ -2,6 +2,7 @@
  * -displayfd parsing, --launch scripts, the ticket lock's FIFO order; the
  * doctor's file checks (no display needed). */
 #include "desktop/desktop.h"
+#include "desktop/desktop_private.h"
 #include "server/doctor.h"
 #include "base/options.h"
 #include "tests/unit/tst.h"
@@ -11,6 +12,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -349,8 +351,48 @@ static void test_coordinates(void)
 	TST_EQ_INT(h, 720);
 }
 
+static const char* env_get(char** env, const char* name)
+{
+	size_t n = strlen(name);
+	for (char** e = env; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+/* A program on a GNOME desktop: the socket's path, Wayland toolkits (an
+ * inherited GDK_BACKEND dropped, the caller's own kept), no DISPLAY; the
+ * compositor's own processes (display "") get no DISPLAY either. */
+static void test_env_gnome(void)
+{
+	setenv("DISPLAY", ":77", 1);
+	setenv("GDK_BACKEND", "x11", 1);
+	const char* addr = "gnome:unix:path=/tmp/r/bus?pipewire=/tmp/r/pipewire-0&wayland=/tmp/r/wl";
+	char** env = desktop__env_build(addr, NULL, 0);
+	TST_CHECK(env != NULL);
+	TST_EQ_STR(env_get(env, "WAYLAND_DISPLAY"), "/tmp/r/wl");
+	TST_EQ_STR(env_get(env, "GDK_BACKEND"), "wayland");
+	TST_EQ_STR(env_get(env, "QT_QPA_PLATFORM"), "wayland");
+	TST_CHECK(env_get(env, "DISPLAY") == NULL);
+	desktop__env_free(env);
+	char* extra[] = { (char*)"GDK_BACKEND=x11,wayland" };
+	env = desktop__env_build(addr, extra, 1);
+	TST_EQ_STR(env_get(env, "GDK_BACKEND"), "x11,wayland");
+	desktop__env_free(env);
+	env = desktop__env_build("", NULL, 0);
+	TST_CHECK(env_get(env, "DISPLAY") == NULL);
+	TST_EQ_STR(env_get(env, "GDK_BACKEND"), "x11");	/* only GNOME's programs lose it */
+	desktop__env_free(env);
+	env = desktop__env_build(":5", NULL, 0);
+	TST_EQ_STR(env_get(env, "DISPLAY"), ":5");
+	desktop__env_free(env);
+	unsetenv("DISPLAY");
+	unsetenv("GDK_BACKEND");
+}
+
 int main(void)
 {
+	test_env_gnome();
 	test_coordinates();
 	test_not_started();
 	test_find_program();

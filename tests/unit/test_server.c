@@ -67,6 +67,15 @@ static void test_options(void)
 	TST_EQ_INT(o.tools, OPTIONS_TOOLS_BOTH);
 	options_deinit(&o);
 
+	char** argv12 = (char**)(const char*[]){ "deskd", "--desktop", "gnome", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv12, err, sizeof(err)), 0);
+	TST_CHECK(o.gnome && !o.wayland);
+	options_deinit(&o);
+	char** argv13 = (char**)(const char*[]){ "deskd", "--desktop", "kde", NULL };
+	TST_EQ_INT(options_parse(&o, 3, argv13, err, sizeof(err)), -EINVAL);
+	TST_EQ_STR(err, "--desktop: 'kde' is not x11, wayland, gnome or mutter");
+	options_deinit(&o);
+
 	char** argv7 = (char**)(const char*[]){ "deskd", "--tools", "sideways", NULL };
 	TST_EQ_INT(options_parse(&o, 3, argv7, err, sizeof(err)), -EINVAL);
 	options_deinit(&o);

@@ -1,0 +1,354 @@
+// The GNOME desktop end to end: deskd starts its own headless Mutter with
+// PipeWire and WirePlumber on a private session bus (--desktop gnome), a
+// --launch program sees that desktop's environment and nothing of the
+// caller's, a GTK 3 form started by the launch tool shows its widgets in
+// ui_snapshot (AT-SPI on the private bus), and deskd's exit leaves none of
+// the processes it started and no runtime dir. Start time and the
+// compositor's memory are reported as diagnostics.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { need, run, sleep, startDeskd, tempDir, waitUntil, ROOT, SLOW } from './lib/harness.mjs';
+import { openLive, jpegSize } from './lib/live.mjs';
+import { decodePng } from './lib/png.mjs';
+import { appCorpus } from './lib/corpus.mjs';
+
+const FORM = process.env.GTK3_FORM_BIN || join(ROOT, 'build/tests/gtk3-form');
+const T = Math.min(30000, 10000 * SLOW);
+
+async function ok(d, name, args = {}) {
+  const r = await d.tool(name, args);
+  assert.equal(r.status, 200, `${name} ${JSON.stringify(args).slice(0, 200)} -> ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+  assert.ok(!r.body.isError, JSON.stringify(r.body).slice(0, 400));
+  return r.body.structuredContent;
+}
+
+/** pid -> comm of every descendant of pid now (its threads' children, recursively). */
+function descendants(pid, out = new Map()) {
+  let tasks = [];
+  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { return out; }
+  for (const task of tasks) {
+    let kids = '';
+    try { kids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8'); } catch { continue; }
+    for (const k of kids.split(/\s+/).filter(Boolean).map(Number)) {
+      if (out.has(k)) continue;
+      try { out.set(k, readFileSync(`/proc/${k}/comm`, 'utf8').trim()); } catch { continue; }
+      descendants(k, out);
+    }
+  }
+  return out;
+}
+
+/** Is pid still the same running process (not a zombie) with this comm? */
+function running(pid, comm) {
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+    return name === comm && st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
+  } catch { return false; }
+}
+
+function rssKiB(pid) {
+  try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]); } catch { return 0; }
+}
+
+test('gnome (Mutter alone, --desktop mutter): deskd starts Mutter, PipeWire and WirePlumber; status says gnome; --launch gets the desktop\'s environment; a GTK 3 form shows its widgets in ui_snapshot; windows says why it cannot; the exit leaves no process and no runtime dir', { timeout: 180000 }, async (t) => {
+  for (const p of ['mutter', 'pipewire', 'wireplumber', 'dbus-daemon']) need(p);   // spawns: mutter pipewire wireplumber dbus-daemon
+  need(FORM);   // spawns: - (built by make: tests/apps/gtk3-form.c)
+  const dir = tempDir('deskd-gnome-');
+  const envFile = join(dir, 'env.txt');
+  const t0 = Date.now();
+  const d = await startDeskd({ args: ['--desktop', 'mutter', '--virtual', '1024x768',
+    '--launch', `sh -c 'env > ${envFile}'`] });
+  const startMs = Date.now() - t0;
+  let stopped = false;
+  t.after(async () => { if (!stopped) await d.stop(); });
+
+  // The address: gnome:<bus>?pipewire=<rt>/pipewire-0&wayland=<rt>/wayland-deskd.
+  const m = /^gnome:(unix:path=([^,?]+)\/bus[^?]*)\?pipewire=([^&]+)&wayland=(.+)$/.exec(d.display);
+  assert.ok(m, `a gnome: address: ${d.display}`);
+  const [, bus, rt, pipewire, wayland] = m;
+  assert.equal(pipewire, `${rt}/pipewire-0`);
+  assert.equal(wayland, `${rt}/wayland-deskd`);
+  assert.ok(existsSync(wayland) && existsSync(pipewire), 'the sockets are in the runtime dir');
+
+  const st = await ok(d, 'status');
+  assert.equal(st.display.backend, 'gnome');
+  assert.equal(st.display.embedded, true);
+  assert.equal(st.display.available, true);
+  assert.deepEqual([st.display.width, st.display.height], [1024, 768]);
+  assert.equal(st.accessibility.available, true, JSON.stringify(st.accessibility));
+
+  // --launch ran with the desktop's environment, not the caller's.
+  const env = await waitUntil(() => existsSync(envFile) && readFileSync(envFile, 'utf8').includes('WAYLAND_DISPLAY')
+    && Object.fromEntries(readFileSync(envFile, 'utf8').split('\n').filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])), { timeout: T, what: 'the --launch program wrote its environment' });
+  assert.equal(env.WAYLAND_DISPLAY, wayland);
+  assert.equal(env.XDG_RUNTIME_DIR, rt);
+  assert.ok(env.DBUS_SESSION_BUS_ADDRESS?.startsWith(bus.split(',')[0]), env.DBUS_SESSION_BUS_ADDRESS);
+  assert.equal(env.GDK_BACKEND, 'wayland');
+  assert.equal(env.QT_QPA_PLATFORM, 'wayland');
+  assert.equal(env.DISPLAY, undefined, 'no X display on GNOME');
+
+  // Its processes, found as deskd's descendants (not by name: other
+  // Mutters may run on this machine).
+  const kids = descendants(d.proc.pid);
+  const byName = (n) => [...kids].filter(([, c]) => c === n).map(([p]) => p);
+  for (const n of ['mutter', 'pipewire', 'wireplumber', 'dbus-daemon']) assert.equal(byName(n).length >= 1, true, `deskd started ${n}: ${JSON.stringify([...kids])}`);
+
+  // The form, through the launch tool: no window list to wait in, and it says so.
+  const l = await ok(d, 'launch', { argv: [FORM], env: ['LANG=C.UTF-8'] });
+  assert.ok(l.pid > 0);
+  assert.match(l.message, /no window list/);
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { pid: l.pid });
+    return r.status === 200 && !r.body.isError && r.body.structuredContent.elements.length > 5 && r.body;
+  }, { timeout: T, what: 'the form in ui_snapshot' });
+  const names = snap.structuredContent.elements.map((e) => e.name);
+  for (const n of ['Name', 'Notes', 'Subscribe', 'Save']) assert.ok(names.includes(n), `${n} in ${JSON.stringify(names)}`);
+  assert.equal(snap.structuredContent.app.pid, l.pid);
+  // By the program's name too.
+  const byApp = await ok(d, 'ui_snapshot', { app: 'gtk3-form' });
+  assert.equal(byApp.app.pid, l.pid);
+
+  const w = await d.tool('windows', {});
+  assert.match(JSON.stringify(w.body), /Mutter alone offers no window list/);
+
+  const all = descendants(d.proc.pid);
+  const rss = Object.fromEntries(['mutter', 'pipewire', 'wireplumber'].map((n) =>
+    [n, [...all].filter(([, c]) => c === n).reduce((s, [p]) => s + rssKiB(p), 0)]));
+  t.diagnostic(`start to ready ${startMs} ms; RSS with the form: mutter ${rss.mutter} KiB, pipewire ${rss.pipewire} KiB, wireplumber ${rss.wireplumber} KiB`);
+
+  const before = [...descendants(d.proc.pid)];
+  const t1 = Date.now();
+  await d.stop();
+  stopped = true;
+  t.diagnostic(`exit in ${Date.now() - t1} ms`);
+  const left = before.filter(([p, c]) => running(p, c));
+  assert.deepEqual(left, [], 'nothing deskd started outlives it');
+  assert.equal(existsSync(rt), false, `the runtime dir ${rt} is removed`);
+});
+
+test('gnome: --desktop takes gnome and mutter and names them in its error', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.env.DESKD_BIN, ['--desktop', 'gnom'], { encoding: 'utf8', timeout: 5000 });   // spawns: - (deskd)
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /--desktop: 'gnom' is not x11, wayland, gnome or mutter/);
+});
+
+// ---- GNOME Shell (--desktop gnome): the behaviours of the wlroots tests ----
+
+const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
+const GREEN = [20, 200, 40], BLUE = [40, 60, 230];
+
+async function shot(d, args = {}) {
+  const r = await d.tool('screenshot', args);
+  assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 400));
+  const img = r.body.content.find((c) => c.type === 'image');
+  return { meta: r.body.structuredContent, png: decodePng(Buffer.from(img.data, 'base64')) };
+}
+
+/** The probe's blue box's first pixel on a screenshot, or null. */
+function findBlue(png) {
+  for (let y = 0; y < png.height; y++) {
+    for (let x = 0; x < png.width; x++) {
+      const p = png.px(x, y);
+      if (p[0] === BLUE[0] && p[1] === BLUE[1] && p[2] === BLUE[2]) return [x, y];
+    }
+  }
+  return null;
+}
+
+test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and frame; its pixels are where the shell put it; clicks land on the mapped pixel at scales 1 and 0.5; the corpus typed byte-exact (off the layout by paste); the clipboard both ways; window states read back; the tree\'s bounds are desktop pixels; a recording decodes; the person\'s click from the live view lands; a second deskd attaches with --gnome-bus', { timeout: 600000 }, async (t) => {
+  for (const p of ['gnome-shell', 'pipewire', 'wireplumber', 'dbus-daemon', 'ffprobe']) need(p);   // spawns: gnome-shell pipewire wireplumber dbus-daemon
+  need('python3', { PATH: '/usr/bin' });
+  const d = await startDeskd({ args: ['--desktop', 'gnome', '--launch', 'none', '--tools', 'both',
+    '--max-image-dimension', '0'] });
+  t.after(() => d.stop());
+  const st = await ok(d, 'status');
+  assert.equal(st.display.backend, 'gnome');
+  assert.deepEqual([st.display.width, st.display.height], [1280, 800]);
+
+  const dir = tempDir('deskd-gnome-probe-');
+  const log = join(dir, 'probe.log'), textFile = join(dir, 'probe.txt');
+  const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', PROBE, log, textFile],
+    env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: T });
+  assert.ok(l.window, `the probe's window: ${JSON.stringify(l)}`);
+  await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the probe drew' });
+  const lines = () => readFileSync(log, 'utf8').split('\n');
+  const clicks = () => lines().filter((s) => s.startsWith('click ')).map((s) => s.split(' ').slice(1).map(Number));
+  const text = () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : '');
+
+  const listed = async () => (await ok(d, 'windows')).windows.find((w) => w.id === l.window);
+  const w = await listed();
+  assert.ok(w, 'the probe is listed');
+  assert.equal(w.pid, l.pid);
+  assert.equal(w.title, 'wl-probe');
+  assert.equal(w.focused, true);
+
+  // Where the shell put its drawing area, by its pixels (a screenshot is
+  // the compositor's newest frame: poll until the new window is in it).
+  const found = await waitUntil(async () => findBlue((await shot(d)).png), { timeout: T, what: 'the blue box on screen' });
+  const [ax, ay] = [found[0] - 100, found[1] - 50];
+  assert.ok(ax >= w.x && ay >= w.y && ax + 600 <= w.x + w.width && ay + 400 <= w.y + w.height,
+    `the area ${ax},${ay} inside the frame ${JSON.stringify(w)}`);
+  const s = await shot(d);
+  assert.deepEqual(s.png.px(ax + 150, ay + 100), BLUE);
+  assert.deepEqual(s.png.px(ax + 99, ay + 50), GREEN, 'the pixel left of the box');
+  assert.deepEqual(s.png.px(ax + 100, ay + 49), GREEN, 'the pixel above it');
+  const ws = await shot(d, { window: l.window });
+  assert.deepEqual([ws.meta.width, ws.meta.height], [w.width, w.height]);
+  assert.deepEqual(ws.png.px(ax - w.x + 150, ay - w.y + 100), BLUE, 'the window shot');
+
+  // Clicks at scale 1, then in a 640-wide screenshot's pixels (scale 0.5).
+  const want = [];
+  for (const [x, y] of [[10, 10], [123, 77], [599, 399], [300, 200], [1, 1]]) {
+    await ok(d, 'computer_click', { x: ax + x, y: ay + y });
+    want.push([x, y, 1]);
+  }
+  for (const [x, y] of [[40, 60], [300, 200]]) {
+    const [ix, iy] = [Math.floor((ax + x) / 2), Math.floor((ay + y) / 2)];
+    const r = await ok(d, 'computer_use', { actions: [{ type: 'screenshot', max_dimension: 640 },
+      { type: 'click', x: ix, y: iy }] });
+    assert.equal(r.results[0].image.width, 640);
+    want.push([2 * ix - ax, 2 * iy - ay, 1]);
+  }
+  const batch = [];
+  for (let i = 0; i < 30; i++) batch.push({ type: 'click', x: ax + 5 + (i * 11) % 590, y: ay + 5 + (i * 7) % 390 });
+  await ok(d, 'computer_use', { actions: batch });
+  for (const a of batch) want.push([a.x - ax, a.y - ay, 1]);
+  await waitUntil(() => clicks().length >= want.length, { timeout: T, what: 'the clicks logged' });
+  assert.deepEqual(clicks(), want);
+
+  // A drag and the wheel, as the probe sees them.
+  const l0 = lines().length;
+  await ok(d, 'computer_drag', { path: [{ x: ax + 20, y: ay + 300 }, { x: ax + 200, y: ay + 320 }, { x: ax + 400, y: ay + 350 }] });
+  await waitUntil(() => lines().slice(l0 - 1).some((x) => x.startsWith('release ')), { timeout: T, what: 'the drag released' });
+  const drag = lines().slice(l0 - 1);
+  assert.equal(drag.find((x) => x.startsWith('click ')), 'click 20 300 1');
+  assert.equal(drag.find((x) => x.startsWith('release ')), 'release 400 350 1');
+  const scrolls = () => lines().filter((x) => x.startsWith('scroll ')).map((x) => x.slice(7));
+  const s0 = scrolls().length;
+  await ok(d, 'computer_use', { actions: [
+    { type: 'scroll', x: ax + 300, y: ay + 200, scroll_y: 100 },
+    { type: 'scroll', x: ax + 300, y: ay + 200, scroll_y: -100 }] });
+  await waitUntil(() => scrolls().length >= s0 + 2, { timeout: T, what: 'the scroll notches' });
+  assert.deepEqual(scrolls().slice(s0), ['down', 'up']);
+
+  // The tree: GTK's extents start at its surface (shadows included);
+  // deskd adds the surface's origin, so the drawing area is where its
+  // pixels are, and the text view below it.
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { window: l.window });
+    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
+  }, { timeout: T, what: "the probe's tree" });
+  const area = snap.elements.find((e) => e.role === 'drawing area');
+  assert.deepEqual(area.desktop_bounds, [ax, ay, ax + 600, ay + 400], 'the drawing area in desktop pixels');
+  const tv = snap.elements.find((e) => e.role === 'text');
+  assert.equal(tv.desktop_bounds[1], ay + 400, `the text view starts below the area: ${tv.desktop_bounds}`);
+
+  // Typing into the text view, read back from the file: ASCII as keys,
+  // anything off the layout by one paste (the result says so).
+  await ok(d, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  const corpus = appCorpus();
+  let exact = 0, pasted = 0;
+  for (const s1 of corpus) {
+    await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+    await ok(d, 'computer_keypress', { keys: ['BackSpace'] });
+    await waitUntil(() => text() === '', { timeout: T, what: 'the view cleared' });
+    const r = await ok(d, 'computer_type', { text: s1 });
+    if (JSON.stringify(r).includes('"paste"')) pasted++;
+    await waitUntil(() => text().length >= s1.length, { timeout: 4 * T, what: `${[...s1].length} characters` }).catch(() => {});
+    assert.equal(text(), s1, `typed exactly: ${JSON.stringify(s1).slice(0, 80)}`);
+    exact++;
+  }
+  assert.ok(pasted > 0 && pasted < corpus.length, `some by paste, some as keys: ${pasted}/${corpus.length}`);
+  t.diagnostic(`${exact}/${corpus.length} strings typed byte-exact into a GTK 3 view on GNOME Shell (${pasted} by paste)`);
+
+  // The clipboard: deskd's content pasted into the app; the app's copied back.
+  const clip = 'clipboard → GNOME ✓ 中文 😀\nsecond line';
+  await ok(d, 'clipboard_write', { text: clip });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'v'] });
+  await waitUntil(() => text() === clip, { timeout: T, what: 'the paste arrived' });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(d, 'computer_type', { text: 'from the app' });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(d, 'computer_keypress', { keys: ['ctrl', 'c'] });
+  await waitUntil(async () => (await d.tool('clipboard_read', {})).body.content?.[0]?.text === 'from the app',
+    { timeout: T, what: "the app's copy read back" });
+
+  // The person's click from the live view, in frame pixels (640 wide).
+  const c = await openLive(d);
+  t.after(() => c.close());
+  const send = (m) => c.ws.send(JSON.stringify(m));
+  await c.until((x) => x.hello);
+  c.watch({ target: 'screen', fps: 10, max_dimension: 640 });
+  await c.until((x) => x.frames.length >= 1, { timeout: T });
+  assert.deepEqual(jpegSize(c.frames[0].jpeg), { width: 640, height: 400 });
+  send({ type: 'take' });
+  await c.until((x) => [...x.texts].reverse().find((m) => m.type === 'control')?.holder === 'you', { timeout: T });
+  const before = clicks().length;
+  const [fx, fy] = [Math.floor((ax + 200) / 2), Math.floor((ay + 120) / 2)];
+  send({ type: 'button', x: fx, y: fy, button: 1, down: true });
+  send({ type: 'button', x: fx, y: fy, button: 1, down: false });
+  await waitUntil(() => clicks().length > before, { timeout: T, what: "the person's click" });
+  assert.deepEqual(clicks().slice(before), [[2 * fx - ax, 2 * fy - ay, 1]]);
+  send({ type: 'release' });
+  await c.until((x) => [...x.texts].reverse().find((m) => m.type === 'control')?.holder !== 'you', { timeout: T });
+
+  // A one-window recording, decoded.
+  const out = join(d.dataDir, 'gnome.mp4');
+  await ok(d, 'record_start', { window: l.window, out, fps: 20 });
+  for (let i = 0; i < 5; i++) {
+    await ok(d, 'computer_click', { x: ax + 50 + 40 * i, y: ay + 100 });
+    await sleep(150);
+  }
+  const stop = await ok(d, 'record_stop', {});
+  // The view widened the window to the corpus's longest line (past the
+  // screen): recorded at most at the screen's size.
+  assert.ok(stop.width <= 1280 && stop.height <= 800 && stop.width % 2 === 0, JSON.stringify(stop));
+  const p = run('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0',
+    '-show_entries', 'stream=codec_name,width,height,nb_read_frames', '-of', 'json', out], { encoding: 'utf8' });
+  assert.equal(p.status, 0, p.stderr);
+  const v = JSON.parse(p.stdout).streams[0];
+  assert.equal(v.codec_name, 'h264');
+  assert.deepEqual([v.width, v.height], [stop.width, stop.height]);
+  assert.ok(Number(v.nb_read_frames) >= 2, `decoded frames: ${v.nb_read_frames}`);
+
+  // Attach: a second deskd drives the session the first one started, on
+  // its bus (as a deskd started inside a user's GNOME session would).
+  const [, bus, rt, , wayland] = /^gnome:(unix:path=([^,?]+)\/bus[^?]*)\?pipewire=([^&]+)&wayland=(.+)$/.exec(d.display);
+  const a = await startDeskd({ args: ['--gnome-bus', bus, '--tools', 'both', '--max-image-dimension', '0'],
+    env: { DBUS_SESSION_BUS_ADDRESS: bus, XDG_RUNTIME_DIR: rt, WAYLAND_DISPLAY: wayland } });
+  t.after(() => a.stop());
+  const ast = await ok(a, 'status');
+  assert.equal(ast.display.backend, 'gnome');
+  assert.equal(ast.display.embedded, false);
+  assert.deepEqual([ast.display.width, ast.display.height], [1280, 800]);
+  assert.ok((await ok(a, 'windows')).windows.some((x) => x.id === l.window && x.pid === l.pid), 'the probe in the attached list');
+  assert.deepEqual((await shot(a)).png.px(ax + 150, ay + 100), BLUE, "the attached deskd's screenshot");
+  const c0 = clicks().length;
+  await ok(a, 'computer_click', { x: ax + 77, y: ay + 33 });
+  await waitUntil(() => clicks().length > c0, { timeout: T, what: "the attached deskd's click" });
+  assert.deepEqual(clicks().slice(c0), [[77, 33, 1]]);
+  await a.stop();
+
+  // Window states, read back from the shell's own list.
+  const mx = await ok(d, 'window', { op: 'maximize', window: l.window });
+  assert.equal(mx.applied, true, JSON.stringify(mx));
+  assert.equal((await listed()).maximized, true);
+  await ok(d, 'window', { op: 'restore', window: l.window });
+  assert.equal((await listed()).maximized, false);
+  const mv = await ok(d, 'window_move', { window: l.window, x: 300, y: 200, width: 640, height: 500 });
+  const moved = await listed();
+  assert.deepEqual([moved.x, moved.y, moved.width, moved.height], [300, 200, 640, 500], JSON.stringify(mv));
+  const mn = await ok(d, 'window', { op: 'minimize', window: l.window });
+  assert.equal(mn.applied, true, JSON.stringify(mn));
+  assert.equal((await listed()).minimized, true);
+  await ok(d, 'window', { op: 'restore', window: l.window });
+  const cl = await ok(d, 'window', { op: 'close', window: l.window });
+  assert.equal(cl.closed, true, JSON.stringify(cl));
+  assert.equal(await listed(), undefined, 'the window is gone from the list');
+});
