@@ -33,6 +33,7 @@
 #define SETTLE_MAX_MS 1000
 #define PASTE_TAKE_MS 5000	/* the target converts the selection within this */
 #define PASTE_SETTLE_MS 30	/* then inserts it */
+#define PASTE_PAINT_MS 500	/* and repaints with it within this, or we go on */
 #define PASTE_SAVE_MS 2000	/* reading the previous clipboard */
 
 /* ---- running ---- */
@@ -522,6 +523,38 @@ static const char* restore_selection(enum desktop_selection sel, struct saved_se
 	return what;
 }
 
+/* The paste's target repainting after the chord: an app inserts a paste
+ * after it read it, asynchronously, and keys sent at once could overtake
+ * it (Chromium on GNOME took an Escape before the text it had read, under
+ * load). The change counter before the chord; after the delivery, wait for
+ * a change past it (bounded), then the settle. */
+struct paint_watch {
+	struct desktop_capture* dc;
+	uint32_t window;
+	uint64_t before;
+};
+
+static void paint_watch_start(struct paint_watch* w, uint32_t window)
+{
+	char err[128];
+	*w = (struct paint_watch){ .dc = desktop_capture_get(err, sizeof(err)), .window = window };
+	if (w->dc && capture_changes(desktop_capture_backend(w->dc), window, &w->before) < 0) {
+		desktop_capture_put(w->dc);
+		w->dc = NULL;
+	}
+}
+
+static void paint_watch_end(struct paint_watch* w, bool delivered)
+{
+	uint64_t now;
+	if (w->dc && delivered)
+		capture_wait_changes(desktop_capture_backend(w->dc), w->window, w->before,
+				PASTE_PAINT_MS, &now);
+	desktop_capture_put(w->dc);
+	if (delivered)
+		clock_sleep_ms(PASTE_SETTLE_MS);
+}
+
 /* paste (and type with method paste): the text goes on the CLIPBOARD (and
  * PRIMARY for a terminal, which pastes that with shift+Insert), the chord
  * goes to the target, the target converts the selection (deskd sees its
@@ -560,9 +593,12 @@ static int paste_text(struct batch* b, const struct action* a, json_t* res,
 		failed = -1;	/* the clipboard is restored below; nothing was pasted */
 	} else {
 		unsigned long before = desktop_clipboard_delivered();
+		struct paint_watch paint;
+		paint_watch_start(&paint, known ? target.id : 0);
 		rc = input_key_chord(b->in, &chord);
 		if (rc < 0) {
 			failed = input_error(rc, "paste", e);
+			paint_watch_end(&paint, false);
 		} else {
 			int budget = PASTE_TAKE_MS;
 			if (b->ctx->deadline_ms && b->ctx->deadline_ms - clock_ms() < budget)
@@ -576,8 +612,7 @@ static int paste_text(struct batch* b, const struct action* a, json_t* res,
 						"clipboard within %d ms after the chord (it may not accept a "
 						"paste here, or wants another chord: pass chord)",
 						known ? "target window" : "focused window", budget);
-			else
-				clock_sleep_ms(PASTE_SETTLE_MS);
+			paint_watch_end(&paint, rc == 0);
 		}
 	}
 	json_object_set_new(res, "chord", chord_names(&chord));

@@ -221,7 +221,9 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   await waitUntil(() => clicks().length >= want.length, { timeout: T, what: 'the clicks logged' });
   assert.deepEqual(clicks(), want);
 
-  // A drag and the wheel, as the probe sees them.
+  // A drag and the wheel, as the probe sees them (after the last click's
+  // release is logged: it may come after its press was counted).
+  await waitUntil(() => lines().filter((x) => x.startsWith('release ')).length >= want.length, { timeout: T, what: 'the releases logged' });
   const l0 = lines().length;
   await ok(d, 'computer_drag', { path: [{ x: ax + 20, y: ay + 300 }, { x: ax + 200, y: ay + 320 }, { x: ax + 400, y: ay + 350 }] });
   await waitUntil(() => lines().slice(l0 - 1).some((x) => x.startsWith('release ')), { timeout: T, what: 'the drag released' });
@@ -351,4 +353,80 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   const cl = await ok(d, 'window', { op: 'close', window: l.window });
   assert.equal(cl.closed, true, JSON.stringify(cl));
   assert.equal(await listed(), undefined, 'the window is gone from the list');
+});
+
+/** Chromium's DevTools page of a file:// app, by the port it wrote into its profile. */
+async function devtoolsPage(profile, name) {
+  const portFile = join(profile, 'DevToolsActivePort');
+  const port = await waitUntil(() => existsSync(portFile) && readFileSync(portFile, 'utf8').split('\n')[0], { timeout: 4 * T, what: "chromium's DevTools port" });
+  let page;
+  await waitUntil(async () => {
+    const list = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json().catch(() => []);
+    return (page = list.find((x) => x.type === 'page' && x.url.includes(name)));
+  }, { timeout: 4 * T, what: `the page ${name}` });
+  const sock = new WebSocket(page.webSocketDebuggerUrl);
+  await new Promise((res, rej) => { sock.onopen = res; sock.onerror = rej; });
+  let id = 0;
+  const pending = new Map();
+  sock.onmessage = (m) => { const r = JSON.parse(m.data); pending.get(r.id)?.(r); pending.delete(r.id); };
+  const evaluate = (expression) => new Promise((res) => {
+    pending.set(++id, (r) => res(r.result?.result?.value));
+    sock.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
+  });
+  return { evaluate, close: () => sock.close() };
+}
+
+test('gnome (GNOME Shell): the corpus arrives byte-exact in a Qt 5 and a Chromium app on Wayland (ASCII as keys, the rest by paste)', { timeout: 600000 }, async (t) => {
+  for (const p of ['gnome-shell', 'pipewire', 'wireplumber', 'dbus-daemon']) need(p);
+  need('python3', { PATH: '/usr/bin' });
+  const chromium = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+  need(chromium);   // spawns: chromium
+  const d = await startDeskd({ args: ['--desktop', 'gnome', '--launch', 'none', '--tools', 'both'] });
+  t.after(() => d.stop());
+  const dir = tempDir('deskd-gnome-apps-');
+  const corpus = appCorpus();
+  const apps = {
+    qt: async () => {
+      const out = join(dir, 'qt.records');
+      const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', join(ROOT, 'tests/apps/qt_text.py'), out],
+        env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: 4 * T });
+      await waitUntil(() => existsSync(out + '.ready'), { timeout: 4 * T, what: 'qt ready' });
+      return { window: l.window, records: async () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((x) => JSON.parse(x)) : []) };
+    },
+    chromium: async () => {
+      const profile = tempDir('deskd-gnome-chromium-');
+      const l = await ok(d, 'launch', { argv: [chromium, '--ozone-platform=wayland', '--no-sandbox', '--disable-gpu',
+        '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--password-store=basic',
+        `--user-data-dir=${profile}`, '--remote-debugging-port=0', '--window-size=900,600',
+        `--app=file://${join(ROOT, 'tests/apps/textarea.html')}`], wait_for_window: true, timeout_ms: 6 * T });
+      const page = await devtoolsPage(profile, 'textarea.html');
+      t.after(() => page.close());
+      await waitUntil(async () => (await page.evaluate('document.readyState')) === 'complete', { timeout: T, what: 'page loaded' });
+      return { window: l.window, records: async () => JSON.parse((await page.evaluate('JSON.stringify(window.records)')) || '[]') };
+    },
+  };
+  for (const [name, start] of Object.entries(apps)) {
+    const app = await start();
+    const w = (await ok(d, 'windows')).windows.find((x) => x.id === app.window);
+    assert.ok(w, `${name}'s window is listed`);
+    await ok(d, 'window_focus', { window: app.window });
+    await ok(d, 'computer_click', { x: w.x + (w.width >> 1), y: w.y + (w.height >> 1) });
+    // Warm up: the app's first keys after it mapped.
+    let n = 0;
+    await waitUntil(async () => {
+      await ok(d, 'computer_use', { actions: [{ type: 'type', text: 'warm-up é' }, { type: 'keypress', keys: ['Escape'] }] });
+      await sleep(300);
+      return (n = (await app.records()).length);
+    }, { timeout: 6 * T, what: `${name}: a warm-up record` });
+    let exact = 0;
+    for (const s1 of corpus) {
+      await ok(d, 'computer_use', { actions: [{ type: 'type', text: s1 }, { type: 'keypress', keys: ['Escape'] }] });
+      await waitUntil(async () => (await app.records()).length > n, { timeout: 4 * T, what: `${name}: a record` });
+      const got = (await app.records())[n++];
+      assert.equal(got, s1, `${name}: typed exactly: ${JSON.stringify(s1).slice(0, 80)}`);
+      exact++;
+    }
+    t.diagnostic(`${name}: ${exact}/${corpus.length} strings byte-exact on GNOME Shell`);
+    await ok(d, 'window', { op: 'close', window: app.window, force: true });
+  }
 });
