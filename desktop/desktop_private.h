@@ -61,6 +61,26 @@ void desktop__wayland_clipboard_stop(void);
 /* wm.c: why a window operation was not applied, into out->note. */
 void desktop__window_note(struct desktop_window_outcome* out, const char* fmt, ...)
 		__attribute__((format(printf, 2, 3)));
+
+/* wm.c: a window operation of a backend that reads the window back from a
+ * list (wayland_wm.c, gnome_wm.c): the first member of its operation.
+ * observe puts the window's state now into out->after: 0, -ENOENT (gone),
+ * or -errno. */
+struct desktop__window_watch {
+	const struct desktop_window_request* req;
+	struct desktop_window_outcome* out;
+	int64_t end;
+	int (*observe)(struct desktop__window_watch* w);
+};
+/** Observe until done says so (1), the time is up or the caller gave up
+ *  (0), or the window went (-ENOENT); another observe error as it came. */
+int desktop__window_wait(struct desktop__window_watch* w,
+		bool (*done)(struct desktop__window_watch* w));
+/** Close: ask (the backend's close request, -EINVAL when refused and
+ *  noted), wait for the window to go; with force, SIGTERM to its pid and a
+ *  second wait. Fills closed, killed, applied and the note. */
+int desktop__window_close(struct desktop__window_watch* w,
+		int (*ask)(struct desktop__window_watch* w));
 /* gnome_clipboard.c: desktop.h's clipboard calls on a GNOME desktop
  * (Mutter's RemoteDesktop clipboard; text only, no PRIMARY). */
 int desktop__gnome_clipboard_write(enum desktop_selection sel, const void* data, size_t len,

@@ -11,14 +11,11 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define POLL_MS 20
 #define OPEN_TIMEOUT_MS 2000
-#define KILL_WAIT_MS 1000
 
 static struct {
 	pthread_mutex_t lock;
@@ -26,12 +23,15 @@ static struct {
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct gn_op {
+	struct desktop__window_watch w;	/* first: the request, outcome, end */
 	struct gnome_shell* shell;
 	uint64_t id;		/* Mutter's, found by deskd's (its low 32 bits) */
-	const struct desktop_window_request* req;
-	struct desktop_window_outcome* out;
-	int64_t end;
 };
+
+static struct gn_op* op_of(struct desktop__window_watch* w)
+{
+	return (struct gn_op*)w;
+}
 
 /* The connection, made again when the bus dropped it; NULL with err. */
 static struct gnome_shell* shell_get(char* err, size_t err_size)
@@ -58,28 +58,29 @@ void desktop__gnome_wm_stop(void)
 
 /* The window's state now into out->after: 0, -ENOENT (gone), or the
  * shell's -errno. */
-static int gn_observe(struct gn_op* o)
+static int gn_observe(struct desktop__window_watch* w)
 {
+	struct gn_op* o = op_of(w);
 	struct gnome_window* ws;
 	size_t n;
 	int rc = gnome_windows(o->shell, &ws, &n);
 	if (rc < 0)
 		return rc;
 	rc = -ENOENT;
-	memset(&o->out->after, 0, sizeof(o->out->after));
+	memset(&w->out->after, 0, sizeof(w->out->after));
 	for (size_t i = 0; i < n; i++) {
-		const struct gnome_window* w = &ws[i];
-		if ((uint32_t)w->id != o->req->window)
+		const struct gnome_window* g = &ws[i];
+		if ((uint32_t)g->id != w->req->window)
 			continue;
-		o->id = w->id;
-		o->out->after = (struct desktop_window_state){
-			.exists = true, .mapped = !(w->flags & GNOME_WINDOW_MINIMIZED),
-			.minimized = w->flags & GNOME_WINDOW_MINIMIZED,
-			.maximized = w->flags & GNOME_WINDOW_MAXIMIZED,
-			.fullscreen = w->flags & GNOME_WINDOW_FULLSCREEN,
-			.modal = w->flags & GNOME_WINDOW_MODAL, .takes_delete = true,
-			.x = w->x, .y = w->y, .width = w->width, .height = w->height,
-			.transient_for = (uint32_t)w->transient_for, .pid = w->pid,
+		o->id = g->id;
+		w->out->after = (struct desktop_window_state){
+			.exists = true, .mapped = !(g->flags & GNOME_WINDOW_MINIMIZED),
+			.minimized = g->flags & GNOME_WINDOW_MINIMIZED,
+			.maximized = g->flags & GNOME_WINDOW_MAXIMIZED,
+			.fullscreen = g->flags & GNOME_WINDOW_FULLSCREEN,
+			.modal = g->flags & GNOME_WINDOW_MODAL, .takes_delete = true,
+			.x = g->x, .y = g->y, .width = g->width, .height = g->height,
+			.transient_for = (uint32_t)g->transient_for, .pid = g->pid,
 		};
 		rc = 0;
 	}
@@ -87,41 +88,25 @@ static int gn_observe(struct gn_op* o)
 	return rc;
 }
 
-/* Poll until done says so, the time is up (0) or the window went (-ENOENT). */
-static int gn_wait(struct gn_op* o, bool (*done)(struct gn_op* o))
+static bool is_min(struct desktop__window_watch* w) { return w->out->after.minimized; }
+static bool is_max(struct desktop__window_watch* w) { return w->out->after.maximized; }
+static bool is_full(struct desktop__window_watch* w) { return w->out->after.fullscreen; }
+static bool restored(struct desktop__window_watch* w)
 {
-	for (;;) {
-		int rc = gn_observe(o);
-		if (rc < 0)
-			return rc;
-		if (done(o))
-			return 1;
-		if (clock_ms() >= o->end || (o->req->cancelled && atomic_load(o->req->cancelled)))
-			return 0;
-		clock_sleep_ms(POLL_MS);
-	}
-}
-
-static bool is_min(struct gn_op* o) { return o->out->after.minimized; }
-static bool is_max(struct gn_op* o) { return o->out->after.maximized; }
-static bool is_full(struct gn_op* o) { return o->out->after.fullscreen; }
-static bool restored(struct gn_op* o)
-{
-	const struct desktop_window_state* a = &o->out->after;
+	const struct desktop_window_state* a = &w->out->after;
 	return !a->fullscreen && !a->maximized && !a->minimized;
 }
-static bool sized(struct gn_op* o)
+static bool sized(struct desktop__window_watch* w)
 {
-	return o->out->after.width == o->req->width && o->out->after.height == o->req->height;
+	return w->out->after.width == w->req->width && w->out->after.height == w->req->height;
 }
-static bool gone(struct gn_op* o) { (void)o; return false; }
-static bool raised(struct gn_op* o);
+static bool raised(struct desktop__window_watch* w);
 
 /* The calls each operation makes, in order, and what it waits for. */
 static const struct {
 	enum desktop_window_op op;
 	const char* states[3];	/* gnome_window_state's names */
-	bool (*done)(struct gn_op* o);
+	bool (*done)(struct desktop__window_watch* w);
 } OPS[] = {
 	{ DESKTOP_WINDOW_MINIMIZE, { "minimize" }, is_min },
 	{ DESKTOP_WINDOW_MAXIMIZE, { "unminimize", "maximize" }, is_max },
@@ -130,8 +115,9 @@ static const struct {
 	{ DESKTOP_WINDOW_RAISE, { NULL }, raised },
 };
 
-static bool raised(struct gn_op* o)
+static bool raised(struct desktop__window_watch* w)
 {
+	struct gn_op* o = op_of(w);
 	struct gnome_window* ws;
 	size_t n;
 	bool focused = false;
@@ -144,59 +130,41 @@ static bool raised(struct gn_op* o)
 	return focused;
 }
 
-static int gn_apply(struct gn_op* o, int rc, bool (*done)(struct gn_op* o))
+static int gn_apply(struct gn_op* o, int rc, bool (*done)(struct desktop__window_watch* w))
 {
 	if (rc < 0)
 		return rc;
-	rc = gn_wait(o, done);
+	rc = desktop__window_wait(&o->w, done);
 	if (rc < 0)
 		return rc;
-	o->out->applied = rc == 1;
-	if (!o->out->applied && !o->out->note[0])
-		desktop__window_note(o->out, "GNOME Shell did not do it within %d ms", o->req->timeout_ms);
+	o->w.out->applied = rc == 1;
+	if (!o->w.out->applied && !o->w.out->note[0])
+		desktop__window_note(o->w.out, "GNOME Shell did not do it within %d ms",
+				o->w.req->timeout_ms);
 	return 0;
 }
 
-static int gn_close(struct gn_op* o)
+static int ask_close(struct desktop__window_watch* w)
 {
-	struct desktop_window_outcome* out = o->out;
-	int rc = gnome_window_close(o->shell, o->id);	/* the app may ask first */
-	if (rc < 0 && rc != -ENOENT)
-		return rc;
-	rc = gn_wait(o, gone);
-	out->closed = rc == -ENOENT;
-	if (!out->closed && o->req->force && out->before.pid > 0) {
-		kill((pid_t)out->before.pid, SIGTERM);
-		out->killed = true;
-		o->end = clock_ms() + KILL_WAIT_MS;
-		out->closed = gn_wait(o, gone) == -ENOENT;
-	}
-	out->applied = out->closed;
-	if (out->closed)
-		return 0;
-	if (o->req->force && out->before.pid <= 0)
-		desktop__window_note(out, "the window is still there and its pid is unknown: it cannot be ended");
-	else if (!o->req->force)
-		desktop__window_note(out, "the window is still there after %d ms (a dialog asking to save?); "
-				"answer it, or force: true ends its client", o->req->timeout_ms);
-	return 0;
+	return gnome_window_close(op_of(w)->shell, op_of(w)->id);
 }
 
 static int gn_run(struct gn_op* o)
 {
-	switch (o->req->op) {
+	const struct desktop_window_request* req = o->w.req;
+	switch (req->op) {
 	case DESKTOP_WINDOW_RESIZE:
-		return gn_apply(o, gnome_window_move_resize(o->shell, o->id, o->out->before.x,
-				o->out->before.y, o->req->width, o->req->height), sized);
+		return gn_apply(o, gnome_window_move_resize(o->shell, o->id, o->w.out->before.x,
+				o->w.out->before.y, req->width, req->height), sized);
 	case DESKTOP_WINDOW_CLOSE:
-		return gn_close(o);
+		return desktop__window_close(&o->w, ask_close);
 	case DESKTOP_WINDOW_RAISE:
 		return gn_apply(o, gnome_window_activate(o->shell, o->id), raised);
 	default:
 		break;
 	}
 	for (size_t i = 0; i < sizeof(OPS) / sizeof(OPS[0]); i++) {
-		if (OPS[i].op != o->req->op)
+		if (OPS[i].op != req->op)
 			continue;
 		int rc = 0;
 		for (int k = 0; k < 3 && OPS[i].states[k] && rc == 0; k++)
@@ -209,13 +177,13 @@ static int gn_run(struct gn_op* o)
 int desktop__gnome_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size)
 {
-	struct gn_op o = { .req = req, .out = out };
+	struct gn_op o = { .w = { .req = req, .out = out, .observe = gn_observe } };
 	if (!(o.shell = shell_get(err, err_size)))
 		return -ECONNRESET;
 	out->wm = true;
 	snprintf(out->wm_name, sizeof(out->wm_name), "GNOME Shell");
-	o.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
-	int rc = gn_observe(&o);
+	o.w.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
+	int rc = gn_observe(&o.w);
 	if (rc == -ENOTSUP)
 		return desktop__gnome_unsupported("windows", err, err_size);
 	if (rc == -ENOENT) {

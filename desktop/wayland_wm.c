@@ -14,42 +14,43 @@
 #include "base/clock.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-#define POLL_MS 20
 #define IPC_TIMEOUT_MS 2000
-#define KILL_WAIT_MS 1000
 
 struct wl_op {
+	struct desktop__window_watch w;	/* first: the request, outcome, end */
 	char ipc[WAYLAND_ADDRESS_MAX];
-	const struct desktop_window_request* req;
-	struct desktop_window_outcome* out;
-	int64_t end;
 };
+
+static struct wl_op* op_of(struct desktop__window_watch* w)
+{
+	return (struct wl_op*)w;
+}
 
 /* The window's state now into out->after: 0, -ENOENT (gone), or the IPC's
  * -errno. */
 static int toplevel_observe(struct wl_op* o)
 {
 	struct wayland_toplevel t;
-	int rc = wayland_toplevel_get(o->req->window, &t);
+	int rc = wayland_toplevel_get(o->w.req->window, &t);
 	if (rc == -ENODATA)
 		rc = -ECONNRESET;	/* the watcher lost the compositor */
 	if (rc < 0) {
-		memset(&o->out->after, 0, sizeof(o->out->after));
+		memset(&o->w.out->after, 0, sizeof(o->w.out->after));
 		return rc;
 	}
-	o->out->after = (struct desktop_window_state){
+	o->w.out->after = (struct desktop_window_state){
 		.exists = true, .mapped = true, .minimized = t.minimized, .maximized = t.maximized,
 		.fullscreen = t.fullscreen, .transient_for = t.parent,
 	};
 	return 0;
 }
 
-static int wl_observe(struct wl_op* o)
+static int wl_observe(struct desktop__window_watch* w)
 {
+	struct wl_op* o = op_of(w);
 	if (!o->ipc[0])
 		return toplevel_observe(o);
 	struct wayland_window* list;
@@ -59,20 +60,20 @@ static int wl_observe(struct wl_op* o)
 		return rc;
 	rc = -ENOENT;
 	for (size_t i = 0; i < n; i++) {
-		const struct wayland_window* w = &list[i];
-		if ((uint32_t)w->id != o->req->window)
+		const struct wayland_window* v = &list[i];
+		if ((uint32_t)v->id != o->w.req->window)
 			continue;
-		o->out->after = (struct desktop_window_state){
-			.exists = true, .mapped = true, .fullscreen = w->fullscreen,
-			.x = w->x, .y = w->y, .width = w->width, .height = w->height,
-			.pid = w->pid,
+		o->w.out->after = (struct desktop_window_state){
+			.exists = true, .mapped = true, .fullscreen = v->fullscreen,
+			.x = v->x, .y = v->y, .width = v->width, .height = v->height,
+			.pid = v->pid,
 		};
 		rc = 0;
 		break;
 	}
 	wayland_windows_free(list, n);
 	if (rc == -ENOENT)
-		memset(&o->out->after, 0, sizeof(o->out->after));
+		memset(&o->w.out->after, 0, sizeof(o->w.out->after));
 	return rc;
 }
 
@@ -80,14 +81,14 @@ static bool wl_focused(struct wl_op* o)
 {
 	struct wayland_toplevel t;
 	if (!o->ipc[0])
-		return wayland_toplevel_get(o->req->window, &t) == 0 && t.activated;
+		return wayland_toplevel_get(o->w.req->window, &t) == 0 && t.activated;
 	struct wayland_window* list;
 	size_t n;
 	if (wayland_sway_windows(o->ipc, IPC_TIMEOUT_MS, &list, &n) < 0)
 		return false;
 	bool focused = false;
 	for (size_t i = 0; i < n; i++)
-		if ((uint32_t)list[i].id == o->req->window)
+		if ((uint32_t)list[i].id == o->w.req->window)
 			focused = list[i].focused;
 	wayland_windows_free(list, n);
 	return focused;
@@ -111,12 +112,12 @@ static const struct {
 static int toplevel_command(struct wl_op* o)
 {
 	for (size_t i = 0; i < sizeof(TOPLEVEL_REQUESTS) / sizeof(TOPLEVEL_REQUESTS[0]); i++) {
-		if (TOPLEVEL_REQUESTS[i].op != o->req->op)
+		if (TOPLEVEL_REQUESTS[i].op != o->w.req->op)
 			continue;
 		for (int j = 0; j < TOPLEVEL_REQUESTS[i].n; j++) {
-			int rc = wayland_toplevel_request(o->req->window, TOPLEVEL_REQUESTS[i].requests[j]);
+			int rc = wayland_toplevel_request(o->w.req->window, TOPLEVEL_REQUESTS[i].requests[j]);
 			if (rc == -ENOTSUP) {
-				desktop__window_note(o->out, "the compositor's foreign-toplevel is too "
+				desktop__window_note(o->w.out, "the compositor's foreign-toplevel is too "
 						"old for this (version 1 has no fullscreen)");
 				return -EINVAL;
 			}
@@ -135,99 +136,63 @@ static int wl_command(struct wl_op* o, const char* what)
 	if (!o->ipc[0])
 		return toplevel_command(o);
 	char cmd[160], error[256] = "";
-	snprintf(cmd, sizeof(cmd), "[con_id=%u] %s", o->req->window, what);
+	snprintf(cmd, sizeof(cmd), "[con_id=%u] %s", o->w.req->window, what);
 	int rc = wayland_sway_command(o->ipc, cmd, IPC_TIMEOUT_MS, error, sizeof(error));
 	if (rc == -EINVAL)
-		desktop__window_note(o->out, "sway refused '%s': %s", what, error);
+		desktop__window_note(o->w.out, "sway refused '%s': %s", what, error);
 	return rc;
 }
 
-/* Poll until done says so, the time is up (0) or the window went (-ENOENT). */
-static int wl_wait(struct wl_op* o, bool (*done)(struct wl_op* o))
+static bool is_full(struct desktop__window_watch* w) { return w->out->after.fullscreen; }
+static bool not_full(struct desktop__window_watch* w) { return !w->out->after.fullscreen; }
+static bool has_focus(struct desktop__window_watch* w) { return wl_focused(op_of(w)); }
+static bool sized(struct desktop__window_watch* w)
 {
-	for (;;) {
-		int rc = wl_observe(o);
-		if (rc < 0)
-			return rc;
-		if (done(o))
-			return 1;
-		if (clock_ms() >= o->end || (o->req->cancelled && atomic_load(o->req->cancelled)))
-			return 0;
-		clock_sleep_ms(POLL_MS);
-	}
-}
-
-static bool is_full(struct wl_op* o) { return o->out->after.fullscreen; }
-static bool not_full(struct wl_op* o) { return !o->out->after.fullscreen; }
-static bool has_focus(struct wl_op* o) { return wl_focused(o); }
-static bool sized(struct wl_op* o)
-{
-	return o->out->after.width == o->req->width && o->out->after.height == o->req->height;
+	return w->out->after.width == w->req->width && w->out->after.height == w->req->height;
 }
 
 /* A command, then its wait; applied when the wait saw it. */
-static int wl_apply(struct wl_op* o, const char* cmd, bool (*done)(struct wl_op* o))
+static int wl_apply(struct wl_op* o, const char* cmd, bool (*done)(struct desktop__window_watch* w))
 {
 	int rc = wl_command(o, cmd);
 	if (rc == -EINVAL)
 		return 0;	/* refused: noted, not applied */
 	if (rc < 0)
 		return rc;
-	rc = wl_wait(o, done);
+	rc = desktop__window_wait(&o->w, done);
 	if (rc < 0)
 		return rc;
-	o->out->applied = rc == 1;
-	if (!o->out->applied && !o->out->note[0])
-		desktop__window_note(o->out, "%s did not do it within %d ms", o->out->wm_name,
-				o->req->timeout_ms);
+	o->w.out->applied = rc == 1;
+	if (!o->w.out->applied && !o->w.out->note[0])
+		desktop__window_note(o->w.out, "%s did not do it within %d ms", o->w.out->wm_name,
+				o->w.req->timeout_ms);
 	return 0;
 }
 
-static bool wl_gone(struct wl_op* o) { (void)o; return false; }
-
-static int wl_close(struct wl_op* o)
+/* xdg_toplevel.close (sway's kill), or foreign-toplevel's close. */
+static int ask_close(struct desktop__window_watch* w)
 {
-	struct desktop_window_outcome* out = o->out;
-	int rc = wl_command(o, "kill");	/* xdg_toplevel.close: the app may ask first */
-	if (rc < 0 && rc != -EINVAL)
-		return rc;
-	rc = wl_wait(o, wl_gone);
-	out->closed = rc == -ENOENT;
-	if (!out->closed && o->req->force && out->before.pid > 0) {
-		kill((pid_t)out->before.pid, SIGTERM);
-		out->killed = true;
-		o->end = clock_ms() + KILL_WAIT_MS;
-		out->closed = wl_wait(o, wl_gone) == -ENOENT;
-	}
-	out->applied = out->closed;
-	if (out->closed)
-		return 0;
-	if (o->req->force && out->before.pid <= 0)
-		desktop__window_note(out, "the window is still there and its pid is unknown: it cannot be ended");
-	else if (!o->req->force)
-		desktop__window_note(out, "the window is still there after %d ms (a dialog asking to save?); "
-				"answer it, or force: true ends its client", o->req->timeout_ms);
-	return 0;
+	return wl_command(op_of(w), "kill");
 }
 
-static bool is_min(struct wl_op* o) { return o->out->after.minimized; }
-static bool is_max(struct wl_op* o) { return o->out->after.maximized; }
-static bool restored(struct wl_op* o)
+static bool is_min(struct desktop__window_watch* w) { return w->out->after.minimized; }
+static bool is_max(struct desktop__window_watch* w) { return w->out->after.maximized; }
+static bool restored(struct desktop__window_watch* w)
 {
-	const struct desktop_window_state* a = &o->out->after;
+	const struct desktop_window_state* a = &w->out->after;
 	return !a->fullscreen && !a->maximized && !a->minimized;
 }
 
 /* sway's commands for each operation. */
 static int sway_op(struct wl_op* o)
 {
-	const struct desktop_window_request* req = o->req;
+	const struct desktop_window_request* req = o->w.req;
 	switch (req->op) {
 	case DESKTOP_WINDOW_MINIMIZE:
-		desktop__window_note(o->out, "sway has no minimize (windows tile); nothing changed");
+		desktop__window_note(o->w.out, "sway has no minimize (windows tile); nothing changed");
 		return 0;
 	case DESKTOP_WINDOW_MAXIMIZE:
-		desktop__window_note(o->out, "sway has no maximize (a tiled window fills its space); "
+		desktop__window_note(o->w.out, "sway has no maximize (a tiled window fills its space); "
 				"fullscreen is what it offers");
 		return 0;
 	case DESKTOP_WINDOW_FULLSCREEN: return wl_apply(o, "fullscreen enable", is_full);
@@ -239,7 +204,7 @@ static int sway_op(struct wl_op* o)
 				req->height);
 		return wl_apply(o, cmd, sized);
 	}
-	case DESKTOP_WINDOW_CLOSE: return wl_close(o);
+	case DESKTOP_WINDOW_CLOSE: return desktop__window_close(&o->w, ask_close);
 	default: return -EINVAL;
 	}
 }
@@ -248,13 +213,13 @@ static int sway_op(struct wl_op* o)
  * states; a compositor may ignore one (sway: minimize, maximize). */
 static int toplevel_op(struct wl_op* o)
 {
-	switch (o->req->op) {
+	switch (o->w.req->op) {
 	case DESKTOP_WINDOW_MINIMIZE: return wl_apply(o, NULL, is_min);
 	case DESKTOP_WINDOW_MAXIMIZE: return wl_apply(o, NULL, is_max);
 	case DESKTOP_WINDOW_FULLSCREEN: return wl_apply(o, NULL, is_full);
 	case DESKTOP_WINDOW_RESTORE: return wl_apply(o, NULL, restored);
 	case DESKTOP_WINDOW_RAISE: return wl_apply(o, NULL, has_focus);
-	case DESKTOP_WINDOW_CLOSE: return wl_close(o);
+	case DESKTOP_WINDOW_CLOSE: return desktop__window_close(&o->w, ask_close);
 	default: return -EINVAL;
 	}
 }
@@ -262,7 +227,7 @@ static int toplevel_op(struct wl_op* o)
 int desktop__wayland_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size)
 {
-	struct wl_op o = { .req = req, .out = out };
+	struct wl_op o = { .w = { .req = req, .out = out, .observe = wl_observe } };
 	char sock[WAYLAND_ADDRESS_MAX];
 	if (wayland_address_parse(desktop_display_name(), sock, sizeof(sock), o.ipc,
 			sizeof(o.ipc)) < 0)
@@ -279,8 +244,8 @@ int desktop__wayland_window_op(const struct desktop_window_request* req,
 	}
 	out->wm = true;
 	snprintf(out->wm_name, sizeof(out->wm_name), "%s", o.ipc[0] ? "sway" : "the compositor");
-	o.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
-	int rc = wl_observe(&o);
+	o.w.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
+	int rc = wl_observe(&o.w);
 	if (rc == -ENOENT) {
 		snprintf(err, err_size, "window %u does not exist", req->window);
 		return rc;

@@ -14,6 +14,7 @@
 #include <X11/Xutil.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 
 #define POLL_MS 10
 #define SETTLE_MS 60		/* geometry unchanged this long: the WM is done */
+#define WATCH_POLL_MS 20	/* desktop__window_wait's reads of a list */
+#define WATCH_KILL_WAIT_MS 1000
 #define KILL_WAIT_MS 1000	/* for the windows of a killed client to go */
 
 struct op {
@@ -39,6 +42,53 @@ void desktop__window_note(struct desktop_window_outcome* out, const char* fmt, .
 	va_start(ap, fmt);
 	vsnprintf(out->note, sizeof(out->note), fmt, ap);
 	va_end(ap);
+}
+
+int desktop__window_wait(struct desktop__window_watch* w,
+		bool (*done)(struct desktop__window_watch* w))
+{
+	for (;;) {
+		int rc = w->observe(w);
+		if (rc < 0)
+			return rc;
+		if (done(w))
+			return 1;
+		if (clock_ms() >= w->end || (w->req->cancelled && atomic_load(w->req->cancelled)))
+			return 0;
+		clock_sleep_ms(WATCH_POLL_MS);
+	}
+}
+
+static bool never(struct desktop__window_watch* w)
+{
+	(void)w;
+	return false;
+}
+
+int desktop__window_close(struct desktop__window_watch* w,
+		int (*ask)(struct desktop__window_watch* w))
+{
+	struct desktop_window_outcome* out = w->out;
+	int rc = ask(w);	/* the app may ask the person first */
+	if (rc < 0 && rc != -EINVAL && rc != -ENOENT)
+		return rc;
+	rc = desktop__window_wait(w, never);
+	out->closed = rc == -ENOENT;
+	if (!out->closed && w->req->force && out->before.pid > 0) {
+		kill((pid_t)out->before.pid, SIGTERM);
+		out->killed = true;
+		w->end = clock_ms() + WATCH_KILL_WAIT_MS;
+		out->closed = desktop__window_wait(w, never) == -ENOENT;
+	}
+	out->applied = out->closed;
+	if (out->closed)
+		return 0;
+	if (w->req->force && out->before.pid <= 0)
+		desktop__window_note(out, "the window is still there and its pid is unknown: it cannot be ended");
+	else if (!w->req->force)
+		desktop__window_note(out, "the window is still there after %d ms (a dialog asking to save?); "
+				"answer it, or force: true ends its client", w->req->timeout_ms);
+	return 0;
 }
 
 /* Is the wait over: past o->end, or the caller gave up? */

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #define OPEN_TIMEOUT_MS 5000
-#define DRAG_STEP_PX 16
 /* After making the devices (gnome_input_warm). */
 #define DEVICE_SETTLE_MS 100
 
@@ -216,73 +215,24 @@ static int gn_modifiers(struct input* in, const struct input_chord* mods, bool d
 	return keys_state(gn_of(in), mods, down);
 }
 
-/* ---- pointer actions with modifiers held ---- */
-
-static int with_mods(struct input* in, const struct input_chord* mods,
-		int (*act)(struct input_gnome* self, const struct pointer_action* a),
-		const struct pointer_action* a)
-{
-	struct input_gnome* self = gn_of(in);
-	int rc = keys_state(self, mods, true);
-	if (rc == 0)
-		rc = act(self, a);
-	int e = keys_state(self, mods, false);
-	return rc < 0 ? rc : e;
-}
-
-static int act_click(struct input_gnome* self, const struct pointer_action* a)
-{
-	for (int i = 0; i < a->count; i++) {
-		int rc = press_button(self, a->button, true);
-		if (rc == 0)
-			rc = press_button(self, a->button, false);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
+/* ---- pointer actions with modifiers held (input.c's) ---- */
 
 static int gn_click(struct input* in, int button, int count, const struct input_chord* mods)
 {
 	struct pointer_action a = { .button = button, .count = count };
-	return with_mods(in, mods, act_click, &a);
-}
-
-/* One leg of a drag: motion about every DRAG_STEP_PX to (x1, y1). */
-static int drag_leg(struct input_gnome* self, int x0, int y0, int x1, int y1)
-{
-	int dx = x1 - x0, dy = y1 - y0;
-	int adx = abs(dx), ady = abs(dy);
-	int steps = (adx > ady ? adx : ady) / DRAG_STEP_PX;
-	for (int s = 1; s < steps; s++) {
-		int rc = move_to(self, x0 + (int)((long)dx * s / steps), y0 + (int)((long)dy * s / steps));
-		if (rc < 0)
-			return rc;
-	}
-	return move_to(self, x1, y1);
-}
-
-static int act_drag(struct input_gnome* self, const struct pointer_action* a)
-{
-	int rc = move_to(self, a->xs[0], a->ys[0]);
-	if (rc < 0)
-		return rc;
-	rc = press_button(self, a->button, true);
-	for (size_t i = 1; i < a->n && rc == 0; i++)
-		rc = drag_leg(self, a->xs[i - 1], a->ys[i - 1], a->xs[i], a->ys[i]);
-	int e = press_button(self, a->button, false);	/* never leave it down */
-	return rc < 0 ? rc : e;
+	return input__with_mods(in, mods, input__act_click, &a);
 }
 
 static int gn_drag(struct input* in, const int* xs, const int* ys, size_t n, int button,
 		const struct input_chord* mods)
 {
 	struct pointer_action a = { .button = button, .xs = xs, .ys = ys, .n = n };
-	return with_mods(in, mods, act_drag, &a);
+	return input__with_mods(in, mods, input__act_drag, &a);
 }
 
-static int act_scroll(struct input_gnome* self, const struct pointer_action* a)
+static int act_scroll(struct input* in, const struct pointer_action* a)
 {
+	struct input_gnome* self = gn_of(in);
 	int rc = a->notches_y ? gn_rc(self, gnome_pointer_scroll(self->session, 0, a->notches_y)) : 0;
 	if (rc == 0 && a->notches_x)
 		rc = gn_rc(self, gnome_pointer_scroll(self->session, 1, a->notches_x));
@@ -293,7 +243,7 @@ static int gn_scroll(struct input* in, int notches_x, int notches_y,
 		const struct input_chord* mods)
 {
 	struct pointer_action a = { .notches_x = notches_x, .notches_y = notches_y };
-	return with_mods(in, mods, act_scroll, &a);
+	return input__with_mods(in, mods, act_scroll, &a);
 }
 
 /* ---- typing ---- */

@@ -16,6 +16,57 @@ void input__head_init(struct input* self, const struct input_ops* ops)
 	pthread_mutex_init(&self->mutex, NULL);
 }
 
+int input__with_mods(struct input* self, const struct input_chord* mods,
+		int (*act)(struct input* self, const struct pointer_action* a),
+		const struct pointer_action* a)
+{
+	int rc = self->ops->modifiers(self, mods, true);
+	if (rc == 0)
+		rc = act(self, a);
+	int e = self->ops->modifiers(self, mods, false);
+	return rc < 0 ? rc : e;
+}
+
+int input__act_click(struct input* self, const struct pointer_action* a)
+{
+	for (int i = 0; i < a->count; i++) {
+		int rc = self->ops->button(self, a->button, true);
+		if (rc == 0)
+			rc = self->ops->button(self, a->button, false);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+#define DRAG_STEP_PX 16
+
+static int drag_leg(struct input* self, int x0, int y0, int x1, int y1)
+{
+	int dx = x1 - x0, dy = y1 - y0;
+	int adx = abs(dx), ady = abs(dy);
+	int steps = (adx > ady ? adx : ady) / DRAG_STEP_PX;
+	for (int s = 1; s < steps; s++) {
+		int rc = self->ops->move(self, x0 + (int)((long)dx * s / steps),
+				y0 + (int)((long)dy * s / steps));
+		if (rc < 0)
+			return rc;
+	}
+	return self->ops->move(self, x1, y1);
+}
+
+int input__act_drag(struct input* self, const struct pointer_action* a)
+{
+	int rc = self->ops->move(self, a->xs[0], a->ys[0]);
+	if (rc < 0)
+		return rc;
+	rc = self->ops->button(self, a->button, true);
+	for (size_t i = 1; i < a->n && rc == 0; i++)
+		rc = drag_leg(self, a->xs[i - 1], a->ys[i - 1], a->xs[i], a->ys[i]);
+	int e = self->ops->button(self, a->button, false);	/* never leave it down */
+	return rc < 0 ? rc : e;
+}
+
 struct input* input_new(const char* display_name, char* err, size_t err_size)
 {
 	if (wayland_is_address(display_name))

@@ -50,8 +50,8 @@ struct input_ops {
 	unsigned (*focus_needs)(struct input* self);	/* NULL: none */
 };
 
-/* A pointer action that both backends run with modifiers held around it
- * (their with_mods): its arguments. */
+/* A pointer action that the backends run with modifiers held around it
+ * (input__with_mods, x11.c's with_mods): its arguments. */
 struct pointer_action {
 	int button, count;		/* click */
 	const int *xs, *ys;		/* drag */
@@ -66,6 +66,17 @@ struct input {
 
 /** Set up the head of a backend's context (the mutex). */
 void input__head_init(struct input* self, const struct input_ops* ops);
+
+/* Pointer actions built on a backend's own move, button and modifiers ops
+ * (the wlroots and GNOME backends; X11 batches its XTest requests): act
+ * with mods pressed before and always released after (the first error
+ * wins); a click's presses; a drag's path, with motion about every 16 px
+ * of each leg, the button let go also when a motion failed. */
+int input__with_mods(struct input* self, const struct input_chord* mods,
+		int (*act)(struct input* self, const struct pointer_action* a),
+		const struct pointer_action* a);
+int input__act_click(struct input* self, const struct pointer_action* a);
+int input__act_drag(struct input* self, const struct pointer_action* a);
 
 /* The backends' constructors: NULL with a reason in err. */
 struct input* input__x11_new(const char* display_name, char* err, size_t err_size);

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAG_STEP_PX 16
 /* Every compositor round trip's bound. */
 #define CALL_TIMEOUT_MS 5000
 /* Typing's bound grows with the text: the compositor takes keys at far
@@ -260,85 +259,33 @@ static int wl_modifiers(struct input* in, const struct input_chord* mods, bool d
 	return keys_state(wl_of(in), mods, down);
 }
 
-/* Pointer actions with mods held: pressed before, always released after;
- * the first error wins. */
-
-static int with_mods(struct input* in, const struct input_chord* mods,
-		int (*act)(struct input_wl* self, const struct pointer_action* a),
-		const struct pointer_action* a)
-{
-	struct input_wl* self = wl_of(in);
-	int rc = keys_state(self, mods, true);
-	if (rc == 0)
-		rc = wl_rc(self, act(self, a));
-	int e = keys_state(self, mods, false);
-	return rc < 0 ? rc : e;
-}
-
-static int act_click(struct input_wl* self, const struct pointer_action* a)
-{
-	for (int i = 0; i < a->count; i++) {
-		int rc = wayland_pointer_button(self->wl, a->button, true, CALL_TIMEOUT_MS);
-		if (rc == 0)
-			rc = wayland_pointer_button(self->wl, a->button, false, CALL_TIMEOUT_MS);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
+/* Pointer actions with mods held (input.c's). */
 
 static int wl_click(struct input* in, int button, int count, const struct input_chord* mods)
 {
 	struct pointer_action a = { .button = button, .count = count };
-	return with_mods(in, mods, act_click, &a);
-}
-
-/* One leg of a drag: motion about every DRAG_STEP_PX to (x1, y1). */
-static int drag_leg(struct input_wl* self, int x0, int y0, int x1, int y1)
-{
-	int dx = x1 - x0, dy = y1 - y0;
-	int adx = abs(dx), ady = abs(dy);
-	int steps = (adx > ady ? adx : ady) / DRAG_STEP_PX;
-	for (int s = 1; s < steps; s++) {
-		int rc = wayland_pointer_move(self->wl, x0 + (int)((long)dx * s / steps),
-				y0 + (int)((long)dy * s / steps), CALL_TIMEOUT_MS);
-		if (rc < 0)
-			return rc;
-	}
-	return wayland_pointer_move(self->wl, x1, y1, CALL_TIMEOUT_MS);
-}
-
-static int act_drag(struct input_wl* self, const struct pointer_action* a)
-{
-	int rc = wayland_pointer_move(self->wl, a->xs[0], a->ys[0], CALL_TIMEOUT_MS);
-	if (rc < 0)
-		return rc;
-	rc = wayland_pointer_button(self->wl, a->button, true, CALL_TIMEOUT_MS);
-	for (size_t i = 1; i < a->n && rc == 0; i++)
-		rc = drag_leg(self, a->xs[i - 1], a->ys[i - 1], a->xs[i], a->ys[i]);
-	/* released also when a motion failed (off the outputs): never leave
-	 * the button down */
-	int e = wayland_pointer_button(self->wl, a->button, false, CALL_TIMEOUT_MS);
-	return rc < 0 ? rc : e;
+	return input__with_mods(in, mods, input__act_click, &a);
 }
 
 static int wl_drag(struct input* in, const int* xs, const int* ys, size_t n, int button,
 		const struct input_chord* mods)
 {
 	struct pointer_action a = { .button = button, .xs = xs, .ys = ys, .n = n };
-	return with_mods(in, mods, act_drag, &a);
+	return input__with_mods(in, mods, input__act_drag, &a);
 }
 
-static int act_scroll(struct input_wl* self, const struct pointer_action* a)
+static int act_scroll(struct input* in, const struct pointer_action* a)
 {
-	return wayland_pointer_scroll(self->wl, a->notches_x, a->notches_y, CALL_TIMEOUT_MS);
+	struct input_wl* self = wl_of(in);
+	return wl_rc(self, wayland_pointer_scroll(self->wl, a->notches_x, a->notches_y,
+			CALL_TIMEOUT_MS));
 }
 
 static int wl_scroll(struct input* in, int notches_x, int notches_y,
 		const struct input_chord* mods)
 {
 	struct pointer_action a = { .notches_x = notches_x, .notches_y = notches_y };
-	return with_mods(in, mods, act_scroll, &a);
+	return input__with_mods(in, mods, act_scroll, &a);
 }
 
 /* The text as wayland_type takes it: NUL-terminated, "\r\n" one Return

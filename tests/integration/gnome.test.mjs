@@ -377,7 +377,7 @@ async function devtoolsPage(profile, name) {
 }
 
 test('gnome (GNOME Shell): the corpus arrives byte-exact in a Qt 5 and a Chromium app on Wayland (ASCII as keys, the rest by paste)', { timeout: 600000 }, async (t) => {
-  for (const p of ['gnome-shell', 'pipewire', 'wireplumber', 'dbus-daemon']) need(p);
+  for (const p of ['gnome-shell', 'pipewire', 'wireplumber', 'dbus-daemon']) need(p);   // spawns: gnome-shell pipewire wireplumber dbus-daemon
   need('python3', { PATH: '/usr/bin' });
   const chromium = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
   need(chromium);   // spawns: chromium
