@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { desktop, run, startDeskd, startFixture, startXvfb, startWm, waitUntil, sleep, launch, need, tempDir, loadCores, ROOT, SLOW } from './lib/harness.mjs';
+import { devtoolsPage } from './lib/browser.mjs';
 import { appCorpus, rng } from './lib/corpus.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
@@ -491,25 +492,11 @@ async function startApp(kind, display, dir) {
     `--app=file://${join(ROOT, 'tests/apps/textarea.html')}`], { env });
   let ws;
   await waitUntil(() => (ws = /DevTools listening on (ws:\S+)/.exec(p.log.join(''))?.[1]), { timeout: 30000 * SLOW, what: 'chromium DevTools' });
-  const port = new URL(ws).port;
-  let page;
-  await waitUntil(async () => {
-    const list = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json().catch(() => []);
-    page = list.find((x) => x.type === 'page' && x.url.includes('textarea.html'));
-    return page;
-  }, { timeout: 20000 * SLOW, what: 'the textarea page' });
-  const sock = new WebSocket(page.webSocketDebuggerUrl);
-  await new Promise((res, rej) => { sock.onopen = res; sock.onerror = rej; });
-  let id = 0;
-  const pending = new Map();
-  sock.onmessage = (m) => { const r = JSON.parse(m.data); pending.get(r.id)?.(r); pending.delete(r.id); };
-  const evaluate = (expression) => new Promise((res) => {
-    pending.set(++id, (r) => res(r.result?.result?.value));
-    sock.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
-  });
+  const page = await devtoolsPage(new URL(ws).port, 'textarea.html', { timeout: 20000 * SLOW });
+  const evaluate = page.evaluate;
   await waitUntil(async () => (await evaluate('document.readyState')) === 'complete', { timeout: 10000, what: 'page loaded' });
   return { name: 'chromium', records: async () => (await evaluate('JSON.stringify(window.records)').then(JSON.parse)) || [],
-    stop: async () => { sock.close(); await p.stop(); } };
+    stop: async () => { page.close(); await p.stop(); } };
 }
 
 function xkbDump(display) {
