@@ -16,6 +16,8 @@
 #include <string.h>
 
 #define OPEN_TIMEOUT_MS 2000
+#define SETTLE_MS 60		/* the frame unchanged this long: the shell is done */
+#define SETTLE_POLL_MS 15
 
 static struct {
 	pthread_mutex_t lock;
@@ -130,11 +132,36 @@ static bool raised(struct desktop__window_watch* w)
 	return focused;
 }
 
+/* The shell sets a state at once and the geometry a frame or more later
+ * (fullscreen read back with the old size): wait, bounded by the
+ * request's time, until the frame stayed the same for SETTLE_MS. 1, or
+ * the observe error. */
+static int settle(struct gn_op* o)
+{
+	struct desktop_window_state last = o->w.out->after;
+	int64_t same_since = clock_ms();
+	while (clock_ms() - same_since < SETTLE_MS && clock_ms() < o->w.end) {
+		clock_sleep_ms(SETTLE_POLL_MS);
+		int rc = gn_observe(&o->w);
+		if (rc < 0)
+			return rc;
+		const struct desktop_window_state* now = &o->w.out->after;
+		if (now->x != last.x || now->y != last.y || now->width != last.width
+				|| now->height != last.height) {
+			last = *now;
+			same_since = clock_ms();
+		}
+	}
+	return 1;
+}
+
 static int gn_apply(struct gn_op* o, int rc, bool (*done)(struct desktop__window_watch* w))
 {
 	if (rc < 0)
 		return rc;
 	rc = desktop__window_wait(&o->w, done);
+	if (rc == 1)
+		rc = settle(o);
 	if (rc < 0)
 		return rc;
 	o->w.out->applied = rc == 1;

@@ -101,6 +101,11 @@ int gnome_frame_read(struct gnome* self, int x, int y, int width, int height,
  *  event, and the apps lose the events that come before they bound it
  *  (typing right after a new session typed nothing, measured). */
 int gnome_input_warm(struct gnome* self, int settle_ms);
+/* The events below are sent without waiting for Mutter (0 means sent, or
+ * -EPIPE for a session known to be gone); gnome_input_flush waits until
+ * Mutter has taken every one sent before it, and is where a failure
+ * shows. */
+int gnome_input_flush(struct gnome* self);
 int gnome_pointer_move(struct gnome* self, double x, double y);
 /** -EINVAL for a button Mutter has no code for. */
 int gnome_pointer_button(struct gnome* self, int button, bool down);

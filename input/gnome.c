@@ -32,6 +32,7 @@ struct input_gnome {
 	bool dead;
 	bool buttons_down[10];	/* by input_button, to let go at the end */
 	int x, y;		/* where deskd put the pointer last */
+	bool batch;		/* inside an action: flush once at its end */
 };
 
 static const struct input_ops gnome_ops;
@@ -47,6 +48,22 @@ static int gn_rc(struct input_gnome* self, int rc)
 	if (rc == -EPIPE || rc == -ECONNRESET || (rc < 0 && !gnome_alive(self->session)))
 		self->dead = true;
 	return self->dead && rc < 0 ? -ECONNRESET : rc;
+}
+
+/* Events go out without waiting (gnome/gnome.h): an operation returns once
+ * Mutter has taken them all, one round trip at its end, not one per event. */
+static int flushed(struct input_gnome* self, int rc)
+{
+	if (rc == 0 && !self->batch)
+		rc = gn_rc(self, gnome_input_flush(self->session));
+	return rc;
+}
+
+/* An action of several events (a click, a drag, a chord, a text). */
+static int batched(struct input_gnome* self, int rc_of_run)
+{
+	self->batch = false;
+	return flushed(self, rc_of_run);
 }
 
 struct input* input__gnome_new(const char* address, char* err, size_t err_size)
@@ -86,7 +103,7 @@ static void gn_destroy(struct input* in)
 		if (self->buttons_down[b])
 			gn_rc(self, gnome_pointer_button(self->session, b, false));
 	if (!self->dead)
-		release_all_keys(self);
+		flushed(self, release_all_keys(self));
 	gnome_close(self->session);
 }
 
@@ -131,19 +148,15 @@ static int gn_cursor_position(struct input* in, int* x, int* y)
 	return 0;
 }
 
-static int move_to(struct input_gnome* self, int x, int y)
+static int gn_move(struct input* in, int x, int y)
 {
+	struct input_gnome* self = gn_of(in);
 	int rc = gn_rc(self, gnome_pointer_move(self->session, x, y));
 	if (rc == 0) {
 		self->x = x;
 		self->y = y;
 	}
-	return rc;
-}
-
-static int gn_move(struct input* in, int x, int y)
-{
-	return move_to(gn_of(in), x, y);
+	return flushed(self, rc);
 }
 
 /* A button as input.h numbers them (1 left, 2 middle, 3 right, 4-7 the
@@ -166,7 +179,8 @@ static int press_button(struct input_gnome* self, int button, bool down)
 
 static int gn_button(struct input* in, int button, bool down)
 {
-	return press_button(gn_of(in), button, down);
+	struct input_gnome* self = gn_of(in);
+	return flushed(self, press_button(self, button, down));
 }
 
 /* ---- keys ---- */
@@ -207,12 +221,13 @@ static int gn_keys(struct input* in, const struct input_chord* chord, bool press
 		if (rc == 0)
 			rc = e;
 	}
-	return rc;
+	return flushed(self, rc);
 }
 
 static int gn_modifiers(struct input* in, const struct input_chord* mods, bool down)
 {
-	return keys_state(gn_of(in), mods, down);
+	struct input_gnome* self = gn_of(in);
+	return flushed(self, keys_state(self, mods, down));
 }
 
 /* ---- pointer actions with modifiers held (input.c's) ---- */
@@ -220,14 +235,16 @@ static int gn_modifiers(struct input* in, const struct input_chord* mods, bool d
 static int gn_click(struct input* in, int button, int count, const struct input_chord* mods)
 {
 	struct pointer_action a = { .button = button, .count = count };
-	return input__with_mods(in, mods, input__act_click, &a);
+	gn_of(in)->batch = true;
+	return batched(gn_of(in), input__with_mods(in, mods, input__act_click, &a));
 }
 
 static int gn_drag(struct input* in, const int* xs, const int* ys, size_t n, int button,
 		const struct input_chord* mods)
 {
 	struct pointer_action a = { .button = button, .xs = xs, .ys = ys, .n = n };
-	return input__with_mods(in, mods, input__act_drag, &a);
+	gn_of(in)->batch = true;
+	return batched(gn_of(in), input__with_mods(in, mods, input__act_drag, &a));
 }
 
 static int act_scroll(struct input* in, const struct pointer_action* a)
@@ -243,7 +260,8 @@ static int gn_scroll(struct input* in, int notches_x, int notches_y,
 		const struct input_chord* mods)
 {
 	struct pointer_action a = { .notches_x = notches_x, .notches_y = notches_y };
-	return input__with_mods(in, mods, act_scroll, &a);
+	gn_of(in)->batch = true;
+	return batched(gn_of(in), input__with_mods(in, mods, act_scroll, &a));
 }
 
 /* ---- typing ---- */
@@ -303,6 +321,8 @@ static int gn_type(struct input* in, const char* text, size_t len,
 			return rc;
 		}
 	}
+	if ((rc = flushed(self, 0)) < 0)
+		return rc;
 	if (stats)
 		stats->chars = chars;
 	if (done)
