@@ -94,6 +94,13 @@ void jsonmem_init(size_t total)
 	pthread_once(&jm_once, jm_install);
 	static atomic_bool started;
 	if (!atomic_exchange(&started, true)) {
+		/* glibc raises its mmap threshold to the largest block freed (a
+		 * frame, a Base64 image: 4 MB and up), and the top of a thread's
+		 * arena then stays resident up to twice that, which malloc_trim
+		 * never returns (it trims only the main arena's top): 3 MB per
+		 * arena after one screenshot. Fixed, big blocks are mapped and
+		 * unmapped; capture/'s buffer cache keeps the hot ones. */
+		mallopt(M_MMAP_THRESHOLD, 1 << 20);
 		pthread_t t;
 		pthread_attr_t attr;
 		pthread_attr_init(&attr);

@@ -28,8 +28,9 @@ enum jsonmem_status {
 };
 
 /** The total budget of all parses in progress (0: the default); once, before
- *  threads start. Installs the counting allocator and starts a detached
- *  thread that calls jsonmem_trim() once a second. */
+ *  threads start. Installs the counting allocator, fixes glibc's mmap
+ *  threshold at 1 MiB and starts a detached thread that calls
+ *  jsonmem_trim() once a second. */
 void jsonmem_init(size_t total);
 /** json_loadb within the budget. NULL with *status (and err, whose text then
  *  says which limit) on failure. */

@@ -93,6 +93,10 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_FLAG, F(conformance_fixtures), 0 },
 	{ "max-recordings", "N", "How many recordings may run at once.",
 		"4", OPT_INT, F(max_recordings), 0 },
+	{ "memory-idle", "SECONDS", "After this long without a screenshot or live frame, give "
+		"back what is kept warm for the next one (capture buffers, X shared images, PNG "
+		"band states, cached screenshots); 0: keep it.",
+		"10", OPT_INT, F(memory_idle_s), 0 },
 	{ "max-body", "BYTES", "Largest request body (K, M, G suffixes: KiB, MiB, GiB); a "
 		"larger one gets 413. Enough for every tool call but a large clipboard_write.",
 		"1048576", OPT_INT, F(max_body_bytes), 0 },
@@ -718,6 +722,8 @@ static int check_limits(const struct options* self, char* err, size_t err_size)
 		return refuse(err, err_size, "--max-file-size: at least 1 (bytes)");
 	if (self->max_json_memory < (1L << 20))
 		return refuse(err, err_size, "--max-json-memory: at least 1M");
+	if (self->memory_idle_s < 0 || self->memory_idle_s > 86400)
+		return refuse(err, err_size, "--memory-idle: 0 (never) to 86400 (seconds)");
 	if (self->max_sessions < 1 || self->max_view_sessions < 1)
 		return refuse(err, err_size, "--max-sessions and --max-view-sessions: at least 1");
 	if (self->session_timeout_s < 1 || self->new_session_timeout_s < 1)

@@ -77,6 +77,7 @@ struct options {
 	int log_level;		/* enum log_level */
 	bool conformance_fixtures;
 	int max_recordings;
+	int memory_idle_s;		/* give capture memory back after; 0: never */
 	long max_body_bytes;
 	long max_clipboard_body_bytes;	/* clipboard_write, full token */
 	long max_json_memory;		/* all JSON parses in progress */

@@ -1,13 +1,19 @@
 /* A small cache of big buffers. Fresh multi-megabyte allocations come from
  * mmap and cost a page fault per 4 KiB on first touch (about 11 ms for one
- * 1280x800 frame on the reference machine); reusing them costs nothing. */
+ * 1280x800 frame on the reference machine); reusing them costs nothing.
+ * What it keeps is resident memory: bounded, and all of it given back by
+ * capture_buffers_release() once captures stop for a while (desktop/). */
 #include "capture/bufpool.h"
+#include "capture/capture.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
 #define POOL_SLOTS 16
-#define POOL_MAX_BYTES ((size_t)256 << 20)
+/* A burst of one client's 1920x1080 screenshots reuses about 20 MB (the
+ * frame, its scaled copy, the PNG bands' rows, tokens and output); more
+ * concurrent callers allocate afresh rather than keep their share. */
+#define POOL_MAX_BYTES ((size_t)24 << 20)
 #define POOL_ROUND ((size_t)64 << 10)
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,4 +81,22 @@ void capture__buf_put(void* p, size_t cap)
 	pool[slot].cap = cap;
 	pool_bytes += cap;
 	pthread_mutex_unlock(&pool_lock);
+}
+
+size_t capture_buffers_release(void)
+{
+	void* drop[POOL_SLOTS];
+	int n = 0;
+	pthread_mutex_lock(&pool_lock);
+	size_t bytes = pool_bytes;
+	for (int i = 0; i < POOL_SLOTS; i++) {
+		if (pool[i].p)
+			drop[n++] = pool[i].p;
+		pool[i].p = NULL;
+	}
+	pool_bytes = 0;
+	pthread_mutex_unlock(&pool_lock);
+	for (int i = 0; i < n; i++)
+		free(drop[i]);
+	return bytes;
 }

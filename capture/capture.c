@@ -61,6 +61,12 @@ void capture_screen_size(const struct capture* self, int* width, int* height)
 	self->ops->screen_size(self, width, height);
 }
 
+void capture_release(struct capture* self)
+{
+	if (self && self->ops->release)
+		self->ops->release(self);
+}
+
 bool capture_has_shm(const struct capture* self)
 {
 	return self->ops->has_shm(self);

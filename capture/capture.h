@@ -91,6 +91,13 @@ bool capture_has_shm(const struct capture* self);
  *  the outputs (what covers it shows: wlroots 0.15 has no per-window
  *  capture). */
 bool capture_has_window_capture(const struct capture* self);
+/** Give back what the context keeps for the next capture (X11: its shared
+ *  image, a screen's worth); that capture makes it again. The context
+ *  stays usable. One round trip. */
+void capture_release(struct capture* self);
+/** Free the big buffers (frames, PNG scratch) cached for reuse by any
+ *  thread; buffers in use are not touched. Returns the bytes freed. */
+size_t capture_buffers_release(void);
 
 /** Capture the screen, or `region` of it (NULL = all) clipped to the screen.
  *  With cursor, the pointer image is alpha-blended in. *out is a new

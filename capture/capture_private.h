@@ -15,6 +15,8 @@ struct capture_ops {
 	void (*screen_size)(const struct capture* self, int* width, int* height);
 	bool (*has_shm)(const struct capture* self);
 	bool (*has_window_capture)(const struct capture* self);
+	/* NULL: the backend keeps nothing between captures worth giving back. */
+	void (*release)(struct capture* self);
 
 	int (*screen)(struct capture* self, const struct capture_rect* region, bool cursor,
 			struct frame** out);

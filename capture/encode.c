@@ -197,7 +197,7 @@ static void* png_job_run(void* ud)
 /* What a state keeps of each band of the previous image. */
 struct png_saved {
 	uint8_t* out;
-	size_t out_len, out_cap, raw_len;
+	size_t out_len, raw_len;
 	uLong adler;
 };
 
@@ -210,7 +210,7 @@ struct capture_png_state {
 
 static void saved_release(struct png_saved* s)
 {
-	capture__buf_put(s->out, s->out_cap);
+	free(s->out);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -326,7 +326,9 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	*len = (size_t)(p - buf);
 
 	if (state) {
-		/* Keep the new bands (the state takes their buffers). */
+		/* Keep a copy of the new bands: their buffers are sized for
+		 * the worst case (the rows' size), what they hold is mostly far
+		 * less. Without memory for one, that band is deflated again. */
 		if (!comparable)
 			for (int i = 0; i < PNG_STATE_BANDS; i++)
 				saved_release(&state->saved[i]);
@@ -335,9 +337,12 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 			if (bands[i].reused)
 				continue;
 			saved_release(&state->saved[i]);
-			state->saved[i] = (struct png_saved){ bands[i].out, bands[i].out_len,
-				bands[i].out_cap, bands[i].raw_len, bands[i].adler };
-			bands[i].out = NULL;
+			uint8_t* copy = malloc(bands[i].out_len ? bands[i].out_len : 1);
+			if (!copy)
+				continue;
+			memcpy(copy, bands[i].out, bands[i].out_len);
+			state->saved[i] = (struct png_saved){ copy, bands[i].out_len,
+				bands[i].raw_len, bands[i].adler };
 		}
 		frame_unref(state->prev);
 		state->prev = frame_ref((struct frame*)src);

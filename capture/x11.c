@@ -171,6 +171,11 @@ static void x11cap_destroy(struct capture* base)
 	free(self);
 }
 
+static void x11cap_release(struct capture* base)
+{
+	shm_release(x11_of(base));
+}
+
 static bool x11cap_connected(const struct capture* base)
 {
 	const struct capture_x11* self = x11_cof(base);
@@ -766,6 +771,7 @@ static const struct capture_ops x11_ops = {
 	.screen_size = x11cap_screen_size,
 	.has_shm = x11cap_has_shm,
 	.has_window_capture = x11cap_has_window_capture,
+	.release = x11cap_release,
 	.screen = x11cap_screen,
 	.window = x11cap_window,
 	.window_geometry = x11cap_window_geometry,

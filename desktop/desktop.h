@@ -53,6 +53,8 @@ struct desktop_config {
 	char* const* output_root;	/* --output-root: where a recording's out may be */
 	int n_output_root;
 	int max_recordings;	/* running at once; 0: 4 */
+	int memory_idle_ms;	/* --memory-idle: give capture memory back after this long
+				 * without a capture; 0: 10 s, < 0: never */
 };
 
 /** Take the settings (copied; what they point to is borrowed, see struct
@@ -223,6 +225,10 @@ struct desktop_capture;
 /** A context for this thread's exclusive use, or NULL (display unreachable,
  *  or every context busy for 5 s) with the reason in err. */
 struct desktop_capture* desktop_capture_get(char* err, size_t err_size);
+/** The same, for a screenshot: one that captured before if any is idle
+ *  (its shared image is made already); desktop_capture_get prefers the
+ *  others, so few contexts hold one. */
+struct desktop_capture* desktop_capture_get_warm(char* err, size_t err_size);
 /** Give it back (a dead one is dropped). NULL-safe. */
 void desktop_capture_put(struct desktop_capture* self);
 /** The backend context, for capture_* calls between get and put. */

@@ -109,9 +109,13 @@ int desktop__pinger_start(void);
 /** Bounded (500 ms). */
 void desktop__pinger_stop(void);
 
-/* shots.c: close capture connections left idle by a burst (the watcher
- * calls it every round; it never blocks). */
+/* shots.c: close capture connections left idle by a burst, and give back
+ * what is kept warm for captures once none came for --memory-idle (the
+ * watcher calls it every round; it never blocks). */
 void desktop__capture_trim(void);
+/** A capture is being made (a screenshot, a live frame): what is kept warm
+ *  for the next one stays until --memory-idle after the last of these. */
+void desktop__capture_used(void);
 /** Close every idle capture connection now (a stop, before the compositor:
  *  Mutter does not end on SIGTERM while a session of deskd's casts). */
 void desktop__capture_close_idle(void);

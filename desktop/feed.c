@@ -114,6 +114,7 @@ static int feed_read(struct desktop_feed* self, const struct capture_rect* regio
 int desktop_feed_grab(struct desktop_feed* self, int quality,
 		struct desktop_feed_frame* out)
 {
+	desktop__capture_used();
 	/* Consume the changes first: a change during the capture shows up as
 	 * a new change (at worst one extra frame, never a missed one). */
 	uint64_t counter = 0;

@@ -11,6 +11,8 @@
 #include "desktop/desktop.h"
 #include "base/base64.h"
 #include "base/clock.h"
+#include "base/jsonmem.h"
+#include "base/log.h"
 #include "base/worker.h"
 #include "capture/capture.h"
 #include "desktop/desktop_private.h"
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- Context pool ---------------------------------------------------------- */
 
@@ -33,6 +36,7 @@ struct desktop_capture {
 	struct capture* cap;
 	unsigned disconnects;	/* desktop_disconnects() when it was opened */
 	int64_t idle_since;	/* clock_ms() when it was put back */
+	bool warm;		/* has captured: holds a screen's worth of shared image */
 	struct {
 		uint32_t window;
 		uint64_t counter;
@@ -44,17 +48,41 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
 static struct desktop_capture* pool_idle[POOL_MAX];
 static int pool_n_idle, pool_n_total;
+static int pool_n_warm;		/* warm contexts, idle or not */
 static char pool_display[256];
+
+static int gate_max(void);
 
 static void capture_slot_destroy(struct desktop_capture* p)
 {
 	if (!p)
 		return;
+	if (p->warm) {
+		pthread_mutex_lock(&pool_lock);
+		pool_n_warm--;
+		pthread_mutex_unlock(&pool_lock);
+	}
 	capture_destroy(p->cap);
 	free(p);
 }
 
-struct desktop_capture* desktop_capture_get(char* err, size_t err_size)
+/* Under pool_lock: the idle context to hand out, the top one (the last put
+ * back) of the kind asked for if any. Screenshots ask for warm ones, the
+ * rest for cold ones, so the shared images stay with a few contexts. */
+static struct desktop_capture* pool_take(bool warm)
+{
+	int i = pool_n_idle - 1;
+	while (i > 0 && pool_idle[i]->warm != warm)
+		i--;
+	if (pool_idle[i]->warm != warm)
+		i = pool_n_idle - 1;
+	struct desktop_capture* p = pool_idle[i];
+	memmove(pool_idle + i, pool_idle + i + 1, (size_t)(pool_n_idle - i - 1) * sizeof(*pool_idle));
+	pool_n_idle--;
+	return p;
+}
+
+static struct desktop_capture* capture_get(bool warm, char* err, size_t err_size)
 {
 	const char* name = desktop_display_name();
 	if (!name)
@@ -83,11 +111,14 @@ struct desktop_capture* desktop_capture_get(char* err, size_t err_size)
 	 * know it yet. */
 	unsigned disconnects = desktop_disconnects();
 	while (pool_n_idle > 0) {
-		struct desktop_capture* p = pool_idle[--pool_n_idle];
+		struct desktop_capture* p = pool_take(warm);
 		if (p->disconnects == disconnects && capture_connected(p->cap)) {
 			pthread_mutex_unlock(&pool_lock);
 			return p;
 		}
+		if (p->warm)
+			pool_n_warm--;
+		p->warm = false;
 		capture_slot_destroy(p);
 		pool_n_total--;
 	}
@@ -112,10 +143,31 @@ struct desktop_capture* desktop_capture_get(char* err, size_t err_size)
 	return p;
 }
 
+struct desktop_capture* desktop_capture_get(char* err, size_t err_size)
+{
+	return capture_get(false, err, err_size);
+}
+
+struct desktop_capture* desktop_capture_get_warm(char* err, size_t err_size)
+{
+	return capture_get(true, err, err_size);
+}
+
 void desktop_capture_put(struct desktop_capture* p)
 {
 	if (!p)
 		return;
+	/* More shared images than captures run at once: this one's goes (a
+	 * round trip now; a fresh one costs its page faults later). */
+	pthread_mutex_lock(&pool_lock);
+	bool cool = p->warm && pool_n_warm > gate_max();
+	if (cool) {
+		p->warm = false;
+		pool_n_warm--;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (cool)
+		capture_release(p->cap);
 	pthread_mutex_lock(&pool_lock);
 	if (!capture_connected(p->cap) || pool_n_idle >= POOL_MAX) {
 		pool_n_total--;
@@ -161,10 +213,13 @@ static void trim_run(void* ud)
  * memory) behind: close the idle ones beyond POOL_KEEP that waited
  * POOL_IDLE_MS. The watcher calls this; closing takes a round trip, so it
  * happens on a worker, and only while the server answers. */
+static void memory_release_maybe(void);
+
 void desktop__capture_trim(void)
 {
 	if (!desktop_available() || desktop__hung(NULL))
 		return;
+	memory_release_maybe();
 	struct trim_job* job = NULL;
 	int64_t now = clock_ms();
 	pthread_mutex_lock(&pool_lock);
@@ -198,6 +253,9 @@ void desktop__capture_trim(void)
 
 #define GEN_MAX 64
 #define CACHE_MAX 8
+/* Encoded bytes and their Base64 together: a few full-screen PNGs of a busy
+ * screen (a 1280x800 one of noise is 3 MB, 7 MB with its Base64). */
+#define CACHE_MAX_BYTES ((size_t)16 << 20)
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -251,6 +309,12 @@ static struct cache_entry {
 	struct desktop_image* blob;
 } cache[CACHE_MAX];
 static uint64_t cache_clock;
+static size_t cache_bytes;
+
+static size_t image_bytes(const struct desktop_image* img)
+{
+	return img ? img->len + img->b64_len : 0;
+}
 
 /* Poll the context's damage for the target and return the target's global
  * generation: it changes whenever any context saw the target change. */
@@ -318,6 +382,11 @@ static struct desktop_image* cache_lookup(const struct cache_key* key, uint64_t 
 
 static void cache_store(const struct cache_key* key, uint64_t gen, struct desktop_image* blob)
 {
+	size_t bytes = image_bytes(blob);
+	if (bytes > CACHE_MAX_BYTES)
+		return;
+	struct desktop_image* old[CACHE_MAX];
+	int n_old = 0;
 	atomic_fetch_add(&blob->refs, 1);
 	pthread_mutex_lock(&cache_lock);
 	int slot = 0;
@@ -333,10 +402,27 @@ static void cache_store(const struct cache_key* key, uint64_t gen, struct deskto
 		if (cache[i].used < cache[slot].used)
 			slot = i;
 	}
-	struct desktop_image* old = cache[slot].blob;
+	if (cache[slot].blob) {
+		cache_bytes -= image_bytes(cache[slot].blob);
+		old[n_old++] = cache[slot].blob;
+	}
 	cache[slot] = (struct cache_entry){ *key, gen, ++cache_clock, blob };
+	cache_bytes += bytes;
+	/* Over the byte bound: the least recently used others go. */
+	while (cache_bytes > CACHE_MAX_BYTES) {
+		int lru = -1;
+		for (int i = 0; i < CACHE_MAX; i++)
+			if (i != slot && cache[i].blob && (lru < 0 || cache[i].used < cache[lru].used))
+				lru = i;
+		if (lru < 0)
+			break;
+		cache_bytes -= image_bytes(cache[lru].blob);
+		old[n_old++] = cache[lru].blob;
+		cache[lru].blob = NULL;
+	}
 	pthread_mutex_unlock(&cache_lock);
-	desktop_image_unref(old);
+	for (int i = 0; i < n_old; i++)
+		desktop_image_unref(old[i]);
 }
 
 /* PNG states (capture_encode_png_cached): the previous image of a target
@@ -398,6 +484,94 @@ static void png_state_give(int slot, struct capture_png_state* state)
 	png_states[slot].busy = false;
 	png_states[slot].used = ++cache_clock;
 	pthread_mutex_unlock(&cache_lock);
+}
+
+/* ---- Giving memory back ------------------------------------------------------ */
+
+/* What a burst of captures keeps warm (the buffer cache, the X shared image
+ * of each pooled context, the PNG states' frames and bands, the cached
+ * screenshots) is tens of MB that an idle deskd does not need: after
+ * --memory-idle without a capture it is freed and the heap trimmed; the
+ * next capture pays its page faults once. */
+#define MEMORY_IDLE_MS 10000
+
+static _Atomic int64_t last_capture_ms;
+static atomic_bool memory_released = true;	/* nothing kept before a first capture */
+
+void desktop__capture_used(void)
+{
+	atomic_store(&last_capture_ms, clock_ms());
+	atomic_store(&memory_released, false);
+}
+
+static void memory_release_run(void* ud)
+{
+	(void)ud;
+	size_t freed = 0;
+	/* The idle contexts' shared images: taken out of the pool meanwhile
+	 * (a get opens a new context instead), back at the bottom after. */
+	struct desktop_capture* idle[POOL_MAX];
+	pthread_mutex_lock(&pool_lock);
+	int n = pool_n_idle;
+	memcpy(idle, pool_idle, (size_t)n * sizeof(*idle));
+	pool_n_idle = 0;
+	pthread_mutex_unlock(&pool_lock);
+	for (int i = 0; i < n; i++)
+		capture_release(idle[i]->cap);
+	pthread_mutex_lock(&pool_lock);
+	for (int i = 0; i < n; i++) {
+		if (idle[i]->warm)
+			pool_n_warm--;
+		idle[i]->warm = false;
+	}
+	memmove(pool_idle + n, pool_idle, (size_t)pool_n_idle * sizeof(*pool_idle));
+	memcpy(pool_idle, idle, (size_t)n * sizeof(*idle));
+	pool_n_idle += n;
+	pthread_cond_broadcast(&pool_cond);
+	pthread_mutex_unlock(&pool_lock);
+
+	struct capture_png_state* states[PNG_STATES];
+	struct desktop_image* images[CACHE_MAX];
+	int n_states = 0, n_images = 0;
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < PNG_STATES; i++) {
+		if (png_states[i].busy || !png_states[i].used_slot)
+			continue;
+		if (png_states[i].state)
+			states[n_states++] = png_states[i].state;
+		png_states[i].state = NULL;
+		png_states[i].used_slot = false;
+	}
+	for (int i = 0; i < CACHE_MAX; i++) {
+		if (cache[i].blob)
+			images[n_images++] = cache[i].blob;
+		cache[i].blob = NULL;
+	}
+	freed += cache_bytes;
+	cache_bytes = 0;
+	pthread_mutex_unlock(&cache_lock);
+	for (int i = 0; i < n_states; i++)
+		capture_png_state_free(states[i]);
+	for (int i = 0; i < n_images; i++)
+		desktop_image_unref(images[i]);
+	freed += capture_buffers_release();
+	/* The trimmer returns the heap's free pages within a second. */
+	jsonmem_note_freed(freed > ((size_t)1 << 20) ? freed : (size_t)1 << 20);
+	log_debug("idle: gave back %d contexts' shared images, %d PNG states, %d cached "
+			"screenshots and %zu KB of buffers and images", n, n_states, n_images,
+			freed >> 10);
+}
+
+static void memory_release_maybe(void)
+{
+	int after = desktop__config()->memory_idle_ms;
+	if (after < 0 || atomic_load(&memory_released))
+		return;
+	if (clock_ms() - atomic_load(&last_capture_ms) < (after ? after : MEMORY_IDLE_MS))
+		return;
+	atomic_store(&memory_released, true);
+	if (worker_spawn(memory_release_run, NULL) < 0)
+		atomic_store(&memory_released, false);	/* the next round tries again */
 }
 
 /* ---- wait_for_change ----------------------------------------------------------------- */
@@ -509,6 +683,49 @@ int desktop_settle(uint32_t window, int quiet_ms, int timeout_ms)
 
 /* ---- Screenshots ------------------------------------------------------------------ */
 
+/* Captures and encodes at once: more only share the same cores (the PNG
+ * encoder already uses them all) while each holds a frame and its
+ * encoder's buffers, 20 MB for a 1280x800 PNG; the others wait their turn
+ * (bounded: past it they go ahead anyway). */
+#define SHOT_GATE_WAIT_S 10
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_busy;
+
+static int gate_max(void)
+{
+	static atomic_int cached;
+	int n = atomic_load(&cached);
+	if (!n) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cpus < 2 ? 2 : cpus > 8 ? 8 : (int)cpus;
+		atomic_store(&cached, n);
+	}
+	return n;
+}
+
+static void gate_enter(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SHOT_GATE_WAIT_S;
+	pthread_mutex_lock(&gate_lock);
+	while (gate_busy >= gate_max())
+		if (pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == ETIMEDOUT)
+			break;
+	gate_busy++;
+	pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_leave(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	gate_busy--;
+	pthread_cond_signal(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+}
+
 static int encode(const struct desktop_shot* req, const struct cache_key* key,
 		struct frame* f, uint8_t** data, size_t* len)
 {
@@ -538,17 +755,26 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 	key.target_h = req->target_height;
 	key.format = req->jpeg;
 	key.quality = req->jpeg ? req->quality : 0;
+	desktop__capture_used();
 	uint64_t gen = 0;
 	bool cacheable = !req->cursor && target_generation(p, req->window, &gen) == 0;
 	if (cacheable && (*out = cache_lookup(&key, gen)))
 		return 0;
 
+	gate_enter();
 	struct frame* f = NULL;
 	int rc = req->window
 			? capture_window(p->cap, req->window, req->part, req->cursor, &f)
 			: capture_screen(p->cap, req->part, req->cursor, &f);
+	if (!p->warm) {
+		pthread_mutex_lock(&pool_lock);
+		p->warm = true;
+		pool_n_warm++;
+		pthread_mutex_unlock(&pool_lock);
+	}
 	if (rc < 0) {
 		snprintf(err, err_size, "%s", capture_error(p->cap));
+		gate_leave();
 		return rc;
 	}
 	if (f->width != req->width || f->height != req->height) {
@@ -558,6 +784,7 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 		frame_unref(f);
 		if (!s) {
 			snprintf(err, err_size, "out of memory while scaling");
+			gate_leave();
 			return -ENOMEM;
 		}
 		f = s;
@@ -568,10 +795,12 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 	int width = f->width, height = f->height;
 	frame_unref(f);
 	if (rc < 0) {
+		gate_leave();
 		snprintf(err, err_size, "encoding failed: %s", strerror(-rc));
 		return -EIO;
 	}
 	struct desktop_image* img = image_new(data, len, width, height);
+	gate_leave();
 	if (!img) {
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;

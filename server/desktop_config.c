@@ -26,5 +26,6 @@ void server_desktop_config(const struct options* opts, struct desktop_config* ou
 		.output_root = opts->output_root,
 		.n_output_root = opts->n_output_root,
 		.max_recordings = opts->max_recordings,
+		.memory_idle_ms = opts->memory_idle_s > 0 ? opts->memory_idle_s * 1000 : -1,
 	};
 }

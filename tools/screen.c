@@ -58,15 +58,21 @@ int tools_capture_fail(struct tool_result* out, struct desktop_capture* p, int r
 	return 0;
 }
 
-/* A pooled capture context, or NULL with display_unavailable in out. */
-struct desktop_capture* tools_capture_get(struct tool_result* out)
+static struct desktop_capture* capture_get(struct tool_result* out, bool warm)
 {
 	char err[256];
-	struct desktop_capture* p = desktop_capture_get(err, sizeof(err));
+	struct desktop_capture* p = warm ? desktop_capture_get_warm(err, sizeof(err))
+			: desktop_capture_get(err, sizeof(err));
 	if (!p)
 		tool_result_error(out, TOOL_DISPLAY_UNAVAILABLE, NULL,
 				"cannot connect to the X display: %s", err);
 	return p;
+}
+
+/* A pooled capture context, or NULL with display_unavailable in out. */
+struct desktop_capture* tools_capture_get(struct tool_result* out)
+{
+	return capture_get(out, false);
 }
 
 /* The window argument: absent or 0 = the screen. */
@@ -227,7 +233,7 @@ static int screenshot(struct tool_ctx* ctx, json_t* args, struct tool_result* ou
 	struct safe_output* so = NULL;
 	if (path && !(so = out_open(path, out)))
 		return 0;
-	struct desktop_capture* p = tools_capture_get(out);
+	struct desktop_capture* p = capture_get(out, true);
 	if (!p) {
 		safe_output_abort(so);
 		return 0;

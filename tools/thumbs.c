@@ -18,7 +18,7 @@
 
 #define THUMB_MAX_SIDE 240
 #define THUMB_QUALITY 60
-#define THUMB_MAX_JOBS 2		/* more at once are skipped: a burst of
+#define THUMB_MAX_JOBS 1		/* more at once are skipped: a burst of
 					 * screenshots must not queue decodes */
 #define THUMB_MAX_INPUT (64u << 20)
 

@@ -72,9 +72,9 @@ int main(int argc, char** argv) {
 function buildHelper(dir) {
   const src = join(dir, 'capture_bench.c');
   writeFileSync(src, HELPER);
-  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'xres', 'xkbcommon', 'jansson', 'libturbojpeg', 'libpng', 'zlib', 'libdeflate', 'wayland-client'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
+  const libs = spawnSync('pkg-config', ['--libs', 'x11', 'xext', 'xcomposite', 'xdamage', 'xfixes', 'xres', 'xkbcommon', 'jansson', 'libturbojpeg', 'libpng', 'zlib', 'libdeflate', 'wayland-client', 'dbus-1'], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
   const bin = join(dir, 'capture_bench');
-  const r = spawnSync('cc', ['-O2', '-I', ROOT, src, ...['capture', 'x11', 'wayland', 'base'].map((m) => join(ROOT, `build/lib${m}.a`)), ...libs, '-pthread', '-o', bin], { encoding: 'utf8' });
+  const r = spawnSync('cc', ['-O2', '-I', ROOT, src, ...['capture', 'x11', 'wayland', 'gnome', 'base'].map((m) => join(ROOT, `build/lib${m}.a`)), ...libs, '-pthread', '-o', bin], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error('building the capture bench helper failed: ' + r.stderr);
   return bin;
 }
