@@ -84,8 +84,9 @@ bool desktop_is_gnome(void);
 /** Does the GNOME desktop run GNOME Shell with deskd's extension, so that
  *  it has a window list (Mutter alone has none)? false on other desktops. */
 bool desktop_gnome_shell(void);
-/** The programs --desktop gnome starts, in start order (doctor); *n of them. */
-const char* const* desktop_gnome_programs(size_t* n);
+/** The programs --desktop gnome (shell) or mutter start, in start order
+ *  (doctor); *n of them. */
+const char* const* desktop_gnome_programs(bool shell, size_t* n);
 const char* desktop_backend(void);
 /** Is the X server reachable and answering right now? (a cheap cached
  *  check, any thread; false while it has not answered for 2 s) */

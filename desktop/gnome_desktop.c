@@ -71,10 +71,14 @@ static struct {
 	const char* names[N_PROCS];	/* what runs in each slot (NULL: nothing) */
 } G;
 
-const char* const* desktop_gnome_programs(size_t* n)
+const char* const* desktop_gnome_programs(bool shell, size_t* n)
 {
-	*n = N_PROCS;
-	return PROGRAMS;
+	/* In start order: GNOME Shell also wants the system bus's daemon. */
+	static const char* const with_shell[] = { "pipewire", "wireplumber", "dbus-daemon",
+		SHELL_PROGRAM };
+	static const char* const alone[] = { "pipewire", "wireplumber", "mutter" };
+	*n = shell ? sizeof(with_shell) / sizeof(with_shell[0]) : sizeof(alone) / sizeof(alone[0]);
+	return shell ? with_shell : alone;
 }
 
 bool desktop_gnome_shell(void)

@@ -92,9 +92,13 @@ static void check_display(json_t* checks, const char* display, bool embedded)
 		add_check(checks, "display", desktop_available(), "%s: %s", display,
 				desktop_available() ? "Mutter answers (RemoteDesktop on its session bus)"
 				: "Mutter does not answer");
-		add_check(checks, "windows", false, "Mutter alone offers no window list (GNOME "
-				"Shell is needed): no window ids, focus or window states; ui tools take "
-				"a pid or a launched program");
+		if (desktop_gnome_shell())
+			add_check(checks, "windows", true, "GNOME Shell with deskd's extension: geometry, "
+					"pid, focus and window states");
+		else
+			add_check(checks, "windows", false, "no window list (Mutter alone, or GNOME Shell "
+					"without deskd's extension): no window ids, focus or window states; ui "
+					"tools take a pid or a launched program");
 		return;
 	}
 	if (desktop_is_wayland_address(display)) {
@@ -152,15 +156,19 @@ static void check_wayland_programs(json_t* checks)
 }
 
 /* The embedded GNOME desktop's programs (all needed). */
-static void check_gnome_programs(json_t* checks)
+static void check_gnome_programs(json_t* checks, bool shell)
 {
 	size_t n;
-	const char* const* programs = desktop_gnome_programs(&n);
+	const char* const* programs = desktop_gnome_programs(shell, &n);
 	char found[PATH_MAX];
 	for (size_t i = 0; i < n; i++) {
 		bool there = desktop_find_program(programs[i], getenv("PATH"), found, sizeof(found)) == 0;
-		add_check(checks, programs[i], there, there ? "%s" : "not on PATH: needed for "
-				"--desktop gnome (apt-get install mutter pipewire wireplumber)", found);
+		if (there)
+			add_check(checks, programs[i], true, "%s", found);
+		else
+			add_check(checks, programs[i], false, "not on PATH: needed for --desktop %s "
+					"(apt-get install %s pipewire wireplumber)", shell ? "gnome" : "mutter",
+					shell ? "gnome-shell" : "mutter");
 	}
 }
 
@@ -177,8 +185,8 @@ static void check_programs(json_t* checks, const struct options* opts,
 		check_wayland_programs(checks);
 		return;
 	}
-	if (opts->gnome && (!opts->display || !*opts->display)) {
-		check_gnome_programs(checks);
+	if (opts->gnome && !opts->gnome_bus && (!opts->display || !*opts->display)) {
+		check_gnome_programs(checks, opts->gnome_shell);
 		return;
 	}
 	bool need_xvfb = !opts->display || !*opts->display;

@@ -170,6 +170,9 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   const st = await ok(d, 'status');
   assert.equal(st.display.backend, 'gnome');
   assert.deepEqual([st.display.width, st.display.height], [1280, 800]);
+  const doctor = await ok(d, 'doctor');
+  assert.equal(doctor.healthy, true, JSON.stringify(doctor.checks.filter((c) => !c.ok)));
+  assert.match(doctor.checks.find((c) => c.name === 'windows').detail, /deskd's extension/);
 
   const dir = tempDir('deskd-gnome-probe-');
   const log = join(dir, 'probe.log'), textFile = join(dir, 'probe.txt');
