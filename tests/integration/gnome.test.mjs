@@ -379,7 +379,7 @@ test('gnome (GNOME Shell): the corpus arrives byte-exact in a Qt 5 and a Chromiu
     qt: async () => {
       const out = join(dir, 'qt.records');
       const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', join(ROOT, 'tests/apps/qt_text.py'), out],
-        env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: 4 * T });
+        env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: Math.min(60000, 4 * T) });
       await waitUntil(() => existsSync(out + '.ready'), { timeout: 4 * T, what: 'qt ready' });
       return { window: l.window, records: async () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((x) => JSON.parse(x)) : []) };
     },
@@ -388,7 +388,7 @@ test('gnome (GNOME Shell): the corpus arrives byte-exact in a Qt 5 and a Chromiu
       const l = await ok(d, 'launch', { argv: [chromium, '--ozone-platform=wayland', '--no-sandbox', '--disable-gpu',
         '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--password-store=basic',
         `--user-data-dir=${profile}`, '--remote-debugging-port=0', '--window-size=900,600',
-        `--app=file://${join(ROOT, 'tests/apps/textarea.html')}`], wait_for_window: true, timeout_ms: 6 * T });
+        `--app=file://${join(ROOT, 'tests/apps/textarea.html')}`], wait_for_window: true, timeout_ms: Math.min(60000, 6 * T) });
       const page = await profilePage(profile, 'textarea.html');
       t.after(() => page.close());
       await waitUntil(async () => (await page.evaluate('document.readyState')) === 'complete', { timeout: T, what: 'page loaded' });
@@ -401,10 +401,20 @@ test('gnome (GNOME Shell): the corpus arrives byte-exact in a Qt 5 and a Chromiu
   };
   for (const [name, start] of Object.entries(apps)) {
     const app = await start();
-    const w = (await ok(d, 'windows')).windows.find((x) => x.id === app.window);
-    assert.ok(w, `${name}'s window is listed`);
+    // Where the shell put it once it stopped moving (a slow start listed
+    // it before its placement, and the click went to the desktop).
+    let w, last = '';
+    await waitUntil(async () => {
+      w = (await ok(d, 'windows')).windows.find((x) => x.id === app.window);
+      const now = w && JSON.stringify([w.x, w.y, w.width, w.height]);
+      const same = now && now === last;
+      last = now;
+      if (!same) await sleep(250);
+      return same;
+    }, { timeout: 4 * T, what: `${name}'s window in place` });
     await ok(d, 'window_focus', { window: app.window });
     await ok(d, 'computer_click', { x: w.x + (w.width >> 1), y: w.y + (w.height >> 1) });
+    assert.equal((await ok(d, 'windows')).windows.find((x) => x.id === app.window).focused, true, `${name} has the focus`);
     // Warm up: the app's first keys after it mapped.
     let n = 0;
     await waitUntil(async () => {
