@@ -10,20 +10,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { need, run, sleep, startDeskd, tempDir, waitUntil, ROOT, SLOW } from './lib/harness.mjs';
+import { ok, shot } from './lib/tools.mjs';
 import { openLive, jpegSize } from './lib/live.mjs';
-import { decodePng } from './lib/png.mjs';
 import { appCorpus } from './lib/corpus.mjs';
 import { devtoolsPage } from './lib/browser.mjs';
 
 const FORM = process.env.GTK3_FORM_BIN || join(ROOT, 'build/tests/gtk3-form');
 const T = Math.min(30000, 10000 * SLOW);
-
-async function ok(d, name, args = {}) {
-  const r = await d.tool(name, args);
-  assert.equal(r.status, 200, `${name} ${JSON.stringify(args).slice(0, 200)} -> ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
-  assert.ok(!r.body.isError, JSON.stringify(r.body).slice(0, 400));
-  return r.body.structuredContent;
-}
 
 /** pid -> comm of every descendant of pid now (its threads' children, recursively). */
 function descendants(pid, out = new Map()) {
@@ -142,13 +135,6 @@ test('gnome: --desktop takes gnome and mutter and names them in its error', asyn
 
 const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
 const GREEN = [20, 200, 40], BLUE = [40, 60, 230];
-
-async function shot(d, args = {}) {
-  const r = await d.tool('screenshot', args);
-  assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 400));
-  const img = r.body.content.find((c) => c.type === 'image');
-  return { meta: r.body.structuredContent, png: decodePng(Buffer.from(img.data, 'base64')) };
-}
 
 /** The probe's blue box's first pixel on a screenshot, or null. */
 function findBlue(png) {

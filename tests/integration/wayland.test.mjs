@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { need, run, startDeskd, tempDir, waitUntil, sleep, loadCores, ROOT, SLOW } from './lib/harness.mjs';
+import { ok, shot } from './lib/tools.mjs';
 import { openLive, jpegSize } from './lib/live.mjs';
 import { decodePng } from './lib/png.mjs';
 import { appCorpus } from './lib/corpus.mjs';
@@ -16,20 +17,6 @@ import { appCorpus } from './lib/corpus.mjs';
 const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
 const GREEN = [20, 200, 40], BLUE = [40, 60, 230];
 const T = Math.min(30000, 10000 * SLOW);
-
-async function ok(d, name, args = {}) {
-  const r = await d.tool(name, args);
-  assert.equal(r.status, 200, `${name} ${JSON.stringify(args).slice(0, 200)} -> ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
-  assert.ok(!r.body.isError, JSON.stringify(r.body).slice(0, 400));
-  return r.body.structuredContent;
-}
-
-async function shot(d, args = {}) {
-  const r = await d.tool('screenshot', args);
-  assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 400));
-  const img = r.body.content.find((c) => c.type === 'image');
-  return { meta: r.body.structuredContent, png: decodePng(Buffer.from(img.data, 'base64')) };
-}
 
 /** sway's tree, read with swaymsg on deskd's embedded sway. */
 function swayTree(ipc) {
