@@ -76,6 +76,12 @@ struct desktop__window_watch {
  *  (0), or the window went (-ENOENT); another observe error as it came. */
 int desktop__window_wait(struct desktop__window_watch* w,
 		bool (*done)(struct desktop__window_watch* w));
+/** The operation around run: observe first (before), run, and the errors
+ *  every such backend says alike into err. 0; -ENOENT (no such window, or
+ *  it went away), -EINVAL; or another -errno when the backend did not
+ *  answer, with err left for the caller. */
+int desktop__window_run(struct desktop__window_watch* w,
+		int (*run)(struct desktop__window_watch* w), char* err, size_t err_size);
 /** Close: ask (the backend's close request, -EINVAL when refused and
  *  noted), wait for the window to go; with force, SIGTERM to its pid and a
  *  second wait. Fills closed, killed, applied and the note. */

@@ -176,8 +176,9 @@ static int ask_close(struct desktop__window_watch* w)
 	return gnome_window_close(op_of(w)->shell, op_of(w)->id);
 }
 
-static int gn_run(struct gn_op* o)
+static int gn_run(struct desktop__window_watch* w)
 {
+	struct gn_op* o = op_of(w);
 	const struct desktop_window_request* req = o->w.req;
 	switch (req->op) {
 	case DESKTOP_WINDOW_RESIZE:
@@ -210,29 +211,11 @@ int desktop__gnome_window_op(const struct desktop_window_request* req,
 	out->wm = true;
 	snprintf(out->wm_name, sizeof(out->wm_name), "GNOME Shell");
 	o.w.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
-	int rc = gn_observe(&o.w);
+	int rc = desktop__window_run(&o.w, gn_run, err, err_size);
 	if (rc == -ENOTSUP)
 		return desktop__gnome_unsupported("windows", err, err_size);
-	if (rc == -ENOENT) {
-		snprintf(err, err_size, "window %u does not exist", req->window);
+	if (rc == 0 || rc == -ENOENT || rc == -EINVAL)
 		return rc;
-	}
-	if (rc < 0)
-		goto lost;
-	out->before = out->after;
-	rc = gn_run(&o);
-	if (rc == -EINVAL) {
-		snprintf(err, err_size, "unknown window operation");
-		return -EINVAL;
-	}
-	if (rc == -ENOENT && req->op != DESKTOP_WINDOW_CLOSE) {
-		snprintf(err, err_size, "window %u went away", req->window);
-		return rc;
-	}
-	if (rc < 0)
-		goto lost;
-	return 0;
-lost:
 	snprintf(err, err_size, "GNOME Shell did not answer: %s", gnome_shell_error(o.shell));
 	return -ECONNRESET;
 }

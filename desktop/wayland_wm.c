@@ -224,6 +224,12 @@ static int toplevel_op(struct wl_op* o)
 	}
 }
 
+static int wl_run(struct desktop__window_watch* w)
+{
+	struct wl_op* o = op_of(w);
+	return o->ipc[0] ? sway_op(o) : toplevel_op(o);
+}
+
 int desktop__wayland_window_op(const struct desktop_window_request* req,
 		struct desktop_window_outcome* out, char* err, size_t err_size)
 {
@@ -245,27 +251,9 @@ int desktop__wayland_window_op(const struct desktop_window_request* req,
 	out->wm = true;
 	snprintf(out->wm_name, sizeof(out->wm_name), "%s", o.ipc[0] ? "sway" : "the compositor");
 	o.w.end = clock_ms() + (req->timeout_ms > 0 ? req->timeout_ms : 0);
-	int rc = wl_observe(&o.w);
-	if (rc == -ENOENT) {
-		snprintf(err, err_size, "window %u does not exist", req->window);
+	int rc = desktop__window_run(&o.w, wl_run, err, err_size);
+	if (rc == 0 || rc == -ENOENT || rc == -EINVAL)
 		return rc;
-	}
-	if (rc < 0)
-		goto lost;
-	out->before = out->after;
-	rc = o.ipc[0] ? sway_op(&o) : toplevel_op(&o);
-	if (rc == -EINVAL) {
-		snprintf(err, err_size, "unknown window operation");
-		return -EINVAL;
-	}
-	if (rc == -ENOENT && req->op != DESKTOP_WINDOW_CLOSE) {
-		snprintf(err, err_size, "window %u went away", req->window);
-		return rc;
-	}
-	if (rc < 0)
-		goto lost;
-	return 0;
-lost:
 	snprintf(err, err_size, "%s did not answer (%s)",
 			o.ipc[0] ? "sway's IPC" : "the compositor", strerror(-rc));
 	return -ECONNRESET;

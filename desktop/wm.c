@@ -59,6 +59,30 @@ int desktop__window_wait(struct desktop__window_watch* w,
 	}
 }
 
+int desktop__window_run(struct desktop__window_watch* w,
+		int (*run)(struct desktop__window_watch* w), char* err, size_t err_size)
+{
+	const struct desktop_window_request* req = w->req;
+	int rc = w->observe(w);
+	if (rc == -ENOENT) {
+		snprintf(err, err_size, "window %u does not exist", req->window);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	w->out->before = w->out->after;
+	rc = run(w);
+	if (rc == -EINVAL) {
+		snprintf(err, err_size, "unknown window operation");
+		return -EINVAL;
+	}
+	if (rc == -ENOENT && req->op != DESKTOP_WINDOW_CLOSE) {
+		snprintf(err, err_size, "window %u went away", req->window);
+		return rc;
+	}
+	return rc < 0 && rc != -ENOENT ? rc : 0;
+}
+
 static bool never(struct desktop__window_watch* w)
 {
 	(void)w;
