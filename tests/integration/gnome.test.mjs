@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { need, run, sleep, startDeskd, tempDir, waitUntil, ROOT, SLOW } from './lib/harness.mjs';
-import { ok, shot } from './lib/tools.mjs';
+import { ok, settledWindow, shot } from './lib/tools.mjs';
 import { openLive, jpegSize } from './lib/live.mjs';
 import { appCorpus } from './lib/corpus.mjs';
 import { devtoolsPage } from './lib/browser.mjs';
@@ -171,8 +171,10 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   const text = () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : '');
 
   const listed = async () => (await ok(d, 'windows')).windows.find((w) => w.id === l.window);
-  const w = await listed();
-  assert.ok(w, 'the probe is listed');
+  assert.ok(await listed(), 'the probe is listed');
+  // Where the shell placed it (a fresh machine's run listed it at 0,32
+  // and compared the pixels with that).
+  const w = await settledWindow(d, l.window, { timeout: T, what: 'the probe in place' });
   assert.equal(w.pid, l.pid);
   assert.equal(w.title, 'wl-probe');
   // The shell gives a new window the focus a moment after it is listed
@@ -180,11 +182,15 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   await waitUntil(async () => (await listed()).focused, { timeout: T, what: 'the probe focused' });
 
   // Where the shell put its drawing area, by its pixels (a screenshot is
-  // the compositor's newest frame: poll until the new window is in it).
-  const found = await waitUntil(async () => findBlue((await shot(d)).png), { timeout: T, what: 'the blue box on screen' });
-  const [ax, ay] = [found[0] - 100, found[1] - 50];
-  assert.ok(ax >= w.x && ay >= w.y && ax + 600 <= w.x + w.width && ay + 400 <= w.y + w.height,
-    `the area ${ax},${ay} inside the frame ${JSON.stringify(w)}`);
+  // the compositor's newest frame: poll until the placed window is in it).
+  const inFrame = ([x, y]) => x >= w.x && y >= w.y && x + 600 <= w.x + w.width && y + 400 <= w.y + w.height;
+  let box = null;
+  await waitUntil(async () => {
+    const b = findBlue((await shot(d)).png);
+    box = b && [b[0] - 100, b[1] - 50];
+    return box && inFrame(box);
+  }, { timeout: T, what: `the blue box on screen inside the frame ${JSON.stringify(w)}` });
+  const [ax, ay] = box;
   const s = await shot(d);
   assert.deepEqual(s.png.px(ax + 150, ay + 100), BLUE);
   assert.deepEqual(s.png.px(ax + 99, ay + 50), GREEN, 'the pixel left of the box');
@@ -391,15 +397,7 @@ test('gnome (GNOME Shell): the corpus arrives byte-exact in a Qt 5 and a Chromiu
     const app = await start();
     // Where the shell put it once it stopped moving (a slow start listed
     // it before its placement, and the click went to the desktop).
-    let w, last = '';
-    await waitUntil(async () => {
-      w = (await ok(d, 'windows')).windows.find((x) => x.id === app.window);
-      const now = w && JSON.stringify([w.x, w.y, w.width, w.height]);
-      const same = now && now === last;
-      last = now;
-      if (!same) await sleep(250);
-      return same;
-    }, { timeout: 4 * T, what: `${name}'s window in place` });
+    const w = await settledWindow(d, app.window, { timeout: 4 * T, what: `${name}'s window in place` });
     await ok(d, 'window_focus', { window: app.window });
     await ok(d, 'computer_click', { x: w.x + (w.width >> 1), y: w.y + (w.height >> 1) });
     assert.equal((await ok(d, 'windows')).windows.find((x) => x.id === app.window).focused, true, `${name} has the focus`);
