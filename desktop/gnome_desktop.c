@@ -221,8 +221,8 @@ static int prepare_shell(char env[SHELL_ENV_MAX][PATH_MAX + 64], size_t* n_env)
 	int rc = (size_t)snprintf(data, sizeof(data), "%s/shell/data", G.runtime_dir) < sizeof(data)
 			&& (size_t)snprintf(config, sizeof(config), "%s/shell/config/glib-2.0/settings",
 				G.runtime_dir) < sizeof(config) ? 0 : -ENAMETOOLONG;
-	if (rc == 0)
-		rc = gnome_extension_install(data, err, sizeof(err));
+	int major = rc == 0 ? gnome_shell_major(G.path[MUTTER], err, sizeof(err)) : rc;
+	rc = major < 0 ? major : gnome_extension_install(data, major, err, sizeof(err));
 	if (rc == 0)
 		rc = fs_make_dir(config);
 	if (rc < 0) {
