@@ -145,6 +145,9 @@ static const struct opt_spec opts[] = {
 		NULL, OPT_STRING, F(record_out), 0 },
 	{ "fps", "N", "deskd record: frames per second (1-60).",
 		"30", OPT_INT, F(record_fps), 0 },
+	{ "shell-version", "N", "deskd gnome-extension: the GNOME Shell major version to write "
+		"the extension for (default: what gnome-shell --version says).",
+		NULL, OPT_INT, F(shell_version), 0 },
 	{ 0 },
 };
 
@@ -166,6 +169,7 @@ void options_print_help(FILE* out)
 		"Usage: deskd [options]                    serve (default)\n"
 		"       deskd record --window ID --out FILE [--fps N]\n"
 		"       deskd doctor\n"
+		"       deskd gnome-extension [--shell-version N]\n"
 		"       deskd --help | --version\n\n"
 		"Options (each also DESKD_<NAME> in the environment; the command line wins):\n");
 	for (const struct opt_spec* o = opts; o->name; o++) {
@@ -211,6 +215,7 @@ void options_print_man(FILE* out, const char* version)
 		".B deskd record\n\\fB\\-\\-window\\fR \\fIID\\fR \\fB\\-\\-out\\fR \\fIFILE\\fR "
 		"[\\fB\\-\\-fps\\fR \\fIN\\fR]\n.br\n"
 		".B deskd doctor\n[\\fIoptions\\fR]\n.br\n"
+		".B deskd gnome\\-extension\n[\\fB\\-\\-shell\\-version\\fR \\fIN\\fR]\n.br\n"
 		".B deskd\n\\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR\n"
 		".SH DESCRIPTION\n"
 		"An AI agent (any MCP client) sees the screen and uses the mouse and keyboard of an "
@@ -235,6 +240,10 @@ void options_print_man(FILE* out, const char* version)
 		"Check the display and its extensions, the programs, the port, the data directory and "
 		"the token file; exit 0 when healthy. When a deskd already serves on the "
 		"\\fB\\-\\-listen\\fR address, check that server and its display.\n"
+		".TP\n.B gnome\\-extension\n"
+		"Write deskd's GNOME Shell extension (the window list for \\fB\\-\\-gnome\\-bus\\fR) "
+		"into \\fB$XDG_DATA_HOME\\fR/gnome\\-shell/extensions (default ~/.local/share), in the "
+		"form the installed GNOME Shell loads (or \\fB\\-\\-shell\\-version\\fR's).\n"
 		".SH OPTIONS\n"
 		"Each option can also be set in the environment as \\fBDESKD_\\fR\\fINAME\\fR "
 		"(upper case, \\- as _); the command line wins.\n", out);
@@ -558,24 +567,30 @@ bool options_listen_is_loopback(const struct options* self)
 	return inet_pton(AF_INET6, h, &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-/* The command word ("record", "doctor", "serve"): the index of the first
- * option, or -EINVAL. */
+/* The command words and their modes. */
+static const struct {
+	const char* word;
+	enum options_mode mode;
+} commands[] = {
+	{ "serve", OPTIONS_SERVE },
+	{ "record", OPTIONS_RECORD },
+	{ "doctor", OPTIONS_DOCTOR },
+	{ "gnome-extension", OPTIONS_GNOME_EXTENSION },
+};
+
+/* The command word: the index of the first option, or -EINVAL. */
 static int parse_command(struct options* self, int argc, char* argv[], char* err,
 		size_t err_size)
 {
 	if (argc <= 1 || argv[1][0] == '-')
 		return 1;
-	if (strcmp(argv[1], "record") == 0)
-		self->mode = OPTIONS_RECORD;
-	else if (strcmp(argv[1], "doctor") == 0)
-		self->mode = OPTIONS_DOCTOR;
-	else if (strcmp(argv[1], "serve") == 0)
-		self->mode = OPTIONS_SERVE;
-	else {
-		snprintf(err, err_size, "unknown command '%s' (try --help)", argv[1]);
-		return -EINVAL;
-	}
-	return 2;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].word) == 0) {
+			self->mode = commands[i].mode;
+			return 2;
+		}
+	snprintf(err, err_size, "unknown command '%s' (try --help)", argv[1]);
+	return -EINVAL;
 }
 
 /* The command line from argv[i], remembering what it set in given: 0, 1

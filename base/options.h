@@ -10,6 +10,7 @@ enum options_mode {
 	OPTIONS_SERVE = 0,
 	OPTIONS_RECORD,	/* deskd record --window ID --out FILE [--fps N] */
 	OPTIONS_DOCTOR,
+	OPTIONS_GNOME_EXTENSION,	/* deskd gnome-extension [--shell-version N] */
 	OPTIONS_HELP,
 	OPTIONS_VERSION,
 	OPTIONS_MAN,	/* --help-man (hidden): the man page, for make man */
@@ -99,6 +100,7 @@ struct options {
 	unsigned long record_window;
 	char* record_out;
 	int record_fps;
+	int shell_version;	/* deskd gnome-extension; 0: ask gnome-shell */
 };
 
 /** Parse argv (and DESKD_* from the environment) into self.

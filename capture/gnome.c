@@ -55,8 +55,7 @@ static int gn_fail(struct capture_gnome* self, int rc, const char* what)
 
 static int no_windows(struct capture* base)
 {
-	return capture__fail(base, -ENOTSUP, "Mutter alone offers no window list "
-			"(GNOME Shell is needed for windows)");
+	return capture__fail(base, -ENOTSUP, GNOME_NO_WINDOWS);
 }
 
 static void gn_destroy(struct capture* base)

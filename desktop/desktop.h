@@ -87,6 +87,12 @@ bool desktop_gnome_shell(void);
 /** The programs --desktop gnome (shell) or mutter start, in start order
  *  (doctor); *n of them. */
 const char* const* desktop_gnome_programs(bool shell, size_t* n);
+/** deskd gnome-extension: deskd's GNOME Shell extension written into the
+ *  user's data folder ($XDG_DATA_HOME, else ~/.local/share) for GNOME Shell
+ *  *major (0: the one gnome-shell on PATH says). Fills dir (where it went),
+ *  *major and *module (the 45-on form); -errno with a sentence in err. */
+int desktop_gnome_extension_write(int* major, bool* module, char* dir, size_t dir_size,
+		char* err, size_t err_size);
 const char* desktop_backend(void);
 /** Is the X server reachable and answering right now? (a cheap cached
  *  check, any thread; false while it has not answered for 2 s) */

@@ -221,8 +221,8 @@ static int prepare_shell(char env[SHELL_ENV_MAX][PATH_MAX + 64], size_t* n_env)
 	int rc = (size_t)snprintf(data, sizeof(data), "%s/shell/data", G.runtime_dir) < sizeof(data)
 			&& (size_t)snprintf(config, sizeof(config), "%s/shell/config/glib-2.0/settings",
 				G.runtime_dir) < sizeof(config) ? 0 : -ENAMETOOLONG;
-	if (rc == 0)
-		rc = gnome_extension_install(data, err, sizeof(err));
+	int major = rc == 0 ? gnome_shell_major(G.path[MUTTER], err, sizeof(err)) : rc;
+	rc = major < 0 ? major : gnome_extension_install(data, major, err, sizeof(err));
 	if (rc == 0)
 		rc = fs_make_dir(config);
 	if (rc < 0) {
@@ -492,7 +492,7 @@ static const struct {
 	const char* what;
 	const char* why;
 } UNSUPPORTED[] = {
-	{ "windows", "Mutter alone offers no window list (GNOME Shell is needed)" },
+	{ "windows", GNOME_NO_WINDOWS },
 };
 
 int desktop__gnome_unsupported(const char* what, char* err, size_t err_size)
@@ -504,4 +504,37 @@ int desktop__gnome_unsupported(const char* what, char* err, size_t err_size)
 	if (err && err_size)
 		snprintf(err, err_size, "%s: %s", what, why);
 	return -ENOTSUP;
+}
+
+int desktop_gnome_extension_write(int* major, bool* module, char* dir, size_t dir_size,
+		char* err, size_t err_size)
+{
+	char data[PATH_MAX], program[PATH_MAX];
+	const char* xdg = getenv("XDG_DATA_HOME");
+	const char* home = getenv("HOME");
+	/* XDG_DATA_HOME counts only when absolute (the XDG spec). */
+	int n = xdg && xdg[0] == '/' ? snprintf(data, sizeof(data), "%s", xdg)
+			: home && home[0] == '/' ? snprintf(data, sizeof(data), "%s/.local/share", home)
+			: -1;
+	if (n < 0 || (size_t)n >= sizeof(data)) {
+		snprintf(err, err_size, "neither XDG_DATA_HOME nor HOME says where your data folder is");
+		return -EINVAL;
+	}
+	if (*major == 0) {
+		if (desktop_find_program(SHELL_PROGRAM, getenv("PATH"), program, sizeof(program)) < 0) {
+			snprintf(err, err_size, SHELL_PROGRAM " is not on PATH: give --shell-version N, "
+					"the session's GNOME Shell major version");
+			return -ENOENT;
+		}
+		int rc = gnome_shell_major(program, err, err_size);
+		if (rc < 0)
+			return rc;
+		*major = rc;
+	}
+	int rc = gnome_extension_install(data, *major, err, err_size);
+	if (rc < 0)
+		return rc;
+	*module = *major >= GNOME_SHELL_FIRST_MODULES;
+	snprintf(dir, dir_size, "%s/gnome-shell/extensions/" GNOME_EXTENSION_UUID, data);
+	return 0;
 }

@@ -184,6 +184,17 @@ int gnome_window_close(struct gnome_shell* self, uint64_t id);
 
 /* The extension's uuid, its folder's name under gnome-shell/extensions/. */
 #define GNOME_EXTENSION_UUID "deskd@deskd.dev"
-/** Write the extension into <data_dir>/gnome-shell/extensions/<uuid>/
- *  (data_dir: the shell's XDG_DATA_HOME), folders 0700 and files 0600. */
-int gnome_extension_install(const char* data_dir, char* err, size_t err_size);
+/* Why there is no window list, as the tools say it. */
+#define GNOME_NO_WINDOWS "no window list: Mutter alone has none, and GNOME Shell gives it " \
+	"with deskd's extension (deskd gnome-extension; gnome-extensions enable " \
+	GNOME_EXTENSION_UUID ")"
+/* GNOME Shell 45 moved extensions to JavaScript modules: an extension is
+ * written in one form or the other. */
+#define GNOME_SHELL_FIRST_MODULES 45
+/** Write the extension for GNOME Shell shell_major (42 on) into
+ *  <data_dir>/gnome-shell/extensions/<uuid>/ (data_dir: the shell's
+ *  XDG_DATA_HOME), folders 0700 and files 0600. */
+int gnome_extension_install(const char* data_dir, int shell_major, char* err, size_t err_size);
+/** The major version `program --version` says ("GNOME Shell 43.9": 43),
+ *  within 5 s; -errno with a sentence in err. */
+int gnome_shell_major(const char* program, char* err, size_t err_size);

@@ -4,6 +4,7 @@
 #include "desktop/desktop.h"
 #include "server/desktop_config.h"
 #include "server/doctor.h"
+#include "server/gnome_cli.h"
 #include "base/events.h"
 #include "server/http/http.h"
 #include "server/live.h"
@@ -369,6 +370,9 @@ int main(int argc, char* argv[])
 		break;
 	case OPTIONS_RECORD:
 		rc = record_cli_main(&opts);
+		break;
+	case OPTIONS_GNOME_EXTENSION:
+		rc = gnome_cli_main(&opts);
 		break;
 	default:
 		rc = serve(&opts);

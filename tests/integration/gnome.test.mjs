@@ -107,7 +107,7 @@ test('gnome (Mutter alone, --desktop mutter): deskd starts Mutter, PipeWire and 
   assert.equal(byApp.app.pid, l.pid);
 
   const w = await d.tool('windows', {});
-  assert.match(JSON.stringify(w.body), /Mutter alone offers no window list/);
+  assert.match(JSON.stringify(w.body), /no window list: Mutter alone has none, and GNOME Shell gives it with deskd.s extension \(deskd gnome-extension; gnome-extensions enable deskd@deskd.dev\)/);
 
   const all = descendants(d.proc.pid);
   const rss = Object.fromEntries(['mutter', 'pipewire', 'wireplumber'].map((n) =>
@@ -129,6 +129,41 @@ test('gnome: --desktop takes gnome and mutter and names them in its error', asyn
   const r = spawnSync(process.env.DESKD_BIN, ['--desktop', 'gnom'], { encoding: 'utf8', timeout: 5000 });   // spawns: - (deskd)
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /--desktop: 'gnom' is not x11, wayland, gnome or mutter/);
+});
+
+test('gnome: deskd gnome-extension writes the extension a user\'s shell loads: the 42-44 form for this shell, a module from 45 on (both parse as what the shell runs them as)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { copyFileSync } = await import('node:fs');
+  const home = tempDir('deskd-gnome-home-');
+  const env = { PATH: process.env.PATH, HOME: home };
+  const dir = join(home, '.local/share/gnome-shell/extensions/deskd@deskd.dev');
+  const write = (...args) => spawnSync(process.env.DESKD_BIN, ['gnome-extension', ...args], { encoding: 'utf8', env, timeout: 10000 });   // spawns: - (deskd)
+  const parses = (file, asModule) => {
+    const copy = join(home, asModule ? 'extension.mjs' : 'extension.cjs');
+    copyFileSync(file, copy);
+    return spawnSync(process.execPath, ['--check', copy], { encoding: 'utf8', timeout: 10000 });   // spawns: - (node)
+  };
+  for (const [version, module] of [['43', false], ['45', true], ['49', true]]) {
+    const r = write('--shell-version', version);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`wrote ${dir} for GNOME Shell ${version}`));
+    const meta = JSON.parse(readFileSync(join(dir, 'metadata.json'), 'utf8'));
+    assert.deepEqual([meta.uuid, meta['shell-version']], ['deskd@deskd.dev', [version]]);
+    const js = readFileSync(join(dir, 'extension.js'), 'utf8');
+    assert.equal(/^export default class /m.test(js), module, `GNOME Shell ${version}: a module or not`);
+    assert.equal(/imports\.gi/.test(js), !module);
+    const c = parses(join(dir, 'extension.js'), module);
+    assert.equal(c.status, 0, `GNOME Shell ${version}'s extension.js parses: ${c.stderr}`);
+  }
+  // Without --shell-version: this machine's shell says which.
+  if (spawnSync('sh', ['-c', 'command -v gnome-shell']).status === 0) {   // spawns: - (sh)
+    const r = write();
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /for GNOME Shell 4[2-4] \(the 42-44 form\)/);
+  }
+  const old = write('--shell-version', '41');
+  assert.equal(old.status, 1);
+  assert.match(old.stderr, /GNOME Shell 41 is older than deskd's extension \(42 on\)/);
 });
 
 // ---- GNOME Shell (--desktop gnome): the behaviours of the wlroots tests ----

@@ -59,36 +59,65 @@ static void address_checks(void)
 	TST_EQ_INT(gnome_address_parse(big, &b), -ENAMETOOLONG);
 }
 
+/* The extension file's text, or "" (buf holds size bytes). */
+static const char* read_extension_file(const char* dir, const char* name, char* buf, size_t size)
+{
+	char path[256];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/gnome-shell/extensions/" GNOME_EXTENSION_UUID "/%s", dir,
+			name);
+	buf[0] = '\0';
+	TST_CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+	FILE* f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	return buf;
+}
+
 static void extension_checks(void)
 {
 	char dir[] = "/tmp/deskd-gnometest-XXXXXX", path[256], err[256];
+	static char js[16384], meta[1024];
 	TST_CHECK(mkdtemp(dir) != NULL);
-	TST_EQ_INT(gnome_extension_install(dir, err, sizeof(err)), 0);
+	TST_EQ_INT(gnome_extension_install(dir, 43, err, sizeof(err)), 0);
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/gnome-shell/extensions/" GNOME_EXTENSION_UUID, dir);
 	TST_CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0);
-	const char* files[] = { "extension.js", "metadata.json" };
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/gnome-shell/extensions/" GNOME_EXTENSION_UUID "/%s",
-				dir, files[i]);
-		TST_CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600
-				&& st.st_size > 100);
-	}
-	/* The metadata names the folder's uuid (GNOME Shell skips it otherwise). */
-	FILE* f = fopen(path, "r");
-	char buf[2048] = "";
-	TST_CHECK(f && fread(buf, 1, sizeof(buf) - 1, f) > 0);
-	if (f)
-		fclose(f);
-	TST_CHECK(strstr(buf, "\"uuid\": \"" GNOME_EXTENSION_UUID "\"") != NULL);
-	/* Written again over itself: the same files. */
-	TST_EQ_INT(gnome_extension_install(dir, err, sizeof(err)), 0);
+	/* The metadata names the folder's uuid (GNOME Shell skips it
+	 * otherwise) and the shell's version. */
+	read_extension_file(dir, "metadata.json", meta, sizeof(meta));
+	TST_CHECK(strstr(meta, "\"uuid\": \"" GNOME_EXTENSION_UUID "\"") != NULL);
+	TST_CHECK(strstr(meta, "\"shell-version\": [\"43\"]") != NULL);
+	/* 42-44: the imports.gi form, the service inside it. */
+	read_extension_file(dir, "extension.js", js, sizeof(js));
+	TST_CHECK(strstr(js, "imports.gi") && strstr(js, "function init()"));
+	TST_CHECK(strstr(js, "class Service") && strstr(js, "function startService"));
+	TST_CHECK(!strstr(js, "@service") && !strstr(js, "export ") && !strstr(js, "import "));
+	/* 45 on: a module, written over the other form. */
+	TST_EQ_INT(gnome_extension_install(dir, 47, err, sizeof(err)), 0);
+	read_extension_file(dir, "metadata.json", meta, sizeof(meta));
+	TST_CHECK(strstr(meta, "\"shell-version\": [\"47\"]") != NULL);
+	read_extension_file(dir, "extension.js", js, sizeof(js));
+	TST_CHECK(strstr(js, "export default class") && strstr(js, "import Gio from 'gi://Gio'"));
+	TST_CHECK(strstr(js, "class Service") && !strstr(js, "imports.") && !strstr(js, "@service"));
+	/* Older than the extension: said, nothing written. */
+	TST_EQ_INT(gnome_extension_install(dir, 41, err, sizeof(err)), -ENOTSUP);
+	TST_CHECK(strstr(err, "GNOME Shell 41") != NULL);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	TST_EQ_INT(system(cmd), 0);
 	/* A data dir that cannot be made says where. */
-	TST_CHECK(gnome_extension_install("/proc/deskd-no", err, sizeof(err)) < 0);
+	TST_CHECK(gnome_extension_install("/proc/deskd-no", 43, err, sizeof(err)) < 0);
 	TST_CHECK(strstr(err, "/proc/deskd-no") != NULL);
+	/* The version from a program's own words, and a program that is not a shell. */
+	int major = gnome_shell_major("/usr/bin/gnome-shell", err, sizeof(err));
+	if (access("/usr/bin/gnome-shell", X_OK) == 0)
+		TST_CHECK(major >= 42);
+	TST_CHECK(gnome_shell_major("/bin/true", err, sizeof(err)) == -EPROTO);
+	TST_CHECK(gnome_shell_major("/nonexistent/gnome-shell", err, sizeof(err)) < 0);
+	TST_CHECK(strstr(err, "/nonexistent/gnome-shell") != NULL);
 }
 
 int main(void)

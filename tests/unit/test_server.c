@@ -50,6 +50,15 @@ static void test_options(void)
 	TST_EQ_INT(o.mode, OPTIONS_RECORD);
 	TST_EQ_INT(o.record_window, 0x200001);
 	options_deinit(&o);
+	char** argv6b = (char**)(const char*[]){ "deskd", "gnome-extension", "--shell-version", "47", NULL };
+	TST_EQ_INT(options_parse(&o, 4, argv6b, err, sizeof(err)), 0);
+	TST_EQ_INT(o.mode, OPTIONS_GNOME_EXTENSION);
+	TST_EQ_INT(o.shell_version, 47);
+	options_deinit(&o);
+	char** argv6c = (char**)(const char*[]){ "deskd", "gnome-extensions", NULL };
+	TST_EQ_INT(options_parse(&o, 2, argv6c, err, sizeof(err)), -EINVAL);
+	TST_CHECK(strstr(err, "unknown command 'gnome-extensions'") != NULL);
+	options_deinit(&o);
 
 	char** argv8 = (char**)(const char*[]){ "deskd", "--listen", "127.example.com:80", "--no-auth", NULL };
 	TST_EQ_INT(options_parse(&o, 4, argv8, err, sizeof(err)), -EINVAL);

@@ -1,11 +1,10 @@
-// deskd's GNOME Shell extension (GNOME Shell 42-44, the imports.gi form):
-// exactly the window calls deskd needs, on the shell's own session-bus
-// connection at /dev/deskd/Shell (interface dev.deskd.Shell), since GNOME
-// Shell offers window geometry and pids only through Eval, which a user's
-// session refuses. No other calls; nothing is run from the bus.
-'use strict';
-const { Gio, GLib, Meta } = imports.gi;
-const Main = imports.ui.main;
+// deskd's GNOME Shell extension, its body: exactly the window calls deskd
+// needs, on the shell's own session-bus connection at /dev/deskd/Shell
+// (interface dev.deskd.Shell), since GNOME Shell offers window geometry and
+// pids only through Eval, which a user's session refuses. No other calls;
+// nothing is run from the bus. deskd writes it out as extension.js inside
+// legacy.js (GNOME Shell 42-44) or esm.js (45 on, modules), at their line
+// that marks its place: both give it Gio, GLib, Meta and Main.
 
 const IFACE = `<node>
   <interface name="dev.deskd.Shell">
@@ -31,11 +30,17 @@ const IFACE = `<node>
   </interface>
 </node>`;
 
+// Mutter 49 maximizes both ways with no argument and asks is_maximized();
+// before, both took and gave Meta.MaximizeFlags.
+const MUTTER_49 = typeof Meta.Window.prototype.is_maximized === 'function';
+const maximized = w => (MUTTER_49 ? w.is_maximized() : w.get_maximized() === Meta.MaximizeFlags.BOTH);
+const unmaximize = w => (MUTTER_49 ? w.unmaximize() : w.unmaximize(Meta.MaximizeFlags.BOTH));
+
 const STATES = {
     minimize: w => w.minimize(),
     unminimize: w => w.unminimize(),
-    maximize: w => w.maximize(Meta.MaximizeFlags.BOTH),
-    unmaximize: w => w.unmaximize(Meta.MaximizeFlags.BOTH),
+    maximize: w => (MUTTER_49 ? w.maximize() : w.maximize(Meta.MaximizeFlags.BOTH)),
+    unmaximize: w => unmaximize(w),
     fullscreen: w => w.make_fullscreen(),
     unfullscreen: w => w.unmake_fullscreen(),
     raise: w => w.raise(),
@@ -63,7 +68,7 @@ class Service {
         const ws = global.workspace_manager.get_active_workspace();
         return windows().map(w => {
             const f = w.get_frame_rect(), b = w.get_buffer_rect();
-            const max = w.get_maximized() === Meta.MaximizeFlags.BOTH;
+            const max = maximized(w);
             const flags = (w.has_focus() ? 1 : 0) | (w.minimized ? 2 : 0) | (max ? 4 : 0) |
                 (w.is_fullscreen() ? 8 : 0) | (w.located_on_workspace(ws) ? 16 : 0) |
                 (w.get_client_type() === Meta.WindowClientType.X11 ? 32 : 0) |
@@ -85,8 +90,8 @@ class Service {
 
     MoveResize(id, x, y, width, height) {
         const w = find(id);
-        if (w.get_maximized())
-            w.unmaximize(Meta.MaximizeFlags.BOTH);
+        if (MUTTER_49 ? w.is_maximized() : w.get_maximized())
+            unmaximize(w);
         w.move_resize_frame(true, x, y, width, height);
     }
 
@@ -102,28 +107,23 @@ class Service {
     }
 }
 
-class Extension {
-    enable() {
-        this._object = Gio.DBusExportedObject.wrapJSObject(IFACE, new Service());
-        this._object.export(Gio.DBus.session, '/dev/deskd/Shell');
-        // The embedded desktop has no one to leave the overview it starts in.
-        if (GLib.getenv('DESKD_SHELL_HIDE_OVERVIEW') === '1') {
-            if (Main.layoutManager._startingUp)
-                this._startup = Main.layoutManager.connect('startup-complete', () => Main.overview.hide());
-            else
-                Main.overview.hide();
-        }
-    }
-
-    disable() {
-        if (this._startup)
-            Main.layoutManager.disconnect(this._startup);
-        this._startup = null;
-        this._object.unexport();
-        this._object = null;
+// What enable() and disable() do, on the extension object of either form.
+function startService(self) {
+    self._object = Gio.DBusExportedObject.wrapJSObject(IFACE, new Service());
+    self._object.export(Gio.DBus.session, '/dev/deskd/Shell');
+    // The embedded desktop has no one to leave the overview it starts in.
+    if (GLib.getenv('DESKD_SHELL_HIDE_OVERVIEW') === '1') {
+        if (Main.layoutManager._startingUp)
+            self._startup = Main.layoutManager.connect('startup-complete', () => Main.overview.hide());
+        else
+            Main.overview.hide();
     }
 }
 
-function init() {
-    return new Extension();
+function stopService(self) {
+    if (self._startup)
+        Main.layoutManager.disconnect(self._startup);
+    self._startup = null;
+    self._object.unexport();
+    self._object = null;
 }
