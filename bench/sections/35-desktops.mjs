@@ -10,10 +10,11 @@
 // its compositor. Ratios are to X11. A desktop whose programs are missing
 // is skipped with a line saying so. BENCH_DESKTOPS=x11,gnome picks some.
 import { performance } from 'node:perf_hooks';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { startDeskd, waitUntil, sleep, tempDir, ROOT } from '../../tests/integration/lib/harness.mjs';
+import { descendants, rssKiB } from '../../tests/integration/lib/proc.mjs';
 import { stats, table, fmt, have, toolCall } from '../lib.mjs';
 
 const N = Number(process.env.BENCH_DESKTOPS_N || process.env.BENCH_WAYLAND_N) || 40;
@@ -44,26 +45,7 @@ async function timed(n, before, fn) {
 const windowOf = (d, re) => waitUntil(async () => (await toolCall(d, 'windows', {})).structuredContent.windows
   .find((w) => re.test(w.title)), { timeout: 20000, what: String(re) });
 
-/** pid -> [comm, RSS KiB] of every process under pid (its threads' children, recursively). */
-function descendants(pid, out = new Map()) {
-  let tasks = [];
-  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { return out; }
-  for (const task of tasks) {
-    let kids = '';
-    try { kids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8'); } catch { continue; }
-    for (const k of kids.split(/\s+/).filter(Boolean).map(Number)) {
-      if (out.has(k)) continue;
-      try {
-        const status = readFileSync(`/proc/${k}/status`, 'utf8');
-        out.set(k, [/^Name:\s+(.*)$/m.exec(status)[1], Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] || 0)]);
-      } catch { continue; }
-      descendants(k, out);
-    }
-  }
-  return out;
-}
-
-const rssOf = (procs, comm) => [...procs.values()].filter(([c]) => !comm || c === comm).reduce((s, [, kib]) => s + kib, 0);
+const rssOf = (procs, comm) => procs.filter((k) => !comm || k.comm === comm).reduce((s, k) => s + rssKiB(k.pid), 0);
 
 async function measure(desktop) {
   const t0 = performance.now();
@@ -144,7 +126,7 @@ async function measure(desktop) {
     const apps = descendants(d.proc.pid);
     return { start, firstShot, hit, changed, click, ascii, unicode, clip, clipOk, windows, snap, nodes,
       rss: { compositor: rssOf(empty, desktop.compositor), all: rssOf(empty), withApps: rssOf(apps, desktop.compositor) },
-      procs: [...new Set([...empty.values()].map(([c]) => c))].join(', ') };
+      procs: [...new Set(empty.map((k) => k.comm))].join(', ') };
   } finally {
     await d.stop();
   }

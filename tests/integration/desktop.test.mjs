@@ -3,28 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DESKD_BIN, launch, need, run, startDeskd, startXvfb, tempDir, waitUntil } from './lib/harness.mjs';
-import { children } from './lib/proc.mjs';
+import { descendants } from './lib/proc.mjs';
 import { decodePng } from './lib/png.mjs';
-
-/** All descendants of pid: [{pid, comm}]. */
-function descendants(pid) {
-  const out = [];
-  const todo = children(pid);
-  while (todo.length) {
-    const p = todo.shift();
-    out.push({ pid: p, comm: comm(p) });
-    todo.push(...children(p));
-  }
-  return out;
-}
-
-function comm(pid) {
-  try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return null; }
-}
 
 /** Running (exists and not a zombie). */
 function alive(pid) {

@@ -7,32 +7,17 @@
 // compositor's memory are reported as diagnostics.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { need, run, sleep, startDeskd, tempDir, waitUntil, ROOT, SLOW } from './lib/harness.mjs';
 import { ok, settledWindow, shot } from './lib/tools.mjs';
 import { openLive, jpegSize } from './lib/live.mjs';
 import { appCorpus } from './lib/corpus.mjs';
 import { devtoolsPage } from './lib/browser.mjs';
+import { descendants, rssKiB } from './lib/proc.mjs';
 
 const FORM = process.env.GTK3_FORM_BIN || join(ROOT, 'build/tests/gtk3-form');
 const T = Math.min(30000, 10000 * SLOW);
-
-/** pid -> comm of every descendant of pid now (its threads' children, recursively). */
-function descendants(pid, out = new Map()) {
-  let tasks = [];
-  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { return out; }
-  for (const task of tasks) {
-    let kids = '';
-    try { kids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8'); } catch { continue; }
-    for (const k of kids.split(/\s+/).filter(Boolean).map(Number)) {
-      if (out.has(k)) continue;
-      try { out.set(k, readFileSync(`/proc/${k}/comm`, 'utf8').trim()); } catch { continue; }
-      descendants(k, out);
-    }
-  }
-  return out;
-}
 
 /** Is pid still the same running process (not a zombie) with this comm? */
 function running(pid, comm) {
@@ -41,10 +26,6 @@ function running(pid, comm) {
     const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
     return name === comm && st.slice(st.lastIndexOf(')') + 2, st.lastIndexOf(')') + 3) !== 'Z';
   } catch { return false; }
-}
-
-function rssKiB(pid) {
-  try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]); } catch { return 0; }
 }
 
 test('gnome (Mutter alone, --desktop mutter): deskd starts Mutter, PipeWire and WirePlumber; status says gnome; --launch gets the desktop\'s environment; a GTK 3 form shows its widgets in ui_snapshot; windows says why it cannot; the exit leaves no process and no runtime dir', { timeout: 180000 }, async (t) => {
@@ -88,8 +69,7 @@ test('gnome (Mutter alone, --desktop mutter): deskd starts Mutter, PipeWire and 
   // Its processes, found as deskd's descendants (not by name: other
   // Mutters may run on this machine).
   const kids = descendants(d.proc.pid);
-  const byName = (n) => [...kids].filter(([, c]) => c === n).map(([p]) => p);
-  for (const n of ['mutter', 'pipewire', 'wireplumber', 'dbus-daemon']) assert.equal(byName(n).length >= 1, true, `deskd started ${n}: ${JSON.stringify([...kids])}`);
+  for (const n of ['mutter', 'pipewire', 'wireplumber', 'dbus-daemon']) assert.ok(kids.some((k) => k.comm === n), `deskd started ${n}: ${JSON.stringify(kids)}`);
 
   // The form, through the launch tool: no window list to wait in, and it says so.
   const l = await ok(d, 'launch', { argv: [FORM], env: ['LANG=C.UTF-8'] });
@@ -111,15 +91,15 @@ test('gnome (Mutter alone, --desktop mutter): deskd starts Mutter, PipeWire and 
 
   const all = descendants(d.proc.pid);
   const rss = Object.fromEntries(['mutter', 'pipewire', 'wireplumber'].map((n) =>
-    [n, [...all].filter(([, c]) => c === n).reduce((s, [p]) => s + rssKiB(p), 0)]));
+    [n, all.filter((k) => k.comm === n).reduce((s, k) => s + rssKiB(k.pid), 0)]));
   t.diagnostic(`start to ready ${startMs} ms; RSS with the form: mutter ${rss.mutter} KiB, pipewire ${rss.pipewire} KiB, wireplumber ${rss.wireplumber} KiB`);
 
-  const before = [...descendants(d.proc.pid)];
+  const before = descendants(d.proc.pid);
   const t1 = Date.now();
   await d.stop();
   stopped = true;
   t.diagnostic(`exit in ${Date.now() - t1} ms`);
-  const left = before.filter(([p, c]) => running(p, c));
+  const left = before.filter((k) => running(k.pid, k.comm));
   assert.deepEqual(left, [], 'nothing deskd started outlives it');
   assert.equal(existsSync(rt), false, `the runtime dir ${rt} is removed`);
 });

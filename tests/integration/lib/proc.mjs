@@ -15,3 +15,23 @@ export function children(pid) {
   }
   return out;
 }
+
+/** Every descendant of pid now (its threads' children, recursively):
+ *  [{pid, comm}], parents before their children. */
+export function descendants(pid) {
+  const out = [];
+  const todo = children(pid);
+  while (todo.length) {
+    const p = todo.shift();
+    let comm = null;
+    try { comm = readFileSync(`/proc/${p}/comm`, 'utf8').trim(); } catch { continue; }
+    out.push({ pid: p, comm });
+    todo.push(...children(p));
+  }
+  return out;
+}
+
+/** The resident set of pid in KiB (0 once it is gone). */
+export function rssKiB(pid) {
+  try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] || 0); } catch { return 0; }
+}
