@@ -25,6 +25,17 @@ static int ctx_users;
 static unsigned ctx_disconnects;	/* desktop_disconnects() when it connected */
 static bool ctx_atexit;
 
+void desktop__input_close(void)
+{
+	pthread_mutex_lock(&ctx_mutex);
+	struct input* in = ctx_users == 0 ? ctx_input : NULL;
+	if (in)
+		ctx_input = NULL;
+	pthread_mutex_unlock(&ctx_mutex);
+	/* Puts every spare keycode back as it was. */
+	input_destroy(in);
+}
+
 static void input_at_exit(void)
 {
 	/* A stopped X server would hold the exit forever: leave the keymap (the
@@ -33,23 +44,7 @@ static void input_at_exit(void)
 		log_warn("input: the X server does not answer; exiting without restoring the spare keycodes");
 		return;
 	}
-	pthread_mutex_lock(&ctx_mutex);
-	struct input* in = ctx_users == 0 ? ctx_input : NULL;
-	if (in)
-		ctx_input = NULL;
-	pthread_mutex_unlock(&ctx_mutex);
-	/* Puts every spare keycode back to NoSymbol. */
-	input_destroy(in);
-}
-
-void desktop__input_close(void)
-{
-	pthread_mutex_lock(&ctx_mutex);
-	struct input* in = ctx_users == 0 ? ctx_input : NULL;
-	if (in)
-		ctx_input = NULL;
-	pthread_mutex_unlock(&ctx_mutex);
-	input_destroy(in);
+	desktop__input_close();
 }
 
 struct input* desktop_input_get(char* err, size_t size)
