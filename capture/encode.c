@@ -7,7 +7,11 @@
  * screens), ending byte aligned and open except the last; the bands are
  * then concatenated behind one zlib header (RFC 1950), and their Adler-32s
  * combined. A band depends only on its rows and the row above it, so a
- * state can keep the bands an unchanged part of the screen gave. */
+ * state can keep the bands an unchanged part of the screen gave.
+ *
+ * JPEG is libturbojpeg's, in parts: a whole image in strips of MCU rows,
+ * one per core, and a live feed's image in rows kept between frames; the
+ * parts' scans are joined with restart markers (PITFALLS 29). */
 #include "capture/capture.h"
 #include "capture/bufpool.h"
 #include "capture/deflate.h"
@@ -23,6 +27,9 @@
 #include <zlib.h>
 
 #define PNG_MAX_THREADS 4
+/* A whole JPEG is encoded in strips of rows, one per core, from this many
+ * rows each (below it, one thread is as fast). */
+#define JPEG_STRIP_MIN_ROWS 256
 #define PNG_STATE_BANDS 16
 #define PNG_MIN_BAND_ROWS 32
 /* PNG filter type used for every row: 2 (Up) compresses UI well and costs
@@ -163,7 +170,7 @@ static uint8_t* put_chunk(uint8_t* p, const char* type, const uint8_t* data,
 	return p + 4;
 }
 
-static int png_cpus(void)
+static int encode_cpus(void)
 {
 	static atomic_int cached;
 	int cpus = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -255,7 +262,7 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	/* Without a state: one band per core. With one: more, smaller bands,
 	 * so a small change re-deflates little. */
 	int n = src->height / PNG_MIN_BAND_ROWS;
-	int cap = state ? PNG_STATE_BANDS : png_cpus();
+	int cap = state ? PNG_STATE_BANDS : encode_cpus();
 	n = n < 1 ? 1 : n > cap ? cap : n;
 	struct band bands[PNG_STATE_BANDS];
 	memset(bands, 0, sizeof(bands));
@@ -283,7 +290,7 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	struct png_job job = { .bands = bands, .n = n };
 	atomic_init(&job.next, 0);
 	pthread_t threads[PNG_MAX_THREADS];
-	int n_threads = png_cpus() < dirty ? png_cpus() : dirty;
+	int n_threads = encode_cpus() < dirty ? encode_cpus() : dirty;
 	bool started[PNG_MAX_THREADS] = { false };
 	for (int i = 1; i < n_threads; i++)
 		started[i] = pthread_create(&threads[i], NULL, png_job_run, &job) == 0;
@@ -375,6 +382,81 @@ int capture_encode_png_cached(struct capture_png_state** state,
 	return png_encode(src, state, out, len);
 }
 
+/* ---- JPEG in parts: whole images in strips, feeds in rows ---------------- */
+
+/* Where the scan's data starts in a JPEG (after the SOS segment), the SOS
+ * marker's offset in *sos and the SOF0's in *sof; 0 if malformed. */
+static size_t jpeg_scan_start(const uint8_t* p, size_t len, size_t* sos, size_t* sof)
+{
+	size_t i = 2;
+	*sof = 0;
+	while (i + 4 <= len && p[i] == 0xff) {
+		uint8_t m = p[i + 1];
+		size_t seg = (size_t)p[i + 2] << 8 | p[i + 3];
+		if (m == 0xc0)
+			*sof = i;
+		if (m == 0xda) {
+			*sos = i;
+			return i + 2 + seg <= len && *sof ? i + 2 + seg : 0;
+		}
+		i += 2 + seg;
+	}
+	return 0;
+}
+
+#define JPEG_DRI_LEN 6
+/* The headers of a JPEG of the first rows (buf, its SOS and SOF0 at sos and
+ * sof, its scan from start) made the joined image's, into dst (start +
+ * JPEG_DRI_LEN bytes): the whole height in SOF0, then a DRI of interval
+ * MCUs (where the parts' scans meet), then the SOS segment. */
+static void jpeg_put_header(uint8_t* dst, const uint8_t* buf, size_t sos, size_t sof,
+		size_t start, int height, unsigned interval)
+{
+	memcpy(dst, buf, sos);
+	dst[sof + 5] = (uint8_t)(height >> 8);
+	dst[sof + 6] = (uint8_t)height;
+	uint8_t dri[JPEG_DRI_LEN] = { 0xff, 0xdd, 0, 4, (uint8_t)(interval >> 8), (uint8_t)interval };
+	memcpy(dst + sos, dri, JPEG_DRI_LEN);
+	memcpy(dst + sos + JPEG_DRI_LEN, buf + sos, start - sos);
+}
+
+/* One thread's part of a whole JPEG: rows [y0, y0 + h) encoded as a JPEG
+ * of their own, whose scan is the part's data (see "JPEG kept in rows"). */
+struct jpeg_strip {
+	const struct frame* src;
+	int y0, h, quality;
+	unsigned char* buf;
+	size_t buf_cap, sos, sof, start;
+	unsigned long size;
+	int rc;
+};
+
+static void* jpeg_strip_run(void* ud)
+{
+	struct jpeg_strip* s = ud;
+	const struct frame* f = s->src;
+	unsigned long cap = tjBufSize(f->width, s->h, TJSAMP_420);
+	tjhandle tj = tjInitCompress();
+	s->buf = tj ? capture__buf_get(cap, &s->buf_cap) : NULL;
+	if (!s->buf) {
+		s->rc = -ENOMEM;
+		goto done;
+	}
+	s->size = cap;
+	if (tjCompress2(tj, f->data + (size_t)s->y0 * f->stride, f->width, f->stride, s->h,
+			TJPF_BGRX, &s->buf, &s->size, TJSAMP_420, s->quality,
+			TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0
+			|| (s->start = jpeg_scan_start(s->buf, s->size, &s->sos, &s->sof)) == 0
+			|| s->size < s->start + 2 || s->buf[s->size - 1] != 0xd9)
+		s->rc = -EIO;
+done:
+	if (tj)
+		tjDestroy(tj);
+	return NULL;
+}
+
+#define JPEG_MAX_STRIPS PNG_MAX_THREADS
+
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len)
 {
@@ -382,37 +464,73 @@ int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 	*len = 0;
 	if (!src || src->width <= 0 || src->height <= 0 || quality < 1 || quality > 100)
 		return -EINVAL;
-	/* One compressor per thread, kept for the thread's lifetime would need
-	 * a destructor; tjInitCompress is cheap next to the encode. */
-	tjhandle tj = tjInitCompress();
-	if (!tj)
-		return -ENOMEM;
-	unsigned long cap = tjBufSize(src->width, src->height, TJSAMP_420);
-	size_t buf_cap;
-	unsigned char* buf = capture__buf_get(cap, &buf_cap);
+	/* Strips of whole MCU rows (16 pixels at 4:2:0), one per core; their
+	 * scans joined with restart markers between them decode to the very
+	 * pixels of one encode, since a restart resets the DC predictors as a
+	 * new image does and nothing else crosses an MCU row. The interval is
+	 * a strip's MCUs, at most 65535. */
+	unsigned mcu_cols = ((unsigned)src->width + 15) / 16;
+	int mcu_rows = (src->height + 15) / 16;
+	int n = src->height / JPEG_STRIP_MIN_ROWS;
+	n = n < 1 ? 1 : n > encode_cpus() ? encode_cpus() : n;
+	int strip_rows = (mcu_rows + n - 1) / n;
+	if (n > 1 && (unsigned)strip_rows * mcu_cols > 65535)
+		n = 1;
+	if (n > 1)
+		n = (mcu_rows + strip_rows - 1) / strip_rows;
+	struct jpeg_strip strips[JPEG_MAX_STRIPS];
+	memset(strips, 0, sizeof(strips));
+	pthread_t threads[JPEG_MAX_STRIPS];
+	bool started[JPEG_MAX_STRIPS] = { false };
+	for (int i = 0; i < n; i++) {
+		struct jpeg_strip* s = &strips[i];
+		s->src = src;
+		s->quality = quality;
+		s->y0 = n > 1 ? i * strip_rows * 16 : 0;
+		s->h = n > 1 && i < n - 1 ? strip_rows * 16 : src->height - s->y0;
+	}
+	for (int i = 1; i < n; i++)
+		started[i] = pthread_create(&threads[i], NULL, jpeg_strip_run, &strips[i]) == 0;
+	jpeg_strip_run(&strips[0]);
+	for (int i = 1; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			jpeg_strip_run(&strips[i]);
+	}
 	int rc = 0;
-	if (!buf) {
+	size_t total = 0;
+	for (int i = 0; i < n; i++) {
+		if (strips[i].rc < 0 && rc == 0)
+			rc = strips[i].rc;
+		total += strips[i].size;
+	}
+	uint8_t* p = rc == 0 ? malloc(total + JPEG_DRI_LEN) : NULL;
+	if (rc == 0 && !p)
 		rc = -ENOMEM;
-		goto done;
+	if (rc == 0 && n == 1) {
+		memcpy(p, strips[0].buf, strips[0].size);
+		*len = strips[0].size;
+	} else if (rc == 0) {
+		const struct jpeg_strip* s0 = &strips[0];
+		jpeg_put_header(p, s0->buf, s0->sos, s0->sof, s0->start, src->height,
+				(unsigned)strip_rows * mcu_cols);
+		size_t at = s0->start + JPEG_DRI_LEN;
+		for (int i = 0; i < n; i++) {
+			const struct jpeg_strip* s = &strips[i];
+			size_t scan = s->size - 2 - s->start;	/* up to EOI */
+			memcpy(p + at, s->buf + s->start, scan);
+			at += scan;
+			p[at++] = 0xff;
+			p[at++] = (uint8_t)(i + 1 < n ? 0xd0 + i % 8 : 0xd9);
+		}
+		*len = at;
 	}
-	unsigned long size = cap;
-	if (tjCompress2(tj, src->data, src->width, src->stride, src->height,
-			TJPF_BGRX, &buf, &size, TJSAMP_420, quality,
-			TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0) {
-		rc = -EIO;
-		goto copy_done;
-	}
-	*out = malloc(size ? size : 1);
-	if (!*out) {
-		rc = -ENOMEM;
-		goto copy_done;
-	}
-	memcpy(*out, buf, size);
-	*len = size;
-copy_done:
-	capture__buf_put(buf, buf_cap);
-done:
-	tjDestroy(tj);
+	for (int i = 0; i < n; i++)
+		if (strips[i].buf)
+			capture__buf_put(strips[i].buf, strips[i].buf_cap);
+	if (rc == 0)
+		*out = p;
 	return rc;
 }
 
@@ -432,7 +550,7 @@ struct capture_jpeg_rows {
 	size_t header_len;
 	struct { uint8_t* data; size_t len; }* rows;
 	bool* have;		/* row i encoded */
-	tjhandle tj;
+	tjhandle tj[JPEG_MAX_STRIPS];	/* one per thread that encodes rows */
 };
 
 struct capture_jpeg_rows* capture_jpeg_rows_new(void)
@@ -459,8 +577,9 @@ void capture_jpeg_rows_free(struct capture_jpeg_rows* self)
 	if (!self)
 		return;
 	jpeg_rows_clear(self);
-	if (self->tj)
-		tjDestroy(self->tj);
+	for (int i = 0; i < JPEG_MAX_STRIPS; i++)
+		if (self->tj[i])
+			tjDestroy(self->tj[i]);
 	free(self);
 }
 
@@ -476,29 +595,10 @@ bool capture_jpeg_rows_ready(const struct capture_jpeg_rows* self, int width, in
 	return true;
 }
 
-/* Where the scan's data starts in a JPEG (after the SOS segment), the SOS
- * marker's offset in *sos and the SOF0's in *sof; 0 if malformed. */
-static size_t jpeg_scan_start(const uint8_t* p, size_t len, size_t* sos, size_t* sof)
-{
-	size_t i = 2;
-	*sof = 0;
-	while (i + 4 <= len && p[i] == 0xff) {
-		uint8_t m = p[i + 1];
-		size_t seg = (size_t)p[i + 2] << 8 | p[i + 3];
-		if (m == 0xc0)
-			*sof = i;
-		if (m == 0xda) {
-			*sos = i;
-			return i + 2 + seg <= len && *sof ? i + 2 + seg : 0;
-		}
-		i += 2 + seg;
-	}
-	return 0;
-}
-
-/* Encode one row (rows [16 r, 16 r + h) of the image, h <= 16) into slot r. */
-static int jpeg_rows_put(struct capture_jpeg_rows* self, int r, const uint8_t* pixels,
-		int stride, int h)
+/* Encode one row (rows [16 r, 16 r + h) of the image, h <= 16) into slot r
+ * with tj; row 0 makes the header, so only its thread writes it. */
+static int jpeg_rows_put(struct capture_jpeg_rows* self, tjhandle tj, int r,
+		const uint8_t* pixels, int stride, int h)
 {
 	unsigned long cap = tjBufSize(self->width, 16, TJSAMP_420);
 	size_t buf_cap;
@@ -508,7 +608,7 @@ static int jpeg_rows_put(struct capture_jpeg_rows* self, int r, const uint8_t* p
 	unsigned long size = cap;
 	int rc = 0;
 	size_t sos = 0, sof = 0, start = 0;
-	if (tjCompress2(self->tj, pixels, self->width, stride, h, TJPF_BGRX, &buf, &size,
+	if (tjCompress2(tj, pixels, self->width, stride, h, TJPF_BGRX, &buf, &size,
 			TJSAMP_420, self->quality, TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0
 			|| (start = jpeg_scan_start(buf, size, &sos, &sof)) == 0
 			|| size < start + 2 || buf[size - 2] != 0xff || buf[size - 1] != 0xd9) {
@@ -526,28 +626,43 @@ static int jpeg_rows_put(struct capture_jpeg_rows* self, int r, const uint8_t* p
 	self->rows[r].data = data;
 	self->rows[r].len = n;
 	self->have[r] = true;
-	if (!self->header) {
-		/* The headers up to SOS, the whole height in SOF0, then a DRI of
-		 * one MCU row, then the SOS segment. */
-		size_t len = start + 6;
+	if (r == 0 && !self->header) {
+		size_t len = start + JPEG_DRI_LEN;
 		uint8_t* hdr = malloc(len);
 		if (!hdr) {
 			rc = -ENOMEM;
 			goto done;
 		}
-		memcpy(hdr, buf, sos);
-		hdr[sof + 5] = (uint8_t)(self->height >> 8);
-		hdr[sof + 6] = (uint8_t)self->height;
-		unsigned mcus = ((unsigned)self->width + 15) / 16;
-		uint8_t dri[6] = { 0xff, 0xdd, 0, 4, (uint8_t)(mcus >> 8), (uint8_t)mcus };
-		memcpy(hdr + sos, dri, 6);
-		memcpy(hdr + sos + 6, buf + sos, start - sos);
+		jpeg_put_header(hdr, buf, sos, sof, start, self->height,
+				((unsigned)self->width + 15) / 16);
 		self->header = hdr;
 		self->header_len = len;
 	}
 done:
 	capture__buf_put(buf, buf_cap);
 	return rc;
+}
+
+/* One thread's rows of a band: band rows [16 first, 16 end). */
+struct jpeg_rows_job {
+	struct capture_jpeg_rows* self;
+	const struct frame* band;
+	int y, first, end;
+	tjhandle tj;
+	int rc;
+};
+
+static void* jpeg_rows_run(void* ud)
+{
+	struct jpeg_rows_job* j = ud;
+	const struct frame* band = j->band;
+	j->rc = 0;
+	for (int r = j->first; r < j->end && j->rc == 0; r++) {
+		int by = r * 16, h = band->height - by < 16 ? band->height - by : 16;
+		j->rc = jpeg_rows_put(j->self, j->tj, (j->y + by) / 16,
+				band->data + (size_t)by * band->stride, band->stride, h);
+	}
+	return NULL;
 }
 
 int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame* band,
@@ -576,16 +691,35 @@ int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame*
 			return -ENOMEM;
 		}
 	}
-	if (!self->tj && !(self->tj = tjInitCompress()))
-		return -ENOMEM;
-	for (int by = 0; by < band->height; by += 16) {
-		int h = band->height - by < 16 ? band->height - by : 16;
-		int rc = jpeg_rows_put(self, (y + by) / 16, band->data + (size_t)by * band->stride,
-				band->stride, h);
-		if (rc < 0) {
-			jpeg_rows_clear(self);
-			return rc;
-		}
+	/* The band's rows in contiguous runs, one per core, as whole images
+	 * are (JPEG_STRIP_MIN_ROWS each at least). */
+	int rows = (band->height + 15) / 16;
+	int n = band->height / JPEG_STRIP_MIN_ROWS;
+	n = n < 1 ? 1 : n > encode_cpus() ? encode_cpus() : n;
+	struct jpeg_rows_job jobs[JPEG_MAX_STRIPS];
+	pthread_t threads[JPEG_MAX_STRIPS];
+	bool started[JPEG_MAX_STRIPS] = { false };
+	for (int i = 0; i < n; i++) {
+		if (!self->tj[i] && !(self->tj[i] = tjInitCompress()))
+			return -ENOMEM;
+		jobs[i] = (struct jpeg_rows_job){ .self = self, .band = band, .y = y,
+			.first = rows * i / n, .end = rows * (i + 1) / n, .tj = self->tj[i] };
+	}
+	for (int i = 1; i < n; i++)
+		started[i] = pthread_create(&threads[i], NULL, jpeg_rows_run, &jobs[i]) == 0;
+	jpeg_rows_run(&jobs[0]);
+	int rc = jobs[0].rc;
+	for (int i = 1; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else
+			jpeg_rows_run(&jobs[i]);
+		if (rc == 0)
+			rc = jobs[i].rc;
+	}
+	if (rc < 0) {
+		jpeg_rows_clear(self);
+		return rc;
 	}
 	size_t total = self->header_len + 2;
 	for (int i = 0; i < self->n_rows; i++)

@@ -705,6 +705,70 @@ static void test_jpeg_rows(void)
 	capture_jpeg_rows_free(NULL);
 }
 
+/* A whole JPEG encoded in strips on several threads decodes to the very
+ * pixels of one libturbojpeg encode of the image (odd sizes: strips and a
+ * last MCU row cut short; tall, wide and narrow). */
+static void test_jpeg_strips(void)
+{
+	int sizes[][2] = { { 1920, 1080 }, { 333, 1003 }, { 1280, 800 }, { 100, 600 }, { 2560, 1600 } };
+	bool split = sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		int w = sizes[k][0], h = sizes[k][1];
+		struct frame* f = noise(w, h, 11 + (int)k);
+		for (int y = 0; y < h / 2; y++)	/* half noise, half smooth */
+			for (int x = 0; x < w; x++)
+				put(f, x, y, (uint8_t)x, (uint8_t)(y * 3), (uint8_t)(x + y));
+		uint8_t* a = NULL;
+		size_t al = 0;
+		TST_EQ_INT(capture_encode_jpeg(f, 80, &a, &al), 0);
+		tjhandle tj = tjInitCompress();
+		unsigned char* b = NULL;
+		unsigned long bl = 0;
+		TST_EQ_INT(tjCompress2(tj, f->data, w, f->stride, h, TJPF_BGRX, &b, &bl, TJSAMP_420, 80,
+				TJFLAG_FASTDCT), 0);
+		tjDestroy(tj);
+		uint8_t* pa = jpeg_pixels(a, al, w, h), * pb = jpeg_pixels(b, bl, w, h);
+		TST_CHECK(pa && pb && memcmp(pa, pb, (size_t)w * (size_t)h * 3) == 0);
+		/* It was split: a restart interval is defined (DRI). */
+		bool dri = false;
+		for (size_t i = 0; i + 1 < al && i < 1024; i++)
+			dri = dri || (a[i] == 0xff && a[i + 1] == 0xdd);
+		TST_CHECK(dri == (split && h >= 512));
+		/* A feed's rows, encoded on several threads too: the whole image,
+		 * then a tall band of it changed. */
+		struct capture_jpeg_rows* rows = capture_jpeg_rows_new();
+		uint8_t* r = NULL, * pr = NULL;
+		size_t rl = 0;
+		TST_EQ_INT(capture_jpeg_rows_encode(rows, f, 0, h, 80, &r, &rl), 0);
+		TST_CHECK((pr = jpeg_pixels(r, rl, w, h)) && pb && memcmp(pr, pb, (size_t)w * (size_t)h * 3) == 0);
+		free(r);
+		free(pr);
+		int y0 = 16, bh = (h - 16) / 16 * 16;
+		for (int y = y0; y < y0 + bh; y++)
+			for (int x = 0; x < w; x++)
+				put(f, x, y, (uint8_t)(x ^ y), (uint8_t)(y * 7), (uint8_t)(x * 5));
+		struct frame* band = frame_new(w, bh);
+		for (int y = 0; y < bh; y++)
+			memcpy(band->data + (size_t)y * band->stride, f->data + (size_t)(y0 + y) * f->stride,
+					(size_t)w * 4);
+		TST_EQ_INT(capture_jpeg_rows_encode(rows, band, y0, h, 80, &r, &rl), 0);
+		free(a);
+		TST_EQ_INT(capture_encode_jpeg(f, 80, &a, &al), 0);
+		free(pa);
+		pa = jpeg_pixels(a, al, w, h);
+		TST_CHECK((pr = jpeg_pixels(r, rl, w, h)) && pa && memcmp(pr, pa, (size_t)w * (size_t)h * 3) == 0);
+		free(r);
+		free(pr);
+		frame_unref(band);
+		capture_jpeg_rows_free(rows);
+		free(a);
+		tjFree(b);
+		free(pa);
+		free(pb);
+		frame_unref(f);
+	}
+}
+
 static void test_no_display(void)
 {
 	char err[256] = "";
@@ -729,6 +793,7 @@ int main(void)
 	test_png_cached();
 	test_jpeg();
 	test_jpeg_rows();
+	test_jpeg_strips();
 	test_no_display();
 	TST_END();
 }
