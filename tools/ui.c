@@ -1403,8 +1403,8 @@ static int ui_read(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	X(FOCUS, "focus", verb_focus, VERB_HARMLESS, NULL) SEP \
 	X(SET_TEXT, "set_text", verb_text, VERB_NEEDS_TEXT, "the element is not an editable text field") SEP \
 	X(INSERT_TEXT, "insert_text", verb_text, VERB_NEEDS_TEXT, "the element is not an editable text field") SEP \
-	X(SELECT, "select", verb_select, VERB_NEEDS_OPTION | VERB_NO_PIXEL_FALLBACK, \
-		"select needs a combo box, list, tree or tab list (one with options)") SEP \
+	X(SELECT, "select", verb_select, VERB_NO_PIXEL_FALLBACK, \
+		"select needs a combo box, list, tree or tab list (one with options), or one of their items") SEP \
 	X(SET_VALUE, "set_value", verb_set_value, VERB_NEEDS_NUMBER | VERB_NO_PIXEL_FALLBACK, \
 		"the element has no Value interface (a slider, spin button or progress bar has)") SEP \
 	X(EXPAND, "expand", verb_expand, 0, "the element is not expandable") SEP \
@@ -1580,8 +1580,8 @@ static json_t* changes(json_t* before, uint32_t focus_before)
 }
 
 /* What the action should change, checked on a fresh read. */
-enum expect { EXPECT_NONE, EXPECT_TEXT, EXPECT_TEXT_CHROMIUM, EXPECT_CHECKED_FLIP, EXPECT_FOCUSED, EXPECT_VALUE,
-	EXPECT_EXPANDED, EXPECT_COLLAPSED, EXPECT_SHOWING, EXPECT_ANY_CHANGE,
+enum expect { EXPECT_NONE, EXPECT_TEXT, EXPECT_TEXT_CHROMIUM, EXPECT_TEXT_GECKO, EXPECT_CHECKED_FLIP, EXPECT_FOCUSED, EXPECT_VALUE,
+	EXPECT_EXPANDED, EXPECT_COLLAPSED, EXPECT_SHOWING, EXPECT_SELECTED, EXPECT_ANY_CHANGE,
 	EXPECT_BY_VERB };
 
 struct verify {
@@ -1597,6 +1597,26 @@ static bool is_checked(const struct a11y_node* n)
 	return A11Y_HAS(n->states, A11Y_CHECKED) || A11Y_HAS(n->states, A11Y_PRESSED);
 }
 
+/* Gecko's text has a U+FEFF after every character above U+FFFF (its ATK
+ * layer pads them so that character offsets match its UTF-16 ones): want
+ * equals text without those. */
+static bool gecko_text_eq(const char* text, size_t len, const char* want)
+{
+	size_t i = 0, w = 0, wl = strlen(want);
+	while (i < len) {
+		unsigned char c = (unsigned char)text[i];
+		size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+		if (i + k > len || w + k > wl || memcmp(text + i, want + w, k) != 0)
+			return false;
+		i += k;
+		w += k;
+		if (k == 4 && i + 3 <= len && memcmp(text + i, "\xEF\xBB\xBF", 3) == 0
+				&& !(w + 3 <= wl && memcmp(want + w, "\xEF\xBB\xBF", 3) == 0))
+			i += 3;
+	}
+	return w == wl;
+}
+
 static bool verified(const struct verify* v, const struct a11y_node* before, const struct a11y_node* n)
 {
 	switch (v->what) {
@@ -1608,12 +1628,14 @@ static bool verified(const struct verify* v, const struct a11y_node* before, con
 		return n->text && ((n->text_len == strlen(v->text) && memcmp(n->text, v->text, n->text_len) == 0)
 				|| (n->text_len == strlen(v->text) + 1 && memcmp(n->text, v->text, n->text_len - 1) == 0
 					&& n->text[n->text_len - 1] == '\n'));
+	case EXPECT_TEXT_GECKO: return n->text && gecko_text_eq(n->text, n->text_len, v->text);
 	case EXPECT_CHECKED_FLIP: return is_checked(n) != v->was_checked;
 	case EXPECT_FOCUSED: return A11Y_HAS(n->states, A11Y_FOCUSED);
 	case EXPECT_VALUE: return n->has_value && fabs(n->value - v->value) <= v->tolerance;
 	case EXPECT_EXPANDED: return A11Y_HAS(n->states, A11Y_EXPANDED);
 	case EXPECT_COLLAPSED: return !A11Y_HAS(n->states, A11Y_EXPANDED);
 	case EXPECT_SHOWING: return A11Y_HAS(n->states, A11Y_SHOWING);
+	case EXPECT_SELECTED: return A11Y_HAS(n->states, A11Y_SELECTED);
 	case EXPECT_BY_VERB: return v->seen;
 	case EXPECT_ANY_CHANGE:
 		return strcmp(before->name, n->name) != 0 || before->states != n->states
@@ -1805,6 +1827,11 @@ static bool is_focused(const struct a11y_id* id, const struct a11y_node* n)
 	return A11Y_HAS(n->states, A11Y_FOCUSED);
 }
 
+static bool is_selected(const struct a11y_id* id, const struct a11y_node* n)
+{
+	return A11Y_HAS(n->states, A11Y_SELECTED);
+}
+
 static bool has_focus(const struct a11y_id* id, int ms)
 {
 	return read_until(id, 0, ms, 30, is_focused, NULL);
@@ -1942,6 +1969,11 @@ static enum verb_outcome verb_press(struct act_run* run)
 	const struct a11y_node* n = run->n;
 	int i = action_index(n, press_names);
 	run->v.what = EXPECT_NONE;
+	/* A press on an unchecked radio button checks it: that is its effect. */
+	if ((n->role == A11Y_ROLE_RADIO_BUTTON || n->role == 45 /* radio menu item */) && !is_checked(n)) {
+		run->v.what = EXPECT_CHECKED_FLIP;
+		run->v.was_checked = false;
+	}
 	if (i < 0 && n->n_actions > 0 && !(n->ifaces & A11Y_IF_EDITABLE_TEXT))
 		i = 0;	/* the element's one action, whatever its name (not a text field's) */
 	if (i >= 0) {
@@ -2015,7 +2047,8 @@ static enum verb_outcome verb_text(struct act_run* run)
 	run->expect = insert ? text_after_insert(n, run->text, &pos) : strdup(run->text);
 	run->v.what = n->role == A11Y_ROLE_PASSWORD_TEXT ? EXPECT_NONE
 			: strcasecmp(run->r->app.toolkit, "Chromium") == 0 && A11Y_HAS(n->states, A11Y_MULTI_LINE)
-			? EXPECT_TEXT_CHROMIUM : EXPECT_TEXT;
+			? EXPECT_TEXT_CHROMIUM : strcasecmp(run->r->app.toolkit, "Gecko") == 0 ? EXPECT_TEXT_GECKO
+			: EXPECT_TEXT;
 	run->v.text = run->expect ? run->expect : run->text;
 	if (editable) {
 		struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = run->text,
@@ -2065,11 +2098,88 @@ static enum verb_outcome verb_set_value(struct act_run* run)
 	return VERB_RAN;
 }
 
+static bool is_item(int role)
+{
+	return role == A11Y_ROLE_LIST_ITEM || role == 56 /* table cell */ || role == 90 /* table row */
+			|| role == 91 /* tree item */ || role == 37 /* page tab */ || role == 26 /* icon */;
+}
+
+/* The nearest ancestor of the element with a Selection interface and the
+ * index there of the child the element is in (GTK 3's tree view: the table
+ * selects the row of child i; a file manager's name cell sits in a row
+ * cell of its own), from a fresh walk of the window. */
+static bool selection_owner(struct act_run* run, struct a11y_id* owner, int* index)
+{
+	struct a11y_tree tree;
+	struct tool_result scratch;
+	tool_result_init(&scratch);
+	int64_t left = run->deadline - clock_ms();
+	bool have = false;
+	if (take_tree(&run->r->tg, true, A11Y_MAX_NODES, 0, left > 200 ? (int)left : 200, run->deadline,
+			NULL, &tree, &scratch) == 0) {
+		int i = 0;
+		while (i < tree.n && (strcmp(tree.nodes[i].id.path, run->r->ref.id.path) != 0
+				|| strcmp(tree.nodes[i].id.bus, run->r->ref.id.bus) != 0))
+			i++;
+		for (int k = i; k < tree.n && tree.nodes[k].parent >= 0 && !have; k = tree.nodes[k].parent) {
+			const struct a11y_node* p = &tree.nodes[tree.nodes[k].parent];
+			if (p->ifaces & A11Y_IF_SELECTION) {
+				*owner = p->id;
+				*index = tree.nodes[k].index_in_parent;
+				have = true;
+			}
+		}
+		a11y_tree_free(&tree);
+	}
+	tool_result_deinit(&scratch);
+	return have;
+}
+
+/* select on an item itself (a file in a file manager's list), as a person
+ * selects it: its container's SelectChild, else a click (act_fall_back
+ * makes it; never press: a file's press opens it). Verified by the item's
+ * selected state. */
+static enum verb_outcome verb_select_item(struct act_run* run)
+{
+	run->v.what = EXPECT_SELECTED;
+	if (A11Y_HAS(run->n->states, A11Y_SELECTED)) {
+		run->ok = true;	/* already so */
+		return VERB_RAN;
+	}
+	struct a11y_id owner;
+	int index = -1;
+	if (selection_owner(run, &owner, &index) && index >= 0) {
+		struct a11y_act a = { .op = A11Y_SELECT_CHILD, .index = index };
+		bool ok = false;
+		int rc = a11y_act(&owner, &a, clock_ms() + 1500, &ok, run->err, sizeof(run->err));
+		if (rc == -ETIMEDOUT || rc == -ESRCH) {
+			run->rc = rc;
+			return VERB_RAN;
+		}
+		run->ok = rc == 0 && ok;
+		if (rc == 0 && read_until(&run->r->ref.id, 0, ok ? SELECT_SHOW_MS : 150, 40, is_selected, NULL))
+			return VERB_RAN;
+	}
+	run->err[0] = '\0';
+	run->route = ROUTE_PIXEL;
+	return VERB_RAN;
+}
+
 /* select: Selection on the element, then on its popup list, then the
- * keyboard; each route's effect is read back before the next is tried. */
+ * keyboard; each route's effect is read back before the next is tried.
+ * Without an option, on an item: that item (verb_select_item). */
 static enum verb_outcome verb_select(struct act_run* run)
 {
 	const struct a11y_node* n = run->n;
+	if (!run->text && !json_is_integer(run->value)) {
+		if (is_item(n->role))
+			return verb_select_item(run);
+		tool_result_error(run->out, TOOL_BAD_ARGUMENTS, run->who, "select needs text (the option's name) or "
+				"value (its index); without them it selects the element itself when that is an item "
+				"(a list item, table cell, tree item or tab)");
+		run->who = NULL;
+		return VERB_REFUSED;
+	}
 	bool can = (n->ifaces & A11Y_IF_SELECTION) || n->role == A11Y_ROLE_COMBO_BOX
 			|| n->role == A11Y_ROLE_LIST || n->role == A11Y_ROLE_LIST_BOX || n->role == 65 /* tree */
 			|| n->role == 38 /* page tab list */ || n->role == 66 /* tree table */ || n->role == 55;
@@ -2388,7 +2498,10 @@ static void act_report(const struct ui_verb_def* verb, struct act_run* run, json
 				"not answer again in time; a modal dialog runs its own loop inside the press): "
 				"the dialog's tree answers now"));
 	}
-	if ((v->what == EXPECT_TEXT || v->what == EXPECT_TEXT_CHROMIUM) && !is_verified) {
+	if (v->what == EXPECT_TEXT_GECKO && is_verified && after.text && after.text_len != strlen(v->text))
+		json_object_set_new(res, "note", json_string("Firefox reports a U+FEFF after each character above "
+				"U+FFFF in its accessible text; the value is exact"));
+	if ((v->what == EXPECT_TEXT || v->what == EXPECT_TEXT_CHROMIUM || v->what == EXPECT_TEXT_GECKO) && !is_verified) {
 		json_object_set_new(res, "expected", json_string(v->text));
 		if (after.text)
 			json_object_set_new(res, "actual", json_stringn(after.text, after.text_len));
