@@ -1899,6 +1899,191 @@ static int select_by_keys(struct select_ctx* s, char* err, size_t size)
 
 #define SELECT_SHOW_MS 700	/* how long a route's effect is awaited before the next */
 
+/* ---- select on a combo whose options exist only while its popup is open ---------------- */
+
+/* A GTK 4 Gtk.DropDown: combo box > push button (the toggle) > label (the
+ * current option); pressing the toggle adds a popover whose list view's
+ * items hold the options as labels. */
+
+/* The combo's subtree as the snapshot walks it (GTK 4's GetChildren
+ * leaves the open popover out; its cache has it under the combo). */
+static bool combo_subtree(const struct select_ctx* s, struct a11y_tree* t)
+{
+	struct tree_part part = { .start = s->r->ref.id };
+	struct tool_result scratch;
+	tool_result_init(&scratch);
+	int rc = take_tree(&s->r->tg, true, 400, 8, 1500, 0, &part, t, &scratch);
+	tool_result_deinit(&scratch);
+	return rc == 0;
+}
+
+/* Node i is below a popup list (its copy of the options). */
+static bool in_popup(const struct a11y_tree* t, int i)
+{
+	for (int k = t->nodes[i].parent; k > 0; k = t->nodes[k].parent)
+		if (is_popup_list(t->nodes[k].role))
+			return true;
+	return false;
+}
+
+static bool descends(const struct a11y_tree* t, int k, int i)
+{
+	while (k > i)
+		k = t->nodes[k].parent;
+	return k == i;
+}
+
+/* The index of a popup list with items in t, or -1. */
+static int open_list(const struct a11y_tree* t)
+{
+	for (int i = 1; i < t->n; i++)
+		if (t->nodes[i].parent >= 0 && is_popup_list(t->nodes[t->nodes[i].parent].role))
+			return t->nodes[i].parent;
+	return -1;
+}
+
+/* The combo shows option outside its popup (its toggle's label), within ms. */
+static bool combo_shows(const struct select_ctx* s, const char* option, int ms)
+{
+	int64_t end = clock_ms() + ms;
+	for (;;) {
+		struct a11y_tree t;
+		bool yes = false;
+		if (combo_subtree(s, &t)) {
+			for (int i = 1; i < t.n && !yes; i++)
+				yes = (t.nodes[i].role == A11Y_ROLE_LABEL || t.nodes[i].role == A11Y_ROLE_STATIC)
+						&& a11y_name_eq(t.nodes[i].name, option) && !in_popup(&t, i);
+			a11y_tree_free(&t);
+		}
+		if (yes || clock_ms() >= end)
+			return yes;
+		clock_sleep_ms(40);
+	}
+}
+
+/* Open the popup: the combo's own action, else its push button child's
+ * (s->opts: the combo's children); wait for its list to have items. */
+static int popup_open(struct select_ctx* s, char* err, size_t size)
+{
+	const struct resolved* r = s->r;
+	struct a11y_id target = r->ref.id;
+	bool ok = false;
+	if (r->node.n_actions <= 0) {
+		int i = 0;
+		for (; i < s->n && s->opts[i].role != A11Y_ROLE_PUSH_BUTTON && s->opts[i].role != A11Y_ROLE_TOGGLE_BUTTON; i++)
+			;
+		if (i == s->n) {
+			snprintf(err, size, "the combo box has neither options nor a button that opens them");
+			return -ENOTSUP;
+		}
+		target = s->opts[i].id;
+	}
+	struct a11y_act a = { .op = A11Y_DO_ACTION, .index = 0 };
+	int rc = a11y_act(&target, &a, clock_ms() + 1500, &ok, err, size);
+	if (rc < 0)
+		return rc;
+	int64_t end = clock_ms() + 1500;
+	for (;;) {
+		struct a11y_tree t;
+		if (combo_subtree(s, &t)) {
+			int l = open_list(&t);
+			if (l >= 0) {
+				/* Its items as the options, named by their label when
+				 * they have no name (GTK 4's list items). */
+				select_ctx_free(s);
+				s->list = t.nodes[l].id;
+				s->list_sel = t.nodes[l].ifaces & A11Y_IF_SELECTION;
+				s->opts = calloc((size_t)t.n, sizeof(*s->opts));
+				for (int i = 1; s->opts && i < t.n; i++) {
+					if (t.nodes[i].parent != l)
+						continue;
+					struct a11y_node* o = &s->opts[s->n++];
+					const char* name = t.nodes[i].name;
+					/* descendants follow their ancestor in pre-order */
+					for (int k = i + 1; !name[0] && k < t.n && descends(&t, k, i); k++)
+						if (t.nodes[k].role == A11Y_ROLE_LABEL)
+							name = t.nodes[k].name;
+					o->id = t.nodes[i].id;
+					o->role = t.nodes[i].role;
+					o->states = t.nodes[i].states;
+					o->name = strdup(name);
+					o->description = strdup("");
+				}
+				a11y_tree_free(&t);
+				return s->opts ? 0 : -ENOMEM;
+			}
+			a11y_tree_free(&t);
+		}
+		if (clock_ms() >= end) {
+			snprintf(err, size, "pressing the combo box showed no list of options");
+			return -ENOTSUP;
+		}
+		clock_sleep_ms(40);
+	}
+}
+
+/* The option asked for among the open list's items; the current one is
+ * selected. */
+static int popup_options(struct select_ctx* s, const char* option, int index, char* err, size_t size)
+{
+	s->pick = s->current = -1;
+	for (int i = 0; i < s->n; i++) {
+		if (!s->opts[i].name)
+			return -ENOMEM;
+		if (option && s->pick < 0 && a11y_name_eq(s->opts[i].name, option))
+			s->pick = i;
+		if (s->current < 0 && A11Y_HAS(s->opts[i].states, A11Y_SELECTED))
+			s->current = i;
+	}
+	if (!option && index >= 0 && index < s->n)
+		s->pick = index;
+	if (s->pick < 0) {
+		select_no_option(s, option, err, size);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int key(struct input* in, const char* name, char* err, size_t size)
+{
+	struct input_chord c = { 0 };
+	int rc = input_chord_parse(&c, name, err, size);
+	return rc == 0 ? input_key_chord(in, &c) : rc;
+}
+
+/* In the open list: its Selection (the app may take it), else the keys a
+ * person uses: Home, Down to the option, Return. Escape closes
+ * the list when nothing was chosen. */
+static int popup_choose(struct select_ctx* s, bool* by_selection, char* err, size_t size)
+{
+	const char* want = s->opts[s->pick].name;
+	*by_selection = false;
+	if (s->list_sel) {
+		bool ok = false;
+		struct a11y_act a = { .op = A11Y_SELECT_CHILD, .index = s->pick };
+		if (a11y_act(&s->list, &a, clock_ms() + 1500, &ok, err, size) == 0 && ok
+				&& combo_shows(s, want, SELECT_SHOW_MS)) {
+			*by_selection = true;
+			return 0;
+		}
+		err[0] = '\0';
+	}
+	struct input* in = input_begin(err, size);
+	if (!in)
+		return -ECONNRESET;
+	input_focus_window(in, s->r->tg.window, 1000);
+	/* From the first item: the focused one is not always the selected one
+	 * (GTK 4 reopened after an Escape). */
+	int rc = key(in, "Home", err, size);
+	for (int i = 0; rc == 0 && i < s->pick; i++)
+		rc = key(in, "Down", err, size);
+	if (rc == 0)
+		rc = key(in, "Return", err, size);
+	input_end(in);
+	return rc;
+}
+
+
 /* ---- ui_act's verbs: one row each ------------------------------------------------------ */
 
 /* What a verb asks of the arguments, checked before the element is read,
@@ -2098,6 +2283,43 @@ static enum verb_outcome verb_set_value(struct act_run* run)
 	return VERB_RAN;
 }
 
+/* The combo's children hold no options (only its button and label). */
+static bool popup_listed(const struct select_ctx* s)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->opts[i].role != A11Y_ROLE_PUSH_BUTTON && s->opts[i].role != A11Y_ROLE_TOGGLE_BUTTON
+				&& s->opts[i].role != A11Y_ROLE_LABEL && s->opts[i].role != A11Y_ROLE_FILLER)
+			return true;
+	return false;
+}
+
+/* The whole route: open, read the options, choose, read the combo back. */
+static void select_by_popup(struct act_run* run, struct select_ctx* s)
+{
+	run->route = ROUTE_KEYBOARD;
+	if (run->background)
+		return;	/* refused after the verb: the keyboard needs focus */
+	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
+	if ((run->rc = popup_open(s, run->err, sizeof(run->err))) < 0)
+		return;
+	run->rc = popup_options(s, run->text, index, run->err, sizeof(run->err));
+	if (run->rc == 0) {
+		bool by_selection = false;
+		run->rc = popup_choose(s, &by_selection, run->err, sizeof(run->err));
+		if (by_selection)
+			run->route = ROUTE_ATSPI;
+		run->ok = run->rc == 0;
+		run->v.seen = run->rc == 0 && combo_shows(s, s->opts[s->pick].name, UI_VERIFY_MS);
+		return;
+	}
+	char e2[64];
+	struct input* in = input_begin(e2, sizeof(e2));	/* close the list again */
+	if (in) {
+		key(in, "Escape", e2, sizeof(e2));
+		input_end(in);
+	}
+}
+
 static bool is_item(int role)
 {
 	return role == A11Y_ROLE_LIST_ITEM || role == 56 /* table cell */ || role == 90 /* table row */
@@ -2189,6 +2411,11 @@ static enum verb_outcome verb_select(struct act_run* run)
 	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
 	run->v.what = EXPECT_BY_VERB;
 	run->rc = select_load(&s, run->text, index, run->err, sizeof(run->err));
+	if (run->rc == -ENOENT && n->role == A11Y_ROLE_COMBO_BOX && !s.inner && !popup_listed(&s)) {
+		select_by_popup(run, &s);	/* its options show only while it is open (GTK 4) */
+		if (run->rc != -ENOENT)
+			goto done;
+	}
 	if (run->rc == -ENOENT) {
 		tool_result_error(run->out, TOOL_BAD_ARGUMENTS, run->who, "%s (nothing was done)", run->err);
 		run->who = NULL;
