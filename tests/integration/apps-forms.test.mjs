@@ -103,6 +103,43 @@ test('Firefox ESR: a form through the tree, POSTed byte-exact', { timeout: 90000
   await windowOf(d, /^deskd order received/, 'the answer page');
 });
 
+test('GTK 4: an entry, a drop-down and a check button through the tree, written by the app', { timeout: 60000 * SLOW }, async (t) => {
+  need('python3');
+  const dir = tempDir('deskd-gtk4-');
+  const out = join(dir, 'form.records');
+  const d = await startDeskd({ args: ['--launch', `/usr/bin/python3 ${join(ROOT, 'tests/apps/gtk4-form.py')} --out ${out}`] });   // spawns: python3
+  t.after(() => d.stop());
+  await waitUntil(() => existsSync(out + '.ready'), { timeout: 20000 * SLOW, what: 'the GTK 4 window' });
+  const win = await windowOf(d, /^deskd gtk4 form$/, 'the GTK 4 window');
+  // GTK 4.8 names unlabelled widgets by their type ("GtkEntry"): the tree
+  // names them by the label before them.
+  const name = await found(d, win, { role: 'text', name: 'Name', match: 'exact' }, 'the entry named by its label');
+  const size = await found(d, win, { role: 'combo box', name: 'Size', match: 'exact' }, 'the drop-down named by its label');
+  const snap = await ok(d, 'ui_snapshot', { window: win.id });
+  assert.ok(!snap.elements.some((e) => /^Gtk[A-Z]/.test(e.name)), 'no type names as names');
+  // Its options exist only while its popover is open: select opens it,
+  // chooses, and reads the shown option back.
+  for (const [args, shown] of [[{ text: 'Large' }, 'Large'], [{ text: 'Small' }, 'Small'], [{ value: 3 }, 'Extra large']]) {
+    const r = await ok(d, 'ui_act', { ref: size.ref, action: 'select', ...args });
+    assert.equal(r.verified, true, JSON.stringify(r));
+    const labels = (await ok(d, 'ui_snapshot', { window: win.id })).elements.filter((e) => e.role === 'label').map((e) => e.name);
+    assert.ok(labels.includes(shown), `the drop-down shows ${shown}: ${labels}`);
+  }
+  const bad = await d.tool('ui_act', { ref: size.ref, action: 'select', text: 'Huge' });
+  assert.equal(bad.body.error?.code, 'bad_arguments', JSON.stringify(bad.body));
+  assert.match(bad.body.error.message, /"Small", "Medium", "Large", "Extra large"/);
+  assert.equal((await ok(d, 'ui_act', { ref: size.ref, action: 'select', text: 'Medium' })).verified, true);
+  const text = 'Zoë 😀 ✓ 日本';
+  assert.equal((await ok(d, 'ui_act', { ref: name.ref, action: 'set_text', text })).verified, true);
+  const gift = await found(d, win, { role: 'check box', name: 'Gift wrap' }, 'the check button');
+  assert.equal((await ok(d, 'ui_act', { ref: gift.ref, action: 'toggle' })).verified, true);
+  const submit = await found(d, win, { role: 'push button', name: 'Submit' }, 'Submit');
+  await ok(d, 'ui_act', { ref: submit.ref, action: 'press' });
+  const records = () => existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  await waitUntil(() => records().length === 1, { timeout: 5000 * SLOW, what: 'the record' });
+  assert.deepEqual(records()[0], { name: text, size: 'Medium', gift: true });
+});
+
 test('Thunar: a file renamed through the tree, read back from the directory', { timeout: 90000 * SLOW }, async (t) => {
   need('thunar');
   const dir = tempDir('deskd-thunar-');
