@@ -1961,6 +1961,24 @@ static bool combo_shows(const struct select_ctx* s, const char* option, int ms)
 	}
 }
 
+/* The combo's popup list has left the tree (GTK 4 removes the popover on
+ * closing), within ms. */
+static bool popup_gone(const struct select_ctx* s, int ms)
+{
+	int64_t end = clock_ms() + ms;
+	for (;;) {
+		struct a11y_tree t;
+		bool gone = false;
+		if (combo_subtree(s, &t)) {
+			gone = open_list(&t) < 0;
+			a11y_tree_free(&t);
+		}
+		if (gone || clock_ms() >= end)
+			return gone;
+		clock_sleep_ms(30);
+	}
+}
+
 /* Open the popup: the combo's own action, else its push button child's
  * (s->opts: the combo's children); wait for its list to have items. */
 static int popup_open(struct select_ctx* s, char* err, size_t size)
@@ -2310,6 +2328,10 @@ static void select_by_popup(struct act_run* run, struct select_ctx* s)
 			run->route = ROUTE_ATSPI;
 		run->ok = run->rc == 0;
 		run->v.seen = run->rc == 0 && combo_shows(s, s->opts[s->pick].name, UI_VERIFY_MS);
+		/* Answer once the popup is gone: while it is open GTK takes
+		 * the next click (a check box's) for itself. */
+		if (run->v.seen)
+			popup_gone(s, 1000);
 		return;
 	}
 	char e2[64];
