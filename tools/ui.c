@@ -2736,8 +2736,12 @@ static void act_report(const struct ui_verb_def* verb, struct act_run* run, json
 	json_object_set_new(res, "changes", changes(before_windows, focus_before));
 	if (run->waited_enabled_ms)
 		json_object_set_new(res, "waited_enabled_ms", json_integer(run->waited_enabled_ms));
-	if (after.name)
-		json_object_set_new(res, "element", node_after_json(&run->r->node, &after));
+	if (after.name) {
+		json_t* e = node_after_json(&run->r->node, &after);
+		if (!after.name[0] && run->r->ref.name && run->r->ref.name[0])
+			json_object_set_new(e, "name", json_string(run->r->ref.name));	/* the snapshot's (a label's) */
+		json_object_set_new(res, "element", e);
+	}
 	if (v->what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v->text))
 		json_object_set_new(res, "note", json_string("Chromium reports a textarea's text with one "
 				"more trailing newline than its value; the value is exact"));
@@ -2793,7 +2797,9 @@ static int ui_act(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	run.n = &r.node;
 	char ref[16];
 	snprintf(ref, sizeof(ref), "e%u", r.num);
-	run.who = json_pack("{s:s, s:s, s:s}", "ref", ref, "role", a11y_role_name(r.node.role), "name", r.node.name);
+	/* The name the snapshot gave (a GTK 4 field's label) when the app has none. */
+	const char* shown = r.node.name[0] || !r.ref.name ? r.node.name : r.ref.name;
+	run.who = json_pack("{s:s, s:s, s:s}", "ref", ref, "role", a11y_role_name(r.node.role), "name", shown);
 	json_t* before_windows = NULL;
 	uint32_t focus_before = 0;
 	if (!act_allowed(verb, &run, tool_arg_bool(args, "allow_destructive", false)))

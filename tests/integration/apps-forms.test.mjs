@@ -122,6 +122,7 @@ test('GTK 4: an entry, a drop-down and a check button through the tree, written 
   for (const [args, shown] of [[{ text: 'Large' }, 'Large'], [{ text: 'Small' }, 'Small'], [{ value: 3 }, 'Extra large']]) {
     const r = await ok(d, 'ui_act', { ref: size.ref, action: 'select', ...args });
     assert.equal(r.verified, true, JSON.stringify(r));
+    assert.equal(r.element.name, 'Size', 'the answer names the drop-down as the snapshot did');
     const labels = (await ok(d, 'ui_snapshot', { window: win.id })).elements.filter((e) => e.role === 'label').map((e) => e.name);
     assert.ok(labels.includes(shown), `the drop-down shows ${shown}: ${labels}`);
   }
