@@ -1981,7 +1981,7 @@ static bool popup_gone(const struct select_ctx* s, int ms)
 
 /* Open the popup: the combo's own action, else its push button child's
  * (s->opts: the combo's children); wait for its list to have items. */
-static int popup_open(struct select_ctx* s, char* err, size_t size)
+static int popup_open(struct select_ctx* s, bool* pressed, char* err, size_t size)
 {
 	const struct resolved* r = s->r;
 	struct a11y_id target = r->ref.id;
@@ -2000,6 +2000,7 @@ static int popup_open(struct select_ctx* s, char* err, size_t size)
 	int rc = a11y_act(&target, &a, clock_ms() + 1500, &ok, err, size);
 	if (rc < 0)
 		return rc;
+	*pressed = true;
 	int64_t end = clock_ms() + 1500;
 	for (;;) {
 		struct a11y_tree t;
@@ -2315,12 +2316,15 @@ static bool popup_listed(const struct select_ctx* s)
 static void select_by_popup(struct act_run* run, struct select_ctx* s)
 {
 	run->route = ROUTE_KEYBOARD;
-	if (run->background)
-		return;	/* refused after the verb: the keyboard needs focus */
-	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
-	if ((run->rc = popup_open(s, run->err, sizeof(run->err))) < 0)
+	if (run->background) {
+		run->rc = 0;	/* refused after the verb: the keyboard needs focus */
 		return;
-	run->rc = popup_options(s, run->text, index, run->err, sizeof(run->err));
+	}
+	int index = json_is_integer(run->value) ? (int)json_integer_value(run->value) : -1;
+	bool pressed = false;
+	run->rc = popup_open(s, &pressed, run->err, sizeof(run->err));
+	if (run->rc == 0)
+		run->rc = popup_options(s, run->text, index, run->err, sizeof(run->err));
 	if (run->rc == 0) {
 		bool by_selection = false;
 		run->rc = popup_choose(s, &by_selection, run->err, sizeof(run->err));
@@ -2335,7 +2339,7 @@ static void select_by_popup(struct act_run* run, struct select_ctx* s)
 		return;
 	}
 	char e2[64];
-	struct input* in = input_begin(e2, sizeof(e2));	/* close the list again */
+	struct input* in = pressed ? input_begin(e2, sizeof(e2)) : NULL;	/* close what it opened */
 	if (in) {
 		key(in, "Escape", e2, sizeof(e2));
 		input_end(in);

@@ -129,6 +129,9 @@ test('GTK 4: an entry, a drop-down and a check button through the tree, written 
   const bad = await d.tool('ui_act', { ref: size.ref, action: 'select', text: 'Huge' });
   assert.equal(bad.body.error?.code, 'bad_arguments', JSON.stringify(bad.body));
   assert.match(bad.body.error.message, /"Small", "Medium", "Large", "Extra large"/);
+  // The keyboard is its route: background is refused, nothing done.
+  const bg = await d.tool('ui_act', { ref: size.ref, action: 'select', text: 'Medium', background: true });
+  assert.equal(bg.body.error?.code, 'needs_focus', JSON.stringify(bg.body));
   assert.equal((await ok(d, 'ui_act', { ref: size.ref, action: 'select', text: 'Medium' })).verified, true);
   const text = 'Zoë 😀 ✓ 日本';
   assert.equal((await ok(d, 'ui_act', { ref: name.ref, action: 'set_text', text })).verified, true);
