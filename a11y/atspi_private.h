@@ -132,6 +132,8 @@ char* a11y__dup_cut(const char* s, size_t max, bool* cut);
 void a11y__copy_cut(char* dst, size_t size, const char* s);
 /** The reply's string, at most max bytes (0: whole; see a11y__dup_cut). */
 char* a11y__dup_string_max(DBusMessage* r, size_t max, bool* cut);
+/* GTK 4.8's fallback name for a widget without a label: its type ("GtkEntry"). */
+bool a11y__type_name(const char* s);
 /** Names, descriptions, action names: A11Y_NAME_MAX. */
 char* a11y__dup_string(DBusMessage* r);
 bool a11y__get_int(DBusMessage* r, int64_t* out);

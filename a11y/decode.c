@@ -6,6 +6,7 @@
 
 #include <dbus/dbus.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -379,6 +380,18 @@ next:
 }
 
 /* Apply one reply to the walk; returns false when it says the app is gone. */
+/* GTK 4.8 names a widget that has no label by its type ("GtkEntry",
+ * "GtkDropDown"): that is no name a person knows it by. */
+bool a11y__type_name(const char* s)
+{
+	if (strncmp(s, "Gtk", 3) != 0 || !isupper((unsigned char)s[3]))
+		return false;
+	for (s += 3; *s; s++)
+		if (!isalnum((unsigned char)*s))
+			return false;
+	return true;
+}
+
 void a11y__apply(struct walk* w, struct pend* p, bool* gone)
 {
 	struct a11y_node* n = &w->v[p->node];
@@ -397,6 +410,8 @@ void a11y__apply(struct walk* w, struct pend* p, bool* gone)
 	case K_NAME:
 		free(n->name);
 		n->name = a11y__dup_string_max(r, A11Y_NAME_MAX, &n->name_truncated);
+		if (n->name && a11y__type_name(n->name))
+			n->name[0] = '\0';
 		break;
 	case K_DESC:
 		free(n->description);

@@ -105,7 +105,7 @@ void a11y__send_props(struct batch* b, struct walk* w, int i)
 
 static void take_item(struct a11y_node* n, const struct item* it)
 {
-	n->name = strdup(it->name);
+	n->name = strdup(a11y__type_name(it->name) ? "" : it->name);
 	n->description = strdup(it->description);
 	n->name_truncated = it->name_cut;
 	n->description_truncated = it->description_cut;
@@ -664,10 +664,27 @@ static int combo_label(const struct walk* w, int i, const struct a11y_id* label)
 	return -1;
 }
 
+/* A form field with no name of its own (a GTK 4 entry or drop-down without
+ * an accessible label) is named by its label, as a person reads the form. */
+static bool unnamed_field(const struct a11y_node* n)
+{
+	return n->name && !n->name[0] && (n->role == A11Y_ROLE_COMBO_BOX || n->role == A11Y_ROLE_TEXT
+			|| n->role == A11Y_ROLE_ENTRY || n->role == A11Y_ROLE_PASSWORD_TEXT
+			|| n->role == A11Y_ROLE_SPIN_BUTTON || n->role == A11Y_ROLE_SLIDER);
+}
+
 static void name_by_label(struct walk* w, int i, const struct a11y_id* label)
 {
 	struct a11y_node* n = &w->v[i];
 	int k = combo_label(w, i, label);
+	if (unnamed_field(n)) {
+		char* name = k >= 0 && w->v[k].name && w->v[k].name[0] ? strdup(w->v[k].name) : NULL;
+		if (name) {
+			free(n->name);
+			n->name = name;
+		}
+		return;
+	}
 	if (k < 0 || n->text || !w->v[k].name || !w->v[k].name[0])
 		return;
 	char* name = strdup(w->v[k].name);
@@ -679,15 +696,15 @@ static void name_by_label(struct walk* w, int i, const struct a11y_id* label)
 	n->name = name;
 }
 
-/* The combos named by an option, renamed; their relations in one round
+/* The combos named by an option and the unnamed fields, renamed; their relations in one round
  * (Qt's label buddy), asked only while the deadline leaves time for it. */
 static void name_combos(struct snapshot* s)
 {
 	struct walk* w = &s->w;
 	struct batch* b = &s->b;
 	for (int i = 1; i < w->n; i++)
-		if (w->keep[i] && w->v[i].role == A11Y_ROLE_COMBO_BOX && w->v[i].name && named_by_option(w, i)
-				&& a11y__left_ms(b->deadline) > 200)
+		if (w->keep[i] && ((w->v[i].role == A11Y_ROLE_COMBO_BOX && w->v[i].name && named_by_option(w, i))
+				|| unnamed_field(&w->v[i])) && a11y__left_ms(b->deadline) > 200)
 			a11y__send_simple(b, w->v[i].id.bus, w->v[i].id.path, IF_ACCESSIBLE, "GetRelationSet",
 					i, K_OTHER);
 	size_t sent = b->n;
