@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1391,6 +1392,48 @@ static int ui_read(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 
 /* ---- ui_act: destructive names, routes, effects ---------------------------------------- */
 
+/* Calls an app answers TRUE to and then ignores (Firefox's SetTextContents,
+ * GTK 4's drop-down SelectChild): once seen, that app's next one goes the
+ * other way at once instead of waiting out the check (about 1 s each).
+ * Keyed by the app's unique bus name, which the bus never gives twice. */
+enum noop_call { NOOP_SET_TEXT, NOOP_SELECT_CHILD };
+#define NOOP_APPS 32
+static struct {
+	char bus[A11Y_BUS_MAX];
+	unsigned calls;			/* 1 << enum noop_call */
+} noop_apps[NOOP_APPS];
+static unsigned noop_next;
+static pthread_mutex_t noop_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool noop_known(const char* bus, enum noop_call call)
+{
+	bool known = false;
+	pthread_mutex_lock(&noop_lock);
+	for (int i = 0; i < NOOP_APPS && !known; i++)
+		known = bus[0] && strcmp(noop_apps[i].bus, bus) == 0
+				&& (noop_apps[i].calls & 1u << call);
+	pthread_mutex_unlock(&noop_lock);
+	return known;
+}
+
+static void noop_learn(const char* bus, enum noop_call call)
+{
+	if (!bus[0])
+		return;
+	pthread_mutex_lock(&noop_lock);
+	int slot = -1;
+	for (int i = 0; i < NOOP_APPS && slot < 0; i++)
+		if (strcmp(noop_apps[i].bus, bus) == 0)
+			slot = i;
+	if (slot < 0) {
+		slot = (int)(noop_next++ % NOOP_APPS);
+		snprintf(noop_apps[slot].bus, sizeof(noop_apps[slot].bus), "%s", bus);
+		noop_apps[slot].calls = 0;
+	}
+	noop_apps[slot].calls |= 1u << call;
+	pthread_mutex_unlock(&noop_lock);
+}
+
 /* ui_act's verbs, in the order of the schema's enum: the one list the enum
  * below, the verb table (after the verbs) and the schema's "action" enum
  * (the tool table) are made from. X(ID, name, run, rules, acts_on); SEP
@@ -2077,14 +2120,16 @@ static int popup_choose(struct select_ctx* s, bool* by_selection, char* err, siz
 {
 	const char* want = s->opts[s->pick].name;
 	*by_selection = false;
-	if (s->list_sel) {
+	if (s->list_sel && !noop_known(s->list.bus, NOOP_SELECT_CHILD)) {
 		bool ok = false;
 		struct a11y_act a = { .op = A11Y_SELECT_CHILD, .index = s->pick };
-		if (a11y_act(&s->list, &a, clock_ms() + 1500, &ok, err, size) == 0 && ok
-				&& combo_shows(s, want, SELECT_SHOW_MS)) {
+		int rc = a11y_act(&s->list, &a, clock_ms() + 1500, &ok, err, size);
+		if (rc == 0 && ok && combo_shows(s, want, SELECT_SHOW_MS)) {
 			*by_selection = true;
 			return 0;
 		}
+		if (rc == 0 && ok)
+			noop_learn(s->list.bus, NOOP_SELECT_CHILD);
 		err[0] = '\0';
 	}
 	struct input* in = input_begin(err, size);
@@ -2254,13 +2299,15 @@ static enum verb_outcome verb_text(struct act_run* run)
 			? EXPECT_TEXT_CHROMIUM : strcasecmp(run->r->app.toolkit, "Gecko") == 0 ? EXPECT_TEXT_GECKO
 			: EXPECT_TEXT;
 	run->v.text = run->expect ? run->expect : run->text;
-	if (editable) {
+	if (editable && !noop_known(run->r->ref.id.bus, NOOP_SET_TEXT)) {
 		struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = run->text,
 			.position = pos };
 		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
 		struct a11y_node probe = { 0 };
-		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe))
+		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe)) {
 			run->rc = -ENOTSUP;	/* TRUE without effect (Firefox): the keyboard next */
+			noop_learn(run->r->ref.id.bus, NOOP_SET_TEXT);
+		}
 		a11y_node_clear(&probe);
 		if (run->rc == -ENOTSUP)
 			run->route = ROUTE_KEYBOARD;
