@@ -1328,6 +1328,13 @@ found:
 	return 0;
 }
 
+/* The element's name as read now, or, when the app gives it none, the one
+ * its snapshot gave it (a label's: GTK 4 leaves its fields unnamed). */
+static const char* shown_name(const struct resolved* r, const char* read)
+{
+	return (!read || !read[0]) && r->ref.name && r->ref.name[0] ? r->ref.name : read;
+}
+
 static json_t* node_read_json(const struct resolved* r)
 {
 	const struct a11y_node* n = &r->node;
@@ -1340,7 +1347,7 @@ static json_t* node_read_json(const struct resolved* r)
 	char refs[16];
 	snprintf(refs, sizeof(refs), "e%u", r->num);
 	json_t* e = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:b}", "ref", refs,
-			"role", a11y_role_name(n->role), "name", n->name, "description", n->description,
+			"role", a11y_role_name(n->role), "name", shown_name(r, n->name), "description", n->description,
 			"states", states, "all_states", all, "window", (json_int_t)r->ref.window,
 			"relocated", r->relocated);
 	if (n->name_truncated)
@@ -2789,8 +2796,7 @@ static void act_report(const struct ui_verb_def* verb, struct act_run* run, json
 		json_object_set_new(res, "waited_enabled_ms", json_integer(run->waited_enabled_ms));
 	if (after.name) {
 		json_t* e = node_after_json(&run->r->node, &after);
-		if (!after.name[0] && run->r->ref.name && run->r->ref.name[0])
-			json_object_set_new(e, "name", json_string(run->r->ref.name));	/* the snapshot's (a label's) */
+		json_object_set_new(e, "name", json_string(shown_name(run->r, after.name)));
 		json_object_set_new(res, "element", e);
 	}
 	if (v->what == EXPECT_TEXT_CHROMIUM && is_verified && after.text && after.text_len != strlen(v->text))

@@ -135,6 +135,8 @@ test('GTK 4: an entry, a drop-down and a check button through the tree, written 
   assert.equal((await ok(d, 'ui_act', { ref: size.ref, action: 'select', text: 'Medium' })).verified, true);
   const text = 'Zoë 😀 ✓ 日本';
   assert.equal((await ok(d, 'ui_act', { ref: name.ref, action: 'set_text', text })).verified, true);
+  const read = await ok(d, 'ui_read', { ref: name.ref });
+  assert.deepEqual([read.name, read.text], ['Name', text], 'ui_read names the entry as the snapshot did');
   const gift = await found(d, win, { role: 'check box', name: 'Gift wrap' }, 'the check button');
   assert.equal((await ok(d, 'ui_act', { ref: gift.ref, action: 'toggle' })).verified, true);
   const submit = await found(d, win, { role: 'push button', name: 'Submit' }, 'Submit');
