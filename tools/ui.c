@@ -2269,20 +2269,28 @@ static enum verb_outcome verb_focus(struct act_run* run)
 }
 
 /* insert_text's result: old[:pos] + text + old[pos:], pos in characters (the
- * end when below 0, and then set to the end). NULL when out of memory. */
-static char* text_after_insert(const struct a11y_node* n, const char* text, int* pos)
+ * end when below 0, and then set to the end). *caret is pos in the app's own
+ * offsets: Gecko counts the U+FEFF it puts after a character above U+FFFF
+ * (gecko_text_eq). NULL when out of memory. */
+static char* text_after_insert(const struct a11y_node* n, const char* text, int* pos, bool gecko,
+		int* caret)
 {
 	const char* old = n->text ? n->text : "";
 	size_t len = n->text_len, cut = len;
 	if (*pos >= 0) {
 		cut = 0;
-		for (int c = 0; c < *pos && cut < len; c++) {
-			cut++;
+		*caret = 0;
+		for (int c = 0; c < *pos && cut < len; c++, ++*caret) {
+			size_t start = cut++;
 			while (cut < len && ((unsigned char)old[cut] & 0xC0) == 0x80)
 				cut++;
+			if (gecko && cut - start == 4 && cut + 3 <= len && memcmp(old + cut, "\xEF\xBB\xBF", 3) == 0) {
+				cut += 3;
+				++*caret;
+			}
 		}
 	} else {
-		*pos = n->char_count >= 0 ? n->char_count : 0;
+		*pos = *caret = n->char_count >= 0 ? n->char_count : 0;
 	}
 	char* expect;
 	return asprintf(&expect, "%.*s%s%s", (int)cut, old, text, old + cut) < 0 ? NULL : expect;
@@ -2299,16 +2307,16 @@ static enum verb_outcome verb_text(struct act_run* run)
 			|| n->role == A11Y_ROLE_TEXT || n->role == A11Y_ROLE_PASSWORD_TEXT;
 	if (!texty || A11Y_HAS(n->states, A11Y_READ_ONLY))
 		return VERB_UNSUPPORTED;
-	int pos = (int)tool_arg_int(run->args, "position", -1);
-	run->expect = insert ? text_after_insert(n, run->text, &pos) : strdup(run->text);
+	int pos = (int)tool_arg_int(run->args, "position", -1), caret = pos;
+	bool gecko = strcasecmp(run->r->app.toolkit, "Gecko") == 0;
+	run->expect = insert ? text_after_insert(n, run->text, &pos, gecko, &caret) : strdup(run->text);
 	run->v.what = n->role == A11Y_ROLE_PASSWORD_TEXT ? EXPECT_NONE
 			: strcasecmp(run->r->app.toolkit, "Chromium") == 0 && A11Y_HAS(n->states, A11Y_MULTI_LINE)
-			? EXPECT_TEXT_CHROMIUM : strcasecmp(run->r->app.toolkit, "Gecko") == 0 ? EXPECT_TEXT_GECKO
-			: EXPECT_TEXT;
+			? EXPECT_TEXT_CHROMIUM : gecko ? EXPECT_TEXT_GECKO : EXPECT_TEXT;
 	run->v.text = run->expect ? run->expect : run->text;
 	if (editable && !noop_known(run->r->ref.id.bus, NOOP_SET_TEXT)) {
 		struct a11y_act a = { .op = insert ? A11Y_INSERT_TEXT : A11Y_SET_TEXT, .text = run->text,
-			.position = pos };
+			.position = caret };
 		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
 		struct a11y_node probe = { 0 };
 		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe)) {
@@ -2326,7 +2334,7 @@ static enum verb_outcome verb_text(struct act_run* run)
 	if (run->background) {
 		run->rc = 0;	/* refused below: the keyboard needs focus */
 	} else if (insert) {
-		struct a11y_act a = { .op = A11Y_SET_CARET, .position = pos };
+		struct a11y_act a = { .op = A11Y_SET_CARET, .position = caret };
 		a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
 		run->rc = keyboard_set_text(run->r, run->text, false, run->err, sizeof(run->err));
 	} else {

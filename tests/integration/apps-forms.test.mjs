@@ -87,6 +87,10 @@ test('Firefox ESR: a form through the tree, POSTed byte-exact', { timeout: 90000
   assert.equal(st.verified, true, JSON.stringify(st));
   // Gecko's accessible text pads 😀 with a U+FEFF; deskd reads through it.
   assert.match(st.note || '', /U\+FEFF/);
+  // A position after 😀 counts characters, not Gecko's padded offsets.
+  const ins = await ok(d, 'ui_act', { ref: name.ref, action: 'insert_text', text: '★', position: 6 });
+  assert.equal(ins.verified, true, JSON.stringify(ins));
+  const finalText = 'Zoë 😀 ★✓ 日本 ß';
   const size = await found(d, win, { role: 'combo box', name: 'Size' }, 'the select');
   assert.equal((await ok(d, 'ui_act', { ref: size.ref, action: 'select', text: 'Large' })).verified, true);
   const gift = await found(d, win, { role: 'check box', name: 'Gift wrap' }, 'the checkbox');
@@ -98,7 +102,7 @@ test('Firefox ESR: a form through the tree, POSTed byte-exact', { timeout: 90000
   await ok(d, 'ui_act', { ref: send.ref, action: 'press', allow_destructive: true });
   await waitUntil(() => bodies.length === 1, { timeout: 10000 * SLOW, what: 'the POST' });
   assert.equal(bodies[0].type, 'application/x-www-form-urlencoded');
-  const want = 'name=' + encodeURIComponent(text).replace(/%20/g, '+') + '&size=l&gift=yes&ship=exp';
+  const want = 'name=' + encodeURIComponent(finalText).replace(/%20/g, '+') + '&size=l&gift=yes&ship=exp';
   assert.equal(bodies[0].body.toString('latin1'), want);
   await windowOf(d, /^deskd order received/, 'the answer page');
 });
