@@ -54,9 +54,12 @@ int input__load_keymap(struct input_x11* self)
 		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
 	XkbGetNames(self->x.dpy, XkbKeyTypeNamesMask, self->xkb);
 	self->shift_kc = self->level3_kc = 0;
+	self->groups = 1;
 	for (int kc = self->min_kc; kc <= self->max_kc; kc++) {
 		if (self->in_pool[kc])
 			continue;
+		if (XkbKeyNumGroups(self->xkb, kc) > self->groups)
+			self->groups = XkbKeyNumGroups(self->xkb, kc);
 		if (!self->shift_kc && map_at(self, kc, 0) == XK_Shift_L)
 			self->shift_kc = (KeyCode)kc;
 		if (!self->level3_kc && map_at(self, kc, 0) == XK_ISO_Level3_Shift)
@@ -80,33 +83,84 @@ int input__refresh_keymap(struct input_x11* self)
 	return input__load_keymap(self);
 }
 
-/* Find sym on the keymap (group 1, levels 1 and 2; the pool excluded). */
-bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift)
+/* The level of a key type for modifiers mods: XKB's rule, the entry whose
+ * mask is the mods the type looks at; the first level when none. */
+static int type_level(const XkbKeyTypeRec* t, unsigned mods)
+{
+	unsigned m = mods & t->mods.mask;
+	for (int i = 0; i < t->map_count; i++)
+		if (t->map[i].active && t->map[i].mods.mask == m)
+			return t->map[i].level;
+	return 0;
+}
+
+/* The key's own group when the keyboard's is g (its out-of-range rule); -1
+ * for a key without symbols. */
+static int key_group(XkbDescPtr xkb, int kc, int g)
+{
+	int n = XkbKeyNumGroups(xkb, kc);
+	if (n == 0)
+		return -1;
+	if (g < n)
+		return g;
+	unsigned char gi = XkbKeyGroupInfo(xkb, kc);
+	switch (XkbOutOfRangeGroupAction(gi)) {
+	case XkbRedirectIntoRange: {
+		int r = XkbOutOfRangeGroupNumber(gi);
+		return r < n ? r : 0;
+	}
+	case XkbClampIntoRange:
+		return n - 1;
+	default:
+		return g % n;
+	}
+}
+
+/* What a client looks up for key kc in group g with modifiers mods. */
+static KeySym key_sym(struct input_x11* self, int kc, int g, unsigned mods)
+{
+	int eg = key_group(self->xkb, kc, g);
+	if (eg < 0)
+		return NoSymbol;
+	int level = type_level(XkbKeyKeyType(self->xkb, kc, eg), mods);
+	if (level >= XkbKeyGroupWidth(self->xkb, kc, eg))
+		return NoSymbol;
+	return XkbKeySymEntry(self->xkb, kc, level, eg);
+}
+
+bool input__find_key_in(struct input_x11* self, KeySym sym, int group, KeyCode* kc, bool* shift)
 {
 	int shifted = 0;
 	for (int k = self->min_kc; k <= self->max_kc; k++) {
 		if (self->in_pool[k])
 			continue;
-		KeySym s0 = map_at(self, k, 0), s1 = map_at(self, k, 1);
-		if (s0 == sym) {
+		if (key_sym(self, k, group, 0) == sym) {
 			*kc = (KeyCode)k;
 			*shift = false;
 			return true;
 		}
-		if (!shifted && s0 != NoSymbol) {
-			if (s1 == NoSymbol) {
-				KeySym lower, upper;
-				XConvertCase(s0, &lower, &upper);
-				if (lower != upper && upper == sym)
-					shifted = k;
-			} else if (s1 == sym) {
-				shifted = k;
-			}
-		}
+		if (!shifted && key_sym(self, k, group, ShiftMask) == sym)
+			shifted = k;
 	}
 	if (shifted && self->shift_kc) {
 		*kc = (KeyCode)shifted;
 		*shift = true;
+		return true;
+	}
+	return false;
+}
+
+/* In group first when it is there, else in the keymap's other groups (a
+ * ru,us keymap has the Latin letters in its second group only). */
+bool input__find_key(struct input_x11* self, KeySym sym, int first, KeyCode* kc, bool* shift,
+		int* group)
+{
+	for (int g = -1; g < self->groups; g++) {
+		int at = g < 0 ? first : g;
+		if (g == first || !input__find_key_in(self, sym, at, kc, shift))
+			continue;
+		if (group)
+			*group = at;
 		return true;
 	}
 	return false;
@@ -135,11 +189,22 @@ int input__unlock(struct input_x11* self, struct input_locks* saved)
 	return 0;
 }
 
+/* A key of another group (ru,us: the Latin letters are in the second) goes
+ * with that group locked: the request runs in order with the keys, and each
+ * key event carries its group, so the client looks up the key's symbol. */
+void input__lock_group(struct input_x11* self, struct input_locks* saved, int g)
+{
+	if (saved->now == g)
+		return;
+	XkbLockGroup(self->x.dpy, XkbUseCoreKbd, (unsigned)g);
+	saved->now = g;
+}
+
 void input__relock(struct input_x11* self, const struct input_locks* saved)
 {
 	if (saved->mods)
 		XkbLockModifiers(self->x.dpy, XkbUseCoreKbd, saved->mods, saved->mods);
-	if (saved->group)
+	if (saved->now != saved->group)
 		XkbLockGroup(self->x.dpy, XkbUseCoreKbd, (unsigned)saved->group);
 }
 

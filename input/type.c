@@ -22,6 +22,7 @@ struct stroke {
 	KeySym sym;
 	KeyCode kc;	/* 0: goes through a slot (sym is its slot keysym) */
 	bool shift;
+	int group;	/* the group its key gives sym in */
 	bool astral;	/* a character above U+FFFF */
 	size_t end;	/* byte offset in the text after its character */
 };
@@ -50,9 +51,12 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
+		s->group = 0;
 		s->astral = cp > 0xFFFF;
 		s->end = pos;
-		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
+		/* The call types in the first group (input__unlock), others
+		 * locked for their keys. */
+		if (!input__find_key(self, sym, 0, &s->kc, &s->shift, &s->group)) {
 			s->kc = 0;
 			s->sym = input__slot_keysym(cp);
 		}
@@ -62,15 +66,15 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 
 enum { PICK_NONE_DRAINED = -1, PICK_ALL_IN_SEGMENT = -2 };
 
-/* A slot for a new symbol, not one of this segment: a free one first, else
- * the least recently used that has drained. */
-static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now)
+/* A slot for a new symbol, not one of this segment, on the given level (-1
+ * any): a free one first, else the least recently used that has drained. */
+static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now, int level)
 {
 	int best = -1;
 	bool any = false;
 	for (int i = 0; i < self->n_slots; i++) {
 		const struct slot* sl = &self->slots[i];
-		if (sl->segment == seg)
+		if (sl->segment == seg || (level >= 0 && sl->level != level))
 			continue;
 		any = true;
 		if (sl->sym == NoSymbol)
@@ -86,7 +90,7 @@ static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now)
 }
 
 /* Wait (bounded) until a slot outside the segment drains. */
-static int wait_for_slot(struct input_x11* self, uint64_t seg)
+static int wait_for_slot(struct input_x11* self, uint64_t seg, int level)
 {
 	int64_t end = clock_ms() + DRAIN_WAIT_MAX_MS;
 	for (;;) {
@@ -94,7 +98,7 @@ static int wait_for_slot(struct input_x11* self, uint64_t seg)
 		if (x11_lost(&self->x))
 			return -ECONNRESET;
 		int64_t now = clock_ms();
-		int s = pick_slot(self, seg, now);
+		int s = pick_slot(self, seg, now, level);
 		if (s >= 0)
 			return s;
 		if (s == PICK_ALL_IN_SEGMENT)
@@ -105,7 +109,7 @@ static int wait_for_slot(struct input_x11* self, uint64_t seg)
 	}
 }
 
-int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out,
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int* out,
 		uint64_t seg, int* bound)
 {
 	int new_slots[INPUT_MAX_CHORD];
@@ -114,14 +118,17 @@ int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out
 	if (n > INPUT_MAX_CHORD)
 		return -E2BIG;
 	for (int i = 0; i < n; i++) {
-		int s = input__slot_of(self, syms[i]);
+		int s = -1;
+		for (int k = 0; s < 0 && k < self->n_slots; k++)
+			if (self->slots[k].sym == syms[i] && (level < 0 || self->slots[k].level == level))
+				s = k;
 		for (int k = 0; s < 0 && k < n_new; k++)
 			if (new_syms[k] == syms[i])
 				s = new_slots[k];
 		if (s < 0) {
-			s = pick_slot(self, seg, clock_ms());
+			s = pick_slot(self, seg, clock_ms(), level);
 			if (s == PICK_NONE_DRAINED)
-				s = wait_for_slot(self, seg);
+				s = wait_for_slot(self, seg, level);
 			if (s == PICK_ALL_IN_SEGMENT)
 				s = -ENOSPC;
 			if (s < 0)
@@ -163,14 +170,16 @@ struct pacing {
 
 /* Send n planned strokes whose slots are bound. */
 static int send_strokes(struct input_x11* self, const struct stroke* st, size_t n,
-		int* held, struct pacing* pace)
+		int* held, struct input_locks* locks, struct pacing* pace)
 {
 	for (size_t k = 0; k < n; k++) {
 		KeyCode kc = st[k].kc;
 		int level;
 		if (kc) {
 			level = st[k].shift ? 1 : 0;
+			input__lock_group(self, locks, st[k].group);
 		} else {
+			/* Spare keys have one group: the same in any. */
 			const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
 			kc = self->pool[sl->key].kc;
 			level = sl->level;
@@ -282,7 +291,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 					s = new_slots[k];
 			if (s < 0) {
 				int64_t now = clock_ms();
-				s = pick_slot(self, seg, now);
+				s = pick_slot(self, seg, now, -1);
 				if (s == PICK_NONE_DRAINED && j == i && wait_ms) {
 					/* The caller waits, without its locks. */
 					*wait_ms = drain_wait_ms(self, seg, now);
@@ -291,7 +300,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 					break;
 				}
 				if (s == PICK_NONE_DRAINED && j == i)
-					s = wait_for_slot(self, seg);
+					s = wait_for_slot(self, seg, -1);
 				if (s < 0) {
 					if (j == i && s != PICK_NONE_DRAINED
 							&& s != PICK_ALL_IN_SEGMENT)
@@ -314,7 +323,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 				break;
 			batches++;
 		}
-		rc = send_strokes(self, st + i, j - i, &held, &pace);
+		rc = send_strokes(self, st + i, j - i, &held, &locks, &pace);
 		if (rc < 0)
 			break;
 		if (uses_slots) {

@@ -79,6 +79,7 @@ struct input_x11 {
 	KeySym* map;		/* core map, (max_kc - min_kc + 1) * per */
 	XkbDescPtr xkb;		/* XKB types and key symbol maps */
 	KeyCode shift_kc, level3_kc;
+	int groups;		/* the keymap's groups (the most any key has) */
 	bool in_pool[256];	/* keycode is a spare (never a keymap key) */
 	struct pool_key pool[MAX_POOL_KEYS];
 	int n_pool;
@@ -129,17 +130,27 @@ int input__ready(struct input_x11* self);
 /* keymap.c */
 int input__load_keymap(struct input_x11* self);
 int input__refresh_keymap(struct input_x11* self);
-bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift);
+/** Find sym on the keymap (the pool excluded) in the keyboard's group
+ *  group: a key that gives it with no modifier, else with Shift (*shift). */
+bool input__find_key_in(struct input_x11* self, KeySym sym, int group, KeyCode* kc, bool* shift);
+/** The same in group first, else in another group (*group: which; may be
+ *  NULL). */
+bool input__find_key(struct input_x11* self, KeySym sym, int first, KeyCode* kc, bool* shift,
+		int* group);
 /* The locks (modifiers, group) a call types past, to put back after it. */
 struct input_locks {
 	unsigned mods;		/* locked modifiers the call unlocked; 0 none */
 	int group;		/* the locked group it reset to the first; 0 none */
+	int now;		/* the group locked while the call types */
 };
 /** Unlock every locked modifier (Caps Lock, NumLock, level locks) and the
  *  locked group for a call's keys: the keys then mean what the keymap's
  *  first level(s) say. One round trip; saved is for input__relock. */
 int input__unlock(struct input_x11* self, struct input_locks* saved);
-/** Lock again what input__unlock unlocked. */
+/** Lock group g for the keys that follow (a key found in that group); no
+ *  request when it is locked already. */
+void input__lock_group(struct input_x11* self, struct input_locks* saved, int g);
+/** Lock again what input__unlock unlocked (and the group as it was). */
 void input__relock(struct input_x11* self, const struct input_locks* saved);
 /** The keysym a character is bound with on a slot: its Unicode keysym
  *  (Latin-1 as is), so every toolkit maps it back the same way. */
@@ -185,9 +196,10 @@ void input__claim_end(struct input_x11* self);
 int input__x11_type(struct input* in, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
 		int* wait_ms);
-/** Slots for syms[0..n) (n <= INPUT_MAX_CHORD) in segment seg: those bound
- *  already, others bound now in one request (*bound: how many). */
-int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out,
+/** Slots on level (-1 any) for syms[0..n) (n <= INPUT_MAX_CHORD) in segment
+ *  seg: those bound already, others bound now in one request (*bound: how
+ *  many). */
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int* out,
 		uint64_t seg, int* bound);
 
 /* barrier.c */
