@@ -29,8 +29,9 @@ static void check_slots(struct input_x11* self)
 		if (sl->sym == NoSymbol)
 			continue;
 		struct pool_key* k = &self->pool[sl->key];
-		int n = XkbKeyNumSyms(self->xkb, k->kc);
-		if (sl->level < n && XkbKeySymsPtr(self->xkb, k->kc)[sl->level] == sl->sym
+		int n = XkbKeyNumSyms(self->xkb, k->kc), at = sl->group * self->levels + sl->level;
+		if (at < n && XkbKeySymsPtr(self->xkb, k->kc)[at] == sl->sym
+				&& XkbKeyNumGroups(self->xkb, k->kc) == self->slot_groups
 				&& XkbKeyKeyTypeIndex(self->xkb, k->kc, 0) == self->type_index)
 			continue;
 		sl->sym = NoSymbol;
@@ -332,11 +333,23 @@ void input__find_pool(struct input_x11* self)
 		self->levels = 2;
 		self->type_index = XkbTwoLevelIndex;
 	}
+	/* A small pool (Xvfb's stock keymap leaves 12 spare keys: 48 slots)
+	 * gets more groups per key, chosen by locking the group for their keys
+	 * (type.c): 4 x 4 x 12 = 192. Only then: while such a key is bound,
+	 * the keyboard has 4 groups, and a layout switch cycles through them. */
+	int per_group = self->n_pool * self->levels;
+	self->slot_groups = 1;
+	while (per_group && self->slot_groups < XkbNumKbdGroups
+			&& per_group * self->slot_groups < POOL_SLOTS_WANTED)
+		self->slot_groups++;
 	self->n_slots = 0;
-	/* Level by level, so the first symbols need no modifier. */
-	for (int level = 0; level < self->levels; level++)
-		for (int k = 0; k < self->n_pool; k++)
-			self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level };
+	/* Group by group and level by level, so the first symbols need no
+	 * group switch and no modifier. */
+	for (int group = 0; group < self->slot_groups; group++)
+		for (int level = 0; level < self->levels; level++)
+			for (int k = 0; k < self->n_pool; k++)
+				self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level,
+					.group = group };
 	probe_xkb_binding(self);
 }
 
@@ -413,6 +426,7 @@ static void probe_xkb_binding(struct input_x11* self)
 		return;
 	self->core_maps = true;
 	self->levels = 1;
+	self->slot_groups = 1;
 	self->n_slots = 0;
 	for (int i = 0; i < self->n_pool; i++)
 		self->slots[self->n_slots++] = (struct slot){ .key = i, .level = 0 };
@@ -450,18 +464,20 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 		struct pool_key* k = &self->pool[sl->key];
 		int kc = k->kc;
 		XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
+		int width = self->levels * self->slot_groups;
 		if (!k->bound || XkbKeyKeyTypeIndex(self->xkb, kc, 0) != self->type_index
-				|| XkbKeyNumSyms(self->xkb, kc) < self->levels) {
+				|| XkbKeyNumGroups(self->xkb, kc) != self->slot_groups
+				|| XkbKeyNumSyms(self->xkb, kc) < width) {
 			/* Room first (while the key still has fewer symbols), then
-			 * the explicit type: one group, TWO_LEVEL or FOUR_LEVEL. */
-			KeySym* p = XkbResizeKeySyms(self->xkb, kc, self->levels);
+			 * the explicit type: TWO_LEVEL or FOUR_LEVEL in each group. */
+			KeySym* p = XkbResizeKeySyms(self->xkb, kc, width);
 			if (!p)
 				return -ENOMEM;
-			for (int l = 0; l < self->levels; l++)
+			for (int l = 0; l < width; l++)
 				p[l] = NoSymbol;
 			for (int g = 0; g < XkbNumKbdGroups; g++)
 				sm->kt_index[g] = (unsigned char)self->type_index;
-			sm->group_info = XkbSetGroupInfo(1, XkbWrapIntoRange, 0);
+			sm->group_info = XkbSetGroupInfo(self->slot_groups, XkbWrapIntoRange, 0);
 			sm->width = (unsigned char)self->levels;
 			if (!k->bound)
 				input__claim_note(self, k);	/* before the binding goes out */
@@ -471,7 +487,7 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 				if (self->slots[s].key == sl->key)
 					self->slots[s].sym = NoSymbol;
 		}
-		XkbKeySymsPtr(self->xkb, kc)[sl->level] = syms[i];
+		XkbKeySymsPtr(self->xkb, kc)[sl->group * self->levels + sl->level] = syms[i];
 		sl->sym = syms[i];
 	}
 	/* The other slots of keys bound just now, freed above, may have held
@@ -479,7 +495,8 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 	for (int i = 0; i < n; i++) {
 		struct slot* sl = &self->slots[slot[i]];
 		sl->sym = syms[i];
-		XkbKeySymsPtr(self->xkb, self->pool[sl->key].kc)[sl->level] = syms[i];
+		XkbKeySymsPtr(self->xkb, self->pool[sl->key].kc)[sl->group * self->levels + sl->level]
+				= syms[i];
 	}
 	send_range(self);
 	int rc = input__sync(self);

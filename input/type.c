@@ -66,15 +66,26 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 
 enum { PICK_NONE_DRAINED = -1, PICK_ALL_IN_SEGMENT = -2 };
 
-/* A slot for a new symbol, not one of this segment, on the given level (-1
- * any): a free one first, else the least recently used that has drained. */
-static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now, int level)
+/* Which slots a pick may take: any, or one level of one group (a chord's). */
+struct slot_want {
+	int level, group;	/* -1: any */
+};
+static const struct slot_want ANY_SLOT = { -1, -1 };
+
+static bool slot_fits(const struct slot* sl, struct slot_want w)
+{
+	return (w.level < 0 || sl->level == w.level) && (w.group < 0 || sl->group == w.group);
+}
+
+/* A slot for a new symbol, not one of this segment, as wanted: a free one
+ * first, else the least recently used that has drained. */
+static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now, struct slot_want want)
 {
 	int best = -1;
 	bool any = false;
 	for (int i = 0; i < self->n_slots; i++) {
 		const struct slot* sl = &self->slots[i];
-		if (sl->segment == seg || (level >= 0 && sl->level != level))
+		if (sl->segment == seg || !slot_fits(sl, want))
 			continue;
 		any = true;
 		if (sl->sym == NoSymbol)
@@ -90,7 +101,7 @@ static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now, int leve
 }
 
 /* Wait (bounded) until a slot outside the segment drains. */
-static int wait_for_slot(struct input_x11* self, uint64_t seg, int level)
+static int wait_for_slot(struct input_x11* self, uint64_t seg, struct slot_want want)
 {
 	int64_t end = clock_ms() + DRAIN_WAIT_MAX_MS;
 	for (;;) {
@@ -98,7 +109,7 @@ static int wait_for_slot(struct input_x11* self, uint64_t seg, int level)
 		if (x11_lost(&self->x))
 			return -ECONNRESET;
 		int64_t now = clock_ms();
-		int s = pick_slot(self, seg, now, level);
+		int s = pick_slot(self, seg, now, want);
 		if (s >= 0)
 			return s;
 		if (s == PICK_ALL_IN_SEGMENT)
@@ -109,9 +120,10 @@ static int wait_for_slot(struct input_x11* self, uint64_t seg, int level)
 	}
 }
 
-int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int* out,
-		uint64_t seg, int* bound)
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int group,
+		int* out, uint64_t seg, int* bound)
 {
+	struct slot_want want = { level, group };
 	int new_slots[INPUT_MAX_CHORD];
 	KeySym new_syms[INPUT_MAX_CHORD];
 	int n_new = 0;
@@ -120,15 +132,15 @@ int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int leve
 	for (int i = 0; i < n; i++) {
 		int s = -1;
 		for (int k = 0; s < 0 && k < self->n_slots; k++)
-			if (self->slots[k].sym == syms[i] && (level < 0 || self->slots[k].level == level))
+			if (self->slots[k].sym == syms[i] && slot_fits(&self->slots[k], want))
 				s = k;
 		for (int k = 0; s < 0 && k < n_new; k++)
 			if (new_syms[k] == syms[i])
 				s = new_slots[k];
 		if (s < 0) {
-			s = pick_slot(self, seg, clock_ms(), level);
+			s = pick_slot(self, seg, clock_ms(), want);
 			if (s == PICK_NONE_DRAINED)
-				s = wait_for_slot(self, seg, level);
+				s = wait_for_slot(self, seg, want);
 			if (s == PICK_ALL_IN_SEGMENT)
 				s = -ENOSPC;
 			if (s < 0)
@@ -179,10 +191,12 @@ static int send_strokes(struct input_x11* self, const struct stroke* st, size_t 
 			level = st[k].shift ? 1 : 0;
 			input__lock_group(self, locks, st[k].group);
 		} else {
-			/* Spare keys have one group: the same in any. */
 			const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
 			kc = self->pool[sl->key].kc;
 			level = sl->level;
+			/* One group: the same in any (the keymap's may stay). */
+			if (self->slot_groups > 1)
+				input__lock_group(self, locks, sl->group);
 		}
 		if ((pace->quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && pace->keys_since) {
 			/* A client that did not answer in time gets the key anyway. */
@@ -291,7 +305,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 					s = new_slots[k];
 			if (s < 0) {
 				int64_t now = clock_ms();
-				s = pick_slot(self, seg, now, -1);
+				s = pick_slot(self, seg, now, ANY_SLOT);
 				if (s == PICK_NONE_DRAINED && j == i && wait_ms) {
 					/* The caller waits, without its locks. */
 					*wait_ms = drain_wait_ms(self, seg, now);
@@ -300,7 +314,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 					break;
 				}
 				if (s == PICK_NONE_DRAINED && j == i)
-					s = wait_for_slot(self, seg, -1);
+					s = wait_for_slot(self, seg, ANY_SLOT);
 				if (s < 0) {
 					if (j == i && s != PICK_NONE_DRAINED
 							&& s != PICK_ALL_IN_SEGMENT)

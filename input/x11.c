@@ -549,7 +549,9 @@ static int chord_locked(struct input_x11* self, const struct input_chord* chord,
 		target = input__key_target(self, &pings);
 		seg = ++self->segment;
 		int bound = 0;
-		rc = input__slots_for(self, missing, n_missing, want, slot_of, seg, &bound);
+		/* Spare keys wrap the keyboard's group into theirs. */
+		rc = input__slots_for(self, missing, n_missing, want, group % self->slot_groups,
+				slot_of, seg, &bound);
 		if (rc < 0)
 			return rc;
 		for (int i = 0; i < n_missing; i++) {

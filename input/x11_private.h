@@ -24,7 +24,9 @@
 
 #define MAX_POOL_KEYS 64	/* spare keycodes */
 #define MAX_LEVELS 4
-#define MAX_SLOTS (MAX_POOL_KEYS * MAX_LEVELS)
+/* A pool smaller than this gets more groups per spare key (at most 4). */
+#define POOL_SLOTS_WANTED 192
+#define MAX_SLOTS (MAX_POOL_KEYS * MAX_LEVELS * XkbNumKbdGroups)
 #define DRAG_STEP_PX 16
 /* A slot whose last key went to a client without _NET_WM_PING: rebound
  * only QUARANTINE_MS (plus 1 ms per key of that call) after its last key. */
@@ -61,6 +63,7 @@ struct pool_key {
 struct slot {
 	int key;		/* index into pool[] */
 	int level;		/* 0: plain, 1: Shift, 2: Level3, 3: both */
+	int group;		/* the spare key's group (the keyboard's, locked) */
 	KeySym sym;		/* NoSymbol when free */
 	int64_t used_ms;	/* last key sent on it (server-synced); 0 never */
 	int64_t quarantine_ms;	/* drained by time once now >= this */
@@ -84,6 +87,7 @@ struct input_x11 {
 	struct pool_key pool[MAX_POOL_KEYS];
 	int n_pool;
 	int levels;		/* 2 or 4 */
+	int slot_groups;	/* groups per spare key: 1, or up to 4 on a small pool */
 	int type_index;		/* TWO_LEVEL or FOUR_LEVEL */
 	struct slot slots[MAX_SLOTS];
 	int n_slots;
@@ -196,11 +200,11 @@ void input__claim_end(struct input_x11* self);
 int input__x11_type(struct input* in, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
 		int* wait_ms);
-/** Slots on level (-1 any) for syms[0..n) (n <= INPUT_MAX_CHORD) in segment
- *  seg: those bound already, others bound now in one request (*bound: how
- *  many). */
-int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int* out,
-		uint64_t seg, int* bound);
+/** Slots on level and group (-1 any) for syms[0..n) (n <= INPUT_MAX_CHORD)
+ *  in segment seg: those bound already, others bound now in one request
+ *  (*bound: how many). */
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int group,
+		int* out, uint64_t seg, int* bound);
 
 /* barrier.c */
 /** The client window that gets key events now (the focus, or the window
