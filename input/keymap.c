@@ -12,6 +12,8 @@
 
 /* ---- keymap ---- */
 
+static void build_key_table(struct input_x11* self);
+
 static KeySym map_at(struct input_x11* self, int kc, int col)
 {
 	if (kc < self->min_kc || kc > self->max_kc || col >= self->per)
@@ -66,6 +68,7 @@ int input__load_keymap(struct input_x11* self)
 		if (!self->level3_kc && map_at(self, kc, 0) == XK_ISO_Level3_Shift)
 			self->level3_kc = (KeyCode)kc;
 	}
+	build_key_table(self);
 	if (self->n_slots)
 		check_slots(self);
 	return 0;
@@ -129,23 +132,56 @@ static KeySym key_sym(struct input_x11* self, int kc, int g, unsigned mods)
 	return XkbKeySymEntry(self->xkb, kc, level, eg);
 }
 
+static unsigned key_hash(KeySym sym, int group)
+{
+	uint64_t h = ((uint64_t)sym << 2 | (unsigned)group) * 0x9E3779B97F4A7C15ull;
+	return (unsigned)(h >> 52) & (KEY_TABLE_SIZE - 1);
+}
+
+/* The first entry for (sym, group) stays: keys go in level by level, in
+ * keycode order, so a key without Shift wins, then the lowest keycode. */
+static void key_table_put(struct input_x11* self, KeySym sym, int group, int kc, bool shift)
+{
+	if (sym == NoSymbol)
+		return;
+	for (unsigned i = key_hash(sym, group), n = 0; n < KEY_TABLE_SIZE;
+			i = (i + 1) & (KEY_TABLE_SIZE - 1), n++) {
+		struct key_entry* e = &self->keys_by_sym[i];
+		if (e->kc && e->sym == sym && e->group == group)
+			return;
+		if (!e->kc) {
+			*e = (struct key_entry){ .sym = sym, .kc = (unsigned char)kc,
+				.group = (unsigned char)group, .shift = shift };
+			return;
+		}
+	}
+}
+
+/* The keymap's keys (the pool excluded) by what they give in each group. */
+static void build_key_table(struct input_x11* self)
+{
+	memset(self->keys_by_sym, 0, sizeof(self->keys_by_sym));
+	for (int g = 0; g < self->groups && g < XkbNumKbdGroups; g++)
+		for (int shift = 0; shift < 2; shift++)
+			for (int k = self->min_kc; k <= self->max_kc && k < 256; k++)
+				if (!self->in_pool[k])
+					key_table_put(self, key_sym(self, k, g, shift ? ShiftMask : 0), g,
+							k, shift);
+}
+
 bool input__find_key_in(struct input_x11* self, KeySym sym, int group, KeyCode* kc, bool* shift)
 {
-	int shifted = 0;
-	for (int k = self->min_kc; k <= self->max_kc; k++) {
-		if (self->in_pool[k])
+	for (unsigned i = key_hash(sym, group), n = 0; n < KEY_TABLE_SIZE;
+			i = (i + 1) & (KEY_TABLE_SIZE - 1), n++) {
+		const struct key_entry* e = &self->keys_by_sym[i];
+		if (!e->kc)
+			return false;
+		if (e->sym != sym || e->group != group)
 			continue;
-		if (key_sym(self, k, group, 0) == sym) {
-			*kc = (KeyCode)k;
-			*shift = false;
-			return true;
-		}
-		if (!shifted && key_sym(self, k, group, ShiftMask) == sym)
-			shifted = k;
-	}
-	if (shifted && self->shift_kc) {
-		*kc = (KeyCode)shifted;
-		*shift = true;
+		if (e->shift && !self->shift_kc)
+			return false;
+		*kc = e->kc;
+		*shift = e->shift;
 		return true;
 	}
 	return false;
@@ -350,6 +386,7 @@ void input__find_pool(struct input_x11* self)
 			for (int k = 0; k < self->n_pool; k++)
 				self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level,
 					.group = group };
+	build_key_table(self);	/* without the pool's keys */
 	probe_xkb_binding(self);
 }
 

@@ -28,6 +28,8 @@
 #define POOL_SLOTS_WANTED 192
 #define MAX_SLOTS (MAX_POOL_KEYS * MAX_LEVELS * XkbNumKbdGroups)
 #define DRAG_STEP_PX 16
+/* Entries of the keysym table: 4 groups x 248 keys x 2 levels fit twice. */
+#define KEY_TABLE_SIZE 4096
 /* A slot whose last key went to a client without _NET_WM_PING: rebound
  * only QUARANTINE_MS (plus 1 ms per key of that call) after its last key. */
 #define QUARANTINE_MS 3000
@@ -83,6 +85,14 @@ struct input_x11 {
 	XkbDescPtr xkb;		/* XKB types and key symbol maps */
 	KeyCode shift_kc, level3_kc;
 	int groups;		/* the keymap's groups (the most any key has) */
+	/* What input__find_key_in finds, by keysym and group (built with the
+	 * keymap: a text off the keymap looked each character up on every
+	 * key). Open addressing; kc 0 is an empty entry. */
+	struct key_entry {
+		KeySym sym;
+		unsigned char kc, group;
+		bool shift;
+	} keys_by_sym[KEY_TABLE_SIZE];
 	bool in_pool[256];	/* keycode is a spare (never a keymap key) */
 	struct pool_key pool[MAX_POOL_KEYS];
 	int n_pool;
