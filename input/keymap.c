@@ -32,8 +32,8 @@ static void check_slots(struct input_x11* self)
 			continue;
 		struct pool_key* k = &self->pool[sl->key];
 		int n = XkbKeyNumSyms(self->xkb, k->kc), at = sl->group * self->levels + sl->level;
-		if (at < n && XkbKeySymsPtr(self->xkb, k->kc)[at] == sl->sym
-				&& XkbKeyNumGroups(self->xkb, k->kc) == self->slot_groups
+		if (at < n && sl->group < XkbKeyNumGroups(self->xkb, k->kc)
+				&& XkbKeySymsPtr(self->xkb, k->kc)[at] == sl->sym
 				&& XkbKeyKeyTypeIndex(self->xkb, k->kc, 0) == self->type_index)
 			continue;
 		sl->sym = NoSymbol;
@@ -371,8 +371,9 @@ void input__find_pool(struct input_x11* self)
 	}
 	/* A small pool (Xvfb's stock keymap leaves 12 spare keys: 48 slots)
 	 * gets more groups per key, chosen by locking the group for their keys
-	 * (type.c): 4 x 4 x 12 = 192. Only then: while such a key is bound,
-	 * the keyboard has 4 groups, and a layout switch cycles through them. */
+	 * (type.c): 4 x 4 x 12 = 192. Only then, and a key only once a slot of
+	 * its other groups is used: while such a key is bound, the keyboard
+	 * has 4 groups, and a layout switch cycles through them. */
 	int per_group = self->n_pool * self->levels;
 	self->slot_groups = 1;
 	while (per_group && self->slot_groups < XkbNumKbdGroups
@@ -501,27 +502,36 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 		struct pool_key* k = &self->pool[sl->key];
 		int kc = k->kc;
 		XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
-		int width = self->levels * self->slot_groups;
-		if (!k->bound || XkbKeyKeyTypeIndex(self->xkb, kc, 0) != self->type_index
-				|| XkbKeyNumGroups(self->xkb, kc) != self->slot_groups
-				|| XkbKeyNumSyms(self->xkb, kc) < width) {
+		/* A key gets its other groups only when a slot there is used:
+		 * the keyboard has 4 groups while such a key is bound. */
+		int groups = sl->group > 0 ? self->slot_groups : 1;
+		int have = k->bound && XkbKeyKeyTypeIndex(self->xkb, kc, 0) == self->type_index
+				&& XkbKeyNumSyms(self->xkb, kc) == self->levels * XkbKeyNumGroups(self->xkb, kc)
+				? XkbKeyNumGroups(self->xkb, kc) : 0;
+		if (have < groups) {
+			/* Group 1's symbols stay as they are when the key widens. */
+			KeySym keep[MAX_LEVELS];
+			for (int l = 0; l < self->levels; l++)
+				keep[l] = have ? XkbKeySymsPtr(self->xkb, kc)[l] : NoSymbol;
 			/* Room first (while the key still has fewer symbols), then
 			 * the explicit type: TWO_LEVEL or FOUR_LEVEL in each group. */
+			int width = self->levels * groups;
 			KeySym* p = XkbResizeKeySyms(self->xkb, kc, width);
 			if (!p)
 				return -ENOMEM;
 			for (int l = 0; l < width; l++)
-				p[l] = NoSymbol;
+				p[l] = l < self->levels ? keep[l] : NoSymbol;
 			for (int g = 0; g < XkbNumKbdGroups; g++)
 				sm->kt_index[g] = (unsigned char)self->type_index;
-			sm->group_info = XkbSetGroupInfo(self->slot_groups, XkbWrapIntoRange, 0);
+			sm->group_info = XkbSetGroupInfo(groups, XkbWrapIntoRange, 0);
 			sm->width = (unsigned char)self->levels;
 			if (!k->bound)
 				input__claim_note(self, k);	/* before the binding goes out */
 			k->bound = true;
-			/* Its other levels are empty now: free them. */
+			/* Its other levels are empty now (kept: group 1's when it
+			 * widened): free them. */
 			for (int s = 0; s < self->n_slots; s++)
-				if (self->slots[s].key == sl->key)
+				if (self->slots[s].key == sl->key && (!have || self->slots[s].group > 0))
 					self->slots[s].sym = NoSymbol;
 		}
 		XkbKeySymsPtr(self->xkb, kc)[sl->group * self->levels + sl->level] = syms[i];

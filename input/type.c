@@ -194,8 +194,9 @@ static int send_strokes(struct input_x11* self, const struct stroke* st, size_t 
 			const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
 			kc = self->pool[sl->key].kc;
 			level = sl->level;
-			/* One group: the same in any (the keymap's may stay). */
-			if (self->slot_groups > 1)
+			/* A key of one group is the same in any (the keymap's
+			 * group may stay). */
+			if (XkbKeyNumGroups(self->xkb, kc) > 1)
 				input__lock_group(self, locks, sl->group);
 		}
 		if ((pace->quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && pace->keys_since) {
