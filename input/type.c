@@ -32,6 +32,7 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* out, size_t* n_out)
 {
 	size_t pos = 0, n = 0;
+	int group = 0;
 	while (pos < len) {
 		uint32_t cp = 0;
 		input_utf8_next(text, len, &pos, &cp);
@@ -54,9 +55,13 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		s->group = 0;
 		s->astral = cp > 0xFFFF;
 		s->end = pos;
-		/* The call types in the first group (input__unlock), others
-		 * locked for their keys. */
-		if (!input__find_key(self, sym, 0, &s->kc, &s->shift, &s->group)) {
+		/* The call starts in the first group (input__unlock); a key of
+		 * another goes with that group locked, which stays while the
+		 * keys after it are there too (a space between Latin words on
+		 * ru,us is in both). */
+		if (input__find_key(self, sym, group, &s->kc, &s->shift, &s->group)) {
+			group = s->group;
+		} else {
 			s->kc = 0;
 			s->sym = input__slot_keysym(cp);
 		}
