@@ -113,6 +113,9 @@ const loStrings = [
   'emoji 👩‍💻 ✌🏿 👨‍👩‍👧‍👦 🏳️‍🌈 ❤️‍🔥 🇩🇪🇩🇪 𝕏𝕏',
   'skin 👍🏽👋🏿 flags 🇫🇷🇯🇵 🏴󠁧󠁢󠁳󠁣󠁴󠁿 end',
   'Mississippi bookkeeper "quoted" \'single\' 100%',
+  // 55 symbols off the keymap: more than Xvfb's spare keys hold in one
+  // group (48), so some go with another group locked (PITFALLS 27g).
+  'абвгдежзийклмнопрстуфхцчшщъыьэюя αβγδεζηθικλμνξοπρστυφχψ',
 ];
 
 test('LibreOffice Writer: repeated characters, Returns and emoji sequences arrive exact', { timeout: 300000 }, async (t) => {
