@@ -63,8 +63,8 @@ struct input* desktop_input_get(char* err, size_t size)
 		ctx_disconnects = desktop_disconnects();
 		ctx_input = input_new(name, err, size);
 		if (ctx_input) {
-			log_debug("input: connected to %s, %d spare keycodes", name,
-					input_spare_keycodes(ctx_input));
+			log_debug("input: connected to %s, %d spare keycodes, %d slots", name,
+					input_spare_keycodes(ctx_input), input_spare_slots(ctx_input));
 			if (!ctx_atexit && atexit(input_at_exit) == 0)
 				ctx_atexit = true;
 		}

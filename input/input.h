@@ -169,7 +169,9 @@ struct input_type_stats {
  *  Slots: each spare keycode (empty, and without a meaning of its own to
  *  browsers: not a browser, media, power or launch key) gives 4 levels
  *  (FOUR_LEVEL: plain, Shift, Level3, both) when the keymap has an
- *  ISO_Level3_Shift key, else 2 (TWO_LEVEL). A character goes on a slot as
+ *  ISO_Level3_Shift key, else 2 (TWO_LEVEL); a pool of fewer than 192
+ *  slots (Xvfb's stock keymap: 12 keys, 48) gives each key up to 4 groups,
+ *  the group locked for the key's strokes. A character goes on a slot as
  *  its Unicode keysym (0x1000000 + code point; Latin-1 as is), with no case
  *  logic: every symbol gets a slot of its own. All the new symbols of a
  *  call are bound in one XKB request before its first key, followed by a
@@ -202,8 +204,8 @@ int input_type_some(struct input* self, const char* text, size_t len,
  *  14/14 with 50 ms, 164/164 with 30 ms). */
 #define INPUT_BIND_WAIT_MS 40
 void input_set_timing(struct input* self, int bind_wait_ms);
-/** How many spare keycodes, and how many slots (keycodes x levels), this
- *  display offers. */
+/** How many spare keycodes, and how many slots (keycodes x levels x
+ *  groups), this display offers. */
 int input_spare_keycodes(struct input* self);
 int input_spare_slots(struct input* self);
 

@@ -12,6 +12,8 @@
 
 /* ---- keymap ---- */
 
+static void build_key_table(struct input_x11* self);
+
 static KeySym map_at(struct input_x11* self, int kc, int col)
 {
 	if (kc < self->min_kc || kc > self->max_kc || col >= self->per)
@@ -29,8 +31,9 @@ static void check_slots(struct input_x11* self)
 		if (sl->sym == NoSymbol)
 			continue;
 		struct pool_key* k = &self->pool[sl->key];
-		int n = XkbKeyNumSyms(self->xkb, k->kc);
-		if (sl->level < n && XkbKeySymsPtr(self->xkb, k->kc)[sl->level] == sl->sym
+		int n = XkbKeyNumSyms(self->xkb, k->kc), at = sl->group * self->levels + sl->level;
+		if (at < n && sl->group < XkbKeyNumGroups(self->xkb, k->kc)
+				&& XkbKeySymsPtr(self->xkb, k->kc)[at] == sl->sym
 				&& XkbKeyKeyTypeIndex(self->xkb, k->kc, 0) == self->type_index)
 			continue;
 		sl->sym = NoSymbol;
@@ -54,14 +57,18 @@ int input__load_keymap(struct input_x11* self)
 		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
 	XkbGetNames(self->x.dpy, XkbKeyTypeNamesMask, self->xkb);
 	self->shift_kc = self->level3_kc = 0;
+	self->groups = 1;
 	for (int kc = self->min_kc; kc <= self->max_kc; kc++) {
 		if (self->in_pool[kc])
 			continue;
+		if (XkbKeyNumGroups(self->xkb, kc) > self->groups)
+			self->groups = XkbKeyNumGroups(self->xkb, kc);
 		if (!self->shift_kc && map_at(self, kc, 0) == XK_Shift_L)
 			self->shift_kc = (KeyCode)kc;
 		if (!self->level3_kc && map_at(self, kc, 0) == XK_ISO_Level3_Shift)
 			self->level3_kc = (KeyCode)kc;
 	}
+	build_key_table(self);
 	if (self->n_slots)
 		check_slots(self);
 	return 0;
@@ -80,33 +87,117 @@ int input__refresh_keymap(struct input_x11* self)
 	return input__load_keymap(self);
 }
 
-/* Find sym on the keymap (group 1, levels 1 and 2; the pool excluded). */
-bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift)
+/* The level of a key type for modifiers mods: XKB's rule, the entry whose
+ * mask is the mods the type looks at; the first level when none. */
+static int type_level(const XkbKeyTypeRec* t, unsigned mods)
 {
-	int shifted = 0;
-	for (int k = self->min_kc; k <= self->max_kc; k++) {
-		if (self->in_pool[k])
-			continue;
-		KeySym s0 = map_at(self, k, 0), s1 = map_at(self, k, 1);
-		if (s0 == sym) {
-			*kc = (KeyCode)k;
-			*shift = false;
-			return true;
-		}
-		if (!shifted && s0 != NoSymbol) {
-			if (s1 == NoSymbol) {
-				KeySym lower, upper;
-				XConvertCase(s0, &lower, &upper);
-				if (lower != upper && upper == sym)
-					shifted = k;
-			} else if (s1 == sym) {
-				shifted = k;
-			}
+	unsigned m = mods & t->mods.mask;
+	for (int i = 0; i < t->map_count; i++)
+		if (t->map[i].active && t->map[i].mods.mask == m)
+			return t->map[i].level;
+	return 0;
+}
+
+/* The key's own group when the keyboard's is g (its out-of-range rule); -1
+ * for a key without symbols. */
+static int key_group(XkbDescPtr xkb, int kc, int g)
+{
+	int n = XkbKeyNumGroups(xkb, kc);
+	if (n == 0)
+		return -1;
+	if (g < n)
+		return g;
+	unsigned char gi = XkbKeyGroupInfo(xkb, kc);
+	switch (XkbOutOfRangeGroupAction(gi)) {
+	case XkbRedirectIntoRange: {
+		int r = XkbOutOfRangeGroupNumber(gi);
+		return r < n ? r : 0;
+	}
+	case XkbClampIntoRange:
+		return n - 1;
+	default:
+		return g % n;
+	}
+}
+
+/* What a client looks up for key kc in group g with modifiers mods. */
+static KeySym key_sym(struct input_x11* self, int kc, int g, unsigned mods)
+{
+	int eg = key_group(self->xkb, kc, g);
+	if (eg < 0)
+		return NoSymbol;
+	int level = type_level(XkbKeyKeyType(self->xkb, kc, eg), mods);
+	if (level >= XkbKeyGroupWidth(self->xkb, kc, eg))
+		return NoSymbol;
+	return XkbKeySymEntry(self->xkb, kc, level, eg);
+}
+
+static unsigned key_hash(KeySym sym, int group)
+{
+	uint64_t h = ((uint64_t)sym << 2 | (unsigned)group) * 0x9E3779B97F4A7C15ull;
+	return (unsigned)(h >> 52) & (KEY_TABLE_SIZE - 1);
+}
+
+/* The first entry for (sym, group) stays: keys go in level by level, in
+ * keycode order, so a key without Shift wins, then the lowest keycode. */
+static void key_table_put(struct input_x11* self, KeySym sym, int group, int kc, bool shift)
+{
+	if (sym == NoSymbol)
+		return;
+	for (unsigned i = key_hash(sym, group), n = 0; n < KEY_TABLE_SIZE;
+			i = (i + 1) & (KEY_TABLE_SIZE - 1), n++) {
+		struct key_entry* e = &self->keys_by_sym[i];
+		if (e->kc && e->sym == sym && e->group == group)
+			return;
+		if (!e->kc) {
+			*e = (struct key_entry){ .sym = sym, .kc = (unsigned char)kc,
+				.group = (unsigned char)group, .shift = shift };
+			return;
 		}
 	}
-	if (shifted && self->shift_kc) {
-		*kc = (KeyCode)shifted;
-		*shift = true;
+}
+
+/* The keymap's keys (the pool excluded) by what they give in each group. */
+static void build_key_table(struct input_x11* self)
+{
+	memset(self->keys_by_sym, 0, sizeof(self->keys_by_sym));
+	for (int g = 0; g < self->groups && g < XkbNumKbdGroups; g++)
+		for (int shift = 0; shift < 2; shift++)
+			for (int k = self->min_kc; k <= self->max_kc && k < 256; k++)
+				if (!self->in_pool[k])
+					key_table_put(self, key_sym(self, k, g, shift ? ShiftMask : 0), g,
+							k, shift);
+}
+
+bool input__find_key_in(struct input_x11* self, KeySym sym, int group, KeyCode* kc, bool* shift)
+{
+	for (unsigned i = key_hash(sym, group), n = 0; n < KEY_TABLE_SIZE;
+			i = (i + 1) & (KEY_TABLE_SIZE - 1), n++) {
+		const struct key_entry* e = &self->keys_by_sym[i];
+		if (!e->kc)
+			return false;
+		if (e->sym != sym || e->group != group)
+			continue;
+		if (e->shift && !self->shift_kc)
+			return false;
+		*kc = e->kc;
+		*shift = e->shift;
+		return true;
+	}
+	return false;
+}
+
+/* In group first when it is there, else in the keymap's other groups (a
+ * ru,us keymap has the Latin letters in its second group only). */
+bool input__find_key(struct input_x11* self, KeySym sym, int first, KeyCode* kc, bool* shift,
+		int* group)
+{
+	for (int g = -1; g < self->groups; g++) {
+		int at = g < 0 ? first : g;
+		if (g == first || !input__find_key_in(self, sym, at, kc, shift))
+			continue;
+		if (group)
+			*group = at;
 		return true;
 	}
 	return false;
@@ -135,11 +226,22 @@ int input__unlock(struct input_x11* self, struct input_locks* saved)
 	return 0;
 }
 
+/* A key of another group (ru,us: the Latin letters are in the second) goes
+ * with that group locked: the request runs in order with the keys, and each
+ * key event carries its group, so the client looks up the key's symbol. */
+void input__lock_group(struct input_x11* self, struct input_locks* saved, int g)
+{
+	if (saved->now == g)
+		return;
+	XkbLockGroup(self->x.dpy, XkbUseCoreKbd, (unsigned)g);
+	saved->now = g;
+}
+
 void input__relock(struct input_x11* self, const struct input_locks* saved)
 {
 	if (saved->mods)
 		XkbLockModifiers(self->x.dpy, XkbUseCoreKbd, saved->mods, saved->mods);
-	if (saved->group)
+	if (saved->now != saved->group)
 		XkbLockGroup(self->x.dpy, XkbUseCoreKbd, (unsigned)saved->group);
 }
 
@@ -267,11 +369,25 @@ void input__find_pool(struct input_x11* self)
 		self->levels = 2;
 		self->type_index = XkbTwoLevelIndex;
 	}
+	/* A small pool (Xvfb's stock keymap leaves 12 spare keys: 48 slots)
+	 * gets more groups per key, chosen by locking the group for their keys
+	 * (type.c): 4 x 4 x 12 = 192. Only then, and a key only once a slot of
+	 * its other groups is used: while such a key is bound, the keyboard
+	 * has 4 groups, and a layout switch cycles through them. */
+	int per_group = self->n_pool * self->levels;
+	self->slot_groups = 1;
+	while (per_group && self->slot_groups < XkbNumKbdGroups
+			&& per_group * self->slot_groups < POOL_SLOTS_WANTED)
+		self->slot_groups++;
 	self->n_slots = 0;
-	/* Level by level, so the first symbols need no modifier. */
-	for (int level = 0; level < self->levels; level++)
-		for (int k = 0; k < self->n_pool; k++)
-			self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level };
+	/* Group by group and level by level, so the first symbols need no
+	 * group switch and no modifier. */
+	for (int group = 0; group < self->slot_groups; group++)
+		for (int level = 0; level < self->levels; level++)
+			for (int k = 0; k < self->n_pool; k++)
+				self->slots[self->n_slots++] = (struct slot){ .key = k, .level = level,
+					.group = group };
+	build_key_table(self);	/* without the pool's keys */
 	probe_xkb_binding(self);
 }
 
@@ -348,6 +464,7 @@ static void probe_xkb_binding(struct input_x11* self)
 		return;
 	self->core_maps = true;
 	self->levels = 1;
+	self->slot_groups = 1;
 	self->n_slots = 0;
 	for (int i = 0; i < self->n_pool; i++)
 		self->slots[self->n_slots++] = (struct slot){ .key = i, .level = 0 };
@@ -385,28 +502,39 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 		struct pool_key* k = &self->pool[sl->key];
 		int kc = k->kc;
 		XkbSymMapPtr sm = &self->xkb->map->key_sym_map[kc];
-		if (!k->bound || XkbKeyKeyTypeIndex(self->xkb, kc, 0) != self->type_index
-				|| XkbKeyNumSyms(self->xkb, kc) < self->levels) {
+		/* A key gets its other groups only when a slot there is used:
+		 * the keyboard has 4 groups while such a key is bound. */
+		int groups = sl->group > 0 ? self->slot_groups : 1;
+		int have = k->bound && XkbKeyKeyTypeIndex(self->xkb, kc, 0) == self->type_index
+				&& XkbKeyNumSyms(self->xkb, kc) == self->levels * XkbKeyNumGroups(self->xkb, kc)
+				? XkbKeyNumGroups(self->xkb, kc) : 0;
+		if (have < groups) {
+			/* Group 1's symbols stay as they are when the key widens. */
+			KeySym keep[MAX_LEVELS];
+			for (int l = 0; l < self->levels; l++)
+				keep[l] = have ? XkbKeySymsPtr(self->xkb, kc)[l] : NoSymbol;
 			/* Room first (while the key still has fewer symbols), then
-			 * the explicit type: one group, TWO_LEVEL or FOUR_LEVEL. */
-			KeySym* p = XkbResizeKeySyms(self->xkb, kc, self->levels);
+			 * the explicit type: TWO_LEVEL or FOUR_LEVEL in each group. */
+			int width = self->levels * groups;
+			KeySym* p = XkbResizeKeySyms(self->xkb, kc, width);
 			if (!p)
 				return -ENOMEM;
-			for (int l = 0; l < self->levels; l++)
-				p[l] = NoSymbol;
+			for (int l = 0; l < width; l++)
+				p[l] = l < self->levels ? keep[l] : NoSymbol;
 			for (int g = 0; g < XkbNumKbdGroups; g++)
 				sm->kt_index[g] = (unsigned char)self->type_index;
-			sm->group_info = XkbSetGroupInfo(1, XkbWrapIntoRange, 0);
+			sm->group_info = XkbSetGroupInfo(groups, XkbWrapIntoRange, 0);
 			sm->width = (unsigned char)self->levels;
 			if (!k->bound)
 				input__claim_note(self, k);	/* before the binding goes out */
 			k->bound = true;
-			/* Its other levels are empty now: free them. */
+			/* Its other levels are empty now (kept: group 1's when it
+			 * widened): free them. */
 			for (int s = 0; s < self->n_slots; s++)
-				if (self->slots[s].key == sl->key)
+				if (self->slots[s].key == sl->key && (!have || self->slots[s].group > 0))
 					self->slots[s].sym = NoSymbol;
 		}
-		XkbKeySymsPtr(self->xkb, kc)[sl->level] = syms[i];
+		XkbKeySymsPtr(self->xkb, kc)[sl->group * self->levels + sl->level] = syms[i];
 		sl->sym = syms[i];
 	}
 	/* The other slots of keys bound just now, freed above, may have held
@@ -414,7 +542,8 @@ int input__bind_slots(struct input_x11* self, const int* slot, const KeySym* sym
 	for (int i = 0; i < n; i++) {
 		struct slot* sl = &self->slots[slot[i]];
 		sl->sym = syms[i];
-		XkbKeySymsPtr(self->xkb, self->pool[sl->key].kc)[sl->level] = syms[i];
+		XkbKeySymsPtr(self->xkb, self->pool[sl->key].kc)[sl->group * self->levels + sl->level]
+				= syms[i];
 	}
 	send_range(self);
 	int rc = input__sync(self);

@@ -55,7 +55,7 @@ bool input__claim_unpack(const long in[INPUT_CLAIM_FIELDS], struct input_claim* 
 bool input__looks_bound(const KeySym* syms, int n)
 {
 	bool any = false;
-	if (n < 1 || n > MAX_LEVELS * 2)
+	if (n < 1 || n > MAX_LEVELS * XkbNumKbdGroups)	/* a key's most: 4 groups */
 		return false;
 	for (int i = 0; i < n; i++) {
 		KeySym s = syms[i];

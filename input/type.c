@@ -22,6 +22,7 @@ struct stroke {
 	KeySym sym;
 	KeyCode kc;	/* 0: goes through a slot (sym is its slot keysym) */
 	bool shift;
+	int group;	/* the group its key gives sym in */
 	bool astral;	/* a character above U+FFFF */
 	size_t end;	/* byte offset in the text after its character */
 };
@@ -31,6 +32,7 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* out, size_t* n_out)
 {
 	size_t pos = 0, n = 0;
+	int group = 0;
 	while (pos < len) {
 		uint32_t cp = 0;
 		input_utf8_next(text, len, &pos, &cp);
@@ -50,9 +52,16 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 		struct stroke* s = &out[n++];
 		s->sym = sym;
 		s->shift = false;
+		s->group = 0;
 		s->astral = cp > 0xFFFF;
 		s->end = pos;
-		if (!input__find_key(self, sym, &s->kc, &s->shift)) {
+		/* The call starts in the first group (input__unlock); a key of
+		 * another goes with that group locked, which stays while the
+		 * keys after it are there too (a space between Latin words on
+		 * ru,us is in both). */
+		if (input__find_key(self, sym, group, &s->kc, &s->shift, &s->group)) {
+			group = s->group;
+		} else {
 			s->kc = 0;
 			s->sym = input__slot_keysym(cp);
 		}
@@ -62,15 +71,26 @@ static void plan_text(struct input_x11* self, const char* text, size_t len,
 
 enum { PICK_NONE_DRAINED = -1, PICK_ALL_IN_SEGMENT = -2 };
 
-/* A slot for a new symbol, not one of this segment: a free one first, else
- * the least recently used that has drained. */
-static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now)
+/* Which slots a pick may take: any, or one level of one group (a chord's). */
+struct slot_want {
+	int level, group;	/* -1: any */
+};
+static const struct slot_want ANY_SLOT = { -1, -1 };
+
+static bool slot_fits(const struct slot* sl, struct slot_want w)
+{
+	return (w.level < 0 || sl->level == w.level) && (w.group < 0 || sl->group == w.group);
+}
+
+/* A slot for a new symbol, not one of this segment, as wanted: a free one
+ * first, else the least recently used that has drained. */
+static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now, struct slot_want want)
 {
 	int best = -1;
 	bool any = false;
 	for (int i = 0; i < self->n_slots; i++) {
 		const struct slot* sl = &self->slots[i];
-		if (sl->segment == seg)
+		if (sl->segment == seg || !slot_fits(sl, want))
 			continue;
 		any = true;
 		if (sl->sym == NoSymbol)
@@ -86,7 +106,7 @@ static int pick_slot(struct input_x11* self, uint64_t seg, int64_t now)
 }
 
 /* Wait (bounded) until a slot outside the segment drains. */
-static int wait_for_slot(struct input_x11* self, uint64_t seg)
+static int wait_for_slot(struct input_x11* self, uint64_t seg, struct slot_want want)
 {
 	int64_t end = clock_ms() + DRAIN_WAIT_MAX_MS;
 	for (;;) {
@@ -94,7 +114,7 @@ static int wait_for_slot(struct input_x11* self, uint64_t seg)
 		if (x11_lost(&self->x))
 			return -ECONNRESET;
 		int64_t now = clock_ms();
-		int s = pick_slot(self, seg, now);
+		int s = pick_slot(self, seg, now, want);
 		if (s >= 0)
 			return s;
 		if (s == PICK_ALL_IN_SEGMENT)
@@ -105,23 +125,27 @@ static int wait_for_slot(struct input_x11* self, uint64_t seg)
 	}
 }
 
-int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out,
-		uint64_t seg, int* bound)
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int group,
+		int* out, uint64_t seg, int* bound)
 {
+	struct slot_want want = { level, group };
 	int new_slots[INPUT_MAX_CHORD];
 	KeySym new_syms[INPUT_MAX_CHORD];
 	int n_new = 0;
 	if (n > INPUT_MAX_CHORD)
 		return -E2BIG;
 	for (int i = 0; i < n; i++) {
-		int s = input__slot_of(self, syms[i]);
+		int s = -1;
+		for (int k = 0; s < 0 && k < self->n_slots; k++)
+			if (self->slots[k].sym == syms[i] && slot_fits(&self->slots[k], want))
+				s = k;
 		for (int k = 0; s < 0 && k < n_new; k++)
 			if (new_syms[k] == syms[i])
 				s = new_slots[k];
 		if (s < 0) {
-			s = pick_slot(self, seg, clock_ms());
+			s = pick_slot(self, seg, clock_ms(), want);
 			if (s == PICK_NONE_DRAINED)
-				s = wait_for_slot(self, seg);
+				s = wait_for_slot(self, seg, want);
 			if (s == PICK_ALL_IN_SEGMENT)
 				s = -ENOSPC;
 			if (s < 0)
@@ -163,17 +187,22 @@ struct pacing {
 
 /* Send n planned strokes whose slots are bound. */
 static int send_strokes(struct input_x11* self, const struct stroke* st, size_t n,
-		int* held, struct pacing* pace)
+		int* held, struct input_locks* locks, struct pacing* pace)
 {
 	for (size_t k = 0; k < n; k++) {
 		KeyCode kc = st[k].kc;
 		int level;
 		if (kc) {
 			level = st[k].shift ? 1 : 0;
+			input__lock_group(self, locks, st[k].group);
 		} else {
 			const struct slot* sl = &self->slots[input__slot_of(self, st[k].sym)];
 			kc = self->pool[sl->key].kc;
 			level = sl->level;
+			/* A key of one group is the same in any (the keymap's
+			 * group may stay). */
+			if (XkbKeyNumGroups(self->xkb, kc) > 1)
+				input__lock_group(self, locks, sl->group);
 		}
 		if ((pace->quirks & INPUT_QUIRK_CATCH_UP_ASTRAL) && st[k].astral && pace->keys_since) {
 			/* A client that did not answer in time gets the key anyway. */
@@ -282,7 +311,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 					s = new_slots[k];
 			if (s < 0) {
 				int64_t now = clock_ms();
-				s = pick_slot(self, seg, now);
+				s = pick_slot(self, seg, now, ANY_SLOT);
 				if (s == PICK_NONE_DRAINED && j == i && wait_ms) {
 					/* The caller waits, without its locks. */
 					*wait_ms = drain_wait_ms(self, seg, now);
@@ -291,7 +320,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 					break;
 				}
 				if (s == PICK_NONE_DRAINED && j == i)
-					s = wait_for_slot(self, seg);
+					s = wait_for_slot(self, seg, ANY_SLOT);
 				if (s < 0) {
 					if (j == i && s != PICK_NONE_DRAINED
 							&& s != PICK_ALL_IN_SEGMENT)
@@ -314,7 +343,7 @@ static int type_locked(struct input_x11* self, const char* text, size_t len,
 				break;
 			batches++;
 		}
-		rc = send_strokes(self, st + i, j - i, &held, &pace);
+		rc = send_strokes(self, st + i, j - i, &held, &locks, &pace);
 		if (rc < 0)
 			break;
 		if (uses_slots) {

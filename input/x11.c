@@ -319,7 +319,7 @@ static int mods_locked(struct input_x11* self, const struct input_chord* mods,
 	KeyCode kcs[INPUT_MAX_CHORD];
 	for (int i = 0; i < mods->n; i++) {
 		bool shift;
-		if (!input__find_key(self, mods->keysyms[i], &kcs[i], &shift))
+		if (!input__find_key(self, mods->keysyms[i], 0, &kcs[i], &shift, NULL))
 			return -ENOENT;
 	}
 	if (down) {
@@ -469,29 +469,70 @@ static KeySym chord_slot_keysym(KeySym sym)
 	return cp >= 0x20 && cp != 0x7f ? input__slot_keysym(cp) : sym;
 }
 
+/* The keys of a chord in group g: kcs[i], or 0 for a key not there; how
+ * many are not; *need_shift when one of them gives its symbol with Shift. */
+static int chord_keys_in(struct input_x11* self, const struct input_chord* chord, int g,
+		KeyCode* kcs, bool* need_shift)
+{
+	int missing = 0;
+	*need_shift = false;
+	for (int i = 0; i < chord->n; i++) {
+		bool shift;
+		if (input__find_key_in(self, chord->keysyms[i], g, &kcs[i], &shift)) {
+			*need_shift |= shift;
+		} else {
+			kcs[i] = 0;
+			missing++;
+		}
+	}
+	return missing;
+}
+
+/* A chord's keys are looked up in the group the keyboard is in. A key only
+ * another group has (ctrl+c on ru,us: c is in the second) is sent with that
+ * group locked for the chord, all of its keys found there, so the client
+ * gets the named symbol on its own key, as a person who switched layouts
+ * would send it. Keys on no group go on a spare key's level that the
+ * chord's own modifiers select (a Shift level would add Shift to ctrl+c,
+ * and ctrl+shift+x must find x on the level Shift selects). */
 static int chord_locked(struct input_x11* self, const struct input_chord* chord,
 		bool press, bool release)
 {
 	int rc = input__refresh_keymap(self);
 	if (rc < 0)
 		return rc;
+	XkbStateRec st;
+	if (XkbGetState(self->x.dpy, XkbUseCoreKbd, &st) != Success || x11_lost(&self->x))
+		return x11_lost(&self->x) ? -ECONNRESET : -EIO;
+	int group = st.group;
 	KeyCode kcs[INPUT_MAX_CHORD];
+	bool need_shift;
+	int n_missing = chord_keys_in(self, chord, group, kcs, &need_shift);
+	for (int g = 0; n_missing && g < self->groups; g++) {
+		KeyCode alt[INPUT_MAX_CHORD];
+		bool alt_shift;
+		int m = g == group ? n_missing : chord_keys_in(self, chord, g, alt, &alt_shift);
+		if (m < n_missing) {
+			group = g;
+			n_missing = m;
+			need_shift = alt_shift;
+			memcpy(kcs, alt, sizeof(kcs));
+		}
+	}
+	bool has_shift = false, has_level3 = false;
+	for (int i = 0; i < chord->n; i++) {
+		KeySym k = chord->keysyms[i];
+		has_shift |= k == XK_Shift_L || k == XK_Shift_R;
+		has_level3 |= k == XK_ISO_Level3_Shift;
+	}
 	KeySym missing[INPUT_MAX_CHORD];
 	int missing_at[INPUT_MAX_CHORD], slot_of[INPUT_MAX_CHORD];
-	int n_missing = 0;
-	bool has_shift = false, need_shift = false;
-	for (int i = 0; i < chord->n; i++)
-		if (chord->keysyms[i] == XK_Shift_L || chord->keysyms[i] == XK_Shift_R)
-			has_shift = true;
+	n_missing = 0;
 	for (int i = 0; i < chord->n; i++) {
-		bool shift;
-		if (input__find_key(self, chord->keysyms[i], &kcs[i], &shift)) {
-			if (shift)
-				need_shift = true;
-		} else {
-			missing[n_missing] = chord_slot_keysym(chord->keysyms[i]);
-			missing_at[n_missing++] = i;
-		}
+		if (kcs[i])
+			continue;
+		missing[n_missing] = chord_slot_keysym(chord->keysyms[i]);
+		missing_at[n_missing++] = i;
 	}
 	int level = 0;
 	uint64_t seg = 0;
@@ -502,10 +543,15 @@ static int chord_locked(struct input_x11* self, const struct input_chord* chord,
 			return -ENOENT;	/* holding needs keymap keys */
 		if (self->n_slots == 0)
 			return -ENOSPC;
+		int want = (has_shift ? 1 : 0) | (has_level3 && self->levels > 2 ? 2 : 0);
+		if (want >= self->levels)
+			want = 0;
 		target = input__key_target(self, &pings);
 		seg = ++self->segment;
 		int bound = 0;
-		rc = input__slots_for(self, missing, n_missing, slot_of, seg, &bound);
+		/* Spare keys wrap the keyboard's group into theirs. */
+		rc = input__slots_for(self, missing, n_missing, want, group % self->slot_groups,
+				slot_of, seg, &bound);
 		if (rc < 0)
 			return rc;
 		for (int i = 0; i < n_missing; i++) {
@@ -518,6 +564,16 @@ static int chord_locked(struct input_x11* self, const struct input_chord* chord,
 		level |= 1;
 	if (has_shift)
 		level &= ~1;
+	if (has_level3)
+		level &= ~2;
+	/* The group is base + latched + locked (wrapped): lock what makes it
+	 * the one wanted. */
+	struct input_locks locks = { .group = st.locked_group, .now = st.locked_group };
+	if (group != st.group) {
+		int n = self->groups;
+		int lock = ((group - (int)(short)st.base_group - (int)(short)st.latched_group) % n + n) % n;
+		input__lock_group(self, &locks, lock);
+	}
 	if (press) {
 		input__level_keys(self, level, true);
 		for (int i = 0; i < chord->n; i++)
@@ -528,6 +584,7 @@ static int chord_locked(struct input_x11* self, const struct input_chord* chord,
 			input__fake_key(self, kcs[i], false);
 		input__level_keys(self, level, false);
 	}
+	input__relock(self, &locks);
 	if (n_missing) {
 		rc = input__sync(self);
 		if (rc == 0)

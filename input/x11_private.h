@@ -24,8 +24,12 @@
 
 #define MAX_POOL_KEYS 64	/* spare keycodes */
 #define MAX_LEVELS 4
-#define MAX_SLOTS (MAX_POOL_KEYS * MAX_LEVELS)
+/* A pool smaller than this gets more groups per spare key (at most 4). */
+#define POOL_SLOTS_WANTED 192
+#define MAX_SLOTS (MAX_POOL_KEYS * MAX_LEVELS * XkbNumKbdGroups)
 #define DRAG_STEP_PX 16
+/* Entries of the keysym table: 4 groups x 248 keys x 2 levels fit twice. */
+#define KEY_TABLE_SIZE 4096
 /* A slot whose last key went to a client without _NET_WM_PING: rebound
  * only QUARANTINE_MS (plus 1 ms per key of that call) after its last key. */
 #define QUARANTINE_MS 3000
@@ -61,6 +65,7 @@ struct pool_key {
 struct slot {
 	int key;		/* index into pool[] */
 	int level;		/* 0: plain, 1: Shift, 2: Level3, 3: both */
+	int group;		/* the spare key's group (the keyboard's, locked) */
 	KeySym sym;		/* NoSymbol when free */
 	int64_t used_ms;	/* last key sent on it (server-synced); 0 never */
 	int64_t quarantine_ms;	/* drained by time once now >= this */
@@ -79,10 +84,20 @@ struct input_x11 {
 	KeySym* map;		/* core map, (max_kc - min_kc + 1) * per */
 	XkbDescPtr xkb;		/* XKB types and key symbol maps */
 	KeyCode shift_kc, level3_kc;
+	int groups;		/* the keymap's groups (the most any key has) */
+	/* What input__find_key_in finds, by keysym and group (built with the
+	 * keymap: a text off the keymap looked each character up on every
+	 * key). Open addressing; kc 0 is an empty entry. */
+	struct key_entry {
+		KeySym sym;
+		unsigned char kc, group;
+		bool shift;
+	} keys_by_sym[KEY_TABLE_SIZE];
 	bool in_pool[256];	/* keycode is a spare (never a keymap key) */
 	struct pool_key pool[MAX_POOL_KEYS];
 	int n_pool;
 	int levels;		/* 2 or 4 */
+	int slot_groups;	/* groups per spare key: 1, or up to 4 on a small pool */
 	int type_index;		/* TWO_LEVEL or FOUR_LEVEL */
 	struct slot slots[MAX_SLOTS];
 	int n_slots;
@@ -129,17 +144,27 @@ int input__ready(struct input_x11* self);
 /* keymap.c */
 int input__load_keymap(struct input_x11* self);
 int input__refresh_keymap(struct input_x11* self);
-bool input__find_key(struct input_x11* self, KeySym sym, KeyCode* kc, bool* shift);
+/** Find sym on the keymap (the pool excluded) in the keyboard's group
+ *  group: a key that gives it with no modifier, else with Shift (*shift). */
+bool input__find_key_in(struct input_x11* self, KeySym sym, int group, KeyCode* kc, bool* shift);
+/** The same in group first, else in another group (*group: which; may be
+ *  NULL). */
+bool input__find_key(struct input_x11* self, KeySym sym, int first, KeyCode* kc, bool* shift,
+		int* group);
 /* The locks (modifiers, group) a call types past, to put back after it. */
 struct input_locks {
 	unsigned mods;		/* locked modifiers the call unlocked; 0 none */
 	int group;		/* the locked group it reset to the first; 0 none */
+	int now;		/* the group locked while the call types */
 };
 /** Unlock every locked modifier (Caps Lock, NumLock, level locks) and the
  *  locked group for a call's keys: the keys then mean what the keymap's
  *  first level(s) say. One round trip; saved is for input__relock. */
 int input__unlock(struct input_x11* self, struct input_locks* saved);
-/** Lock again what input__unlock unlocked. */
+/** Lock group g for the keys that follow (a key found in that group); no
+ *  request when it is locked already. */
+void input__lock_group(struct input_x11* self, struct input_locks* saved, int g);
+/** Lock again what input__unlock unlocked (and the group as it was). */
 void input__relock(struct input_x11* self, const struct input_locks* saved);
 /** The keysym a character is bound with on a slot: its Unicode keysym
  *  (Latin-1 as is), so every toolkit maps it back the same way. */
@@ -185,10 +210,11 @@ void input__claim_end(struct input_x11* self);
 int input__x11_type(struct input* in, const char* text, size_t len,
 		struct input_type_stats* stats, size_t* bad_offset, size_t* done,
 		int* wait_ms);
-/** Slots for syms[0..n) (n <= INPUT_MAX_CHORD) in segment seg: those bound
- *  already, others bound now in one request (*bound: how many). */
-int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int* out,
-		uint64_t seg, int* bound);
+/** Slots on level and group (-1 any) for syms[0..n) (n <= INPUT_MAX_CHORD)
+ *  in segment seg: those bound already, others bound now in one request
+ *  (*bound: how many). */
+int input__slots_for(struct input_x11* self, const KeySym* syms, int n, int level, int group,
+		int* out, uint64_t seg, int* bound);
 
 /* barrier.c */
 /** The client window that gets key events now (the focus, or the window

@@ -63,6 +63,10 @@ test('after kill -9, the next deskd puts back the spare keys left bound, types e
   assert.ok(n >= 4 && n <= OFF_KEYMAP.length, `spare keycodes: ${n}`);
   // Every spare key bound (no window has the focus: nothing receives them).
   await ok(a, { actions: [{ type: 'type', text: OFF_KEYMAP.slice(1, n).join('') }] });
+  // More than 4 levels a key: the keys get their other groups (PITFALLS
+  // 27g), 16 symbols each, which the next deskd must recognize too.
+  await ok(a, { actions: [{ type: 'type', text: Array.from({ length: 4 * n }, (_, i) => String.fromCodePoint(0x4e00 + i)).join('') }] });
+  assert.match(xkbDump(display), /symbols\[Group4\]/, 'deskd A bound keys with 4 groups');
   assert.notEqual(xkbDump(display), before, 'deskd A bound its spare keys');
   await a.stop('SIGKILL');
   assert.notEqual(xmodmap(display), beforeCore, 'kill -9 left the keys bound');

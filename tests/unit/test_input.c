@@ -294,8 +294,15 @@ static void test_claims(void)
 	TST_CHECK(!input__looks_bound(kp, 2));
 	KeySym mixed[2] = { input__slot_keysym(0xe9), XK_Shift_L };
 	TST_CHECK(!input__looks_bound(mixed, 2));
-	KeySym many[9] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i' };
-	TST_CHECK(!input__looks_bound(many, 9));
+	/* A small pool's keys have 4 groups of 4 levels: 16, and no more. */
+	KeySym groups[16];
+	for (int i = 0; i < 16; i++)
+		groups[i] = input__slot_keysym(0x430 + (uint32_t)i);
+	TST_CHECK(input__looks_bound(groups, 16));
+	KeySym many[17];
+	for (int i = 0; i < 17; i++)
+		many[i] = 'a' + i;
+	TST_CHECK(!input__looks_bound(many, 17));
 }
 
 int main(void)
