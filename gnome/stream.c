@@ -518,6 +518,19 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 	return st;
 }
 
+void gnome__stream_release(struct gnome_stream* st)
+{
+	if (!st || !st->loop)
+		return;
+	/* The back buffer is the loop thread's, touched only under the loop's
+	 * lock (callbacks run holding it). The front stays: Mutter sends no
+	 * frame until the screen changes, so it is the only picture of it. */
+	pw.pw_thread_loop_lock(st->loop);
+	free(st->back.data);
+	memset(&st->back, 0, sizeof(st->back));
+	pw.pw_thread_loop_unlock(st->loop);
+}
+
 void gnome__stream_close(struct gnome_stream* st)
 {
 	if (!st)
