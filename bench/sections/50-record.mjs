@@ -46,6 +46,7 @@ async function run(kind, seconds, bin = DESKD_BIN) {
     procs.push(win);
     const dir = tempDir('deskd-bench-rec-');
     const out = join(dir, `${kind}.mp4`);
+    // spawns: - (deskd, or BENCH_BASELINE's deskd)
     const rec = launch('deskd record', bin, ['record', '--window', String(win.window), '--out', out, '--fps', '30'],
       { env: { ...process.env, DISPLAY: x.display } });
     procs.push(rec);
