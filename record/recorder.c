@@ -2,8 +2,8 @@
  *
  *   capture/ (an X connection of its own; the window's Composite pixmap as
  *   a BGRX frame, grabbed only when XDamage or the pointer says it changed)
- *   -> swscale (yuv420p, BT.709 limited, letterboxed into the size fixed at
- *   start) -> libx264 (ultrafast + CABAC + deblock, crf 23, no B-frames,
+ *   -> yuv420p, BT.709 limited (yuv.c; swscale when letterboxed into the size
+ *   fixed at start) -> libx264 (ultrafast + CABAC + deblock, crf 23, no B-frames,
  *   a keyframe every 2 s) -> MP4
  *   (+faststart) in a safe-output staging file -> published with link()
  *   once the trailer is written.
@@ -229,12 +229,15 @@ static int convert(struct recorder* self, const struct frame* img)
 				LOG_WINDOW_ID(self->stats.window), img->width, img->height, self->dst_x,
 				self->dst_y, self->dst_w, self->dst_h, self->out_w, self->out_h);
 	}
-	bool crop = self->dst_w == self->out_w && self->dst_h == self->out_h;
-	int sw = crop ? self->dst_w : img->width;
-	int sh = crop ? self->dst_h : img->height;
+	/* As is (cropped by at most a pixel to the even size): by hand. */
+	if (self->dst_w == self->out_w && self->dst_h == self->out_h) {
+		record__bgrx_to_i420(img->data, img->stride, self->out_w, self->out_h,
+				f->data, f->linesize);
+		return 0;
+	}
+	int sw = img->width, sh = img->height;
 	self->sws = libav.sws_getCachedContext(self->sws, sw, sh, AV_PIX_FMT_BGR0,
-			self->dst_w, self->dst_h, AV_PIX_FMT_YUV420P,
-			crop ? SWS_POINT : SWS_BILINEAR, NULL, NULL, NULL);
+			self->dst_w, self->dst_h, AV_PIX_FMT_YUV420P, SWS_BILINEAR, NULL, NULL, NULL);
 	if (!self->sws)
 		return -ENOMEM;
 	const int* coef = libav.sws_getCoefficients(SWS_CS_ITU709);
