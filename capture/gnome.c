@@ -365,6 +365,13 @@ static int gn_move_window(struct capture* base, uint32_t window, const int* x, c
 	return 0;
 }
 
+/* --memory-idle: the stream's spare frame copy goes; the newest frame is
+ * the screen until Mutter sends another, so it stays. */
+static void gn_release(struct capture* base)
+{
+	gnome_frame_release(gn_of(base)->session);
+}
+
 static const struct capture_ops gnome_ops = {
 	.destroy = gn_destroy,
 	.connected = gn_connected,
@@ -373,6 +380,7 @@ static const struct capture_ops gnome_ops = {
 	.screen_size = gn_screen_size,
 	.has_shm = gn_has_shm,
 	.has_window_capture = gn_has_window_capture,
+	.release = gn_release,
 	.screen = gn_screen,
 	.window = gn_window,
 	.window_geometry = gn_window_geometry,

@@ -744,6 +744,16 @@ static bool wl_has_window_capture(const struct capture* base)
 	return wl_cof(base)->ipc[0] != '\0';	/* its rectangle on the outputs (capture.h) */
 }
 
+/* --memory-idle: the screencopy buffer (its pages are in our RSS: we read
+ * them) and the damage watches' buffers go; a spurious whole-output change
+ * after is at worst one extra grab. */
+static void wl_release(struct capture* base)
+{
+	struct capture_wl* self = wl_of(base);
+	if (!self->lost)
+		wayland_release_buffers(self->wl);
+}
+
 static const struct capture_ops wl_ops = {
 	.destroy = wl_destroy,
 	.connected = wl_connected,
@@ -752,6 +762,7 @@ static const struct capture_ops wl_ops = {
 	.screen_size = wl_screen_size,
 	.has_shm = wl_has_shm,
 	.has_window_capture = wl_has_window_capture,
+	.release = wl_release,
 	.screen = wl_screen,
 	.window = wl_window,
 	.window_geometry = wl_window_geometry,

@@ -85,6 +85,11 @@ int gnome_frame_wait(struct gnome* self, uint64_t after, int timeout_ms, uint64_
 /** A file descriptor that polls readable when a frame arrived since the
  *  last gnome_frame_seq/read (an eventfd; read it to clear it). */
 int gnome_frame_fd(struct gnome* self);
+/** Give back what the frames keep besides the newest one: the spare copy
+ *  the next frame is written into (made again then) and our pages of
+ *  Mutter's stream buffers (mapped shared; faulted in again at the next
+ *  frame). */
+void gnome_frame_release(struct gnome* self);
 /** Copy the newest frame's rectangle x, y, width x height (clipped to the
  *  frame by the caller) as 32-bit BGRX rows into dst (dst_stride bytes per
  *  row); the frame's number in *seq. -EAGAIN when no frame arrived yet. */

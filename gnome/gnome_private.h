@@ -21,6 +21,9 @@ struct gnome_stream;
 struct gnome_stream* gnome__stream_open(const char* socket, uint32_t node,
 		char* err, size_t err_size);
 void gnome__stream_close(struct gnome_stream* st);
+/** Free the spare frame buffer (made again at the next frame) and drop our
+ *  pages of the stream's buffers. */
+void gnome__stream_release(struct gnome_stream* st);
 /** The newest frame's number (0: none yet). Only a frame whose pixels
  *  differ from the one before gets a number: Mutter also sends the same
  *  pixels again (at each pointer motion when the cursor is not drawn in). */

@@ -775,6 +775,12 @@ int gnome_frame_fd(struct gnome* self)
 	return self->stream ? gnome__stream_fd(self->stream) : -1;
 }
 
+void gnome_frame_release(struct gnome* self)
+{
+	if (self && self->stream)
+		gnome__stream_release(self->stream);
+}
+
 int gnome_frame_read(struct gnome* self, int x, int y, int width, int height, uint8_t* dst,
 		int dst_stride, uint64_t* seq)
 {

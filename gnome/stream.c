@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -31,6 +32,10 @@
 /* Connecting and linking take a few ms locally; a daemon that does not
  * answer, or a node the session manager cannot link, is an error. */
 #define OPEN_TIMEOUT_MS 2000
+/* Mutter offers 16 buffers of a whole monitor (62 MB at 1280x800, all in
+ * our RSS once read). A frame is copied out and the buffer queued back at
+ * once, so a few are enough for Mutter never to wait for one. */
+#define STREAM_BUFFERS 4
 
 struct frame {
 	uint8_t* data;		/* width x height, 4 * width bytes a row */
@@ -53,6 +58,8 @@ struct gnome_stream {
 	uint32_t format;	/* negotiated; 0: none yet */
 	int width, height;
 	struct frame back;
+	struct pw_buffer* bufs[STREAM_BUFFERS * 2];	/* as add_buffer gave them */
+	int n_bufs;
 	enum pw_stream_state state;
 	bool started;		/* reached STREAMING once */
 	char why[160];		/* the stream's or core's error */
@@ -178,6 +185,8 @@ static void on_param_changed(void* data, uint32_t id, const struct spa_pod* para
 	 * could not read one without mapping it through a GPU API */
 	params[0] = spa_pod_builder_add_object(&b,
 		SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+		SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(STREAM_BUFFERS, 2,
+				STREAM_BUFFERS),
 		SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int(
 				(1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr)));
 	params[1] = spa_pod_builder_add_object(&b,
@@ -345,8 +354,28 @@ static void on_process(void* data)
 	pw.pw_stream_queue_buffer(st->stream, best);
 }
 
+static void on_add_buffer(void* data, struct pw_buffer* b)
+{
+	struct gnome_stream* st = data;
+	if (st->n_bufs < (int)(sizeof(st->bufs) / sizeof(st->bufs[0])))
+		st->bufs[st->n_bufs++] = b;
+}
+
+static void on_remove_buffer(void* data, struct pw_buffer* b)
+{
+	struct gnome_stream* st = data;
+	for (int i = 0; i < st->n_bufs; i++) {
+		if (st->bufs[i] == b) {
+			st->bufs[i] = st->bufs[--st->n_bufs];
+			return;
+		}
+	}
+}
+
 static const struct pw_stream_events stream_events = {
 	PW_VERSION_STREAM_EVENTS,
+	.add_buffer = on_add_buffer,
+	.remove_buffer = on_remove_buffer,
 	.state_changed = on_state_changed,
 	.param_changed = on_param_changed,
 	.process = on_process,
@@ -497,7 +526,11 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 	int r = 0;
 	st->loop = pw.pw_thread_loop_new("deskd-pipewire", NULL);
 	if (st->loop)
-		st->context = pw.pw_context_new(pw.pw_thread_loop_get_loop(st->loop), NULL, 0);
+		/* unlocked buffers: --memory-idle drops our pages of them
+		 * (madvise refuses locked ones), and a video consumer that
+		 * copies each frame out needs no realtime guarantee */
+		st->context = pw.pw_context_new(pw.pw_thread_loop_get_loop(st->loop),
+				pw.pw_properties_new("mem.allow-mlock", "false", NULL), 0);
 	if (st->context)
 		r = pw.pw_thread_loop_start(st->loop);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -516,6 +549,35 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 		return NULL;
 	}
 	return st;
+}
+
+void gnome__stream_release(struct gnome_stream* st)
+{
+	if (!st || !st->loop)
+		return;
+	/* The back buffer is the loop thread's, touched only under the loop's
+	 * lock (callbacks run holding it). The front stays: Mutter sends no
+	 * frame until the screen changes, so it is the only picture of it. */
+	pw.pw_thread_loop_lock(st->loop);
+	free(st->back.data);
+	memset(&st->back, 0, sizeof(st->back));
+	/* Mutter's buffers are its memfds mapped shared: dropping our pages
+	 * keeps their contents (the next read faults them in again) and takes
+	 * them out of our RSS; the memory stays Mutter's. */
+	long page = sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < st->n_bufs; i++) {
+		struct spa_buffer* sb = st->bufs[i]->buffer;
+		for (uint32_t j = 0; sb && j < sb->n_datas; j++) {
+			struct spa_data* d = &sb->datas[j];
+			if (d->type != SPA_DATA_MemFd || !d->data || page <= 0)
+				continue;
+			uintptr_t a = ((uintptr_t)d->data + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+			uintptr_t e = ((uintptr_t)d->data + d->maxsize) & ~(uintptr_t)(page - 1);
+			if (e > a)
+				madvise((void*)a, e - a, MADV_DONTNEED);
+		}
+	}
+	pw.pw_thread_loop_unlock(st->loop);
 }
 
 void gnome__stream_close(struct gnome_stream* st)

@@ -71,7 +71,8 @@ int safe_dir_list(const char* root, const char* rel, size_t max, struct safe_ent
 		size_t* n_out, bool* truncated, char* err, size_t err_size);
 
 /* The window recorder: one window -> XComposite capture -> swscale ->
- * libx264 (yuv420p, no B-frames, GOP 2 s) -> MP4 (+faststart) through the
+ * libx264 (yuv420p, no B-frames, a keyframe every 2 s) -> MP4 (+faststart,
+ * variable-rate: a frame only when the window changed) through the
  * safe-output library. Each recorder has its own thread and its own X
  * connection; it finalizes and publishes by itself when stopped, when the
  * window is destroyed, when max_seconds pass, or when the display goes away,
@@ -112,10 +113,12 @@ struct record_stats {
 	uint32_t window;
 	int width, height;	/* the video's size (even, fixed at start) */
 	int fps;
-	unsigned long long frames;	/* frames in the video */
+	unsigned long long frames;	/* frames in the video: one per slot where
+					 * the window changed, a keyframe every 2 s,
+					 * and the last slot */
 	unsigned long long dropped_frames; /* slots missed because encoding fell
-					    * behind: filled with the previous
-					    * picture (a gap after a stall > 1 s) */
+					    * behind: the previous picture lasts
+					    * over them */
 	unsigned long long bytes;	/* bytes written so far / file size */
 	double duration_seconds;	/* video duration (frames span) */
 	int error;			/* 0, or -errno when FAILED */

@@ -393,6 +393,18 @@ int wayland_damage(struct wayland* self, int output, int timeout_ms, int32_t* bo
 	return 1;
 }
 
+void wayland_release_buffers(struct wayland* self)
+{
+	if (!self)
+		return;
+	buffer_drop(&self->buffer);
+	/* A watch's frame may be pending on its buffer: both go; the next
+	 * wayland_damage starts again with the whole output as its change. */
+	for (int i = 0; i < self->n_outputs; i++)
+		wl__watch_destroy(&self->outputs[i]);
+	wl_display_flush(self->display);
+}
+
 void wayland_frame_free(struct wayland_frame* frame)
 {
 	if (!frame)

@@ -151,6 +151,11 @@ int wayland_capture_cursor(struct wayland* self, int output, const int32_t* regi
  *  frame reports the whole output. Cost: the compositor copies the output
  *  into shm once per repaint it reports (not per call). */
 int wayland_damage(struct wayland* self, int output, int timeout_ms, int32_t* box);
+/** Give back the shared memory kept between calls: the capture buffer and
+ *  each output's damage watch (frame and buffer). The next capture makes
+ *  its buffer again; the next wayland_damage reports the whole output.
+ *  NULL-safe. */
+void wayland_release_buffers(struct wayland* self);
 /** Free a frame. NULL-safe. */
 void wayland_frame_free(struct wayland_frame* frame);
 /** Pixel (x, y) of a frame as 0xRRGGBB (alpha dropped). */

@@ -1,9 +1,10 @@
 // Recording: CPU per recorded second and dropped frames of `deskd record`
-// (one recorder: capture + swscale + x264 veryfast + MP4) on a 1280x800 window
-// at 30 fps. Cases: a still window, a terminal with scrolling text (the
-// typical case), and a window redrawn whole 30 times a second (the worst).
+// (one recorder: capture + swscale + x264 + MP4) on a 1280x800 window at
+// 30 fps. Cases: a still window, a terminal with scrolling text (the typical
+// case), and a window redrawn whole 30 times a second (the worst).
 // BENCH_RECORD_SECONDS sets the recording length (default 20; the target of
-// 0 dropped frames is stated for 60 s).
+// 0 dropped frames is stated for 60 s). With BENCH_BASELINE=path (another
+// deskd binary) each case also runs it, interleaved, and a ratio row follows.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -37,7 +38,7 @@ async function startWindow(display, kind) {
   return p;
 }
 
-async function run(kind, seconds) {
+async function run(kind, seconds, bin = DESKD_BIN) {
   const x = await startXvfb({ width: 1280, height: 800 });
   const procs = [x];
   try {
@@ -45,7 +46,8 @@ async function run(kind, seconds) {
     procs.push(win);
     const dir = tempDir('deskd-bench-rec-');
     const out = join(dir, `${kind}.mp4`);
-    const rec = launch('deskd record', DESKD_BIN, ['record', '--window', String(win.window), '--out', out, '--fps', '30'],
+    // spawns: - (deskd, or BENCH_BASELINE's deskd)
+    const rec = launch('deskd record', bin, ['record', '--window', String(win.window), '--out', out, '--fps', '30'],
       { env: { ...process.env, DISPLAY: x.display } });
     procs.push(rec);
     await waitUntil(() => rec.log.join('').includes('Ctrl-C stops'), { timeout: 10000, what: 'recording started' });
@@ -70,12 +72,18 @@ async function run(kind, seconds) {
 
 export default async function () {
   const kinds = ['still', ...(have('xterm') && have('xwininfo') ? ['terminal'] : []), 'animated'];
+  const baseline = process.env.BENCH_BASELINE;
   const rows = [];
+  const row = (name, r) => [name, r.size, `${SECONDS} s`, r.cpu.toFixed(1) + ' %',
+    String(r.frames), String(r.dropped), (r.kib / r.duration).toFixed(0) + ' KiB/s'];
   for (const kind of kinds) {
     const r = await run(kind, SECONDS);
-    rows.push([kind, r.size, `${SECONDS} s`, r.cpu.toFixed(1) + ' %',
-      String(r.frames), String(r.dropped), (r.kib / r.duration).toFixed(0) + ' KiB/s']);
+    rows.push(row(kind, r));
+    if (!baseline) continue;
+    const b = await run(kind, SECONDS, baseline);
+    rows.push(row(`${kind} (baseline)`, b));
+    rows.push([`${kind}: this / baseline`, '', '', (r.cpu / b.cpu).toFixed(2) + 'x', '', '', (r.kib / b.kib).toFixed(2) + 'x']);
   }
-  table(`record: deskd record at 30 fps, libx264 veryfast (CPU of one core per recorded second; target < 25 %, 0 dropped)`,
+  table(`record: deskd record at 30 fps, libx264 ultrafast+CABAC, a frame only on change (CPU of one core per recorded second; target < 25 %, 0 dropped)`,
     ['window', 'video', 'length', 'CPU (% of a core)', 'frames', 'dropped', 'bitrate'], rows);
 }

@@ -2,6 +2,7 @@
  * and the recorder on a private Xvfb (when there is one). */
 #define _GNU_SOURCE
 #include "record/record.h"
+#include "record/record_private.h"
 #include "tests/unit/tst.h"
 #include "tests/unit/xvfb.h"
 
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -608,6 +610,65 @@ static void test_under_root(void)
 	TST_CHECK(file_equals(p, "outside"));
 }
 
+/* The hand-written BGRX -> I420 against BT.709 limited range in doubles:
+ * Y within 1 of the exact value, U and V of the 2x2 block's mean within 1;
+ * black, white and grey exact. */
+static void test_bgrx_to_i420(void)
+{
+	enum { W = 70, H = 34, STRIDE = 4 * W + 12 };
+	static uint8_t src[STRIDE * H], y[W * H], u[W * H / 4], v[W * H / 4];
+	unsigned seed = 12345;
+	for (size_t i = 0; i < sizeof(src); i++) {
+		seed = seed * 1103515245u + 12345u;
+		src[i] = (uint8_t)(seed >> 16);
+	}
+	/* corners: black, white, mid grey, pure blue (2x2 blocks each) */
+	const uint8_t px[4][3] = { { 0, 0, 0 }, { 255, 255, 255 }, { 128, 128, 128 }, { 255, 0, 0 } };
+	for (int k = 0; k < 4; k++)
+		for (int j = 0; j < 2; j++)
+			for (int i = 0; i < 2; i++)
+				memcpy(src + (size_t)j * STRIDE + 4 * (size_t)(2 * k + i), px[k], 3);
+	uint8_t* dst[3] = { y, u, v };
+	int ls[3] = { W, W / 2, W / 2 };
+	record__bgrx_to_i420(src, STRIDE, W, H, dst, ls);
+	const double kr = 0.2126, kb = 0.0722, kg = 1 - kr - kb;
+	double worst_y = 0, worst_c = 0;
+	for (int j = 0; j < H; j++) {
+		for (int i = 0; i < W; i++) {
+			const uint8_t* p = src + (size_t)j * STRIDE + 4 * (size_t)i;
+			double ey = 16 + 219.0 / 255 * (kr * p[2] + kg * p[1] + kb * p[0]);
+			worst_y = fmax(worst_y, fabs(y[j * W + i] - ey));
+		}
+	}
+	for (int j = 0; j < H / 2; j++) {
+		for (int i = 0; i < W / 2; i++) {
+			double c[3] = { 0, 0, 0 };
+			for (int dy = 0; dy < 2; dy++)
+				for (int dx = 0; dx < 2; dx++)
+					for (int k = 0; k < 3; k++)
+						c[k] += src[(size_t)(2 * j + dy) * STRIDE + 4 * (size_t)(2 * i + dx) + (size_t)k] / 4.0;
+			double ly = kr * c[2] + kg * c[1] + kb * c[0];
+			double eu = 128 + 224.0 / 255 * (c[0] - ly) / (2 * (1 - kb));
+			double ev = 128 + 224.0 / 255 * (c[2] - ly) / (2 * (1 - kr));
+			worst_c = fmax(worst_c, fabs(u[j * W / 2 + i] - eu));
+			worst_c = fmax(worst_c, fabs(v[j * W / 2 + i] - ev));
+		}
+	}
+	TST_CHECK(worst_y <= 1.0);
+	TST_CHECK(worst_c <= 1.0);
+	TST_EQ_INT(y[0], 16);
+	TST_EQ_INT(u[0], 128);
+	TST_EQ_INT(v[0], 128);
+	TST_EQ_INT(y[2], 235);
+	TST_EQ_INT(u[1], 128);
+	TST_EQ_INT(v[1], 128);
+	TST_EQ_INT(u[2], 128);
+	TST_EQ_INT(v[2], 128);
+	TST_EQ_INT(u[3], 240);
+	if (worst_y > 1.0 || worst_c > 1.0)
+		printf("bgrx_to_i420: worst Y error %.2f, chroma %.2f\n", worst_y, worst_c);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/deskd-test-record-XXXXXX";
@@ -624,6 +685,7 @@ int main(void)
 	test_recorder_refusals();
 	test_versions();
 	test_under_root();
+	test_bgrx_to_i420();
 	char display[32];
 	if (xvfb_start(display, sizeof(display)) == 0) {
 		test_stop_at_once(display);

@@ -378,6 +378,24 @@ static void desktop_checks(void)
 	wayland_frame_free(f);
 	f = NULL;
 
+	/* --memory-idle's release: the buffer and the damage watch go; a grab
+	 * makes the buffer again (same pixels), the damage poll starts again
+	 * with the whole output */
+	int32_t box[4];
+	for (int64_t until = clock_ms() + 2000; wayland_damage(wl, 0, 0, box) == 1 && clock_ms() < until;)
+		clock_sleep_ms(50);
+	wayland_release_buffers(wl);
+	TST_EQ_INT(wayland_damage(wl, 0, T, box), 1);
+	TST_EQ_INT(box[0], 0);
+	TST_EQ_INT(box[1], 0);
+	TST_EQ_INT(box[2], W);
+	TST_EQ_INT(box[3], H);
+	TST_EQ_INT(wayland_capture(wl, 0, NULL, T, &f), 0);
+	if (f)
+		TST_EQ_INT(wayland_frame_rgb(f, win.x + 200, win.y + 100), 0x283ce6);
+	wayland_frame_free(f);
+	f = NULL;
+
 	/* 20 clicks land where they were sent */
 	char want[2048] = "";
 	int64_t c0 = clock_ns();
