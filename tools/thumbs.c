@@ -12,14 +12,17 @@
 #include "capture/capture.h"
 #include "desktop/desktop.h"
 
-#include <stdatomic.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define THUMB_MAX_SIDE 240
 #define THUMB_QUALITY 60
-#define THUMB_MAX_JOBS 1		/* more at once are skipped: a burst of
-					 * screenshots must not queue decodes */
+/* One decode at a time (a 1080p PNG decodes into 8 MB), the screenshots
+ * behind it waiting as their compressed bytes; past this many waiting, a
+ * burst's further ones get no thumbnail rather than a queue of decodes. */
+#define THUMB_QUEUE 4
 #define THUMB_MAX_INPUT (64u << 20)
 
 struct thumb_job {
@@ -28,11 +31,13 @@ struct thumb_job {
 	unsigned char data[];
 };
 
-static atomic_int thumb_jobs;
+static pthread_mutex_t thumb_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thumb_job* thumb_queue[THUMB_QUEUE];
+static int thumb_waiting;
+static bool thumb_running;	/* a worker drains the queue */
 
-static void thumb_make(void* ud)
+static void thumb_make(const struct thumb_job* job)
 {
-	struct thumb_job* job = ud;
 	int64_t t0 = clock_ns();
 	struct frame* f = capture_decode(job->data, job->len);
 	struct frame* small = NULL;
@@ -53,8 +58,51 @@ static void thumb_make(void* ud)
 	free(jpeg);
 	frame_unref(small);
 	frame_unref(f);
-	free(job);
-	atomic_fetch_sub(&thumb_jobs, 1);
+}
+
+/* The worker: the queue's jobs in their order until it is empty. */
+static void thumb_drain(void* ud)
+{
+	(void)ud;
+	for (;;) {
+		pthread_mutex_lock(&thumb_lock);
+		struct thumb_job* job = thumb_waiting ? thumb_queue[0] : NULL;
+		if (job) {
+			memmove(thumb_queue, thumb_queue + 1, (size_t)--thumb_waiting * sizeof(*thumb_queue));
+		} else {
+			thumb_running = false;
+		}
+		pthread_mutex_unlock(&thumb_lock);
+		if (!job)
+			return;
+		thumb_make(job);
+		free(job);
+	}
+}
+
+/* Queue a copy of the image; false when the queue is full or no worker
+ * could start (no thumbnail then). */
+static bool thumb_queue_image(uint64_t event_id, const unsigned char* image, size_t len)
+{
+	struct thumb_job* job = malloc(sizeof(*job) + len);
+	if (!job)
+		return false;
+	job->id = event_id;
+	job->len = len;
+	memcpy(job->data, image, len);
+	pthread_mutex_lock(&thumb_lock);
+	bool queued = thumb_waiting < THUMB_QUEUE;
+	if (queued)
+		thumb_queue[thumb_waiting++] = job;
+	if (queued && !thumb_running) {
+		thumb_running = worker_spawn(thumb_drain, NULL) == 0;
+		if (!thumb_running)
+			queued = (--thumb_waiting, false);
+	}
+	pthread_mutex_unlock(&thumb_lock);
+	if (!queued)
+		free(job);
+	return queued;
 }
 
 json_t* tools_thumbnail(const struct tool_ctx* ctx, const struct tool_result* res,
@@ -65,23 +113,8 @@ json_t* tools_thumbnail(const struct tool_ctx* ctx, const struct tool_result* re
 		return NULL;
 	json_int_t w = json_integer_value(json_object_get(res->structured, "window"));
 	json_t* shot = json_pack("{s:I}", "window", w > 0 && w <= 0xffffffff ? w : 0);
-	bool queued = false;
-	if (res->image_len <= THUMB_MAX_INPUT
-			&& atomic_fetch_add(&thumb_jobs, 1) < THUMB_MAX_JOBS) {
-		struct thumb_job* job = malloc(sizeof(*job) + res->image_len);
-		if (job) {
-			job->id = event_id;
-			job->len = res->image_len;
-			memcpy(job->data, res->image, res->image_len);
-			queued = worker_spawn(thumb_make, job) == 0;
-			if (!queued)
-				free(job);
-		}
-		if (!queued)
-			atomic_fetch_sub(&thumb_jobs, 1);
-	} else if (res->image_len <= THUMB_MAX_INPUT) {
-		atomic_fetch_sub(&thumb_jobs, 1);
-	}
+	bool queued = res->image_len <= THUMB_MAX_INPUT
+			&& thumb_queue_image(event_id, res->image, res->image_len);
 	if (shot && queued)
 		json_object_set_new(shot, "thumbnail", json_true());
 	return shot ? json_pack("{s:o}", "screenshot", shot) : NULL;
