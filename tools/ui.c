@@ -1767,6 +1767,20 @@ static void select_no_option(const struct select_ctx* s, const char* option, cha
 			option ? option : "at that index", option ? "\"" : "", names[0] ? names : "(none)");
 }
 
+/* The pick by index when no option was named; -ENOENT, saying which
+ * options there are, when there is none. */
+static int select_pick_index(struct select_ctx* s, const char* option, int index, char* err,
+		size_t size)
+{
+	if (!option && index >= 0 && index < s->n)
+		s->pick = index;
+	if (s->pick < 0) {
+		select_no_option(s, option, err, size);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* Find the options and the one asked for: 0, -ENOENT (err lists them) or
  * the read's error. */
 static int select_load(struct select_ctx* s, const char* option, int index, char* err, size_t size)
@@ -1797,13 +1811,7 @@ static int select_load(struct select_ctx* s, const char* option, int index, char
 	for (int i = 0; i < s->n && s->current < 0; i++)
 		if (A11Y_HAS(s->opts[i].states, A11Y_SELECTED))
 			s->current = i;
-	if (!option && index >= 0 && index < s->n)
-		s->pick = index;
-	if (s->pick < 0) {
-		select_no_option(s, option, err, size);
-		return -ENOENT;
-	}
-	return 0;
+	return select_pick_index(s, option, index, err, size);
 }
 
 /* The control shows the option now: its name or text (by_value), else the
@@ -2104,13 +2112,7 @@ static int popup_options(struct select_ctx* s, const char* option, int index, ch
 		if (s->current < 0 && A11Y_HAS(s->opts[i].states, A11Y_SELECTED))
 			s->current = i;
 	}
-	if (!option && index >= 0 && index < s->n)
-		s->pick = index;
-	if (s->pick < 0) {
-		select_no_option(s, option, err, size);
-		return -ENOENT;
-	}
-	return 0;
+	return select_pick_index(s, option, index, err, size);
 }
 
 static int key(struct input* in, const char* name, char* err, size_t size)
