@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define PNG_MAX_THREADS 4
+#define ENCODE_MAX_THREADS 4
 /* A whole JPEG is encoded in strips of rows, one per core, from this many
  * rows each (below it, one thread is as fast). */
 #define JPEG_STRIP_MIN_ROWS 256
@@ -176,10 +176,29 @@ static int encode_cpus(void)
 	int cpus = atomic_load_explicit(&cached, memory_order_relaxed);
 	if (!cpus) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cpus = n < 1 ? 1 : n > PNG_MAX_THREADS ? PNG_MAX_THREADS : (int)n;
+		cpus = n < 1 ? 1 : n > ENCODE_MAX_THREADS ? ENCODE_MAX_THREADS : (int)n;
 		atomic_store_explicit(&cached, cpus, memory_order_relaxed);
 	}
 	return cpus;
+}
+
+/* fn on n jobs of size bytes each at once: n - 1 threads and this one (a
+ * job whose thread did not start runs here after). size 0: one job that
+ * every thread shares. */
+static void run_jobs(void* (*fn)(void*), void* jobs, size_t size, int n)
+{
+	pthread_t threads[ENCODE_MAX_THREADS];
+	bool started[ENCODE_MAX_THREADS] = { false };
+	n = n > ENCODE_MAX_THREADS ? ENCODE_MAX_THREADS : n;
+	for (int i = 1; i < n; i++)
+		started[i] = pthread_create(&threads[i], NULL, fn, (char*)jobs + (size_t)i * size) == 0;
+	fn(jobs);
+	for (int i = 1; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else if (size)
+			fn((char*)jobs + (size_t)i * size);
+	}
 }
 
 /* Bands to deflate, shared by the threads: each takes the next one. */
@@ -289,15 +308,7 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	}
 	struct png_job job = { .bands = bands, .n = n };
 	atomic_init(&job.next, 0);
-	pthread_t threads[PNG_MAX_THREADS];
-	int n_threads = encode_cpus() < dirty ? encode_cpus() : dirty;
-	bool started[PNG_MAX_THREADS] = { false };
-	for (int i = 1; i < n_threads; i++)
-		started[i] = pthread_create(&threads[i], NULL, png_job_run, &job) == 0;
-	png_job_run(&job);
-	for (int i = 1; i < n_threads; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
+	run_jobs(png_job_run, &job, 0, encode_cpus() < dirty ? encode_cpus() : dirty);
 
 	int rc = 0;
 	size_t idat = 2 + 4;
@@ -420,42 +431,55 @@ static void jpeg_put_header(uint8_t* dst, const uint8_t* buf, size_t sos, size_t
 	memcpy(dst + sos + JPEG_DRI_LEN, buf + sos, start - sos);
 }
 
+/* A JPEG of some rows in a pooled buffer, and where its scan is. */
+struct jpeg_part {
+	unsigned char* buf;
+	size_t buf_cap, sos, sof, start;
+	unsigned long size;
+};
+
 /* One thread's part of a whole JPEG: rows [y0, y0 + h) encoded as a JPEG
  * of their own, whose scan is the part's data (see "JPEG kept in rows"). */
 struct jpeg_strip {
 	const struct frame* src;
 	int y0, h, quality;
-	unsigned char* buf;
-	size_t buf_cap, sos, sof, start;
-	unsigned long size;
+	struct jpeg_part part;
 	int rc;
 };
+
+/* One part: h rows of width pixels as a JPEG of their own in a pooled
+ * buffer (part->buf; put it back), its scan found and ending in EOI. 0,
+ * -ENOMEM or -EIO. */
+static int jpeg_part_encode(tjhandle tj, const uint8_t* pixels, int width, int stride, int h,
+		int quality, struct jpeg_part* part)
+{
+	unsigned long cap = tjBufSize(width, h, TJSAMP_420);
+	part->buf = capture__buf_get(cap, &part->buf_cap);
+	if (!part->buf)
+		return -ENOMEM;
+	part->size = cap;
+	if (tjCompress2(tj, pixels, width, stride, h, TJPF_BGRX, &part->buf, &part->size,
+			TJSAMP_420, quality, TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0
+			|| (part->start = jpeg_scan_start(part->buf, part->size, &part->sos, &part->sof)) == 0
+			|| part->size < part->start + 2 || part->buf[part->size - 2] != 0xff
+			|| part->buf[part->size - 1] != 0xd9)
+		return -EIO;
+	return 0;
+}
 
 static void* jpeg_strip_run(void* ud)
 {
 	struct jpeg_strip* s = ud;
 	const struct frame* f = s->src;
-	unsigned long cap = tjBufSize(f->width, s->h, TJSAMP_420);
 	tjhandle tj = tjInitCompress();
-	s->buf = tj ? capture__buf_get(cap, &s->buf_cap) : NULL;
-	if (!s->buf) {
-		s->rc = -ENOMEM;
-		goto done;
-	}
-	s->size = cap;
-	if (tjCompress2(tj, f->data + (size_t)s->y0 * f->stride, f->width, f->stride, s->h,
-			TJPF_BGRX, &s->buf, &s->size, TJSAMP_420, s->quality,
-			TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0
-			|| (s->start = jpeg_scan_start(s->buf, s->size, &s->sos, &s->sof)) == 0
-			|| s->size < s->start + 2 || s->buf[s->size - 1] != 0xd9)
-		s->rc = -EIO;
-done:
+	s->rc = tj ? jpeg_part_encode(tj, f->data + (size_t)s->y0 * f->stride, f->width, f->stride,
+			s->h, s->quality, &s->part) : -ENOMEM;
 	if (tj)
 		tjDestroy(tj);
 	return NULL;
 }
 
-#define JPEG_MAX_STRIPS PNG_MAX_THREADS
+#define JPEG_MAX_STRIPS ENCODE_MAX_THREADS
 
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len)
@@ -480,8 +504,6 @@ int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		n = (mcu_rows + strip_rows - 1) / strip_rows;
 	struct jpeg_strip strips[JPEG_MAX_STRIPS];
 	memset(strips, 0, sizeof(strips));
-	pthread_t threads[JPEG_MAX_STRIPS];
-	bool started[JPEG_MAX_STRIPS] = { false };
 	for (int i = 0; i < n; i++) {
 		struct jpeg_strip* s = &strips[i];
 		s->src = src;
@@ -489,35 +511,27 @@ int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		s->y0 = n > 1 ? i * strip_rows * 16 : 0;
 		s->h = n > 1 && i < n - 1 ? strip_rows * 16 : src->height - s->y0;
 	}
-	for (int i = 1; i < n; i++)
-		started[i] = pthread_create(&threads[i], NULL, jpeg_strip_run, &strips[i]) == 0;
-	jpeg_strip_run(&strips[0]);
-	for (int i = 1; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			jpeg_strip_run(&strips[i]);
-	}
+	run_jobs(jpeg_strip_run, strips, sizeof(strips[0]), n);
 	int rc = 0;
 	size_t total = 0;
 	for (int i = 0; i < n; i++) {
 		if (strips[i].rc < 0 && rc == 0)
 			rc = strips[i].rc;
-		total += strips[i].size;
+		total += strips[i].part.size;
 	}
 	uint8_t* p = rc == 0 ? malloc(total + JPEG_DRI_LEN) : NULL;
 	if (rc == 0 && !p)
 		rc = -ENOMEM;
 	if (rc == 0 && n == 1) {
-		memcpy(p, strips[0].buf, strips[0].size);
-		*len = strips[0].size;
+		memcpy(p, strips[0].part.buf, strips[0].part.size);
+		*len = strips[0].part.size;
 	} else if (rc == 0) {
-		const struct jpeg_strip* s0 = &strips[0];
+		const struct jpeg_part* s0 = &strips[0].part;
 		jpeg_put_header(p, s0->buf, s0->sos, s0->sof, s0->start, src->height,
 				(unsigned)strip_rows * mcu_cols);
 		size_t at = s0->start + JPEG_DRI_LEN;
 		for (int i = 0; i < n; i++) {
-			const struct jpeg_strip* s = &strips[i];
+			const struct jpeg_part* s = &strips[i].part;
 			size_t scan = s->size - 2 - s->start;	/* up to EOI */
 			memcpy(p + at, s->buf + s->start, scan);
 			at += scan;
@@ -527,8 +541,8 @@ int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		*len = at;
 	}
 	for (int i = 0; i < n; i++)
-		if (strips[i].buf)
-			capture__buf_put(strips[i].buf, strips[i].buf_cap);
+		if (strips[i].part.buf)
+			capture__buf_put(strips[i].part.buf, strips[i].part.buf_cap);
 	if (rc == 0)
 		*out = p;
 	return rc;
@@ -600,46 +614,31 @@ bool capture_jpeg_rows_ready(const struct capture_jpeg_rows* self, int width, in
 static int jpeg_rows_put(struct capture_jpeg_rows* self, tjhandle tj, int r,
 		const uint8_t* pixels, int stride, int h)
 {
-	unsigned long cap = tjBufSize(self->width, 16, TJSAMP_420);
-	size_t buf_cap;
-	unsigned char* buf = capture__buf_get(cap, &buf_cap);
-	if (!buf)
-		return -ENOMEM;
-	unsigned long size = cap;
-	int rc = 0;
-	size_t sos = 0, sof = 0, start = 0;
-	if (tjCompress2(tj, pixels, self->width, stride, h, TJPF_BGRX, &buf, &size,
-			TJSAMP_420, self->quality, TJFLAG_NOREALLOC | TJFLAG_FASTDCT) != 0
-			|| (start = jpeg_scan_start(buf, size, &sos, &sof)) == 0
-			|| size < start + 2 || buf[size - 2] != 0xff || buf[size - 1] != 0xd9) {
-		rc = -EIO;
-		goto done;
-	}
-	size_t n = size - 2 - start;	/* up to EOI */
-	uint8_t* data = malloc(n ? n : 1);
-	if (!data) {
+	struct jpeg_part part = { 0 };
+	int rc = jpeg_part_encode(tj, pixels, self->width, stride, h, self->quality, &part);
+	size_t n = rc == 0 ? part.size - 2 - part.start : 0;	/* up to EOI */
+	uint8_t* data = rc == 0 ? malloc(n ? n : 1) : NULL;
+	if (rc == 0 && !data)
 		rc = -ENOMEM;
-		goto done;
+	if (rc == 0) {
+		memcpy(data, part.buf + part.start, n);
+		free(self->rows[r].data);
+		self->rows[r].data = data;
+		self->rows[r].len = n;
+		self->have[r] = true;
 	}
-	memcpy(data, buf + start, n);
-	free(self->rows[r].data);
-	self->rows[r].data = data;
-	self->rows[r].len = n;
-	self->have[r] = true;
-	if (r == 0 && !self->header) {
-		size_t len = start + JPEG_DRI_LEN;
+	if (rc == 0 && r == 0 && !self->header) {
+		size_t len = part.start + JPEG_DRI_LEN;
 		uint8_t* hdr = malloc(len);
-		if (!hdr) {
-			rc = -ENOMEM;
-			goto done;
-		}
-		jpeg_put_header(hdr, buf, sos, sof, start, self->height,
-				((unsigned)self->width + 15) / 16);
+		if (hdr)
+			jpeg_put_header(hdr, part.buf, part.sos, part.sof, part.start, self->height,
+					((unsigned)self->width + 15) / 16);
 		self->header = hdr;
-		self->header_len = len;
+		self->header_len = hdr ? len : 0;
+		rc = hdr ? 0 : -ENOMEM;
 	}
-done:
-	capture__buf_put(buf, buf_cap);
+	if (part.buf)
+		capture__buf_put(part.buf, part.buf_cap);
 	return rc;
 }
 
@@ -697,26 +696,16 @@ int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame*
 	int n = band->height / JPEG_STRIP_MIN_ROWS;
 	n = n < 1 ? 1 : n > encode_cpus() ? encode_cpus() : n;
 	struct jpeg_rows_job jobs[JPEG_MAX_STRIPS];
-	pthread_t threads[JPEG_MAX_STRIPS];
-	bool started[JPEG_MAX_STRIPS] = { false };
 	for (int i = 0; i < n; i++) {
 		if (!self->tj[i] && !(self->tj[i] = tjInitCompress()))
 			return -ENOMEM;
 		jobs[i] = (struct jpeg_rows_job){ .self = self, .band = band, .y = y,
 			.first = rows * i / n, .end = rows * (i + 1) / n, .tj = self->tj[i] };
 	}
-	for (int i = 1; i < n; i++)
-		started[i] = pthread_create(&threads[i], NULL, jpeg_rows_run, &jobs[i]) == 0;
-	jpeg_rows_run(&jobs[0]);
-	int rc = jobs[0].rc;
-	for (int i = 1; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else
-			jpeg_rows_run(&jobs[i]);
-		if (rc == 0)
-			rc = jobs[i].rc;
-	}
+	run_jobs(jpeg_rows_run, jobs, sizeof(jobs[0]), n);
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = jobs[i].rc;
 	if (rc < 0) {
 		jpeg_rows_clear(self);
 		return rc;
