@@ -22,6 +22,7 @@
 #define SERVICE_MARK "// @service\n"
 #define VERSION_MARK "@SHELL_VERSION@"
 #define MIN_SHELL 42
+#define WRITE_MS 5000
 
 extern char** environ;
 
@@ -31,21 +32,6 @@ static const struct gnome_shell_file* shell_file(const char* path)
 		if (strcmp(f->path, path) == 0)
 			return f;
 	return NULL;
-}
-
-static int write_all(int fd, const void* data, size_t size)
-{
-	const char* p = data;
-	while (size > 0) {
-		ssize_t n = write(fd, p, size);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		size -= (size_t)n;
-	}
-	return 0;
 }
 
 /* template's bytes with mark replaced by insert (template must hold it). */
@@ -60,11 +46,11 @@ static int write_file(const char* path, const struct gnome_shell_file* template,
 	if (fd < 0)
 		return -errno;
 	size_t before = (size_t)(at - text), mark_len = strlen(mark);
-	int rc = write_all(fd, text, before);
+	int rc = gnome__write_all(fd, text, before, WRITE_MS);
 	if (rc == 0)
-		rc = write_all(fd, insert, insert_size);
+		rc = gnome__write_all(fd, insert, insert_size, WRITE_MS);
 	if (rc == 0)
-		rc = write_all(fd, at + mark_len, template->size - before - mark_len);
+		rc = gnome__write_all(fd, at + mark_len, template->size - before - mark_len, WRITE_MS);
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
 	return rc;

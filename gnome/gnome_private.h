@@ -51,6 +51,10 @@ struct DBusConnection;
 struct DBusConnection* gnome__connect(const char* address, int64_t deadline, char* err,
 		size_t size);
 
+/** Write all len bytes to fd within timeout_ms (a pipe the app reads at
+ *  its pace, or a file): 0 or -errno (-ETIMEDOUT). Sets fd non-blocking. */
+int gnome__write_all(int fd, const void* bytes, size_t len, int timeout_ms);
+
 /* ---- the GNOME Shell extension's files (gnome/shell/, compiled in) ---- */
 
 struct gnome_shell_file {

@@ -420,9 +420,9 @@ static void read_stream_size(struct gnome* self)
 
 /* ---- the clipboard's transfers (mutex held) ---- */
 
-/* Write all of data to a pipe, bounded (the app reads at its pace). */
-static int write_all(int fd, const char* data, size_t len, int timeout_ms)
+int gnome__write_all(int fd, const void* bytes, size_t len, int timeout_ms)
 {
+	const char* data = bytes;
 	int64_t deadline = clock_ms() + timeout_ms;
 	int flags = fcntl(fd, F_GETFL);
 	if (flags >= 0)
@@ -460,7 +460,7 @@ static void answer_transfer(struct gnome* self, uint32_t serial)
 	dbus_bool_t ok = dbus_message_get_args(r, NULL, DBUS_TYPE_UNIX_FD, &fd, DBUS_TYPE_INVALID);
 	dbus_message_unref(r);
 	if (ok) {
-		ok = self->offer && write_all(fd, self->offer, self->offer_len, TRANSFER_MS) == 0;
+		ok = self->offer && gnome__write_all(fd, self->offer, self->offer_len, TRANSFER_MS) == 0;
 		close(fd);
 	}
 	if (ok)
