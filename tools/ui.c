@@ -2122,6 +2122,24 @@ static int key(struct input* in, const char* name, char* err, size_t size)
 	return rc == 0 ? input_key_chord(in, &c) : rc;
 }
 
+/* Wait, at most ms, until an item of the open list has the focus. */
+static void list_focused(const struct select_ctx* s, int ms)
+{
+	int64_t end = clock_ms() + ms;
+	do {
+		for (int i = 0; i < s->n; i++) {
+			struct a11y_node n = { 0 };
+			char e[64];
+			bool focused = a11y_read(&s->opts[i].id, 0, clock_ms() + 200, &n, e, sizeof(e)) == 0
+					&& A11Y_HAS(n.states, A11Y_FOCUSED);
+			a11y_node_clear(&n);
+			if (focused)
+				return;
+		}
+		clock_sleep_ms(30);
+	} while (clock_ms() < end);
+}
+
 /* In the open list: its Selection (the app may take it), else the keys a
  * person uses: Home, Down to the option, Return. Escape closes
  * the list when nothing was chosen. */
@@ -2141,6 +2159,10 @@ static int popup_choose(struct select_ctx* s, bool* by_selection, char* err, siz
 			noop_learn(s->list.bus, NOOP_SELECT_CHILD);
 		err[0] = '\0';
 	}
+	/* The keys go to the list once one of its items has the focus: GTK 4
+	 * lists the popover's items before it gives them the focus, and keys
+	 * sent in between went to the toggle (a fresh machine's first select). */
+	list_focused(s, 1000);
 	struct input* in = input_begin(err, size);
 	if (!in)
 		return -ECONNRESET;
