@@ -27,18 +27,6 @@ const found = (d, win, args, what) => waitUntil(async () => {
   return r.status === 200 && r.body.structuredContent.matches[0];
 }, { timeout: 10000 * SLOW, what });
 
-// A fresh profile: no first-run pages, no default-browser question, no
-// session restore, nothing fetched from the network.
-const FIREFOX_PREFS = {
-  'browser.shell.checkDefaultBrowser': false, 'browser.startup.homepage_override.mstone': 'ignore',
-  'startup.homepage_welcome_url': '', 'startup.homepage_welcome_url.additional': '',
-  'browser.aboutwelcome.enabled': false, 'datareporting.policy.dataSubmissionEnabled': false,
-  'datareporting.healthreport.uploadEnabled': false, 'toolkit.telemetry.reportingpolicy.firstRun': false,
-  'app.update.enabled': false, 'browser.sessionstore.resume_from_crash': false, 'signon.rememberSignons': false,
-  'browser.translations.enable': false, 'network.captive-portal-service.enabled': false,
-  'browser.newtabpage.enabled': false, 'extensions.autoDisableScopes': 15,
-};
-
 const FORM = `<!doctype html><html><head><meta charset="utf-8"><title>deskd firefox form</title></head><body>
 <form method="post" action="/order" accept-charset="utf-8">
 <label>Name <input name="name"></label><br>
@@ -70,14 +58,11 @@ test('Firefox ESR: a form through the tree, POSTed byte-exact', { timeout: 90000
   await new Promise((res) => srv.listen(0, '127.0.0.1', res));
   t.after(() => srv.close());
   const dir = tempDir('deskd-firefox-');
-  mkdirSync(join(dir, 'profile'));
-  writeFileSync(join(dir, 'profile/user.js'), Object.entries(FIREFOX_PREFS)
-    .map(([k, v]) => `user_pref(${JSON.stringify(k)}, ${JSON.stringify(v)});\n`).join(''));
   const t0 = Date.now();
   // deskd's launch environment has the AT-SPI bus and GNOME_ACCESSIBILITY=1:
   // Gecko builds its tree with nothing more.
   const d = await startDeskd({ args: ['--launch',   // spawns: firefox-esr
-    `firefox-esr -no-remote -profile ${join(dir, 'profile')} http://127.0.0.1:${srv.address().port}/`] });
+    `firefox-esr -no-remote -profile ${firefoxProfile(dir)} http://127.0.0.1:${srv.address().port}/`] });
   t.after(() => d.stop());
   const win = await windowOf(d, /^deskd firefox form/, 'the Firefox window');
   const name = await found(d, win, { role: 'entry', name: 'Name' }, 'the form in the tree');
