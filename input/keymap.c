@@ -373,12 +373,21 @@ void input__find_pool(struct input_x11* self)
 	 * gets more groups per key, chosen by locking the group for their keys
 	 * (type.c): 4 x 4 x 12 = 192. Only then, and a key only once a slot of
 	 * its other groups is used: while such a key is bound, the keyboard
-	 * has 4 groups, and a layout switch cycles through them. */
+	 * has that many groups, and a person's layout switch steps through
+	 * them. A multiple of the layout's own groups keeps each press on the
+	 * next layout (groups wrap into a key's range: on us,ru, groups 3 and 4
+	 * are us and ru again); on a 3-layout keymap a fourth group would be a
+	 * press that changes nothing, so it gets 3 (PITFALLS 27g). */
 	int per_group = self->n_pool * self->levels;
 	self->slot_groups = 1;
 	while (per_group && self->slot_groups < XkbNumKbdGroups
 			&& per_group * self->slot_groups < POOL_SLOTS_WANTED)
 		self->slot_groups++;
+	if (self->slot_groups > 1 && self->slot_groups % self->groups) {
+		int up = (self->slot_groups / self->groups + 1) * self->groups;
+		self->slot_groups = up <= XkbNumKbdGroups ? up
+				: self->slot_groups / self->groups * self->groups;
+	}
 	self->n_slots = 0;
 	/* Group by group and level by level, so the first symbols need no
 	 * group switch and no modifier. */

@@ -8,8 +8,9 @@
 // the keymap exactly as deskd found it once deskd exits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { run, startDeskd, startXvfb, startWm, waitUntil, tempDir, SLOW } from './lib/harness.mjs';
+import { run, startDeskd, startXvfb, startWm, startFixture, waitUntil, tempDir, SLOW } from './lib/harness.mjs';
 import { startApp } from './lib/apps.mjs';
+import { xkbState } from './lib/keyboard.mjs';
 
 function xkbDump(display) {
   const r = run('xkbcomp', ['-xkb', display, '-'], { encoding: 'utf8' });
@@ -80,4 +81,34 @@ test('stock keymap on a foreign display: more than 48 distinct symbols per call 
   assert.notEqual(xkbDump(display), before, 'bindings are kept while deskd runs');
   await deskd.stop();
   assert.equal(xkbDump(display), before, 'the keymap (xkbcomp -xkb) byte-identical once deskd exited');
+});
+
+// PITFALLS 27g: past 48 symbols the spare keys get more groups, and while
+// they are bound a person's layout switch steps through all of the
+// keyboard's groups. On a 3-layout keymap a fourth group was a press that
+// changed nothing (us, ru, de, us again, us); the pool now takes a
+// multiple of the layout's groups, so the switch still cycles through the
+// three layouts in order.
+test('a person\'s layout switch on a 3-layout stock keymap still cycles through its 3 layouts after deskd typed more than 48 symbols', { timeout: 120000 }, async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const display = x.display;
+  const kb = run('setxkbmap', ['-display', display, '-rules', 'evdev', '-model', 'pc105', '-layout', 'us,ru,de', '-option', 'grp:alt_shift_toggle'], { encoding: 'utf8' });
+  assert.equal(kb.status, 0, kb.stderr);
+  const fixture = await startFixture(display, { geometry: '400x300+0+0' });
+  t.after(() => fixture.stop());
+  const deskd = await startDeskd({ display });
+  t.after(() => deskd.stop());
+  // 55 symbols on none of the three layouts.
+  const text = 'αβγδεζηθικλμνξοπρστυφχψωΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ∑∫√∞≠≤≥';
+  assert.equal(new Set(text).size, 55);
+  const r = await deskd.tool('computer_use', { actions: [{ type: 'type', text }] });
+  assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300));
+  await fixture.waitFor((s) => s.text === text, { timeout: 10000 * SLOW, what: 'the 55 symbols typed' });
+  const groups = Math.max(...(xkbDump(display).match(/symbols\[Group(\d)\]/g) || ['symbols[Group1]']).map((g) => Number(g.slice(13, 14))));
+  assert.equal(groups, 3, 'the keyboard has as many groups as its layouts while the symbols are bound');
+  const seen = [];
+  // Alt_L (64) then Shift_L (50): grp:alt_shift_toggle.
+  for (let i = 0; i < 4; i++) seen.push(xkbState(display, undefined, { press: [64, 50] }).locked_group);
+  assert.deepEqual(seen, [1, 2, 0, 1], 'each press moves to the next of the three layouts');
 });

@@ -24,9 +24,10 @@ export function setLock(display, on, name = 'Caps Lock') {
 }
 
 /** The XKB lock state (tests/apps/xkb_state.py); lockGroup: lock that
- *  group (0-based) first. */
-export function xkbState(display, lockGroup) {
-  const r = run('python3', [join(ROOT, 'tests/apps/xkb_state.py'), ...(lockGroup === undefined ? [] : ['lock-group', String(lockGroup)])],   // spawns: python3
+ *  group (0-based) first; press: keycodes pressed first, as a person would. */
+export function xkbState(display, lockGroup, { press } = {}) {
+  const first = press ? ['press', ...press.map(String)] : lockGroup === undefined ? [] : ['lock-group', String(lockGroup)];
+  const r = run('python3', [join(ROOT, 'tests/apps/xkb_state.py'), ...first],   // spawns: python3
     { encoding: 'utf8', env: { ...process.env, ...PY, DISPLAY: display } });
   assert.equal(r.status, 0, 'xkb_state.py: ' + r.stderr);
   return JSON.parse(r.stdout);
