@@ -13,6 +13,7 @@ import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDeskd, need, waitUntil, tempDir, ROOT, SLOW } from './lib/harness.mjs';
+import { firefoxProfile } from './lib/apps.mjs';
 
 const ok = async (d, name, args) => {
   const r = await d.tool(name, args);
@@ -143,13 +144,17 @@ test('Thunar: a file renamed through the tree, read back from the directory', { 
   writeFileSync(join(files, 'report draft.txt'), 'hello\n');
   writeFileSync(join(files, 'other.txt'), 'x\n');
   mkdirSync(join(files, 'sub'));
-  // Its settings (xfconf, started on deskd's session bus) and caches in the
-  // test's directory.
-  const xdg = ['CONFIG', 'CACHE', 'DATA'].map((k) => `XDG_${k}_HOME=${join(dir, k.toLowerCase())}`).join(' ');
-  const d = await startDeskd({ args: ['--launch', `env ${xdg} thunar ${files}`] });   // spawns: thunar
+  // Its settings and caches in the test's directory: given to deskd, so its
+  // session bus has them too. Thunar keeps its view in xfconf, whose daemon
+  // that bus starts with the bus's environment: with them given to Thunar
+  // alone, the test wrote root's ~/.config/xfce4 and the next run started
+  // in List View.
+  const env = Object.fromEntries(['CONFIG', 'CACHE', 'DATA'].map((k) => [`XDG_${k}_HOME`, join(dir, k.toLowerCase())]));
+  const d = await startDeskd({ env, args: ['--launch', `thunar ${files}`] });   // spawns: thunar
   t.after(() => d.stop());
   const win = await windowOf(d, /^files - Thunar$/, 'the Thunar window');
-  // The icon view exposes no items: View > List View does (a tree view).
+  // The icon view (ExoIconView, a panel without children) exposes no
+  // items: View > List View does (a tree view).
   const view = await found(d, win, { role: 'menu', name: 'View' }, 'the View menu');
   await ok(d, 'ui_act', { ref: view.ref, action: 'expand' });
   const list = await found(d, win, { role: 'check menu item', name: 'List View', all: true }, 'List View');
