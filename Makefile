@@ -7,6 +7,7 @@
 #   make bench      latency and throughput tables, peers side by side
 #   make bench-compare REV=X   screenshot and click rows against revision X, as ratios
 #   make soak       mixed load, floods, a stopped and a killed X server; a table (SOAK_SECONDS)
+#   make test-slow  the slow group (tests/slow/): the typing matrix, nine apps x layouts x Caps Lock x load
 #   make fuzz       libFuzzer harnesses (clang), bounded time
 #   make man        build/deskd.1, the man page, generated from the option table
 #   make install    deskd, deskd.1 and the systemd units under $(DESTDIR)$(PREFIX)
@@ -165,7 +166,8 @@ DESKD = $(BUILD)/deskd
 endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
-	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test image image-test
+	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test image image-test \
+	test-slow
 all: $(DESKD) $(FIXTURE) $(TEST_APPS)
 
 $(BUILD)/%.o: %.c
@@ -232,6 +234,13 @@ unit: $(UNIT_BINS)
 
 integration: $(DESKD) $(FIXTURE) $(TEST_APPS)
 	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) GTK3_FORM_BIN=$(abspath $(GTK3_FORM)) scripts/run-integration
+
+# The slow group: not part of test (about 10 minutes on 2 cores).
+test-slow: $(DESKD) $(FIXTURE) $(TEST_APPS)
+	@scripts/install-deps test
+	@scripts/npm-deps
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) GTK3_FORM_BIN=$(abspath $(GTK3_FORM)) \
+		TEST_FILES="$(wildcard tests/slow/*.test.mjs)" scripts/run-integration
 
 conformance: $(DESKD)
 	@DESKD_BIN=$(abspath $(DESKD)) scripts/run-conformance
