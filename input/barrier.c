@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -164,10 +165,48 @@ static unsigned class_quirks(const char* name)
 	return quirks;
 }
 
+/* Clients whose keys need more, by the libraries their process maps:
+ *  - Qt 5's xcb keyboard decodes each key's text with QString::fromUtf8,
+ *    which skips a UTF-8 byte-order mark: U+FEFF typed arrives as nothing
+ *    (and a text that starts with it loses it by paste too). Qt 6 keeps it. */
+static const struct {
+	const char* library;
+	unsigned quirks;
+} library_quirks[] = {
+	{ "/libQt5Core.so", INPUT_CLIENT_NO_BOM_KEYS },
+};
+
+#define MAPS_MAX_LINES 20000	/* a browser maps a few thousand */
+
+static unsigned process_quirks(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	FILE* f = fopen(path, "re");
+	if (!f)
+		return 0;	/* another pid namespace, or gone */
+	unsigned quirks = 0;
+	char line[512];
+	for (int n = 0; n < MAPS_MAX_LINES && fgets(line, sizeof(line), f); n++)
+		for (size_t i = 0; i < sizeof(library_quirks) / sizeof(library_quirks[0]); i++)
+			if (strstr(line, library_quirks[i].library))
+				quirks |= library_quirks[i].quirks;
+	fclose(f);
+	return quirks;
+}
+
 unsigned input__client_quirks(struct input_x11* self, Window w)
 {
 	unsigned quirks = 0;
 	x11_clear(&self->x);
+	long pid = x11_client_pid(self->x.dpy, w);
+	if (pid > 0 && (w != self->libs_window || pid != self->libs_pid)) {
+		self->libs_window = w;
+		self->libs_pid = pid;
+		self->libs_quirks = process_quirks(pid);
+	}
+	if (pid > 0)
+		quirks |= self->libs_quirks;
 	for (int depth = 0; w && w != self->root && depth < 32; depth++) {
 		XClassHint hint = { 0 };
 		if (XGetClassHint(self->x.dpy, w, &hint)) {

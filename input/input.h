@@ -216,8 +216,12 @@ int input_spare_slots(struct input* self);
 /* The desktop's keyboard takes only the characters of its layout (GNOME:
  * Mutter drops a keysym its layout lacks): send other text by paste. */
 #define INPUT_CLIENT_LAYOUT_KEYS (1u << 9)
+/* The client drops U+FEFF as a key (Qt 5 decodes each key's text as UTF-8
+ * and skips a byte-order mark); by paste only at the start of a text. */
+#define INPUT_CLIENT_NO_BOM_KEYS (1u << 10)
 /** The INPUT_CLIENT_* flags of the client with the keyboard focus (X11: by
- *  the WM_CLASS of the focus window and its ancestors); 0 on wlroots, and
+ *  the WM_CLASS of the focus window and its ancestors, and the libraries of
+ *  the process the X server records for it); 0 on wlroots, and
  *  INPUT_CLIENT_LAYOUT_KEYS on GNOME, whatever has the focus. */
 unsigned input_focus_needs(struct input* self);
 

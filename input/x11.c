@@ -628,7 +628,7 @@ static unsigned x11_focus_needs(struct input* in)
 	XGetInputFocus(self->x.dpy, &focus, &revert);
 	if (focus == None || focus == PointerRoot)
 		return 0;
-	return input__client_quirks(self, focus) & INPUT_CLIENT_BMP_KEYS;
+	return input__client_quirks(self, focus) & (INPUT_CLIENT_BMP_KEYS | INPUT_CLIENT_NO_BOM_KEYS);
 }
 
 static const struct input_ops x11_ops = {

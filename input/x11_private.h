@@ -120,6 +120,11 @@ struct input_x11 {
 		uint64_t answered;	/* highest seq answered */
 	} answers[16];
 	int xkb_event;		/* the XKB extension's event code */
+	/* The library quirks of the last focus window's process (barrier.c),
+	 * read once per window and pid. */
+	Window libs_window;
+	long libs_pid;
+	unsigned libs_quirks;
 	bool map_stale;		/* a MappingNotify or XKB map change came: reload the keymap */
 	pthread_cond_t cond;	/* wakes the drainer */
 	pthread_t drainer;
@@ -228,7 +233,8 @@ enum {
 	INPUT_QUIRK_CATCH_UP_ASTRAL = 1 << 0,
 };
 /** The quirks (these and input.h's INPUT_CLIENT_*) of the client of window
- *  w, by the WM_CLASS of w and the windows above it. */
+ *  w, by the WM_CLASS of w and the windows above it, and by the libraries
+ *  its process maps (Qt 5). */
 unsigned input__client_quirks(struct input_x11* self, Window w);
 /** Ping target and wait (at most timeout_ms) for its answer: it has handled
  *  every event sent before. 0, -ETIMEDOUT, -ENOENT (window gone) or

@@ -390,6 +390,16 @@ static bool has_astral(const char* s, size_t len)
 	return false;
 }
 
+/* U+FEFF (EF BB BF) anywhere in s; *first: at its start. */
+static bool has_bom(const char* s, size_t len, bool* first)
+{
+	*first = len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0;
+	for (size_t i = 0; i + 3 <= len; i++)
+		if (memcmp(s + i, "\xEF\xBB\xBF", 3) == 0)
+			return true;
+	return false;
+}
+
 static int type_text(struct batch* b, const struct action* a, json_t* res,
 		struct act_error* e)
 {
@@ -399,6 +409,17 @@ static int type_text(struct batch* b, const struct action* a, json_t* res,
 	if (has_astral(a->text, a->text_len) && (needs & INPUT_CLIENT_BMP_KEYS))
 		return type_by_paste(b, a, "java", "text with characters above U+FFFF goes by paste "
 				"to java, which takes them wrong as keys", res, e);
+	/* Qt 5 drops U+FEFF as a key, and at a text's start by paste too. */
+	bool bom_first;
+	if ((needs & INPUT_CLIENT_NO_BOM_KEYS) && has_bom(a->text, a->text_len, &bom_first)) {
+		if (bom_first)
+			return action_fail(e, TOOL_BAD_ARGUMENTS, "type: the focused app (Qt 5) drops "
+					"U+FEFF at the start of a text, typed or pasted (it reads the "
+					"text as UTF-8 and skips a byte-order mark); nothing was typed. "
+					"Send U+FEFF after another character, or U+2060 (word joiner)");
+		return type_by_paste(b, a, "qt", "text with U+FEFF goes by paste to Qt 5, which "
+				"drops it as a key", res, e);
+	}
 	/* GNOME: Mutter types only its layout's keysyms (a US layout here). */
 	if (has_non_ascii(a->text, a->text_len) && (needs & INPUT_CLIENT_LAYOUT_KEYS))
 		return type_by_paste(b, a, NULL, "text with characters off the keyboard layout goes "

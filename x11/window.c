@@ -219,7 +219,7 @@ int x11_focus_window(struct x11_conn* self, Window window, int timeout_ms)
 /* The pid of the client that made window w, as the X server knows it
  * (X-Resource 1.2): for windows without _NET_WM_PID (Tk, Xt and some Java
  * apps). 0 when it cannot say (a remote client, an older server). */
-static long client_pid(Display* dpy, Window w)
+long x11_client_pid(Display* dpy, Window w)
 {
 	int event_base, error_base, major = 0, minor = 0;
 	if (!XResQueryExtension(dpy, &event_base, &error_base)
@@ -300,7 +300,7 @@ int x11_window_state(struct x11_conn* self, Window w, struct x11_window_state* o
 	if (data)
 		XFree(data);
 	if (out->pid <= 0)
-		out->pid = client_pid(dpy, w);
+		out->pid = x11_client_pid(dpy, w);
 	/* The window went away between the requests: say so. */
 	if (x11_lost(self))
 		return -ECONNRESET;

@@ -153,6 +153,10 @@ struct x11_window_state {
 	int x, y, width, height;	/* the client area, root coordinates */
 };
 
+/** The pid of the client that made window w, as the X server knows it
+ *  (X-Resource 1.2), or 0 when it cannot say (a remote client, an older
+ *  server). */
+long x11_client_pid(Display* dpy, Window w);
 /** Read a window's state: 0, -ENOENT (no such window) or -ECONNRESET.
  *  Clears the recorded error. */
 int x11_window_state(struct x11_conn* self, Window w, struct x11_window_state* out);
