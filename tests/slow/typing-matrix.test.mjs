@@ -1,4 +1,4 @@
-// The typing matrix (issue 25's acceptance): the corpus typed into every app
+// The typing matrix (issue 25's acceptance): the corpora typed into every app
 // the tests cover, on us, de and ru,us, Caps Lock off and on, idle and with
 // both cores loaded, each string read back byte-exact outside deskd (the
 // app's records, the page's POST, Writer's copied text). One deskd and one
@@ -10,13 +10,17 @@ import assert from 'node:assert/strict';
 import { startDeskd, startXvfb, startWm, tempDir, loadCores } from '../integration/lib/harness.mjs';
 import { startApp, warmUp, typeAll } from '../integration/lib/apps.mjs';
 import { lockOn, setLock, setLayout, xkbState } from '../integration/lib/keyboard.mjs';
-import { appCorpus } from '../integration/lib/corpus.mjs';
+import { appCorpus, hardCorpus } from '../integration/lib/corpus.mjs';
 
 const APPS = ['xterm', 'gtk', 'gtk4', 'tk', 'qt', 'chromium', 'firefox', 'swing', 'writer'];
-// [symbols, Caps Lock, loaded]; pc+ru+us:2 is ru,us (no Latin letter in
-// the active group).
-const ROWS = [['pc+us', false, false], ['pc+us', true, false], ['pc+de', false, false], ['pc+de', true, true],
-  ['pc+ru+us:2', true, false], ['pc+ru+us:2', false, true]];
+// Every string of the app corpus but the 2,000-character one (slot
+// turnover: input.test), and the hard corpus.
+const CORPORA = { app: appCorpus().filter((s) => [...s].length <= 300), hard: hardCorpus() };
+// [symbols, Caps Lock, loaded, corpus]; pc+ru+us:2 is ru,us (no Latin
+// letter in the active group).
+const ROWS = [['pc+us', false, false, 'app'], ['pc+us', true, false, 'app'], ['pc+de', false, false, 'app'],
+  ['pc+de', true, true, 'app'], ['pc+ru+us:2', true, false, 'app'], ['pc+ru+us:2', false, true, 'app'],
+  ['pc+us', true, false, 'hard'], ['pc+de', false, true, 'hard']];
 const pick = (all, env) => (env ? env.split(',').map((x) => all[x] ?? x) : all);
 
 async function ok(deskd, args) {
@@ -26,8 +30,6 @@ async function ok(deskd, args) {
   return r.body.structuredContent;
 }
 
-// Every string but the 2,000-character one (slot turnover: input.test).
-const corpus = appCorpus().filter((s) => [...s].length <= 300);
 
 for (const kind of pick(APPS, process.env.MATRIX_APPS)) {
   test(`${kind}: the corpus byte-exact on us, de and ru,us, Caps Lock off and on, idle and loaded`, { timeout: 1200000 }, async (t) => {
@@ -45,11 +47,12 @@ for (const kind of pick(APPS, process.env.MATRIX_APPS)) {
     const call = (actions) => batch(target, actions);
     const table = [];
     const failures = [];
-    for (const [symbols, caps, loaded] of pick(ROWS, process.env.MATRIX_ROWS)) {
+    for (const [symbols, caps, loaded, name] of pick(ROWS, process.env.MATRIX_ROWS)) {
+      const corpus = CORPORA[name];
       setLayout(display, symbols);
       assert.equal(xkbState(display, 0).locked_group, 0);
       setLock(display, caps);
-      const what = `${kind} ${symbols} caps ${caps ? 'on' : 'off'}${loaded ? ' loaded' : ''}`;
+      const what = `${kind} ${name} ${symbols} caps ${caps ? 'on' : 'off'}${loaded ? ' loaded' : ''}`;
       const stopLoad = loaded ? loadCores() : () => {};
       const t0 = performance.now();
       let r;
@@ -57,7 +60,7 @@ for (const kind of pick(APPS, process.env.MATRIX_APPS)) {
       const s = (performance.now() - t0) / 1000;
       failures.push(...r.failures);
       if (lockOn(display) !== caps) failures.push(`${what}: Caps Lock ${caps ? 'off' : 'on'} after typing`);
-      table.push({ app: kind, layout: symbols.replace(/^pc\+/, ''), caps: caps ? 'on' : 'off', load: loaded ? 'loaded' : 'idle',
+      table.push({ app: kind, corpus: name, layout: symbols.replace(/^pc\+/, ''), caps: caps ? 'on' : 'off', load: loaded ? 'loaded' : 'idle',
         exact: `${r.exact}/${corpus.length}`, s: s.toFixed(1) });
     }
     console.log(table);
