@@ -23,7 +23,7 @@ const RECORDERS = {
   swing: (out, dir) => {
     const javac = run('javac', ['-d', dir, join(ROOT, 'tests/apps/SwingText.java')], { encoding: 'utf8' });   // spawns: javac
     if (javac.status !== 0) throw new Error('javac: ' + javac.stderr);
-    return ['java', ['-cp', dir, 'SwingText', out]];   // spawns: java
+    return ['java', ['-cp', dir, 'SwingText', out]];
   },
 };
 
@@ -79,7 +79,7 @@ export async function startApp(kind, display, dir, tag = '') {
   const out = join(dir, `${kind}${tag}.records`);
   if (RECORDERS[kind]) {
     const [cmd, args] = RECORDERS[kind](out, dir);
-    const p = launch(kind, cmd, args, { env });   // spawns: - (RECORDERS)
+    const p = launch(kind, cmd, args, { env });   // spawns: xterm python3 java (RECORDERS)
     await waitUntil(() => existsSync(out + '.ready'), { timeout: 30000 * SLOW, what: `${kind} ready` });
     const records = async () => existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
     return { name: kind, pid: p.proc.pid, records, submit: submitByEscape(records),
