@@ -11,7 +11,9 @@ class Edit(QPlainTextEdit):
     def keyPressEvent(self, e):
         if e.key() == Qt.Key_Escape:
             with open(out, 'a', encoding='utf-8') as f:
-                f.write(json.dumps(self.toPlainText()) + '\n')
+                # toPlainText() turns U+00A0 into a space: the raw text,
+                # with its block separators (U+2029) as the newlines they were.
+                f.write(json.dumps(self.document().toRawText().replace('\u2029', '\n')) + '\n')
             self.setPlainText('')
             return
         super().keyPressEvent(e)
