@@ -199,14 +199,13 @@ unsigned input__client_quirks(struct input_x11* self, Window w)
 {
 	unsigned quirks = 0;
 	x11_clear(&self->x);
-	long pid = x11_client_pid(self->x.dpy, w);
-	if (pid > 0 && (w != self->libs_window || pid != self->libs_pid)) {
+	/* A window's client stays the same: its pid and maps are read once. */
+	if (w != self->libs_window) {
+		long pid = x11_client_pid(self->x.dpy, w);
 		self->libs_window = w;
-		self->libs_pid = pid;
-		self->libs_quirks = process_quirks(pid);
+		self->libs_quirks = pid > 0 ? process_quirks(pid) : 0;
 	}
-	if (pid > 0)
-		quirks |= self->libs_quirks;
+	quirks |= self->libs_quirks;
 	for (int depth = 0; w && w != self->root && depth < 32; depth++) {
 		XClassHint hint = { 0 };
 		if (XGetClassHint(self->x.dpy, w, &hint)) {

@@ -121,9 +121,8 @@ struct input_x11 {
 	} answers[16];
 	int xkb_event;		/* the XKB extension's event code */
 	/* The library quirks of the last focus window's process (barrier.c),
-	 * read once per window and pid. */
+	 * read once per window. */
 	Window libs_window;
-	long libs_pid;
 	unsigned libs_quirks;
 	bool map_stale;		/* a MappingNotify or XKB map change came: reload the keymap */
 	pthread_cond_t cond;	/* wakes the drainer */
