@@ -12,12 +12,8 @@
 #define POOL_SLOTS 16
 /* A burst of one client's 1920x1080 screenshots reuses about 20 MB (the
  * frame, its scaled copy, the PNG bands' rows, tokens and output); more
- * concurrent callers allocate afresh rather than keep their share. The
- * bound covers what is cached and what is out in use together: under a
- * load whose buffers in flight pass it, the cache keeps only a floor, or
- * its 24 MB came on top of the load's (the soak's peak: 97-101 MB RSS). */
+ * concurrent callers allocate afresh rather than keep their share. */
 #define POOL_MAX_BYTES ((size_t)24 << 20)
-#define POOL_FLOOR_BYTES ((size_t)8 << 20)
 #define POOL_ROUND ((size_t)64 << 10)
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -26,7 +22,6 @@ static struct {
 	size_t cap;
 } pool[POOL_SLOTS];
 static size_t pool_bytes;
-static size_t pool_out;		/* handed out and not put back yet */
 
 void* capture__buf_get(size_t size, size_t* cap)
 {
@@ -44,7 +39,6 @@ void* capture__buf_get(size_t size, size_t* cap)
 		void* p = pool[best].p;
 		*cap = pool[best].cap;
 		pool_bytes -= pool[best].cap;
-		pool_out += pool[best].cap;
 		pool[best].p = NULL;
 		pthread_mutex_unlock(&pool_lock);
 		return p;
@@ -55,9 +49,6 @@ void* capture__buf_get(size_t size, size_t* cap)
 	if (posix_memalign(&p, 64, rounded) != 0)
 		return NULL;
 	*cap = rounded;
-	pthread_mutex_lock(&pool_lock);
-	pool_out += rounded;
-	pthread_mutex_unlock(&pool_lock);
 	return p;
 }
 
@@ -66,20 +57,17 @@ void capture__buf_put(void* p, size_t cap)
 	if (!p)
 		return;
 	pthread_mutex_lock(&pool_lock);
-	pool_out -= cap < pool_out ? cap : pool_out;
-	size_t bound = pool_out < POOL_MAX_BYTES - POOL_FLOOR_BYTES
-			? POOL_MAX_BYTES - pool_out : POOL_FLOOR_BYTES;
 	int slot = -1;
 	for (int i = 0; i < POOL_SLOTS && slot < 0; i++)
 		if (!pool[i].p)
 			slot = i;
-	if (slot < 0 || pool_bytes + cap > bound) {
+	if (slot < 0 || pool_bytes + cap > POOL_MAX_BYTES) {
 		/* Full: drop the smallest cached buffer if this one is bigger. */
 		int small = -1;
 		for (int i = 0; i < POOL_SLOTS; i++)
 			if (pool[i].p && (small < 0 || pool[i].cap < pool[small].cap))
 				small = i;
-		if (small < 0 || pool[small].cap >= cap || pool_bytes - pool[small].cap + cap > bound) {
+		if (small < 0 || pool[small].cap >= cap || pool_bytes - pool[small].cap + cap > POOL_MAX_BYTES) {
 			pthread_mutex_unlock(&pool_lock);
 			free(p);
 			return;
