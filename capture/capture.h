@@ -225,6 +225,12 @@ void capture_png_state_free(struct capture_png_state* state);
  *  CAPTURE_DECODE_MAX_PIXELS). */
 #define CAPTURE_DECODE_MAX_PIXELS (64u * 1024 * 1024)
 struct frame* capture_decode(const void* data, size_t len);
+/** Like capture_decode, reduced on the way where that is cheap (deskd's own
+ *  PNGs: k x k averages; JPEG: the decoder's DCT scaling) while its longer
+ *  side stays at least side pixels; *width and *height get the image's own
+ *  size. A thumbnail's input: 1/25 of a full decode's memory. */
+struct frame* capture_decode_reduced(const void* data, size_t len, int side,
+		int* width, int* height);
 
 /* A PNG's header, read without decoding anything: what an image claims to
  * be before anyone inflates it (a 74-byte PNG may claim 50000x50000, 10 GB

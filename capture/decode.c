@@ -49,11 +49,51 @@ static bool unfilter_rows(const uint8_t* raw, struct frame* f)
 	return true;
 }
 
+/* The same rows unfiltered in place (RGB), then each k x k block (fewer at
+ * the right and bottom edges) averaged into one BGRX pixel of f: the full
+ * size frame is never made. */
+static bool unfilter_reduce(uint8_t* raw, int width, int height, int k, struct frame* f)
+{
+	size_t n = 3 * (size_t)width;
+	for (int y = 0; y < height; y++) {
+		uint8_t* row = raw + (size_t)y * (n + 1);
+		if (row[0] != 0 && row[0] != 2)
+			return false;
+		if (row[0] == 2 && y > 0) {
+			const uint8_t* u = row - (n + 1) + 1;
+			for (size_t i = 0; i < n; i++)
+				row[1 + i] = (uint8_t)(row[1 + i] + u[i]);
+		}
+	}
+	for (int oy = 0; oy < f->height; oy++) {
+		int y0 = oy * k, y1 = y0 + k < height ? y0 + k : height;
+		uint8_t* d = f->data + (size_t)oy * (size_t)f->stride;
+		for (int ox = 0; ox < f->width; ox++) {
+			int x0 = ox * k, x1 = x0 + k < width ? x0 + k : width;
+			uint32_t r = 0, g = 0, b = 0;
+			for (int y = y0; y < y1; y++) {
+				const uint8_t* s = raw + (size_t)y * (n + 1) + 1 + 3 * (size_t)x0;
+				for (int x = x0; x < x1; x++, s += 3) {
+					r += s[0];
+					g += s[1];
+					b += s[2];
+				}
+			}
+			uint32_t c = (uint32_t)((y1 - y0) * (x1 - x0));
+			d[4 * ox + 0] = (uint8_t)((b + c / 2) / c);
+			d[4 * ox + 1] = (uint8_t)((g + c / 2) / c);
+			d[4 * ox + 2] = (uint8_t)((r + c / 2) / c);
+			d[4 * ox + 3] = 0xff;
+		}
+	}
+	return true;
+}
+
 /* deskd's own PNGs (8-bit RGB, not interlaced, one IDAT, filters None or
  * Up) without libpng: libdeflate inflates several times faster than zlib,
  * and the thumbnail of a 1080p screenshot cost more than its encode. NULL
  * for anything else, which goes to libpng. */
-static struct frame* decode_own_png(const uint8_t* p, size_t len)
+static struct frame* decode_own_png(const uint8_t* p, size_t len, int k)
 {
 	struct capture_png_header h;
 	const char* why;
@@ -69,7 +109,7 @@ static struct frame* decode_own_png(const uint8_t* p, size_t len)
 			|| memcmp(p + at + 12 + n + 4, "IEND", 4) != 0
 			|| libdeflate_crc32(0, p + at + 4, n + 4) != be32(p + at + 8 + n))
 		return NULL;
-	struct frame* f = frame_new((int)h.width, (int)h.height);
+	struct frame* f = frame_new(((int)h.width + k - 1) / k, ((int)h.height + k - 1) / k);
 	if (!f)
 		return NULL;
 	size_t raw_len = (size_t)h.height * (1 + 3 * (size_t)h.width);
@@ -78,7 +118,9 @@ static struct frame* decode_own_png(const uint8_t* p, size_t len)
 	struct libdeflate_decompressor* d = libdeflate_alloc_decompressor();
 	size_t got = 0;
 	if (!raw || !d || libdeflate_zlib_decompress(d, p + at + 8, n, raw, raw_len, &got)
-				!= LIBDEFLATE_SUCCESS || got != raw_len || !unfilter_rows(raw, f)) {
+				!= LIBDEFLATE_SUCCESS || got != raw_len
+			|| !(k > 1 ? unfilter_reduce(raw, (int)h.width, (int)h.height, k, f)
+				: unfilter_rows(raw, f))) {
 		frame_unref(f);
 		f = NULL;
 	}
@@ -90,7 +132,7 @@ static struct frame* decode_own_png(const uint8_t* p, size_t len)
 
 static struct frame* decode_png(const uint8_t* data, size_t len)
 {
-	struct frame* own = decode_own_png(data, len);
+	struct frame* own = decode_own_png(data, len, 1);
 	if (own)
 		return own;
 	png_image img;
@@ -117,7 +159,10 @@ static struct frame* decode_png(const uint8_t* data, size_t len)
 	return f;
 }
 
-static struct frame* decode_jpeg(const uint8_t* data, size_t len)
+/* side 0: full size; else the smallest of the decoder's scaling factors
+ * (m/8) that keeps the longer side at least side pixels. */
+static struct frame* decode_jpeg(const uint8_t* data, size_t len, int side, int* width,
+		int* height)
 {
 	tjhandle tj = tjInitDecompress();
 	if (!tj)
@@ -125,12 +170,23 @@ static struct frame* decode_jpeg(const uint8_t* data, size_t len)
 	int w, h, sub, space;
 	struct frame* f = NULL;
 	if (tjDecompressHeader3(tj, data, (unsigned long)len, &w, &h, &sub, &space) == 0
-			&& w > 0 && h > 0 && (uint64_t)w * (uint64_t)h <= CAPTURE_DECODE_MAX_PIXELS
-			&& (f = frame_new(w, h))
-			&& tjDecompress2(tj, data, (unsigned long)len, f->data, w, f->stride, h,
-					TJPF_BGRX, TJFLAG_FASTDCT) != 0) {
-		frame_unref(f);
-		f = NULL;
+			&& w > 0 && h > 0 && (uint64_t)w * (uint64_t)h <= CAPTURE_DECODE_MAX_PIXELS) {
+		int sw = w, sh = h, n = 0;
+		tjscalingfactor* sf = side > 0 ? tjGetScalingFactors(&n) : NULL;
+		for (int i = 0; sf && i < n; i++) {
+			int tw = TJSCALED(w, sf[i]), th = TJSCALED(h, sf[i]);
+			if (sf[i].num < sf[i].denom && (tw > th ? tw : th) >= side && tw * th < sw * sh) {
+				sw = tw;
+				sh = th;
+			}
+		}
+		if ((f = frame_new(sw, sh)) && tjDecompress2(tj, data, (unsigned long)len, f->data,
+				sw, f->stride, sh, TJPF_BGRX, TJFLAG_FASTDCT) != 0) {
+			frame_unref(f);
+			f = NULL;
+		}
+		*width = w;
+		*height = h;
 	}
 	tjDestroy(tj);
 	return f;
@@ -143,9 +199,34 @@ struct frame* capture_decode(const void* data, size_t len)
 		return NULL;
 	if (memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0)
 		return decode_png(p, len);
+	int w, h;
 	if (p[0] == 0xff && p[1] == 0xd8)
-		return decode_jpeg(p, len);
+		return decode_jpeg(p, len, 0, &w, &h);
 	return NULL;
+}
+
+struct frame* capture_decode_reduced(const void* data, size_t len, int side,
+		int* width, int* height)
+{
+	const uint8_t* p = data;
+	if (!p || len < 8 || side <= 0)
+		return NULL;
+	if (p[0] == 0xff && p[1] == 0xd8)
+		return decode_jpeg(p, len, side, width, height);
+	struct capture_png_header h;
+	const char* why;
+	if (capture_png_header(p, len, &h, &why) != 0)
+		return NULL;
+	uint32_t longer = h.width > h.height ? h.width : h.height;
+	int k = longer / (uint32_t)side > 8 ? 8 : (int)(longer / (uint32_t)side);
+	struct frame* f = k > 1 ? decode_own_png(p, len, k) : NULL;
+	if (!f)
+		f = decode_png(p, len);
+	if (f) {
+		*width = (int)h.width;
+		*height = (int)h.height;
+	}
+	return f;
 }
 
 /* CRC-32 of PNG chunks (ISO 3309, reflected 0xEDB88320), bit by bit: it

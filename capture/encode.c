@@ -119,13 +119,27 @@ static int band_deflate(struct band* b)
 	return 0;
 }
 
-static void* band_run(void* ud)
+/* keep: the band's output moved into a buffer of its size (for a state to
+ * keep), and the worst-case one given back at once. The filtered rows go
+ * back as soon as they are deflated: a band's buffers then live only while
+ * its thread works on it, not until the image is joined. */
+static void band_run(struct band* b, bool keep)
 {
-	struct band* b = ud;
 	b->rc = band_filter(b);
 	if (b->rc == 0)
 		b->rc = band_deflate(b);
-	return NULL;
+	capture__buf_put(b->raw, b->raw_cap);
+	b->raw = NULL;
+	if (b->rc == 0 && keep) {
+		uint8_t* exact = malloc(b->out_len ? b->out_len : 1);
+		if (exact)
+			memcpy(exact, b->out, b->out_len);
+		else
+			b->rc = -ENOMEM;
+		capture__buf_put(b->out, b->out_cap);
+		b->out = exact;
+		b->out_cap = 0;
+	}
 }
 
 static void put32(uint8_t* p, uint32_t v)
@@ -205,6 +219,7 @@ static void run_jobs(void* (*fn)(void*), void* jobs, size_t size, int n)
 struct png_job {
 	struct band* bands;
 	int n;
+	bool keep;	/* for a state: see band_run */
 	atomic_int next;
 };
 
@@ -216,7 +231,7 @@ static void* png_job_run(void* ud)
 		if (i >= job->n)
 			return NULL;
 		if (!job->bands[i].reused)
-			band_run(&job->bands[i]);
+			band_run(&job->bands[i], job->keep);
 	}
 }
 
@@ -306,7 +321,7 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 			dirty++;
 		}
 	}
-	struct png_job job = { .bands = bands, .n = n };
+	struct png_job job = { .bands = bands, .n = n, .keep = state != NULL };
 	atomic_init(&job.next, 0);
 	run_jobs(png_job_run, &job, 0, encode_cpus() < dirty ? encode_cpus() : dirty);
 
@@ -344,9 +359,9 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	*len = (size_t)(p - buf);
 
 	if (state) {
-		/* Keep a copy of the new bands: their buffers are sized for
-		 * the worst case (the rows' size), what they hold is mostly far
-		 * less. Without memory for one, that band is deflated again. */
+		/* Keep the new bands (band_run moved each into a buffer of its
+		 * size: the worst-case ones are the rows' size, what they hold
+		 * is mostly far less). */
 		if (!comparable)
 			for (int i = 0; i < PNG_STATE_BANDS; i++)
 				saved_release(&state->saved[i]);
@@ -355,12 +370,9 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 			if (bands[i].reused)
 				continue;
 			saved_release(&state->saved[i]);
-			uint8_t* copy = malloc(bands[i].out_len ? bands[i].out_len : 1);
-			if (!copy)
-				continue;
-			memcpy(copy, bands[i].out, bands[i].out_len);
-			state->saved[i] = (struct png_saved){ copy, bands[i].out_len,
+			state->saved[i] = (struct png_saved){ bands[i].out, bands[i].out_len,
 				bands[i].raw_len, bands[i].adler };
+			bands[i].out = NULL;
 		}
 		frame_unref(state->prev);
 		state->prev = frame_ref((struct frame*)src);
@@ -371,8 +383,12 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 done:
 	for (int i = 0; i < n; i++) {
 		capture__buf_put(bands[i].raw, bands[i].raw_cap);
-		if (!bands[i].reused)
+		if (bands[i].reused)
+			continue;
+		if (bands[i].out_cap)
 			capture__buf_put(bands[i].out, bands[i].out_cap);
+		else
+			free(bands[i].out);
 	}
 	if (rc < 0 && state) {
 		/* Start over next time rather than trust a half-updated state. */

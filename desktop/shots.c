@@ -766,12 +766,23 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 	int rc = req->window
 			? capture_window(p->cap, req->window, req->part, req->cursor, &f)
 			: capture_screen(p->cap, req->part, req->cursor, &f);
+	/* No more shared images than captures run at once (the gate's): a
+	 * context past them gives its segment back now, not when it is put
+	 * back after the encode (callers waiting at the gate hold warm ones
+	 * too: the soak had five of 4 MB). */
+	pthread_mutex_lock(&pool_lock);
 	if (!p->warm) {
-		pthread_mutex_lock(&pool_lock);
 		p->warm = true;
 		pool_n_warm++;
-		pthread_mutex_unlock(&pool_lock);
 	}
+	bool cool = pool_n_warm > gate_max();
+	if (cool) {
+		p->warm = false;
+		pool_n_warm--;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (cool)
+		capture_release(p->cap);
 	if (rc < 0) {
 		snprintf(err, err_size, "%s", capture_error(p->cap));
 		gate_leave();

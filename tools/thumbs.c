@@ -39,20 +39,22 @@ static bool thumb_running;	/* a worker drains the queue */
 static void thumb_make(const struct thumb_job* job)
 {
 	int64_t t0 = clock_ns();
-	struct frame* f = capture_decode(job->data, job->len);
+	/* Decoded reduced (a 1280x800 PNG's full decode is 7 MB). */
+	int fw = 0, fh = 0;
+	struct frame* f = capture_decode_reduced(job->data, job->len, THUMB_MAX_SIDE, &fw, &fh);
 	struct frame* small = NULL;
 	uint8_t* jpeg = NULL;
 	size_t len = 0;
 	if (f) {
 		int w, h;
-		desktop_scaled_size(f->width, f->height, THUMB_MAX_SIDE, &w, &h);
-		small = capture_scale(f, w, h);
+		desktop_scaled_size(fw, fh, THUMB_MAX_SIDE, &w, &h);
+		small = capture_scale(f, w < f->width ? w : f->width, h < f->height ? h : f->height);
 	}
 	if (small && capture_encode_jpeg(small, THUMB_QUALITY, &jpeg, &len) == 0) {
 		events_thumbnail_put(job->id, jpeg, len);
 		log_debug("thumbnail for event %llu: %dx%d from %dx%d, %zu bytes, %.1f ms",
-				(unsigned long long)job->id, small->width, small->height, f->width,
-				f->height, len, (double)(clock_ns() - t0) / 1e6);
+				(unsigned long long)job->id, small->width, small->height, fw, fh, len,
+				(double)(clock_ns() - t0) / 1e6);
 	} else
 		log_debug("no thumbnail for event %llu", (unsigned long long)job->id);
 	free(jpeg);

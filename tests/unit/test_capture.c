@@ -484,6 +484,53 @@ static void test_decode(void)
 	frame_unref(g);
 }
 
+/* capture_decode_reduced (thumbnails): an own PNG comes back as k x k
+ * averages (rounded; partial blocks at the edges), at least side pixels on
+ * its longer side, with the image's own size; a JPEG through the decoder's
+ * scaling; a side larger than the image: full size. */
+static void test_decode_reduced(void)
+{
+	struct frame* f = noise(1283, 801, 3);
+	uint8_t* png = NULL;
+	size_t len = 0;
+	TST_EQ_INT(capture_encode_png(f, &png, &len), 0);
+	int w = 0, h = 0;
+	struct frame* d = capture_decode_reduced(png, len, 240, &w, &h);
+	TST_CHECK(d != NULL);
+	TST_EQ_INT(w, 1283);
+	TST_EQ_INT(h, 801);
+	TST_EQ_INT(d->width, 257);	/* k = 5: ceil(1283 / 5) */
+	TST_EQ_INT(d->height, 161);
+	bool ok = true;
+	int probe[][2] = { { 0, 0 }, { 13, 7 }, { 256, 160 }, { 100, 160 } };
+	for (size_t i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
+		int ox = probe[i][0], oy = probe[i][1];
+		for (int c = 0; c < 3; c++) {
+			unsigned sum = 0, n = 0;
+			for (int y = oy * 5; y < oy * 5 + 5 && y < 801; y++)
+				for (int x = ox * 5; x < ox * 5 + 5 && x < 1283; x++, n++)
+					sum += at(f, x, y)[c];
+			ok = ok && at(d, ox, oy)[c] == (sum + n / 2) / n && at(d, ox, oy)[3] == 0xff;
+		}
+	}
+	TST_CHECK(ok);
+	frame_unref(d);
+	d = capture_decode_reduced(png, len, 2000, &w, &h);
+	TST_CHECK(d && d->width == 1283 && d->height == 801 && frames_equal(f, d));
+	frame_unref(d);
+	free(png);
+	uint8_t* jpg = NULL;
+	TST_EQ_INT(capture_encode_jpeg(f, 80, &jpg, &len), 0);
+	d = capture_decode_reduced(jpg, len, 240, &w, &h);
+	TST_CHECK(d != NULL);
+	TST_EQ_INT(w, 1283);
+	TST_EQ_INT(d->width, 321);	/* 1/4: the smallest of m/8 at 240 or more */
+	TST_EQ_INT(d->height, 201);
+	frame_unref(d);
+	free(jpg);
+	frame_unref(f);
+}
+
 /* The PNG header read by hand: deskd's own PNGs parse to their size; each
  * broken field is refused with a reason; the CRC is checked. */
 static void test_png_header(void)
@@ -789,6 +836,7 @@ int main(void)
 	test_png_odd();
 	test_deflate();
 	test_decode();
+	test_decode_reduced();
 	test_png_header();
 	test_png_cached();
 	test_jpeg();
