@@ -231,6 +231,15 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   assert.deepEqual(s.png.px(ax + 150, ay + 100), BLUE);
   assert.deepEqual(s.png.px(ax + 99, ay + 50), GREEN, 'the pixel left of the box');
   assert.deepEqual(s.png.px(ax + 100, ay + 49), GREEN, 'the pixel above it');
+  // What a full screenshot costs here (the request, PNG encoding included).
+  const times = [];
+  for (let i = 0; i < 10; i++) {
+    const t0 = performance.now();
+    assert.equal((await d.tool('screenshot', {})).status, 200);
+    times.push(performance.now() - t0);
+  }
+  times.sort((p, q) => p - q);
+  t.diagnostic(`screenshot 1280x800: median ${times[5].toFixed(1)} ms, max ${times[9].toFixed(1)} ms (10 requests)`);
   const ws = await shot(d, { window: l.window });
   assert.deepEqual([ws.meta.width, ws.meta.height], [w.width, w.height]);
   assert.deepEqual(ws.png.px(ax - w.x + 150, ay - w.y + 100), BLUE, 'the window shot');
@@ -288,19 +297,22 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   // anything off the layout by one paste (the result says so).
   await ok(d, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
   const corpus = appCorpus();
-  let exact = 0, pasted = 0;
+  let exact = 0, pasted = 0, chars = 0, typingMs = 0;
   for (const s1 of corpus) {
     await ok(d, 'computer_keypress', { keys: ['ctrl', 'a'] });
     await ok(d, 'computer_keypress', { keys: ['BackSpace'] });
     await waitUntil(() => text() === '', { timeout: T, what: 'the view cleared' });
+    const t0 = performance.now();
     const r = await ok(d, 'computer_type', { text: s1 });
     if (JSON.stringify(r).includes('"paste"')) pasted++;
     await waitUntil(() => text().length >= s1.length, { timeout: 4 * T, what: `${[...s1].length} characters` }).catch(() => {});
+    typingMs += performance.now() - t0;
     assert.equal(text(), s1, `typed exactly: ${JSON.stringify(s1).slice(0, 80)}`);
     exact++;
+    chars += [...s1].length;
   }
   assert.ok(pasted > 0 && pasted < corpus.length, `some by paste, some as keys: ${pasted}/${corpus.length}`);
-  t.diagnostic(`${exact}/${corpus.length} strings typed byte-exact into a GTK 3 view on GNOME Shell (${pasted} by paste)`);
+  t.diagnostic(`${exact}/${corpus.length} strings typed byte-exact into a GTK 3 view on GNOME Shell (${pasted} by paste): ${chars} characters in ${Math.round(typingMs)} ms until the app had them, ${Math.round(chars / typingMs * 1000)}/s`);
 
   // The view widened the window to the corpus's longest line (20308 px):
   // Mutter 43 left it where it was, 48 moved it to x 0 (its left edge on
