@@ -18,6 +18,9 @@
 #                   --variant=minbase + make, git, ca-certificates) in a chroot of its own,
 #                   as root: proves install-deps and npm-deps bring everything (slow, not in test);
 #                   FRESH_IMAGE=1 also builds and tests the image from nothing (FRESH_IMAGE=only: that alone)
+#   make gnome-next-test  tests/integration/gnome.test.mjs against GNOME Shell 48 (a Debian trixie
+#                   root built once in /var/tmp/deskd-trixie, run headless in a mount namespace),
+#                   this build attached to it; as root, needs the mirror (not in test). See scripts/gnome-next
 #
 # Every node-run test, the conformance suite and the bench run under $(NODE), the
 # Node pinned in tests/package-lock.json, never `node` from PATH. scripts/check-deps
@@ -167,7 +170,7 @@ endif
 
 .PHONY: all run test check bench fuzz clean install deps unit integration \
 	conformance check-headers check-layers e2e bench-compare soak man check-deps fresh-test image image-test \
-	test-slow
+	test-slow gnome-next-test
 all: $(DESKD) $(FIXTURE) $(TEST_APPS)
 
 $(BUILD)/%.o: %.c
@@ -279,6 +282,12 @@ bench: all
 fresh-test:
 	@scripts/install-deps fresh
 	@scripts/fresh-test
+
+# Not part of test: GNOME Shell 48 from Debian trixie (its root built once from
+# the mirror, cached), this build's deskd attached to it. See scripts/gnome-next.
+gnome-next-test: $(DESKD) $(FIXTURE) $(TEST_APPS)
+	@scripts/install-deps fresh
+	@DESKD_BIN=$(abspath $(DESKD)) FIXTURE_BIN=$(abspath $(FIXTURE)) GTK3_FORM_BIN=$(abspath $(GTK3_FORM)) scripts/gnome-next test
 
 # The screenshot and click rows against an older revision in the same run:
 # builds REV in a temporary worktree, then runs bench/sections/70-baseline.mjs.

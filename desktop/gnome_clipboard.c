@@ -22,6 +22,12 @@
 
 #define OPEN_TIMEOUT_MS 3000
 #define DELIVERY_POLL_MS 5
+/* A paste is taken when the transfers after the first have been quiet this
+ * long (Chromium reads a paste twice: 2 ms apart, 113 ms at most under
+ * load, measured on Mutter 48; a read after deskd put the old text back got
+ * the old text), and at most this long after the first. */
+#define DELIVERY_QUIET_MS 150
+#define DELIVERY_QUIET_MAX_MS 1000
 
 static struct {
 	pthread_mutex_t lock;	/* guards session and owned */
@@ -131,12 +137,24 @@ int desktop__gnome_clipboard_wait_delivered(unsigned long since, int timeout_ms,
 		atomic_bool* cancelled)
 {
 	int64_t end = clock_ms() + timeout_ms;
+	/* A paste's requestor is unknown: any transfer counts, and the next
+	 * ones of the same paste are waited for (DELIVERY_QUIET_MS). */
+	int64_t first = 0, last = 0;
+	unsigned long seen = since;
 	for (;;) {
-		if (desktop__gnome_clipboard_delivered() > since)
+		unsigned long now = desktop__gnome_clipboard_delivered();
+		int64_t t = clock_ms();
+		if (now > seen) {
+			seen = now;
+			last = t;
+			if (!first)
+				first = t;
+		}
+		if (first && (t - last >= DELIVERY_QUIET_MS || t - first >= DELIVERY_QUIET_MAX_MS))
 			return 0;
 		if (cancelled && atomic_load(cancelled))
-			return -ECANCELED;
-		if (clock_ms() >= end)
+			return first ? 0 : -ECANCELED;
+		if (!first && t >= end)
 			return -ETIMEDOUT;
 		clock_sleep_ms(DELIVERY_POLL_MS);
 	}

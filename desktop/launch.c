@@ -338,8 +338,10 @@ static int without_list(const struct desktop_config* o, const char* path, char* 
 		return 1;
 	if (desktop_is_embedded())
 		return 0;
-	return fail(err, size, -EPERM, "launching programs on an external display (--display) "
-			"is off; start deskd with --allow-launch %s to allow it", base_name(path));
+	return fail(err, size, -EPERM, "launching programs on an external display (%s) "
+			"is off; start deskd with --allow-launch %s to allow it", desktop_is_gnome()
+			? "--gnome-bus" : desktop_is_wayland() ? "--wayland-display" : "--display",
+			base_name(path));
 }
 
 int desktop_launch_allowed(const char* path, char* err, size_t size)

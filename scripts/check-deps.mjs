@@ -24,7 +24,7 @@
 // 2. Each one must be in scripts/programs with its Debian package, and that
 //    package must be installed by `scripts/install-deps SCOPE` for the scope of
 //    the file that spawns it (tests/ and the test scripts: test; bench/:
-//    bench; scripts/fresh-test: fresh; scripts/image and tests/image/: image;
+//    bench; scripts/fresh-test and scripts/gnome-next: fresh; scripts/image and tests/image/: image;
 //    deskd: run), or be Essential (always
 //    installed). A listed program that nothing spawns is an error too.
 // 3. Once installed (make test ran install-deps test): every program of the
@@ -62,7 +62,7 @@ function walk(dir, pred, out = []) {
 function scopeOf(file) {
   const r = rel(file);
   if (r.startsWith('bench/')) return 'bench';
-  if (r === 'scripts/fresh-test') return 'fresh';
+  if (r === 'scripts/fresh-test' || r === 'scripts/gnome-next') return 'fresh';
   if (r === 'scripts/image' || r.startsWith('tests/image/')) return 'image';
   if (r === 'scripts/install-deps') return 'build';
   if (r.endsWith('.c')) return 'run';
