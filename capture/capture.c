@@ -89,6 +89,24 @@ int capture_window(struct capture* self, uint32_t window,
 	return self->ops->window(self, window, region, cursor, out);
 }
 
+int capture_screen_lent(struct capture* self, const struct capture_rect* region,
+		bool cursor, struct frame** out)
+{
+	self->lend = true;
+	int rc = self->ops->screen(self, region, cursor, out);
+	self->lend = false;
+	return rc;
+}
+
+int capture_window_lent(struct capture* self, uint32_t window,
+		const struct capture_rect* region, bool cursor, struct frame** out)
+{
+	self->lend = true;
+	int rc = self->ops->window(self, window, region, cursor, out);
+	self->lend = false;
+	return rc;
+}
+
 int capture_window_geometry(struct capture* self, uint32_t window,
 		struct capture_rect* out)
 {

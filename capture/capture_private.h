@@ -44,7 +44,12 @@ struct capture_ops {
 struct capture {
 	const struct capture_ops* ops;
 	char error[256];	/* capture_error() */
+	bool lend;		/* this capture may give a lent frame (the *_lent calls) */
 };
+
+/** A frame lent data (a context's shared image, valid until its next
+ *  capture): see capture_screen_lent. NULL if out of memory. */
+struct frame* capture__frame_lent(uint8_t* data, int width, int height, int stride);
 
 /** Record a failure reason (printf style); returns rc. */
 int capture__fail(struct capture* self, int rc, const char* fmt, ...)

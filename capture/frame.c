@@ -2,6 +2,7 @@
  * downscaler. Pure code: no X. */
 #include "capture/capture.h"
 #include "capture/bufpool.h"
+#include "capture/capture_private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ struct frame* frame_new(int width, int height)
 	self->width = width;
 	self->height = height;
 	self->stride = width * 4;
+	self->lent = false;
 	size_t size = (size_t)self->stride * (size_t)height;
 	self->data = capture__buf_get(size, &self->capacity);
 	if (!self->data) {
@@ -27,8 +29,33 @@ struct frame* frame_new(int width, int height)
 	return self;
 }
 
+struct frame* capture__frame_lent(uint8_t* data, int width, int height, int stride)
+{
+	struct frame* self = malloc(sizeof(*self));
+	if (!self)
+		return NULL;
+	*self = (struct frame){ .width = width, .height = height, .stride = stride,
+		.data = data, .lent = true };
+	atomic_init(&self->refs, 1);
+	return self;
+}
+
+/* An owned frame of a lent one's pixels, row by row as they are. */
+static struct frame* frame_copy(const struct frame* src)
+{
+	struct frame* f = frame_new(src->width, src->height);
+	if (!f)
+		return NULL;
+	for (int y = 0; y < src->height; y++)
+		memcpy(f->data + (size_t)y * (size_t)f->stride,
+				src->data + (size_t)y * (size_t)src->stride, (size_t)src->width * 4);
+	return f;
+}
+
 struct frame* frame_ref(struct frame* self)
 {
+	if (self && self->lent)
+		return frame_copy(self);
 	if (self)
 		atomic_fetch_add_explicit(&self->refs, 1, memory_order_relaxed);
 	return self;
@@ -40,7 +67,8 @@ void frame_unref(struct frame* self)
 		return;
 	if (atomic_fetch_sub_explicit(&self->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	capture__buf_put(self->data, self->capacity);
+	if (!self->lent)
+		capture__buf_put(self->data, self->capacity);
 	free(self);
 }
 

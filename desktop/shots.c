@@ -762,13 +762,22 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 		return 0;
 
 	gate_enter();
+	/* Lent when nothing keeps the frame: a JPEG or a scale reads the shared
+	 * image itself (1.3 ms less at 1920x1080), and the frame is gone before
+	 * p is used again. A PNG at full size keeps it in its band state (a
+	 * copy either way: the capture's is the cheaper one). */
+	int captured_w = req->part ? req->part->width : req->target_width;
+	int captured_h = req->part ? req->part->height : req->target_height;
+	bool lend = req->jpeg || req->width != captured_w || req->height != captured_h;
 	struct frame* f = NULL;
 	int rc = req->window
-			? capture_window(p->cap, req->window, req->part, req->cursor, &f)
-			: capture_screen(p->cap, req->part, req->cursor, &f);
+			? (lend ? capture_window_lent : capture_window)(p->cap, req->window,
+					req->part, req->cursor, &f)
+			: (lend ? capture_screen_lent : capture_screen)(p->cap, req->part,
+					req->cursor, &f);
 	/* No more shared images than captures run at once (the gate's): a
-	 * context past them gives its segment back now, not when it is put
-	 * back after the encode (callers waiting at the gate hold warm ones
+	 * context past them gives its segment back once its frame is done,
+	 * not when it is put back (callers waiting at the gate hold warm ones
 	 * too: the soak had five of 4 MB). */
 	pthread_mutex_lock(&pool_lock);
 	if (!p->warm) {
@@ -781,9 +790,9 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 		pool_n_warm--;
 	}
 	pthread_mutex_unlock(&pool_lock);
-	if (cool)
-		capture_release(p->cap);
 	if (rc < 0) {
+		if (cool)
+			capture_release(p->cap);
 		snprintf(err, err_size, "%s", capture_error(p->cap));
 		gate_leave();
 		return rc;
@@ -793,6 +802,9 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 		struct frame* s = capture_scale(f, req->width < f->width ? req->width : f->width,
 				req->height < f->height ? req->height : f->height);
 		frame_unref(f);
+		if (cool)
+			capture_release(p->cap);
+		cool = false;
 		if (!s) {
 			snprintf(err, err_size, "out of memory while scaling");
 			gate_leave();
@@ -805,6 +817,8 @@ int desktop_shot(struct desktop_capture* p, const struct desktop_shot* req,
 	rc = encode(req, &key, f, &data, &len);
 	int width = f->width, height = f->height;
 	frame_unref(f);
+	if (cool)
+		capture_release(p->cap);
 	if (rc < 0) {
 		gate_leave();
 		snprintf(err, err_size, "encoding failed: %s", strerror(-rc));

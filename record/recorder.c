@@ -278,8 +278,9 @@ static int refresh(struct recorder* self, bool* changed)
 	/* Changes made while grabbing raise the counter again: at worst one
 	 * extra grab, never a missed change. */
 	self->seen = counter;
+	/* Lent: converted at once, gone before the next grab (no copy). */
 	struct frame* f = NULL;
-	rc = capture_window(self->cap, self->window, NULL, self->cursor, &f);
+	rc = capture_window_lent(self->cap, self->window, NULL, self->cursor, &f);
 	self->stale = rc == -ENODATA;
 	if (rc == -ENODATA)
 		return 0;

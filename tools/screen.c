@@ -384,8 +384,9 @@ static int zoom(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	if (!region_arg(args, iw, ih, region, out))
 		goto done;
 	struct capture_rect phys = map_region(region, target.width, target.height, iw, ih);
-	rc = window ? capture_window(desktop_capture_backend(p), window, &phys, false, &f)
-			: capture_screen(desktop_capture_backend(p), &phys, false, &f);
+	/* Lent: encoded (or scaled) and unreffed before p goes back. */
+	rc = window ? capture_window_lent(desktop_capture_backend(p), window, &phys, false, &f)
+			: capture_screen_lent(desktop_capture_backend(p), &phys, false, &f);
 	if (rc < 0) {
 		tools_capture_fail(out, p, rc);
 		goto done;

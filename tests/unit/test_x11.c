@@ -521,6 +521,89 @@ static void test_lost(const char* display)
 	XCloseDisplay(plain);
 }
 
+/* A solid rectangle on the root window, drawn and synced. */
+static void paint_root(Display* dpy, unsigned long pixel, int x, int y, int w, int h)
+{
+	GC gc = XCreateGC(dpy, DefaultRootWindow(dpy), 0, NULL);
+	XSetForeground(dpy, gc, pixel);
+	XFillRectangle(dpy, DefaultRootWindow(dpy), gc, x, y, (unsigned)w, (unsigned)h);
+	XFreeGC(dpy, gc);
+	XSync(dpy, False);
+}
+
+static bool same_pixels(const struct frame* a, const struct frame* b)
+{
+	if (a->width != b->width || a->height != b->height)
+		return false;
+	for (int y = 0; y < a->height; y++)
+		for (int x = 0; x < a->width; x++) {
+			uint32_t p, q;
+			memcpy(&p, a->data + (size_t)y * (size_t)a->stride + 4 * (size_t)x, 4);
+			memcpy(&q, b->data + (size_t)y * (size_t)b->stride + 4 * (size_t)x, 4);
+			if ((p & 0xffffff) != (q & 0xffffff))
+				return false;
+		}
+	return true;
+}
+
+static uint32_t pixel_at(const struct frame* f, int x, int y)
+{
+	uint32_t p;
+	memcpy(&p, f->data + (size_t)y * (size_t)f->stride + 4 * (size_t)x, 4);
+	return p & 0xffffff;
+}
+
+/* A lent capture (the shared image itself): the pixels of an owned one, the
+ * same PNG and JPEG bytes; a reference taken on it is a copy that keeps
+ * them when the next capture overwrites the shared image. */
+static void test_lent(const char* display)
+{
+	Display* dpy = XOpenDisplay(display);
+	TST_CHECK(dpy != NULL);
+	if (!dpy)
+		return;
+	char err[256];
+	struct capture* cap = capture_create(display, err, sizeof(err));
+	TST_CHECK(cap != NULL);
+	if (!cap)
+		return;
+	paint_root(dpy, 0x336699, 0, 0, 640, 480);
+	paint_root(dpy, 0xff8000, 10, 20, 30, 40);
+	struct frame *owned = NULL, *lent = NULL;
+	TST_EQ_INT(capture_screen(cap, NULL, false, &owned), 0);
+	TST_CHECK(!owned->lent);
+	TST_EQ_INT(capture_screen_lent(cap, NULL, false, &lent), 0);
+	TST_CHECK(lent->lent == capture_has_shm(cap));
+	TST_CHECK(same_pixels(owned, lent));
+	TST_EQ_INT((int)pixel_at(lent, 15, 25), 0xff8000);
+	uint8_t *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	TST_EQ_INT(capture_encode_png(owned, &a, &alen), 0);
+	TST_EQ_INT(capture_encode_png(lent, &b, &blen), 0);
+	TST_CHECK(alen == blen && memcmp(a, b, alen) == 0);
+	free(a);
+	free(b);
+	TST_EQ_INT(capture_encode_jpeg(owned, 80, &a, &alen), 0);
+	TST_EQ_INT(capture_encode_jpeg(lent, 80, &b, &blen), 0);
+	TST_CHECK(alen == blen && memcmp(a, b, alen) == 0);
+	free(a);
+	free(b);
+	struct frame* kept = frame_ref(lent);
+	TST_CHECK(kept != NULL && kept != lent && !kept->lent && kept->data != lent->data);
+	TST_CHECK(same_pixels(kept, owned));
+	frame_unref(lent);
+	/* The next capture overwrites the shared image, not the copy. */
+	paint_root(dpy, 0x00ff00, 10, 20, 30, 40);
+	TST_EQ_INT(capture_screen_lent(cap, NULL, false, &lent), 0);
+	TST_EQ_INT((int)pixel_at(lent, 15, 25), 0x00ff00);
+	TST_EQ_INT((int)pixel_at(kept, 15, 25), 0xff8000);
+	frame_unref(lent);
+	frame_unref(kept);
+	frame_unref(owned);
+	capture_destroy(cap);
+	XCloseDisplay(dpy);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);	/* as deskd: writes to an aborted connection */
@@ -537,6 +620,7 @@ int main(void)
 	test_walk(display);
 	test_focus_no_wm(display);
 	test_focus_ewmh(display);
+	test_lent(display);
 	test_stopped(display);
 	test_lost(display);
 	xvfb_kill(SIGTERM);
