@@ -46,6 +46,7 @@ struct band {
 	uLong adler;
 	bool last;
 	bool reused;		/* taken from a state: out is borrowed */
+	struct frame* keep;	/* its rows copied here as they are read, or NULL */
 	int rc;
 };
 
@@ -98,6 +99,9 @@ static int band_filter(struct band* b)
 		return -ENOMEM;
 	for (int y = b->y0; y < b->y1; y++) {
 		const uint8_t* s = f->data + (size_t)y * (size_t)f->stride;
+		if (b->keep)
+			memcpy(b->keep->data + (size_t)y * (size_t)b->keep->stride, s,
+					4 * (size_t)f->width);
 		filter_up_row(b->raw + rowlen * (size_t)(y - b->y0), s,
 				y > 0 ? s - f->stride : NULL, f->width);
 	}
@@ -302,10 +306,20 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	memset(bands, 0, sizeof(bands));
 	bool comparable = state && state->prev && state->width == src->width
 			&& state->height == src->height && state->n == n;
+	/* A lent frame cannot be kept: the state keeps a copy, which each
+	 * band's thread updates with the rows it reads (unchanged bands' rows
+	 * are there already), instead of a whole copy up front. */
+	struct frame* keep = NULL;
+	if (state && src->lent) {
+		comparable = comparable && !state->prev->lent
+				&& atomic_load_explicit(&state->prev->refs, memory_order_acquire) == 1;
+		keep = comparable ? state->prev : frame_new(src->width, src->height);
+	}
 	int dirty = 0;
 	for (int i = 0; i < n; i++) {
 		struct band* b = &bands[i];
 		b->src = src;
+		b->keep = keep;
 		b->y0 = (int)((int64_t)src->height * i / n);
 		b->y1 = (int)((int64_t)src->height * (i + 1) / n);
 		b->last = i == n - 1;
@@ -374,8 +388,10 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 				bands[i].raw_len, bands[i].adler };
 			bands[i].out = NULL;
 		}
-		frame_unref(state->prev);
-		state->prev = frame_ref((struct frame*)src);
+		if (!keep || keep != state->prev) {
+			frame_unref(state->prev);
+			state->prev = keep ? keep : frame_ref((struct frame*)src);
+		}
 		state->width = src->width;
 		state->height = src->height;
 		state->n = n;
@@ -392,6 +408,8 @@ done:
 	}
 	if (rc < 0 && state) {
 		/* Start over next time rather than trust a half-updated state. */
+		if (keep && keep != state->prev)
+			frame_unref(keep);
 		frame_unref(state->prev);
 		state->prev = NULL;
 	}

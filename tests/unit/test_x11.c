@@ -600,6 +600,36 @@ static void test_lent(const char* display)
 	frame_unref(lent);
 	frame_unref(kept);
 	frame_unref(owned);
+
+	/* A PNG band state fed lent frames keeps its own copy, updated with
+	 * the bands that changed: each image is a fresh state's, through
+	 * whole, partial and no changes. */
+	static const struct { unsigned long pixel; int x, y, w, h; bool partial; } steps[] = {
+		{ 0x123456, 0, 0, 640, 480, false },
+		{ 0xabcdef, 100, 100, 20, 20, true },
+		{ 0xabcdef, 100, 100, 20, 20, true },	/* the same again: nothing changed */
+		{ 0x00ff00, 0, 400, 640, 80, true },
+		{ 0x00ff00, 0, 0, 640, 2, true },	/* the first band only */
+		{ 0xff0000, 0, 0, 640, 480, false },
+	};
+	struct capture_png_state* state = NULL;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		paint_root(dpy, steps[i].pixel, steps[i].x, steps[i].y, steps[i].w, steps[i].h);
+		TST_EQ_INT(capture_screen_lent(cap, NULL, false, &lent), 0);
+		TST_EQ_INT(capture_encode_png_cached(&state, lent, &a, &alen), 0);
+		frame_unref(lent);
+		TST_EQ_INT(capture_screen(cap, NULL, false, &owned), 0);
+		struct capture_png_state* fresh = NULL;	/* the same bands, none reused */
+		TST_EQ_INT(capture_encode_png_cached(&fresh, owned, &b, &blen), 0);
+		capture_png_state_free(fresh);
+		frame_unref(owned);
+		TST_CHECK(alen == blen && memcmp(a, b, alen) == 0);
+		if (steps[i].partial)
+			TST_CHECK(capture_png_state_reused(state) > 0);
+		free(a);
+		free(b);
+	}
+	capture_png_state_free(state);
 	capture_destroy(cap);
 	XCloseDisplay(dpy);
 }
