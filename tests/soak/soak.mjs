@@ -26,17 +26,19 @@ const FLOOD = Number(process.env.SOAK_FLOOD || 1100);
 // RSS bounds (issue #29 asks 20 MB idle, 64 MB under load). Idle: before any
 // call, and again once deskd has given back what the load kept warm
 // (--memory-idle, 3 s here). Peak: sampled every second under the load;
-// 65-70 MB in 3 runs (was 96-101 before the thumbnails' reduced decode,
+// 59-61 MB in 3 runs (was 96-101 before the thumbnails' reduced decode,
 // PNG bands' buffers freed as they are done, shared images bounded by the
-// gate, one malloc arena per core). Of it (smaps at the peak): ~10.5 MB
-// mapped files; 16 MB of X shared images (two pooled contexts at the gate,
-// one per live feed), 24 at moments when a cold context captures; ~26 MB
-// of mapped blocks (capture/'s buffer cache, 24 MB at most, and frames in
-// flight: two captures, two feeds, a PNG state's previous frame), ~4 MB in
-// glibc's arenas, ~3 MB small maps and stacks. The bound leaves ~10 MB.
+// gate, one malloc arena per core; 65-70 before screenshots read the X
+// shared image itself, lent, instead of a copy). Of it (smaps at the peak,
+// before lending): ~10.5 MB mapped files; 16 MB of X shared images (two
+// pooled contexts at the gate, one per live feed), 24 at moments when a
+// cold context captures; ~26 MB of mapped blocks (capture/'s buffer cache,
+// 24 MB at most, and frames in flight: two feeds, a PNG state's previous
+// frame), ~4 MB in glibc's arenas, ~3 MB small maps and stacks. The bound
+// leaves ~10 MB.
 const RSS_IDLE_MB = 20;
 const RSS_SETTLED_MB = 24;
-const RSS_PEAK_MB = 80;
+const RSS_PEAK_MB = 72;
 const MEMORY_IDLE_S = 3;
 const failures = [];
 const fail = (what) => { failures.push(what); console.error(`soak: FAIL ${what}`); };
