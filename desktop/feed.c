@@ -102,13 +102,14 @@ static bool feed_band(struct desktop_feed* self, int w, int h, int quality,
 	return band->height < h;
 }
 
-/* Read the target, or region of it. */
+/* Read the target, or region of it: lent (encoded, or scaled, and gone
+ * before the feed's context reads again). */
 static int feed_read(struct desktop_feed* self, const struct capture_rect* region,
 		struct frame** raw)
 {
 	if (self->window)
-		return capture_window(self->cap, self->window, region, false, raw);
-	return capture_screen(self->cap, region, false, raw);
+		return capture_window_lent(self->cap, self->window, region, false, raw);
+	return capture_screen_lent(self->cap, region, false, raw);
 }
 
 int desktop_feed_grab(struct desktop_feed* self, int quality,
@@ -179,7 +180,7 @@ int desktop_feed_grab(struct desktop_feed* self, int quality,
 		/* A scaled feed, the size changed meanwhile, or the rows failed. */
 		desktop_scaled_size(raw->width, raw->height, self->max_dimension, &w, &h);
 		struct frame* img = w != raw->width || h != raw->height
-				? capture_scale(raw, w, h) : frame_ref(raw);
+				? capture_scale(raw, w, h) : raw;
 		if (!img) {
 			frame_unref(raw);
 			return -ENOMEM;
@@ -187,7 +188,8 @@ int desktop_feed_grab(struct desktop_feed* self, int quality,
 		rc = capture_encode_jpeg(img, quality, &jpeg, &len);
 		self->image_w = img->width;
 		self->image_h = img->height;
-		frame_unref(img);
+		if (img != raw)
+			frame_unref(img);
 	}
 	frame_unref(raw);
 	if (rc < 0)
