@@ -231,6 +231,13 @@ int input_focus_window(struct input* self, uint32_t window, int timeout_ms)
 	LOCKED(int, self->ops->focus_window(self, window, timeout_ms));
 }
 
+int input_wait_ungrabbed(struct input* self, int timeout_ms)
+{
+	if (!self->ops->wait_ungrabbed)
+		return 0;
+	LOCKED(int, self->ops->wait_ungrabbed(self, timeout_ms));
+}
+
 unsigned input_focus_needs(struct input* self)
 {
 	if (!self->ops->focus_needs)

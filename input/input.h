@@ -231,3 +231,9 @@ unsigned input_focus_needs(struct input* self);
  *  most timeout_ms. -ENOENT if the window does not exist, -ETIMEDOUT if
  *  focus never came. */
 int input_focus_window(struct input* self, uint32_t window, int timeout_ms);
+
+/** Wait until no client holds the pointer grab (a menu or popup closing
+ *  lets go of it after its accessible is gone, and until then takes the
+ *  next click for itself), at most timeout_ms: 0, -ETIMEDOUT, or
+ *  -ECONNRESET. Where the backend cannot tell (Wayland), 0 at once. */
+int input_wait_ungrabbed(struct input* self, int timeout_ms);

@@ -47,6 +47,8 @@ struct input_ops {
 	int (*spare_keycodes)(struct input* self);
 	int (*spare_slots)(struct input* self);
 	int (*focus_window)(struct input* self, uint32_t window, int timeout_ms);
+	/* NULL: the backend cannot see other clients' grabs. */
+	int (*wait_ungrabbed)(struct input* self, int timeout_ms);
 	unsigned (*focus_needs)(struct input* self);	/* NULL: none */
 };
 

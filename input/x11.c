@@ -618,6 +618,29 @@ static int x11_focus(struct input* in, uint32_t window, int timeout_ms)
 	return rc;
 }
 
+/* Grabbing the pointer ourselves is how X tells whether another client
+ * holds it (AlreadyGrabbed); ours is let go at once. */
+static int x11_wait_ungrabbed(struct input* in, int timeout_ms)
+{
+	struct input_x11* self = x11_of(in);
+	int rc = input__ready(self);
+	int64_t end = clock_ms() + timeout_ms;
+	while (rc == 0) {
+		int got = XGrabPointer(self->x.dpy, self->root, False, 0, GrabModeAsync,
+				GrabModeAsync, None, None, CurrentTime);
+		if (got == GrabSuccess) {
+			XUngrabPointer(self->x.dpy, CurrentTime);
+			return input__sync(self);
+		}
+		if (x11_lost(&self->x))
+			return -ECONNRESET;
+		if (clock_ms() >= end)
+			return -ETIMEDOUT;
+		clock_sleep_ms(20);
+	}
+	return rc;
+}
+
 static unsigned x11_focus_needs(struct input* in)
 {
 	struct input_x11* self = x11_of(in);
@@ -650,5 +673,6 @@ static const struct input_ops x11_ops = {
 	.spare_keycodes = x11_spare_keycodes,
 	.spare_slots = x11_spare_slots,
 	.focus_window = x11_focus,
+	.wait_ungrabbed = x11_wait_ungrabbed,
 	.focus_needs = x11_focus_needs,
 };
