@@ -34,7 +34,11 @@
 #define UI_ENABLE_WAIT_MS 1000		/* an act waits this long for a disabled element */
 #define UI_ENABLE_POLL_MS 50
 #define UI_MAX_CALL_TIMEOUT_MS 10000
-#define UI_VERIFY_MS 1000		/* how long an action's effect is awaited */
+/* How long the answer's effect is awaited: "unverified" has to mean it did
+ * not happen, and GTK 4 under load showed a select or a toggle after more
+ * than 1 s. A route that has another after it looks for UI_ROUTE_CHECK_MS. */
+#define UI_VERIFY_MS 2000
+#define UI_ROUTE_CHECK_MS 1000
 #define UI_PRESS_WAIT_MS 1000		/* how long a press's answer is awaited */
 #define UI_WAIT_POLL_MS 250		/* ui_wait re-checks at least this often */
 /* The bytes of a ui_snapshot or ui_find answer (the outline and the
@@ -1695,10 +1699,11 @@ static bool verified(const struct verify* v, const struct a11y_node* before, con
 	}
 }
 
-/* Re-read until the effect shows, at most UI_VERIFY_MS. */
-static bool await_effect(const struct resolved* r, const struct verify* v, struct a11y_node* after)
+/* Re-read until the effect shows, at most ms. */
+static bool await_effect(const struct resolved* r, const struct verify* v, struct a11y_node* after,
+		int ms)
 {
-	int64_t end = clock_ms() + UI_VERIFY_MS;
+	int64_t end = clock_ms() + ms;
 	for (;;) {
 		char err[128];
 		a11y_node_clear(after);
@@ -2024,17 +2029,28 @@ static bool combo_shows(const struct select_ctx* s, const char* option, int ms)
 static bool popup_gone(const struct select_ctx* s, int ms)
 {
 	int64_t end = clock_ms() + ms;
+	bool gone = false;
 	for (;;) {
 		struct a11y_tree t;
-		bool gone = false;
 		if (combo_subtree(s, &t)) {
 			gone = open_list(&t) < 0;
 			a11y_tree_free(&t);
 		}
 		if (gone || clock_ms() >= end)
-			return gone;
+			break;
 		clock_sleep_ms(30);
 	}
+	if (!gone)
+		return false;
+	/* Its X popup may hold the pointer a moment longer. */
+	char err[128];
+	struct input* in = input_begin(err, sizeof(err));
+	if (in) {
+		int64_t left = end - clock_ms();
+		input_wait_ungrabbed(in, left > 200 ? (int)left : 200);
+		input_end(in);
+	}
+	return true;
 }
 
 /* Open the popup: the combo's own action, else its push button child's
@@ -2343,7 +2359,7 @@ static enum verb_outcome verb_text(struct act_run* run)
 			.position = caret };
 		run->rc = a11y_act(&run->r->ref.id, &a, run->deadline, &run->ok, run->err, sizeof(run->err));
 		struct a11y_node probe = { 0 };
-		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe)) {
+		if (run->rc == 0 && !await_effect(run->r, &run->v, &probe, UI_ROUTE_CHECK_MS)) {
 			run->rc = -ENOTSUP;	/* TRUE without effect (Firefox): the keyboard next */
 			noop_learn(run->r->ref.id.bus, NOOP_SET_TEXT);
 		}
@@ -2813,7 +2829,7 @@ static void act_report(const struct ui_verb_def* verb, struct act_run* run, json
 	const struct verify* v = &run->v;
 	const char* route = route_names[run->route];
 	struct a11y_node after = { 0 };
-	bool is_verified = v->what == EXPECT_NONE ? false : await_effect(run->r, v, &after);
+	bool is_verified = v->what == EXPECT_NONE ? false : await_effect(run->r, v, &after, UI_VERIFY_MS);
 	if (v->what == EXPECT_NONE) {
 		char e2[64];
 		clock_sleep_ms(50);
