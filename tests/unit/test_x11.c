@@ -634,6 +634,39 @@ static void test_lent(const char* display)
 	XCloseDisplay(dpy);
 }
 
+/* input_wait_ungrabbed: waits while another client holds the pointer
+ * grab, at most its bound; returns once it is let go; holds none itself. */
+static void test_wait_ungrabbed(const char* display)
+{
+	Display* other = XOpenDisplay(display);
+	char err[256];
+	struct input* in = input_new(display, err, sizeof(err));
+	TST_CHECK(other != NULL && in != NULL);
+	if (!other || !in) {
+		if (other)
+			XCloseDisplay(other);
+		input_destroy(in);
+		return;
+	}
+	TST_EQ_INT(input_wait_ungrabbed(in, 200), 0);
+	TST_EQ_INT(XGrabPointer(other, DefaultRootWindow(other), False, 0, GrabModeAsync,
+			GrabModeAsync, None, None, CurrentTime), GrabSuccess);
+	XSync(other, False);
+	int64_t t0 = clock_ms();
+	TST_EQ_INT(input_wait_ungrabbed(in, 150), -ETIMEDOUT);
+	TST_CHECK(clock_ms() - t0 >= 150);
+	XUngrabPointer(other, CurrentTime);
+	XSync(other, False);
+	TST_EQ_INT(input_wait_ungrabbed(in, 1000), 0);
+	/* deskd let go of its probe: another client can grab again. */
+	TST_EQ_INT(XGrabPointer(other, DefaultRootWindow(other), False, 0, GrabModeAsync,
+			GrabModeAsync, None, None, CurrentTime), GrabSuccess);
+	XUngrabPointer(other, CurrentTime);
+	XSync(other, False);
+	input_destroy(in);
+	XCloseDisplay(other);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);	/* as deskd: writes to an aborted connection */
@@ -651,6 +684,7 @@ int main(void)
 	test_focus_no_wm(display);
 	test_focus_ewmh(display);
 	test_lent(display);
+	test_wait_ungrabbed(display);
 	test_stopped(display);
 	test_lost(display);
 	xvfb_kill(SIGTERM);
