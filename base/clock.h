@@ -21,14 +21,19 @@ static inline int64_t clock_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Sleeps the whole time, across signals; nothing for ms <= 0. */
-static inline void clock_sleep_ms(int64_t ms)
+/* Sleeps the whole time, across signals; nothing for ns <= 0. */
+static inline void clock_sleep_ns(int64_t ns)
 {
-	if (ms <= 0)
+	if (ns <= 0)
 		return;
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000) };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+static inline void clock_sleep_ms(int64_t ms)
+{
+	clock_sleep_ns(ms * 1000000);
 }
 
 /* The wall-clock time ms from now, for pthread_cond_timedwait and

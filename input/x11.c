@@ -27,18 +27,32 @@ static void fake_button(struct input_x11* self, int button, bool down)
 	self->buttons_down[button] = down;
 }
 
-/* A press of the key whose release was the last key event sent goes out
- * with XTest's delay of 1 ms, so the server stamps it a millisecond later:
- * LibreOffice's X11 backend takes a release followed by a press of the same
- * keycode with the same timestamp and state for autorepeat and drops the
- * pair (PITFALLS.md), and XTest events sent within a millisecond share one.
- * No real keyboard types a key twice within a millisecond. */
+/* A press of the key whose release was the last key event sent must get a
+ * later server timestamp: LibreOffice's X11 backend takes a release
+ * followed by a press of the same keycode with the same timestamp and
+ * state for autorepeat and drops the pair (PITFALLS 27d), and XTest events
+ * sent within a millisecond share one. No real keyboard types a key twice
+ * within a millisecond.
+ * - A round trip answered after that release shows the server stamped it
+ *   by then: the press waits here for what is left of REPEAT_GAP_MS since
+ *   the answer (elapsed time only, so the server's clock need not be ours;
+ *   an agent's repeated keypress pays nothing or a fraction of it).
+ * - Otherwise (a doubled letter in one call) it goes out with XTest's
+ *   delay of REPEAT_GAP_MS, so the server stamps it later. */
 void input__fake_key(struct input_x11* self, KeyCode kc, bool down)
 {
-	unsigned long delay = down && self->last_release == kc ? REPEAT_GAP_MS : 0;
+	unsigned long delay = 0;
+	if (down && self->last_release == kc) {
+		if (self->x.answered_ns > self->release_ns)
+			clock_sleep_ns(self->x.answered_ns + (int64_t)REPEAT_GAP_MS * 1000000 - clock_ns());
+		else
+			delay = REPEAT_GAP_MS;
+	}
 	XTestFakeKeyEvent(self->x.dpy, kc, down, delay);
 	self->keys_down[kc] = down;
 	self->last_release = down ? 0 : kc;
+	if (!down)
+		self->release_ns = clock_ns();
 }
 
 /* Wait for the server to process everything sent; report trapped errors. */
@@ -64,7 +78,7 @@ int input__ready(struct input_x11* self)
 	 * this window runs the call's events when it goes on, although the
 	 * call was aborted (Xvfb still reads what was written before our
 	 * shutdown; test_x11 saw the move land). */
-	if (clock_ms() - self->x.answered_ms < INPUT_READY_FRESH_MS)
+	if (clock_ns() - self->x.answered_ns < (int64_t)INPUT_READY_FRESH_MS * 1000000)
 		return 0;
 	int rc = x11_sync(&self->x);
 	return rc < 0 ? rc : 0;

@@ -135,6 +135,7 @@ struct input_x11 {
 
 	bool keys_down[256];
 	KeyCode last_release;	/* the last key event sent was its release; 0 not */
+	int64_t release_ns;	/* when it was sent (base/clock.h ns) */
 	bool buttons_down[16];
 };
 

@@ -357,7 +357,7 @@ int x11_sync(struct x11_conn* self)
 	XSync(self->dpy, False);
 	if (x11_lost(self))
 		return -ECONNRESET;
-	self->answered_ms = clock_ms();
+	self->answered_ns = clock_ns();
 	return x11_take(self);
 }
 

@@ -56,7 +56,7 @@ struct x11_conn {
 	unsigned char error_request, error_minor;	/* its request */
 	unsigned char ignored[32];	/* error codes never recorded (bits) */
 	bool kept;		/* x11_keep: never aborted */
-	int64_t answered_ms;	/* when x11_sync last came back (base/clock.h ms) */
+	int64_t answered_ns;	/* when x11_sync last came back (base/clock.h ns) */
 	struct x11_conn* next;	/* on the list of open connections (conn.c) */
 };
 

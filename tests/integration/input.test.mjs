@@ -347,6 +347,32 @@ test('keypress chords arrive as chords; hold_key holds; names in any vocabulary'
     [['Control_L', 0], ['eacute', CONTROL]]);
 });
 
+// LibreOffice takes a release and a press of one keycode with one server
+// timestamp for autorepeat and drops both (PITFALLS 27d): a press right
+// after its key's release must get a later millisecond: in one string (a
+// doubled letter), in a batch's actions (each ends with a round trip, and
+// deskd waits out the rest of the millisecond after it) and across calls.
+test('a key pressed again just after its release gets a later server timestamp', async (t) => {
+  const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '400x300+0+0' } });
+  const { deskd, fixture } = env;
+  const N = 30;
+  const { events: got } = await caused([fixture], async () => {
+    await ok(deskd, 'computer_type', { text: 'llll' });
+    await ok(deskd, 'computer_use', { actions: Array.from({ length: N }, () => ({ type: 'keypress', keys: ['shift'] })) });
+    for (let i = 0; i < N; i++) await ok(deskd, 'computer_keypress', { keys: ['shift'] });
+  }, (e) => e.filter((x) => x.type === 'key_release').length >= 4 + 2 * N);
+  const keys = got.filter((e) => e.type === 'key_press' || e.type === 'key_release');
+  assert.ok(keys.every((e) => typeof e.time === 'number'), 'the fixture reports server timestamps');
+  let repeats = 0;
+  for (let i = 1; i < keys.length; i++) {
+    const [a, b] = [keys[i - 1], keys[i]];
+    if (a.type !== 'key_release' || b.type !== 'key_press' || a.keycode !== b.keycode) continue;
+    repeats++;
+    assert.ok(b.time > a.time, `${b.name} pressed at ${b.time}, released at ${a.time}: one timestamp`);
+  }
+  assert.equal(repeats, 3 + 2 * N - 1, 'every repeat seen');
+});
+
 test('a batch stops at the failing action; bad input is a clear error and runs nothing', async (t) => {
   const env = await desktop(t, { deskdArgs: BOTH, fixture: { geometry: '400x300+0+0' } });
   const { deskd, fixture } = env;
