@@ -49,35 +49,55 @@ static bool unfilter_rows(const uint8_t* raw, struct frame* f)
 	return true;
 }
 
-/* The same rows unfiltered in place (RGB), then each k x k block (fewer at
- * the right and bottom edges) averaged into one BGRX pixel of f: the full
- * size frame is never made. */
+/* One row of a block: unfiltered in place (Up adds the row above, already
+ * unfiltered; None leaves it), its bytes added to the block's column sums.
+ * Separate pointers to separate rows, so the loops vectorise (-O3). */
+static void row_up_add(uint8_t* restrict cur, const uint8_t* restrict up,
+		uint16_t* restrict sums, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t v = (uint8_t)(cur[i] + up[i]);
+		cur[i] = v;
+		sums[i] = (uint16_t)(sums[i] + v);
+	}
+}
+
+static void row_add(const uint8_t* restrict cur, uint16_t* restrict sums, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sums[i] = (uint16_t)(sums[i] + cur[i]);
+}
+
+/* The rows unfiltered in place (RGB), and each k x k block (fewer at the
+ * right and bottom edges) averaged into one BGRX pixel of f: a block row's
+ * column sums first (k <= 8: at most 8 x 8 x 255 in 16 bits), then k
+ * columns of them; the full size frame is never made. */
 static bool unfilter_reduce(uint8_t* raw, int width, int height, int k, struct frame* f)
 {
 	size_t n = 3 * (size_t)width;
-	for (int y = 0; y < height; y++) {
-		uint8_t* row = raw + (size_t)y * (n + 1);
-		if (row[0] != 0 && row[0] != 2)
-			return false;
-		if (row[0] == 2 && y > 0) {
-			const uint8_t* u = row - (n + 1) + 1;
-			for (size_t i = 0; i < n; i++)
-				row[1 + i] = (uint8_t)(row[1 + i] + u[i]);
-		}
-	}
+	uint16_t* sums = k <= 8 ? malloc(n * sizeof(uint16_t)) : NULL;
+	if (!sums)
+		goto fail;
 	for (int oy = 0; oy < f->height; oy++) {
 		int y0 = oy * k, y1 = y0 + k < height ? y0 + k : height;
+		memset(sums, 0, n * sizeof(uint16_t));
+		for (int y = y0; y < y1; y++) {
+			uint8_t* row = raw + (size_t)y * (n + 1);
+			if (row[0] != 0 && row[0] != 2)
+				goto fail;
+			if (row[0] == 2 && y > 0)
+				row_up_add(row + 1, row - n, sums, n);
+			else
+				row_add(row + 1, sums, n);
+		}
 		uint8_t* d = f->data + (size_t)oy * (size_t)f->stride;
 		for (int ox = 0; ox < f->width; ox++) {
 			int x0 = ox * k, x1 = x0 + k < width ? x0 + k : width;
 			uint32_t r = 0, g = 0, b = 0;
-			for (int y = y0; y < y1; y++) {
-				const uint8_t* s = raw + (size_t)y * (n + 1) + 1 + 3 * (size_t)x0;
-				for (int x = x0; x < x1; x++, s += 3) {
-					r += s[0];
-					g += s[1];
-					b += s[2];
-				}
+			for (const uint16_t* s = sums + 3 * (size_t)x0; s < sums + 3 * (size_t)x1; s += 3) {
+				r += s[0];
+				g += s[1];
+				b += s[2];
 			}
 			uint32_t c = (uint32_t)((y1 - y0) * (x1 - x0));
 			d[4 * ox + 0] = (uint8_t)((b + c / 2) / c);
@@ -86,7 +106,11 @@ static bool unfilter_reduce(uint8_t* raw, int width, int height, int k, struct f
 			d[4 * ox + 3] = 0xff;
 		}
 	}
+	free(sums);
 	return true;
+fail:
+	free(sums);
+	return false;
 }
 
 /* deskd's own PNGs (8-bit RGB, not interlaced, one IDAT, filters None or

@@ -484,6 +484,23 @@ static void test_decode(void)
 	frame_unref(g);
 }
 
+/* Every pixel of d is the rounded average of its k x k block of f (fewer
+ * at the right and bottom edges). */
+static bool reduced_of(const struct frame* f, const struct frame* d, int k)
+{
+	bool ok = d->width == (f->width + k - 1) / k && d->height == (f->height + k - 1) / k;
+	for (int oy = 0; ok && oy < d->height; oy++)
+		for (int ox = 0; ox < d->width; ox++)
+			for (int c = 0; c < 3; c++) {
+				unsigned sum = 0, n = 0;
+				for (int y = oy * k; y < oy * k + k && y < f->height; y++)
+					for (int x = ox * k; x < ox * k + k && x < f->width; x++, n++)
+						sum += at(f, x, y)[c];
+				ok = ok && at(d, ox, oy)[c] == (sum + n / 2) / n && at(d, ox, oy)[3] == 0xff;
+			}
+	return ok;
+}
+
 /* capture_decode_reduced (thumbnails): an own PNG comes back as k x k
  * averages (rounded; partial blocks at the edges), at least side pixels on
  * its longer side, with the image's own size; a JPEG through the decoder's
@@ -501,20 +518,23 @@ static void test_decode_reduced(void)
 	TST_EQ_INT(h, 801);
 	TST_EQ_INT(d->width, 257);	/* k = 5: ceil(1283 / 5) */
 	TST_EQ_INT(d->height, 161);
-	bool ok = true;
-	int probe[][2] = { { 0, 0 }, { 13, 7 }, { 256, 160 }, { 100, 160 } };
-	for (size_t i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
-		int ox = probe[i][0], oy = probe[i][1];
-		for (int c = 0; c < 3; c++) {
-			unsigned sum = 0, n = 0;
-			for (int y = oy * 5; y < oy * 5 + 5 && y < 801; y++)
-				for (int x = ox * 5; x < ox * 5 + 5 && x < 1283; x++, n++)
-					sum += at(f, x, y)[c];
-			ok = ok && at(d, ox, oy)[c] == (sum + n / 2) / n && at(d, ox, oy)[3] == 0xff;
-		}
-	}
-	TST_CHECK(ok);
+	TST_CHECK(reduced_of(f, d, 5));
 	frame_unref(d);
+	/* The largest block (k = 8), white at its brightest: its sums fill
+	 * the most bits. */
+	{
+		struct frame* big = noise(1930, 1085, 9);
+		for (int y = 0; y < 16; y++)
+			memset(big->data + (size_t)y * (size_t)big->stride, 0xff, 4 * (size_t)big->width);
+		uint8_t* bp = NULL;
+		size_t bl = 0;
+		TST_EQ_INT(capture_encode_png(big, &bp, &bl), 0);
+		struct frame* bd = capture_decode_reduced(bp, bl, 240, &w, &h);
+		TST_CHECK(bd && reduced_of(big, bd, 8));
+		frame_unref(bd);
+		free(bp);
+		frame_unref(big);
+	}
 	d = capture_decode_reduced(png, len, 2000, &w, &h);
 	TST_CHECK(d && d->width == 1283 && d->height == 801 && frames_equal(f, d));
 	frame_unref(d);
