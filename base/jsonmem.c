@@ -229,6 +229,25 @@ static long fp_unescape(const unsigned char* raw, size_t n, char* out)
 	return (long)(o - out);
 }
 
+/* How many bytes from p on need no escape in a JSON string (none is a
+ * control, '"' or '\\'), eight at a time while a word has none of them
+ * (SWAR: a byte below 0x20, or one equal to '"' or '\\' after an xor,
+ * sets its high bit in the test; a word that may have one goes bytewise). */
+static size_t json_plain_run(const unsigned char* p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t i = 0;
+	for (uint64_t w; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+		if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs)
+			break;
+	}
+	while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')
+		i++;
+	return i;
+}
+
 /* A string (f->p on its opening quote): its bytes in *s and *n, either in
  * the text or, with escapes, in *owned (jm_free it). False: hand over. */
 static bool fp_string(struct fp* f, const char** s, size_t* n, char** owned)
@@ -237,8 +256,7 @@ static bool fp_string(struct fp* f, const char** s, size_t* n, char** owned)
 	const unsigned char* p = start;
 	bool escapes = false;
 	for (;;) {
-		while (p < f->end && *p >= 0x20 && *p != '"' && *p != '\\')
-			p++;
+		p += json_plain_run(p, (size_t)(f->end - p));
 		if (p >= f->end || *p < 0x20)
 			return false;
 		if (*p == '"')
@@ -562,9 +580,7 @@ static void jb_string(struct jbuf* b, const char* s, size_t n)
 	b->p[b->len++] = '"';
 	size_t i = 0;
 	while (i < n) {
-		size_t run = i;
-		while (run < n && (unsigned char)s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
-			run++;
+		size_t run = i + json_plain_run((const unsigned char*)s + i, n - i);
 		jb_put(b, s + i, run - i);
 		if (run == n)
 			break;

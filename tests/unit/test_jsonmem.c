@@ -255,9 +255,46 @@ static void test_parse(void)
 	free(big);
 }
 
+/* The eight-byte scans (strings' plain runs, UTF-8's ASCII runs): each
+ * byte that ends a run (every control, '"', '\\', DEL, a lead and a stray
+ * continuation byte, and NUL) at each offset of three words, in a dump and
+ * in a parse, both as jansson does them. */
+static void test_word_scans(void)
+{
+	static const unsigned char ends[] = { 0x01, 0x08, 0x0a, 0x1f, '"', '\\', 0x7f, 0x80,
+		0xbf, 0xc3, 0xff, 0x20, 0x21, 0x5b, 0x5d };
+	for (size_t e = 0; e < sizeof(ends); e++)
+		for (size_t at = 0; at < 24; at++) {
+			char str[26];
+			memset(str, 'a' + (int)(at % 26), sizeof(str));
+			str[at] = (char)ends[e];
+			if (ends[e] == 0xc3)
+				str[at + 1] = (char)0xa9;	/* a whole é */
+			json_t* j = json_pack("{s:s%}", "t", str, sizeof(str));
+			if (j)	/* NULL for bad UTF-8, which a tree never holds */
+				same_dump(j, JSON_COMPACT);
+			json_decref(j);
+			char text[64];
+			int len = snprintf(text, sizeof(text), "{\"t\":\"%.*s\"}", (int)sizeof(str), str);
+			if (len > 0 && ends[e] != '\\' && ends[e] != '"')
+				same_parse(text, 0);	/* raw controls and bad UTF-8 fail alike */
+		}
+	/* A NUL inside the string: dumped as \u0000 by both. */
+	char nul[20] = "0123456789abcdefghi";
+	for (size_t at = 0; at < sizeof(nul) - 1; at++) {
+		char c = nul[at];
+		nul[at] = '\0';
+		json_t* j = json_pack("{s:s%}", "t", nul, sizeof(nul) - 1);
+		same_dump(j, JSON_COMPACT);
+		json_decref(j);
+		nul[at] = c;
+	}
+}
+
 int main(void)
 {
 	test_parse();
+	test_word_scans();
 	test_dumps();
 	test_limits();
 	jsonmem_init(3 << 20);

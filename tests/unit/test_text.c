@@ -48,6 +48,26 @@ static void test_valid(void)
 	TST_CHECK(!text_utf8_valid("\xed\xa0\x80", 3));		/* surrogate (CESU) */
 	TST_CHECK(!text_utf8_valid("\xf4\x90\x80\x80", 4));	/* past U+10FFFF */
 	TST_CHECK(!text_utf8_valid("a\0b", 3));
+	/* At each offset of three words (the ASCII runs go eight bytes at a
+	 * time): a NUL, a stray continuation byte and a cut lead are found,
+	 * a whole é and DEL are not errors. */
+	bool ok = true;
+	for (size_t at = 0; at < 24; at++) {
+		char s[26];
+		memset(s, 'x', sizeof(s));
+		s[at] = '\0';
+		ok = ok && !text_utf8_valid(s, sizeof(s));
+		s[at] = (char)0x80;
+		ok = ok && !text_utf8_valid(s, sizeof(s));
+		s[at] = (char)0xc3;
+		ok = ok && !text_utf8_valid(s, sizeof(s));
+		s[at + 1] = (char)0xa9;
+		ok = ok && text_utf8_valid(s, sizeof(s));
+		s[at] = 0x7f;
+		s[at + 1] = 'x';
+		ok = ok && text_utf8_valid(s, sizeof(s));
+	}
+	TST_CHECK(ok);
 }
 
 static void test_sanitize(void)
