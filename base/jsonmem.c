@@ -230,17 +230,14 @@ static long fp_unescape(const unsigned char* raw, size_t n, char* out)
 }
 
 /* How many bytes from p on need no escape in a JSON string (none is a
- * control, '"' or '\\'), eight at a time while a word has none of them
- * (SWAR: a byte below 0x20, or one equal to '"' or '\\' after an xor,
- * sets its high bit in the test; a word that may have one goes bytewise). */
+ * control, '"' or '\\'): eight at a time while a word has none of them,
+ * bytewise from the word that may have one. */
 static size_t json_plain_run(const unsigned char* p, size_t n)
 {
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 	size_t i = 0;
 	for (uint64_t w; i + 8 <= n; i += 8) {
 		memcpy(&w, p + i, 8);
-		uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-		if ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs)
+		if (text_word_has_below(w, 0x20) | text_word_has(w, '"') | text_word_has(w, '\\'))
 			break;
 	}
 	while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\')

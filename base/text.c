@@ -57,10 +57,6 @@ int text_cut(const char* s, size_t max)
 	return (int)i;
 }
 
-/* Bytes per word with the low or high bit of each byte set (SWAR). */
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
 bool text_utf8_valid(const char* s, size_t len)
 {
 	const unsigned char* u = (const unsigned char*)s;
@@ -69,7 +65,7 @@ bool text_utf8_valid(const char* s, size_t len)
 		 * bytes at a time while a word has no NUL and no high bit. */
 		for (uint64_t w; i + 8 <= len; i += 8) {
 			memcpy(&w, u + i, 8);
-			if (((w - ONES) & ~w & HIGHS) | (w & HIGHS))
+			if (text_word_has_below(w, 1) | (w & TEXT_WORD_HIGHS))
 				break;
 		}
 		while (i < len && (unsigned)u[i] - 1u < 0x7fu)

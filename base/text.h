@@ -12,6 +12,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Byte tests on eight bytes at once (SWAR), for the scans of long text:
+ * nonzero when some byte of w is below n (n <= 128; a byte of 0x80 or more
+ * never counts), or equal to c. No false negatives: a word they pass has no
+ * such byte; one they flag may be checked bytewise. */
+#define TEXT_WORD_ONES 0x0101010101010101ull
+#define TEXT_WORD_HIGHS 0x8080808080808080ull
+
+static inline uint64_t text_word_has_below(uint64_t w, unsigned n)
+{
+	return (w - TEXT_WORD_ONES * n) & ~w & TEXT_WORD_HIGHS;
+}
+
+static inline uint64_t text_word_has(uint64_t w, unsigned char c)
+{
+	return text_word_has_below(w ^ (TEXT_WORD_ONES * c), 1);
+}
+
 /** How many bytes of s to print with "%.*s" to show at most max bytes of it
  *  without splitting a UTF-8 character. */
 int text_cut(const char* s, size_t max);
