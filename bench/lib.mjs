@@ -3,14 +3,16 @@ import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 
-/** Run fn n times (after warmup runs); returns sorted durations in ms. */
-export async function time(fn, { n = 200, warmup = 10 } = {}) {
-  for (let i = 0; i < warmup; i++) await fn();
+/** Run fn(i) n times (after warmup runs, i < 0); returns sorted durations
+ *  in ms. before(i), if given, runs untimed ahead of each (a change the
+ *  call then has to see). */
+export async function time(fn, { n = 200, warmup = 10, before = null } = {}) {
   const out = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = -warmup; i < n; i++) {
+    if (before) await before(i);
     const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
+    await fn(i);
+    if (i >= 0) out.push(performance.now() - t0);
   }
   return out.sort((a, b) => a - b);
 }

@@ -3,7 +3,6 @@
 // convert -resize) side by side, at 1280x800 and 1920x1080 on a realistic
 // screen: fixture gradient windows plus an xterm full of text.
 import { spawnSync } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startXvfb, startFixture, startDeskd, launch, tempDir, sleep, ROOT } from '../../tests/integration/lib/harness.mjs';
@@ -137,16 +136,7 @@ async function one(width, height, helper) {
       lastBytes = r.structuredContent.bytes;
     };
     const xdo = (...a) => spawnSync('xdotool', a, { env: { ...process.env, DISPLAY: x.display } });
-    async function timed(n, before, fn) {
-      const out = [];
-      for (let i = -5; i < n; i++) {
-        await before(i);
-        const t0 = performance.now();
-        await fn();
-        if (i >= 0) out.push(performance.now() - t0);
-      }
-      return { ...stats(out.sort((p, q) => p - q)), bytes: lastBytes };
-    }
+    const timed = async (n, before, fn) => ({ ...stats(await time(fn, { n, warmup: 5, before })), bytes: lastBytes });
     const N = 60;
     const none = async () => {};
     const hit = await timed(N, none, call({}));

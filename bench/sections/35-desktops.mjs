@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { startDeskd, waitUntil, sleep, tempDir, ROOT } from '../../tests/integration/lib/harness.mjs';
 import { descendants, rssKiB } from '../../tests/integration/lib/proc.mjs';
-import { stats, table, fmt, have, toolCall } from '../lib.mjs';
+import { time, stats, table, fmt, have, toolCall } from '../lib.mjs';
 
 const N = Number(process.env.BENCH_DESKTOPS_N || process.env.BENCH_WAYLAND_N) || 40;
 const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
@@ -31,16 +31,7 @@ const DESKTOPS = [
   { key: 'gnome', name: 'GNOME', args: ['--desktop', 'gnome'], needs: ['gnome-shell', 'pipewire', 'wireplumber', 'dbus-daemon'], compositor: 'gnome-shell' },
 ];
 
-async function timed(n, before, fn) {
-  const out = [];
-  for (let i = -3; i < n; i++) {
-    await before(i);
-    const t0 = performance.now();
-    await fn(i);
-    if (i >= 0) out.push(performance.now() - t0);
-  }
-  return stats(out.sort((a, b) => a - b));
-}
+const timed = async (n, before, fn) => stats(await time(fn, { n, warmup: 3, before }));
 
 const windowOf = (d, re) => waitUntil(async () => (await toolCall(d, 'windows', {})).structuredContent.windows
   .find((w) => re.test(w.title)), { timeout: 20000, what: String(re) });

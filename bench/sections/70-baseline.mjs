@@ -5,7 +5,6 @@
 // (this build / baseline; 1.00 = unchanged). Skipped without BENCH_BASELINE.
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
 import { time, stats, table, fmt, toolCall } from '../lib.mjs';
 import { startXvfb, startDeskd, startFixture, sleep } from '../../tests/integration/lib/harness.mjs';
 
@@ -35,16 +34,7 @@ export default async function () {
         { env: { ...process.env, DISPLAY: x.display } });
       await sleep(5);
     };
-    const flipped = async (fn, { n, warmup }) => {
-      const out = [];
-      for (let k = -warmup; k < n; k++) {
-        await flip();
-        const t0 = performance.now();
-        await fn();
-        if (k >= 0) out.push(performance.now() - t0);
-      }
-      return out;
-    };
+    const flipped = (fn, opts) => time(fn, { ...opts, before: flip });
     let i = 0;
     const cases = [
       ['screenshot PNG (cache hit)', (d) => toolCall(d, 'screenshot', {})],
