@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readdirSync, readFileSync, readlinkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import http from 'node:http';
-import { startXvfb, startDeskd, startDeskdOnTmpfs, tmpfsSetupMissing, tempDir, run } from './lib/harness.mjs';
+import { startXvfb, startDeskd, startDeskdOnTmpfs, tmpfsSetupMissing, tempDir, run, putExpectContinue } from './lib/harness.mjs';
 import { openLive } from './lib/live.mjs';
 
 const LIMIT = 2 << 20;   // --max-file-size for this test: 2 MiB
@@ -41,21 +41,6 @@ function rawRequest(d, method, path, body = '') {
     });
     r.on('error', reject);
     r.end(body);
-  });
-}
-
-/** A PUT with Expect: 100-continue: the body goes only if the server asks. */
-function expectContinue(d, path, body) {
-  const url = new URL(d.url);
-  return new Promise((resolve, reject) => {
-    const r = http.request({ host: url.hostname, port: url.port, path, method: 'PUT',
-      headers: { authorization: `Bearer ${d.token}`, expect: '100-continue', 'content-length': body.length } }, (res) => {
-      let data = '';
-      res.on('data', (c) => { data += c; });
-      res.on('end', () => resolve({ status: res.statusCode, text: data, sent: r.bodySent }));
-    });
-    r.on('continue', () => { r.bodySent = true; r.end(body); });
-    r.on('error', reject);
   });
 }
 
@@ -241,7 +226,7 @@ test('files: every refusal leaves the disk untouched', async (t) => {
   // As curl sends a large body: with Expect: 100-continue, so the 413 comes
   // before the body (without it, the refusal may close the connection while
   // the client is still writing, and the client sees EPIPE, not the 413).
-  const overRest = await expectContinue(d, '/api/v1/files/over.bin', randomBytes(LIMIT + 1));
+  const overRest = await putExpectContinue(d, '/api/v1/files/over.bin', randomBytes(LIMIT + 1));
   assert.equal(overRest.status, 413);
   // REST refusals.
   for (const [path, status, what] of [

@@ -14,6 +14,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, existsSync, s
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import http from 'node:http';
 
 const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
 export const DESKD_BIN = process.env.DESKD_BIN || join(ROOT, 'deskd');
@@ -396,6 +397,23 @@ export function loadCores() {
   // spawns: sh
   const loops = [0, 1].map(() => spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
   return () => { for (const l of loops) { try { process.kill(l.pid, 'SIGKILL'); } catch { } } };
+}
+
+/** A PUT of body to d's path with Expect: 100-continue, as curl sends a
+ *  large upload: the body goes only if the server asks, so a refusal (413)
+ *  arrives as an answer, not as EPIPE while the client is still writing. */
+export function putExpectContinue(d, path, body, { token = d.token } = {}) {
+  const url = new URL(d.url);
+  return new Promise((resolve, reject) => {
+    const r = http.request({ host: url.hostname, port: url.port, path, method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, expect: '100-continue', 'content-length': body.length } }, (res) => {
+      let data = '';
+      res.on('data', (c) => { data += c; });
+      res.on('end', () => resolve({ status: res.statusCode, text: data, sent: r.bodySent }));
+    });
+    r.on('continue', () => { r.bodySent = true; r.end(body); });
+    r.on('error', reject);
+  });
 }
 
 export { sleep, ROOT, writeFileSync };
