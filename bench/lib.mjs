@@ -77,3 +77,10 @@ export async function getBytes(deskd, path) {
   if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.body.toString().slice(0, 300)}`);
   return r.body;
 }
+
+/** PUT bytes to a path; resolves to the answer's JSON (throws unless 200). */
+export async function putBytes(deskd, path, bytes) {
+  const r = await request(deskd, 'PUT', path, bytes, { 'content-length': bytes.length });
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.body.toString().slice(0, 300)}`);
+  return JSON.parse(r.body.toString());
+}

@@ -41,6 +41,7 @@ enum rest_reply {
 	REPLY_RESULT,		/* the whole tool result JSON */
 	REPLY_IMAGE,		/* result.image bytes */
 	REPLY_STRUCTURED,	/* structuredContent only */
+	REPLY_TEXT,		/* the first text block, as text/plain (or the image) */
 };
 
 struct rest_call {
@@ -204,6 +205,19 @@ static void respond_image(struct http_request* req, const struct tool_result* re
 			res->image, res->image_len, headers);
 }
 
+/* The text of the result's first text block, as it is. */
+static void respond_text(struct http_request* req, const struct tool_result* res)
+{
+	json_t* text = json_object_get(json_array_get(res->content, 0), "text");
+	const char* headers[] = { "Cache-Control", "no-store", NULL };
+	if (!json_is_string(text)) {
+		http_respond_error(req, 500, "internal", "the tool gave no text");
+		return;
+	}
+	http_respond(req, 200, "text/plain; charset=utf-8", json_string_value(text),
+			json_string_length(text), headers);
+}
+
 static void call_worker(void* ud)
 {
 	struct rest_call* call = ud;
@@ -227,8 +241,10 @@ static void call_worker(void* ud)
 	call_unlink(call);
 	if (res.is_error) {
 		respond_tool_error(call->req, &res);
-	} else if (call->reply == REPLY_IMAGE) {
+	} else if (call->reply == REPLY_IMAGE || (call->reply == REPLY_TEXT && res.image)) {
 		respond_image(call->req, &res);
+	} else if (call->reply == REPLY_TEXT) {
+		respond_text(call->req, &res);
 	} else if (call->reply == REPLY_STRUCTURED && res.structured) {
 		http_respond_json(call->req, 200, json_incref(res.structured), NULL);
 	} else {
@@ -476,6 +492,44 @@ static void on_screenshot(struct http_request* req, void* ud)
 		return;
 	}
 	run_tool(req, "screenshot", args, REPLY_IMAGE);
+}
+
+/* GET /api/v1/clipboard?selection=&format=: the text as text/plain, or
+ * with format=image the PNG; the bytes as they are, no JSON. */
+static void on_clipboard_get(struct http_request* req, void* ud)
+{
+	(void)ud;
+	json_t* args = json_object();
+	if (!args) {
+		http_respond_error(req, 500, "internal", "out of memory");
+		return;
+	}
+	query_string(req, args, "selection", "selection");
+	query_string(req, args, "format", "format");
+	run_tool(req, "clipboard_read", args, REPLY_TEXT);
+}
+
+/* PUT /api/v1/clipboard?selection=: the body as the clipboard's text
+ * (UTF-8, exact); clipboard_write's structuredContent back. An image goes
+ * as image_base64 over POST /api/v1/tools/clipboard_write. */
+static void on_clipboard_put(struct http_request* req, void* ud)
+{
+	(void)ud;
+	size_t len;
+	const char* body = http_request_body(req, &len);
+	const char* type = http_request_header(req, "Content-Type");
+	if (type && strncasecmp(type, "image/", 6) == 0) {
+		http_respond_error(req, 415, "bad_arguments", "PUT /api/v1/clipboard takes text; "
+				"an image goes as image_base64 to POST /api/v1/tools/clipboard_write");
+		return;
+	}
+	json_t* args = json_object();
+	if (!args) {
+		http_respond_error(req, 500, "internal", "out of memory");
+		return;
+	}
+	query_string(req, args, "selection", "selection");
+	run_tool_raw(req, "clipboard_write", args, REPLY_STRUCTURED, body ? body : "", len);
 }
 
 /* GET /api/v1/windows?app=&pid=&on_screen_only= */
@@ -819,6 +873,11 @@ int rest_register(void)
 			on_tool_call, NULL },
 		{ "GET", "/api/v1/screenshot", HTTP_ROLE_VIEW, 0, on_screenshot, NULL },
 		{ "GET", "/api/v1/windows", HTTP_ROLE_VIEW, 0, on_windows, NULL },
+		/* The clipboard's bytes as they are (clipboard_read refuses a view
+		 * token itself, as over POST /api/v1/tools). */
+		{ "GET", "/api/v1/clipboard", HTTP_ROLE_VIEW, 0, on_clipboard_get, NULL },
+		{ "PUT", "/api/v1/clipboard", HTTP_ROLE_AGENT, HTTP_ROUTE_LARGE_BODY,
+			on_clipboard_put, NULL },
 		{ "GET", "/api/v1/recordings", HTTP_ROLE_VIEW, 0, on_recordings, NULL },
 		{ "GET", RECORDINGS_PREFIX, HTTP_ROLE_VIEW, HTTP_ROUTE_PREFIX, on_recording, NULL },
 		{ "DELETE", RECORDINGS_PREFIX, HTTP_ROLE_AGENT, HTTP_ROUTE_PREFIX,

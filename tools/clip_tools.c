@@ -115,7 +115,9 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	enum desktop_selection sel = selection_arg(args);
 	json_t* text = json_object_get(args, "text");
 	const char* image_b64 = tool_arg_string(args, "image_base64", NULL);
-	if ((text != NULL) == (image_b64 != NULL)) {
+	/* REST's PUT /api/v1/clipboard: the body is the text. */
+	bool raw = ctx->raw_data != NULL;
+	if ((text != NULL) + (image_b64 != NULL) + raw != 1) {
 		tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
 				"give text, or image_base64 (a PNG), not both and not neither");
 		return 0;
@@ -123,7 +125,15 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	void* decoded = NULL;
 	const void* data;
 	size_t len;
-	if (text) {
+	if (raw) {
+		data = ctx->raw_data;
+		len = ctx->raw_len;
+		if (!text_utf8_valid(data, len)) {
+			tool_result_error(out, TOOL_BAD_ARGUMENTS, NULL,
+					"the body is not UTF-8 text without NUL; nothing was copied");
+			return 0;
+		}
+	} else if (text) {
 		data = json_string_value(text);
 		len = json_string_length(text);
 	} else {
@@ -140,7 +150,7 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 		data = decoded;
 	}
 	char err[512];
-	int rc = desktop_clipboard_write(sel, data, len, !text, err, sizeof(err));
+	int rc = desktop_clipboard_write(sel, data, len, image_b64 != NULL, err, sizeof(err));
 	free(decoded);
 	if (rc < 0) {
 		tool_result_error(out, rc == -EFBIG ? TOOL_BAD_ARGUMENTS : tool_code_for_errno(rc),
@@ -149,7 +159,7 @@ static int clipboard_write(struct tool_ctx* ctx, json_t* args, struct tool_resul
 	}
 	tool_result_ok(out, json_pack("{s:s, s:s, s:I}",
 			"selection", sel == DESKTOP_PRIMARY ? "primary" : "clipboard",
-			"format", text ? "text" : "image", "bytes", (json_int_t)len));
+			"format", image_b64 ? "image" : "text", "bytes", (json_int_t)len));
 	return 0;
 }
 

@@ -3,12 +3,13 @@
 // (computer_type: XTest keys), in characters per second from the call until
 // the application's buffer holds it, checked exact; and the clipboard's
 // write + read round trip (deskd owns it, deskd reads it back through the X
-// server), against xclip -i + xclip -o when xclip is there.
+// server), against xclip -i + xclip -o when xclip is there: as JSON tool
+// calls, and as bytes (PUT and GET /api/v1/clipboard, what curl sends).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
-import { time, stats, fmt, table, have, toolCall } from '../lib.mjs';
+import { time, stats, fmt, table, have, toolCall, getBytes, putBytes } from '../lib.mjs';
 import { startXvfb, startDeskd, launch, waitUntil, tempDir, ROOT } from '../../tests/integration/lib/harness.mjs';
 
 const N = Number(process.env.BENCH_PASTE_N || 100);
@@ -90,6 +91,11 @@ export default async function () {
         const r = await toolCall(deskd, 'clipboard_read', {});
         if (r.content[0].text !== body) throw new Error('clipboard round trip not exact');
       }, { n, warmup: 3 }));
+      const bytes = Buffer.from(body);
+      const raw = stats(await time(async () => {
+        await putBytes(deskd, '/api/v1/clipboard', bytes);
+        if (!(await getBytes(deskd, '/api/v1/clipboard')).equals(bytes)) throw new Error('clipboard bytes round trip not exact');
+      }, { n, warmup: 3 }));
       let xs = null;
       if (have('xclip')) {
         xs = stats(await time(async () => {
@@ -100,11 +106,12 @@ export default async function () {
           if (o.stdout.toString() !== body) throw new Error('xclip round trip not exact');
         }, { n: Math.min(n, 30), warmup: 2 }));
       }
-      crow.push([label, `${fmt(s.p50)} / ${fmt(s.p95)}`, xs ? `${fmt(xs.p50)} / ${fmt(xs.p95)}` : 'no xclip',
-        xs ? `${(xs.p50 / s.p50).toFixed(1)}x` : '', String(s.n)]);
+      const ratio = (d) => (xs ? `${(xs.p50 / d.p50).toFixed(1)}x` : '');
+      crow.push([label, `${fmt(s.p50)} / ${fmt(s.p95)}`, `${fmt(raw.p50)} / ${fmt(raw.p95)}`,
+        xs ? `${fmt(xs.p50)} / ${fmt(xs.p95)}` : 'no xclip', ratio(s), ratio(raw), String(s.n)]);
     }
-    table('clipboard: write + read back, exact: deskd over REST against xclip -i + xclip -o (ms p50 / p95)',
-      ['text', 'deskd', 'xclip', 'xclip / deskd', 'n'], crow);
+    table('clipboard: write + read back, exact: deskd over REST (JSON tool calls; bytes: PUT + GET /api/v1/clipboard) against xclip -i + xclip -o (ms p50 / p95)',
+      ['text', 'deskd JSON', 'deskd bytes', 'xclip', 'xclip / JSON', 'xclip / bytes', 'n'], crow);
   } finally {
     for (const p of procs.reverse()) await p.stop().catch(() => {});
   }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { crc32, deflateSync } from 'node:zlib';
-import { startXvfb, startDeskd, launch, waitUntil } from './lib/harness.mjs';
+import { startXvfb, startDeskd, launch, waitUntil, putExpectContinue } from './lib/harness.mjs';
 
 const CORPUS = [
   '',
@@ -193,4 +193,72 @@ test('clipboard: deskd writes, xclip and xsel read byte-exact; xclip writes, des
     assert.equal(r.status, 403, name);
   }
   assert.equal(xclipOut(x.display, ['-selection', 'clipboard']).toString(), 'kept');
+});
+
+test('clipboard over REST as bytes: PUT /api/v1/clipboard sets the text, GET reads it back, no JSON', async (t) => {
+  const x = await startXvfb();
+  const d = await startDeskd({ display: x.display, args: ['--view-token', 'view-token-for-clipboard'] });
+  const procs = [];
+  t.after(async () => { for (const p of procs) await p.stop().catch(() => {}); await d.stop(); await x.stop(); });
+  const call = (method, query, { body, token = d.token, type } = {}) => fetch(`${d.url}/api/v1/clipboard${query}`, {
+    method, body, headers: { authorization: `Bearer ${token}`, ...(type ? { 'content-type': type } : {}) } });
+
+  const empty = await call('GET', '');
+  assert.equal(empty.status, 404);
+  assert.equal((await empty.json()).error.code, 'clipboard_empty');
+
+  for (const text of [...CORPUS, MB_UTF8]) {
+    const label = JSON.stringify(text.slice(0, 30));
+    const w = await call('PUT', '', { body: Buffer.from(text) });
+    const wb = await w.json();
+    assert.equal(w.status, 200, `${label}: ${JSON.stringify(wb)}`);
+    assert.deepEqual(wb, { selection: 'clipboard', format: 'text', bytes: Buffer.byteLength(text) });
+    assert.ok(xclipOut(x.display, ['-selection', 'clipboard']).equals(Buffer.from(text)), `xclip reads ${label}`);
+    const r = await call('GET', '');
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8');
+    assert.ok(Buffer.from(await r.arrayBuffer()).equals(Buffer.from(text)), `GET gives back ${label} byte-exact`);
+  }
+  // What another client owns comes back as it is, too.
+  const p = await xclipIn(x.display, Buffer.from(MB), ['-selection', 'clipboard']);
+  procs.push(p);
+  assert.equal(await (await call('GET', '')).text(), MB);
+  await p.stop();
+
+  // PRIMARY, and an image read as PNG bytes.
+  assert.equal((await call('PUT', '?selection=primary', { body: 'primary text' })).status, 200);
+  assert.equal(xclipOut(x.display, ['-selection', 'primary']).toString(), 'primary text');
+  assert.equal(await (await call('GET', '?selection=primary')).text(), 'primary text');
+  const image = png();
+  assert.equal((await d.tool('clipboard_write', { image_base64: image.toString('base64') })).status, 200);
+  const ri = await call('GET', '?format=image');
+  assert.equal(ri.status, 200);
+  assert.equal(ri.headers.get('content-type'), 'image/png');
+  assert.ok(Buffer.from(await ri.arrayBuffer()).equals(image));
+  const notText = await call('GET', '');
+  assert.equal(notText.status, 404, 'the clipboard holds only an image');
+
+  // Refusals: a clear error, and the clipboard keeps what it had.
+  assert.equal((await call('PUT', '', { body: 'kept' })).status, 200);
+  for (const [what, opts, status, code] of [
+    ['Latin-1, not UTF-8', { body: Buffer.from([0x63, 0xe9, 0x0a]) }, 400, 'bad_arguments'],
+    ['a NUL byte', { body: Buffer.from('a\0b') }, 400, 'bad_arguments'],
+    ['a PNG body', { body: image, type: 'image/png' }, 415, 'bad_arguments'],
+    ['over the clipboard limit', { body: Buffer.alloc((8 << 20) + 1, 0x61) }, 400, 'bad_arguments'],
+    ['an unknown selection', { body: 'x', query: '?selection=secondary' }, 400, 'bad_arguments'],
+    ['the view token', { body: 'x', token: 'view-token-for-clipboard' }, 403, null],
+  ]) {
+    const r = await call('PUT', opts.query ?? '', opts);
+    assert.equal(r.status, status, `${what}: ${r.status}`);
+    const body = await r.json();
+    if (code) assert.equal(body.error.code, code, `${what}: ${JSON.stringify(body)}`);
+  }
+  // Over --max-clipboard-body: 413 before the body is sent (as curl sends it).
+  const over = await putExpectContinue(d, '/api/v1/clipboard', Buffer.alloc((16 << 20) + 1, 0x61));
+  assert.equal(over.status, 413);
+  assert.equal(JSON.parse(over.text).error.code, 'payload_too_large');
+  assert.equal(xclipOut(x.display, ['-selection', 'clipboard']).toString(), 'kept');
+  const viewRead = await call('GET', '', { token: 'view-token-for-clipboard' });
+  assert.equal(viewRead.status, 403, 'the view token may not read the clipboard');
+  await viewRead.arrayBuffer();
 });
