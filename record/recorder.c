@@ -12,9 +12,10 @@
  * 1/fps, pts i). A slot where the window did not change sends nothing: the
  * MP4 is variable-rate, the last picture lasting until the next one (x264
  * spends as much on an unchanged frame as on a small change, 14 % of a core
- * for a still 1280x800 window). A keyframe is forced every KEY_SECONDS of
- * time, repeating the picture when nothing changed, so seeking stays cheap
- * and no gap is longer; the last picture is sent again at the last slot, so
+ * for a still 1280x800 window). The picture is sent again after GAP_SECONDS
+ * without a change, so no gap is longer, and a keyframe is forced every
+ * KEY_SECONDS of time (x264's own default interval), so a seek decodes at
+ * most that much; the last picture is sent again at the last slot, so
  * the duration is the recording's. Slots missed because encoding fell
  * behind (or the process was not scheduled) are counted as dropped. Capture,
  * conversion and encoding run in this one thread, so memory stays bounded by
@@ -51,7 +52,10 @@
 #endif
 #define X264_PARAMS "cabac=1:deblock=1"
 #define X264_CRF "23"
-#define KEY_SECONDS 2
+/* A keyframe of a text window is 100-130 KB: one every 2 s was half of a
+ * terminal recording's bytes (PITFALLS 79). */
+#define KEY_SECONDS 10
+#define GAP_SECONDS 2
 
 struct recorder {
 	pthread_t thread;
@@ -353,7 +357,7 @@ static int open_encoder(struct recorder* self, char* err, size_t err_size)
 	c->pix_fmt = AV_PIX_FMT_YUV420P;
 	c->time_base = (AVRational){ 1, self->fps };
 	c->framerate = (AVRational){ self->fps, 1 };
-	c->gop_size = 2 * self->fps;
+	c->gop_size = KEY_SECONDS * self->fps;
 	c->max_b_frames = 0;
 	c->color_range = AVCOL_RANGE_MPEG;
 	c->colorspace = AVCOL_SPC_BT709;
@@ -502,7 +506,8 @@ static void* run(void* ud)
 			break;
 		}
 		bool keyframe = slot == 0 || slot - key >= (uint64_t)(KEY_SECONDS * self->fps);
-		if (changed || keyframe) {
+		bool repeat = slot - sent >= (uint64_t)(GAP_SECONDS * self->fps);
+		if (changed || keyframe || repeat) {
 			self->frame->pict_type = keyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
 			self->frame->pts = (int64_t)slot;
 			rc = encode(self, self->frame);

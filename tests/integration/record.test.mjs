@@ -32,7 +32,8 @@ function packets(file) {
 }
 
 /** The variable-rate timeline: frames on the slots of fps, increasing, from 0;
- *  no gap or keyframe interval over 2 s; the last frame ends the duration. */
+ *  no gap over 2 s, no keyframe interval over 10 s; the last frame ends the
+ *  duration. */
 function assertTimeline(file, p, fps) {
   const k = packets(file);
   assert.equal(k.length, p.frames);
@@ -44,7 +45,7 @@ function assertTimeline(file, p, fps) {
     assert.ok(Math.abs(slot - Math.round(slot)) < 0.01, `frame ${i} at ${k[i].t} s is on a slot of ${fps} fps`);
     if (i > 0) assert.ok(k[i].t > k[i - 1].t && k[i].t - k[i - 1].t <= 2 + 0.5 / fps, `gap before frame ${i}: ${k[i - 1].t} -> ${k[i].t}`);
     if (k[i].key) lastKey = k[i].t;
-    assert.ok(k[i].t - lastKey <= 2 + 0.5 / fps, `frame ${i} at ${k[i].t} s, last keyframe at ${lastKey} s`);
+    assert.ok(k[i].t - lastKey <= 10 + 0.5 / fps, `frame ${i} at ${k[i].t} s, last keyframe at ${lastKey} s`);
   }
   assert.ok(Math.abs(k.at(-1).t + 1 / fps - p.duration) < 0.002, `last frame at ${k.at(-1).t} s ends the ${p.duration} s`);
   assert.ok(p.frames <= Math.round(fps * p.duration), `frames ${p.frames} for ${p.duration} s`);
@@ -168,7 +169,7 @@ test('record a window over REST: H.264 MP4, frames, duration, size, faststart, m
   assert.ok(p.duration >= Math.min(2.8, lo) && p.duration <= Math.max(3.2, hi), `duration ${p.duration} (observed ${lo}..${hi})`);
   assert.ok(Math.abs(s.duration_seconds - p.duration) < 0.002, `stats ${s.duration_seconds} s, file ${p.duration} s`);
   assertTimeline(out, p, 30);
-  // The window is still: its first picture, a keyframe every 2 s, the last
+  // The window is still: its first picture, the picture again every 2 s, the last
   // slot, and perhaps a repaint after the first grab redirected it.
   assert.ok(p.frames <= 8, `frames ${p.frames} for a still window`);
   assert.equal(p.frames, s.frames);
