@@ -2,6 +2,16 @@
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The packages of tests/node_modules (the bench has none of its own but
+ *  its peers, bench/peers): require() for CommonJS, loadFromTests for ES
+ *  modules. */
+const ROOT = new URL('..', import.meta.url).pathname;
+export const requireFromTests = createRequire(join(ROOT, 'tests', 'package.json'));
+export const loadFromTests = (spec) => import(pathToFileURL(requireFromTests.resolve(spec)).href);
 
 /** Run fn(i) n times (after warmup runs, i < 0); returns sorted durations
  *  in ms. before(i), if given, runs untimed ahead of each (a change the

@@ -5,24 +5,17 @@
 // pointer move. A call that sends nothing before its result is answered as
 // plain JSON, not as an SSE stream, so a client pays little over REST:
 // the goal is MCP screenshot p50 within 1.3x of REST's.
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { table, stats, fmt } from '../lib.mjs';
-import { startXvfb, startDeskd, startFixture, ROOT } from '../../tests/integration/lib/harness.mjs';
+import { table, stats, fmt, loadFromTests } from '../lib.mjs';
+import { startXvfb, startDeskd, startFixture } from '../../tests/integration/lib/harness.mjs';
 
 const ROUNDS = Number(process.env.BENCH_SDK_ROUNDS || 6);
 const PER_ROUND = Number(process.env.BENCH_SDK_N || 40);
 
-/** A package of tests/node_modules (the bench has none of its own). */
-const fromTests = createRequire(join(ROOT, 'tests', 'package.json'));
-const load = (spec) => import(pathToFileURL(fromTests.resolve(spec)).href);
-
 async function sdkClients(deskd) {
-  const { Client } = await load('@modelcontextprotocol/sdk/client/index.js');
-  const { StreamableHTTPClientTransport } = await load('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  const v2 = await load('@modelcontextprotocol/client');
+  const { Client } = await loadFromTests('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await loadFromTests('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const v2 = await loadFromTests('@modelcontextprotocol/client');
   const headers = { Authorization: `Bearer ${deskd.token}` };
   const url = new URL(deskd.url + '/mcp');
   const c1 = new Client({ name: 'bench-sdk-v1', version: '1' }, { capabilities: {} });

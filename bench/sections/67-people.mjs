@@ -14,12 +14,10 @@
 // clock); the page stamps with its wall clock (performance.timeOrigin +
 // performance.now()), mapped to the monotonic clock by one offset taken in
 // this process (both sides read the same system clock; error well under 1 ms).
-import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { table, stats, fmt } from '../lib.mjs';
-import { startXvfb, startDeskd, startFixture, sleep, waitUntil, ROOT } from '../../tests/integration/lib/harness.mjs';
+import { table, stats, fmt, requireFromTests } from '../lib.mjs';
+import { startXvfb, startDeskd, startFixture, sleep, waitUntil } from '../../tests/integration/lib/harness.mjs';
 
 const N = Number(process.env.BENCH_PEOPLE_N || 40);
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
@@ -30,8 +28,7 @@ export default async function () {
     console.log(`\n## dashboard latency: skipped (no Chromium at ${CHROMIUM}; set CHROMIUM_BIN)`);
     return;
   }
-  const fromTests = createRequire(join(ROOT, 'tests', 'package.json'));
-  const { chromium } = fromTests('playwright-core');   // CommonJS
+  const { chromium } = requireFromTests('playwright-core');   // CommonJS
   const x = await startXvfb({ width: 1280, height: 800 });
   const procs = [x];
   let browser = null;
