@@ -15,10 +15,10 @@
 #include "capture/capture.h"
 #include "capture/bufpool.h"
 #include "capture/deflate.h"
+#include "base/parallel.h"
 
 #include <errno.h>
 #include <libdeflate.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +26,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define ENCODE_MAX_THREADS 4
 /* A whole JPEG is encoded in strips of rows, one per core, from this many
  * rows each (below it, one thread is as fast). */
 #define JPEG_STRIP_MIN_ROWS 256
@@ -188,37 +187,6 @@ static uint8_t* put_chunk(uint8_t* p, const char* type, const uint8_t* data,
 	return p + 4;
 }
 
-static int encode_cpus(void)
-{
-	static atomic_int cached;
-	int cpus = atomic_load_explicit(&cached, memory_order_relaxed);
-	if (!cpus) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cpus = n < 1 ? 1 : n > ENCODE_MAX_THREADS ? ENCODE_MAX_THREADS : (int)n;
-		atomic_store_explicit(&cached, cpus, memory_order_relaxed);
-	}
-	return cpus;
-}
-
-/* fn on n jobs of size bytes each at once: n - 1 threads and this one (a
- * job whose thread did not start runs here after). size 0: one job that
- * every thread shares. */
-static void run_jobs(void* (*fn)(void*), void* jobs, size_t size, int n)
-{
-	pthread_t threads[ENCODE_MAX_THREADS];
-	bool started[ENCODE_MAX_THREADS] = { false };
-	n = n > ENCODE_MAX_THREADS ? ENCODE_MAX_THREADS : n;
-	for (int i = 1; i < n; i++)
-		started[i] = pthread_create(&threads[i], NULL, fn, (char*)jobs + (size_t)i * size) == 0;
-	fn(jobs);
-	for (int i = 1; i < n; i++) {
-		if (started[i])
-			pthread_join(threads[i], NULL);
-		else if (size)
-			fn((char*)jobs + (size_t)i * size);
-	}
-}
-
 /* Bands to deflate, shared by the threads: each takes the next one. */
 struct png_job {
 	struct band* bands;
@@ -227,13 +195,13 @@ struct png_job {
 	atomic_int next;
 };
 
-static void* png_job_run(void* ud)
+static void png_job_run(void* ud)
 {
 	struct png_job* job = ud;
 	for (;;) {
 		int i = atomic_fetch_add(&job->next, 1);
 		if (i >= job->n)
-			return NULL;
+			return;
 		if (!job->bands[i].reused)
 			band_run(&job->bands[i], job->keep);
 	}
@@ -300,7 +268,7 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	/* Without a state: one band per core. With one: more, smaller bands,
 	 * so a small change re-deflates little. */
 	int n = src->height / PNG_MIN_BAND_ROWS;
-	int cap = state ? PNG_STATE_BANDS : encode_cpus();
+	int cap = state ? PNG_STATE_BANDS : parallel_threads();
 	n = n < 1 ? 1 : n > cap ? cap : n;
 	struct band bands[PNG_STATE_BANDS];
 	memset(bands, 0, sizeof(bands));
@@ -337,7 +305,7 @@ static int png_encode(const struct frame* src, struct capture_png_state** statep
 	}
 	struct png_job job = { .bands = bands, .n = n, .keep = state != NULL };
 	atomic_init(&job.next, 0);
-	run_jobs(png_job_run, &job, 0, encode_cpus() < dirty ? encode_cpus() : dirty);
+	parallel_run(png_job_run, &job, 0, parallel_threads() < dirty ? parallel_threads() : dirty);
 
 	int rc = 0;
 	size_t idat = 2 + 4;
@@ -501,7 +469,7 @@ static int jpeg_part_encode(tjhandle tj, const uint8_t* pixels, int width, int s
 	return 0;
 }
 
-static void* jpeg_strip_run(void* ud)
+static void jpeg_strip_run(void* ud)
 {
 	struct jpeg_strip* s = ud;
 	const struct frame* f = s->src;
@@ -510,10 +478,9 @@ static void* jpeg_strip_run(void* ud)
 			s->h, s->quality, &s->part) : -ENOMEM;
 	if (tj)
 		tjDestroy(tj);
-	return NULL;
 }
 
-#define JPEG_MAX_STRIPS ENCODE_MAX_THREADS
+#define JPEG_MAX_STRIPS PARALLEL_MAX_THREADS
 
 int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		size_t* len)
@@ -530,7 +497,7 @@ int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 	unsigned mcu_cols = ((unsigned)src->width + 15) / 16;
 	int mcu_rows = (src->height + 15) / 16;
 	int n = src->height / JPEG_STRIP_MIN_ROWS;
-	n = n < 1 ? 1 : n > encode_cpus() ? encode_cpus() : n;
+	n = n < 1 ? 1 : n > parallel_threads() ? parallel_threads() : n;
 	int strip_rows = (mcu_rows + n - 1) / n;
 	if (n > 1 && (unsigned)strip_rows * mcu_cols > 65535)
 		n = 1;
@@ -545,7 +512,7 @@ int capture_encode_jpeg(const struct frame* src, int quality, uint8_t** out,
 		s->y0 = n > 1 ? i * strip_rows * 16 : 0;
 		s->h = n > 1 && i < n - 1 ? strip_rows * 16 : src->height - s->y0;
 	}
-	run_jobs(jpeg_strip_run, strips, sizeof(strips[0]), n);
+	parallel_run(jpeg_strip_run, strips, sizeof(strips[0]), n);
 	int rc = 0;
 	size_t total = 0;
 	for (int i = 0; i < n; i++) {
@@ -685,7 +652,7 @@ struct jpeg_rows_job {
 	int rc;
 };
 
-static void* jpeg_rows_run(void* ud)
+static void jpeg_rows_run(void* ud)
 {
 	struct jpeg_rows_job* j = ud;
 	const struct frame* band = j->band;
@@ -695,7 +662,6 @@ static void* jpeg_rows_run(void* ud)
 		j->rc = jpeg_rows_put(j->self, j->tj, (j->y + by) / 16,
 				band->data + (size_t)by * band->stride, band->stride, h);
 	}
-	return NULL;
 }
 
 int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame* band,
@@ -728,7 +694,7 @@ int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame*
 	 * are (JPEG_STRIP_MIN_ROWS each at least). */
 	int rows = (band->height + 15) / 16;
 	int n = band->height / JPEG_STRIP_MIN_ROWS;
-	n = n < 1 ? 1 : n > encode_cpus() ? encode_cpus() : n;
+	n = n < 1 ? 1 : n > parallel_threads() ? parallel_threads() : n;
 	struct jpeg_rows_job jobs[JPEG_MAX_STRIPS];
 	for (int i = 0; i < n; i++) {
 		if (!self->tj[i] && !(self->tj[i] = tjInitCompress()))
@@ -736,7 +702,7 @@ int capture_jpeg_rows_encode(struct capture_jpeg_rows* self, const struct frame*
 		jobs[i] = (struct jpeg_rows_job){ .self = self, .band = band, .y = y,
 			.first = rows * i / n, .end = rows * (i + 1) / n, .tj = self->tj[i] };
 	}
-	run_jobs(jpeg_rows_run, jobs, sizeof(jobs[0]), n);
+	parallel_run(jpeg_rows_run, jobs, sizeof(jobs[0]), n);
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = jobs[i].rc;

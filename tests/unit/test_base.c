@@ -1,15 +1,20 @@
 /* Unit tests for base/: SHA-256 (FIPS 180-4 examples), HMAC-SHA-256 (the
  * RFC 4231 test cases), the strict Base64 decoder, the activity events
- * (actors, background events, the thumbnail ring), and fs_make_dir. */
+ * (actors, background events, the thumbnail ring), fs_make_dir, and
+ * parallel_run. */
 #include "base/base64.h"
 #include "base/events.h"
 #include "base/fs.h"
+#include "base/parallel.h"
 #include "base/sha256.h"
 #include "tests/unit/tst.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -251,8 +256,84 @@ static void test_make_dir(void)
 	rmdir(base);
 }
 
+/* parallel_run: each job once, whichever thread takes it; a shared job
+ * (size 0) on at most n threads; the jobs' results are there when it
+ * returns, also while other threads call it at the same time (they run
+ * alone then) and when helpers start late (the caller's stack frame is
+ * gone by the time one would look: ASan in make check). */
+struct pjob {
+	atomic_int runs;
+	uint64_t sum;
+};
+
+static void pjob_run(void* ud)
+{
+	struct pjob* j = ud;
+	uint64_t s = 0;
+	for (int i = 0; i < 2000; i++)
+		s += (uint64_t)i * i;
+	j->sum = s;
+	atomic_fetch_add(&j->runs, 1);
+}
+
+struct pshared {
+	atomic_int next, takers;
+	uint64_t part[64];
+};
+
+static void pshared_run(void* ud)
+{
+	struct pshared* p = ud;
+	atomic_fetch_add(&p->takers, 1);
+	for (;;) {
+		int i = atomic_fetch_add(&p->next, 1);
+		if (i >= 64)
+			return;
+		p->part[i] = (uint64_t)i + 1;
+	}
+}
+
+static void* parallel_caller(void* ud)
+{
+	atomic_int* bad = ud;
+	for (int round = 0; round < 2000; round++) {
+		struct pjob jobs[PARALLEL_MAX_THREADS];
+		memset(jobs, 0, sizeof(jobs));
+		int n = 1 + round % PARALLEL_MAX_THREADS;
+		parallel_run(pjob_run, jobs, sizeof(jobs[0]), n);
+		for (int i = 0; i < PARALLEL_MAX_THREADS; i++)
+			if (atomic_load(&jobs[i].runs) != (i < n) || (i < n && jobs[i].sum != 2664667000ull))
+				atomic_fetch_add(bad, 1);
+		struct pshared sh;
+		memset(&sh, 0, sizeof(sh));
+		parallel_run(pshared_run, &sh, 0, n);
+		uint64_t total = 0;
+		for (int i = 0; i < 64; i++)
+			total += sh.part[i];
+		if (total != 64 * 65 / 2 || atomic_load(&sh.takers) < 1 || atomic_load(&sh.takers) > n)
+			atomic_fetch_add(bad, 1);
+	}
+	return NULL;
+}
+
+static void test_parallel(void)
+{
+	TST_CHECK(parallel_threads() >= 1 && parallel_threads() <= PARALLEL_MAX_THREADS);
+	parallel_run(pjob_run, NULL, sizeof(struct pjob), 0);	/* nothing to do */
+	atomic_int bad = 0;
+	parallel_caller(&bad);
+	TST_CHECK(atomic_load(&bad) == 0);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		TST_CHECK(pthread_create(&t[i], NULL, parallel_caller, &bad) == 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	TST_CHECK(atomic_load(&bad) == 0);
+}
+
 int main(void)
 {
+	test_parallel();
 	test_events();
 	test_make_dir();
 	test_sha256();
