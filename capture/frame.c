@@ -3,6 +3,7 @@
 #include "capture/capture.h"
 #include "capture/bufpool.h"
 #include "capture/capture_private.h"
+#include "base/parallel.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -197,6 +198,54 @@ static inline void hrow(uint8_t* restrict dst, const uint32_t* restrict mid,
 	}
 }
 
+/* Output rows [y0, y1) of a scale, with an accumulator row of its own. */
+struct scale_strip {
+	const struct frame* src;
+	struct frame* out;
+	const struct axis *tx, *ty;
+	int y0, y1;
+	int rc;
+};
+
+static void scale_rows(void* ud)
+{
+	struct scale_strip* s = ud;
+	const struct frame* src = s->src;
+	const struct axis* tx = s->tx;
+	const struct axis* ty = s->ty;
+	const size_t n = (size_t)src->width * 4;
+	size_t acc_cap;
+	uint32_t* acc = capture__buf_get(sizeof(uint32_t) * n, &acc_cap);
+	if (!acc) {
+		s->rc = -ENOMEM;
+		return;
+	}
+	int width = s->out->width;
+	for (int oy = s->y0; oy < s->y1; oy++) {
+		const uint16_t* wy = ty->weight + (size_t)oy * (size_t)ty->taps;
+		const uint8_t* row = src->data + (size_t)ty->first[oy] * (size_t)src->stride;
+		vrow_set(acc, row, wy[0], n);
+		for (int k = 1; k < ty->taps; k++)
+			if (wy[k])
+				vrow_add(acc, row + (size_t)k * (size_t)src->stride, wy[k], n);
+		vrow_narrow(acc, n);
+		uint8_t* dst = s->out->data + (size_t)oy * (size_t)s->out->stride;
+		switch (tx->taps) {
+		case 1: hrow(dst, acc, tx, width, 1); break;
+		case 2: hrow(dst, acc, tx, width, 2); break;
+		case 3: hrow(dst, acc, tx, width, 3); break;
+		case 4: hrow(dst, acc, tx, width, 4); break;
+		default: hrow(dst, acc, tx, width, tx->taps); break;
+		}
+	}
+	capture__buf_put(acc, acc_cap);
+	s->rc = 0;
+}
+
+/* Source pixels per strip at least: below, a strip's share of the wake-up
+ * costs more than it saves (a thumbnail's scale is one strip). */
+#define SCALE_STRIP_MIN_PIXELS (256 * 1024)
+
 struct frame* capture_scale(const struct frame* src, int width, int height)
 {
 	if (width <= 0 || height <= 0 || width > src->width || height > src->height)
@@ -213,36 +262,29 @@ struct frame* capture_scale(const struct frame* src, int width, int height)
 		goto taps_x_failure;
 	if (axis_init(&ty, src->height, height, VBITS) < 0)
 		goto taps_y_failure;
-	const size_t n = (size_t)src->width * 4;
-	size_t acc_cap;
-	uint32_t* acc = capture__buf_get(sizeof(uint32_t) * n, &acc_cap);
-	if (!acc)
-		goto acc_failure;
-
-	for (int oy = 0; oy < height; oy++) {
-		const uint16_t* wy = ty.weight + (size_t)oy * (size_t)ty.taps;
-		const uint8_t* row = src->data + (size_t)ty.first[oy] * (size_t)src->stride;
-		vrow_set(acc, row, wy[0], n);
-		for (int k = 1; k < ty.taps; k++)
-			if (wy[k])
-				vrow_add(acc, row + (size_t)k * (size_t)src->stride, wy[k], n);
-		vrow_narrow(acc, n);
-		uint8_t* dst = out->data + (size_t)oy * (size_t)out->stride;
-		switch (tx.taps) {
-		case 1: hrow(dst, acc, &tx, width, 1); break;
-		case 2: hrow(dst, acc, &tx, width, 2); break;
-		case 3: hrow(dst, acc, &tx, width, 3); break;
-		case 4: hrow(dst, acc, &tx, width, 4); break;
-		default: hrow(dst, acc, &tx, width, tx.taps); break;
-		}
-	}
-	capture__buf_put(acc, acc_cap);
+	/* Strips of output rows, one per core: each row is computed alone, so
+	 * the image is the same however it is cut. */
+	int64_t pixels = (int64_t)src->width * src->height;
+	int n = (int)(pixels / SCALE_STRIP_MIN_PIXELS);
+	n = n < 1 ? 1 : n > parallel_threads() ? parallel_threads() : n;
+	n = n > height ? height : n;
+	struct scale_strip strips[PARALLEL_MAX_THREADS];
+	for (int i = 0; i < n; i++)
+		strips[i] = (struct scale_strip){ .src = src, .out = out, .tx = &tx, .ty = &ty,
+			.y0 = (int)((int64_t)height * i / n), .y1 = (int)((int64_t)height * (i + 1) / n) };
+	parallel_run(scale_rows, strips, sizeof(strips[0]), n);
+	int rc = 0;
+	for (int i = 0; i < n; i++)
+		if (strips[i].rc < 0)
+			rc = strips[i].rc;
 	axis_free(&ty);
 	axis_free(&tx);
+	if (rc < 0) {
+		frame_unref(out);
+		return NULL;
+	}
 	return out;
 
-acc_failure:
-	axis_free(&ty);
 taps_y_failure:
 	axis_free(&tx);
 taps_x_failure:
