@@ -3,6 +3,7 @@
 // serving the same Xvfb in the same run, measured in alternating rounds so
 // drift on a shared machine hits both alike. Prints p50/p95 and the ratio
 // (this build / baseline; 1.00 = unchanged). Skipped without BENCH_BASELINE.
+// BENCH_BASELINE_SIZE=WxH sets the screen (default 1280x800).
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { time, stats, table, fmt, toolCall } from '../lib.mjs';
@@ -10,12 +11,13 @@ import { startXvfb, startDeskd, startFixture, sleep } from '../../tests/integrat
 
 const ROUNDS = Number(process.env.BENCH_BASELINE_ROUNDS || 6);
 const N = Number(process.env.BENCH_BASELINE_N || 40);
+const [W, H] = (process.env.BENCH_BASELINE_SIZE || '1280x800').split('x').map(Number);
 
 export default async function () {
   const baseline = process.env.BENCH_BASELINE;
   if (!baseline) return;
   if (!existsSync(baseline)) throw new Error(`BENCH_BASELINE=${baseline} does not exist`);
-  const x = await startXvfb({ width: 1280, height: 800 });
+  const x = await startXvfb({ width: W, height: H });
   const procs = [x];
   try {
     procs.push(await startFixture(x.display, { geometry: '600x400+40+40' }));
@@ -25,8 +27,8 @@ export default async function () {
     procs.push(before);
     // The whole screen changes before each call: two full-screen fixture
     // windows take turns on top (untimed), as in the capture section.
-    const winA = await startFixture(x.display, { title: 'full A', geometry: '1280x800+0+0' });
-    const winB = await startFixture(x.display, { title: 'full B', geometry: '1290x800+-10+0' });
+    const winA = await startFixture(x.display, { title: 'full A', geometry: `${W}x${H}+0+0` });
+    const winB = await startFixture(x.display, { title: 'full B', geometry: `${W + 10}x${H}+-10+0` });
     procs.push(winA, winB);
     let flips = 0;
     const flip = async () => {
@@ -59,7 +61,7 @@ export default async function () {
       rows.push([name, `${fmt(sa.p50)} / ${fmt(sa.p95)}`, `${fmt(sb.p50)} / ${fmt(sb.p95)}`,
         (sa.p50 / sb.p50).toFixed(2)]);
     }
-    table(`this build against ${baseline} (${ROUNDS} x ${N} calls each, alternating; ms p50 / p95)`,
+    table(`this build against ${baseline}, ${W}x${H} (${ROUNDS} x ${N} calls each, alternating; ms p50 / p95)`,
       ['case', 'this build', 'baseline', 'ratio p50'], rows);
   } finally {
     for (const p of procs.reverse()) await p.stop().catch(() => {});
