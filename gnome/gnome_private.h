@@ -46,10 +46,21 @@ bool gnome__stream_broken(struct gnome_stream* st);
 /* ---- session.c, for shell.c ---- */
 
 struct DBusConnection;
+struct DBusMessage;
 /** A private connection to the bus at address, authenticated and
  *  registered by the deadline (clock_ms); NULL with a sentence in err. */
 struct DBusConnection* gnome__connect(const char* address, int64_t deadline, char* err,
 		size_t size);
+
+/* An a{sv} entry: a key and one basic value. */
+struct gnome__entry {
+	const char* key;
+	int type;		/* DBUS_TYPE_STRING, _UINT32, _BOOLEAN, or _ARRAY (of strings) */
+	const void* value;	/* a pointer to the value; for _ARRAY: const char* const* */
+	size_t n;		/* _ARRAY's length */
+};
+/** Append an a{sv} of these entries to m; false when out of memory. */
+bool gnome__append_dict(struct DBusMessage* m, const struct gnome__entry* entries, size_t n);
 
 /** Write all len bytes to fd within timeout_ms (a pipe the app reads at
  *  its pace, or a file): 0 or -errno (-ETIMEDOUT). Sets fd non-blocking. */

@@ -309,22 +309,14 @@ static DBusMessage* method(const char* bus, const char* path, const char* iface,
 	return dbus_message_new_method_call(bus, path, iface, name);
 }
 
-/* Append an a{sv} with the given entries: keys and one basic value each. */
-struct entry {
-	const char* key;
-	int type;		/* DBUS_TYPE_STRING, _UINT32, _BOOLEAN, or _ARRAY (of strings) */
-	const void* value;	/* a pointer to the value; for _ARRAY: const char* const* */
-	size_t n;		/* _ARRAY's length */
-};
-
-static bool append_dict(DBusMessage* m, const struct entry* entries, size_t n)
+bool gnome__append_dict(struct DBusMessage* m, const struct gnome__entry* entries, size_t n)
 {
 	DBusMessageIter it, dict;
 	dbus_message_iter_init_append(m, &it);
 	if (!dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "{sv}", &dict))
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		const struct entry* e = &entries[i];
+		const struct gnome__entry* e = &entries[i];
 		DBusMessageIter kv, var, arr;
 		char sig[3] = { (char)e->type, 0, 0 };
 		if (e->type == DBUS_TYPE_ARRAY)
@@ -579,8 +571,8 @@ static int start_sessions(struct gnome* self, int64_t deadline)
 		return rc;
 	DBusMessage* m = method(SC_BUS, SC_PATH, SC_BUS, "CreateSession");
 	const char* idp = id;
-	struct entry link = { "remote-desktop-session-id", DBUS_TYPE_STRING, &idp, 0 };
-	if (m && !append_dict(m, &link, 1)) {
+	struct gnome__entry link = { "remote-desktop-session-id", DBUS_TYPE_STRING, &idp, 0 };
+	if (m && !gnome__append_dict(m, &link, 1)) {
 		dbus_message_unref(m);
 		m = NULL;
 	}
@@ -591,9 +583,9 @@ static int start_sessions(struct gnome* self, int64_t deadline)
 	m = method(SC_BUS, self->sc_path, SC_SESSION, "RecordMonitor");
 	const char* connector = "";
 	dbus_uint32_t cursor_hidden = 0;
-	struct entry props = { "cursor-mode", DBUS_TYPE_UINT32, &cursor_hidden, 0 };
+	struct gnome__entry props = { "cursor-mode", DBUS_TYPE_UINT32, &cursor_hidden, 0 };
 	if (m && (!dbus_message_append_args(m, DBUS_TYPE_STRING, &connector, DBUS_TYPE_INVALID)
-			|| !append_dict(m, &props, 1))) {
+			|| !gnome__append_dict(m, &props, 1))) {
 		dbus_message_unref(m);
 		m = NULL;
 	}
@@ -632,7 +624,7 @@ static int start_sessions(struct gnome* self, int64_t deadline)
 static int enable_clipboard(struct gnome* self)
 {
 	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "EnableClipboard");
-	if (m && !append_dict(m, NULL, 0)) {
+	if (m && !gnome__append_dict(m, NULL, 0)) {
 		dbus_message_unref(m);
 		m = NULL;
 	}
@@ -913,8 +905,8 @@ int gnome_clipboard_offer(struct gnome* self, const char* text, size_t len)
 	memcpy(copy, text, len);
 	copy[len] = '\0';
 	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "SetSelection");
-	struct entry types = { "mime-types", DBUS_TYPE_ARRAY, TEXT_TYPES, N_TEXT_TYPES };
-	if (m && !append_dict(m, &types, 1)) {
+	struct gnome__entry types = { "mime-types", DBUS_TYPE_ARRAY, TEXT_TYPES, N_TEXT_TYPES };
+	if (m && !gnome__append_dict(m, &types, 1)) {
 		dbus_message_unref(m);
 		m = NULL;
 	}
