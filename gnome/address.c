@@ -1,5 +1,5 @@
 /* The display address deskd passes down when the desktop is GNOME:
- * "gnome:<bus>[?pipewire=<path>][&wayland=<path>]" (gnome/gnome.h).
+ * "gnome:<bus>[?pipewire=<path>][&wayland=<path>][&portal=1]" (gnome/gnome.h).
  * desktop/ makes it once; capture/ and input/ read it to find Mutter's
  * bus and PipeWire, so neither looks at the environment. */
 #include "gnome/gnome.h"
@@ -18,6 +18,7 @@ static const struct part {
 } PARTS[] = {
 	{ "pipewire", offsetof(struct gnome_address, pipewire), sizeof(((struct gnome_address*)0)->pipewire) },
 	{ "wayland", offsetof(struct gnome_address, wayland), sizeof(((struct gnome_address*)0)->wayland) },
+	{ "portal", offsetof(struct gnome_address, portal), sizeof(((struct gnome_address*)0)->portal) },
 };
 
 bool gnome_is_address(const char* address)

@@ -28,16 +28,18 @@
 /* ---- the address deskd passes down (address.c; pure) ---- */
 
 /* "gnome:<session bus address>[?pipewire=<socket path>][&wayland=<socket
- * path>]": what desktop/ names a GNOME desktop by, where an X11 one is
- * ":N". The bus address is D-Bus's own ("unix:path=/run/.../bus"); the
- * PipeWire socket is the daemon Mutter casts to (absent: PipeWire's own
+ * path>][&portal=1]": what desktop/ names a GNOME desktop by, where an X11
+ * one is ":N". The bus address is D-Bus's own ("unix:path=/run/.../bus");
+ * the PipeWire socket is the daemon Mutter casts to (absent: PipeWire's own
  * lookup); the Wayland socket is the compositor's, for the programs deskd
- * starts there. No part may hold '?' or '&'. */
+ * starts there; portal=1 reaches the desktop through the desktop portal
+ * instead of Mutter's API (gnome_open). No part may hold '?' or '&'. */
 #define GNOME_ADDRESS_MAX 512
 struct gnome_address {
 	char bus[256];
 	char pipewire[128];	/* "" when absent */
 	char wayland[128];	/* "" when absent */
+	char portal[2];		/* "1": through the desktop portal; "" Mutter's API */
 };
 /** Does address name a GNOME desktop ("gnome:" prefix)? NULL-safe. */
 bool gnome_is_address(const char* address);
@@ -57,13 +59,35 @@ enum gnome_want {
 	GNOME_CLIPBOARD = 1 << 1,	/* the session's clipboard */
 };
 
-/** Is Mutter's RemoteDesktop service on the bus at this address (one
- *  bounded round trip, no session made)? The display watcher's probe. */
+/* How long a person has to answer the portal's dialog. */
+#define GNOME_CONSENT_MS 120000
+
+/** Is Mutter's RemoteDesktop service (with portal=1: the desktop portal's
+ *  RemoteDesktop) on the bus at this address (one bounded round trip, no
+ *  session made)? The display watcher's probe. */
 bool gnome_reachable(const char* address, int timeout_ms);
+
+/** Tell the address's bus what the services it starts need to find the
+ *  desktop (UpdateActivationEnvironment: WAYLAND_DISPLAY, the address's
+ *  Wayland socket; XDG_SESSION_TYPE wayland; XDG_CURRENT_DESKTOP GNOME), as
+ *  gnome-session does on a real session. */
+int gnome_activation_environment(const char* address, int timeout_ms, char* err,
+		size_t err_size);
 
 /** Connect to the address's bus and start a session: RemoteDesktop, its
  *  ScreenCast of the first monitor, the stream's node; the frames and the
- *  clipboard when wanted. Bounded by timeout_ms overall. */
+ *  clipboard when wanted. Bounded by timeout_ms overall.
+ *
+ *  With portal=1 the session is the desktop portal's
+ *  (org.freedesktop.portal.RemoteDesktop with a ScreenCast source, for a
+ *  deskd that Mutter's API is closed to): its Start shows the person a
+ *  dialog, so the wait for their answer is bounded by GNOME_CONSENT_MS, not
+ *  timeout_ms (-ECANCELED when they decline, -EACCES when they share the
+ *  screen without remote interaction). The process keeps one portal
+ *  session per address: a second gnome_open while one is open returns it
+ *  again (counted; gnome_close ends it with the last), so one approval
+ *  serves the capture, the input and the tools. The portal has no
+ *  clipboard on xdg-desktop-portal 1.16 (GNOME_CLIPBOARD: -ENOTSUP). */
 struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms,
 		char* err, size_t err_size);
 /** Stop the session and close the connection (the session ends with it). */

@@ -11,14 +11,15 @@ struct gnome_stream;
 
 /** Connect to the PipeWire daemon at socket (NULL or "": PipeWire's own
  *  lookup, $PIPEWIRE_REMOTE or $XDG_RUNTIME_DIR/pipewire-0; else an
- *  absolute path, connected to as it is, whatever the environment says)
- *  and consume node's video: BGRx/BGRA/RGBx/RGBA in shm or memfd buffers
+ *  absolute path, connected to as it is, whatever the environment says),
+ *  or through remote_fd when it is not -1 (a connection the portal opened;
+ *  the stream owns it from here, also on failure), and consume node's video: BGRx/BGRA/RGBx/RGBA in shm or memfd buffers
  *  (Mutter has no DMA-BUF without a GPU), any size. Returns once the
  *  stream is linked and streaming (at most 2 s); the first frame follows,
  *  usually within 50 ms, once in a while after a second or more. Frames
  *  arrive on PipeWire's loop thread. NULL with a sentence in err.
  *  (PipeWire 0.3.65 lets $PIPEWIRE_NODE override the node.) */
-struct gnome_stream* gnome__stream_open(const char* socket, uint32_t node,
+struct gnome_stream* gnome__stream_open(const char* socket, int remote_fd, uint32_t node,
 		char* err, size_t err_size);
 void gnome__stream_close(struct gnome_stream* st);
 /** Free the spare frame buffer (made again at the next frame) and drop our
@@ -65,6 +66,32 @@ bool gnome__append_dict(struct DBusMessage* m, const struct gnome__entry* entrie
 /** Write all len bytes to fd within timeout_ms (a pipe the app reads at
  *  its pace, or a file): 0 or -errno (-ETIMEDOUT). Sets fd non-blocking. */
 int gnome__write_all(int fd, const void* bytes, size_t len, int timeout_ms);
+
+/* ---- portal.c: the desktop portal's session, for session.c ---- */
+
+#define GNOME_PORTAL_BUS "org.freedesktop.portal.Desktop"
+#define GNOME_PORTAL_PATH "/org/freedesktop/portal/desktop"
+#define GNOME_PORTAL_RD "org.freedesktop.portal.RemoteDesktop"
+#define GNOME_PORTAL_SESSION "org.freedesktop.portal.Session"
+struct gnome__portal_session {
+	char handle[192];	/* the session's object path */
+	uint32_t node;		/* the screen's PipeWire node */
+	int width, height;	/* its size, 0 when the portal did not say */
+	int pipewire_fd;	/* the PipeWire connection the portal opened, or -1 */
+};
+/** CreateSession, SelectDevices (pointer, keyboard), SelectSources (one
+ *  monitor, no pointer drawn), Start (the person's dialog, bounded by
+ *  GNOME_CONSENT_MS) and OpenPipeWireRemote on bus, which must not be
+ *  dispatched by anyone else meanwhile; the other steps by deadline
+ *  (clock_ms). -ECANCELED declined, -EACCES no input granted or ended,
+ *  -ETIMEDOUT, -ENOTSUP no portal; a sentence in err. */
+int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
+		struct gnome__portal_session* out, char* err, size_t size);
+/** Close the session (its Session.Close), bounded. */
+void gnome__portal_stop(struct DBusConnection* bus, const char* handle);
+/** The portal's RemoteDesktop version (one bounded round trip; the portal
+ *  is started by the bus if it is not running), or -errno. */
+int gnome__portal_version(struct DBusConnection* bus, int timeout_ms);
 
 /* ---- the GNOME Shell extension's files (gnome/shell/, compiled in) ---- */
 

@@ -1,6 +1,7 @@
 /* A GNOME session (gnome/gnome.h): one private connection to the session
  * bus, Mutter's RemoteDesktop session and its linked ScreenCast of the
- * primary monitor, the stream's frames (stream.c) and the clipboard.
+ * primary monitor, the stream's frames (stream.c) and the clipboard; or the
+ * desktop portal's session (portal.c), shared by the process.
  *
  * Every use of the connection holds self->mutex: a call sends and blocks
  * for its reply (bounded), then dispatches what arrived meanwhile (the
@@ -48,6 +49,12 @@ static const char* const TEXT_TYPES[] = {
 
 struct gnome {
 	DBusConnection* bus;
+	/* Through the desktop portal: its session's handle, the owners
+	 * (shared_mutex) and the address it was opened for. */
+	bool portal;
+	char portal_handle[192];
+	int refs;
+	char address[GNOME_ADDRESS_MAX];
 	pthread_mutex_t mutex;		/* the connection and what follows */
 	pthread_cond_t cond;		/* the node, the session's end */
 	char rd_path[128], sc_path[128], stream_path[128];
@@ -74,6 +81,12 @@ struct gnome {
 };
 
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
+
+/* The process's portal session: one dialog for the capture, the input and
+ * the tools. Held while a portal session opens, so a second open waits for
+ * the person's answer to the first instead of asking again. */
+static pthread_mutex_t shared_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct gnome* shared_portal;
 
 static void threads_init(void)
 {
@@ -216,15 +229,17 @@ static DBusHandlerResult on_message(DBusConnection* c, DBusMessage* m, void* ud)
 			pthread_cond_broadcast(&self->cond);
 		}
 	} else if ((dbus_message_is_signal(m, RD_SESSION, "Closed") && !strcmp(path, self->rd_path))
-			|| (dbus_message_is_signal(m, SC_SESSION, "Closed") && !strcmp(path, self->sc_path))) {
+			|| (dbus_message_is_signal(m, SC_SESSION, "Closed") && !strcmp(path, self->sc_path))
+			|| (dbus_message_is_signal(m, GNOME_PORTAL_SESSION, "Closed")
+				&& !strcmp(path, self->portal_handle))) {
 		atomic_store(&self->closed, true);
 		pthread_cond_broadcast(&self->cond);
 	} else if (dbus_message_is_signal(m, DBUS_INTERFACE_DBUS, "NameOwnerChanged")) {
 		const char *name, *old, *new;
 		if (dbus_message_get_args(m, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_STRING, &old,
 				DBUS_TYPE_STRING, &new, DBUS_TYPE_INVALID)
-				&& !strcmp(name, RD_BUS) && !new[0]) {
-			atomic_store(&self->closed, true);	/* Mutter left the bus */
+				&& !strcmp(name, self->portal ? GNOME_PORTAL_BUS : RD_BUS) && !new[0]) {
+			atomic_store(&self->closed, true);	/* Mutter or the portal left the bus */
 			pthread_cond_broadcast(&self->cond);
 		}
 	} else if (dbus_message_is_signal(m, RD_SESSION, "SelectionOwnerChanged")
@@ -263,7 +278,8 @@ static DBusMessage* call(struct gnome* self, DBusMessage* m, int timeout_ms)
 	DBusMessage* r = dbus_connection_send_with_reply_and_block(self->bus, m, timeout_ms, &e);
 	const char* name = dbus_message_get_member(m);
 	if (!r) {
-		fail(self, -EIO, "Mutter's %s failed: %s", name ? name : "call", e.message);
+		fail(self, -EIO, "%s's %s failed: %s", self->portal ? "the portal" : "Mutter",
+				name ? name : "call", e.message);
 		dbus_error_free(&e);
 	}
 	dbus_message_unref(m);
@@ -527,6 +543,13 @@ bool gnome_reachable(const char* address, int timeout_ms)
 	DBusConnection* c = gnome__connect(a.bus, clock_ms() + timeout_ms, err, sizeof(err));
 	if (!c)
 		return false;
+	if (a.portal[0]) {
+		/* activatable: the bus starts it for the question */
+		bool answers = gnome__portal_version(c, timeout_ms) >= 1;
+		dbus_connection_close(c);
+		dbus_connection_unref(c);
+		return answers;
+	}
 	const char* name = RD_BUS;
 	DBusMessage* m = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS,
 			DBUS_INTERFACE_DBUS, "NameHasOwner");
@@ -546,6 +569,59 @@ bool gnome_reachable(const char* address, int timeout_ms)
 	return owned;
 }
 
+int gnome_activation_environment(const char* address, int timeout_ms, char* err,
+		size_t err_size)
+{
+	struct gnome_address a;
+	if (gnome_address_parse(address, &a) < 0 || !a.wayland[0]) {
+		snprintf(err, err_size, "the address names no Wayland socket");
+		return -EINVAL;
+	}
+	pthread_once(&threads_once, threads_init);
+	DBusConnection* c = gnome__connect(a.bus, clock_ms() + timeout_ms, err, err_size);
+	if (!c)
+		return -ECONNREFUSED;
+	const char* const VARS[][2] = {
+		{ "WAYLAND_DISPLAY", a.wayland },
+		{ "XDG_SESSION_TYPE", "wayland" },
+		{ "XDG_CURRENT_DESKTOP", "GNOME" },
+	};
+	DBusMessage* m = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS,
+			DBUS_INTERFACE_DBUS, "UpdateActivationEnvironment");
+	DBusMessageIter it, dict, kv;
+	bool ok = m != NULL;
+	if (ok) {
+		dbus_message_iter_init_append(m, &it);
+		ok = dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "{ss}", &dict);
+	}
+	for (size_t i = 0; ok && i < sizeof(VARS) / sizeof(VARS[0]); i++)
+		ok = dbus_message_iter_open_container(&dict, DBUS_TYPE_DICT_ENTRY, NULL, &kv)
+				&& dbus_message_iter_append_basic(&kv, DBUS_TYPE_STRING, &VARS[i][0])
+				&& dbus_message_iter_append_basic(&kv, DBUS_TYPE_STRING, &VARS[i][1])
+				&& dbus_message_iter_close_container(&dict, &kv);
+	ok = ok && dbus_message_iter_close_container(&it, &dict);
+	int rc = ok ? 0 : -ENOMEM;
+	if (ok) {
+		DBusError e;
+		dbus_error_init(&e);
+		DBusMessage* r = dbus_connection_send_with_reply_and_block(c, m, timeout_ms, &e);
+		if (r) {
+			dbus_message_unref(r);
+		} else {
+			snprintf(err, err_size, "the bus refused UpdateActivationEnvironment: %s", e.message);
+			dbus_error_free(&e);
+			rc = -EIO;
+		}
+	} else {
+		snprintf(err, err_size, "out of memory");
+	}
+	if (m)
+		dbus_message_unref(m);
+	dbus_connection_close(c);
+	dbus_connection_unref(c);
+	return rc;
+}
+
 static int add_match(struct gnome* self, const char* rule)
 {
 	DBusError e;
@@ -557,6 +633,29 @@ static int add_match(struct gnome* self, const char* rule)
 		return rc;
 	}
 	return 0;
+}
+
+/* The portal's session: its node, size and PipeWire connection (mutex
+ * held; nobody else dispatches the connection yet). */
+static int start_portal(struct gnome* self, int64_t deadline, int* pipewire_fd)
+{
+	struct gnome__portal_session ps;
+	int rc = gnome__portal_start(self->bus, deadline, &ps, self->error, sizeof(self->error));
+	if (rc < 0)
+		return rc;
+	snprintf(self->portal_handle, sizeof(self->portal_handle), "%s", ps.handle);
+	self->node = ps.node;
+	self->have_node = true;
+	self->width = ps.width;
+	self->height = ps.height;
+	*pipewire_fd = ps.pipewire_fd;
+	char rule[400];
+	snprintf(rule, sizeof(rule), "type='signal',interface='" GNOME_PORTAL_SESSION "',"
+			"member='Closed',path='%s'", self->portal_handle);
+	if ((rc = add_match(self, rule)) == 0)
+		rc = add_match(self, "type='signal',sender='" DBUS_SERVICE_DBUS "',"
+				"member='NameOwnerChanged',arg0='" GNOME_PORTAL_BUS "'");
+	return rc;
 }
 
 /* The sessions, the stream's node and size (mutex held). */
@@ -623,6 +722,9 @@ static int start_sessions(struct gnome* self, int64_t deadline)
 
 static int enable_clipboard(struct gnome* self)
 {
+	if (self->portal)
+		return fail(self, -ENOTSUP, "no clipboard through the desktop portal (xdg-desktop-"
+				"portal 1.16 has no clipboard interface)");
 	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "EnableClipboard");
 	if (m && !gnome__append_dict(m, NULL, 0)) {
 		dbus_message_unref(m);
@@ -633,21 +735,20 @@ static int enable_clipboard(struct gnome* self)
 	return rc;
 }
 
-struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, char* err,
-		size_t err_size)
+static void close_session(struct gnome* self);
+
+static struct gnome* open_session(const struct gnome_address* address, const char* text,
+		unsigned want, int timeout_ms, char* err, size_t err_size)
 {
-	struct gnome_address a;
-	if (gnome_address_parse(address, &a) < 0) {
-		snprintf(err, err_size, "'%s' is not a GNOME desktop's address", address ? address : "");
-		return NULL;
-	}
-	pthread_once(&threads_once, threads_init);
+	const struct gnome_address a = *address;
 	int64_t deadline = clock_ms() + timeout_ms;
 	struct gnome* self = calloc(1, sizeof(*self));
 	if (!self) {
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
+	self->portal = a.portal[0] != '\0';
+	snprintf(self->address, sizeof(self->address), "%s", text);
 	pthread_mutex_init(&self->mutex, NULL);
 	pthread_cond_init(&self->cond, NULL);
 	self->wake[0] = self->wake[1] = -1;
@@ -659,12 +760,15 @@ struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, cha
 		goto failed_early;
 	}
 	lock(self);
-	int rc = start_sessions(self, deadline);
+	int pipewire_fd = -1;
+	int rc = self->portal ? start_portal(self, deadline, &pipewire_fd) : start_sessions(self, deadline);
 	if (rc == 0 && (want & GNOME_CLIPBOARD))
 		rc = enable_clipboard(self);
 	pthread_mutex_unlock(&self->mutex);
 	if (rc == 0 && (want & GNOME_FRAMES)) {
-		self->stream = gnome__stream_open(a.pipewire, self->node, self->error, sizeof(self->error));
+		self->stream = gnome__stream_open(a.pipewire, pipewire_fd, self->node, self->error,
+				sizeof(self->error));
+		pipewire_fd = -1;
 		rc = self->stream ? 0 : -EIO;
 		if (self->stream && (self->width <= 0 || self->height <= 0)) {
 			uint64_t seq;
@@ -680,9 +784,11 @@ struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, cha
 		if (rc < 0)
 			fail(self, rc, "cannot start the bus reader: %s", strerror(-rc));
 	}
+	if (pipewire_fd >= 0)
+		close(pipewire_fd);
 	if (rc < 0) {
 		snprintf(err, err_size, "%s", self->error);
-		gnome_close(self);
+		close_session(self);
 		return NULL;
 	}
 	return self;
@@ -697,10 +803,40 @@ failed_early:
 	return NULL;
 }
 
-void gnome_close(struct gnome* self)
+struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, char* err,
+		size_t err_size)
 {
-	if (!self)
-		return;
+	struct gnome_address a;
+	if (gnome_address_parse(address, &a) < 0) {
+		snprintf(err, err_size, "'%s' is not a GNOME desktop's address", address ? address : "");
+		return NULL;
+	}
+	pthread_once(&threads_once, threads_init);
+	if (!a.portal[0])
+		return open_session(&a, address, want, timeout_ms, err, err_size);
+	if (want & GNOME_CLIPBOARD) {
+		snprintf(err, err_size, "no clipboard through the desktop portal (xdg-desktop-portal "
+				"1.16 has no clipboard interface)");
+		return NULL;
+	}
+	pthread_mutex_lock(&shared_mutex);
+	struct gnome* self = shared_portal;
+	if (self && gnome_alive(self) && !strcmp(self->address, address)) {
+		self->refs++;
+	} else {
+		/* A session that ended stays its owners' until they close it. */
+		self = open_session(&a, address, want | GNOME_FRAMES, timeout_ms, err, err_size);
+		if (self) {
+			self->refs = 1;
+			shared_portal = self;
+		}
+	}
+	pthread_mutex_unlock(&shared_mutex);
+	return self;
+}
+
+static void close_session(struct gnome* self)
+{
 	atomic_store(&self->stopping, true);
 	if (self->reader_running) {
 		if (write(self->wake[1], "x", 1) < 0) {
@@ -712,6 +848,8 @@ void gnome_close(struct gnome* self)
 		if (self->wake[i] >= 0)
 			close(self->wake[i]);
 	gnome__stream_close(self->stream);
+	if (self->portal_handle[0] && !atomic_load(&self->closed))
+		gnome__portal_stop(self->bus, self->portal_handle);
 	if (self->rd_path[0] && !atomic_load(&self->closed)) {
 		/* Stop says so at once; closing the connection would too, later. */
 		DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "Stop");
@@ -729,6 +867,22 @@ void gnome_close(struct gnome* self)
 	pthread_cond_destroy(&self->cond);
 	pthread_mutex_destroy(&self->mutex);
 	free(self);
+}
+
+void gnome_close(struct gnome* self)
+{
+	if (!self)
+		return;
+	if (self->portal) {
+		pthread_mutex_lock(&shared_mutex);
+		bool last = --self->refs == 0;
+		if (last && shared_portal == self)
+			shared_portal = NULL;
+		pthread_mutex_unlock(&shared_mutex);
+		if (!last)
+			return;
+	}
+	close_session(self);
 }
 
 bool gnome_alive(struct gnome* self)
@@ -788,7 +942,16 @@ static int notify(struct gnome* self, const char* name, int first_type, ...)
 {
 	if (atomic_load(&self->closed))
 		return fail(self, -EPIPE, "Mutter closed the session");
-	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, name);
+	/* The portal's methods take the session and an a{sv} first. */
+	const char* session = self->portal_handle;
+	DBusMessage* m = self->portal
+			? method(GNOME_PORTAL_BUS, GNOME_PORTAL_PATH, GNOME_PORTAL_RD, name)
+			: method(RD_BUS, self->rd_path, RD_SESSION, name);
+	if (m && self->portal && (!dbus_message_append_args(m, DBUS_TYPE_OBJECT_PATH, &session,
+			DBUS_TYPE_INVALID) || !gnome__append_dict(m, NULL, 0))) {
+		dbus_message_unref(m);
+		m = NULL;
+	}
 	va_list ap;
 	va_start(ap, first_type);
 	if (m && !dbus_message_append_args_valist(m, first_type, ap)) {
@@ -798,6 +961,17 @@ static int notify(struct gnome* self, const char* name, int first_type, ...)
 	va_end(ap);
 	if (!m)
 		return fail(self, -ENOMEM, "out of memory");
+	if (self->portal) {
+		/* One at a time: xdg-desktop-portal runs each call on a thread of
+		 * its own and passes it on from there, so events sent together
+		 * reach Mutter out of order (typing "portal" gave "portl" and
+		 * an 'a' later, a release after its key's repeat, measured). Its
+		 * reply says it has passed the event on. */
+		lock(self);
+		int rc = call_void(self, m);
+		unlock(self);
+		return rc;
+	}
 	/* Sent without waiting: a reply per event cost a round trip each, and
 	 * one that came while Mutter painted took 40 ms (p95, measured);
 	 * gnome_input_flush waits for them all at once. */
@@ -814,27 +988,29 @@ int gnome_input_flush(struct gnome* self)
 	if (atomic_load(&self->closed))
 		return fail(self, -EPIPE, "Mutter closed the session");
 	/* A property of the session: Mutter answers it on the loop that runs
-	 * the events, after the ones sent before. */
+	 * the events, after the ones sent before. The portal passes the
+	 * events on without waiting for its backend, so its answer says only
+	 * that it has sent them on, in order. */
 	char id[128];
 	lock(self);
-	int rc = get_string_property(self, self->rd_path, RD_SESSION, "SessionId", id, sizeof(id));
+	int rc = self->portal ? gnome__portal_version(self->bus, CALL_MS)
+			: get_string_property(self, self->rd_path, RD_SESSION, "SessionId", id, sizeof(id));
 	unlock(self);
-	return rc;
+	if (self->portal && rc < 0)
+		return fail(self, errno_of_failure(self), "the portal did not answer");
+	return rc < 0 ? rc : 0;
 }
 
 int gnome_input_warm(struct gnome* self, int settle_ms)
 {
 	double none = 0;
-	dbus_uint32_t shift = 0xffe1;	/* Shift_L: a key that types nothing */
-	dbus_bool_t down = TRUE, up = FALSE;
-	int rc = notify(self, "NotifyPointerMotionRelative", DBUS_TYPE_DOUBLE, &none,
-			DBUS_TYPE_DOUBLE, &none, DBUS_TYPE_INVALID);
+	const uint32_t shift = 0xffe1;	/* Shift_L: a key that types nothing */
+	int rc = notify(self, self->portal ? "NotifyPointerMotion" : "NotifyPointerMotionRelative",
+			DBUS_TYPE_DOUBLE, &none, DBUS_TYPE_DOUBLE, &none, DBUS_TYPE_INVALID);
 	if (rc == 0)
-		rc = notify(self, "NotifyKeyboardKeysym", DBUS_TYPE_UINT32, &shift, DBUS_TYPE_BOOLEAN,
-				&down, DBUS_TYPE_INVALID);
+		rc = gnome_key_keysym(self, shift, true);
 	if (rc == 0)
-		rc = notify(self, "NotifyKeyboardKeysym", DBUS_TYPE_UINT32, &shift, DBUS_TYPE_BOOLEAN,
-				&up, DBUS_TYPE_INVALID);
+		rc = gnome_key_keysym(self, shift, false);
 	if (rc == 0)
 		rc = gnome_input_flush(self);
 	if (rc == 0)
@@ -842,9 +1018,14 @@ int gnome_input_warm(struct gnome* self, int settle_ms)
 	return rc;
 }
 
+/* The portal says a key's or a button's state as a u (1 pressed), its codes
+ * as i; Mutter as a b and u. */
 int gnome_pointer_move(struct gnome* self, double x, double y)
 {
 	const char* stream = self->stream_path;
+	if (self->portal)
+		return notify(self, "NotifyPointerMotionAbsolute", DBUS_TYPE_UINT32, &self->node,
+				DBUS_TYPE_DOUBLE, &x, DBUS_TYPE_DOUBLE, &y, DBUS_TYPE_INVALID);
 	return notify(self, "NotifyPointerMotionAbsolute", DBUS_TYPE_STRING, &stream,
 			DBUS_TYPE_DOUBLE, &x, DBUS_TYPE_DOUBLE, &y, DBUS_TYPE_INVALID);
 }
@@ -858,6 +1039,10 @@ int gnome_pointer_button(struct gnome* self, int button, bool down)
 		return fail(self, -EINVAL, "no button %d on GNOME", button);
 	dbus_int32_t b = codes[button];
 	dbus_bool_t d = down;
+	dbus_uint32_t state = down;
+	if (self->portal)
+		return notify(self, "NotifyPointerButton", DBUS_TYPE_INT32, &b, DBUS_TYPE_UINT32, &state,
+				DBUS_TYPE_INVALID);
 	return notify(self, "NotifyPointerButton", DBUS_TYPE_INT32, &b, DBUS_TYPE_BOOLEAN, &d,
 			DBUS_TYPE_INVALID);
 }
@@ -874,6 +1059,11 @@ int gnome_key_keycode(struct gnome* self, uint32_t evdev_keycode, bool down)
 {
 	dbus_uint32_t k = evdev_keycode;
 	dbus_bool_t d = down;
+	dbus_int32_t code = (dbus_int32_t)evdev_keycode;
+	dbus_uint32_t state = down;
+	if (self->portal)
+		return notify(self, "NotifyKeyboardKeycode", DBUS_TYPE_INT32, &code, DBUS_TYPE_UINT32,
+				&state, DBUS_TYPE_INVALID);
 	return notify(self, "NotifyKeyboardKeycode", DBUS_TYPE_UINT32, &k, DBUS_TYPE_BOOLEAN, &d,
 			DBUS_TYPE_INVALID);
 }
@@ -882,6 +1072,11 @@ int gnome_key_keysym(struct gnome* self, uint32_t keysym, bool down)
 {
 	dbus_uint32_t k = keysym;
 	dbus_bool_t d = down;
+	dbus_int32_t sym = (dbus_int32_t)keysym;
+	dbus_uint32_t state = down;
+	if (self->portal)
+		return notify(self, "NotifyKeyboardKeysym", DBUS_TYPE_INT32, &sym, DBUS_TYPE_UINT32,
+				&state, DBUS_TYPE_INVALID);
 	return notify(self, "NotifyKeyboardKeysym", DBUS_TYPE_UINT32, &k, DBUS_TYPE_BOOLEAN, &d,
 			DBUS_TYPE_INVALID);
 }

@@ -407,10 +407,15 @@ static int connect_socket(const char* path)
 	return fd;
 }
 
-static int connect_stream(struct gnome_stream* st, const char* socket_path,
+static int connect_stream(struct gnome_stream* st, const char* socket_path, int* remote_fd,
 		char* err, size_t err_size)
 {
-	if (socket_path && socket_path[0]) {
+	if (*remote_fd >= 0) {
+		/* the core owns the fd from here, also when it fails */
+		st->core = pw.pw_context_connect_fd(st->context, *remote_fd, NULL, 0);
+		*remote_fd = -1;
+		socket_path = "the portal's connection";
+	} else if (socket_path && socket_path[0]) {
 		int fd = connect_socket(socket_path);
 		if (fd < 0) {
 			snprintf(err, err_size, "cannot connect to PipeWire at %s: %s",
@@ -492,7 +497,7 @@ static int connect_stream(struct gnome_stream* st, const char* socket_path,
 	return 0;
 }
 
-struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
+static struct gnome_stream* stream_open(const char* socket_path, int* remote_fd, uint32_t node,
 		char* err, size_t err_size)
 {
 	pthread_once(&init_once, init_pipewire);
@@ -542,12 +547,21 @@ struct gnome_stream* gnome__stream_open(const char* socket_path, uint32_t node,
 	}
 
 	pw.pw_thread_loop_lock(st->loop);
-	r = connect_stream(st, socket_path, err, err_size);
+	r = connect_stream(st, socket_path, remote_fd, err, err_size);
 	pw.pw_thread_loop_unlock(st->loop);
 	if (r < 0) {
 		gnome__stream_close(st);
 		return NULL;
 	}
+	return st;
+}
+
+struct gnome_stream* gnome__stream_open(const char* socket_path, int remote_fd, uint32_t node,
+		char* err, size_t err_size)
+{
+	struct gnome_stream* st = stream_open(socket_path, &remote_fd, node, err, err_size);
+	if (remote_fd >= 0)
+		close(remote_fd);	/* failed before PipeWire took it */
 	return st;
 }
 

@@ -39,6 +39,15 @@ static void address_checks(void)
 	TST_EQ_INT(gnome_address_parse(out, &b), 0);
 	TST_CHECK(b.pipewire[0] == '\0');
 	TST_EQ_STR(b.wayland, a.wayland);
+	/* The portal route: a flag part, round trip; only "1" fits. */
+	snprintf(a.portal, sizeof(a.portal), "1");
+	TST_EQ_INT(gnome_address_format(&a, out, sizeof(out)), 0);
+	TST_EQ_STR(out, "gnome:unix:path=/run/d/bus,guid=ab12?wayland=/run/d/wayland-deskd&portal=1");
+	TST_EQ_INT(gnome_address_parse(out, &b), 0);
+	TST_EQ_STR(b.portal, "1");
+	TST_EQ_STR(b.wayland, a.wayland);
+	TST_EQ_INT(gnome_address_parse("gnome:unix:path=/a?portal=11", &b), -ENAMETOOLONG);
+	a.portal[0] = '\0';
 	/* Refusals: no bus, a part with '?' or '&', too small, unknown parts. */
 	struct gnome_address empty = { 0 };
 	TST_EQ_INT(gnome_address_format(&empty, out, sizeof(out)), -EINVAL);
