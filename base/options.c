@@ -46,6 +46,12 @@ static const struct opt_spec opts[] = {
 		"ScreenCast on its session bus (in that session: $DBUS_SESSION_BUS_ADDRESS); its "
 		"windows through deskd's GNOME Shell extension when it is enabled there.",
 		NULL, OPT_STRING, F(gnome_bus), 0 },
+	{ "gnome-portal", NULL, "With --gnome-bus: reach the session through the desktop portal "
+		"(org.freedesktop.portal.RemoteDesktop and ScreenCast) instead of Mutter's API, as a "
+		"sandboxed deskd must; the person approves deskd in the desktop's dialog at each start "
+		"(within 120 s). Chosen by itself when the bus has the portal but no Mutter API. No "
+		"clipboard there, so text outside the layout cannot be typed.",
+		NULL, OPT_FLAG, F(gnome_portal), 0 },
 	{ "virtual", "WxH", "Size of the embedded Xvfb started when no display is given.",
 		"1280x800", OPT_STRING, F(virtual_size), 0 },
 	{ "wm", "NAME", "Window manager for the embedded display; 'none' for none.",
@@ -495,6 +501,10 @@ static int choose_display(struct options* self, const bool* given, char* err, si
 	if (!!self->display + !!self->wayland_display + !!self->gnome_bus > 1) {
 		snprintf(err, err_size, "--display, --wayland-display and --gnome-bus name different "
 				"desktops: give one");
+		return -EINVAL;
+	}
+	if (self->gnome_portal && !self->gnome_bus) {
+		snprintf(err, err_size, "--gnome-portal goes with --gnome-bus (the session's bus)");
 		return -EINVAL;
 	}
 	if (self->gnome_bus) {

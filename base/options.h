@@ -47,6 +47,7 @@ struct options {
 	bool gnome;		/* --desktop gnome or mutter */
 	bool gnome_shell;	/* --desktop gnome: GNOME Shell, not Mutter alone */
 	char* gnome_bus;	/* --gnome-bus: a running GNOME session's bus */
+	bool gnome_portal;	/* --gnome-portal: reach it through the desktop portal */
 	char* wayland_display;	/* --wayland-display, or $WAYLAND_DISPLAY without $DISPLAY */
 	char* sway_socket;	/* $SWAYSOCK when attached to a Wayland compositor */
 	char* xwayland_display;	/* $DISPLAY beside it: the compositor's Xwayland */

@@ -39,6 +39,7 @@ struct desktop_config {
 	bool gnome;		/* --desktop gnome or mutter: a headless GNOME (gnome_desktop.c) */
 	bool gnome_shell;	/* --desktop gnome: GNOME Shell; else Mutter alone */
 	const char* gnome_bus;	/* --gnome-bus: attach to the GNOME session on this bus */
+	bool gnome_portal;	/* --gnome-portal: through the desktop portal */
 	const char* wayland_display;	/* --wayland-display: attach to this compositor (socket name or path) */
 	const char* sway_socket;	/* its sway IPC socket ($SWAYSOCK), or NULL */
 	const char* xwayland_display;	/* its Xwayland (":N", $DISPLAY beside it), or NULL */

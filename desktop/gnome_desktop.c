@@ -68,6 +68,7 @@ static struct {
 	char address[GNOME_ADDRESS_MAX];
 	bool mutter_exited;
 	bool shell;		/* the compositor is GNOME Shell */
+	struct gnome* portal;	/* attached through the portal: the approved session, held */
 	const char* names[N_PROCS];	/* what runs in each slot (NULL: nothing) */
 } G;
 
@@ -301,41 +302,69 @@ static int attach(const struct desktop_config* c)
 			: rt ? rt : "", wl[0] == '/' ? "" : "/", wl) >= sizeof(a.wayland))
 		a.wayland[0] = '\0';
 	snprintf(G.wayland, sizeof(G.wayland), "%s", a.wayland);
+	snprintf(a.portal, sizeof(a.portal), "%s", c->gnome_portal ? "1" : "");
 	int rc = gnome_address_format(&a, G.address, sizeof(G.address));
 	if (rc < 0) {
 		log_error("gnome: --gnome-bus %s cannot be used as an address (%s)", c->gnome_bus,
 				strerror(-rc));
 		return rc;
 	}
-	if (!gnome_reachable(G.address, MUTTER_READY_MS)) {
-		log_error("gnome: no Mutter RemoteDesktop on the bus %s (is it a GNOME session's "
-				"session bus?)", c->gnome_bus);
+	if (!c->gnome_portal && !gnome_reachable(G.address, MUTTER_READY_MS)) {
+		/* A filtered bus (a sandbox) shows the portal only. */
+		snprintf(a.portal, sizeof(a.portal), "1");
+		if (gnome_address_format(&a, G.address, sizeof(G.address)) < 0
+				|| !gnome_reachable(G.address, PROBE_TIMEOUT_MS * 3)) {
+			log_error("gnome: no Mutter RemoteDesktop and no desktop portal on the bus %s "
+					"(is it a GNOME session's session bus?)", c->gnome_bus);
+			return -ECONNREFUSED;
+		}
+		log_info("gnome: the bus %s has no Mutter RemoteDesktop: through the desktop portal",
+				c->gnome_bus);
+	} else if (c->gnome_portal && !gnome_reachable(G.address, MUTTER_READY_MS)) {
+		log_error("gnome: no desktop portal answers on the bus %s (apt-get install "
+				"xdg-desktop-portal xdg-desktop-portal-gnome)", c->gnome_bus);
 		return -ECONNREFUSED;
 	}
 	/* The screen's size from a session's stream, and whether the
-	 * extension answers. */
+	 * extension answers. Through the portal that session is the one the
+	 * person approves, kept for the capture and the input. */
 	char err[256];
+	if (a.portal[0])
+		log_info("gnome: asking through the desktop portal: approve deskd in the desktop's "
+				"dialog, with 'Allow remote interaction' on, within %d s",
+				GNOME_CONSENT_MS / 1000);
 	struct gnome* probe = gnome_open(G.address, 0, PROBE_TIMEOUT_MS * 3, err, sizeof(err));
 	if (!probe) {
-		log_error("gnome: Mutter refused a session: %s", err);
+		log_error("gnome: %s refused a session: %s", a.portal[0] ? "the portal" : "Mutter",
+				err);
 		return -ECONNREFUSED;
 	}
 	int w, h;
 	gnome_size(probe, &w, &h);
-	gnome_close(probe);
+	if (a.portal[0])
+		G.portal = probe;
+	else
+		gnome_close(probe);
 	struct gnome_shell* shell = gnome_shell_open(G.address, PROBE_TIMEOUT_MS, err, sizeof(err));
 	struct gnome_window* ws = NULL;
 	size_t n;
 	G.shell = shell && gnome_windows(shell, &ws, &n) == 0;
 	free(ws);
 	gnome_shell_close(shell);
-	log_info("gnome: attached to the GNOME session on %s (%dx%d)%s", c->gnome_bus, w, h,
+	log_info("gnome: attached to the GNOME session on %s (%dx%d%s)%s", c->gnome_bus, w, h,
+			G.portal ? ", through the desktop portal" : "",
 			G.shell ? "; windows through deskd's extension" : "; no window list (deskd's GNOME "
 			"Shell extension is not enabled there)");
 	desktop__set_display_name(G.address);
 	desktop__set_size(w, h);
-	desktop__set_server_info(G.shell ? "GNOME session (attached; deskd's extension for windows)"
-			: "GNOME session (attached; no window list)");
+	static const char* const INFO[2][2] = {	/* [through the portal][windows] */
+		{ "GNOME session (attached; no window list)",
+			"GNOME session (attached; deskd's extension for windows)" },
+		{ "GNOME session (attached through the desktop portal; no window list)",
+			"GNOME session (attached through the desktop portal; deskd's extension for "
+			"windows)" },
+	};
+	desktop__set_server_info(INFO[G.portal != NULL][G.shell]);
 	warm_capture();
 	xvfb_start_clients(G.address);
 	return 0;
@@ -399,6 +428,11 @@ int desktop__gnome_start(const struct desktop_config* c, bool embedded)
 		return rc;
 	log_info("gnome: %s %ld is up on %s (%s) in %lld ms", G.names[MUTTER],
 			(long)G.child[MUTTER].pid, WAYLAND_NAME, size, (long long)(clock_ms() - t0));
+	/* What gnome-session tells the bus on a real session: services it
+	 * starts (the desktop portal and its dialogs) find the compositor. */
+	char err[256];
+	if (gnome_activation_environment(G.address, PROBE_TIMEOUT_MS, err, sizeof(err)) < 0)
+		log_warn("gnome: services the bus starts will not find the desktop: %s", err);
 	desktop__set_display_name(G.address);
 	/* The configured size. The hook for the stream's own (gnome_size of a
 	 * session, logical pixels): desktop__set_size; nothing calls it yet. */
@@ -477,6 +511,8 @@ void desktop__gnome_stop(bool keep_config)
 	 * (seen with 43.8: killed after the grace period). */
 	desktop__capture_close_idle();
 	desktop__input_close();
+	gnome_close(G.portal);
+	G.portal = NULL;
 	desktop__gnome_wm_stop();
 	for (int i = N_PROCS - 1; i >= 0; i--) {
 		struct desktop__child* one[] = { &G.child[i] };

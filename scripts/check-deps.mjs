@@ -35,7 +35,7 @@
 //    the lockfile.
 import { readFileSync, readdirSync, statSync, existsSync, realpathSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { join, relative, resolve, delimiter } from 'node:path';
+import { join, relative, resolve, delimiter, isAbsolute } from 'node:path';
 
 const ROOT = resolve(new URL('..', import.meta.url).pathname);
 const errors = [];
@@ -402,6 +402,8 @@ for (const [prog, e] of listed) {
 // ---------------------------------------------------------------- installed?
 
 function onPath(prog) {
+  // An absolute path (a daemon in /usr/libexec) is where it is.
+  if (isAbsolute(prog)) { try { return statSync(prog).isFile() ? prog : null; } catch { return null; } }
   for (const dir of (process.env.PATH || '').split(delimiter)) {
     const p = join(dir, prog);
     try { if (statSync(p).isFile()) return p; } catch { }

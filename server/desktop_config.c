@@ -11,6 +11,7 @@ void server_desktop_config(const struct options* opts, struct desktop_config* ou
 		.gnome = opts->gnome,
 		.gnome_shell = opts->gnome_shell,
 		.gnome_bus = opts->gnome_bus,
+		.gnome_portal = opts->gnome_portal,
 		.wayland_display = opts->wayland_display,
 		.sway_socket = opts->sway_socket,
 		.xwayland_display = opts->xwayland_display,

@@ -409,6 +409,103 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   assert.equal(await listed(), undefined, 'the window is gone from the list');
 });
 
+/** The desktop portal's dialog on d's screen (xdp-gnome's "Remote desktop"
+ *  window), answered through d's accessibility tools as a person would:
+ *  share with 'Allow remote interaction' on, or cancel. */
+async function answerPortal(d, share) {
+  const dialog = await waitUntil(async () => (await ok(d, 'windows')).windows.find((w) => w.app === 'xdg-desktop-portal-gnome' && w.title === 'Remote desktop'),
+    { timeout: T, what: "the portal's dialog" });
+  const find = async (q) => (await waitUntil(async () => (await ok(d, 'ui', { op: 'find', window: dialog.id, ...q })).matches[0], { timeout: T, what: JSON.stringify(q) })).ref;
+  if (share) {
+    const r = await ok(d, 'ui', { op: 'act', ref: await find({ role: 'check box', name: 'Allow remote interaction' }), action: 'toggle' });
+    assert.ok(r.element.states.includes('checked'), JSON.stringify(r));
+  }
+  await ok(d, 'ui', { op: 'act', ref: await find({ role: 'push button', name: share ? 'Share' : 'Cancel', match: 'contains' }), action: 'press' });
+}
+
+test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: the person declines in its dialog and deskd says so; approved, its screenshot has the probe\'s pixels, its clicks and keys land in order, text off the layout is refused with the reason; one dialog for the capture and the input; the portal session ends with deskd', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
+  needShell();
+  need('/usr/libexec/xdg-desktop-portal');   // spawns: - (the bus starts it: xdg-desktop-portal, xdg-desktop-portal-gnome)
+  need('/usr/libexec/xdg-desktop-portal-gnome');
+  need('python3', { PATH: '/usr/bin' });
+  const d = await startShellDeskd(['--tools', 'both', '--max-image-dimension', '0']);
+  t.after(() => d.stop());
+  const dir = tempDir('deskd-gnome-portal-');
+  const log = join(dir, 'probe.log'), textFile = join(dir, 'probe.txt');
+  const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', PROBE, log, textFile],
+    env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: T });
+  await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the probe drew' });
+  const w = await settledWindow(d, l.window, { timeout: T, what: 'the probe in place' });
+  let box = null;
+  await waitUntil(async () => { box = findBlue((await shot(d)).png); return box && box[0] - 100 >= w.x; }, { timeout: T, what: 'the blue box' });
+  const [ax, ay] = [box[0] - 100, box[1] - 50];
+  const lines = () => readFileSync(log, 'utf8').split('\n');
+  const clicks = () => lines().filter((x) => x.startsWith('click ')).map((x) => x.split(' ').slice(1).map(Number));
+  const text = () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : '');
+
+  const [, bus, rt, , wayland] = /^gnome:(unix:path=([^,?]+)\/bus[^?]*)(?:\?pipewire=([^&]+)&|\?)wayland=(.+)$/.exec(d.display);
+  const portalDeskd = () => startDeskd({ args: ['--gnome-bus', bus, '--gnome-portal', '--tools', 'both', '--max-image-dimension', '0'],
+    env: { ...attachEnv(rt), WAYLAND_DISPLAY: wayland }, readyTimeout: 60000 });
+
+  // Declined: deskd does not start, and says why.
+  const declined = portalDeskd();
+  declined.catch(() => {});
+  await answerPortal(d, false);
+  await assert.rejects(declined, /the person declined deskd's request/);
+
+  // Approved: one dialog, then the capture and the input share its session.
+  const t0 = performance.now();
+  const pending = portalDeskd();
+  await answerPortal(d, true);
+  const b = await pending;
+  t.after(() => b.stop());
+  t.diagnostic(`from start to ready through the portal, the dialog answered by the test: ${Math.round(performance.now() - t0)} ms`);
+  const st = await ok(b, 'status');
+  assert.equal(st.display.backend, 'gnome');
+  assert.match(JSON.stringify(st), /attached through the desktop portal/);
+  assert.match(b.display, /[?&]portal=1/);
+  const s = await shot(b);
+  assert.deepEqual(s.png.px(ax + 150, ay + 100), BLUE, "the portal deskd's screenshot");
+  assert.deepEqual(s.png.px(ax + 99, ay + 50), GREEN);
+  assert.equal((await ok(d, 'windows')).windows.filter((x) => x.app === 'xdg-desktop-portal-gnome').length, 0, 'no second dialog');
+
+  const c0 = clicks().length;
+  const batch = [];
+  for (let i = 0; i < 12; i++) batch.push({ type: 'click', x: ax + 7 + i * 47, y: ay + 9 + i * 31 });
+  const t1 = performance.now();
+  await ok(b, 'computer_use', { actions: batch });
+  const clickMs = (performance.now() - t1) / batch.length;
+  await waitUntil(() => clicks().length >= c0 + batch.length, { timeout: T, what: 'the clicks through the portal' });
+  assert.deepEqual(clicks().slice(c0), batch.map((a) => [a.x - ax, a.y - ay, 1]));
+
+  // Keys in order (xdg-desktop-portal runs each call on a thread: sent
+  // together they arrived out of order), shifted ones with their level.
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { window: l.window });
+    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
+  }, { timeout: T, what: "the probe's tree" });
+  const tv = snap.elements.find((e) => e.role === 'text');
+  await ok(b, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  const ascii = 'Portal: The quick brown fox, 0123456789 ~!@#$%^&*()_+{}|:"<>? `-=[]\\;\',./ END';
+  const t2 = performance.now();
+  await ok(b, 'computer_type', { text: ascii });
+  await waitUntil(() => text().length >= ascii.length, { timeout: T, what: 'the typed text' }).catch(() => {});
+  const typeMs = performance.now() - t2;
+  assert.equal(text(), ascii, 'typed exactly through the portal');
+  t.diagnostic(`through the portal: a click ${clickMs.toFixed(2)} ms in a batch of ${batch.length}; ${ascii.length} ASCII characters in ${Math.round(typeMs)} ms until the app had them`);
+  const off = await b.tool('computer_type', { text: 'é' });
+  assert.notEqual(off.status, 200);
+  assert.match(JSON.stringify(off.body), /no clipboard through the desktop portal/);
+  assert.equal(text(), ascii, 'nothing typed of the refused text');
+
+  // The session is deskd's: it ends with it, and the next one asks again.
+  await b.stop();
+  const again = portalDeskd();
+  again.catch(() => {});
+  await answerPortal(d, false);
+  await assert.rejects(again, /declined/);
+});
+
 /** Chromium's DevTools page of a file:// app, by the port it wrote into its profile. */
 async function profilePage(profile, name) {
   const portFile = join(profile, 'DevToolsActivePort');
