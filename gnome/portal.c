@@ -103,7 +103,8 @@ static int request(DBusConnection* bus, const char* iface, const char* member,
 	int rc = -ENOMEM;
 	const char* tokenp = token;
 	all[0] = (struct gnome__entry){ "handle_token", DBUS_TYPE_STRING, &tokenp, 0 };
-	memcpy(all + 1, options, n * sizeof(*options));
+	if (n) /* Start has no options: memcpy's source may not be NULL */
+		memcpy(all + 1, options, n * sizeof(*options));
 	const char* parent = "";
 	DBusMessage* m = dbus_message_new_method_call(GNOME_PORTAL_BUS, GNOME_PORTAL_PATH, iface, member);
 	if (!m || (session && !dbus_message_append_args(m, DBUS_TYPE_OBJECT_PATH, &session,
