@@ -44,6 +44,7 @@
 /* Mutter's socket in the runtime dir (a name: --wayland-display takes no path). */
 #define WAYLAND_NAME "wayland-deskd"
 #define PIPEWIRE_NAME "pipewire-0"
+#define PORTAL_TOKEN_FILE "gnome-portal-token"	/* in the data dir */
 
 /* In start order; stopped in reverse. The compositor is GNOME Shell when it
  * is installed (its window list, through deskd's extension), else Mutter
@@ -285,6 +286,21 @@ static void warm_capture(void)
 	desktop_capture_put(c);
 }
 
+/* The portal's restore token beside deskd's own token, in the data dir. */
+static void keep_portal_grant(const char* data_dir)
+{
+	char path[PATH_MAX];
+	int rc = data_dir ? fs_make_dir(data_dir) : -ENOENT;
+	if (rc < 0 || (size_t)snprintf(path, sizeof(path), "%s/" PORTAL_TOKEN_FILE, data_dir)
+			>= sizeof(path)) {
+		if (data_dir)
+			log_warn("gnome: cannot keep the portal's grant in %s: %s", data_dir,
+					strerror(rc < 0 ? -rc : ENAMETOOLONG));
+		return;
+	}
+	gnome_portal_token_file(path);
+}
+
 /* A running GNOME session (--gnome-bus): its bus, PipeWire's own lookup
  * (deskd runs in that session), its Wayland socket from $WAYLAND_DISPLAY
  * for the programs deskd starts; windows when deskd's extension answers
@@ -329,6 +345,7 @@ static int attach(const struct desktop_config* c)
 	 * extension answers. Through the portal that session is the one the
 	 * person approves, kept for the capture and the input. */
 	char err[256];
+	keep_portal_grant(c->data_dir);
 	if (a.portal[0])
 		log_info("gnome: asking through the desktop portal: approve deskd in the desktop's "
 				"dialog, with 'Allow remote interaction' on, within %d s",

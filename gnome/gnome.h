@@ -90,6 +90,14 @@ int gnome_activation_environment(const char* address, int timeout_ms, char* err,
  *  clipboard on xdg-desktop-portal 1.16 (GNOME_CLIPBOARD: -ENOTSUP). */
 struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms,
 		char* err, size_t err_size);
+/** Where the portal keeps the person's grant between runs (call before the
+ *  first gnome_open; NULL or "": not kept). Where the portal's RemoteDesktop
+ *  has persistence (version 2, xdg-desktop-portal 1.18 and GNOME 45 on),
+ *  the session asks it to last until the person revokes it, the file's
+ *  restore token is offered at Start (the dialog is skipped when it still
+ *  holds) and the token Start gives back replaces it, written whole, 0600.
+ *  A kept file someone else could read fails gnome_open with the reason. */
+void gnome_portal_token_file(const char* path);
 /** Stop the session and close the connection (the session ends with it). */
 void gnome_close(struct gnome* self);
 /** Are the connection and the session still there? */

@@ -12,13 +12,17 @@
 #include "gnome/gnome.h"
 #include "gnome/gnome_private.h"
 #include "base/clock.h"
+#include "base/log.h"
 
 #include <dbus/dbus.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define REQUEST_IFACE "org.freedesktop.portal.Request"
@@ -31,6 +35,9 @@
 #define DEVICE_POINTER 2u
 #define SOURCE_MONITOR 1u
 #define CURSOR_HIDDEN 1u	/* deskd draws the pointer where it is asked to */
+#define PERSIST_UNTIL_REVOKED 2u
+#define PERSIST_VERSION 2	/* RemoteDesktop's first with persist_mode */
+#define TOKEN_MAX 256		/* xdg-desktop-portal's are UUIDs (36) */
 
 struct awaited {
 	char path[192];
@@ -256,6 +263,103 @@ static int open_pipewire(DBusConnection* bus, struct gnome__portal_session* out,
 	return fd < 0 ? -EIO : 0;
 }
 
+/* ---- the grant kept between runs: the restore token ---- */
+
+static char token_file[PATH_MAX];
+
+void gnome_portal_token_file(const char* path)
+{
+	snprintf(token_file, sizeof(token_file), "%s", path ? path : "");
+}
+
+/* A token as the portal makes them: printable ASCII without spaces, so the
+ * file can hold nothing that would mean something else. */
+static bool token_valid(const char* t)
+{
+	size_t n = strlen(t);
+	for (size_t i = 0; i < n; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return false;
+	return n > 0 && n < TOKEN_MAX;
+}
+
+/* The kept token into out ("" none kept). A file someone else could read or
+ * write is refused: the token skips the person's dialog. */
+static int read_token(char out[TOKEN_MAX], char* err, size_t size)
+{
+	out[0] = '\0';
+	int fd = open(token_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int rc = -errno;
+		snprintf(err, size, "cannot read the portal's restore token %s: %s", token_file,
+				strerror(-rc));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		snprintf(err, size, "the portal's restore token %s is not a file only deskd's user "
+				"can read and write (mode 0600): remove it, and the person is asked again",
+				token_file);
+		return -EPERM;
+	}
+	ssize_t n = read(fd, out, TOKEN_MAX);
+	close(fd);
+	while (n > 0 && out[n - 1] == '\n')
+		n--;
+	if (n < 0 || n >= TOKEN_MAX) {
+		snprintf(err, size, "cannot read the portal's restore token %s: %s", token_file,
+				n < 0 ? strerror(errno) : "too long");
+		out[0] = '\0';
+		return n < 0 ? -errno : -EINVAL;
+	}
+	out[n] = '\0';
+	if (n && !token_valid(out)) {
+		snprintf(err, size, "%s holds no restore token (printable ASCII): remove it",
+				token_file);
+		out[0] = '\0';
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Keep token (written whole and renamed, 0600), or none: a token is good
+ * once, so one that was sent and not replaced is removed. */
+static void keep_token(const char* token)
+{
+	if (!token[0]) {
+		if (unlink(token_file) < 0 && errno != ENOENT)
+			log_warn("gnome: cannot remove the portal's restore token %s: %s", token_file,
+					strerror(errno));
+		return;
+	}
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.new", token_file);
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	size_t n = strlen(token);
+	bool done = fd >= 0 && write(fd, token, n) == (ssize_t)n && write(fd, "\n", 1) == 1
+			&& fsync(fd) == 0;
+	int saved = errno;
+	if (fd >= 0 && close(fd) < 0 && done) {
+		done = false;
+		saved = errno;
+	}
+	if (done && rename(tmp, token_file) < 0) {
+		done = false;
+		saved = errno;
+	}
+	if (done)
+		return;
+	log_warn("gnome: cannot keep the portal's restore token in %s: %s (the person is "
+				"asked again next time)", token_file, strerror(saved));
+	unlink(tmp);
+}
+
 int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 		struct gnome__portal_session* out, char* err, size_t size)
 {
@@ -287,10 +391,21 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 	snprintf(out->handle, sizeof(out->handle), "%s", handle);
 	dbus_message_unref(r);
 
-	dbus_uint32_t devices = DEVICE_KEYBOARD | DEVICE_POINTER;
-	struct gnome__entry select_devices = { "types", DBUS_TYPE_UINT32, &devices, 0 };
-	rc = request(bus, GNOME_PORTAL_RD, "SelectDevices", out->handle, false, &select_devices, 1,
-			deadline, &r, err, size);
+	/* Where the portal can keep the person's grant (version 2 on), ask it to
+	 * until they revoke it, and offer the one kept from the last run. */
+	char restore[TOKEN_MAX] = "";
+	bool persist = token_file[0] && gnome__portal_version(bus, CALL_MS) >= PERSIST_VERSION;
+	if (persist && (rc = read_token(restore, err, size)) < 0)
+		goto failed;
+	const char* restorep = restore;
+	dbus_uint32_t devices = DEVICE_KEYBOARD | DEVICE_POINTER, mode = PERSIST_UNTIL_REVOKED;
+	const struct gnome__entry select_devices[] = {
+		{ "types", DBUS_TYPE_UINT32, &devices, 0 },
+		{ "persist_mode", DBUS_TYPE_UINT32, &mode, 0 },
+		{ "restore_token", DBUS_TYPE_STRING, &restorep, 0 },
+	};
+	rc = request(bus, GNOME_PORTAL_RD, "SelectDevices", out->handle, false, select_devices,
+			!persist ? 1 : restore[0] ? 3 : 2, deadline, &r, err, size);
 	if (rc < 0)
 		goto failed;
 	dbus_message_unref(r);
@@ -309,13 +424,27 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 	/* The dialog: the person's time, not the caller's. */
 	rc = request(bus, GNOME_PORTAL_RD, "Start", out->handle, true, NULL, 0,
 			clock_ms() + GNOME_CONSENT_MS, &r, err, size);
-	if (rc < 0)
+	if (rc < 0) {
+		if (restore[0])
+			keep_token("");	/* spent, or revoked: it was offered */
 		goto failed;
+	}
 	dbus_uint32_t granted = 0;
 	bool have_results = results_of(r, &results);
 	if (have_results && find(&results, "devices", &v)
 			&& dbus_message_iter_get_arg_type(&v) == DBUS_TYPE_UINT32)
 		dbus_message_iter_get_basic(&v, &granted);
+	const char* renewed = "";
+	if (have_results && find(&results, "restore_token", &v)
+			&& dbus_message_iter_get_arg_type(&v) == DBUS_TYPE_STRING)
+		dbus_message_iter_get_basic(&v, &renewed);
+	if (persist && (restore[0] || renewed[0])) {
+		keep_token(token_valid(renewed) ? renewed : "");
+		log_info("gnome: the portal %s; %s", restore[0] ? "was offered the person's kept grant"
+				: "was asked to keep the person's grant", renewed[0] ? "its new restore "
+				"token is kept for the next start" : "it gave no restore token (the person "
+				"did not let it remember), so the next start asks again");
+	}
 	bool have_stream = have_results && find(&results, "streams", &v) && read_stream(&v, out);
 	dbus_message_unref(r);
 	if ((granted & devices) != devices) {

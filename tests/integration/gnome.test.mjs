@@ -7,7 +7,7 @@
 // compositor's memory are reported as diagnostics.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, need, run, sleep, startDeskd, tempDir, waitUntil, ROOT, SLOW } from './lib/harness.mjs';
 import { ok, settledWindow, shot } from './lib/tools.mjs';
@@ -171,6 +171,7 @@ test('gnome: deskd gnome-extension writes the extension a user\'s shell loads: t
 // ---- GNOME Shell (--desktop gnome): the behaviours of the wlroots tests ----
 
 const PROBE = join(ROOT, 'tests/apps/wl_probe.py');
+const PORTAL_V2 = join(ROOT, 'tests/apps/portal_v2.py');
 const GREEN = [20, 200, 40], BLUE = [40, 60, 230];
 
 /** The probe's blue box's first pixel on a screenshot, or null. */
@@ -285,7 +286,7 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   // deskd adds the surface's origin, so the drawing area is where its
   // pixels are, and the text view below it.
   const snap = await waitUntil(async () => {
-    const r = await d.tool('ui_snapshot', { window: l.window });
+    const r = await d.tool('ui_snapshot', { window });
     return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
   }, { timeout: T, what: "the probe's tree" });
   const area = snap.elements.find((e) => e.role === 'drawing area');
@@ -409,6 +410,30 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   assert.equal(await listed(), undefined, 'the window is gone from the list');
 });
 
+/** wl_probe.py on d's desktop, placed and drawn: its area's top-left on the
+ *  desktop (ax, ay), the clicks it logged ([x, y, button] in the area) and
+ *  its text. */
+async function startProbe(d, prefix) {
+  const dir = tempDir(prefix);
+  const log = join(dir, 'probe.log'), textFile = join(dir, 'probe.txt');
+  const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', PROBE, log, textFile],
+    env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: T });
+  await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the probe drew' });
+  const w = await settledWindow(d, l.window, { timeout: T, what: 'the probe in place' });
+  let box = null;
+  await waitUntil(async () => { box = findBlue((await shot(d)).png); return box && box[0] - 100 >= w.x; }, { timeout: T, what: 'the blue box' });
+  const lines = () => readFileSync(log, 'utf8').split('\n');
+  return { dir, window: l.window, ax: box[0] - 100, ay: box[1] - 50,
+    clicks: () => lines().filter((x) => x.startsWith('click ')).map((x) => x.split(' ').slice(1).map(Number)),
+    text: () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : '') };
+}
+
+/** The embedded shell's session bus, runtime dir, PipeWire and Wayland sockets, from its deskd's address. */
+function shellParts(d) {
+  const [, bus, rt, pipewire, wayland] = /^gnome:(unix:path=([^,?]+)\/bus[^?]*)(?:\?pipewire=([^&]+)&|\?)wayland=(.+)$/.exec(d.display);
+  return { bus, rt, pipewire, wayland };
+}
+
 /** The desktop portal's dialog on d's screen (xdp-gnome's "Remote desktop"
  *  window), answered through d's accessibility tools as a person would:
  *  share with 'Allow remote interaction' on, or cancel. */
@@ -430,20 +455,8 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   need('python3', { PATH: '/usr/bin' });
   const d = await startShellDeskd(['--tools', 'both', '--max-image-dimension', '0']);
   t.after(() => d.stop());
-  const dir = tempDir('deskd-gnome-portal-');
-  const log = join(dir, 'probe.log'), textFile = join(dir, 'probe.txt');
-  const l = await ok(d, 'launch', { argv: ['/usr/bin/python3', PROBE, log, textFile],
-    env: ['LANG=C.UTF-8', 'LC_ALL=C.UTF-8'], wait_for_window: true, timeout_ms: T });
-  await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('ready'), { timeout: T, what: 'the probe drew' });
-  const w = await settledWindow(d, l.window, { timeout: T, what: 'the probe in place' });
-  let box = null;
-  await waitUntil(async () => { box = findBlue((await shot(d)).png); return box && box[0] - 100 >= w.x; }, { timeout: T, what: 'the blue box' });
-  const [ax, ay] = [box[0] - 100, box[1] - 50];
-  const lines = () => readFileSync(log, 'utf8').split('\n');
-  const clicks = () => lines().filter((x) => x.startsWith('click ')).map((x) => x.split(' ').slice(1).map(Number));
-  const text = () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : '');
-
-  const [, bus, rt, , wayland] = /^gnome:(unix:path=([^,?]+)\/bus[^?]*)(?:\?pipewire=([^&]+)&|\?)wayland=(.+)$/.exec(d.display);
+  const { dir, window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-portal-');
+  const { bus, rt, wayland } = shellParts(d);
   const portalDeskd = () => startDeskd({ args: ['--gnome-bus', bus, '--gnome-portal', '--tools', 'both', '--max-image-dimension', '0'],
     env: { ...attachEnv(rt), WAYLAND_DISPLAY: wayland }, readyTimeout: 60000 });
 
@@ -481,7 +494,7 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   // Keys in order (xdg-desktop-portal runs each call on a thread: sent
   // together they arrived out of order), shifted ones with their level.
   const snap = await waitUntil(async () => {
-    const r = await d.tool('ui_snapshot', { window: l.window });
+    const r = await d.tool('ui_snapshot', { window });
     return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
   }, { timeout: T, what: "the probe's tree" });
   const tv = snap.elements.find((e) => e.role === 'text');
@@ -521,6 +534,80 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   await waitUntil(() => clicks().length > c1, { timeout: T, what: "the sandboxed deskd's click" });
   assert.deepEqual(clicks().slice(c1), [[321, 123, 1]]);
   await c.stop();
+});
+
+test('gnome (GNOME Shell): through a portal with persistence (RemoteDesktop 2, as from GNOME 45; tests/apps/portal_v2.py over Mutter, for Debian 12\'s has none), deskd asks to keep the grant and keeps its restore token 0600 in the data dir; the next start offers it and is not asked, and keeps the renewed one; a revoked grant asks again, and declined removes the token; a token file others can read is refused', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
+  needShell();
+  need('python3', { PATH: '/usr/bin' });
+  const d = await startShellDeskd(['--max-image-dimension', '0']);
+  t.after(() => d.stop());
+  const { dir, ax, ay, clicks } = await startProbe(d, 'deskd-gnome-persist-');
+  const { bus, rt, pipewire, wayland } = shellParts(d);
+  const portalBus = join(dir, 'portal-bus');
+  const daemon = launch('dbus-daemon', 'dbus-daemon', ['--session', '--nofork', '--nopidfile', `--address=unix:path=${portalBus}`]);
+  t.after(() => daemon.stop());
+  await waitUntil(() => existsSync(portalBus), { timeout: T, what: "the portal's bus" });
+  const answer = join(dir, 'answer'), callsLog = join(dir, 'calls.jsonl');
+  // Debian's python3, with its gi (not one a PATH puts first).
+  const portal = launch('portal_v2', 'python3', [PORTAL_V2, `unix:path=${portalBus}`, bus, pipewire, answer, callsLog],
+    { env: { ...process.env, PATH: `/usr/bin:${process.env.PATH}` } });
+  t.after(() => portal.stop());
+  await waitUntil(() => portal.log.join('').includes('ready'), { timeout: T, what: 'portal_v2 ready' });
+  let seen = 0;
+  const newCalls = () => {
+    const all = readFileSync(callsLog, 'utf8').split('\n').filter(Boolean).map((x) => JSON.parse(x));
+    const fresh = all.slice(seen);
+    seen = all.length;
+    return fresh;
+  };
+  const data = tempDir('deskd-gnome-persist-data-');
+  const tokenFile = join(data, 'gnome-portal-token');
+  const start = () => startDeskd({ args: ['--gnome-bus', `unix:path=${portalBus}`, '--gnome-portal', '--data-dir', data, '--max-image-dimension', '0'],
+    env: { ...attachEnv(rt), WAYLAND_DISPLAY: wayland }, readyTimeout: 60000 });
+
+  // The first start: the person is asked and lets the portal remember.
+  writeFileSync(answer, 'remember');
+  const a = await start();
+  t.after(() => a.stop());
+  let calls = newCalls();
+  const selected = calls.find((c) => c.call === 'SelectDevices').options;
+  assert.equal(selected.persist_mode, 2, 'asked to persist until revoked');
+  assert.equal(selected.restore_token, undefined, 'no token to offer yet');
+  assert.equal(calls.find((c) => c.call === 'Start').asked, true);
+  const first = readFileSync(tokenFile, 'utf8').trim();
+  assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
+  assert.match(first, /^[0-9a-f-]{36}$/);
+  const c0 = clicks().length;
+  await ok(a, 'computer_click', { x: ax + 201, y: ay + 77 });
+  await waitUntil(() => clicks().length > c0, { timeout: T, what: 'the click through portal_v2' });
+  assert.deepEqual(clicks().slice(c0), [[201, 77, 1]]);
+  await a.stop();
+
+  // The second: the token is offered, nobody is asked, the new one is kept.
+  const b = await start();
+  t.after(() => b.stop());
+  calls = newCalls();
+  assert.equal(calls.find((c) => c.call === 'SelectDevices').options.restore_token, first);
+  assert.equal(calls.find((c) => c.call === 'Start').asked, false, 'restored without the dialog');
+  const second = readFileSync(tokenFile, 'utf8').trim();
+  assert.notEqual(second, first, 'a token is good once: the renewed one is kept');
+  assert.deepEqual((await shot(b)).png.px(ax + 150, ay + 100), BLUE, "the restored session's screenshot");
+  await b.stop();
+
+  // The person revoked the grant: asked again, declines; the spent token goes.
+  writeFileSync(answer, 'revoke');
+  await assert.rejects(start(), /the person declined deskd's request/);
+  calls = newCalls();
+  assert.equal(calls.find((c) => c.call === 'SelectDevices').options.restore_token, second);
+  assert.equal(calls.find((c) => c.call === 'Start').asked, true);
+  assert.equal(existsSync(tokenFile), false, 'the spent token removed');
+
+  // A token file others can read skips nobody's dialog: refused, kept as it is.
+  writeFileSync(tokenFile, 'not-mine\n', { mode: 0o644 });
+  chmodSync(tokenFile, 0o644);
+  await assert.rejects(start(), /gnome-portal-token is not a file only deskd's user can read and write/);
+  assert.equal(readFileSync(tokenFile, 'utf8'), 'not-mine\n');
+  assert.equal(newCalls().some((c) => c.call === 'Start'), false, 'no session started');
 });
 
 /** Chromium's DevTools page of a file:// app, by the port it wrote into its profile. */
