@@ -49,9 +49,10 @@ static const struct opt_spec opts[] = {
 	{ "gnome-portal", NULL, "With --gnome-bus: reach the session through the desktop portal "
 		"(org.freedesktop.portal.RemoteDesktop and ScreenCast) instead of Mutter's API, as a "
 		"sandboxed deskd must; the person approves deskd in the desktop's dialog (within 120 "
-		"s), and where the portal can remember it (GNOME 45 on), its restore token is kept in "
-		"<data-dir>/gnome-portal-token for the next start. Chosen by itself when the bus has the portal but no Mutter API. No "
-		"clipboard there, so text outside the layout cannot be typed.",
+		"s). Where the portal can remember it (GNOME 45 on), its restore token is kept in "
+		"<data-dir>/gnome-portal-token for the next start. Text off the layout is typed by a "
+		"paste through the portal's Clipboard (xdg-desktop-portal 1.18 on), else refused. "
+		"Chosen by itself when the bus has the portal but no Mutter API.",
 		NULL, OPT_FLAG, F(gnome_portal), 0 },
 	{ "virtual", "WxH", "Size of the embedded Xvfb started when no display is given.",
 		"1280x800", OPT_STRING, F(virtual_size), 0 },

@@ -59,6 +59,9 @@ enum gnome_want {
 	GNOME_CLIPBOARD = 1 << 1,	/* the session's clipboard */
 };
 
+/* Why a portal session has no clipboard, as the tools say it. */
+#define GNOME_PORTAL_NO_CLIPBOARD "no clipboard through the desktop portal (its Clipboard " \
+	"interface came in xdg-desktop-portal 1.18; this one has none, or did not enable it)"
 /* How long a person has to answer the portal's dialog. */
 #define GNOME_CONSENT_MS 120000
 
@@ -86,8 +89,10 @@ int gnome_activation_environment(const char* address, int timeout_ms, char* err,
  *  screen without remote interaction). The process keeps one portal
  *  session per address: a second gnome_open while one is open returns it
  *  again (counted; gnome_close ends it with the last), so one approval
- *  serves the capture, the input and the tools. The portal has no
- *  clipboard on xdg-desktop-portal 1.16 (GNOME_CLIPBOARD: -ENOTSUP). */
+ *  serves the capture, the input and the tools. The clipboard is the
+ *  portal's Clipboard where it has one (xdg-desktop-portal 1.18 on) and
+ *  enabled it at Start; else GNOME_CLIPBOARD fails with
+ *  GNOME_PORTAL_NO_CLIPBOARD. */
 struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms,
 		char* err, size_t err_size);
 /** Where the portal keeps the person's grant between runs (call before the

@@ -73,14 +73,17 @@ int gnome__write_all(int fd, const void* bytes, size_t len, int timeout_ms);
 #define GNOME_PORTAL_PATH "/org/freedesktop/portal/desktop"
 #define GNOME_PORTAL_RD "org.freedesktop.portal.RemoteDesktop"
 #define GNOME_PORTAL_SESSION "org.freedesktop.portal.Session"
+#define GNOME_PORTAL_CLIPBOARD "org.freedesktop.portal.Clipboard"
 struct gnome__portal_session {
 	char handle[192];	/* the session's object path */
 	uint32_t node;		/* the screen's PipeWire node */
 	int width, height;	/* its size, 0 when the portal did not say */
 	int pipewire_fd;	/* the PipeWire connection the portal opened, or -1 */
+	bool clipboard;		/* Start enabled the portal's Clipboard on it */
 };
 /** CreateSession, SelectDevices (pointer, keyboard), SelectSources (one
- *  monitor, no pointer drawn), Start (the person's dialog, bounded by
+ *  monitor, no pointer drawn), RequestClipboard where the portal has its
+ *  Clipboard interface (xdg-desktop-portal 1.18 on), Start (the person's dialog, bounded by
  *  GNOME_CONSENT_MS) and OpenPipeWireRemote on bus, which must not be
  *  dispatched by anyone else meanwhile; the other steps by deadline
  *  (clock_ms). -ECANCELED declined, -EACCES no input granted or ended,
@@ -89,9 +92,10 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 		struct gnome__portal_session* out, char* err, size_t size);
 /** Close the session (its Session.Close), bounded. */
 void gnome__portal_stop(struct DBusConnection* bus, const char* handle);
-/** The portal's RemoteDesktop version (one bounded round trip; the portal
- *  is started by the bus if it is not running), or -errno. */
-int gnome__portal_version(struct DBusConnection* bus, int timeout_ms);
+/** The version of the portal's interface iface (GNOME_PORTAL_RD, ...; one
+ *  bounded round trip; the portal is started by the bus if it is not
+ *  running), or -errno (-EIO also when it has no such interface). */
+int gnome__portal_version(struct DBusConnection* bus, const char* iface, int timeout_ms);
 
 /* ---- the GNOME Shell extension's files (gnome/shell/, compiled in) ---- */
 

@@ -263,6 +263,29 @@ static int open_pipewire(DBusConnection* bus, struct gnome__portal_session* out,
 	return fd < 0 ? -EIO : 0;
 }
 
+/* Clipboard.RequestClipboard: a plain call (no Request), before Start. */
+static void request_clipboard(DBusConnection* bus, const char* session)
+{
+	DBusMessage* m = dbus_message_new_method_call(GNOME_PORTAL_BUS, GNOME_PORTAL_PATH,
+			GNOME_PORTAL_CLIPBOARD, "RequestClipboard");
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_OBJECT_PATH, &session, DBUS_TYPE_INVALID)
+			|| !gnome__append_dict(m, NULL, 0)) {
+		if (m)
+			dbus_message_unref(m);
+		return;
+	}
+	DBusError e;
+	dbus_error_init(&e);
+	DBusMessage* r = dbus_connection_send_with_reply_and_block(bus, m, CALL_MS, &e);
+	dbus_message_unref(m);
+	if (r)
+		dbus_message_unref(r);
+	else
+		log_info("gnome: the portal's RequestClipboard failed (%s): no clipboard, so text off "
+				"the layout cannot be typed", e.message);
+	dbus_error_free(&e);
+}
+
 /* ---- the grant kept between runs: the restore token ---- */
 
 static char token_file[PATH_MAX];
@@ -394,7 +417,7 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 	/* Where the portal can keep the person's grant (version 2 on), ask it to
 	 * until they revoke it, and offer the one kept from the last run. */
 	char restore[TOKEN_MAX] = "";
-	bool persist = token_file[0] && gnome__portal_version(bus, CALL_MS) >= PERSIST_VERSION;
+	bool persist = token_file[0] && gnome__portal_version(bus, GNOME_PORTAL_RD, CALL_MS) >= PERSIST_VERSION;
 	if (persist && (rc = read_token(restore, err, size)) < 0)
 		goto failed;
 	const char* restorep = restore;
@@ -421,6 +444,10 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 	if (rc < 0)
 		goto failed;
 	dbus_message_unref(r);
+	/* The clipboard, where the portal has one: text off the layout is typed
+	 * by a paste. Without it the session still serves the rest. */
+	if (gnome__portal_version(bus, GNOME_PORTAL_CLIPBOARD, CALL_MS) >= 1)
+		request_clipboard(bus, out->handle);
 	/* The dialog: the person's time, not the caller's. */
 	rc = request(bus, GNOME_PORTAL_RD, "Start", out->handle, true, NULL, 0,
 			clock_ms() + GNOME_CONSENT_MS, &r, err, size);
@@ -445,6 +472,11 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 				"token is kept for the next start" : "it gave no restore token (the person "
 				"did not let it remember), so the next start asks again");
 	}
+	dbus_bool_t clipboard = FALSE;
+	if (have_results && find(&results, "clipboard_enabled", &v)
+			&& dbus_message_iter_get_arg_type(&v) == DBUS_TYPE_BOOLEAN)
+		dbus_message_iter_get_basic(&v, &clipboard);
+	out->clipboard = clipboard;
 	bool have_stream = have_results && find(&results, "streams", &v) && read_stream(&v, out);
 	dbus_message_unref(r);
 	if ((granted & devices) != devices) {
@@ -481,9 +513,8 @@ void gnome__portal_stop(struct DBusConnection* bus, const char* handle)
 	dbus_message_unref(m);
 }
 
-int gnome__portal_version(struct DBusConnection* bus, int timeout_ms)
+int gnome__portal_version(struct DBusConnection* bus, const char* iface, int timeout_ms)
 {
-	const char* iface = GNOME_PORTAL_RD;
 	const char* name = "version";
 	DBusMessage* m = dbus_message_new_method_call(GNOME_PORTAL_BUS, GNOME_PORTAL_PATH,
 			DBUS_INTERFACE_PROPERTIES, "Get");

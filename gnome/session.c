@@ -170,13 +170,35 @@ failed:
 
 /* ---- signals ---- */
 
+/* The clipboard's keys: Mutter's session and the portal's Clipboard spell
+ * them differently ([portal]). */
+static const char* const OWNER_KEY[2] = { "session-is-owner", "session_is_owner" };
+static const char* const TYPES_KEY[2] = { "mime-types", "mime_types" };
+
+/* Is m the clipboard's signal name for this session: Mutter's on the
+ * session's path, the portal's with the session's handle first? */
+static bool clipboard_signal(const struct gnome* self, DBusMessage* m, const char* name,
+		const char* path)
+{
+	if (!self->portal)
+		return dbus_message_is_signal(m, RD_SESSION, name) && !strcmp(path, self->rd_path);
+	DBusMessageIter it;
+	const char* session = "";
+	if (!dbus_message_is_signal(m, GNOME_PORTAL_CLIPBOARD, name) || !dbus_message_iter_init(m, &it)
+			|| dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_OBJECT_PATH)
+		return false;
+	dbus_message_iter_get_basic(&it, &session);
+	return !strcmp(session, self->portal_handle);
+}
+
 /* Does a SelectionOwnerChanged's a{sv} say the session owns it, and does
  * the owner offer text? */
-static void read_owner_changed(DBusMessage* m, bool* is_owner, bool* has_text)
+static void read_owner_changed(DBusMessage* m, bool portal, bool* is_owner, bool* has_text)
 {
 	*is_owner = *has_text = false;
 	DBusMessageIter it, dict;
-	if (!dbus_message_iter_init(m, &it) || dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
+	if (!dbus_message_iter_init(m, &it) || (portal && !dbus_message_iter_next(&it))
+			|| dbus_message_iter_get_arg_type(&it) != DBUS_TYPE_ARRAY)
 		return;
 	dbus_message_iter_recurse(&it, &dict);
 	for (; dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY;
@@ -187,11 +209,11 @@ static void read_owner_changed(DBusMessage* m, bool* is_owner, bool* has_text)
 		dbus_message_iter_get_basic(&entry, &key);
 		dbus_message_iter_next(&entry);
 		dbus_message_iter_recurse(&entry, &value);
-		if (!strcmp(key, "session-is-owner") && dbus_message_iter_get_arg_type(&value) == DBUS_TYPE_BOOLEAN) {
+		if (!strcmp(key, OWNER_KEY[portal]) && dbus_message_iter_get_arg_type(&value) == DBUS_TYPE_BOOLEAN) {
 			dbus_bool_t b;
 			dbus_message_iter_get_basic(&value, &b);
 			*is_owner = b;
-		} else if (!strcmp(key, "mime-types")) {
+		} else if (!strcmp(key, TYPES_KEY[portal])) {
 			/* Mutter 43 sends "(as)", the documentation "as". */
 			if (dbus_message_iter_get_arg_type(&value) == DBUS_TYPE_STRUCT) {
 				DBusMessageIter inner;
@@ -242,19 +264,27 @@ static DBusHandlerResult on_message(DBusConnection* c, DBusMessage* m, void* ud)
 			atomic_store(&self->closed, true);	/* Mutter or the portal left the bus */
 			pthread_cond_broadcast(&self->cond);
 		}
-	} else if (dbus_message_is_signal(m, RD_SESSION, "SelectionOwnerChanged")
-			&& !strcmp(path, self->rd_path)) {
+	} else if (clipboard_signal(self, m, "SelectionOwnerChanged", path)) {
 		bool is_owner, has_text;
-		read_owner_changed(m, &is_owner, &has_text);
+		read_owner_changed(m, self->portal, &is_owner, &has_text);
 		self->owner = is_owner;
 		self->other_has_text = !is_owner && has_text;
-	} else if (dbus_message_is_signal(m, RD_SESSION, "SelectionTransfer")
-			&& !strcmp(path, self->rd_path)) {
-		const char* mime;
-		dbus_uint32_t serial;
-		if (dbus_message_get_args(m, NULL, DBUS_TYPE_STRING, &mime, DBUS_TYPE_UINT32, &serial,
-				DBUS_TYPE_INVALID) && self->n_transfers < TRANSFERS_MAX)
+	} else if (clipboard_signal(self, m, "SelectionTransfer", path)) {
+		DBusMessageIter it;
+		const char* mime = NULL;
+		dbus_uint32_t serial = 0;
+		dbus_message_iter_init(m, &it);
+		if (self->portal)
+			dbus_message_iter_next(&it);	/* the session's handle */
+		if (dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_STRING) {
+			dbus_message_iter_get_basic(&it, &mime);
+			dbus_message_iter_next(&it);
+		}
+		if (mime && dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_UINT32
+				&& self->n_transfers < TRANSFERS_MAX) {
+			dbus_message_iter_get_basic(&it, &serial);
 			self->transfers[self->n_transfers++] = serial;
+		}
 	} else {
 		return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
 	}
@@ -323,6 +353,21 @@ static int call_path(struct gnome* self, DBusMessage* m, char* out, size_t size)
 static DBusMessage* method(const char* bus, const char* path, const char* iface, const char* name)
 {
 	return dbus_message_new_method_call(bus, path, iface, name);
+}
+
+/* A clipboard call: on Mutter's session, or the portal's Clipboard with the
+ * session's handle first. */
+static DBusMessage* clipboard_method(const struct gnome* self, const char* name)
+{
+	if (!self->portal)
+		return method(RD_BUS, self->rd_path, RD_SESSION, name);
+	DBusMessage* m = method(GNOME_PORTAL_BUS, GNOME_PORTAL_PATH, GNOME_PORTAL_CLIPBOARD, name);
+	const char* session = self->portal_handle;
+	if (m && !dbus_message_append_args(m, DBUS_TYPE_OBJECT_PATH, &session, DBUS_TYPE_INVALID)) {
+		dbus_message_unref(m);
+		m = NULL;
+	}
+	return m;
 }
 
 bool gnome__append_dict(struct DBusMessage* m, const struct gnome__entry* entries, size_t n)
@@ -456,7 +501,7 @@ int gnome__write_all(int fd, const void* bytes, size_t len, int timeout_ms)
 
 static void answer_transfer(struct gnome* self, uint32_t serial)
 {
-	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "SelectionWrite");
+	DBusMessage* m = clipboard_method(self, "SelectionWrite");
 	if (m && !dbus_message_append_args(m, DBUS_TYPE_UINT32, &serial, DBUS_TYPE_INVALID)) {
 		dbus_message_unref(m);
 		m = NULL;
@@ -473,7 +518,7 @@ static void answer_transfer(struct gnome* self, uint32_t serial)
 	}
 	if (ok)
 		atomic_fetch_add(&self->delivered, 1);
-	m = method(RD_BUS, self->rd_path, RD_SESSION, "SelectionWriteDone");
+	m = clipboard_method(self, "SelectionWriteDone");
 	if (m && dbus_message_append_args(m, DBUS_TYPE_UINT32, &serial, DBUS_TYPE_BOOLEAN, &ok,
 			DBUS_TYPE_INVALID))
 		call_void(self, m);
@@ -545,7 +590,7 @@ bool gnome_reachable(const char* address, int timeout_ms)
 		return false;
 	if (a.portal[0]) {
 		/* activatable: the bus starts it for the question */
-		bool answers = gnome__portal_version(c, timeout_ms) >= 1;
+		bool answers = gnome__portal_version(c, GNOME_PORTAL_RD, timeout_ms) >= 1;
 		dbus_connection_close(c);
 		dbus_connection_unref(c);
 		return answers;
@@ -648,6 +693,7 @@ static int start_portal(struct gnome* self, int64_t deadline, int* pipewire_fd)
 	self->have_node = true;
 	self->width = ps.width;
 	self->height = ps.height;
+	self->clipboard = ps.clipboard;
 	*pipewire_fd = ps.pipewire_fd;
 	char rule[400];
 	snprintf(rule, sizeof(rule), "type='signal',interface='" GNOME_PORTAL_SESSION "',"
@@ -655,6 +701,9 @@ static int start_portal(struct gnome* self, int64_t deadline, int* pipewire_fd)
 	if ((rc = add_match(self, rule)) == 0)
 		rc = add_match(self, "type='signal',sender='" DBUS_SERVICE_DBUS "',"
 				"member='NameOwnerChanged',arg0='" GNOME_PORTAL_BUS "'");
+	if (rc == 0 && self->clipboard)
+		rc = add_match(self, "type='signal',interface='" GNOME_PORTAL_CLIPBOARD "',"
+				"path='" GNOME_PORTAL_PATH "'");
 	return rc;
 }
 
@@ -722,9 +771,6 @@ static int start_sessions(struct gnome* self, int64_t deadline)
 
 static int enable_clipboard(struct gnome* self)
 {
-	if (self->portal)
-		return fail(self, -ENOTSUP, "no clipboard through the desktop portal (xdg-desktop-"
-				"portal 1.16 has no clipboard interface)");
 	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "EnableClipboard");
 	if (m && !gnome__append_dict(m, NULL, 0)) {
 		dbus_message_unref(m);
@@ -814,24 +860,26 @@ struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, cha
 	pthread_once(&threads_once, threads_init);
 	if (!a.portal[0])
 		return open_session(&a, address, want, timeout_ms, err, err_size);
-	if (want & GNOME_CLIPBOARD) {
-		snprintf(err, err_size, "no clipboard through the desktop portal (xdg-desktop-portal "
-				"1.16 has no clipboard interface)");
-		return NULL;
-	}
 	pthread_mutex_lock(&shared_mutex);
 	struct gnome* self = shared_portal;
 	if (self && gnome_alive(self) && !strcmp(self->address, address)) {
 		self->refs++;
 	} else {
-		/* A session that ended stays its owners' until they close it. */
-		self = open_session(&a, address, want | GNOME_FRAMES, timeout_ms, err, err_size);
+		/* A session that ended stays its owners' until they close it. The
+		 * clipboard is the portal's to give at Start (start_portal). */
+		self = open_session(&a, address, (want & ~GNOME_CLIPBOARD) | GNOME_FRAMES, timeout_ms,
+				err, err_size);
 		if (self) {
 			self->refs = 1;
 			shared_portal = self;
 		}
 	}
 	pthread_mutex_unlock(&shared_mutex);
+	if (self && (want & GNOME_CLIPBOARD) && !self->clipboard) {
+		snprintf(err, err_size, GNOME_PORTAL_NO_CLIPBOARD);
+		gnome_close(self);
+		return NULL;
+	}
 	return self;
 }
 
@@ -993,7 +1041,7 @@ int gnome_input_flush(struct gnome* self)
 	 * that it has sent them on, in order. */
 	char id[128];
 	lock(self);
-	int rc = self->portal ? gnome__portal_version(self->bus, CALL_MS)
+	int rc = self->portal ? gnome__portal_version(self->bus, GNOME_PORTAL_RD, CALL_MS)
 			: get_string_property(self, self->rd_path, RD_SESSION, "SessionId", id, sizeof(id));
 	unlock(self);
 	if (self->portal && rc < 0)
@@ -1099,8 +1147,8 @@ int gnome_clipboard_offer(struct gnome* self, const char* text, size_t len)
 		return fail(self, -ENOMEM, "out of memory");
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "SetSelection");
-	struct gnome__entry types = { "mime-types", DBUS_TYPE_ARRAY, TEXT_TYPES, N_TEXT_TYPES };
+	DBusMessage* m = clipboard_method(self, "SetSelection");
+	struct gnome__entry types = { TYPES_KEY[self->portal], DBUS_TYPE_ARRAY, TEXT_TYPES, N_TEXT_TYPES };
 	if (m && !gnome__append_dict(m, &types, 1)) {
 		dbus_message_unref(m);
 		m = NULL;
@@ -1191,7 +1239,7 @@ int gnome_clipboard_read(struct gnome* self, int timeout_ms, char** text, size_t
 	int rc = -ENOENT;
 	int fd = -1;
 	for (size_t i = 0; i < N_TEXT_TYPES && fd < 0 && self->other_has_text; i++) {
-		DBusMessage* m = method(RD_BUS, self->rd_path, RD_SESSION, "SelectionRead");
+		DBusMessage* m = clipboard_method(self, "SelectionRead");
 		const char* type = TEXT_TYPES[i];
 		if (m && !dbus_message_append_args(m, DBUS_TYPE_STRING, &type, DBUS_TYPE_INVALID)) {
 			dbus_message_unref(m);

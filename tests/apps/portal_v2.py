@@ -15,9 +15,11 @@
 # asking; a used one is forgotten (tokens are good once). "revoke" in ANSWER
 # forgets every token and then declines, as a person who withdrew the grant
 # in Settings. Each call is logged to LOG as a JSON line {"call": member,
-# "options": {...}, "asked": bool?}.
+# "options": {...}, "asked": bool?}. A session that asked RequestClipboard
+# gets Mutter's clipboard, its calls and signals passed both ways.
 # Usage: portal_v2.py SERVE MUTTER PIPEWIRE ANSWER LOG
 import json
+import os
 import socket
 import sys
 import uuid
@@ -31,6 +33,7 @@ log = open(log_path, "a", buffering=1)
 
 PORTAL = "/org/freedesktop/portal/desktop"
 RD, SC = "org.freedesktop.portal.RemoteDesktop", "org.freedesktop.portal.ScreenCast"
+CLIPBOARD = "org.freedesktop.portal.Clipboard"
 M_RD, M_SC = "org.gnome.Mutter.RemoteDesktop", "org.gnome.Mutter.ScreenCast"
 
 INTERFACES = Gio.DBusNodeInfo.new_for_xml("""
@@ -55,13 +58,24 @@ INTERFACES = Gio.DBusNodeInfo.new_for_xml("""
     <property name="AvailableCursorModes" type="u" access="read"/>
     <property name="version" type="u" access="read"/>
   </interface>
+  <interface name="org.freedesktop.portal.Clipboard">
+    <method name="RequestClipboard"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/></method>
+    <method name="SetSelection"><arg type="o" direction="in"/><arg type="a{sv}" direction="in"/></method>
+    <method name="SelectionWrite"><arg type="o" direction="in"/><arg type="u" direction="in"/><arg type="h" direction="out"/></method>
+    <method name="SelectionWriteDone"><arg type="o" direction="in"/><arg type="u" direction="in"/><arg type="b" direction="in"/></method>
+    <method name="SelectionRead"><arg type="o" direction="in"/><arg type="s" direction="in"/><arg type="h" direction="out"/></method>
+    <signal name="SelectionOwnerChanged"><arg type="o"/><arg type="a{sv}"/></signal>
+    <signal name="SelectionTransfer"><arg type="o"/><arg type="s"/><arg type="u"/></signal>
+    <property name="version" type="u" access="read"/>
+  </interface>
   <interface name="org.freedesktop.portal.Session">
     <method name="Close"/>
     <signal name="Closed"><arg type="a{sv}"/></signal>
   </interface>
 </node>""")
 PROPERTIES = {(RD, "version"): 2, (RD, "AvailableDeviceTypes"): 3,
-              (SC, "version"): 4, (SC, "AvailableSourceTypes"): 1, (SC, "AvailableCursorModes"): 3}
+              (SC, "version"): 4, (SC, "AvailableSourceTypes"): 1, (SC, "AvailableCursorModes"): 3,
+              (CLIPBOARD, "version"): 1}
 
 
 def connect(address):
@@ -133,6 +147,12 @@ def start(session, request_path):
         w, h = parameters.get("size", (0, 0))
         results = {"devices": GLib.Variant("u", 3),
                    "streams": GLib.Variant("a(ua{sv})", [(node, {"size": GLib.Variant("(ii)", (w, h))})])}
+        if s.get("clipboard"):
+            mutter_call(M_RD, rd, M_RD + ".Session", "EnableClipboard", GLib.Variant("(a{sv})", ({},)))
+            results["clipboard_enabled"] = GLib.Variant("b", True)
+            for name in ("SelectionOwnerChanged", "SelectionTransfer"):
+                mutter.signal_subscribe(M_RD, M_RD + ".Session", name, rd, None, Gio.DBusSignalFlags.NONE,
+                                        relay_clipboard, session)
         if word == "remember" and s["options"].get("persist_mode", 0) == 2:
             token = str(uuid.uuid4())
             tokens.add(token)
@@ -141,6 +161,46 @@ def start(session, request_path):
     mutter.signal_subscribe(M_SC, M_SC + ".Stream", "PipeWireStreamAdded", stream, None,
                             Gio.DBusSignalFlags.NONE, added, None)
     mutter_call(M_RD, rd, M_RD + ".Session", "Start", None)
+
+
+def relay_clipboard(_c, _sender, _path, _iface, signal, params, session):
+    """Mutter's clipboard signal -> the portal's, with the session first."""
+    if signal == "SelectionTransfer":
+        out = GLib.Variant("(osu)", (session, *params.unpack()))
+    else:
+        given = params.unpack()[0]
+        types = given.get("mime-types", [])
+        types = types[0] if isinstance(types, tuple) else types    # Mutter 43: "(as)"
+        out = GLib.Variant("(oa{sv})", (session, {"mime_types": GLib.Variant("as", list(types)),
+                                                  "session_is_owner": GLib.Variant("b", given.get("session-is-owner", False))}))
+    serve.emit_signal(None, PORTAL, CLIPBOARD, signal, out)
+
+
+def mutter_fd(s, method, args, reply):
+    """A Mutter clipboard call that answers a file descriptor, answered on."""
+    result, fds = mutter.call_with_unix_fd_list_sync(M_RD, s["rd"], M_RD + ".Session", method, args,
+                                                     GLib.VariantType("(h)"), Gio.DBusCallFlags.NONE, 5000, None, None)
+    fd = fds.get(result.unpack()[0])
+    out = Gio.UnixFDList.new()
+    index = out.append(fd)
+    os.close(fd)
+    reply.return_value_with_unix_fd_list(GLib.Variant("(h)", (index,)), out)
+
+
+def on_clipboard(s, method, args, invocation):
+    if method == "RequestClipboard":
+        s["clipboard"] = True
+    elif method == "SetSelection":
+        types = args[1].get("mime_types", [])
+        mutter_call(M_RD, s["rd"], M_RD + ".Session", "SetSelection",
+                    GLib.Variant("(a{sv})", ({"mime-types": GLib.Variant("as", types)},)))
+    elif method == "SelectionWrite":
+        return mutter_fd(s, method, GLib.Variant("(u)", (args[1],)), invocation)
+    elif method == "SelectionRead":
+        return mutter_fd(s, method, GLib.Variant("(s)", (args[1],)), invocation)
+    elif method == "SelectionWriteDone":
+        mutter_call(M_RD, s["rd"], M_RD + ".Session", method, GLib.Variant("(ub)", (args[1], args[2])))
+    invocation.return_value(None)
 
 
 # The portal's input calls -> Mutter's (the stream's path for the node, a
@@ -173,6 +233,14 @@ def on_call(_conn, sender, path, iface, method, params, invocation):
         log.write(json.dumps({"call": "Close"}) + "\n")
         close(path)
         invocation.return_value(None)
+        return
+    if iface == CLIPBOARD:
+        s = sessions.get(args[0])
+        if not s or (method != "RequestClipboard" and "node" not in s):
+            invocation.return_dbus_error("org.freedesktop.portal.Error.InvalidArgument", "no such session")
+            return
+        log.write(json.dumps({"call": method}) + "\n")
+        on_clipboard(s, method, args, invocation)
         return
     if method in FORWARD:
         s = sessions.get(args[0])
@@ -215,7 +283,7 @@ def on_property(_conn, _sender, _path, iface, name):
     return GLib.Variant("u", PROPERTIES[(iface, name)])
 
 
-for name in (RD, SC):
+for name in (RD, SC, CLIPBOARD):
     serve.register_object(PORTAL, INTERFACES.lookup_interface(name), on_call, on_property, None)
 # A caller that leaves ends its sessions, as with the real portal.
 serve.signal_subscribe("org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", None, None,

@@ -286,7 +286,7 @@ test('gnome (GNOME Shell, --desktop gnome): the probe is listed with its pid and
   // deskd adds the surface's origin, so the drawing area is where its
   // pixels are, and the text view below it.
   const snap = await waitUntil(async () => {
-    const r = await d.tool('ui_snapshot', { window });
+    const r = await d.tool('ui_snapshot', { window: l.window });
     return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
   }, { timeout: T, what: "the probe's tree" });
   const area = snap.elements.find((e) => e.role === 'drawing area');
@@ -536,12 +536,12 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   await c.stop();
 });
 
-test('gnome (GNOME Shell): through a portal with persistence (RemoteDesktop 2, as from GNOME 45; tests/apps/portal_v2.py over Mutter, for Debian 12\'s has none), deskd asks to keep the grant and keeps its restore token 0600 in the data dir; the next start offers it and is not asked, and keeps the renewed one; a revoked grant asks again, and declined removes the token; a token file others can read is refused', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
+test('gnome (GNOME Shell): through a portal with persistence and a clipboard (RemoteDesktop 2 and Clipboard, as from GNOME 45-46; tests/apps/portal_v2.py over Mutter, for Debian 12\'s has neither), deskd asks to keep the grant and keeps its restore token 0600 in the data dir; the next start offers it and is not asked, and keeps the renewed one; with its Clipboard (1.18 on) the corpus is typed byte-exact (off the layout by a paste through the portal) and the app\'s copy read back; a revoked grant asks again, and declined removes the token; a token file others can read is refused', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
   needShell();
   need('python3', { PATH: '/usr/bin' });
   const d = await startShellDeskd(['--max-image-dimension', '0']);
   t.after(() => d.stop());
-  const { dir, ax, ay, clicks } = await startProbe(d, 'deskd-gnome-persist-');
+  const { dir, window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-persist-');
   const { bus, rt, pipewire, wayland } = shellParts(d);
   const portalBus = join(dir, 'portal-bus');
   const daemon = launch('dbus-daemon', 'dbus-daemon', ['--session', '--nofork', '--nopidfile', `--address=unix:path=${portalBus}`]);
@@ -592,6 +592,37 @@ test('gnome (GNOME Shell): through a portal with persistence (RemoteDesktop 2, a
   const second = readFileSync(tokenFile, 'utf8').trim();
   assert.notEqual(second, first, 'a token is good once: the renewed one is kept');
   assert.deepEqual((await shot(b)).png.px(ax + 150, ay + 100), BLUE, "the restored session's screenshot");
+
+  // Its Clipboard (xdg-desktop-portal 1.18 on): the corpus byte-exact, text
+  // off the layout by a paste through the portal; the app's copy read back.
+  assert.ok(calls.some((c) => c.call === 'RequestClipboard'), 'the clipboard asked for');
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { window });
+    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
+  }, { timeout: T, what: "the probe's tree" });
+  const tv = snap.elements.find((e) => e.role === 'text');
+  await ok(b, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  const corpus = appCorpus();
+  let pasted = 0, chars = 0;
+  const t0 = performance.now();
+  for (const s1 of corpus) {
+    await ok(b, 'computer_keypress', { keys: ['ctrl', 'a'] });
+    await ok(b, 'computer_keypress', { keys: ['BackSpace'] });
+    await waitUntil(() => text() === '', { timeout: T, what: 'the view cleared' });
+    const r = await ok(b, 'computer_type', { text: s1 });
+    if (JSON.stringify(r).includes('"paste"')) pasted++;
+    await waitUntil(() => text().length >= s1.length, { timeout: 4 * T, what: `${[...s1].length} characters` }).catch(() => {});
+    assert.equal(text(), s1, `typed exactly through the portal: ${JSON.stringify(s1).slice(0, 80)}`);
+    chars += [...s1].length;
+  }
+  assert.ok(pasted > 0 && pasted < corpus.length, `some by paste, some as keys: ${pasted}/${corpus.length}`);
+  t.diagnostic(`through the portal: ${corpus.length}/${corpus.length} strings byte-exact (${pasted} by paste), ${chars} characters in ${Math.round(performance.now() - t0)} ms`);
+  await ok(b, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(b, 'computer_type', { text: 'copied in the app ✓' });
+  await ok(b, 'computer_keypress', { keys: ['ctrl', 'a'] });
+  await ok(b, 'computer_keypress', { keys: ['ctrl', 'c'] });
+  await waitUntil(async () => (await b.tool('clipboard_read', {})).body.content?.[0]?.text === 'copied in the app ✓',
+    { timeout: T, what: "the app's copy read back through the portal" });
   await b.stop();
 
   // The person revoked the grant: asked again, declines; the spent token goes.
