@@ -194,6 +194,11 @@ void a11y_shutdown(void);
  *  malloc'd. */
 int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms,
 		char* err, size_t err_size);
+/** The pid of the one registered application named name (its root's Name:
+ *  the program's name for GTK and Qt), for a window whose own pid is not
+ *  known. -ENOENT none, -EEXIST several with different pids, -ENOTCONN,
+ *  -ETIMEDOUT; a sentence in err. */
+int a11y_app_pid(const char* name, int64_t deadline_ms, int* pid, char* err, size_t err_size);
 /** Snapshot one window of the app with q->pid. 0 with a tree (maybe
  *  incomplete: see its flags), -ENOENT (no accessible app for the pid, or
  *  it has no window), -ENOTCONN, -ETIMEDOUT (nothing at all came back in

@@ -253,6 +253,48 @@ int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, char* err,
 	return rc;
 }
 
+int a11y_app_pid(const char* name, int64_t deadline_ms, int* pid, char* err, size_t err_size)
+{
+	*pid = 0;
+	DBusConnection* c = a11y__pool_get(err, err_size);
+	if (!c)
+		return -ENOTCONN;
+	struct batch b = { .c = c, .deadline = deadline_ms ? deadline_ms : clock_ms() + DEFAULT_DEADLINE_MS };
+	struct a11y_app* apps = NULL;
+	size_t n = 0;
+	int rc = list_apps(&b, &apps, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "Name", (int)i, K_NAME);
+	bool several = false;
+	if (rc == 0 && n) {
+		a11y__batch_wait(&b);
+		for (size_t k = 0; k < b.n; k++) {
+			char* got = a11y__dup_string(b.v[k].reply);
+			const struct a11y_app* a = &apps[b.v[k].node];
+			if (got && !strcmp(got, name) && a->pid > 0) {
+				several |= *pid && *pid != a->pid;
+				*pid = a->pid;
+			}
+			free(got);
+		}
+		a11y__batch_reset(&b);
+	}
+	if (rc == 0)
+		rc = several ? -EEXIST : *pid ? 0 : -ENOENT;
+	if (several)
+		*pid = 0;
+	if (rc == -ETIMEDOUT || b.timed_out)
+		a11y__set_err(err, err_size, "the AT-SPI registry did not answer in time");
+	else if (rc == -EEXIST)
+		a11y__set_err(err, err_size, "more than one accessible application is named %s", name);
+	else if (rc == -ENOENT)
+		a11y__set_err(err, err_size, "no accessible application is named %s", name);
+	free(apps);
+	a11y__pool_put(c, !b.timed_out && !b.lost);
+	a11y__batch_free(&b);
+	return rc;
+}
+
 static int64_t overlap(int ax, int ay, int aw, int ah, int bx, int by, int bw, int bh)
 {
 	int x0 = ax > bx ? ax : bx, y0 = ay > by ? ay : by;

@@ -26,6 +26,7 @@
 struct gnome_shell {
 	DBusConnection* bus;
 	pthread_mutex_t mutex;
+	int shell_pid;		/* org.gnome.Shell's process, 0 not known yet */
 	char error[256];
 };
 
@@ -216,6 +217,34 @@ static bool read_window(DBusMessageIter* st, struct gnome_window* w)
 	return true;
 }
 
+/* The shell's own pid (its bus name's owner, asked once), or 0. */
+static int shell_pid(struct gnome_shell* self)
+{
+	pthread_mutex_lock(&self->mutex);
+	int known = self->shell_pid;
+	pthread_mutex_unlock(&self->mutex);
+	if (known > 0)
+		return known;
+	const char* name = SHELL_BUS;
+	DBusMessage* m = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS,
+			DBUS_INTERFACE_DBUS, "GetConnectionUnixProcessID");
+	if (m && !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID)) {
+		dbus_message_unref(m);
+		m = NULL;
+	}
+	int rc;
+	DBusMessage* r = shell_call(self, m, &rc);
+	dbus_uint32_t pid = 0;
+	if (r && !dbus_message_get_args(r, NULL, DBUS_TYPE_UINT32, &pid, DBUS_TYPE_INVALID))
+		pid = 0;
+	if (r)
+		dbus_message_unref(r);
+	pthread_mutex_lock(&self->mutex);
+	self->shell_pid = (int)pid;
+	pthread_mutex_unlock(&self->mutex);
+	return (int)pid;
+}
+
 int gnome_windows(struct gnome_shell* self, struct gnome_window** out, size_t* n)
 {
 	*out = NULL;
@@ -253,6 +282,13 @@ int gnome_windows(struct gnome_shell* self, struct gnome_window** out, size_t* n
 			(*n)++;
 	}
 	dbus_message_unref(r);
+	/* Mutter's service channel (GNOME 46 on: the portal's dialogs) gives
+	 * its clients a socket of the shell's own, so their windows carry the
+	 * shell's pid: not theirs, so not said. */
+	int own = *n ? shell_pid(self) : 0;
+	for (size_t i = 0; i < *n && own > 0; i++)
+		if ((*out)[i].pid == own)
+			(*out)[i].pid = 0;
 	return 0;
 }
 

@@ -40,6 +40,7 @@
 #define UI_VERIFY_MS 2000
 #define UI_ROUTE_CHECK_MS 1000
 #define UI_PRESS_WAIT_MS 1000		/* how long a press's answer is awaited */
+#define PID_BY_NAME_MS 500		/* finding a pid-less window's app by its name */
 #define UI_WAIT_POLL_MS 250		/* ui_wait re-checks at least this often */
 /* The bytes of a ui_snapshot or ui_find answer (the outline and the
  * elements, as JSON), whatever the apps publish: nodes stop being added when
@@ -98,6 +99,20 @@ static int gnome_target(struct tool_ctx* ctx, uint32_t window, int pid, const ch
 	return 0;
 }
 
+/* A window whose pid is not known (an X11 one without _NET_WM_PID; on GNOME
+ * 46 on, the portal's dialogs, which reach Mutter through its service
+ * channel): the accessible app named as its instance or class, if one is. */
+static void pid_by_name(struct capture_window_info* w)
+{
+	const char* const names[] = { w->instance, w->app };
+	int64_t deadline = clock_ms() + PID_BY_NAME_MS;
+	char err[160];
+	for (size_t i = 0; i < 2 && w->pid <= 0; i++)
+		if (names[i][0] && (i == 0 || strcmp(names[0], names[1]))
+				&& a11y_app_pid(names[i], deadline, &w->pid, err, sizeof(err)) < 0)
+			w->pid = 0;
+}
+
 static int target_for(struct tool_ctx* ctx, uint32_t window, int pid, const char* app,
 		struct ui_target* out, struct tool_result* res)
 {
@@ -141,6 +156,8 @@ static int target_for(struct tool_ctx* ctx, uint32_t window, int pid, const char
 	out->window = pick->id;
 	out->info = *pick;
 	free(list);
+	if (out->info.pid <= 0)
+		pid_by_name(&out->info);
 	char err[256];
 	int max_dim = tool_session_max_dimension(ctx->session, out->window);
 	rc = desktop_target(out->window, max_dim, &out->t, err, sizeof(err));
@@ -940,6 +957,9 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 				"no AT-SPI bus: %s%s%s", err, b.reason[0] ? "; " : "", b.reason);
 		return 0;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (list[i].visible && list[i].pid <= 0)
+			pid_by_name(&list[i]);
 	const struct capture_window_info* pick[UI_DESKTOP_WINDOWS];
 	int not_listed = 0;
 	int n_pick = pick_windows(list, n, pick, &not_listed);
