@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,16 @@ static DBusHandlerResult on_response(DBusConnection* c, DBusMessage* m, void* ud
 		return DBUS_HANDLER_RESULT_HANDLED;
 	}
 	return DBUS_HANDLER_RESULT_NOT_YET_HANDLED;
+}
+
+/* A stop (SIGINT, SIGTERM) is pending: deskd blocks them in every thread
+ * for main's sigwait, which comes only after the start. The person's
+ * answer may take minutes; the stop must not. */
+static bool stop_pending(void)
+{
+	sigset_t pending;
+	return sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) == 1
+			|| sigismember(&pending, SIGINT) == 1);
 }
 
 static int64_t left_ms(int64_t deadline)
@@ -146,6 +157,12 @@ static int request(DBusConnection* bus, const char* iface, const char* member,
 		if (!dbus_connection_read_write_dispatch(bus, (int)(l > 100 ? 100 : l))) {
 			snprintf(err, size, "the session bus closed the connection");
 			rc = -EPIPE;
+			goto unfilter;
+		}
+		if (stop_pending()) {
+			snprintf(err, size, "deskd was told to stop while it waited for the portal's "
+					"answer to %s", member);
+			rc = -EINTR;
 			goto unfilter;
 		}
 	}

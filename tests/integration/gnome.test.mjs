@@ -437,18 +437,26 @@ function shellParts(d) {
 /** The desktop portal's dialog on d's screen (xdp-gnome's "Remote desktop"
  *  window), answered through d's accessibility tools as a person would:
  *  share with 'Allow remote interaction' on, or cancel. */
-async function answerPortal(d, share) {
-  const dialog = await waitUntil(async () => (await ok(d, 'windows')).windows.find((w) => w.app === 'xdg-desktop-portal-gnome' && w.title === 'Remote desktop'),
+async function answerPortal(d, share, { remember } = {}) {
+  // "Remote desktop" on 43, "Remote Desktop" on 48.
+  const dialog = await waitUntil(async () => (await ok(d, 'windows')).windows.find((w) => w.app === 'xdg-desktop-portal-gnome' && w.title.toLowerCase() === 'remote desktop'),
     { timeout: T, what: "the portal's dialog" });
-  const find = async (q) => (await waitUntil(async () => (await ok(d, 'ui', { op: 'find', window: dialog.id, ...q })).matches[0], { timeout: T, what: JSON.stringify(q) })).ref;
+  const all = async (q) => await waitUntil(async () => { const m = (await ok(d, 'ui', { op: 'find', window: dialog.id, ...q })).matches; return m.length && m; }, { timeout: T, what: JSON.stringify(q) });
+  if (remember !== undefined) {
+    const [r] = await all({ role: 'check box', name: 'Remember this selection' });
+    assert.equal(r.states.includes('checked'), remember, `"Remember This Selection" ${remember ? 'offered and on' : 'off'}`);
+  }
   if (share) {
-    const r = await ok(d, 'ui', { op: 'act', ref: await find({ role: 'check box', name: 'Allow remote interaction' }), action: 'toggle' });
+    // 48's row holds a switch of the same name: the switch is what toggles.
+    const rows = await all({ role: 'check box', name: 'Allow remote interaction' });
+    const r = await ok(d, 'ui', { op: 'act', ref: rows[rows.length - 1].ref, action: 'toggle' });
     assert.ok(r.element.states.includes('checked'), JSON.stringify(r));
   }
-  await ok(d, 'ui', { op: 'act', ref: await find({ role: 'push button', name: share ? 'Share' : 'Cancel', match: 'contains' }), action: 'press' });
+  const [button] = await all({ role: 'push button', name: share ? 'Share' : 'Cancel' });
+  await ok(d, 'ui', { op: 'act', ref: button.ref, action: 'press' });
 }
 
-test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: the person declines in its dialog and deskd says so; approved, its screenshot has the probe\'s pixels, its clicks and keys land in order, text off the layout is refused with the reason; one dialog for the capture and the input; the portal session ends with deskd; on a bus filtered to the portal (as in a sandbox) deskd goes through it by itself', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
+test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: told to stop while the dialog waits, deskd goes at once; the person declines in its dialog and deskd says so; approved, its screenshot has the probe\'s pixels, its clicks and keys land in order, text off the layout is refused with the reason; one dialog for the capture and the input; the portal session ends with deskd; on a bus filtered to the portal (as in a sandbox) deskd goes through it by itself', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
   needShell();
   need('/usr/libexec/xdg-desktop-portal');   // spawns: - (the bus starts it: xdg-desktop-portal, xdg-desktop-portal-gnome)
   need('/usr/libexec/xdg-desktop-portal-gnome');
@@ -457,8 +465,22 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   t.after(() => d.stop());
   const { dir, window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-portal-');
   const { bus, rt, wayland } = shellParts(d);
-  const portalDeskd = () => startDeskd({ args: ['--gnome-bus', bus, '--gnome-portal', '--tools', 'both', '--max-image-dimension', '0'],
-    env: { ...attachEnv(rt), WAYLAND_DISPLAY: wayland }, readyTimeout: 60000 });
+  const portalDeskd = (more = {}) => startDeskd({ args: ['--gnome-bus', bus, '--gnome-portal', '--tools', 'both', '--max-image-dimension', '0'],
+    env: { ...attachEnv(rt), WAYLAND_DISPLAY: wayland }, readyTimeout: 60000, ...more });
+  const dialogs = async () => (await ok(d, 'windows')).windows.filter((x) => x.app === 'xdg-desktop-portal-gnome');
+
+  // Told to stop while the dialog waits for the person: deskd goes at once
+  // (not after the 120 s), and its dialog with it.
+  let waiting = null;
+  const stopped = portalDeskd({ spawned: (p) => { waiting = p; } });
+  stopped.catch(() => {});
+  await waitUntil(async () => (await dialogs()).length === 1, { timeout: T, what: "the portal's dialog" });
+  const s0 = performance.now();
+  waiting.proc.kill('SIGTERM');
+  await assert.rejects(stopped, /deskd was told to stop while it waited for the portal's answer/);
+  const stopMs = performance.now() - s0;
+  assert.ok(stopMs < 3000, `stopped in ${Math.round(stopMs)} ms`);
+  await waitUntil(async () => (await dialogs()).length === 0, { timeout: T, what: 'the dialog gone with deskd' });
 
   // Declined: deskd does not start, and says why.
   const declined = portalDeskd();
@@ -480,7 +502,7 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   const s = await shot(b);
   assert.deepEqual(s.png.px(ax + 150, ay + 100), BLUE, "the portal deskd's screenshot");
   assert.deepEqual(s.png.px(ax + 99, ay + 50), GREEN);
-  assert.equal((await ok(d, 'windows')).windows.filter((x) => x.app === 'xdg-desktop-portal-gnome').length, 0, 'no second dialog');
+  assert.equal((await dialogs()).length, 0, 'no second dialog');
 
   const c0 = clicks().length;
   const batch = [];
@@ -639,6 +661,51 @@ test('gnome (GNOME Shell): through a portal with persistence and a clipboard (Re
   await assert.rejects(start(), /gnome-portal-token is not a file only deskd's user can read and write/);
   assert.equal(readFileSync(tokenFile, 'utf8'), 'not-mine\n');
   assert.equal(newCalls().some((c) => c.call === 'Start'), false, 'no session started');
+});
+
+test('gnome (GNOME Shell 46 on, attached: make gnome-next-test): the session\'s own portal (xdg-desktop-portal 1.18 on) offers to remember the grant; approved once, deskd keeps its restore token 0600 and the next start is not asked; its Clipboard types text off the layout by paste, byte-exact; the dialog\'s window is read through AT-SPI although Mutter gives it the shell\'s pid', { timeout: 300000, skip: ATTACH ? false : 'attached only (make gnome-next-test: GNOME 48, whose portal keeps grants and has a clipboard)' }, async (t) => {
+  need('python3', { PATH: '/usr/bin' });
+  const d = await startShellDeskd(['--tools', 'both', '--max-image-dimension', '0']);
+  t.after(() => d.stop());
+  const { window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-own-portal-');
+  const data = tempDir('deskd-gnome-own-portal-data-');
+  const tokenFile = join(data, 'gnome-portal-token');
+  const start = (readyTimeout) => startDeskd({ args: ['--gnome-bus', `unix:path=${ATTACH}/bus`, '--gnome-portal', '--data-dir', data, '--tools', 'both', '--max-image-dimension', '0'],
+    env: attachEnv(ATTACH), readyTimeout });
+
+  const pending = start(60000);
+  pending.catch(() => {});
+  await answerPortal(d, true, { remember: true });
+  const a = await pending;
+  t.after(() => a.stop());
+  assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
+  assert.match(readFileSync(tokenFile, 'utf8'), /^\S+\n$/);
+  const snap = await waitUntil(async () => {
+    const r = await d.tool('ui_snapshot', { window });
+    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
+  }, { timeout: T, what: "the probe's tree" });
+  const tv = snap.elements.find((e) => e.role === 'text');
+  await ok(a, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  const typed = 'Portal clipboard: é ü ß, 中文, 😀 ok';
+  const r = await ok(a, 'computer_type', { text: typed });
+  assert.match(JSON.stringify(r), /"paste"/);
+  await waitUntil(() => text() === typed, { timeout: T, what: 'the text through the portal' }).catch(() => {});
+  assert.equal(text(), typed, "typed exactly through the portal's clipboard");
+  await a.stop();
+
+  // Nobody answers now: the kept grant starts it, and no dialog comes.
+  const t0 = performance.now();
+  const b = await start(20000);
+  t.after(() => b.stop());
+  t.diagnostic(`a start on the kept grant: ${Math.round(performance.now() - t0)} ms, no dialog`);
+  assert.equal((await ok(d, 'windows')).windows.filter((w) => w.app === 'xdg-desktop-portal-gnome').length, 0);
+  assert.deepEqual((await shot(b)).png.px(ax + 150, ay + 100), BLUE, "the restored session's screenshot");
+  const c0 = clicks().length;
+  await ok(b, 'computer_click', { x: ax + 123, y: ay + 45 });
+  await waitUntil(() => clicks().length > c0, { timeout: T, what: "the restored session's click" });
+  assert.deepEqual(clicks().slice(c0), [[123, 45, 1]]);
+  assert.ok(existsSync(tokenFile), 'the token kept for the next start');
+  await b.stop();
 });
 
 /** Chromium's DevTools page of a file:// app, by the port it wrote into its profile. */

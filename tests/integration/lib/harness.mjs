@@ -291,7 +291,7 @@ export async function readyInfo(p, ready, { timeout = 15000 } = {}) {
  *  token is the agent's (--token), personToken the person's (--person-token:
  *  the dashboard's control and approvals); personToken null: none given
  *  (deskd generates one in the data dir). */
-export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), personToken = 'person-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false, bin = DESKD_BIN, readyTimeout = 15000 } = {}) {
+export async function startDeskd({ display, args = [], token = 'test-token-' + Math.random().toString(36).slice(2), personToken = 'person-token-' + Math.random().toString(36).slice(2), env = {}, noAuth = false, bin = DESKD_BIN, readyTimeout = 15000, spawned = null } = {}) {
   const dir = tempDir('deskd-data-');
   const ready = join(dir, 'ready.json');
   const argv = ['--listen', '127.0.0.1:0', '--ready-file', ready, '--data-dir', dir, '--log-level', 'debug'];
@@ -307,6 +307,7 @@ export async function startDeskd({ display, args = [], token = 'test-token-' + M
   for (const k of ['DISPLAY', 'WAYLAND_DISPLAY', 'SWAYSOCK']) if (!(k in env)) delete cleanEnv[k];
   for (const k of Object.keys(cleanEnv)) if (k.startsWith('DESKD_') && !(k in env)) delete cleanEnv[k];
   const p = launch('deskd', bin, argv, { env: cleanEnv });   // spawns: - (deskd, or a baseline deskd for bench-compare)
+  if (spawned) spawned(p);   // the process before it is ready (a test that stops it while it starts)
   const info = await readyInfo(p, ready, { timeout: readyTimeout });
   Object.assign(p, info, { token: noAuth ? null : token, personToken: noAuth ? null : personToken, dataDir: dir });
   p.headers = (extra = {}) => ({ ...(p.token ? { authorization: `Bearer ${p.token}` } : {}), ...extra });
