@@ -285,8 +285,10 @@ static int take_tree(const struct ui_target* tg, bool all, int max_nodes, int ma
 	app_label(tg, label, sizeof(label));
 	if (tg->info.pid <= 0) {
 		tool_result_error(res, TOOL_NO_ACCESSIBILITY, json_pack("{s:I}", "window", (json_int_t)tg->window),
-				"%s has no _NET_WM_PID, so no accessibility tree can be matched to it: "
-				"use screenshots and pixel actions", label);
+				"%s has no pid deskd can know (no _NET_WM_PID; on GNOME, a window of the "
+				"shell's service channel) and no accessible app is named as it, so no "
+				"accessibility tree can be matched to it: use screenshots and pixel actions",
+				label);
 		return -1;
 	}
 	int64_t deadline = clock_ms() + timeout_ms;
@@ -1001,7 +1003,8 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 		if (!walk) {
 			status = "no_accessibility";
 			snprintf(note, sizeof(note), "%s", tg.info.pid > 0 ? "no accessibility tree: use screenshots and pixel actions"
-					: "no _NET_WM_PID: no accessibility tree can be matched to it");
+					: "no pid, and no accessible app named as it: no accessibility tree can be "
+					"matched to it");
 		} else if (pid_in(t.hung, t.n_hung, tg.info.pid)) {
 			status = "timeout";
 			snprintf(note, sizeof(note), "its app did not answer for another window: skipped");
