@@ -75,8 +75,14 @@ bool a11y__send_simple(struct batch* b, const char* bus, const char* path,
 /** Properties.Get(iface, prop). */
 bool a11y__send_get(struct batch* b, const char* bus, const char* path,
 		const char* iface, const char* prop, int node, int kind);
-/** Component.GetExtents(SCREEN). */
-bool a11y__send_extents(struct batch* b, const char* bus, const char* path, int node, int kind);
+/** Component.GetExtents in coords (a11y__extents_coords). */
+bool a11y__send_extents(struct batch* b, const char* bus, const char* path, uint32_t coords,
+		int node, int kind);
+/** The coordinate type to ask an app's extents in: window (1) for GTK 4,
+ *  which has no screen coordinates (4.8 answers window ones and warns;
+ *  4.18 on Wayland answers 0,0 for every element: PITFALLS 91), screen (0)
+ *  for the rest. */
+uint32_t a11y__extents_coords(const char* toolkit, const char* version);
 /** Collect the replies until all came or the deadline passed. */
 void a11y__batch_wait(struct batch* b);
 /** Drop the calls and replies (the counters and the deadline stay). */

@@ -442,7 +442,9 @@ static void pick_frame(struct snapshot* s)
 		const struct a11y_id* f = &s->frames[j];
 		a11y__send_get(b, f->bus, f->path, IF_ACCESSIBLE, "Name", j, K_NAME);
 		a11y__send_simple(b, f->bus, f->path, IF_ACCESSIBLE, "GetState", j, K_STATE);
-		a11y__send_extents(b, f->bus, f->path, j, K_EXTENTS);
+		const struct a11y_app* app = &s->apps[s->frame_app[j]];
+		a11y__send_extents(b, f->bus, f->path, a11y__extents_coords(app->toolkit, app->version),
+				j, K_EXTENTS);
 	}
 	for (size_t i = 0; i < s->n_apps; i++)
 		if (s->apps[i].pid == s->q->pid)
@@ -599,12 +601,13 @@ static void fetch_details(struct snapshot* s)
 {
 	struct walk* w = &s->w;
 	struct batch* b = &s->b;
+	uint32_t coords = a11y__extents_coords(s->out->app.toolkit, s->out->app.version);
 	for (int i = 0; i < w->n; i++) {
 		if (!w->keep[i])
 			continue;
 		struct a11y_node* n = &w->v[i];
 		if (n->ifaces & A11Y_IF_COMPONENT)
-			a11y__send_extents(b, n->id.bus, n->id.path, i, K_EXTENTS);
+			a11y__send_extents(b, n->id.bus, n->id.path, coords, i, K_EXTENTS);
 		if (n->ifaces & A11Y_IF_VALUE) {
 			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "CurrentValue", i, K_VALUE);
 			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "MinimumValue", i, K_VMIN);

@@ -180,7 +180,8 @@ static int target_from_args(struct tool_ctx* ctx, json_t* args, struct ui_target
 			tool_arg_string(args, "app", NULL), out, res);
 }
 
-/* GTK 4.8 reports window-relative extents as screen ones (docs/PITFALLS.md). */
+/* GTK 4's extents are window-relative: a11y/ asks them so (GTK 4 has no screen
+ * coordinates; docs/PITFALLS.md 91). */
 static bool relative_toolkit(const struct a11y_app* app)
 {
 	return strcasecmp(app->toolkit, "GTK") == 0 && app->version[0] == '4';
@@ -203,8 +204,11 @@ static bool node_rects(const struct a11y_node* n, const struct a11y_app* app,
 		return false;
 	int x = n->x, y = n->y;
 	if (rebase_needed(app, &tg->info)) {
-		x += tg->info.rect.x + tg->info.surface_dx;
-		y += tg->info.rect.y + tg->info.surface_dy;
+		/* GTK 3 counts from its surface, shadows included; GTK 4's window
+		 * coordinates start at the frame. */
+		bool from_frame = relative_toolkit(app);
+		x += tg->info.rect.x + (from_frame ? 0 : tg->info.surface_dx);
+		y += tg->info.rect.y + (from_frame ? 0 : tg->info.surface_dy);
 	}
 	d[0] = x;
 	d[1] = y;

@@ -439,8 +439,9 @@ function shellParts(d) {
  *  share with 'Allow remote interaction' on, or cancel. */
 async function answerPortal(d, share, { remember } = {}) {
   // "Remote desktop" on 43, "Remote Desktop" on 48.
-  const dialog = await waitUntil(async () => (await ok(d, 'windows')).windows.find((w) => w.app === 'xdg-desktop-portal-gnome' && w.title.toLowerCase() === 'remote desktop'),
+  const listed = await waitUntil(async () => (await ok(d, 'windows')).windows.find((w) => w.app === 'xdg-desktop-portal-gnome' && w.title.toLowerCase() === 'remote desktop' && w.width > 0),
     { timeout: T, what: "the portal's dialog" });
+  const dialog = await settledWindow(d, listed.id, { timeout: T, what: 'the dialog in place' });
   const all = async (q) => await waitUntil(async () => { const m = (await ok(d, 'ui', { op: 'find', window: dialog.id, ...q })).matches; return m.length && m; }, { timeout: T, what: JSON.stringify(q) });
   if (remember !== undefined) {
     const [r] = await all({ role: 'check box', name: 'Remember this selection' });
@@ -453,6 +454,15 @@ async function answerPortal(d, share, { remember } = {}) {
     assert.ok(r.element.states.includes('checked'), JSON.stringify(r));
   }
   const [button] = await all({ role: 'push button', name: share ? 'Share' : 'Cancel' });
+  // GTK 4's extents, asked in window coordinates (4.18 has no screen ones:
+  // every element was at 0,0), rebased to the desktop: inside the dialog,
+  // Share right of Cancel.
+  const [cancel] = await all({ role: 'push button', name: 'Cancel' });
+  const [shareButton] = await all({ role: 'push button', name: 'Share' });
+  const [x0, y0, x1, y1] = shareButton.desktop_bounds;
+  assert.ok(x0 >= dialog.x && y0 >= dialog.y && x1 <= dialog.x + dialog.width && y1 <= dialog.y + dialog.height,
+    `Share ${shareButton.desktop_bounds} inside the dialog ${JSON.stringify(dialog)}`);
+  assert.ok(cancel.desktop_bounds[2] <= x0, `Cancel ${cancel.desktop_bounds} left of Share ${shareButton.desktop_bounds}`);
   await ok(d, 'ui', { op: 'act', ref: button.ref, action: 'press' });
 }
 
