@@ -448,10 +448,12 @@ async function answerPortal(d, share, { remember } = {}) {
     assert.equal(r.states.includes('checked'), remember, `"Remember This Selection" ${remember ? 'offered and on' : 'off'}`);
   }
   if (share) {
-    // 48's row holds a switch of the same name: the switch is what toggles.
-    const rows = await all({ role: 'check box', name: 'Allow remote interaction' });
-    const r = await ok(d, 'ui', { op: 'act', ref: rows[rows.length - 1].ref, action: 'toggle' });
-    assert.ok(r.element.states.includes('checked'), JSON.stringify(r));
+    // 48's is a row (with no action of its own: a click where its bounds
+    // say, after the shell raised the dialog) holding a switch of the same
+    // name; 43's a check button.
+    const [row] = await all({ role: 'check box', name: 'Allow remote interaction' });
+    const r = await ok(d, 'ui', { op: 'act', ref: row.ref, action: 'toggle' });
+    assert.ok(r.verified && r.element.states.includes('checked'), JSON.stringify(r));
   }
   const [button] = await all({ role: 'push button', name: share ? 'Share' : 'Cancel' });
   // GTK 4's extents, asked in window coordinates (4.18 has no screen ones:
