@@ -348,14 +348,15 @@ static int read_token(char out[TOKEN_MAX], char* err, size_t size)
 		return -EPERM;
 	}
 	ssize_t n = read(fd, out, TOKEN_MAX);
+	int read_errno = errno;
 	close(fd);
 	while (n > 0 && out[n - 1] == '\n')
 		n--;
 	if (n < 0 || n >= TOKEN_MAX) {
 		snprintf(err, size, "cannot read the portal's restore token %s: %s", token_file,
-				n < 0 ? strerror(errno) : "too long");
+				n < 0 ? strerror(read_errno) : "too long");
 		out[0] = '\0';
-		return n < 0 ? -errno : -EINVAL;
+		return n < 0 ? -read_errno : -EINVAL;
 	}
 	out[n] = '\0';
 	if (n && !token_valid(out)) {
@@ -396,7 +397,7 @@ static void keep_token(const char* token)
 	if (done)
 		return;
 	log_warn("gnome: cannot keep the portal's restore token in %s: %s (the person is "
-				"asked again next time)", token_file, strerror(saved));
+			"asked again next time)", token_file, strerror(saved));
 	unlink(tmp);
 }
 
@@ -434,7 +435,8 @@ int gnome__portal_start(struct DBusConnection* bus, int64_t deadline,
 	/* Where the portal can keep the person's grant (version 2 on), ask it to
 	 * until they revoke it, and offer the one kept from the last run. */
 	char restore[TOKEN_MAX] = "";
-	bool persist = token_file[0] && gnome__portal_version(bus, GNOME_PORTAL_RD, CALL_MS) >= PERSIST_VERSION;
+	bool persist = token_file[0]
+			&& gnome__portal_version(bus, GNOME_PORTAL_RD, CALL_MS) >= PERSIST_VERSION;
 	if (persist && (rc = read_token(restore, err, size)) < 0)
 		goto failed;
 	const char* restorep = restore;

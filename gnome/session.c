@@ -876,7 +876,7 @@ struct gnome* gnome_open(const char* address, unsigned want, int timeout_ms, cha
 	}
 	pthread_mutex_unlock(&shared_mutex);
 	if (self && (want & GNOME_CLIPBOARD) && !self->clipboard) {
-		snprintf(err, err_size, GNOME_PORTAL_NO_CLIPBOARD);
+		snprintf(err, err_size, "%s", GNOME_PORTAL_NO_CLIPBOARD);
 		gnome_close(self);
 		return NULL;
 	}

@@ -425,7 +425,16 @@ async function startProbe(d, prefix) {
   const lines = () => readFileSync(log, 'utf8').split('\n');
   return { dir, window: l.window, ax: box[0] - 100, ay: box[1] - 50,
     clicks: () => lines().filter((x) => x.startsWith('click ')).map((x) => x.split(' ').slice(1).map(Number)),
-    text: () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : '') };
+    text: () => (existsSync(textFile) ? readFileSync(textFile, 'utf8') : ''),
+    /** Click into its text view with deskd by (found in the tree through d). */
+    focusText: async (by) => {
+      const snap = await waitUntil(async () => {
+        const r = await d.tool('ui_snapshot', { window: l.window });
+        return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
+      }, { timeout: T, what: "the probe's tree" });
+      const [x0, y0, x1, y1] = snap.elements.find((e) => e.role === 'text').desktop_bounds;
+      await ok(by, 'computer_click', { x: (x0 + x1) >> 1, y: (y0 + y1) >> 1 });
+    } };
 }
 
 /** The embedded shell's session bus, runtime dir, PipeWire and Wayland sockets, from its deskd's address. */
@@ -475,7 +484,7 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
   need('python3', { PATH: '/usr/bin' });
   const d = await startShellDeskd(['--tools', 'both', '--max-image-dimension', '0']);
   t.after(() => d.stop());
-  const { dir, window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-portal-');
+  const { dir, ax, ay, clicks, text, focusText } = await startProbe(d, 'deskd-gnome-portal-');
   const { bus, rt, wayland } = shellParts(d);
   const portalDeskd = (more = {}) => startDeskd({ args: ['--gnome-bus', bus, '--gnome-portal', '--tools', 'both', '--max-image-dimension', '0'],
     env: { ...attachEnv(rt), WAYLAND_DISPLAY: wayland }, readyTimeout: 60000, ...more });
@@ -527,12 +536,7 @@ test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: t
 
   // Keys in order (xdg-desktop-portal runs each call on a thread: sent
   // together they arrived out of order), shifted ones with their level.
-  const snap = await waitUntil(async () => {
-    const r = await d.tool('ui_snapshot', { window });
-    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
-  }, { timeout: T, what: "the probe's tree" });
-  const tv = snap.elements.find((e) => e.role === 'text');
-  await ok(b, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  await focusText(b);
   const ascii = 'Portal: The quick brown fox, 0123456789 ~!@#$%^&*()_+{}|:"<>? `-=[]\\;\',./ END';
   const t2 = performance.now();
   await ok(b, 'computer_type', { text: ascii });
@@ -575,7 +579,7 @@ test('gnome (GNOME Shell): through a portal with persistence and a clipboard (Re
   need('python3', { PATH: '/usr/bin' });
   const d = await startShellDeskd(['--max-image-dimension', '0']);
   t.after(() => d.stop());
-  const { dir, window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-persist-');
+  const { dir, ax, ay, clicks, text, focusText } = await startProbe(d, 'deskd-gnome-persist-');
   const { bus, rt, pipewire, wayland } = shellParts(d);
   const portalBus = join(dir, 'portal-bus');
   const daemon = launch('dbus-daemon', 'dbus-daemon', ['--session', '--nofork', '--nopidfile', `--address=unix:path=${portalBus}`]);
@@ -630,12 +634,7 @@ test('gnome (GNOME Shell): through a portal with persistence and a clipboard (Re
   // Its Clipboard (xdg-desktop-portal 1.18 on): the corpus byte-exact, text
   // off the layout by a paste through the portal; the app's copy read back.
   assert.ok(calls.some((c) => c.call === 'RequestClipboard'), 'the clipboard asked for');
-  const snap = await waitUntil(async () => {
-    const r = await d.tool('ui_snapshot', { window });
-    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
-  }, { timeout: T, what: "the probe's tree" });
-  const tv = snap.elements.find((e) => e.role === 'text');
-  await ok(b, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  await focusText(b);
   const corpus = appCorpus();
   let pasted = 0, chars = 0;
   const t0 = performance.now();
@@ -679,7 +678,7 @@ test('gnome (GNOME Shell 46 on, attached: make gnome-next-test): the session\'s 
   need('python3', { PATH: '/usr/bin' });
   const d = await startShellDeskd(['--tools', 'both', '--max-image-dimension', '0']);
   t.after(() => d.stop());
-  const { window, ax, ay, clicks, text } = await startProbe(d, 'deskd-gnome-own-portal-');
+  const { ax, ay, clicks, text, focusText } = await startProbe(d, 'deskd-gnome-own-portal-');
   const data = tempDir('deskd-gnome-own-portal-data-');
   const tokenFile = join(data, 'gnome-portal-token');
   const start = (readyTimeout) => startDeskd({ args: ['--gnome-bus', `unix:path=${ATTACH}/bus`, '--gnome-portal', '--data-dir', data, '--tools', 'both', '--max-image-dimension', '0'],
@@ -692,12 +691,7 @@ test('gnome (GNOME Shell 46 on, attached: make gnome-next-test): the session\'s 
   t.after(() => a.stop());
   assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
   assert.match(readFileSync(tokenFile, 'utf8'), /^\S+\n$/);
-  const snap = await waitUntil(async () => {
-    const r = await d.tool('ui_snapshot', { window });
-    return r.status === 200 && r.body.structuredContent.elements?.some((e) => e.role === 'text') && r.body.structuredContent;
-  }, { timeout: T, what: "the probe's tree" });
-  const tv = snap.elements.find((e) => e.role === 'text');
-  await ok(a, 'computer_click', { x: (tv.desktop_bounds[0] + tv.desktop_bounds[2]) >> 1, y: (tv.desktop_bounds[1] + tv.desktop_bounds[3]) >> 1 });
+  await focusText(a);
   const typed = 'Portal clipboard: é ü ß, 中文, 😀 ok';
   const r = await ok(a, 'computer_type', { text: typed });
   assert.match(JSON.stringify(r), /"paste"/);
