@@ -323,19 +323,16 @@ static void gn_untrack(struct capture* base, uint32_t window)
 static int gn_focus_window(struct capture* base, uint32_t window)
 {
 	struct capture_gnome* self = gn_of(base);
-	struct gnome_window w;
-	int rc = find_window(self, window, &w);
-	if (rc == 0 && (rc = gnome_window_activate(self->shell, w.id)) < 0)
-		return shell_fail(self, rc);
-	int64_t end = clock_ms() + FOCUS_WAIT_MS;
-	while (rc == 0 && !(w.flags & GNOME_WINDOW_FOCUSED)) {
-		if (clock_ms() >= end)
-			return capture__fail(base, -ETIMEDOUT, "window %u did not take the focus",
-					(unsigned)window);
-		clock_sleep_ms(POLL_MS);
-		rc = find_window(self, window, &w);
-	}
-	return rc;
+	int rc = 0;
+	struct gnome_shell* shell = shell_of(self, &rc);
+	if (!shell)
+		return rc;
+	rc = gnome_window_focus(shell, window, FOCUS_WAIT_MS);
+	if (rc == -ETIMEDOUT)
+		return capture__fail(base, rc, "window %u did not take the focus", (unsigned)window);
+	if (rc == -ENOENT)
+		return capture__fail(base, rc, "no window %u", (unsigned)window);
+	return rc < 0 ? shell_fail(self, rc) : 0;
 }
 
 /* Move and resize the frame, then wait (bounded) for the shell to show it. */

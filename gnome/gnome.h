@@ -216,6 +216,10 @@ const char* gnome_shell_error(const struct gnome_shell* self);
 /** The windows, bottom of the stack first; *out malloc'd (free()). */
 int gnome_windows(struct gnome_shell* self, struct gnome_window** out, size_t* n);
 int gnome_window_activate(struct gnome_shell* self, uint64_t id);
+/** Activate deskd's window (the low 32 bits of Mutter's id), then wait
+ *  until the shell lists it focused, at most timeout_ms: 0, -ENOENT (not
+ *  listed), -ETIMEDOUT, or the calls' errors. */
+int gnome_window_focus(struct gnome_shell* self, uint32_t window, int timeout_ms);
 /** Move and resize the frame (a maximized window is unmaximized first). */
 int gnome_window_move_resize(struct gnome_shell* self, uint64_t id, int x, int y, int width,
 		int height);

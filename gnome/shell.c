@@ -19,6 +19,7 @@
 #define SHELL_PATH "/dev/deskd/Shell"
 #define SHELL_IFACE "dev.deskd.Shell"
 #define SHELL_CALL_MS 2000
+#define FOCUS_POLL_MS 10
 /* The list's element: id, title, wm_class, app id, pid, frame, buffer,
  * flags, transient_for (extension.js's List). */
 #define WINDOW_SIGNATURE "(tsssuiiiiiiiiut)"
@@ -330,6 +331,41 @@ int gnome_window_move_resize(struct gnome_shell* self, uint64_t id, int x, int y
 int gnome_window_state(struct gnome_shell* self, uint64_t id, const char* state)
 {
 	return window_call(self, "SetState", id, DBUS_TYPE_STRING, &state, DBUS_TYPE_INVALID);
+}
+
+/* Is deskd's window focused? Mutter's id in *id; -ENOENT when not listed. */
+static int window_focused(struct gnome_shell* self, uint32_t window, uint64_t* id, bool* focused)
+{
+	struct gnome_window* ws;
+	size_t n;
+	int rc = gnome_windows(self, &ws, &n);
+	if (rc < 0)
+		return rc;
+	*id = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((uint32_t)ws[i].id == window) {
+			*id = ws[i].id;
+			*focused = ws[i].flags & GNOME_WINDOW_FOCUSED;
+		}
+	free(ws);
+	return *id ? 0 : -ENOENT;
+}
+
+int gnome_window_focus(struct gnome_shell* self, uint32_t window, int timeout_ms)
+{
+	int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t id;
+	bool focused = false;
+	int rc = window_focused(self, window, &id, &focused);
+	if (rc == 0 && !focused)
+		rc = gnome_window_activate(self, id);
+	while (rc == 0 && !focused) {
+		if (clock_ms() >= deadline)
+			return -ETIMEDOUT;
+		clock_sleep_ms(FOCUS_POLL_MS);
+		rc = window_focused(self, window, &id, &focused);
+	}
+	return rc;
 }
 
 int gnome_window_close(struct gnome_shell* self, uint64_t id)

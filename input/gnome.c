@@ -16,7 +16,6 @@
  * recreates the context. */
 #include "input/input_private.h"
 #include "gnome/gnome.h"
-#include "base/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +25,6 @@
 #define OPEN_TIMEOUT_MS 5000
 /* After making the devices (gnome_input_warm). */
 #define DEVICE_SETTLE_MS 100
-#define FOCUS_POLL_MS 10
 
 struct input_gnome {
 	struct input head;	/* first: the ops and the one mutex */
@@ -338,28 +336,8 @@ static int gn_type(struct input* in, const char* text, size_t len,
 	return 0;
 }
 
-/* Mutter alone has no window list to focus by. */
-/* Is deskd's window (the low 32 bits of Mutter's id) focused? Its full id
- * in *id; -ENOENT when the shell does not list it. */
-static int window_focused(struct gnome_shell* shell, uint32_t window, uint64_t* id, bool* focused)
-{
-	struct gnome_window* ws;
-	size_t n;
-	int rc = gnome_windows(shell, &ws, &n);
-	if (rc < 0)
-		return rc;
-	*id = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((uint32_t)ws[i].id == window) {
-			*id = ws[i].id;
-			*focused = ws[i].flags & GNOME_WINDOW_FOCUSED;
-		}
-	free(ws);
-	return *id ? 0 : -ENOENT;
-}
-
 /* Through deskd's GNOME Shell extension (Mutter alone has no window calls:
- * -ENOTSUP): activate, then wait until the shell says it has the focus. */
+ * -ENOTSUP), as capture/ does. */
 static int gn_focus(struct input* in, uint32_t window, int timeout_ms)
 {
 	struct input_gnome* self = gn_of(in);
@@ -370,21 +348,7 @@ static int gn_focus(struct input* in, uint32_t window, int timeout_ms)
 	char err[256];
 	if (!self->shell)
 		self->shell = gnome_shell_open(self->address, OPEN_TIMEOUT_MS, err, sizeof(err));
-	if (!self->shell)
-		return -ENOTSUP;
-	int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	uint64_t id;
-	bool focused = false;
-	int rc = window_focused(self->shell, window, &id, &focused);
-	if (rc == 0 && !focused)
-		rc = gnome_window_activate(self->shell, id);
-	while (rc == 0 && !focused) {
-		if (clock_ms() >= deadline)
-			return -ETIMEDOUT;
-		clock_sleep_ms(FOCUS_POLL_MS);
-		rc = window_focused(self->shell, window, &id, &focused);
-	}
-	return rc;
+	return self->shell ? gnome_window_focus(self->shell, window, timeout_ms) : -ENOTSUP;
 }
 
 static unsigned gn_focus_needs(struct input* in)
