@@ -190,15 +190,23 @@ void a11y_shutdown(void);
 /* ---- Reading -------------------------------------------------------------- */
 
 /** The registered applications with pids (from the bus daemon, which
- *  answers for hung apps), toolkit and name left "" (cheap). *list is
- *  malloc'd. */
-int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms,
+ *  answers for hung apps), toolkit left "" and name too unless names (then
+ *  each app's root is asked in the same round trip, and a hung app costs
+ *  the deadline). *list is malloc'd. */
+int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, bool names,
 		char* err, size_t err_size);
-/** The pid of the one registered application named name (its root's Name:
- *  the program's name for GTK and Qt), for a window whose own pid is not
- *  known. -ENOENT none, -EEXIST several with different pids, -ENOTCONN,
- *  -ETIMEDOUT; a sentence in err. */
-int a11y_app_pid(const char* name, int64_t deadline_ms, int* pid, char* err, size_t err_size);
+/** Are this toolkit's extents in window coordinates, counted from the
+ *  window's frame? GTK 4's: it has no screen coordinates (4.8 answers
+ *  window ones and warns; 4.18 on Wayland answers 0,0 for every element:
+ *  docs/PITFALLS.md 91), so a11y/ asks it in window coordinates. The rest
+ *  answer in screen coordinates. */
+bool a11y_extents_in_window(const char* toolkit, const char* version);
+/** The pid of the one app (of a11y_apps with names) named names[0], else
+ *  of the one named names[1], ...; 0 when no name picks a single pid. For
+ *  a window whose own pid is not known: its instance and class name it as
+ *  GTK and Qt name their apps' roots. */
+int a11y_app_pid_named(const struct a11y_app* apps, size_t n, const char* const* names,
+		size_t n_names);
 /** Snapshot one window of the app with q->pid. 0 with a tree (maybe
  *  incomplete: see its flags), -ENOENT (no accessible app for the pid, or
  *  it has no window), -ENOTCONN, -ETIMEDOUT (nothing at all came back in

@@ -26,6 +26,9 @@
 #define IF_APPLICATION "org.a11y.atspi.Application"
 #define IF_PROPS "org.freedesktop.DBus.Properties"
 #define DEFAULT_DEADLINE_MS 2000
+/* AtspiCoordType: GetExtents' frame of reference. */
+#define ATSPI_COORD_SCREEN 0u
+#define ATSPI_COORD_WINDOW 1u
 
 /* ---- Transport (bus.c) ------------------------------------------------------- */
 
@@ -75,14 +78,10 @@ bool a11y__send_simple(struct batch* b, const char* bus, const char* path,
 /** Properties.Get(iface, prop). */
 bool a11y__send_get(struct batch* b, const char* bus, const char* path,
 		const char* iface, const char* prop, int node, int kind);
-/** Component.GetExtents in coords (a11y__extents_coords). */
-bool a11y__send_extents(struct batch* b, const char* bus, const char* path, uint32_t coords,
+/** Component.GetExtents, in window coordinates when in_window (GTK 4:
+ *  a11y_extents_in_window), else the screen's. */
+bool a11y__send_extents(struct batch* b, const char* bus, const char* path, bool in_window,
 		int node, int kind);
-/** The coordinate type to ask an app's extents in: window (1) for GTK 4,
- *  which has no screen coordinates (4.8 answers window ones and warns;
- *  4.18 on Wayland answers 0,0 for every element: PITFALLS 91), screen (0)
- *  for the rest. */
-uint32_t a11y__extents_coords(const char* toolkit, const char* version);
 /** Collect the replies until all came or the deadline passed. */
 void a11y__batch_wait(struct batch* b);
 /** Drop the calls and replies (the counters and the deadline stay). */

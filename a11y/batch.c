@@ -67,20 +67,20 @@ bool a11y__send_get(struct batch* b, const char* bus, const char* path,
 	return a11y__batch_send(b, m, node, kind, 0);
 }
 
-bool a11y__send_extents(struct batch* b, const char* bus, const char* path, uint32_t coords,
+bool a11y__send_extents(struct batch* b, const char* bus, const char* path, bool in_window,
 		int node, int kind)
 {
 	DBusMessage* m = a11y__method(bus, path, IF_COMPONENT, "GetExtents");
 	if (!m)
 		return false;
-	dbus_uint32_t type = coords;
+	dbus_uint32_t type = in_window ? ATSPI_COORD_WINDOW : ATSPI_COORD_SCREEN;
 	dbus_message_append_args(m, DBUS_TYPE_UINT32, &type, DBUS_TYPE_INVALID);
 	return a11y__batch_send(b, m, node, kind, 0);
 }
 
-uint32_t a11y__extents_coords(const char* toolkit, const char* version)
+bool a11y_extents_in_window(const char* toolkit, const char* version)
 {
-	return strcasecmp(toolkit, "GTK") == 0 && version[0] == '4' ? 1 : 0;
+	return strcasecmp(toolkit, "GTK") == 0 && version[0] == '4';
 }
 
 /* Collect the replies until all came or the deadline passed. */

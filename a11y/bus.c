@@ -459,7 +459,7 @@ void a11y_status(struct a11y_status* out, int timeout_ms)
 	}
 	struct a11y_app* apps = NULL;
 	size_t n = 0;
-	int rc = a11y_apps(&apps, &n, clock_ms() + timeout_ms, err, sizeof(err));
+	int rc = a11y_apps(&apps, &n, clock_ms() + timeout_ms, false, err, sizeof(err));
 	out->bus = rc != -ENOTCONN || !strstr(err, "connect");
 	if (rc == 0) {
 		out->bus = out->registry = true;

@@ -71,7 +71,7 @@ int a11y_read(const struct a11y_id* id, size_t max_text, int64_t deadline_ms,
 	if (rc == 0) {
 		if (out->ifaces & A11Y_IF_COMPONENT)
 			a11y__send_extents(&b, id->bus, id->path,
-					a11y__extents_coords(out->toolkit, out->toolkit_version), 0, K_EXTENTS);
+					a11y_extents_in_window(out->toolkit, out->toolkit_version), 0, K_EXTENTS);
 		if (out->ifaces & A11Y_IF_VALUE) {
 			a11y__send_get(&b, id->bus, id->path, IF_VALUE, "CurrentValue", 0, K_VALUE);
 			a11y__send_get(&b, id->bus, id->path, IF_VALUE, "MinimumValue", 0, K_VMIN);

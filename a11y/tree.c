@@ -189,8 +189,10 @@ static int reorder(struct walk* w, struct a11y_tree* out)
 	return 0;
 }
 
-/* The registry's apps and their pids. */
-static int list_apps(struct batch* b, struct a11y_app** out, size_t* n_out)
+/* The registry's apps and their pids; their names too when asked (in the
+ * same round trip, but from the apps themselves: a hung one costs the
+ * deadline). */
+static int list_apps(struct batch* b, bool names, struct a11y_app** out, size_t* n_out)
 {
 	*out = NULL;
 	*n_out = 0;
@@ -220,13 +222,21 @@ static int list_apps(struct batch* b, struct a11y_app** out, size_t* n_out)
 		if (m)
 			dbus_message_append_args(m, DBUS_TYPE_STRING, &bus, DBUS_TYPE_INVALID);
 		a11y__batch_send(b, m, i, K_PID, 0);
+		if (names)
+			a11y__send_get(b, bus, ROOT_PATH, IF_ACCESSIBLE, "Name", i, K_NAME);
 	}
 	free(ids);
 	a11y__batch_wait(b);
 	for (size_t i = 0; i < b->n; i++) {
+		struct a11y_app* a = &apps[b->v[i].node];
 		int64_t pid;
-		if (a11y__get_int(b->v[i].reply, &pid))
-			apps[b->v[i].node].pid = (int)pid;
+		char* name;
+		if (b->v[i].kind == K_PID && a11y__get_int(b->v[i].reply, &pid))
+			a->pid = (int)pid;
+		else if (b->v[i].kind == K_NAME && (name = a11y__dup_string(b->v[i].reply))) {
+			a11y__copy_cut(a->name, sizeof(a->name), name);
+			free(name);
+		}
 	}
 	a11y__batch_reset(b);
 	*out = apps;
@@ -234,7 +244,7 @@ static int list_apps(struct batch* b, struct a11y_app** out, size_t* n_out)
 	return 0;
 }
 
-int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, char* err,
+int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, bool names, char* err,
 		size_t err_size)
 {
 	*list = NULL;
@@ -243,7 +253,7 @@ int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, char* err,
 	if (!c)
 		return -ENOTCONN;
 	struct batch b = { .c = c, .deadline = deadline_ms ? deadline_ms : clock_ms() + DEFAULT_DEADLINE_MS };
-	int rc = list_apps(&b, list, n);
+	int rc = list_apps(&b, names, list, n);
 	if (rc == -ETIMEDOUT)
 		a11y__set_err(err, err_size, "the AT-SPI registry did not answer in time");
 	else if (rc == -ENOTCONN)
@@ -253,46 +263,21 @@ int a11y_apps(struct a11y_app** list, size_t* n, int64_t deadline_ms, char* err,
 	return rc;
 }
 
-int a11y_app_pid(const char* name, int64_t deadline_ms, int* pid, char* err, size_t err_size)
+int a11y_app_pid_named(const struct a11y_app* apps, size_t n, const char* const* names,
+		size_t n_names)
 {
-	*pid = 0;
-	DBusConnection* c = a11y__pool_get(err, err_size);
-	if (!c)
-		return -ENOTCONN;
-	struct batch b = { .c = c, .deadline = deadline_ms ? deadline_ms : clock_ms() + DEFAULT_DEADLINE_MS };
-	struct a11y_app* apps = NULL;
-	size_t n = 0;
-	int rc = list_apps(&b, &apps, &n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		a11y__send_get(&b, apps[i].bus, ROOT_PATH, IF_ACCESSIBLE, "Name", (int)i, K_NAME);
-	bool several = false;
-	if (rc == 0 && n) {
-		a11y__batch_wait(&b);
-		for (size_t k = 0; k < b.n; k++) {
-			char* got = a11y__dup_string(b.v[k].reply);
-			const struct a11y_app* a = &apps[b.v[k].node];
-			if (got && !strcmp(got, name) && a->pid > 0) {
-				several |= *pid && *pid != a->pid;
-				*pid = a->pid;
+	for (size_t k = 0; k < n_names; k++) {
+		int pid = 0;
+		bool several = false;
+		for (size_t i = 0; names[k][0] && i < n; i++)
+			if (apps[i].pid > 0 && !strcmp(apps[i].name, names[k])) {
+				several |= pid && pid != apps[i].pid;
+				pid = apps[i].pid;
 			}
-			free(got);
-		}
-		a11y__batch_reset(&b);
+		if (pid && !several)
+			return pid;
 	}
-	if (rc == 0)
-		rc = several ? -EEXIST : *pid ? 0 : -ENOENT;
-	if (several)
-		*pid = 0;
-	if (rc == -ETIMEDOUT || b.timed_out)
-		a11y__set_err(err, err_size, "the AT-SPI registry did not answer in time");
-	else if (rc == -EEXIST)
-		a11y__set_err(err, err_size, "more than one accessible application is named %s", name);
-	else if (rc == -ENOENT)
-		a11y__set_err(err, err_size, "no accessible application is named %s", name);
-	free(apps);
-	a11y__pool_put(c, !b.timed_out && !b.lost);
-	a11y__batch_free(&b);
-	return rc;
+	return 0;
 }
 
 static int64_t overlap(int ax, int ay, int aw, int ah, int bx, int by, int bw, int bh)
@@ -443,7 +428,7 @@ static void pick_frame(struct snapshot* s)
 		a11y__send_get(b, f->bus, f->path, IF_ACCESSIBLE, "Name", j, K_NAME);
 		a11y__send_simple(b, f->bus, f->path, IF_ACCESSIBLE, "GetState", j, K_STATE);
 		const struct a11y_app* app = &s->apps[s->frame_app[j]];
-		a11y__send_extents(b, f->bus, f->path, a11y__extents_coords(app->toolkit, app->version),
+		a11y__send_extents(b, f->bus, f->path, a11y_extents_in_window(app->toolkit, app->version),
 				j, K_EXTENTS);
 	}
 	for (size_t i = 0; i < s->n_apps; i++)
@@ -601,13 +586,13 @@ static void fetch_details(struct snapshot* s)
 {
 	struct walk* w = &s->w;
 	struct batch* b = &s->b;
-	uint32_t coords = a11y__extents_coords(s->out->app.toolkit, s->out->app.version);
+	bool in_window = a11y_extents_in_window(s->out->app.toolkit, s->out->app.version);
 	for (int i = 0; i < w->n; i++) {
 		if (!w->keep[i])
 			continue;
 		struct a11y_node* n = &w->v[i];
 		if (n->ifaces & A11Y_IF_COMPONENT)
-			a11y__send_extents(b, n->id.bus, n->id.path, coords, i, K_EXTENTS);
+			a11y__send_extents(b, n->id.bus, n->id.path, in_window, i, K_EXTENTS);
 		if (n->ifaces & A11Y_IF_VALUE) {
 			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "CurrentValue", i, K_VALUE);
 			a11y__send_get(b, n->id.bus, n->id.path, IF_VALUE, "MinimumValue", i, K_VMIN);
@@ -801,7 +786,7 @@ static int finish(struct snapshot* s)
  * walk). */
 static int snapshot_run(struct snapshot* s, DBusConnection** peer, bool* bus_clean)
 {
-	int rc = list_apps(&s->b, &s->apps, &s->n_apps);
+	int rc = list_apps(&s->b, false, &s->apps, &s->n_apps);
 	if (rc < 0) {
 		a11y__set_err(s->err, s->err_size, "the AT-SPI registry %s", rc == -ETIMEDOUT
 				? "did not answer in time" : "is not reachable");

@@ -298,6 +298,12 @@ struct capture_window_info;
  *  width, height, focused, visible}); the live view's list uses it too. New
  *  reference. */
 json_t* tools_window_json(const struct capture_window_info* w);
+struct a11y_app;
+/** The pid of the accessible app of w (of a11y_apps with names when w has no
+ *  pid of its own): w's pid, else the one app named as its instance or class
+ *  (GNOME 46's portal dialogs; X11 windows without _NET_WM_PID), else 0. */
+int tools_window_app_pid(const struct capture_window_info* w, const struct a11y_app* apps,
+		size_t n);
 
 /** After a successful call that returned a screenshot to an agent: starts
  *  making a small JPEG of that image for the timeline (tools/thumbs.c; on a

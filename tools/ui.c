@@ -99,18 +99,15 @@ static int gnome_target(struct tool_ctx* ctx, uint32_t window, int pid, const ch
 	return 0;
 }
 
-/* A window whose pid is not known (an X11 one without _NET_WM_PID; on GNOME
- * 46 on, the portal's dialogs, which reach Mutter through its service
- * channel): the accessible app named as its instance or class, if one is. */
+/* A window whose pid is not known: the accessible app named as it
+ * (tools_window_app_pid), if one is. */
 static void pid_by_name(struct capture_window_info* w)
 {
-	const char* const names[] = { w->instance, w->app };
-	int64_t deadline = clock_ms() + PID_BY_NAME_MS;
-	char err[160];
-	for (size_t i = 0; i < 2 && w->pid <= 0; i++)
-		if (names[i][0] && (i == 0 || strcmp(names[0], names[1]))
-				&& a11y_app_pid(names[i], deadline, &w->pid, err, sizeof(err)) < 0)
-			w->pid = 0;
+	struct a11y_app* apps = NULL;
+	size_t n = 0;
+	if (a11y_apps(&apps, &n, clock_ms() + PID_BY_NAME_MS, true, NULL, 0) == 0)
+		w->pid = tools_window_app_pid(w, apps, n);
+	free(apps);
 }
 
 static int target_for(struct tool_ctx* ctx, uint32_t window, int pid, const char* app,
@@ -180,19 +177,12 @@ static int target_from_args(struct tool_ctx* ctx, json_t* args, struct ui_target
 			tool_arg_string(args, "app", NULL), out, res);
 }
 
-/* GTK 4's extents are window-relative: a11y/ asks them so (GTK 4 has no screen
- * coordinates; docs/PITFALLS.md 91). */
-static bool relative_toolkit(const struct a11y_app* app)
-{
-	return strcasecmp(app->toolkit, "GTK") == 0 && app->version[0] == '4';
-}
-
-/* Extents relative to the window: GTK 4.8's, and every native Wayland
- * client's (it does not know where the compositor put it); the window's
- * origin from the compositor makes them desktop pixels. */
+/* Extents relative to the window: GTK 4's (a11y_extents_in_window), and
+ * every native Wayland client's (it does not know where the compositor put
+ * it); the window's origin from the compositor makes them desktop pixels. */
 static bool rebase_needed(const struct a11y_app* app, const struct capture_window_info* info)
 {
-	return relative_toolkit(app) || info->wayland_native;
+	return a11y_extents_in_window(app->toolkit, app->version) || info->wayland_native;
 }
 
 /* An element's desktop rectangle (d) and its rectangle in the target's
@@ -204,9 +194,9 @@ static bool node_rects(const struct a11y_node* n, const struct a11y_app* app,
 		return false;
 	int x = n->x, y = n->y;
 	if (rebase_needed(app, &tg->info)) {
-		/* GTK 3 counts from its surface, shadows included; GTK 4's window
-		 * coordinates start at the frame. */
-		bool from_frame = relative_toolkit(app);
+		/* GTK 4's window coordinates start at the frame; GTK 3 on Wayland
+		 * counts from its surface, shadows included. */
+		bool from_frame = a11y_extents_in_window(app->toolkit, app->version);
 		x += tg->info.rect.x + (from_frame ? 0 : tg->info.surface_dx);
 		y += tg->info.rect.y + (from_frame ? 0 : tg->info.surface_dy);
 	}
@@ -954,7 +944,10 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 	struct a11y_app* apps = NULL;
 	size_t n_apps = 0;
 	int64_t apps_deadline = clock_ms() + 500 < deadline ? clock_ms() + 500 : deadline;
-	rc = a11y_apps(&apps, &n_apps, apps_deadline, err, sizeof(err));
+	bool pidless = false;
+	for (size_t i = 0; i < n; i++)
+		pidless |= list[i].visible && list[i].pid <= 0;
+	rc = a11y_apps(&apps, &n_apps, apps_deadline, pidless, err, sizeof(err));
 	if (rc < 0) {
 		free(list);
 		struct desktop_buses b;
@@ -965,7 +958,7 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 	}
 	for (size_t i = 0; i < n; i++)
 		if (list[i].visible && list[i].pid <= 0)
-			pid_by_name(&list[i]);
+			list[i].pid = tools_window_app_pid(&list[i], apps, n_apps);
 	const struct capture_window_info* pick[UI_DESKTOP_WINDOWS];
 	int not_listed = 0;
 	int n_pick = pick_windows(list, n, pick, &not_listed);
@@ -973,8 +966,7 @@ static int ui_snapshot_desktop(struct tool_ctx* ctx, json_t* args, struct tool_r
 	struct desk_totals t = { .hung = calloc((size_t)n_pick + 1, sizeof(int)) };
 	int to_walk = 0;
 	for (int k = 0; k < n_pick && accessible; k++) {
-		for (size_t a = 0; a < n_apps && !accessible[k]; a++)
-			accessible[k] = pick[k]->pid > 0 && apps[a].pid == pick[k]->pid;
+		accessible[k] = tools_window_app_pid(pick[k], apps, n_apps) > 0;
 		to_walk += accessible[k];
 	}
 	free(apps);
@@ -3148,7 +3140,8 @@ int tools_ui_ref_point(const char* s, int* x, int* y, struct act_error* e)
 		struct capture_window_info* list = NULL;
 		size_t nw = 0;
 		/* Wayland toolkits (on sway or Mutter) place in their window. */
-		if ((relative_toolkit(&app) || desktop_is_wayland() || desktop_is_gnome())
+		if ((a11y_extents_in_window(app.toolkit, app.version) || desktop_is_wayland()
+				|| desktop_is_gnome())
 				&& desktop_windows(&list, &nw) == 0)
 			for (size_t i = 0; i < nw; i++)
 				if (list[i].id == r.window)

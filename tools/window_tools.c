@@ -29,6 +29,19 @@ static bool window_required(json_t* args, uint32_t* window, struct tool_result* 
 
 /* ---- windows ----------------------------------------------------------------------- */
 
+int tools_window_app_pid(const struct capture_window_info* w, const struct a11y_app* apps,
+		size_t n)
+{
+	if (w->pid > 0) {
+		for (size_t i = 0; i < n; i++)
+			if (apps[i].pid == w->pid)
+				return w->pid;
+		return 0;
+	}
+	const char* const names[] = { w->instance, w->app };
+	return a11y_app_pid_named(apps, n, names, 2);
+}
+
 json_t* tools_window_json(const struct capture_window_info* w)
 {
 	json_t* j = json_pack("{s:I, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:b}",
@@ -73,7 +86,10 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 	/* Which pids publish an accessibility tree (the ui tools), bounded. */
 	struct a11y_app* apps = NULL;
 	size_t n_apps = 0;
-	bool know_a11y = a11y_apps(&apps, &n_apps, clock_ms() + 300, NULL, 0) == 0;
+	bool pidless = false;
+	for (size_t i = 0; i < n; i++)
+		pidless |= list[i].pid <= 0;
+	bool know_a11y = a11y_apps(&apps, &n_apps, clock_ms() + 300, pidless, NULL, 0) == 0;
 	json_t* arr = json_array();
 	for (size_t i = 0; i < n; i++) {
 		const struct capture_window_info* w = &list[i];
@@ -85,9 +101,7 @@ static int windows(struct tool_ctx* ctx, json_t* args, struct tool_result* out)
 			continue;
 		json_t* j = tools_window_json(w);
 		if (know_a11y) {
-			bool accessible = false;
-			for (size_t k = 0; k < n_apps && !accessible; k++)
-				accessible = w->pid > 0 && apps[k].pid == w->pid;
+			bool accessible = tools_window_app_pid(w, apps, n_apps) > 0;
 			json_object_set_new(j, "accessible", json_boolean(accessible));
 		}
 		json_array_append_new(arr, j);
