@@ -1,8 +1,10 @@
 #include "base/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int fs_make_dir(const char* path)
 {
@@ -24,4 +26,18 @@ int fs_make_dir(const char* path)
 		*p = '/';
 	}
 	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+int fs_open_private(const char* path, struct stat* st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	int rc = fstat(fd, st) < 0 ? -errno : !S_ISREG(st->st_mode) ? -EINVAL
+			: st->st_uid != geteuid() || (st->st_mode & 077) ? -EPERM : 0;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
 }

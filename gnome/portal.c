@@ -12,6 +12,7 @@
 #include "gnome/gnome.h"
 #include "gnome/gnome_private.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/log.h"
 
 #include <dbus/dbus.h>
@@ -328,24 +329,20 @@ static bool token_valid(const char* t)
 static int read_token(char out[TOKEN_MAX], char* err, size_t size)
 {
 	out[0] = '\0';
-	int fd = open(token_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int rc = -errno;
-		snprintf(err, size, "cannot read the portal's restore token %s: %s", token_file,
-				strerror(-rc));
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
+	int fd = fs_open_private(token_file, &st);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd == -ELOOP || fd == -EINVAL || fd == -EPERM) {
 		snprintf(err, size, "the portal's restore token %s is not a file only deskd's user "
 				"can read and write (mode 0600): remove it, and the person is asked again",
 				token_file);
 		return -EPERM;
+	}
+	if (fd < 0) {
+		snprintf(err, size, "cannot read the portal's restore token %s: %s", token_file,
+				strerror(-fd));
+		return fd;
 	}
 	ssize_t n = read(fd, out, TOKEN_MAX);
 	int read_errno = errno;

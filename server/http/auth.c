@@ -68,27 +68,25 @@ static int clean_token(char* s, const char* what)
  * --token-file (e.g. a mounted secret, often a symlink) only gets a warning. */
 static char* read_token_file(const char* path, bool private, int* err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (private ? O_NOFOLLOW : 0));
+	struct stat st;
+	int fd = private ? fs_open_private(path, &st) : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (!private && fd < 0)
+		fd = -errno;
+	if (!private && fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -EINVAL;
+	}
 	if (fd < 0) {
-		*err = -errno;
-		if (private && errno == ELOOP)
+		*err = fd;
+		if (fd == -ELOOP && private)
 			log_error("%s is a symlink; deskd only uses a token file it owns: remove it "
 					"and deskd makes a new one", path);
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		*err = -EINVAL;
-		log_error("%s is not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	if (private && (st.st_uid != geteuid() || (st.st_mode & 077))) {
-		*err = -EPERM;
-		log_error("%s must be ours and mode 0600 (it is uid %ld, mode %04o): others may "
-				"have read the token; remove it and deskd makes a new one", path,
-				(long)st.st_uid, (unsigned)st.st_mode & 07777);
-		close(fd);
+		else if (fd == -EINVAL)
+			log_error("%s is not a regular file", path);
+		else if (fd == -EPERM)
+			log_error("%s must be ours and mode 0600 (it is uid %ld, mode %04o): others may "
+					"have read the token; remove it and deskd makes a new one", path,
+					(long)st.st_uid, (unsigned)st.st_mode & 07777);
 		return NULL;
 	}
 	/* Group-readable is fine when the group is ours: a Kubernetes secret
