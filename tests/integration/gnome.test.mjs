@@ -464,17 +464,13 @@ async function answerPortal(d, share, { remember } = {}) {
     const r = await ok(d, 'ui', { op: 'act', ref: row.ref, action: 'toggle' });
     assert.ok(r.verified && r.element.states.includes('checked'), JSON.stringify(r));
   }
+  // The button is clicked where its bounds say (GTK 4's, asked in window
+  // coordinates: 4.18 has no screen ones, and every element was at 0,0; the
+  // frame's origin, not the surface's, makes them desktop pixels): a click
+  // off it leaves the dialog unanswered. d shows the screen unscaled.
   const [button] = await all({ role: 'push button', name: share ? 'Share' : 'Cancel' });
-  // GTK 4's extents, asked in window coordinates (4.18 has no screen ones:
-  // every element was at 0,0), rebased to the desktop: inside the dialog,
-  // Share right of Cancel.
-  const [cancel] = await all({ role: 'push button', name: 'Cancel' });
-  const [shareButton] = await all({ role: 'push button', name: 'Share' });
-  const [x0, y0, x1, y1] = shareButton.desktop_bounds;
-  assert.ok(x0 >= dialog.x && y0 >= dialog.y && x1 <= dialog.x + dialog.width && y1 <= dialog.y + dialog.height,
-    `Share ${shareButton.desktop_bounds} inside the dialog ${JSON.stringify(dialog)}`);
-  assert.ok(cancel.desktop_bounds[2] <= x0, `Cancel ${cancel.desktop_bounds} left of Share ${shareButton.desktop_bounds}`);
-  await ok(d, 'ui', { op: 'act', ref: button.ref, action: 'press' });
+  const [x0, y0, x1, y1] = button.desktop_bounds;
+  await ok(d, 'computer_click', { x: (x0 + x1) >> 1, y: (y0 + y1) >> 1 });
 }
 
 test('gnome (GNOME Shell): --gnome-portal attaches through the desktop portal: told to stop while the dialog waits, deskd goes at once; the person declines in its dialog and deskd says so; approved, its screenshot has the probe\'s pixels, its clicks and keys land in order, text off the layout is refused with the reason; one dialog for the capture and the input; the portal session ends with deskd; on a bus filtered to the portal (as in a sandbox) deskd goes through it by itself', { timeout: 300000, skip: ATTACH ? 'embedded only (DESKD_GNOME_ATTACH)' : false }, async (t) => {
